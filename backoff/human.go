@@ -1,0 +1,52 @@
+package backoff
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Human formats a duration the way the calculator shows it:
+//
+//   - under 1 s, whole milliseconds: "0 ms", "250 ms";
+//   - under 1 min, seconds with at most one decimal and no trailing ".0":
+//     "1 s", "12.1 s", "45.8 s";
+//   - from 1 min, hours, minutes and seconds rounded to the whole second,
+//     leaving out zero parts: "1 min 32 s" (91.5 s), "2 min", "1 h 5 s";
+//   - the largest time.Duration, where saturated sums end: "more than 292 years".
+//
+// Negative durations get a leading "−" sign.
+func Human(d time.Duration) string {
+	if d == maxDuration {
+		return "more than 292 years"
+	}
+	if d < 0 {
+		if d == -maxDuration-1 {
+			return "−more than 292 years"
+		}
+		return "−" + Human(-d)
+	}
+	if ms := (d + time.Millisecond/2) / time.Millisecond; ms < 1000 {
+		return strconv.FormatInt(int64(ms), 10) + " ms"
+	}
+	if tenths := (d + 50*time.Millisecond) / (100 * time.Millisecond); tenths < 600 {
+		s := strconv.FormatInt(int64(tenths/10), 10)
+		if t := tenths % 10; t != 0 {
+			s += "." + strconv.FormatInt(int64(t), 10)
+		}
+		return s + " s"
+	}
+	secs := int64((d + time.Second/2) / time.Second)
+	h, m, s := secs/3600, secs/60%60, secs%60
+	var parts []string
+	if h > 0 {
+		parts = append(parts, strconv.FormatInt(h, 10)+" h")
+	}
+	if m > 0 {
+		parts = append(parts, strconv.FormatInt(m, 10)+" min")
+	}
+	if s > 0 {
+		parts = append(parts, strconv.FormatInt(s, 10)+" s")
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,139 @@
+package backoff
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Jitter is the way a policy draws the actual delay around the nominal delay
+// d(n). With u uniform in [0, 1):
+//
+//   - Full: u × d(n), in [0, d(n)]. The zero value.
+//   - None: exactly d(n).
+//   - Equal: d(n)/2 + u × d(n)/2, in [d(n)/2, d(n)].
+//   - Proportional: d(n) × (1 + f × (2u − 1)), i.e. ±f around d(n), never above Max.
+//   - Decorrelated: next = min(Max, uniform(Initial, previous × Multiplier)),
+//     previous starting at Initial (Marc Brooker's "decorrelated jitter";
+//     with Multiplier 3 it is exactly the published formula).
+//
+// Jitter exists because clients that failed at the same moment would
+// otherwise retry at the same moments too, in synchronised waves.
+type Jitter int
+
+// The kinds of jitter. Full is the zero value so that a policy whose author
+// never mentioned jitter still gets it.
+const (
+	Full Jitter = iota
+	None
+	Equal
+	Proportional
+	Decorrelated
+)
+
+var jitterNames = [...]string{Full: "full", None: "none", Equal: "equal", Proportional: "proportional", Decorrelated: "decorrelated"}
+
+// String returns the lowercase name used by the command line and the page:
+// "full", "none", "equal", "proportional" or "decorrelated".
+func (j Jitter) String() string {
+	if j >= Full && j <= Decorrelated {
+		return jitterNames[j]
+	}
+	return "Jitter(" + strconv.Itoa(int(j)) + ")"
+}
+
+// JitterSyntax lists the forms that ParseJitter accepts, for error messages.
+const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
+
+// ParseJitter parses the textual form of a jitter kind: "none", "full",
+// "equal", "decorrelated", or "proportional:F" with F in (0, 1], such as
+// "proportional:0.25". A bare "proportional" means the default factor 0.25
+// and returns factor 0. Only "proportional" returns a non-zero factor.
+func ParseJitter(s string) (Jitter, float64, error) {
+	name, arg, hasArg := strings.Cut(s, ":")
+	for j, n := range jitterNames {
+		if name != n {
+			continue
+		}
+		if Jitter(j) != Proportional {
+			if hasArg {
+				return 0, 0, fmt.Errorf("backoff: jitter %q takes no factor; want %s", s, JitterSyntax)
+			}
+			return Jitter(j), 0, nil
+		}
+		if !hasArg {
+			return Proportional, 0, nil
+		}
+		f, err := strconv.ParseFloat(arg, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			return 0, 0, fmt.Errorf("backoff: proportional jitter factor must be a number in (0, 1], got %q", arg)
+		}
+		return Proportional, f, nil
+	}
+	return 0, 0, fmt.Errorf("backoff: unknown jitter %q; want %s", s, JitterSyntax)
+}
+
+// JitterText returns the policy's jitter in the form ParseJitter accepts,
+// with the effective factor for proportional jitter ("proportional:0.25").
+func (p Policy) JitterText() string {
+	if p.Jitter == Proportional {
+		return "proportional:" + strconv.FormatFloat(p.factor(), 'g', -1, 64)
+	}
+	return p.Jitter.String()
+}
+
+// Rand is a source of uniformly distributed numbers in [0, 1).
+// *math/rand/v2.Rand satisfies it; so does a fixed sequence in a test.
+type Rand interface {
+	Float64() float64
+}
+
+// Sample returns a jittered delay before retry n drawn with r. prev is the
+// delay actually used before the previous retry; only Decorrelated jitter
+// reads it, and prev <= 0 means Initial. The result is never negative and
+// never above Max (or the largest time.Duration when there is no cap).
+// Sample does not allocate. n < 1 gives 0.
+func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
+	if n < 1 {
+		return 0
+	}
+	c := p.ceiling()
+	if p.Jitter == Decorrelated {
+		if prev <= 0 {
+			prev = p.Initial
+		}
+		lo := float64(p.Initial)
+		hi := float64(prev) * p.multiplier()
+		if hi < lo {
+			hi = lo
+		}
+		return min(c, toDuration(lo+unit(r)*(hi-lo)))
+	}
+	d := p.Delay(n)
+	fd := float64(d)
+	switch p.Jitter {
+	case None:
+		return d
+	case Equal:
+		return min(d, toDuration(fd/2+unit(r)*fd/2))
+	case Proportional:
+		f := p.factor()
+		return min(c, toDuration(fd*(1+f*(2*unit(r)-1))))
+	default: // Full, and values Validate rejects
+		return min(d, toDuration(unit(r)*fd))
+	}
+}
+
+// unit returns r.Float64() forced into [0, 1), so that a faulty source can
+// never push a delay out of its bounds.
+func unit(r Rand) float64 {
+	u := r.Float64()
+	if !(u >= 0) { // negative or NaN
+		return 0
+	}
+	if u >= 1 {
+		return 0x1.fffffffffffffp-1
+	}
+	return u
+}

@@ -1,0 +1,187 @@
+package backoff
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Policy describes a retry schedule: how long to wait before each retry and
+// how many retries to make after the first attempt.
+//
+// The nominal delay before retry n (1-based) is
+//
+//	d(n) = min(Max, Initial × Multiplier^(n−1))
+//
+// and Jitter spreads the actual delay around it so that clients that failed
+// together do not retry together.
+//
+// The zero Policy is valid and means "no retries": the first attempt is the
+// only one. Zero fields mean: Initial 0, no wait; Multiplier 0, the default 2;
+// Max 0, no cap; Retries 0, no retries; Jitter zero, [Full] jitter (a schedule
+// without jitter is an explicit choice, [None]); JitterFactor 0 with
+// [Proportional] jitter, the default ±25 %. Most callers start from [Default]
+// and change what they need.
+//
+// A Policy is a plain value: its methods never modify it and are safe for
+// concurrent use.
+type Policy struct {
+	// Initial is the nominal delay before the first retry.
+	Initial time.Duration
+	// Multiplier is the growth factor between consecutive delays, a finite
+	// number >= 1. Zero means 2.
+	Multiplier float64
+	// Max caps every delay, jitter included; 0 means no cap.
+	Max time.Duration
+	// Retries is how many retries follow the first attempt, so an operation
+	// runs at most Retries+1 times.
+	Retries int
+	// Jitter is how the actual delay is drawn around the nominal one.
+	// The zero value is Full.
+	Jitter Jitter
+	// JitterFactor is f for Proportional jitter, in (0, 1]; zero means 0.25.
+	// It must be zero for every other kind of jitter.
+	JitterFactor float64
+}
+
+// Default returns the recommended policy: 500 ms first delay, ×2, capped at
+// 10 s, 3 retries, full jitter. These are the seed article's values, with
+// full jitter because it minimises total work when many clients contend.
+// Each call returns a new value; change its fields freely.
+func Default() Policy {
+	return Policy{
+		Initial:    500 * time.Millisecond,
+		Multiplier: 2,
+		Max:        10 * time.Second,
+		Retries:    3,
+		Jitter:     Full,
+	}
+}
+
+const (
+	defaultMultiplier   = 2
+	defaultJitterFactor = 0.25
+	// maxDuration is the largest time.Duration; every computation saturates here.
+	maxDuration = time.Duration(math.MaxInt64)
+)
+
+// ErrInvalid is matched by errors.Is for every error that Validate returns.
+var ErrInvalid = errors.New("invalid policy")
+
+// FieldError reports a Policy field whose value is outside its accepted range.
+// It matches ErrInvalid with errors.Is.
+type FieldError struct {
+	Field    string // the Policy field, e.g. "Multiplier"
+	Value    string // the rejected value, formatted
+	Accepted string // what is accepted, e.g. "a finite number >= 1"
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("backoff: %s must be %s, got %s", e.Field, e.Accepted, e.Value)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+// Validate reports the first field that is out of range, as a *FieldError.
+// It accepts every zero field (see Policy for what each one means).
+func (p Policy) Validate() error {
+	switch {
+	case p.Initial < 0:
+		return &FieldError{"Initial", p.Initial.String(), "a duration >= 0"}
+	case math.IsNaN(p.Multiplier) || math.IsInf(p.Multiplier, 0) || (p.Multiplier != 0 && p.Multiplier < 1):
+		return &FieldError{"Multiplier", fmt.Sprint(p.Multiplier), "a finite number >= 1 (or 0 for the default 2)"}
+	case p.Max < 0:
+		return &FieldError{"Max", p.Max.String(), "a duration >= 0 (0 means no cap)"}
+	case p.Retries < 0:
+		return &FieldError{"Retries", fmt.Sprint(p.Retries), "a whole number >= 0"}
+	case p.Jitter < Full || p.Jitter > Decorrelated:
+		return &FieldError{"Jitter", fmt.Sprint(int(p.Jitter)), "one of Full, None, Equal, Proportional, Decorrelated"}
+	case p.Jitter == Proportional && (math.IsNaN(p.JitterFactor) || p.JitterFactor < 0 || p.JitterFactor > 1):
+		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "a number in (0, 1] (or 0 for the default 0.25)"}
+	case p.Jitter != Proportional && p.JitterFactor != 0:
+		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "0 unless Jitter is Proportional"}
+	}
+	return nil
+}
+
+// multiplier returns the effective multiplier, applying the default and
+// treating values that Validate rejects as 1 so that no method panics.
+func (p Policy) multiplier() float64 {
+	m := p.Multiplier
+	if m == 0 {
+		return defaultMultiplier
+	}
+	if !(m >= 1) || math.IsInf(m, 0) { // also catches NaN
+		return 1
+	}
+	return m
+}
+
+// factor returns the effective proportional jitter factor, clamped to [0, 1].
+func (p Policy) factor() float64 {
+	f := p.JitterFactor
+	switch {
+	case f == 0:
+		return defaultJitterFactor
+	case !(f > 0): // negative or NaN
+		return 0
+	case f > 1:
+		return 1
+	}
+	return f
+}
+
+// ceiling is the hard upper bound on any delay: Max, or the largest Duration.
+func (p Policy) ceiling() time.Duration {
+	if p.Max > 0 {
+		return p.Max
+	}
+	return maxDuration
+}
+
+// EffectiveMultiplier returns the multiplier in effect: Multiplier, or 2 when it is 0.
+func (p Policy) EffectiveMultiplier() float64 { return p.multiplier() }
+
+// EffectiveJitterFactor returns the proportional factor in effect:
+// JitterFactor, or 0.25 when it is 0.
+func (p Policy) EffectiveJitterFactor() float64 { return p.factor() }
+
+// raw returns Initial × Multiplier^(n−1) in nanoseconds as a float64, without
+// cap; it may be +Inf. n < 1 gives 0.
+func (p Policy) raw(n int) float64 {
+	if n < 1 || p.Initial <= 0 {
+		return 0
+	}
+	return float64(p.Initial) * math.Pow(p.multiplier(), float64(n-1))
+}
+
+// toDuration converts nanoseconds to a Duration, saturating at the largest
+// Duration and rounding to the nearest nanosecond.
+func toDuration(ns float64) time.Duration {
+	switch {
+	case !(ns > 0): // zero, negative or NaN
+		return 0
+	case ns >= float64(maxDuration):
+		return maxDuration
+	}
+	return time.Duration(math.Round(ns))
+}
+
+// Delay returns the nominal delay before retry n (1-based), with the cap
+// applied and without jitter: min(Max, Initial × Multiplier^(n−1)). It runs in
+// constant time for every n and saturates at the largest time.Duration
+// instead of overflowing. n < 1 gives 0.
+func (p Policy) Delay(n int) time.Duration {
+	d := toDuration(p.raw(n))
+	if c := p.ceiling(); d > c {
+		return c
+	}
+	return d
+}
+
+// Capped reports whether the cap Max lowered the nominal delay before retry n.
+func (p Policy) Capped(n int) bool {
+	return p.Max > 0 && p.raw(n) > float64(p.Max)
+}

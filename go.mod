@@ -1,0 +1,3 @@
+module github.com/again-go/again
+
+go 1.25

@@ -79,3 +79,47 @@ func (p Policy) retryBounds(n int) (lo, mean, hi time.Duration) {
 		return 0, toDuration(fd / 2), d
 	}
 }
+
+// Stats analyses the policy: the bounds of every retry's delay and of the
+// total wait. seed fixes the Monte Carlo estimates made for Decorrelated
+// jitter, so equal inputs give equal output; use DefaultSeed if unsure.
+//
+// TODO(stats): percentiles and decorrelated estimates are placeholders.
+func (p Policy) Stats(seed uint64) Stats {
+	n := max(p.Retries, 0)
+	s := Stats{Policy: p, Retries: make([]RetryStats, n)}
+	var tmin, tmean, tmax time.Duration
+	for i := range s.Retries {
+		lo, mean, hi := p.retryBounds(i + 1)
+		tmin, tmean, tmax = addSat(tmin, lo), addSat(tmean, mean), addSat(tmax, hi)
+		s.Retries[i] = RetryStats{
+			Retry: i + 1, Delay: p.Delay(i + 1), Capped: p.Capped(i + 1),
+			Min: lo, Mean: mean, Max: hi,
+			TotalMin: tmin, TotalMean: tmean, TotalMax: tmax,
+		}
+	}
+	s.Total = Total{Min: tmin, Mean: tmean, Max: tmax, P50: tmean, P90: tmean, P99: tmean}
+	return s
+}
+
+// DeadlineFit says how a policy's worst case compares with a deadline.
+type DeadlineFit struct {
+	Deadline time.Duration
+	// WorstCaseFits reports that even the longest total wait ends within Deadline.
+	WorstCaseFits bool
+	// RetriesWithin is the largest number of retries whose longest total
+	// wait ends within Deadline.
+	RetriesWithin int
+}
+
+// Deadline compares the worst-case total wait with the deadline d.
+func (s Stats) Deadline(d time.Duration) DeadlineFit {
+	f := DeadlineFit{Deadline: d, WorstCaseFits: s.Total.Max <= d}
+	for _, r := range s.Retries {
+		if r.TotalMax > d {
+			break
+		}
+		f.RetriesWithin = r.Retry
+	}
+	return f
+}

@@ -56,6 +56,8 @@ type Error struct {
 	// Cause is context.Cause of the caller's context when Reason is
 	// ErrCanceled; nil otherwise.
 	Cause error
+
+	ctxErr error // ctx.Err() when Reason is ErrCanceled and it differs from Cause
 }
 
 // Error describes the reason, the attempts, the elapsed time and the last
@@ -89,18 +91,17 @@ func (e *Error) Is(target error) bool {
 	return target == e.Reason || (e.Reason == ErrDeadline && target == context.DeadlineExceeded)
 }
 
-// Unwrap returns Last and, if set, Cause, so that errors.Is and errors.As
-// search both.
+// Unwrap returns Last and, when the context ended the run, Cause and the
+// context's error (context.Canceled or context.DeadlineExceeded, if it
+// differs from Cause), so that errors.Is and errors.As search them all.
 func (e *Error) Unwrap() []error {
-	switch {
-	case e.Last == nil && e.Cause == nil:
-		return nil
-	case e.Cause == nil:
-		return []error{e.Last}
-	case e.Last == nil:
-		return []error{e.Cause}
+	errs := make([]error, 0, 3)
+	for _, err := range [...]error{e.Last, e.Cause, e.ctxErr} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return []error{e.Last, e.Cause}
+	return errs
 }
 
 // permanentError marks an error that must not be retried.

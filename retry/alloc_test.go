@@ -56,3 +56,30 @@ func TestAllocs(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkDo(b *testing.B) {
+	ctx := context.Background()
+	b.Run("success", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = retry.Do(ctx, backoff.Default(), succeedOp)
+		}
+	})
+	b.Run("fail twice zero delay", func(b *testing.B) {
+		b.ReportAllocs()
+		p := backoff.Policy{Retries: 3}
+		var f failTwice
+		for b.Loop() {
+			_, _ = retry.Do(ctx, p, f.op)
+		}
+	})
+	b.Run("fail twice with hook", func(b *testing.B) {
+		b.ReportAllocs()
+		p := backoff.Policy{Retries: 3}
+		var f failTwice
+		hook := func(retry.Event) {}
+		for b.Loop() {
+			_, _ = retry.Do(ctx, p, f.op, retry.OnRetry(hook))
+		}
+	})
+}

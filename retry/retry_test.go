@@ -243,10 +243,10 @@ func TestRetryAfter(t *testing.T) {
 		{name: "above the default max", errs: []error{errFlaky, retry.After(61*time.Second, errFlaky)}, at: ms(0, 100),
 			reason: retry.ErrRetryAfterTooLong, hint: 61 * time.Second, attempts: 2},
 		{name: "default max itself", errs: []error{retry.After(time.Minute, errFlaky)}, at: ms(0, 60000)},
-		{name: "above a custom max", errs: []error{retry.After(11 * time.Second, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(10 * time.Second)},
+		{name: "above a custom max", errs: []error{retry.After(11*time.Second, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(10 * time.Second)},
 			at: ms(0), reason: retry.ErrRetryAfterTooLong, hint: 11 * time.Second, attempts: 1},
-		{name: "custom max", errs: []error{retry.After(2 * time.Minute, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(time.Hour)}, at: ms(0, 120000)},
-		{name: "past the deadline", errs: []error{retry.After(2 * time.Second, errFlaky)}, timeout: time.Second,
+		{name: "custom max", errs: []error{retry.After(2*time.Minute, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(time.Hour)}, at: ms(0, 120000)},
+		{name: "past the deadline", errs: []error{retry.After(2*time.Second, errFlaky)}, timeout: time.Second,
 			at: ms(0), reason: retry.ErrDeadline, hint: 2 * time.Second, attempts: 1},
 	}
 	for _, tt := range tests {

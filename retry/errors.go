@@ -47,7 +47,10 @@ type Error struct {
 	// Attempts is how many times the operation ran (0 if the context was
 	// done before the first attempt).
 	Attempts int
-	// Elapsed is the time from the start of the call until it gave up.
+	// Elapsed is the time that retrying took: from the end of the first
+	// attempt until Do gave up (0 if only one attempt ran). The first
+	// attempt is not timed so that a call that succeeds at once costs no
+	// clock read.
 	Elapsed time.Duration
 	// Last is the error the last attempt returned, exactly as the operation
 	// returned it (still wrapped by Permanent or After, whose hint
@@ -61,7 +64,8 @@ type Error struct {
 }
 
 // Error describes the reason, the attempts, the elapsed time and the last
-// error, e.g. "retry: retries exhausted after 4 attempts in 1.5s: connection refused".
+// error, e.g. "retry: retries exhausted after 4 attempts in 1.5s: connection
+// refused" (a single attempt is not timed, see Elapsed).
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Reason.Error())
@@ -70,9 +74,8 @@ func (e *Error) Error() string {
 	} else {
 		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
 		if e.Attempts != 1 {
-			b.WriteByte('s')
+			fmt.Fprintf(&b, "s in %v", e.Elapsed)
 		}
-		fmt.Fprintf(&b, " in %v", e.Elapsed)
 	}
 	if e.Cause != nil {
 		fmt.Fprintf(&b, " (%v)", e.Cause)

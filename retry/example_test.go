@@ -65,10 +65,8 @@ func ExampleRetryIf() {
 	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
 		return errBadRequest
 	}, retry.RetryIf(func(err error) bool { return !errors.Is(err, errBadRequest) }))
-	var re *retry.Error
-	errors.As(err, &re)
-	fmt.Println(re.Reason, re.Attempts, re.Last)
-	// Output: retry: permanent error 1 bad request
+	fmt.Println(err)
+	// Output: retry: permanent error after 1 attempt: bad request
 }
 
 func ExampleOnRetry() {

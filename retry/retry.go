@@ -40,7 +40,6 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 		var zero T
 		return zero, err
 	}
-	start := time.Now()
 	if ctx.Err() != nil {
 		var zero T
 		return zero, canceled(ctx, 0, 0, nil)
@@ -53,7 +52,9 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 		}
 		return v, nil
 	}
-	l := loop{p: p, cfg: newConfig(opts), start: start}
+	// The clock is read only now, so that success costs no clock read
+	// (tens of nanoseconds on some machines, more than the rest of Do).
+	l := loop{p: p, cfg: newConfig(opts), start: time.Now()}
 	defer l.stop()
 	for {
 		if err = l.failed(ctx, err); err != nil {
@@ -92,7 +93,7 @@ func succeed(opts []Option) {
 type loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Time
+	start    time.Time     // the end of the first attempt
 	attempts int           // attempts made so far
 	prev     time.Duration // the previous wait, for decorrelated jitter
 	timer    *time.Timer   // created at the first non-zero wait, then reused

@@ -362,7 +362,7 @@ func TestErrorMessage(t *testing.T) {
 			t.Errorf("Error() = %q, want %q", err, want)
 		}
 		_, err = retry.Do(t.Context(), backoff.Policy{}, newScript(errFlaky).op)
-		want = "retry: retries exhausted after 1 attempt in 0s: flaky"
+		want = "retry: retries exhausted after 1 attempt: flaky"
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q", err, want)
 		}

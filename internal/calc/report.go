@@ -24,7 +24,7 @@ func (m Millis) String() string {
 	sign := ""
 	u := uint64(ns)
 	if ns < 0 {
-		sign, u = "-", uint64(-(ns + 1))+1 // -MinInt64 does not fit an int64
+		sign, u = "-", uint64(-(ns+1))+1 // -MinInt64 does not fit an int64
 	}
 	whole, frac := u/1e6, u%1e6
 	s := sign + strconv.FormatUint(whole, 10)

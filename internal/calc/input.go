@@ -27,10 +27,10 @@ const (
 	FieldSeed       = "seed"
 )
 
-// MaxRetries is the largest retry count Parse accepts. It is far beyond any
-// useful schedule, and small enough that a report for it stays a few
-// megabytes instead of exhausting memory.
-const MaxRetries = 100_000
+// MaxRetries is the largest retry count Parse accepts: the most that
+// backoff.Stats analyses one by one. It is far beyond any useful schedule,
+// and small enough that a report for it stays a few megabytes.
+const MaxRetries = backoff.MaxStatsRetries
 
 // What each field accepts, for error messages and help texts.
 const (

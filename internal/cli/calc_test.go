@@ -153,15 +153,6 @@ func TestCalcUsageErrors(t *testing.T) {
 	}
 }
 
-func TestCalcUnsolvable(t *testing.T) {
-	// Even multiplier 1 waits 3 × 10 s, far beyond 1 s: exit 1, one line.
-	r := run(t, "calc", "--initial", "10s", "--max", "0", "--retries", "3", "--solve", "multiplier", "--deadline", "1s")
-	want := "again calc: no multiplier keeps the worst-case total wait within 1 s\n"
-	if r.code != ExitFailure || r.stdout != "" || r.stderr != want {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr %q", r.code, r.stdout, r.stderr, want)
-	}
-}
-
 func TestCalcTenThousandRetries(t *testing.T) {
 	for _, format := range []string{"table", "json", "csv", "markdown"} {
 		t.Run(format, func(t *testing.T) {
@@ -211,5 +202,74 @@ func TestCalcSamePolicySameCSV(t *testing.T) {
 	r2 := run(t, "calc", "--initial=500", "--multiplier=2.0", "--max=30000", "--retries=8", "--jitter=equal", "--format=csv")
 	if r.stdout != r2.stdout || !bytes.HasPrefix([]byte(r.stdout), []byte("retry,")) {
 		t.Errorf("the same policy written two ways printed different CSV:\n%s\n%s", r.stdout, r2.stdout)
+	}
+}
+
+func TestCalcSolve(t *testing.T) {
+	tests := []struct {
+		args      []string
+		parameter string
+		value     string
+		header    string
+	}{
+		// 31 × initial <= 10 s: the largest initial is 10 s / 31, to the nanosecond.
+		{[]string{"--retries", "5", "--solve", "initial", "--deadline", "10s"}, "initial", "322.580645",
+			"Solved: the largest initial delay whose worst-case total wait fits 10 s is 322.580645ms\n"},
+		// 0.5 + 1 + 2 + 4 + 8 + 4 × 10 = 55.5 s fits 1 min; a tenth retry does not.
+		{[]string{"--solve", "retries", "--deadline", "1m"}, "retries", "9",
+			"Solved: the largest number of retries whose worst-case total wait fits 1 min is 9\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := run(t, withArgs([]string{"calc", "--format", "json"}, tt.args...)...)
+			var got struct {
+				Solved *struct {
+					Parameter string      `json:"parameter"`
+					Value     json.Number `json:"value"`
+				} `json:"solved"`
+				Deadline struct {
+					Fits bool `json:"worst_case_fits"`
+				} `json:"deadline"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
+				t.Fatalf("exit %d, JSON error %v, stderr %q", r.code, err, r.stderr)
+			}
+			if got.Solved == nil || got.Solved.Parameter != tt.parameter || string(got.Solved.Value) != tt.value {
+				t.Errorf("solved = %+v, want %s = %s", got.Solved, tt.parameter, tt.value)
+			}
+			if !got.Deadline.Fits {
+				t.Errorf("the solved policy's worst case does not fit the deadline")
+			}
+			if table := run(t, withArgs([]string{"calc"}, tt.args...)...); !strings.Contains(table.stdout, tt.header) {
+				t.Errorf("table lacks %q:\n%s", tt.header, table.stdout)
+			}
+		})
+	}
+	if r := run(t, withArgs(workedExample, "--format", "json")...); strings.Contains(r.stdout, `"solved"`) {
+		t.Errorf("JSON without --solve has a solved field")
+	}
+}
+
+func TestCalcSolveWithoutAnswer(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		// Even multiplier 1 waits 3 × 10 s, far beyond 1 s.
+		{[]string{"--initial", "10s", "--max", "0", "--retries", "3", "--solve", "multiplier", "--deadline", "1s"},
+			"again calc: no multiplier keeps the worst-case total wait within 1 s\n"},
+		// Zero delays: any number of retries fits.
+		{[]string{"--initial", "0", "--solve", "retries", "--deadline", "1m"},
+			"again calc: every number of retries keeps the worst-case total wait within 1 min, so there is no largest one to show\n"},
+		{[]string{"--initial", "1ns", "--max", "1ns", "--solve", "retries", "--deadline", "1h"},
+			"again calc: up to 3600000000000 retries keep the worst-case total wait within 1 h, more than the 100000 the calculator shows; raise --initial or --max\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			r := run(t, withArgs([]string{"calc"}, tt.args...)...)
+			if r.code != ExitFailure || r.stdout != "" || r.stderr != tt.want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr %q", r.code, r.stdout, r.stderr, tt.want)
+			}
+		})
 	}
 }

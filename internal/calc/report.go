@@ -27,7 +27,7 @@ func (m Millis) append(b []byte) []byte {
 	u := uint64(ns)
 	if ns < 0 {
 		b = append(b, '-')
-		u = uint64(-(ns+1)) + 1 // -MinInt64 does not fit an int64
+		u = uint64(-(ns + 1)) + 1 // -MinInt64 does not fit an int64
 	}
 	b = strconv.AppendUint(b, u/1e6, 10)
 	if frac := u % 1e6; frac != 0 {

@@ -287,15 +287,15 @@ func TestTableAndMarkdown(t *testing.T) {
 		"    1  500 ms  0 ms  250 ms  500 ms       500 ms  |█·······················|\n",
 		"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n",
 		"* capped at --max 30s\n",
-		"  mean:      45.8 s\n",
-		"  longest:   1 min 32 s\n",
+		"  mean:        45.8 s\n",
+		"  longest:     1 min 32 s\n",
 		"Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline.\n",
 	)
 	wantContains(t, "markdown", mb.String(),
 		"**Policy:** `--initial 500ms --multiplier 2 --max 30s --retries 8 --jitter full`\n",
 		"| Retry | Delay | Min | Mean | Max | Worst-case total |\n|---:|---:|---:|---:|---:|---:|\n",
 		"| 7 | 30 s (capped) | 0 ms | 15 s | 30 s | 1 min 2 s |\n",
-		"- longest:   1 min 32 s\n",
+		"- longest: 1 min 32 s\n",
 		"**Deadline 1 min:** does not fit",
 	)
 }

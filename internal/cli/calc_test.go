@@ -21,7 +21,7 @@ func TestCalcFormats(t *testing.T) {
 		format string
 		want   []string // substrings of stdout
 	}{
-		{"", []string{"retry   delay   min    mean     max  worst total", "  longest:   1 min 32 s\n", "  mean:      45.8 s\n"}},
+		{"", []string{"retry   delay   min    mean     max  worst total", "  longest:     1 min 32 s\n", "  mean:        45.8 s\n"}},
 		{"table", []string{"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n"}},
 		{"json", []string{`"max_human": "1 min 32 s"`, `"mean_human": "45.8 s"`, `"total_max_ms": 91500`}},
 		{"csv", []string{"retry,delay_ms,capped,min_ms,mean_ms,max_ms,total_min_ms,total_mean_ms,total_max_ms\n1,500,false,0,250,500,0,250,500\n", "\n8,30000,true,0,15000,30000,0,45750,91500\n"}},

@@ -27,10 +27,10 @@ const (
 	FieldSeed       = "seed"
 )
 
-// MaxRetries is the largest retry count Parse accepts. It is far beyond any
-// useful schedule, and small enough that a report for it stays a few
-// megabytes instead of exhausting memory.
-const MaxRetries = 100_000
+// MaxRetries is the largest retry count Parse accepts: the most that
+// backoff.Stats analyses one by one. It is far beyond any useful schedule,
+// and small enough that a report for it stays a few megabytes.
+const MaxRetries = backoff.MaxStatsRetries
 
 // What each field accepts, for error messages and help texts.
 const (
@@ -72,7 +72,7 @@ func (e *InputError) Detail() string {
 
 // Error returns "calc: --multiplier must be a finite number >= 1, got 0.5".
 func (e *InputError) Error() string {
-	name := "duration"
+	name := "value"
 	if e.Field != "" {
 		name = "--" + e.Field
 	}
@@ -110,13 +110,18 @@ func parseDuration(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	if isNumber(s) {
-		ms, err := strconv.ParseFloat(s, 64)
-		ns := ms * float64(time.Millisecond)
-		// The largest float64 below 2^63 bounds ns, so the conversion is exact.
-		if err != nil || !(ns >= 0) || ns >= 1<<63 {
-			return 0, false
+		if !strings.ContainsAny(s, "eE") {
+			// Exact, to the nanosecond, for any number of milliseconds.
+			s += "ms"
+		} else {
+			ms, err := strconv.ParseFloat(s, 64)
+			ns := ms * float64(time.Millisecond)
+			// 1<<63 is the first float64 above the largest Duration.
+			if err != nil || !(ns >= 0) || ns >= 1<<63 {
+				return 0, false
+			}
+			return time.Duration(math.Round(ns)), true
 		}
-		return time.Duration(math.Round(ns)), true
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {

@@ -19,27 +19,35 @@ import (
 type Millis time.Duration
 
 // String returns the milliseconds as a decimal number without trailing zeros.
-func (m Millis) String() string {
+func (m Millis) String() string { return string(m.append(nil)) }
+
+// append appends String's text to b.
+func (m Millis) append(b []byte) []byte {
 	ns := int64(m)
-	sign := ""
 	u := uint64(ns)
 	if ns < 0 {
-		sign, u = "-", uint64(-(ns+1))+1 // -MinInt64 does not fit an int64
+		b = append(b, '-')
+		u = uint64(-(ns + 1)) + 1 // -MinInt64 does not fit an int64
 	}
-	whole, frac := u/1e6, u%1e6
-	s := sign + strconv.FormatUint(whole, 10)
-	if frac != 0 {
-		f := fmt.Sprintf("%06d", frac)
-		for f[len(f)-1] == '0' {
-			f = f[:len(f)-1]
+	b = strconv.AppendUint(b, u/1e6, 10)
+	if frac := u % 1e6; frac != 0 {
+		var digits [7]byte // "." and six digits, the last non-zero kept
+		digits[0] = '.'
+		for i := 6; i > 0; i-- {
+			digits[i] = byte('0' + frac%10)
+			frac /= 10
 		}
-		s += "." + f
+		end := 7
+		for digits[end-1] == '0' {
+			end--
+		}
+		b = append(b, digits[:end]...)
 	}
-	return s
+	return b
 }
 
 // MarshalJSON writes the number of milliseconds as a JSON number.
-func (m Millis) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
+func (m Millis) MarshalJSON() ([]byte, error) { return m.append(nil), nil }
 
 // Report is the calculator's result for one Input. Its JSON form (WriteJSON)
 // is
@@ -116,26 +124,31 @@ type DeadlineReport struct {
 	RetriesWithin int    `json:"retries_within_deadline"`
 }
 
-// ErrUnbounded is matched (errors.Is) by the error Compute returns when the
-// solver finds that every value of the parameter fits the deadline, so there
-// is no largest one to report: for example retries when every delay is zero.
-var ErrUnbounded = errors.New("calc: every value fits the deadline")
-
-// SolveError reports that solving found no answer. Err is
-// backoff.ErrUnsolvable (no value fits) or ErrUnbounded (every value fits).
+// SolveError reports that solving found no answer to show. Err is
+// backoff.ErrUnsolvable (no value fits), backoff.ErrUnbounded (every value
+// fits) or ErrTooManyRetries (the answer is more retries than the
+// calculator analyses; Retries holds it).
 type SolveError struct {
 	Param    backoff.Param
 	Target   backoff.Target
 	Deadline time.Duration
+	Retries  int
 	Err      error
 }
+
+// ErrTooManyRetries is the Err of a SolveError whose answer is more than
+// MaxRetries retries.
+var ErrTooManyRetries = errors.New("calc: the answer is more retries than the calculator analyses")
 
 // Detail returns the message without the package prefix, such as "no initial
 // delay keeps the worst-case total wait within 1 min".
 func (e *SolveError) Detail() string {
 	what := fmt.Sprintf("%s total wait within %s", targetName(e.Target), durationText(e.Deadline))
-	if errors.Is(e.Err, ErrUnbounded) {
-		return fmt.Sprintf("every %s keeps the %s, so there is no largest one; change another parameter or shorten the deadline", paramName(e.Param), what)
+	switch {
+	case errors.Is(e.Err, backoff.ErrUnbounded):
+		return fmt.Sprintf("every %s keeps the %s, so there is no largest one to show", paramName(e.Param), what)
+	case errors.Is(e.Err, ErrTooManyRetries):
+		return fmt.Sprintf("up to %d retries keep the %s, more than the %d the calculator shows; raise --initial or --max", e.Retries, what, MaxRetries)
 	}
 	return fmt.Sprintf("no %s keeps the %s", paramName(e.Param), what)
 }
@@ -147,31 +160,30 @@ func (e *SolveError) Unwrap() error { return e.Err }
 
 // Compute analyses in: it solves for the requested parameter first, if any,
 // then computes the statistics of the resulting policy. It fails only when
-// solving fails, with a *SolveError that wraps backoff.ErrUnsolvable (no
-// value fits) or ErrUnbounded (every value fits).
+// solving has no answer to show, with a *SolveError.
 func Compute(in Input) (*Report, error) {
 	p := in.Policy
 	var solved *SolvedReport
 	if in.Solve {
 		sp, err := backoff.Solve(p, in.Param, in.Deadline, in.Target, in.Seed)
-		if err != nil {
-			return nil, &SolveError{Param: in.Param, Target: in.Target, Deadline: in.Deadline, Err: err}
+		if sp.Retries > MaxRetries && err == nil {
+			err = ErrTooManyRetries
 		}
-		solved = &SolvedReport{Parameter: paramField(in.Param)}
-		unbounded := false
+		if errors.Is(err, backoff.ErrUnsolvable) || errors.Is(err, backoff.ErrUnbounded) || errors.Is(err, ErrTooManyRetries) {
+			return nil, &SolveError{Param: in.Param, Target: in.Target, Deadline: in.Deadline, Retries: sp.Retries, Err: err}
+		}
+		if err != nil {
+			// Parse rules out every other failure; say so if one slips through.
+			return nil, fmt.Errorf("calc: solving for %s: %w", in.Param, err)
+		}
+		solved = &SolvedReport{Parameter: in.Param.String()}
 		switch in.Param {
 		case backoff.ParamInitial:
 			solved.Value = float64(sp.Initial) / float64(time.Millisecond)
-			unbounded = sp.Initial == math.MaxInt64
 		case backoff.ParamMultiplier:
 			solved.Value = sp.Multiplier
-			unbounded = math.IsInf(sp.Multiplier, 0) || sp.Multiplier == math.MaxFloat64
 		case backoff.ParamRetries:
 			solved.Value = float64(sp.Retries)
-			unbounded = sp.Retries > MaxRetries
-		}
-		if unbounded {
-			return nil, &SolveError{Param: in.Param, Target: in.Target, Deadline: in.Deadline, Err: ErrUnbounded}
 		}
 		p = sp
 	}
@@ -207,17 +219,6 @@ func Compute(in Input) (*Report, error) {
 		r.Deadline = &DeadlineReport{Deadline: Millis(f.Deadline), WorstCaseFits: f.WorstCaseFits, RetriesWithin: f.RetriesWithin}
 	}
 	return r, nil
-}
-
-// paramField returns the field name of a Param: "initial", "multiplier", "retries".
-func paramField(p backoff.Param) string {
-	switch p {
-	case backoff.ParamMultiplier:
-		return FieldMultiplier
-	case backoff.ParamRetries:
-		return FieldRetries
-	}
-	return FieldInitial
 }
 
 // paramName returns a Param in words for messages.
@@ -271,10 +272,10 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	b = append(b, CSVHeader+"\n"...)
 	for _, x := range r.Retries {
 		b = strconv.AppendInt(b, int64(x.Retry), 10)
-		b = append(append(b, ','), x.Delay.String()...)
+		b = x.Delay.append(append(b, ','))
 		b = append(append(b, ','), strconv.FormatBool(x.Capped)...)
 		for _, m := range [...]Millis{x.Min, x.Mean, x.Max, x.TotalMin, x.TotalMean, x.TotalMax} {
-			b = append(append(b, ','), m.String()...)
+			b = m.append(append(b, ','))
 		}
 		b = append(b, '\n')
 	}

@@ -39,7 +39,12 @@ func subcommands(env *Env) []*cobra.Command {
 // (cmd.Context()); see NotifyContext for signals.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	root := newRoot(env)
+	return execute(ctx, newRoot(subcommands(env)...), args, env)
+}
+
+// execute runs root with args; tests call it with extra commands.
+func execute(ctx context.Context, root *cobra.Command, args []string, env *Env) int {
+	stdin, stdout, stderr := env.Stdin, env.Stdout, env.Stderr
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -60,7 +65,8 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
-func newRoot(env *Env) *cobra.Command {
+// newRoot returns the root command with the given subcommands.
+func newRoot(subs ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "again",
 		Short: "Retry with exponential backoff and jitter, and plan the schedule",
@@ -83,7 +89,7 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetVersionTemplate("again {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(subcommands(env)...)
+	root.AddCommand(subs...)
 	markErrors(root)
 	return root
 }

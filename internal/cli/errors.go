@@ -54,7 +54,7 @@ func exitCode(err error) (code int, msg string) {
 		if ee.Err == nil {
 			return ee.Code, ""
 		}
-		return ee.Code, ee.Err.Error()
+		return ee.Code, err.Error() // with whatever context wraps the ExitError
 	}
 	return ExitUsage, err.Error()
 }

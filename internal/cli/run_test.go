@@ -35,7 +35,6 @@ func init() {
 //	exit N          exit with status N
 //	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
 //	block           print "ready", then wait to be killed (SIGTERM kills it)
-//	ignore-term     ignore SIGTERM, print "ready", wait for SIGKILL
 //	trap-int N      print "ready", exit N on SIGINT
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
@@ -55,12 +54,9 @@ func runHelper(args []string) int {
 			return 1
 		}
 		return 0
-	case "block", "ignore-term", "trap-int":
+	case "block", "trap-int":
 		ch := make(chan os.Signal, 1)
-		switch args[0] {
-		case "ignore-term":
-			signal.Ignore(syscall.SIGTERM)
-		case "trap-int":
+		if args[0] == "trap-int" {
 			signal.Notify(ch, os.Interrupt)
 		}
 		fmt.Println("ready")
@@ -273,30 +269,33 @@ func newTestRunner(t *testing.T, env *Env, timeout time.Duration, args ...string
 
 func TestRunTimeout(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	tests := []struct {
-		mode   string
-		code   int
-		signal string
-	}{
-		{"block", 128 + 15, "SIGTERM"},      // stops at SIGTERM
-		{"ignore-term", 128 + 9, "SIGKILL"}, // needs SIGKILL after the grace
+	var stderr bytes.Buffer
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, "block", "0")
+	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (SIGTERM)", code)
 	}
-	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
-			var stderr bytes.Buffer
-			r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, tt.mode, "0")
-			err := r.run(t.Context(), backoff.Policy{Retries: 1})
-			code, _ := exitCode(err)
-			if code != tt.code {
-				t.Errorf("status %d, want %d (%s)", code, tt.code, tt.signal)
-			}
-			want := lines(
-				"again: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
-				"again: attempt 2/2 failed (timed out after 100ms); giving up")
-			if stderr.String() != want {
-				t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
-			}
-		})
+	want := lines(
+		"again: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
+		"again: attempt 2/2 failed (timed out after 100ms); giving up")
+	if stderr.String() != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
+	}
+}
+
+func TestRunTimeoutKill(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// A shell ignores SIGTERM from its first instruction, so the timeout
+	// cannot strike before the child is ready; sleep inherits the ignoring.
+	var stderr bytes.Buffer
+	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
+		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: 300 * time.Millisecond, grace: 50 * time.Millisecond}
+	err := r.run(t.Context(), backoff.Policy{})
+	if code, _ := exitCode(err); code != 128+9 {
+		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
+	}
+	if want := lines("again: attempt 1/1 failed (timed out after 300ms); giving up"); stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }
 

@@ -372,3 +372,17 @@ func TestRoundDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestRunDeadlineDuringAttempt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stderr bytes.Buffer
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, time.Hour, "block", "0")
+	r.deadline = 100 * time.Millisecond
+	err := r.run(t.Context(), backoff.Policy{Retries: 3})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (SIGTERM at the deadline)", code)
+	}
+	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: the --deadline 100ms passed"); stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}

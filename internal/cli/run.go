@@ -187,8 +187,10 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.forward(Signals(ctx), stop, done) })
+	defer wg.Wait()
 	defer close(done)
-	go r.forward(Signals(ctx), stop, done)
 
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		return struct{}{}, r.attempt(procCtx)
@@ -200,13 +202,16 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	var last *attemptError
-	if !errors.As(re.Last, &last) {
-		return err // a start error, already an *ExitError
-	}
 	r.mu.Lock()
 	sig, stopped := r.signal, r.stopped
 	r.mu.Unlock()
+	var last *attemptError
+	if !errors.As(re.Last, &last) {
+		if re.Attempts == 0 && sig != nil {
+			return Exit(signalStatus(sig), nil) // stopped before the first attempt
+		}
+		return err // a start error, already an *ExitError
+	}
 	status := last.status
 	if stopped {
 		status = signalStatus(sig)

@@ -49,7 +49,8 @@ statuses (a command killed by signal N has status 128+N); a timed-out
 attempt is always retried.
 
 SIGINT and SIGTERM sent to again are forwarded to the command, and no
-further attempt is made.
+further attempt is made. (Ctrl-C in a terminal also reaches the command
+directly, as it reaches every process of the foreground job.)
 
 Exit status: the last attempt's (128+N if signal N killed it; 128+N also
 when signal N stops again between attempts), 127 if the command is not

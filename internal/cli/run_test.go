@@ -386,3 +386,29 @@ func TestRunDeadlineDuringAttempt(t *testing.T) {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }
+
+func FuzzParseExitList(f *testing.F) {
+	for _, s := range []string{"", "1", "3,75", " 3 , 75 ", "0", "256", "1,,2", "-1", "+7", "1e2", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := parseExitList(s)
+		if err != nil {
+			if code, _ := exitCode(err); code != ExitUsage {
+				t.Errorf("parseExitList(%q) error has status %d, want %d", s, code, ExitUsage)
+			}
+			return
+		}
+		if s == "" && set != nil {
+			t.Errorf("parseExitList(\"\") = %v, want nil (any non-zero status)", set)
+		}
+		for n := range set {
+			if n < 1 || n > 255 {
+				t.Errorf("parseExitList(%q) accepted %d, want only 1 to 255", s, n)
+			}
+		}
+		if s != "" && len(set) == 0 {
+			t.Errorf("parseExitList(%q) = empty set without error", s)
+		}
+	})
+}

@@ -207,7 +207,16 @@ func toDuration(ns float64) time.Duration {
 // constant time for every n and saturates at the largest time.Duration
 // instead of overflowing. n < 1 gives 0.
 func (p Policy) Delay(n int) time.Duration {
-	d := toDuration(p.raw(n))
+	var d time.Duration
+	if k := n - 1; (p.Multiplier == 2 || p.Multiplier == 0) && uint(k) < 63 && p.Initial > 0 && p.Initial < 1<<53 {
+		// The default doubling, by shifting: the same value as the float
+		// path below (both exact), without a call to pow.
+		if d = maxDuration; p.Initial <= maxDuration>>k {
+			d = p.Initial << k
+		}
+	} else {
+		d = toDuration(p.raw(n))
+	}
 	if c := p.ceiling(); d > c {
 		return c
 	}

@@ -264,3 +264,14 @@ func TestPowMatchesMathPow(t *testing.T) {
 		}
 	}
 }
+
+func TestDelayDoublingMatchesFloat(t *testing.T) {
+	for _, initial := range []time.Duration{1, 3, 500 * time.Millisecond, 1<<53 - 1, 1 << 53, 1<<62 + 12345} {
+		p := Policy{Initial: initial, Multiplier: 2}
+		for n := 1; n <= 70; n++ {
+			if got, want := p.Delay(n), min(maxDuration, toDuration(p.raw(n))); got != want {
+				t.Fatalf("Initial %d: Delay(%d) = %d, want %d", initial, n, got, want)
+			}
+		}
+	}
+}

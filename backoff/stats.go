@@ -336,5 +336,6 @@ type DeadlineFit struct {
 func (s Stats) Deadline(d time.Duration) DeadlineFit {
 	n := max(s.Policy.Retries, 0)
 	within := s.Policy.retriesWithin(n, d)
-	return DeadlineFit{Deadline: d, WorstCaseFits: within == n, RetriesWithin: within}
+	// A negative deadline has passed before the first attempt: nothing fits.
+	return DeadlineFit{Deadline: d, WorstCaseFits: d >= 0 && within == n, RetriesWithin: within}
 }

@@ -235,6 +235,7 @@ func TestDeadline(t *testing.T) {
 		{seedExample(Decorrelated), 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // maxima 1, 2, 4 s
 		{Policy{Retries: 5}, 0, DeadlineFit{0, true, 5}},
 		{Policy{}, time.Second, DeadlineFit{time.Second, true, 0}},
+		{Policy{}, -time.Second, DeadlineFit{-time.Second, false, 0}},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Stats(DefaultSeed).Deadline(tt.deadline); got != tt.want {

@@ -39,15 +39,18 @@ type Total struct {
 	P50, P90, P99 time.Duration
 	// Estimated reports that the percentiles (and, with a cap, Mean) come
 	// from a seeded Monte Carlo simulation, as they do for Decorrelated
-	// jitter, whose delays depend on each other. The simulation draws about
-	// two million delays but never fewer than 256 nor more than 20,000
-	// schedules, so the same seed always gives the same numbers.
+	// jitter, whose delays depend on each other. The simulation runs as
+	// many whole schedules as take about two million delays, but never
+	// fewer than 256 nor more than 20,000; equal seeds give equal numbers.
 	Estimated bool
 	// StdErr is the standard error of the simulated mean total wait: the
 	// true mean lies within ±2 StdErr of the estimate about 95 % of the time.
-	// A percentile estimated from k schedules is off by roughly
-	// sqrt(p(1−p)/k) in probability, about ±0.6 % for P99 from 256 schedules.
-	// StdErr is 0 when Estimated is false.
+	// A percentile p estimated from k schedules is off by about
+	// sqrt(p(1−p)/k) in probability: with 256 schedules (10,000 retries) the
+	// estimated P99 lies roughly between the true 98.4th and 99.6th
+	// percentiles; with 20,000 (up to 100 retries), within ±0.07.
+	// StdErr is 0 when Mean is exact: always when Estimated is false, and
+	// under Decorrelated jitter without a cap.
 	StdErr time.Duration
 }
 

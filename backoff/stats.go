@@ -48,7 +48,8 @@ type Total struct {
 	// A percentile p estimated from k schedules is off by about
 	// sqrt(p(1−p)/k) in probability: with 256 schedules (10,000 retries) the
 	// estimated P99 lies roughly between the true 98.4th and 99.6th
-	// percentiles; with 20,000 (up to 100 retries), within ±0.07.
+	// percentiles; with 20,000 (up to 100 retries), between the 98.93rd and
+	// 99.07th.
 	// StdErr is 0 when Mean is exact: always when Estimated is false, and
 	// under Decorrelated jitter without a cap.
 	StdErr time.Duration

@@ -108,7 +108,7 @@ func (p Policy) Validate() error {
 
 // multiplier returns the effective multiplier, applying the default and
 // treating values that Validate rejects as 1 so that no method panics.
-func (p Policy) multiplier() float64 {
+func (p *Policy) multiplier() float64 {
 	m := p.Multiplier
 	if m == 0 {
 		return defaultMultiplier
@@ -120,7 +120,7 @@ func (p Policy) multiplier() float64 {
 }
 
 // factor returns the effective proportional jitter factor, clamped to [0, 1].
-func (p Policy) factor() float64 {
+func (p *Policy) factor() float64 {
 	f := p.JitterFactor
 	switch {
 	case f == 0:
@@ -134,7 +134,7 @@ func (p Policy) factor() float64 {
 }
 
 // ceiling is the hard upper bound on any delay: Max, or the largest Duration.
-func (p Policy) ceiling() time.Duration {
+func (p *Policy) ceiling() time.Duration {
 	if p.Max > 0 {
 		return p.Max
 	}
@@ -150,11 +150,44 @@ func (p Policy) EffectiveJitterFactor() float64 { return p.factor() }
 
 // raw returns Initial × Multiplier^(n−1) in nanoseconds as a float64, without
 // cap; it may be +Inf. n < 1 gives 0.
-func (p Policy) raw(n int) float64 {
+func (p *Policy) raw(n int) float64 {
 	if n < 1 || p.Initial <= 0 {
 		return 0
 	}
-	return float64(p.Initial) * math.Pow(p.multiplier(), float64(n-1))
+	return float64(p.Initial) * pow(p.multiplier(), n-1)
+}
+
+// pow returns m^k for m >= 1 and k >= 0. Powers of 2 are built from their
+// bits and other whole multipliers by exact squaring while the result stays
+// below 2^53, so the common schedules cost a few nanoseconds; the results
+// are exact there, so they agree with math.Pow, which handles the rest.
+func pow(m float64, k int) float64 {
+	switch {
+	case m == 1 || k == 0:
+		return 1
+	case m == 2:
+		if k > 1023 {
+			return math.Inf(1)
+		}
+		return math.Float64frombits(uint64(k+1023) << 52)
+	case k < 64 && m < 1<<26 && m == math.Trunc(m):
+		r, b := 1.0, m
+		for e := k; ; {
+			if e&1 == 1 {
+				r *= b
+			}
+			if e >>= 1; e == 0 {
+				break
+			}
+			if b *= b; b > 1<<53 {
+				return math.Pow(m, float64(k))
+			}
+		}
+		if r <= 1<<53 {
+			return r
+		}
+	}
+	return math.Pow(m, float64(k))
 }
 
 // toDuration converts nanoseconds to a Duration, saturating at the largest
@@ -174,7 +207,16 @@ func toDuration(ns float64) time.Duration {
 // constant time for every n and saturates at the largest time.Duration
 // instead of overflowing. n < 1 gives 0.
 func (p Policy) Delay(n int) time.Duration {
-	d := toDuration(p.raw(n))
+	var d time.Duration
+	if k := n - 1; (p.Multiplier == 2 || p.Multiplier == 0) && uint(k) < 63 && p.Initial > 0 && p.Initial < 1<<53 {
+		// The default doubling, by shifting: the same value as the float
+		// path below (both exact), without a call to pow.
+		if d = maxDuration; p.Initial <= maxDuration>>k {
+			d = p.Initial << k
+		}
+	} else {
+		d = toDuration(p.raw(n))
+	}
 	if c := p.ceiling(); d > c {
 		return c
 	}

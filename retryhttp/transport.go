@@ -167,7 +167,8 @@ type Event struct {
 	Hint time.Duration
 	// Reason is why retrying stopped (OnGiveUp only): retry.ErrExhausted,
 	// retry.ErrRetryAfterTooLong, retry.ErrDeadline, retry.ErrBudget,
-	// retry.ErrCanceled or ErrNotReplayable.
+	// retry.ErrCanceled, or an error matching ErrNotReplayable (test it with
+	// errors.Is) whose message says what made the request unsafe to replay.
 	Reason error
 }
 
@@ -473,10 +474,11 @@ func (c *call) giveUp(re *retry.Error) {
 	ev := c.event(re.Attempts, re.Last)
 	ev.Reason = re.Reason
 	if re.Reason == retry.ErrPermanent {
-		if !errors.Is(re.Last, ErrNotReplayable) {
+		var r *refusal
+		if !errors.As(re.Last, &r) {
 			return // an error retrying cannot help: nothing was given up
 		}
-		ev.Reason = ErrNotReplayable
+		ev.Reason = r
 	}
 	if c.t.OnGiveUp != nil {
 		c.t.OnGiveUp(ev)

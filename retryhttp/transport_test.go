@@ -254,7 +254,7 @@ func TestNoRetryWithoutKey(t *testing.T) {
 		if got := len(srv.requests("/")); got != 1 {
 			t.Errorf("server saw %d attempts, want 1", got)
 		}
-		if len(gaveUp) != 1 || gaveUp[0].Reason != retryhttp.ErrNotReplayable {
+		if len(gaveUp) != 1 || !errors.Is(gaveUp[0].Reason, retryhttp.ErrNotReplayable) {
 			t.Errorf("OnGiveUp events %+v, want one with Reason ErrNotReplayable", gaveUp)
 		}
 	})
@@ -425,7 +425,7 @@ func TestBodyReplay(t *testing.T) {
 					t.Errorf("attempt %d: body of %d bytes, want the whole %d", i+1, len(r.body), len(big))
 				}
 			}
-			if reason != tt.wantGiveUp {
+			if (reason == nil) != (tt.wantGiveUp == nil) || !errors.Is(reason, tt.wantGiveUp) {
 				t.Errorf("OnGiveUp reason %v, want %v", reason, tt.wantGiveUp)
 			}
 		})

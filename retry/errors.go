@@ -47,7 +47,10 @@ type Error struct {
 	// Attempts is how many times the operation ran (0 if the context was
 	// done before the first attempt).
 	Attempts int
-	// Elapsed is the time from the start of the call until it gave up.
+	// Elapsed is the time that retrying took: from the end of the first
+	// attempt until Do gave up (0 if only one attempt ran). The first
+	// attempt is not timed so that a call that succeeds at once costs no
+	// clock read.
 	Elapsed time.Duration
 	// Last is the error the last attempt returned, exactly as the operation
 	// returned it (still wrapped by Permanent or After, whose hint
@@ -56,10 +59,13 @@ type Error struct {
 	// Cause is context.Cause of the caller's context when Reason is
 	// ErrCanceled; nil otherwise.
 	Cause error
+
+	ctxErr error // ctx.Err() when Reason is ErrCanceled and it differs from Cause
 }
 
 // Error describes the reason, the attempts, the elapsed time and the last
-// error, e.g. "retry: retries exhausted after 4 attempts in 1.5s: connection refused".
+// error, e.g. "retry: retries exhausted after 4 attempts in 1.5s: connection
+// refused" (a single attempt is not timed, see Elapsed).
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Reason.Error())
@@ -68,9 +74,8 @@ func (e *Error) Error() string {
 	} else {
 		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
 		if e.Attempts != 1 {
-			b.WriteByte('s')
+			fmt.Fprintf(&b, "s in %v", e.Elapsed)
 		}
-		fmt.Fprintf(&b, " in %v", e.Elapsed)
 	}
 	if e.Cause != nil {
 		fmt.Fprintf(&b, " (%v)", e.Cause)
@@ -89,18 +94,17 @@ func (e *Error) Is(target error) bool {
 	return target == e.Reason || (e.Reason == ErrDeadline && target == context.DeadlineExceeded)
 }
 
-// Unwrap returns Last and, if set, Cause, so that errors.Is and errors.As
-// search both.
+// Unwrap returns Last and, when the context ended the run, Cause and the
+// context's error (context.Canceled or context.DeadlineExceeded, if it
+// differs from Cause), so that errors.Is and errors.As search them all.
 func (e *Error) Unwrap() []error {
-	switch {
-	case e.Last == nil && e.Cause == nil:
-		return nil
-	case e.Cause == nil:
-		return []error{e.Last}
-	case e.Last == nil:
-		return []error{e.Cause}
+	errs := make([]error, 0, 3)
+	for _, err := range [...]error{e.Last, e.Cause, e.ctxErr} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	return []error{e.Last, e.Cause}
+	return errs
 }
 
 // permanentError marks an error that must not be retried.

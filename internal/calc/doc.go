@@ -10,8 +10,12 @@
 //		var ie *calc.InputError // names the field and what it accepts
 //		...
 //	}
-//	rep, err := calc.Compute(in) // err wraps backoff.ErrUnsolvable when a --solve has no answer
+//	rep, err := calc.Compute(in) // a *calc.SolveError when solving has no answer to show
 //	rep.WriteJSON(w)             // or WriteCSV, WriteTable, WriteMarkdown
+//
+// Fields missing from Values take their defaults (DefaultValues), those of
+// backoff.Default(). Parse rejects what backoff.Policy would silently
+// reinterpret, such as a multiplier of 0, and bounds retries at MaxRetries.
 //
 // Durations are Go syntax ("500ms", "1.5s", "2m") or a bare number of
 // milliseconds, as the seed's calculator reads them (see ParseDuration).

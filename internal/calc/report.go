@@ -19,27 +19,35 @@ import (
 type Millis time.Duration
 
 // String returns the milliseconds as a decimal number without trailing zeros.
-func (m Millis) String() string {
+func (m Millis) String() string { return string(m.append(nil)) }
+
+// append appends String's text to b.
+func (m Millis) append(b []byte) []byte {
 	ns := int64(m)
-	sign := ""
 	u := uint64(ns)
 	if ns < 0 {
-		sign, u = "-", uint64(-(ns+1))+1 // -MinInt64 does not fit an int64
+		b = append(b, '-')
+		u = uint64(-(ns + 1)) + 1 // -MinInt64 does not fit an int64
 	}
-	whole, frac := u/1e6, u%1e6
-	s := sign + strconv.FormatUint(whole, 10)
-	if frac != 0 {
-		f := fmt.Sprintf("%06d", frac)
-		for f[len(f)-1] == '0' {
-			f = f[:len(f)-1]
+	b = strconv.AppendUint(b, u/1e6, 10)
+	if frac := u % 1e6; frac != 0 {
+		var digits [7]byte // "." and six digits, the last non-zero kept
+		digits[0] = '.'
+		for i := 6; i > 0; i-- {
+			digits[i] = byte('0' + frac%10)
+			frac /= 10
 		}
-		s += "." + f
+		end := 7
+		for digits[end-1] == '0' {
+			end--
+		}
+		b = append(b, digits[:end]...)
 	}
-	return s
+	return b
 }
 
 // MarshalJSON writes the number of milliseconds as a JSON number.
-func (m Millis) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
+func (m Millis) MarshalJSON() ([]byte, error) { return m.append(nil), nil }
 
 // Report is the calculator's result for one Input. Its JSON form (WriteJSON)
 // is
@@ -264,10 +272,10 @@ func (r *Report) WriteCSV(w io.Writer) error {
 	b = append(b, CSVHeader+"\n"...)
 	for _, x := range r.Retries {
 		b = strconv.AppendInt(b, int64(x.Retry), 10)
-		b = append(append(b, ','), x.Delay.String()...)
+		b = x.Delay.append(append(b, ','))
 		b = append(append(b, ','), strconv.FormatBool(x.Capped)...)
 		for _, m := range [...]Millis{x.Min, x.Mean, x.Max, x.TotalMin, x.TotalMean, x.TotalMax} {
-			b = append(append(b, ','), m.String()...)
+			b = m.append(append(b, ','))
 		}
 		b = append(b, '\n')
 	}

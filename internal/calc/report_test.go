@@ -287,15 +287,15 @@ func TestTableAndMarkdown(t *testing.T) {
 		"    1  500 ms  0 ms  250 ms  500 ms       500 ms  |█·······················|\n",
 		"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n",
 		"* capped at --max 30s\n",
-		"  mean:      45.8 s\n",
-		"  longest:   1 min 32 s\n",
+		"  mean:        45.8 s\n",
+		"  longest:     1 min 32 s\n",
 		"Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline.\n",
 	)
 	wantContains(t, "markdown", mb.String(),
 		"**Policy:** `--initial 500ms --multiplier 2 --max 30s --retries 8 --jitter full`\n",
 		"| Retry | Delay | Min | Mean | Max | Worst-case total |\n|---:|---:|---:|---:|---:|---:|\n",
 		"| 7 | 30 s (capped) | 0 ms | 15 s | 30 s | 1 min 2 s |\n",
-		"- longest:   1 min 32 s\n",
+		"- longest: 1 min 32 s\n",
 		"**Deadline 1 min:** does not fit",
 	)
 }
@@ -340,4 +340,33 @@ func TestTenThousandRetries(t *testing.T) {
 	if want := strconv.Itoa(10000) + "   10 s*"; !strings.Contains(buf.String(), want) {
 		t.Errorf("table lacks the last row %q", want)
 	}
+}
+
+// FuzzMillis checks that the text of any duration reads back as the same
+// number of nanoseconds: no rounding, no exponent, a sign only when negative.
+func FuzzMillis(f *testing.F) {
+	for _, ns := range []int64{0, 1, 999999, 1000000, 45750000000, math.MaxInt64, -1, math.MinInt64} {
+		f.Add(ns)
+	}
+	f.Fuzz(func(t *testing.T, ns int64) {
+		s := Millis(ns).String()
+		whole, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+		if len(frac) > 6 || strings.HasSuffix(frac, "0") || strings.HasPrefix(s, "-") != (ns < 0) {
+			t.Fatalf("Millis(%d) = %q: bad fraction or sign", ns, s)
+		}
+		w, err := strconv.ParseUint(whole, 10, 64)
+		if err != nil {
+			t.Fatalf("Millis(%d) = %q: whole part: %v", ns, s, err)
+		}
+		var fr uint64
+		if frac != "" {
+			if fr, err = strconv.ParseUint(frac+strings.Repeat("0", 6-len(frac)), 10, 64); err != nil {
+				t.Fatalf("Millis(%d) = %q: fraction: %v", ns, s, err)
+			}
+		}
+		u := w*1e6 + fr
+		if ns < 0 && u != uint64(-(ns+1))+1 || ns >= 0 && u != uint64(ns) {
+			t.Fatalf("Millis(%d) = %q reads back as %d ns", ns, s, u)
+		}
+	})
 }

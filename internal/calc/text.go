@@ -166,10 +166,17 @@ func (r *Report) writeTotals(w *bufio.Writer, prefix string) {
 		return
 	}
 	fmt.Fprintf(w, "Total wait over %d retries, if every attempt fails:\n\n", len(r.Retries))
-	fmt.Fprintf(w, "%sshortest:  %s\n", prefix, t.MinHuman)
-	fmt.Fprintf(w, "%smean:      %s\n", prefix, t.MeanHuman)
-	fmt.Fprintf(w, "%slongest:   %s\n", prefix, t.MaxHuman)
-	fmt.Fprintf(w, "%spercentiles: p50 %s, p90 %s, p99 %s\n", prefix, human(t.P50), human(t.P90), human(t.P99))
+	// A terminal gets the values aligned; Markdown collapses the spaces anyway.
+	pad := func(label string) string {
+		if prefix == "- " {
+			return label + " "
+		}
+		return fmt.Sprintf("%-13s", label)
+	}
+	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("shortest:"), t.MinHuman)
+	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("mean:"), t.MeanHuman)
+	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("longest:"), t.MaxHuman)
+	fmt.Fprintf(w, "%s%sp50 %s, p90 %s, p99 %s\n", prefix, pad("percentiles:"), human(t.P50), human(t.P90), human(t.P99))
 	if s := r.stats.Total; s.Estimated {
 		fmt.Fprintf(w, "%sthe mean and percentiles are a Monte Carlo estimate (--seed %d; standard error of the mean %s)\n",
 			prefix, r.input.Seed, backoff.Human(s.StdErr))

@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,7 +21,7 @@ func TestCalcFormats(t *testing.T) {
 		format string
 		want   []string // substrings of stdout
 	}{
-		{"", []string{"retry   delay   min    mean     max  worst total", "  longest:   1 min 32 s\n", "  mean:      45.8 s\n"}},
+		{"", []string{"retry   delay   min    mean     max  worst total", "  longest:     1 min 32 s\n", "  mean:        45.8 s\n"}},
 		{"table", []string{"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n"}},
 		{"json", []string{`"max_human": "1 min 32 s"`, `"mean_human": "45.8 s"`, `"total_max_ms": 91500`}},
 		{"csv", []string{"retry,delay_ms,capped,min_ms,mean_ms,max_ms,total_min_ms,total_mean_ms,total_max_ms\n1,500,false,0,250,500,0,250,500\n", "\n8,30000,true,0,15000,30000,0,45750,91500\n"}},
@@ -269,6 +272,45 @@ func TestCalcSolveWithoutAnswer(t *testing.T) {
 			r := run(t, withArgs([]string{"calc"}, tt.args...)...)
 			if r.code != ExitFailure || r.stdout != "" || r.stderr != tt.want {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr %q", r.code, r.stdout, r.stderr, tt.want)
+			}
+		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestCalcGolden compares whole outputs with files in testdata, so that a
+// change to what users see shows up in review. The policies use no jitter or
+// exact statistics only, so the files do not depend on numerical methods.
+// Rewrite them with: go test ./internal/cli -run Golden -update
+func TestCalcGolden(t *testing.T) {
+	tests := []struct {
+		file string
+		args []string
+	}{
+		{"worked-none-deadline.txt", withArgs(workedExample, "--jitter", "none", "--deadline", "1m")},
+		{"worked-none.md", withArgs(workedExample, "--jitter", "none", "--deadline", "2m", "--format", "markdown")},
+		{"worked-full.csv", withArgs(workedExample, "--format", "csv")},
+		{"huge.csv", []string{"calc", "--initial", "1h", "--multiplier", "10", "--retries", "12", "--max", "0", "--jitter", "equal", "--format", "csv"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			r := run(t, tt.args...)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			}
+			path := filepath.Join("testdata", tt.file)
+			if *update {
+				if err := os.WriteFile(path, []byte(r.stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("again %s printed\n%s\nwant (%s)\n%s", strings.Join(tt.args, " "), r.stdout, path, want)
 			}
 		})
 	}

@@ -28,6 +28,7 @@ func subcommands(env *Env) []*cobra.Command {
 	return []*cobra.Command{
 		newCalcCmd(env),
 		newFetchCmd(env),
+		newRunCmd(env),
 	}
 }
 

@@ -26,8 +26,9 @@ func WithSignals(ctx context.Context, ch <-chan os.Signal) context.Context {
 
 // Signals returns the channel on which the process's SIGINT and SIGTERM are
 // delivered, every one of them, for a subcommand that forwards them to a
-// child process. It returns nil (a channel that never delivers) when the
-// context has none.
+// child process; up to 8 signals wait there unread, later ones are dropped
+// (the context is cancelled by then anyway). It returns nil (a channel that
+// never delivers) when the context has none.
 func Signals(ctx context.Context) <-chan os.Signal {
 	ch, _ := ctx.Value(signalsKey{}).(<-chan os.Signal)
 	return ch

@@ -254,16 +254,19 @@ type call struct {
 	max        int  // attempts the policy allows
 	n          int  // attempts started
 	pending    *statusError
+	opts       [3]retry.Option
 }
 
+// options returns the retry options, kept in the call (already on the heap)
+// to spare an allocation.
 func (c *call) options() []retry.Option {
-	t := c.t
-	opts := make([]retry.Option, 0, 3)
-	opts = append(opts, retry.MaxRetryAfter(t.MaxRetryAfter), retry.OnRetry(c.onRetry))
-	if t.Budget != nil {
-		opts = append(opts, retry.WithBudget(t.Budget))
+	c.opts[0] = retry.MaxRetryAfter(c.t.MaxRetryAfter)
+	c.opts[1] = retry.OnRetry(c.onRetry)
+	if c.t.Budget == nil {
+		return c.opts[:2]
 	}
-	return opts
+	c.opts[2] = retry.WithBudget(c.t.Budget)
+	return c.opts[:3]
 }
 
 // statusError is the failure of an attempt that got a retryable status.

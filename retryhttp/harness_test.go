@@ -153,6 +153,14 @@ func cmp(v, def int) int {
 
 func (s *server) url(path string) string { return s.URL + path }
 
+// ctxReader is a body that stalls until the request's context ends.
+type ctxReader struct{ ctx context.Context }
+
+func (r ctxReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, context.Cause(r.ctx)
+}
+
 // memRT is an in-memory RoundTripper playing a script, for tests that run
 // inside a synctest bubble, where real network I/O cannot be used.
 type memRT struct{ *script }
@@ -179,6 +187,10 @@ func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	if h == nil {
 		h = http.Header{}
 	}
+	var body io.Reader = strings.NewReader(st.body)
+	if st.stall {
+		body = io.MultiReader(body, ctxReader{ctx})
+	}
 	return &http.Response{
 		StatusCode:    code,
 		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
@@ -186,8 +198,8 @@ func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(st.body)),
-		ContentLength: int64(len(st.body)),
+		Body:          io.NopCloser(body),
+		ContentLength: -1,
 		Request:       r,
 	}, nil
 }

@@ -48,8 +48,8 @@ import (
 // so, with ErrNotReplayable). The request body is always closed, even on
 // error.
 //
-// A response that will be retried is drained (up to 64 KiB) and closed so
-// that its connection is reused; the final response, success or not, is
+// A response that will be retried is drained (up to 64 KiB, and within
+// AttemptTimeout if set) and closed so that its connection is reused; the final response, success or not, is
 // returned with a nil error and its body unread. When retrying stops on an
 // error, RoundTrip returns a *retry.Error that says why (errors.Is with
 // retry.ErrExhausted, retry.ErrPermanent, ...), how many attempts ran, and
@@ -179,6 +179,9 @@ type Event struct {
 // error RoundTrip returns then matches it with errors.Is.
 var ErrNotReplayable = errors.New("retryhttp: request cannot be safely replayed")
 
+// errNoResponse reports a base RoundTripper that broke its contract.
+var errNoResponse = errors.New("retryhttp: base RoundTripper returned neither a response nor an error")
+
 // ErrAttemptTimeout is matched by the error of an attempt that exceeded
 // AttemptTimeout.
 var ErrAttemptTimeout = errors.New("retryhttp: attempt timed out")
@@ -236,7 +239,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		c.giveUp(re)
-		return c.final(se.resp, se.cancel), nil
+		return c.final(se.resp, se.lim), nil
 	}
 	c.giveUp(re)
 	return nil, err
@@ -272,7 +275,7 @@ func (c *call) options() []retry.Option {
 // statusError is the failure of an attempt that got a retryable status.
 type statusError struct {
 	resp    *http.Response
-	cancel  context.CancelFunc // releases the attempt's context; may be nil
+	lim     *limit // the attempt's AttemptTimeout, or nil
 	hint    time.Duration
 	hinted  bool
 	refused error // why it may not be retried, or nil
@@ -311,12 +314,12 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	if c.n > 1 || c.changed {
 		r = c.clone(ctx, rb)
 	}
-	var cancel context.CancelCauseFunc
-	var timer *time.Timer
+	var lim *limit
 	if d := c.t.AttemptTimeout; d > 0 {
 		var actx context.Context
-		actx, cancel = context.WithCancelCause(ctx)
-		timer = time.AfterFunc(d, func() { cancel(&timeoutError{d}) })
+		lim = new(limit)
+		actx, lim.cancel = context.WithCancelCause(ctx)
+		lim.timer = time.AfterFunc(d, func() { lim.cancel(&timeoutError{d}) })
 		if r == c.req {
 			r = c.clone(actx, rb)
 		} else {
@@ -324,29 +327,34 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 		}
 	}
 	resp, err := c.base.RoundTrip(r)
-	if timer != nil && !timer.Stop() && err == nil {
+	switch {
+	case err != nil && resp != nil:
+		resp.Body.Close() // a broken RoundTripper; net/http's Client ignores such a response too
+		resp = nil
+	case err == nil && resp == nil:
+		err = errNoResponse
+	}
+	retryable := err == nil && retryableStatus(c.t.RetryStatuses, resp.StatusCode)
+	if lim != nil && err == nil && !retryable && !lim.timer.Stop() {
 		// The limit passed as the headers arrived: the body is doomed.
 		drain(resp)
 		resp, err = nil, context.Cause(r.Context())
 	}
 	if err != nil {
-		if cancel != nil {
+		if lim != nil {
 			cause := context.Cause(r.Context())
-			cancel(nil)
+			lim.release()
 			if te, ok := cause.(*timeoutError); ok && ctx.Err() == nil {
 				err = te
 			}
 		}
 		return nil, c.failure(ctx, err)
 	}
-	var release context.CancelFunc
-	if cancel != nil {
-		release = func() { cancel(nil) }
+	if !retryable {
+		return c.final(resp, lim), nil
 	}
-	if !retryableStatus(c.t.RetryStatuses, resp.StatusCode) {
-		return c.final(resp, release), nil
-	}
-	se := &statusError{resp: resp, cancel: release}
+	// The attempt's limit keeps running: it bounds the draining too.
+	se := &statusError{resp: resp, lim: lim}
 	se.hint, _, se.hinted = serverHint(resp.Header, time.Now())
 	switch {
 	case !c.replayable:
@@ -436,19 +444,33 @@ func (c *call) release(se *statusError) {
 	}
 	se.done = true
 	drain(se.resp)
-	if se.cancel != nil {
-		se.cancel()
+	if se.lim != nil {
+		se.lim.release()
 	}
 }
 
 // final returns resp as it is, except that with an AttemptTimeout its body
 // releases the attempt's context when closed.
-func (c *call) final(resp *http.Response, release context.CancelFunc) *http.Response {
+func (c *call) final(resp *http.Response, lim *limit) *http.Response {
 	c.pending = nil
-	if release != nil {
-		resp.Body = newReleasingBody(resp.Body, release)
+	if lim != nil {
+		lim.timer.Stop()
+		resp.Body = newReleasingBody(resp.Body, lim.release)
 	}
 	return resp
+}
+
+// limit enforces AttemptTimeout on one attempt: the timer cancels the
+// attempt's context with a *timeoutError as its cause.
+type limit struct {
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
+}
+
+// release stops the timer and frees the attempt's context.
+func (l *limit) release() {
+	l.timer.Stop()
+	l.cancel(nil)
 }
 
 // onRetry runs before each wait: it tells the caller, then frees the

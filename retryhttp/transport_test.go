@@ -112,6 +112,10 @@ func (r *recordingRT) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+type failingRT struct{ err error }
+
+func (f failingRT) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
 // closeCounter is a request body without GetBody that records Close.
 type closeCounter struct {
 	io.Reader
@@ -371,6 +375,18 @@ func TestNotRetried(t *testing.T) {
 		}
 		if retried || len(srv.requests("/")) != 1 {
 			t.Errorf("canceled request was retried")
+		}
+	})
+	t.Run("unrecognised error", func(t *testing.T) {
+		// Such as a redirect policy's or a wrapping RoundTripper's own.
+		rt := &recordingRT{base: failingRT{errors.New("stopped after 10 redirects")}}
+		tr := &retryhttp.Transport{Base: rt, Policy: noWait}
+		req, _ := http.NewRequest("GET", "http://example.test/", nil)
+		if err := roundTripErr(t, tr, req); !errors.Is(err, retry.ErrPermanent) {
+			t.Errorf("error %v, want retry.ErrPermanent", err)
+		}
+		if len(rt.reqs) != 1 {
+			t.Errorf("base called %d times, want 1", len(rt.reqs))
 		}
 	})
 	t.Run("malformed URL", func(t *testing.T) {
@@ -777,6 +793,21 @@ func TestAttemptTimeout(t *testing.T) {
 		}
 		if got := len(s.requests("/always")); got != 3 {
 			t.Errorf("%d attempts, want 3", got)
+		}
+	})
+}
+
+func TestAttemptTimeoutBoundsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(map[string][]step{"/": {{status: 503, body: "partial", stall: true}, status(200)}})
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: noWait, AttemptTimeout: 2 * time.Second}
+		start := time.Now()
+		_, body := roundTrip(t, tr, "GET", "http://example.test/", nil)
+		if body != "200 body" {
+			t.Errorf("body %q, want %q", body, "200 body")
+		}
+		if got := time.Since(start); got != 2*time.Second {
+			t.Errorf("took %v, want 2s: draining a stalled 503 ends at the attempt's limit", got)
 		}
 	})
 }

@@ -222,8 +222,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.changed = c.changed || c.body.own
 	c.replayable = replayableMethod(req.Method, c.header)
 
-	resp, err := retry.Do(req.Context(), p, c.attempt, c.options()...)
-	c.body.close()
+	// The first attempt is made here rather than in the retry loop, so that
+	// a success costs nothing beyond the base's own allocations: call stays
+	// on the stack. With a Budget the loop must see the success (it refunds
+	// tokens), so it makes every attempt.
+	ctx := req.Context()
+	if t.Budget == nil && ctx.Err() == nil && p.Validate() == nil {
+		c.start = time.Now()
+		resp, err := c.attempt(ctx)
+		if err == nil {
+			c.body.close()
+			return resp, nil
+		}
+		c.first = err
+	}
+	return retryLoop(c, p)
+}
+
+// retryLoop runs the retry loop for a call, on a copy of it on the heap. If
+// the call's first attempt failed already, the loop's first attempt returns
+// that failure instead of sending the request again.
+func retryLoop(c call, p backoff.Policy) (*http.Response, error) {
+	h := &c
+	resp, err := retry.Do(h.req.Context(), p, h.resume, h.options()...)
+	h.body.close()
 	if err == nil {
 		return resp, nil
 	}
@@ -231,18 +253,36 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !errors.As(err, &re) {
 		return nil, err // invalid policy: no attempt ran
 	}
+	if h.n > 0 {
+		// Count the attempt made before the loop in Elapsed, and in
+		// Attempts if the context ended before the loop looked at it.
+		re.Elapsed = time.Since(h.start)
+		if re.Attempts == 0 {
+			re.Attempts, re.Last = 1, h.first
+		}
+	}
 	var se *statusError
 	if errors.As(re.Last, &se) {
 		if re.Reason == retry.ErrCanceled {
-			c.release(se)
-			c.giveUp(re)
+			h.release(se)
+			h.giveUp(re)
 			return nil, err
 		}
-		c.giveUp(re)
-		return c.final(se.resp, se.lim), nil
+		h.giveUp(re)
+		return h.final(se.resp, se.lim), nil
 	}
-	c.giveUp(re)
+	h.giveUp(re)
 	return nil, err
+}
+
+// resume is the operation of the retry loop: it replays the failure of the
+// attempt made before the loop, if any, then makes attempts.
+func (c *call) resume(ctx context.Context) (*http.Response, error) {
+	if err := c.first; err != nil && c.n == 1 && !c.replayed {
+		c.replayed = true
+		return nil, err
+	}
+	return c.attempt(ctx)
 }
 
 // call is the state of one RoundTrip.
@@ -258,6 +298,9 @@ type call struct {
 	n          int  // attempts started
 	pending    *statusError
 	opts       [3]retry.Option
+	start      time.Time // when the first attempt began, if made before the loop
+	first      error     // that attempt's failure
+	replayed   bool      // the loop has seen first
 }
 
 // options returns the retry options, kept in the call (already on the heap)

@@ -831,3 +831,52 @@ func TestAttemptTimeoutSparesFinalBody(t *testing.T) {
 		}
 	})
 }
+
+// fixedRT answers every request with the same response, allocating nothing.
+type fixedRT struct{ resp *http.Response }
+
+func (f fixedRT) RoundTrip(*http.Request) (*http.Response, error) { return f.resp, nil }
+
+func TestSuccessAllocatesNothing(t *testing.T) {
+	// A first-attempt success must cost nothing beyond the base's own work:
+	// the transport is meant to sit under every request of a program.
+	resp := &http.Response{StatusCode: 200, Body: http.NoBody}
+	get, _ := http.NewRequest("GET", "http://example.test/", nil)
+	put, _ := http.NewRequest("PUT", "http://example.test/", strings.NewReader("x"))
+	tests := []struct {
+		name string
+		tr   *retryhttp.Transport
+		req  *http.Request
+	}{
+		{"zero Transport, GET", &retryhttp.Transport{Base: fixedRT{resp}}, get},
+		{"404 is a success for the transport", &retryhttp.Transport{Base: fixedRT{&http.Response{StatusCode: 404, Body: http.NoBody}}}, get},
+		{"PUT with GetBody", &retryhttp.Transport{Base: fixedRT{resp}, Policy: noWait}, put},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, err := tt.tr.RoundTrip(tt.req); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("RoundTrip allocated %v times, want 0", allocs)
+			}
+		})
+	}
+}
+
+func TestErrorCountsEveryAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(map[string][]step{"/": {{delay: time.Second, reset: true}}})
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}}
+		req, _ := http.NewRequest("GET", "http://example.test/", nil)
+		var re *retry.Error
+		if err := roundTripErr(t, tr, req); !errors.As(err, &re) {
+			t.Fatalf("error %v, want a *retry.Error", err)
+		}
+		if re.Attempts != 3 || re.Elapsed != 3*time.Second || !errors.Is(re, syscall.ECONNRESET) {
+			t.Errorf("*retry.Error{Attempts: %d, Elapsed: %v, Last: %v}, want 3 attempts in 3s wrapping ECONNRESET", re.Attempts, re.Elapsed, re.Last)
+		}
+	})
+}

@@ -63,7 +63,7 @@ or a network failure after all retries, 2 for a usage error.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringVarP(&f.method, "method", "X", "", "request method (default GET, or POST when data is given)")
-	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, or @FILE to send a file (reopened for each attempt), or @- for stdin")
+	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, @FILE to send a file (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB)")
 	fs.StringVar(&f.dataRaw, "data-raw", "", "request body sent as is, even when it starts with @")
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	fs.StringVarP(&f.output, "output", "o", "-", "write the body to this file instead of stdout")

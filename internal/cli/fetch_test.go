@@ -197,6 +197,35 @@ func TestFetchRequest(t *testing.T) {
 	})
 }
 
+func TestFetchStdin(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	big := strings.Repeat("s", 1<<20+1)
+	tests := []struct {
+		name, stdin  string
+		wantAttempts int
+		wantCode     int
+	}{
+		{"small stdin is buffered and replayed", "from stdin", 2, 0},
+		{"stdin over 1 MiB is sent once", big, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newFetchServer(t, map[string][]answer{"/": {{status: 503}, {body: "ok"}}})
+			var out, errOut strings.Builder
+			code := Run(t.Context(), append(withArgs(fast, "-X", "PUT", "-d", "@-"), srv.URL+"/"), strings.NewReader(tt.stdin), &out, &errOut)
+			reqs := srv.requests("/")
+			if code != tt.wantCode || len(reqs) != tt.wantAttempts {
+				t.Fatalf("exit %d after %d attempts, want %d after %d; stderr:\n%s", code, len(reqs), tt.wantCode, tt.wantAttempts, errOut.String())
+			}
+			for i, r := range reqs {
+				if r.body != tt.stdin {
+					t.Errorf("attempt %d: body of %d bytes, want all %d of stdin", i+1, len(r.body), len(tt.stdin))
+				}
+			}
+		})
+	}
+}
+
 func TestFetchNoKeyNoRetry(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503, body: "busy"}, {body: "ok"}}})

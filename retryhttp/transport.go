@@ -28,8 +28,9 @@ import (
 //
 // What is retried:
 //   - Network failures (connection refused or reset, EOF before a response,
-//     a timeout of one attempt). Not the caller's own context ending, TLS
-//     certificate and handshake failures, redirect-policy errors, malformed
+//     a timeout of one attempt, including net/http's TLS handshake and
+//     response header timeouts). Not the caller's own context ending, TLS
+//     certificate errors and TLS alerts, redirect-policy errors, malformed
 //     URLs, nor any error the transport does not recognise as a network
 //     failure: retrying those only repeats them.
 //   - Responses whose status is in RetryStatuses.
@@ -39,9 +40,10 @@ import (
 //     established at all (a dial error) is retried whatever its method,
 //     because the server saw nothing.
 //
-// Each attempt sends a copy of the request; the caller's request is never
-// modified. The first attempt sends the caller's body; later ones get a
-// fresh body from GetBody (which http.NewRequest sets for bytes.Buffer,
+// The caller's request is never modified: an attempt that needs another
+// body, header or context sends a shallow copy (the first attempt of a
+// request that needs none sends the request itself). The first attempt
+// sends the caller's body; later ones get a fresh body from GetBody (which http.NewRequest sets for bytes.Buffer,
 // bytes.Reader and strings.Reader). A body without GetBody is read into
 // memory first if it is at most MaxBufferedBody bytes; a larger one is
 // streamed once and the request is not retried (OnGiveUp and the log say
@@ -64,7 +66,8 @@ import (
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
 // run on the goroutine that called RoundTrip (the http.Client's caller).
-// RoundTrip blocks during the waits and starts no goroutine of its own.
+// RoundTrip blocks during the waits and starts no goroutine of its own
+// (AttemptTimeout uses a timer, whose function runs on the runtime's).
 type Transport struct {
 	// Base sends each attempt. Nil means http.DefaultTransport. Its
 	// connection pool is used as is: the Transport never calls

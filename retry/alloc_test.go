@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/retry"
@@ -82,4 +85,43 @@ func BenchmarkDo(b *testing.B) {
 			_, _ = retry.Do(ctx, p, f.op, retry.OnRetry(hook))
 		}
 	})
+}
+
+// With real waits a call allocates its timer (and the context's Done
+// channel) once: the count must not grow with the number of retries.
+func TestAllocsPerRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		allocs := func(retries int) float64 {
+			p := backoff.Policy{Initial: time.Millisecond, Retries: retries, Jitter: backoff.None}
+			return testing.AllocsPerRun(20, func() {
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				n := 0
+				_, _ = retry.Do(ctx, p, func(context.Context) (int, error) {
+					if n++; n <= retries {
+						return 0, errFlaky
+					}
+					return n, nil
+				})
+			})
+		}
+		one, many := allocs(1), allocs(10)
+		if many != one {
+			t.Errorf("allocations with 10 retries = %v, with 1 retry = %v; want equal (none per retry)", many, one)
+		}
+	})
+}
+
+func TestMaxAttemptsSaturates(t *testing.T) {
+	var got retry.Event
+	n := 0
+	_ = retry.Run(context.Background(), backoff.Policy{Retries: math.MaxInt}, func(context.Context) error {
+		if n++; n < 2 {
+			return errFlaky
+		}
+		return nil
+	}, retry.OnRetry(func(e retry.Event) { got = e }))
+	if got.MaxAttempts != math.MaxInt {
+		t.Errorf("MaxAttempts with Retries MaxInt = %d, want %d (no overflow)", got.MaxAttempts, math.MaxInt)
+	}
 }

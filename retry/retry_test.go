@@ -209,6 +209,19 @@ func TestCallerContext(t *testing.T) {
 			}
 		})
 	})
+	t.Run("op fails otherwise after ctx ended", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		n := 0
+		err := retry.Run(ctx, policy, func(context.Context) error {
+			n++
+			cancel() // e.g. the connection was closed because ctx ended
+			return errFlaky
+		})
+		checkError(t, err, retry.ErrCanceled, 1, errFlaky)
+		if !errors.Is(err, context.Canceled) || n != 1 {
+			t.Errorf("error %v after %d attempts, want context.Canceled after 1", err, n)
+		}
+	})
 	t.Run("done before the first attempt", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		errShutdown := errors.New("shutdown")

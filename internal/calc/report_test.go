@@ -289,7 +289,7 @@ func TestTableAndMarkdown(t *testing.T) {
 		"* capped at --max 30s\n",
 		"  mean:        45.8 s\n",
 		"  longest:     1 min 32 s\n",
-		"Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline.\n",
+		"Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, exceeds it too.\n",
 	)
 	wantContains(t, "markdown", mb.String(),
 		"**Policy:** `--initial 500ms --multiplier 2 --max 30s --retries 8 --jitter full`\n",

@@ -194,6 +194,11 @@ func (r *Report) writeVerdict(w *bufio.Writer, strong string) {
 		fmt.Fprintf(w, "fits; even the worst case, %s, ends within it.\n", r.Total.MaxHuman)
 		return
 	}
-	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. In the worst case only the first %d of %d retries end within the deadline.\n",
+	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. In the worst case only the first %d of %d retries end within the deadline.",
 		r.Total.MaxHuman, d.RetriesWithin, len(r.Retries))
+	if p99 := r.Total.P99; p99 <= d.Deadline {
+		fmt.Fprintf(w, " The 99th percentile, %s, ends within it.\n", human(p99))
+	} else {
+		fmt.Fprintf(w, " The 99th percentile, %s, exceeds it too.\n", human(p99))
+	}
 }

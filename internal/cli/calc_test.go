@@ -107,8 +107,9 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 	}{
 		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends within it.\n"},
 		{"91500", "Deadline 1 min 32 s (1m31.5s): fits; even the worst case, 1 min 32 s, ends within it.\n"},
-		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline.\n"},
-		{"100ms", "Deadline 100 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 0 of 8 retries end within the deadline.\n"},
+		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
+		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 7 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, ends within it.\n"},
+		{"100ms", "Deadline 100 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 0 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.deadline, func(t *testing.T) {

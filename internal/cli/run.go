@@ -49,7 +49,8 @@ statuses (a command killed by signal N has status 128+N); a timed-out
 attempt is always retried.
 
 SIGINT and SIGTERM sent to again are forwarded to the command, and no
-further attempt is made.
+further attempt is made. (Ctrl-C in a terminal also reaches the command
+directly, as it reaches every process of the foreground job.)
 
 Exit status: the last attempt's (128+N if signal N killed it; 128+N also
 when signal N stops again between attempts), 127 if the command is not
@@ -187,8 +188,10 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.forward(Signals(ctx), stop, done) })
+	defer wg.Wait()
 	defer close(done)
-	go r.forward(Signals(ctx), stop, done)
 
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		return struct{}{}, r.attempt(procCtx)
@@ -200,13 +203,16 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	var last *attemptError
-	if !errors.As(re.Last, &last) {
-		return err // a start error, already an *ExitError
-	}
 	r.mu.Lock()
 	sig, stopped := r.signal, r.stopped
 	r.mu.Unlock()
+	var last *attemptError
+	if !errors.As(re.Last, &last) {
+		if re.Attempts == 0 && sig != nil {
+			return Exit(signalStatus(sig), nil) // stopped before the first attempt
+		}
+		return err // a start error, already an *ExitError
+	}
 	status := last.status
 	if stopped {
 		status = signalStatus(sig)

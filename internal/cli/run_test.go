@@ -372,3 +372,43 @@ func TestRoundDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestRunDeadlineDuringAttempt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stderr bytes.Buffer
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, time.Hour, "block", "0")
+	r.deadline = 100 * time.Millisecond
+	err := r.run(t.Context(), backoff.Policy{Retries: 3})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (SIGTERM at the deadline)", code)
+	}
+	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: the --deadline 100ms passed"); stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+func FuzzParseExitList(f *testing.F) {
+	for _, s := range []string{"", "1", "3,75", " 3 , 75 ", "0", "256", "1,,2", "-1", "+7", "1e2", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := parseExitList(s)
+		if err != nil {
+			if code, _ := exitCode(err); code != ExitUsage {
+				t.Errorf("parseExitList(%q) error has status %d, want %d", s, code, ExitUsage)
+			}
+			return
+		}
+		if s == "" && set != nil {
+			t.Errorf("parseExitList(\"\") = %v, want nil (any non-zero status)", set)
+		}
+		for n := range set {
+			if n < 1 || n > 255 {
+				t.Errorf("parseExitList(%q) accepted %d, want only 1 to 255", s, n)
+			}
+		}
+		if s != "" && len(set) == 0 {
+			t.Errorf("parseExitList(%q) = empty set without error", s)
+		}
+	})
+}

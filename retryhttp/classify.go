@@ -68,6 +68,12 @@ func classify(err error) errorKind {
 		errors.As(err, &invalidErr) || errors.As(err, &recordErr) || errors.As(err, &alertErr) {
 		return permanent
 	}
+	// A name that does not exist will not exist a second later either;
+	// other DNS failures (timeouts, a failing server) may pass.
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		return permanent
+	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		if op.Op == "dial" || op.Op == "proxyconnect" {

@@ -377,29 +377,30 @@ func TestNotRetried(t *testing.T) {
 			t.Errorf("canceled request was retried")
 		}
 	})
-	t.Run("unrecognised error", func(t *testing.T) {
+	permanentErrors := []struct {
+		name string
+		base http.RoundTripper
+		url  string
+	}{
 		// Such as a redirect policy's or a wrapping RoundTripper's own.
-		rt := &recordingRT{base: failingRT{errors.New("stopped after 10 redirects")}}
-		tr := &retryhttp.Transport{Base: rt, Policy: noWait}
-		req, _ := http.NewRequest("GET", "http://example.test/", nil)
-		if err := roundTripErr(t, tr, req); !errors.Is(err, retry.ErrPermanent) {
-			t.Errorf("error %v, want retry.ErrPermanent", err)
-		}
-		if len(rt.reqs) != 1 {
-			t.Errorf("base called %d times, want 1", len(rt.reqs))
-		}
-	})
-	t.Run("malformed URL", func(t *testing.T) {
-		rt := &recordingRT{base: &http.Transport{}}
-		tr := &retryhttp.Transport{Base: rt, Policy: noWait}
-		req, _ := http.NewRequest("GET", "gopher://example.test/", nil)
-		if _, err := tr.RoundTrip(req); !errors.Is(err, retry.ErrPermanent) {
-			t.Errorf("error %v, want retry.ErrPermanent", err)
-		}
-		if len(rt.reqs) != 1 {
-			t.Errorf("base called %d times, want 1", len(rt.reqs))
-		}
-	})
+		{"unrecognised error", failingRT{errors.New("stopped after 10 redirects")}, "http://example.test/"},
+		{"unknown host", failingRT{&net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}}}, "http://nx.example/"},
+		{"malformed URL", &http.Transport{}, "gopher://example.test/"},
+	}
+	for _, tt := range permanentErrors {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &recordingRT{base: tt.base}
+			tr := &retryhttp.Transport{Base: rt, Policy: noWait}
+			req, _ := http.NewRequest("GET", tt.url, nil)
+			if err := roundTripErr(t, tr, req); !errors.Is(err, retry.ErrPermanent) {
+				t.Errorf("error %v, want retry.ErrPermanent", err)
+			}
+			if len(rt.reqs) != 1 {
+				t.Errorf("base called %d times, want 1", len(rt.reqs))
+			}
+		})
+	}
 }
 
 func TestBodyReplay(t *testing.T) {

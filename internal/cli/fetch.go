@@ -132,14 +132,11 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	if cmd.Flags().Changed("data") && cmd.Flags().Changed("data-raw") {
 		return nil, nil, Usagef("--data and --data-raw are exclusive; give one request body")
 	}
-	body, err := f.body(cmd, env)
-	if err != nil {
-		return nil, nil, err
-	}
+	hasData := cmd.Flags().Changed("data") || cmd.Flags().Changed("data-raw")
 	method := f.method
 	if method == "" {
 		method = http.MethodGet
-		if body.rc != nil {
+		if hasData {
 			method = http.MethodPost
 		}
 	} else if !isToken(method) {
@@ -149,14 +146,10 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	if err != nil {
 		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", args[0])
 	}
-	if body.rc != nil {
-		req.Body, req.GetBody, req.ContentLength = body.rc, body.getBody, body.size
-	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		value = strings.TrimSpace(value)
 		if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
-			body.close()
 			return nil, nil, Usagef("--header must be 'Name: value' with a valid header name, got %q", h)
 		}
 		if http.CanonicalHeaderKey(name) == "Host" {
@@ -171,10 +164,17 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 		tr.NoIdempotencyKey = true
 	default:
 		if req.Header.Get("Idempotency-Key") != "" {
-			body.close()
 			return nil, nil, Usagef("--idempotency-key %q conflicts with the Idempotency-Key header; give the key once", f.key)
 		}
 		req.Header.Set("Idempotency-Key", f.key)
+	}
+	// The body is opened last, so that no usage error leaves a file open.
+	body, err := f.body(cmd, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if body.rc != nil {
+		req.Body, req.GetBody, req.ContentLength = body.rc, body.getBody, body.size
 	}
 	return req, tr, nil
 }
@@ -184,12 +184,6 @@ type requestBody struct {
 	rc      io.ReadCloser
 	getBody func() (io.ReadCloser, error)
 	size    int64
-}
-
-func (b requestBody) close() {
-	if b.rc != nil {
-		b.rc.Close()
-	}
 }
 
 // body opens the body given with --data or --data-raw. A file is opened

@@ -21,6 +21,7 @@ type answer struct {
 	header map[string]string
 	body   string
 	reset  bool // drop the connection before answering
+	hang   bool // never answer (slow headers) until the client leaves
 }
 
 // received is a request as the fetch test server saw it.
@@ -50,6 +51,10 @@ func newFetchServer(t *testing.T, scripts map[string][]answer) *fetchServer {
 			a = script[min(len(s.seen[r.URL.Path]), len(script))-1]
 		}
 		s.mu.Unlock()
+		if a.hang {
+			<-r.Context().Done()
+			return
+		}
 		if a.reset {
 			conn, _, _ := w.(http.Hijacker).Hijack()
 			conn.(*net.TCPConn).SetLinger(0)
@@ -87,6 +92,7 @@ func TestFetch(t *testing.T) {
 		"/moved":     {{status: 302, header: map[string]string{"Location": "/ok"}}},
 		"/long":      {{status: 503, header: map[string]string{"Retry-After": "120"}, body: "come back later"}},
 		"/later":     {{status: 429, header: map[string]string{"Retry-After": "30"}, body: "later"}},
+		"/hang":      {{hang: true}},
 	})
 	tests := []struct {
 		name       string
@@ -117,6 +123,9 @@ func TestFetch(t *testing.T) {
 		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 1, "later",
 			"again fetch: attempt 1 of 4: 429 Too Many Requests; giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
+		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
+			"again fetch: attempt 1 of 2: retryhttp: attempt timed out after 10ms; retrying in 0 ms\n" +
+				"again fetch: retry: retries exhausted after 2 attempts in …: retryhttp: attempt timed out after 10ms\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",
 			"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"--retry-on 404", []string{"--retry-on", "404", "--retries", "1", "/missing"}, 1, "no such thing",

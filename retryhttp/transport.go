@@ -403,6 +403,9 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	se := &statusError{resp: resp, lim: lim}
 	se.hint, _, se.hinted = serverHint(resp.Header, time.Now())
 	switch {
+	case c.max == 1:
+		// No retry is planned: the loop reports exhaustion, which is the
+		// true reason.
 	case !c.replayable:
 		se.refused = errNotIdempotent(c.req.Method)
 	case !c.body.replayable():
@@ -436,6 +439,8 @@ func (c *call) failure(ctx context.Context, err error) error {
 	switch {
 	case kind == permanent:
 		return retry.Permanent(err)
+	case c.max == 1:
+		return err // no retry is planned anyway
 	case kind == mayBeSent && !c.replayable:
 		return retry.Permanent(&attemptError{err: err, also: errNotIdempotent(c.req.Method)})
 	case !c.body.replayable():

@@ -262,6 +262,16 @@ func TestNoRetryWithoutKey(t *testing.T) {
 			t.Errorf("OnGiveUp events %+v, want one with Reason ErrNotReplayable", gaveUp)
 		}
 	})
+	t.Run("no retries planned", func(t *testing.T) {
+		srv, base := newServer(t, map[string][]step{"/": {status(503), status(200)}})
+		var reasons []error
+		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Jitter: backoff.None}, NoIdempotencyKey: true,
+			OnGiveUp: func(e retryhttp.Event) { reasons = append(reasons, e.Reason) }}
+		roundTrip(t, tr, "POST", srv.url("/"), io.MultiReader(strings.NewReader("x")))
+		if len(reasons) != 1 || reasons[0] != retry.ErrExhausted {
+			t.Errorf("OnGiveUp reasons %v, want [ErrExhausted]: with Retries 0 the request is not refused", reasons)
+		}
+	})
 	t.Run("reset", func(t *testing.T) {
 		srv, base := newServer(t, map[string][]step{"/": {{reset: true}, status(200)}})
 		tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}

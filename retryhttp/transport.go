@@ -231,7 +231,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// tokens), so it makes every attempt.
 	ctx := req.Context()
 	if t.Budget == nil && ctx.Err() == nil && p.Validate() == nil {
-		c.start = time.Now()
 		resp, err := c.attempt(ctx)
 		if err == nil {
 			c.body.close()
@@ -256,13 +255,11 @@ func retryLoop(c call, p backoff.Policy) (*http.Response, error) {
 	if !errors.As(err, &re) {
 		return nil, err // invalid policy: no attempt ran
 	}
-	if h.n > 0 {
-		// Count the attempt made before the loop in Elapsed, and in
-		// Attempts if the context ended before the loop looked at it.
-		re.Elapsed = time.Since(h.start)
-		if re.Attempts == 0 {
-			re.Attempts, re.Last = 1, h.first
-		}
+	if h.first != nil && re.Attempts == 0 {
+		// The context ended before the loop replayed the attempt made
+		// before it: count that attempt. (Elapsed, timed from the end of
+		// the first attempt, is right as it is.)
+		re.Attempts, re.Last = 1, h.first
 	}
 	var se *statusError
 	if errors.As(re.Last, &se) {
@@ -301,9 +298,8 @@ type call struct {
 	n          int  // attempts started
 	pending    *statusError
 	opts       [3]retry.Option
-	start      time.Time // when the first attempt began, if made before the loop
-	first      error     // that attempt's failure
-	replayed   bool      // the loop has seen first
+	first      error // the failure of the first attempt, made before the loop
+	replayed   bool  // the loop has seen first
 }
 
 // options returns the retry options, kept in the call (already on the heap)

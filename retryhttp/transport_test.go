@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -878,16 +879,22 @@ func TestSuccessAllocatesNothing(t *testing.T) {
 }
 
 func TestErrorCountsEveryAttempt(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := newScript(map[string][]step{"/": {{delay: time.Second, reset: true}}})
-		tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}}
-		req, _ := http.NewRequest("GET", "http://example.test/", nil)
-		var re *retry.Error
-		if err := roundTripErr(t, tr, req); !errors.As(err, &re) {
-			t.Fatalf("error %v, want a *retry.Error", err)
-		}
-		if re.Attempts != 3 || re.Elapsed != 3*time.Second || !errors.Is(re, syscall.ECONNRESET) {
-			t.Errorf("*retry.Error{Attempts: %d, Elapsed: %v, Last: %v}, want 3 attempts in 3s wrapping ECONNRESET", re.Attempts, re.Elapsed, re.Last)
-		}
-	})
+	for _, budget := range []*retry.Budget{nil, {MaxTokens: 100}} {
+		t.Run(fmt.Sprintf("budget %v", budget != nil), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newScript(map[string][]step{"/": {{delay: time.Second, reset: true}}})
+				tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, Budget: budget}
+				req, _ := http.NewRequest("GET", "http://example.test/", nil)
+				var re *retry.Error
+				if err := roundTripErr(t, tr, req); !errors.As(err, &re) {
+					t.Fatalf("error %v, want a *retry.Error", err)
+				}
+				// Elapsed is timed from the end of the first attempt, as the
+				// retry package defines it, wherever that attempt ran.
+				if re.Attempts != 3 || re.Elapsed != 2*time.Second || !errors.Is(re, syscall.ECONNRESET) {
+					t.Errorf("*retry.Error{Attempts: %d, Elapsed: %v, Last: %v}, want 3 attempts, 2s after the first, wrapping ECONNRESET", re.Attempts, re.Elapsed, re.Last)
+				}
+			})
+		})
+	}
 }

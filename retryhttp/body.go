@@ -44,14 +44,18 @@ func newBody(req *http.Request, limit int64, retries bool) (body, error) {
 	case limit < 0 || req.ContentLength > limit:
 		return body{first: rb, tooLarge: true}, nil
 	}
-	// Read one byte more than the limit to learn whether the body fits.
-	size := limit + 1
+	// Read one byte more than the limit to learn whether the body fits
+	// (saturating: a limit of MaxInt64 means "any size").
+	probe := limit + 1
+	if probe < 0 {
+		probe = limit
+	}
+	size := probe
 	if req.ContentLength > 0 {
 		size = req.ContentLength + 1
 	}
-	buf := make([]byte, 0, min(size, 64<<10))
-	w := bytes.NewBuffer(buf)
-	_, err := w.ReadFrom(io.LimitReader(rb, limit+1))
+	w := bytes.NewBuffer(make([]byte, 0, min(size, 64<<10)))
+	_, err := w.ReadFrom(io.LimitReader(rb, probe))
 	if err != nil {
 		rb.Close()
 		return body{handed: true}, fmt.Errorf("retryhttp: reading request body: %w", err)

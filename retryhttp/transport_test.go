@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -427,6 +428,7 @@ func TestBodyReplay(t *testing.T) {
 		{"small body without GetBody is buffered", func() io.Reader { return io.MultiReader(strings.NewReader(big)) }, 0, 2, 200, nil},
 		{"body at the limit is buffered", func() io.Reader { return io.MultiReader(strings.NewReader(big)) }, 100, 2, 200, nil},
 		{"body over the limit is sent once", func() io.Reader { return io.MultiReader(strings.NewReader(big)) }, 99, 1, 503, retryhttp.ErrNotReplayable},
+		{"largest limit buffers any body", func() io.Reader { return io.MultiReader(strings.NewReader(big)) }, math.MaxInt64, 2, 200, nil},
 		{"negative limit never buffers", func() io.Reader { return io.MultiReader(strings.NewReader(big)) }, -1, 1, 503, retryhttp.ErrNotReplayable},
 	}
 	for _, tt := range tests {

@@ -51,7 +51,7 @@ func newBody(req *http.Request, limit int64, retries bool) (body, error) {
 		probe = limit
 	}
 	size := probe
-	if req.ContentLength > 0 {
+	if req.ContentLength > 0 && req.ContentLength < probe {
 		size = req.ContentLength + 1
 	}
 	w := bytes.NewBuffer(make([]byte, 0, min(size, 64<<10)))

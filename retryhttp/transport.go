@@ -285,6 +285,20 @@ func (c *call) resume(ctx context.Context) (*http.Response, error) {
 	return c.attempt(ctx)
 }
 
+// CloseIdleConnections closes the idle connections of Base (or of
+// http.DefaultTransport when Base is nil) if it has such a method, so that
+// http.Client.CloseIdleConnections reaches the pool under the Transport. The
+// Transport never calls it on its own: the pool is shared.
+func (t *Transport) CloseIdleConnections() {
+	base := t.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if c, ok := base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // call is the state of one RoundTrip.
 type call struct {
 	t          *Transport

@@ -900,3 +900,28 @@ func TestErrorCountsEveryAttempt(t *testing.T) {
 		})
 	}
 }
+
+// idleCounter is a RoundTripper that counts CloseIdleConnections calls.
+type idleCounter struct {
+	memRT
+	closes int
+}
+
+func (c *idleCounter) CloseIdleConnections() { c.closes++ }
+
+func TestCloseIdleConnections(t *testing.T) {
+	base := &idleCounter{memRT: memRT{newScript(map[string][]step{"/": {status(503), status(503), status(200)}})}}
+	client := &http.Client{Transport: &retryhttp.Transport{Base: base, Policy: noWait}}
+	resp, err := client.Get("http://example.test/")
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	readBody(t, resp)
+	if base.closes != 0 {
+		t.Errorf("retrying closed the shared pool's idle connections %d times, want 0", base.closes)
+	}
+	client.CloseIdleConnections()
+	if base.closes != 1 {
+		t.Errorf("Client.CloseIdleConnections reached the base %d times, want 1", base.closes)
+	}
+}

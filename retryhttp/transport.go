@@ -70,8 +70,9 @@ import (
 // (AttemptTimeout uses a timer, whose function runs on the runtime's).
 type Transport struct {
 	// Base sends each attempt. Nil means http.DefaultTransport. Its
-	// connection pool is used as is: the Transport never calls
-	// CloseIdleConnections on it.
+	// connection pool is used as is: the Transport never closes its
+	// connections on its own (only a caller's CloseIdleConnections is
+	// passed on).
 	Base http.RoundTripper
 
 	// Policy is the retry schedule. The zero Policy means backoff.Default();

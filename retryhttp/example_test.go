@@ -3,8 +3,10 @@ package retryhttp_test
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,4 +126,46 @@ func ExampleParseRateLimit() {
 	d, ok := retryhttp.ParseRateLimit(`"default";r=0;t=30`)
 	fmt.Println(d, ok)
 	// Output: 30s true
+}
+
+// roundTripFunc adapts a function to http.RoundTripper, to stand in for a
+// server in examples.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The log names the request without its userinfo or query values, and
+// never shows headers or bodies.
+func ExampleTransport_logger() {
+	statuses := []int{http.StatusBadGateway, http.StatusOK}
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		code := statuses[0]
+		statuses = statuses[1:]
+		return &http.Response{StatusCode: code, Status: http.StatusText(code), Body: http.NoBody, Request: r}, nil
+	})
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // keep the output reproducible
+			}
+			return a
+		},
+	}))
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Base:   base,
+		Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, // no wait, for the example
+		Logger: logger,
+	}}
+	req, _ := http.NewRequest("GET", "https://user:password@api.example.com/items?token=secret&page=2", nil)
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode)
+	// Output:
+	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s retry_after=false
+	// 200
 }

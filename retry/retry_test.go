@@ -374,6 +374,11 @@ func TestErrorMessage(t *testing.T) {
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q", err, want)
 		}
+		err = &retry.Error{Reason: retry.ErrExhausted, Attempts: 3, Elapsed: 2526127972, Last: errFlaky}
+		want = "retry: retries exhausted after 3 attempts in 2.526s: flaky"
+		if err.Error() != want {
+			t.Errorf("Error() = %q, want %q (the message rounds Elapsed)", err, want)
+		}
 		_, err = retry.Do(t.Context(), backoff.Policy{}, newScript(errFlaky).op)
 		want = "retry: retries exhausted after 1 attempt: flaky"
 		if err.Error() != want {

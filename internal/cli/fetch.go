@@ -232,18 +232,18 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, env *Env)
 	attempts := 1
 	tr.OnRetry = func(e retryhttp.Event) {
 		attempts = e.Attempt + 1
-		wait := "retrying in " + backoff.Human(e.Delay)
+		wait := "retrying in " + roundDelay(e.Delay).String()
 		if e.RetryAfter {
 			wait += " as " + hintHeader(e.Response) + " asks"
 		}
-		fmt.Fprintf(env.Stderr, "again fetch: attempt %d of %d: %s; %s\n", e.Attempt, e.MaxAttempts, outcome(e), wait)
+		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), wait)
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		if e.Response == nil || e.Reason == retry.ErrExhausted {
 			return // the final error or status line says it all
 		}
-		fmt.Fprintf(env.Stderr, "again fetch: attempt %d of %d: %s; %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
+		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
 	}
 	client := &http.Client{Transport: tr}
 	if !f.location {

@@ -103,33 +103,33 @@ func TestFetch(t *testing.T) {
 	}{
 		{"success", []string{"/ok"}, 0, "hello\n", ""},
 		{"503 and a reset, then success", []string{"/flaky"}, 0, "done\n",
-			"again fetch: attempt 1 of 4: …; retrying in 0 ms\n" +
-				"again fetch: attempt 2 of 4: 503 Service Unavailable; retrying in 0 ms\n"},
+			"again: attempt 1/4 failed (…); retrying in 0s\n" +
+				"again: attempt 2/4 failed (503 Service Unavailable); retrying in 0s\n"},
 		{"Retry-After sets the wait", []string{"/ra0"}, 0, "done\n",
-			"again fetch: attempt 1 of 4: 429 Too Many Requests; retrying in 0 ms as Retry-After: 0 asks\n"},
+			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as Retry-After: 0 asks\n"},
 		{"RateLimit sets the wait", []string{"/ratelimit"}, 0, "done\n",
-			"again fetch: attempt 1 of 4: 429 Too Many Requests; retrying in 0 ms as RateLimit: \"default\";r=0;t=0 asks\n"},
+			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as RateLimit: \"default\";r=0;t=0 asks\n"},
 		{"retries exhausted", []string{"--retries", "2", "/down"}, 1, "still busy",
-			"again fetch: attempt 1 of 3: 503 Service Unavailable; retrying in 0 ms\n" +
-				"again fetch: attempt 2 of 3: 503 Service Unavailable; retrying in 0 ms\n" +
+			"again: attempt 1/3 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again: attempt 2/3 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again fetch: server answered 503 Service Unavailable after 3 attempts\n"},
 		{"404 is final", []string{"/missing"}, 1, "no such thing",
 			"again fetch: server answered 404 Not Found after 1 attempt\n"},
 		{"redirect not followed", []string{"/moved"}, 0, "", ""},
 		{"redirect followed with -L", []string{"-L", "/moved"}, 0, "hello\n", ""},
 		{"Retry-After above --max-retry-after", []string{"/long"}, 1, "come back later",
-			"again fetch: attempt 1 of 4: 503 Service Unavailable; giving up: Retry-After: 120 asks for 2 min, more than --max-retry-after 1m\n" +
+			"again: attempt 1/4 failed (503 Service Unavailable); giving up: Retry-After: 120 asks for 2 min, more than --max-retry-after 1m\n" +
 				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 1, "later",
-			"again fetch: attempt 1 of 4: 429 Too Many Requests; giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
+			"again: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
 		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
-			"again fetch: attempt 1 of 2: retryhttp: attempt timed out after 10ms; retrying in 0 ms\n" +
+			"again: attempt 1/2 failed (retryhttp: attempt timed out after 10ms); retrying in 0s\n" +
 				"again fetch: retry: retries exhausted after 2 attempts in …: retryhttp: attempt timed out after 10ms\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",
 			"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"--retry-on 404", []string{"--retry-on", "404", "--retries", "1", "/missing"}, 1, "no such thing",
-			"again fetch: attempt 1 of 2: 404 Not Found; retrying in 0 ms\n" +
+			"again: attempt 1/2 failed (404 Not Found); retrying in 0s\n" +
 				"again fetch: server answered 404 Not Found after 2 attempts\n"},
 	}
 	for _, tt := range tests {
@@ -239,7 +239,7 @@ func TestFetchNoKeyNoRetry(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503, body: "busy"}, {body: "ok"}}})
 	r := run(t, append(withArgs(fast, "-d", "x", "--idempotency-key", "off"), srv.URL+"/")...)
-	want := "again fetch: attempt 1 of 4: 503 Service Unavailable; not retried: POST without Idempotency-Key may have reached the server\n" +
+	want := "again: attempt 1/4 failed (503 Service Unavailable); not retried: POST without Idempotency-Key may have reached the server\n" +
 		"again fetch: server answered 503 Service Unavailable after 1 attempt\n"
 	if r.code != 1 || r.stdout != "busy" || r.stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, %q, stderr:\n%s", r.code, r.stdout, r.stderr, "busy", want)
@@ -262,7 +262,7 @@ func TestFetchNetworkFailure(t *testing.T) {
 	if r.code != 1 || r.stdout != "" || len(lines) != 2 {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, nothing on stdout, a retry line and an error line", r.code, r.stdout, r.stderr)
 	}
-	if !strings.HasPrefix(lines[0], "again fetch: attempt 1 of 2: dial tcp "+addr) || !strings.HasSuffix(lines[0], "; retrying in 0 ms") {
+	if !strings.HasPrefix(lines[0], "again: attempt 1/2 failed (dial tcp "+addr) || !strings.HasSuffix(lines[0], "); retrying in 0s") {
 		t.Errorf("retry line %q, want the dial error and the wait", lines[0])
 	}
 	if !strings.HasPrefix(lines[1], "again fetch: retry: retries exhausted after 2 attempts") {

@@ -68,11 +68,18 @@ func classify(err error) errorKind {
 		errors.As(err, &invalidErr) || errors.As(err, &recordErr) || errors.As(err, &alertErr) {
 		return permanent
 	}
-	// A name that does not exist will not exist a second later either;
-	// other DNS failures (timeouts, a failing server) may pass.
+	// A failed lookup sent nothing. A name that does not exist will not
+	// exist a second later either; other DNS failures (timeouts, a failing
+	// server) may pass, and are retried even when IsTimeout and IsTemporary
+	// are false, which the net package says it does not always set. The
+	// error is recognised whether or not a dial error wraps it: a custom
+	// DialContext may return its resolver's error as it is.
 	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-		return permanent
+	if errors.As(err, &dnsErr) {
+		if dnsErr.IsNotFound && !dnsErr.Temporary() {
+			return permanent
+		}
+		return notSent
 	}
 	var op *net.OpError
 	if errors.As(err, &op) {

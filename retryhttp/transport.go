@@ -29,16 +29,17 @@ import (
 // What is retried:
 //   - Network failures (connection refused or reset, EOF before a response,
 //     a timeout of one attempt, including net/http's TLS handshake and
-//     response header timeouts). Not the caller's own context ending, TLS
-//     certificate errors and TLS alerts, redirect-policy errors, malformed
-//     URLs, nor any error the transport does not recognise as a network
-//     failure: retrying those only repeats them.
+//     response header timeouts, a failed DNS lookup). Not the caller's own
+//     context ending, a host name that does not exist (DNS "no such host"),
+//     TLS certificate errors and TLS alerts, redirect-policy errors,
+//     malformed URLs, nor any error the transport does not recognise as a
+//     network failure: retrying those only repeats them.
 //   - Responses whose status is in RetryStatuses.
 //   - Only requests that can be repeated safely: GET, HEAD, OPTIONS, TRACE,
 //     PUT and DELETE, and any request with an Idempotency-Key (or
 //     X-Idempotency-Key) header. A request whose connection could not be
-//     established at all (a dial error) is retried whatever its method,
-//     because the server saw nothing.
+//     established at all (a dial error, a failed DNS lookup) is retried
+//     whatever its method, because the server saw nothing.
 //
 // The caller's request is never modified: an attempt that needs another
 // body, header or context sends a shallow copy (the first attempt of a

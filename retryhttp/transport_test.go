@@ -925,3 +925,59 @@ func TestCloseIdleConnections(t *testing.T) {
 		t.Errorf("Client.CloseIdleConnections reached the base %d times, want 1", base.closes)
 	}
 }
+
+// failFirstRT fails its first call with err, then plays its script.
+type failFirstRT struct {
+	memRT
+	err   error
+	calls atomic.Int32
+}
+
+func (f *failFirstRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.calls.Add(1) == 1 {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, f.err
+	}
+	return f.memRT.RoundTrip(r)
+}
+
+func TestDNSFailures(t *testing.T) {
+	// A failed lookup sends nothing, so even a POST without a key may be
+	// retried; but a name that does not exist will not exist a moment later.
+	dial := func(e *net.DNSError) error { return &net.OpError{Op: "dial", Net: "tcp", Err: e} }
+	tests := []struct {
+		name      string
+		err       error
+		wantCalls int32
+	}{
+		{"temporary", dial(&net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}), 2},
+		{"timeout", dial(&net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}), 2},
+		{"other lookup failure", dial(&net.DNSError{Err: "no answer from DNS server", Name: "api.example"}), 2},
+		{"temporary, not wrapped in a dial error", &net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}, 2},
+		{"timeout, not wrapped in a dial error", &net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}, 2},
+		{"no such host", dial(&net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}), 1},
+		{"no such host, not wrapped", &net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &failFirstRT{memRT: memRT{newScript(nil)}, err: tt.err}
+			tr := &retryhttp.Transport{Base: rt, Policy: noWait, NoIdempotencyKey: true}
+			req, _ := http.NewRequest("POST", "http://api.example/", strings.NewReader("x"))
+			resp, err := tr.RoundTrip(req)
+			if tt.wantCalls == 1 {
+				if err == nil || !errors.Is(err, retry.ErrPermanent) {
+					t.Errorf("RoundTrip error %v, want retry.ErrPermanent", err)
+				}
+			} else if err != nil {
+				t.Errorf("RoundTrip: %v, want the retry to succeed", err)
+			} else {
+				readBody(t, resp)
+			}
+			if got := rt.calls.Load(); got != tt.wantCalls {
+				t.Errorf("base called %d times, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}

@@ -30,6 +30,7 @@ type step struct {
 	header http.Header // response headers, e.g. Retry-After
 	body   string
 	reset  bool          // drop the connection with a TCP reset before answering
+	close  bool          // close the connection (FIN) before answering: EOF
 	hang   bool          // never send headers (slow headers) until the client leaves
 	stall  bool          // send headers and the body, then stall before its end
 	delay  time.Duration // in-memory only: time before the headers arrive
@@ -122,6 +123,13 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 			panic(err)
 		}
 		conn.(*net.TCPConn).SetLinger(0) // close with RST, not FIN
+		conn.Close()
+		return
+	case st.close:
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
 		conn.Close()
 		return
 	case st.hang:

@@ -55,6 +55,8 @@ func TestStatusScripts(t *testing.T) {
 		{"POST retried with its automatic key", "POST", []step{status(503), status(200)}, nil, 2, 200},
 		{"PATCH retried with its automatic key", "PATCH", []step{status(503), status(200)}, nil, 2, 200},
 		{"connection reset then 200", "GET", []step{{reset: true}, status(200)}, nil, 2, 200},
+		{"EOF before a response then 200", "GET", []step{{close: true}, status(200)}, nil, 2, 200},
+		{"EOF before a response, POST with its automatic key", "POST", []step{{close: true}, status(200)}, nil, 2, 200},
 		{"Retry-After garbage falls back to the schedule", "GET", []step{retryAfter(503, "soon"), status(200)}, nil, 2, 200},
 		{"Retry-After 0 retries at once", "GET", []step{retryAfter(429, "0"), status(200)}, nil, 2, 200},
 	}
@@ -274,18 +276,20 @@ func TestNoRetryWithoutKey(t *testing.T) {
 			t.Errorf("OnGiveUp reasons %v, want [ErrExhausted]: with Retries 0 the request is not refused", reasons)
 		}
 	})
-	t.Run("reset", func(t *testing.T) {
-		srv, base := newServer(t, map[string][]step{"/": {{reset: true}, status(200)}})
-		tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}
-		req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
-		err := roundTripErr(t, tr, req)
-		if !errors.Is(err, retryhttp.ErrNotReplayable) {
-			t.Errorf("error %v does not match ErrNotReplayable", err)
-		}
-		if got := len(srv.requests("/")); got != 1 {
-			t.Errorf("server saw %d attempts, want 1", got)
-		}
-	})
+	for name, fault := range map[string]step{"reset": {reset: true}, "EOF": {close: true}} {
+		t.Run(name, func(t *testing.T) {
+			srv, base := newServer(t, map[string][]step{"/": {fault, status(200)}})
+			tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}
+			req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
+			err := roundTripErr(t, tr, req)
+			if !errors.Is(err, retryhttp.ErrNotReplayable) {
+				t.Errorf("error %v does not match ErrNotReplayable", err)
+			}
+			if got := len(srv.requests("/")); got != 1 {
+				t.Errorf("server saw %d attempts, want 1", got)
+			}
+		})
+	}
 	t.Run("dial failure is retried", func(t *testing.T) {
 		srv, _ := newServer(t, map[string][]step{"/": {status(200)}})
 		var dials atomic.Int32
@@ -459,6 +463,48 @@ func TestBodyReplay(t *testing.T) {
 				t.Errorf("OnGiveUp reason %v, want %v", reason, tt.wantGiveUp)
 			}
 		})
+	}
+}
+
+func TestBodyTooLargeNetworkFailure(t *testing.T) {
+	// A body without GetBody over the limit is streamed once: after a reset
+	// it is gone, so the error says the request cannot be replayed.
+	srv, base := newServer(t, map[string][]step{"/": {{reset: true}, status(200)}})
+	var reason error
+	tr := &retryhttp.Transport{Base: base, Policy: noWait, MaxBufferedBody: 4,
+		OnGiveUp: func(e retryhttp.Event) { reason = e.Reason }}
+	req, _ := http.NewRequest("PUT", srv.url("/"), io.MultiReader(strings.NewReader("too large")))
+	err := roundTripErr(t, tr, req)
+	if !errors.Is(err, retryhttp.ErrNotReplayable) || !errors.Is(err, retry.ErrPermanent) {
+		t.Errorf("error %v, want ErrNotReplayable and retry.ErrPermanent", err)
+	}
+	if !errors.Is(reason, retryhttp.ErrNotReplayable) {
+		t.Errorf("OnGiveUp reason %v, want ErrNotReplayable", reason)
+	}
+	if got := len(srv.requests("/")); got != 1 {
+		t.Errorf("server saw %d attempts, want 1", got)
+	}
+}
+
+func TestRedirectPolicyErrorNotRetried(t *testing.T) {
+	// The Client applies its redirect policy between round trips: its error
+	// must end the request, with each hop sent once.
+	srv, base := newServer(t, map[string][]step{
+		"/from": {{status: http.StatusFound, header: http.Header{"Location": {"/to"}}}},
+		"/to":   {status(200)},
+	})
+	errStop := errors.New("no redirects, please")
+	client := &http.Client{Transport: &retryhttp.Transport{Base: base, Policy: noWait},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return errStop }}
+	resp, err := client.Get(srv.url("/from"))
+	if err == nil {
+		resp.Body.Close()
+	}
+	if !errors.Is(err, errStop) {
+		t.Errorf("Get error %v, want the redirect policy's", err)
+	}
+	if from, to := len(srv.requests("/from")), len(srv.requests("/to")); from != 1 || to != 0 {
+		t.Errorf("server saw /from %d times and /to %d times, want 1 and 0", from, to)
 	}
 }
 

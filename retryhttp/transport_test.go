@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -1025,5 +1026,125 @@ func TestDNSFailures(t *testing.T) {
 				t.Errorf("base called %d times, want %d", got, tt.wantCalls)
 			}
 		})
+	}
+}
+
+// errReader fails every read.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+func TestUnreadableBody(t *testing.T) {
+	// A body without GetBody is buffered before the first attempt; if
+	// reading it fails, nothing is sent and the body is still closed.
+	errDisk := errors.New("disk on fire")
+	body := &closeCounter{Reader: errReader{errDisk}}
+	rt := &recordingRT{base: memRT{newScript(nil)}}
+	tr := &retryhttp.Transport{Base: rt, Policy: noWait}
+	req, _ := http.NewRequest("PUT", "http://example.test/", body)
+	err := roundTripErr(t, tr, req)
+	if !errors.Is(err, errDisk) {
+		t.Errorf("error %v, want it to wrap the body's read error", err)
+	}
+	if got := body.closed.Load(); got != 1 {
+		t.Errorf("request body closed %d times, want 1", got)
+	}
+	if len(rt.reqs) != 0 {
+		t.Errorf("base called %d times, want 0", len(rt.reqs))
+	}
+}
+
+// brokenRT breaks the RoundTripper contract in the way its fields say.
+type brokenRT struct {
+	resp *http.Response
+	err  error
+}
+
+func (b brokenRT) RoundTrip(*http.Request) (*http.Response, error) { return b.resp, b.err }
+
+func TestBrokenBase(t *testing.T) {
+	// Whatever the base does, RoundTrip returns a response or an error,
+	// never both, and closes a response it does not return.
+	body := &closeCounter{Reader: strings.NewReader("ignored")}
+	tests := []struct {
+		name string
+		base brokenRT
+	}{
+		{"response and error", brokenRT{&http.Response{StatusCode: 200, Body: body}, errors.New("both")}},
+		{"neither", brokenRT{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &retryhttp.Transport{Base: tt.base, Policy: noWait}
+			req, _ := http.NewRequest("GET", "http://example.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if resp != nil || err == nil {
+				t.Errorf("RoundTrip = %v, %v; want nil and an error", resp, err)
+			}
+		})
+	}
+	if got := body.closed.Load(); got != 1 {
+		t.Errorf("ignored response body closed %d times, want 1", got)
+	}
+}
+
+// closingRT answers with a retryable status whose body records Close.
+type closingRT struct {
+	status int
+	header http.Header
+	bodies []*closeCounter
+}
+
+func (c *closingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	b := &closeCounter{Reader: strings.NewReader("busy")}
+	c.bodies = append(c.bodies, b)
+	return &http.Response{StatusCode: c.status, Status: http.StatusText(c.status), Header: c.header.Clone(),
+		Body: b, ContentLength: -1, Request: r}, nil
+}
+
+func TestCanceledDuringWait(t *testing.T) {
+	// The caller giving up during a Retry-After wait gets its context's
+	// error; the response that asked for the wait was already closed.
+	synctest.Test(t, func(t *testing.T) {
+		rt := &closingRT{status: 503, header: http.Header{"Retry-After": {"10"}}}
+		var reasons []error
+		tr := &retryhttp.Transport{Base: rt, Policy: noWait,
+			OnGiveUp: func(e retryhttp.Event) { reasons = append(reasons, e.Reason) }}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(3*time.Second, cancel)
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://example.test/", nil)
+		start := time.Now()
+		err := roundTripErr(t, tr, req)
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, retry.ErrCanceled) {
+			t.Errorf("error %v, want context.Canceled and retry.ErrCanceled", err)
+		}
+		if got := time.Since(start); got != 3*time.Second {
+			t.Errorf("RoundTrip returned after %v, want 3s, when the context ended", got)
+		}
+		if len(rt.bodies) != 1 || rt.bodies[0].closed.Load() != 1 {
+			t.Errorf("%d attempts; want 1, its response body closed once", len(rt.bodies))
+		}
+		if len(reasons) != 1 || reasons[0] != retry.ErrCanceled {
+			t.Errorf("OnGiveUp reasons %v, want [retry.ErrCanceled]", reasons)
+		}
+	})
+}
+
+func TestKeyWithNilHeader(t *testing.T) {
+	// A request built by hand may have no Header map at all.
+	rt := &recordingRT{base: memRT{newScript(nil)}}
+	tr := &retryhttp.Transport{Base: rt, Policy: noWait}
+	req := &http.Request{Method: "POST", URL: &url.URL{Scheme: "http", Host: "example.test", Path: "/"}}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	resp.Body.Close()
+	if req.Header != nil {
+		t.Errorf("caller's nil Header became %v", req.Header)
+	}
+	if len(rt.reqs) != 1 || !uuidV4.MatchString(rt.reqs[0].Header.Get("Idempotency-Key")) {
+		t.Errorf("sent %d requests, want 1 with an automatic key", len(rt.reqs))
 	}
 }

@@ -1148,3 +1148,58 @@ func TestKeyWithNilHeader(t *testing.T) {
 		t.Errorf("sent %d requests, want 1 with an automatic key", len(rt.reqs))
 	}
 }
+
+// countingBody is a 1 MiB response body that counts the bytes read.
+type countingBody struct {
+	read   int64
+	closed bool
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n := min(int64(len(p)), 1<<20-b.read)
+	if n == 0 {
+		return 0, io.EOF
+	}
+	b.read += n
+	return int(n), nil
+}
+
+func (b *countingBody) Close() error { b.closed = true; return nil }
+
+func TestDrainIsBounded(t *testing.T) {
+	// Draining a retried response frees its connection, but reading a
+	// large body costs more than a new connection: at most 64 KiB is read.
+	tests := []struct {
+		name     string
+		length   int64
+		wantRead int64
+	}{
+		{"unknown length", -1, 64 << 10},
+		{"known to be longer than 64 KiB", 1 << 20, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var bodies []*countingBody
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				b := &countingBody{}
+				bodies = append(bodies, b)
+				return &http.Response{StatusCode: 503, Body: b, ContentLength: tt.length, Request: r}, nil
+			})
+			tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 1, Jitter: backoff.None}}
+			req, _ := http.NewRequest("GET", "http://example.test/", nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("RoundTrip: %v", err)
+			}
+			if len(bodies) != 2 || resp.Body != bodies[1] {
+				t.Fatalf("%d attempts, want 2 and the last response returned", len(bodies))
+			}
+			if b := bodies[0]; b.read > tt.wantRead || !b.closed {
+				t.Errorf("retried response: read %d bytes, closed %v; want at most %d and closed", b.read, b.closed, tt.wantRead)
+			}
+			if b := bodies[1]; b.read != 0 || b.closed {
+				t.Errorf("final response: read %d bytes, closed %v; want it untouched", b.read, b.closed)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -45,6 +46,13 @@ fetch adds (a random UUID, the same on every attempt) unless
 retried whatever its method. Only the final response's body is written.
 Each retry prints one line on stderr: the attempt, the status or error,
 and the wait. Redirects are not followed unless -L is given.
+
+The final response's body is written whatever its status, as curl
+--fail-with-body does. The -o file is opened before anything is sent, so
+one that cannot be created is a usage error, but emptied only when the
+final response arrives: a fetch that gets no response leaves an existing
+file as it was and removes one it created; a body cut short leaves what
+arrived, as in curl.
 
 Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
 Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
@@ -87,6 +95,13 @@ or a network failure after all retries, 2 for a usage error.`,
 		if err != nil {
 			return err
 		}
+		out, err := openOutput(f.output, env.Stdout)
+		if err != nil {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return err
+		}
 		ctx := cmd.Context()
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc
@@ -96,9 +111,68 @@ or a network failure after all retries, 2 for a usage error.`,
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		defer base.CloseIdleConnections()
 		tr.Base = base
-		return f.fetch(req.WithContext(ctx), tr, env)
+		return f.fetch(req.WithContext(ctx), tr, out, env)
 	}
 	return cmd
+}
+
+// output is where the final response goes: stdout, or the file of -o. The
+// file is opened before the request is sent, so that a path that cannot be
+// written is a usage error rather than a response lost after the server
+// acted on the request; it is truncated only when the final response
+// arrives, so a fetch that gets no response leaves an existing file as it
+// was and creates none.
+type output struct {
+	w       io.Writer
+	file    *os.File // nil for stdout
+	created bool     // the file did not exist before
+}
+
+func openOutput(path string, stdout io.Writer) (*output, error) {
+	if path == "-" {
+		return &output{w: stdout}, nil
+	}
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	created := err == nil
+	if errors.Is(err, fs.ErrExist) {
+		// O_CREATE as well: a dangling symbolic link is followed and its
+		// target created, as without O_EXCL.
+		file, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
+	}
+	if err != nil {
+		return nil, Usagef("--output: cannot create %q: %v", path, errors.Unwrap(err))
+	}
+	return &output{w: file, file: file, created: created}, nil
+}
+
+// start readies the output for the final response: an existing regular
+// file is emptied (a device or a pipe cannot be).
+func (o *output) start() error {
+	if o.file == nil {
+		return nil
+	}
+	if st, err := o.file.Stat(); err == nil && st.Mode().IsRegular() {
+		if err := o.file.Truncate(0); err != nil {
+			return fmt.Errorf("cannot write the response: %w", err)
+		}
+	}
+	return nil
+}
+
+// close closes the file, removing it if it was created for a response that
+// never came.
+func (o *output) close(responded bool) error {
+	if o.file == nil {
+		return nil
+	}
+	err := o.file.Close()
+	if !responded && o.created {
+		os.Remove(o.file.Name())
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write the response: %w", err)
+	}
+	return nil
 }
 
 // build validates the command line and returns the request and the
@@ -228,7 +302,7 @@ func stringBody(s string) requestBody {
 
 // fetch sends req through tr, reporting retries on stderr, and writes the
 // final response.
-func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, env *Env) error {
+func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *output, env *Env) (err error) {
 	attempts := 1
 	tr.OnRetry = func(e retryhttp.Event) {
 		attempts = e.Attempt + 1
@@ -250,6 +324,11 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, env *Env)
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	resp, err := client.Do(req)
+	defer func() {
+		if cerr := out.close(resp != nil); err == nil {
+			err = cerr
+		}
+	}()
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -258,7 +337,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, env *Env)
 		return err
 	}
 	defer resp.Body.Close()
-	if err := f.write(resp, env); err != nil {
+	if err := f.write(resp, out); err != nil {
 		return err
 	}
 	if resp.StatusCode >= 400 {
@@ -269,20 +348,11 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, env *Env)
 
 // write writes the final response to the output: the status line and
 // headers with --include, then the body.
-func (f *fetchFlags) write(resp *http.Response, env *Env) (err error) {
-	out := env.Stdout
-	if f.output != "-" {
-		file, err := os.Create(f.output)
-		if err != nil {
-			return fmt.Errorf("cannot write the response: %w", err)
-		}
-		defer func() {
-			if cerr := file.Close(); err == nil && cerr != nil {
-				err = fmt.Errorf("cannot write the response: %w", cerr)
-			}
-		}()
-		out = file
+func (f *fetchFlags) write(resp *http.Response, o *output) error {
+	if err := o.start(); err != nil {
+		return err
 	}
+	out := o.w
 	if f.include {
 		if _, err := fmt.Fprintf(out, "%s %s\r\n", resp.Proto, resp.Status); err != nil {
 			return err

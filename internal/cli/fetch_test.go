@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ type answer struct {
 	body   string
 	reset  bool // drop the connection before answering
 	hang   bool // never answer (slow headers) until the client leaves
+	cut    bool // promise a longer body than is sent, then close
 }
 
 // received is a request as the fetch test server saw it.
@@ -64,8 +66,16 @@ func newFetchServer(t *testing.T, scripts map[string][]answer) *fetchServer {
 		for k, v := range a.header {
 			w.Header().Set(k, v)
 		}
+		if a.cut {
+			w.Header().Set("Content-Length", strconv.Itoa(len(a.body)+100))
+		}
 		w.WriteHeader(max(a.status, 200))
 		io.WriteString(w, a.body)
+		if a.cut {
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}
 	}))
 	t.Cleanup(s.Close)
 	return s
@@ -251,13 +261,8 @@ func TestFetchNoKeyNoRetry(t *testing.T) {
 
 func TestFetchNetworkFailure(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	r := run(t, append(withArgs(fast, "--retries", "1"), "http://"+addr+"/x?token=secret")...)
+	addr := closedAddr(t)
+	r := run(t, append(withArgs(fast, "--retries", "1"), "http://user:secret@"+addr+"/x?token=secret")...)
 	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
 	if r.code != 1 || r.stdout != "" || len(lines) != 2 {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, nothing on stdout, a retry line and an error line", r.code, r.stdout, r.stderr)
@@ -269,7 +274,7 @@ func TestFetchNetworkFailure(t *testing.T) {
 		t.Errorf("error line %q, want it to say retries ran out after 2 attempts", lines[1])
 	}
 	if strings.Contains(r.stderr, "secret") {
-		t.Errorf("stderr reveals a query value:\n%s", r.stderr)
+		t.Errorf("stderr reveals a password or a query value:\n%s", r.stderr)
 	}
 }
 
@@ -310,4 +315,68 @@ func TestFetchHelp(t *testing.T) {
 			t.Errorf("again fetch --help lacks %q:\n%s", want, r.stdout)
 		}
 	}
+}
+
+func TestFetchOutputFile(t *testing.T) {
+	// -o behaves like curl's --fail-with-body: the final response's body is
+	// written whatever its status, the file is created or truncated only
+	// when that response arrives, and a transfer cut short leaves what
+	// arrived. An output path that cannot be created is a usage error found
+	// before anything is sent.
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{
+		"/ok":   {{status: 503, body: "busy"}, {body: "new"}},
+		"/down": {{status: 503, body: "still busy"}},
+		"/cut":  {{body: "partial", cut: true}},
+	})
+	refused := "http://" + closedAddr(t) + "/"
+	tests := []struct {
+		name     string
+		url      string
+		existing string // the file's content before, "" for no file
+		wantCode int
+		want     string // the file's content after, "" for no file
+	}{
+		{"success replaces the file", srv.URL + "/ok", "old", 0, "new"},
+		{"success creates the file", srv.URL + "/ok", "", 0, "new"},
+		{"a final 503 is written", srv.URL + "/down", "old", 1, "still busy"},
+		{"network failure keeps the file", refused, "old", 1, "old"},
+		{"network failure creates no file", refused, "", 1, ""},
+		{"a cut body leaves what arrived", srv.URL + "/cut", "old", 1, "partial"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			if tt.existing != "" {
+				if err := os.WriteFile(out, []byte(tt.existing), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := run(t, append(withArgs(fast, "--retries", "1", "-o", out), tt.url)...)
+			got, err := os.ReadFile(out)
+			if tt.want == "" && !os.IsNotExist(err) {
+				t.Errorf("output file exists (%q, %v), want none", got, err)
+			}
+			if r.code != tt.wantCode || r.stdout != "" || string(got) != tt.want {
+				t.Errorf("exit %d, stdout %q, file %q; want exit %d, no stdout, file %q; stderr:\n%s",
+					r.code, r.stdout, got, tt.wantCode, tt.want, r.stderr)
+			}
+		})
+	}
+	t.Run("unwritable path", func(t *testing.T) {
+		srv := newFetchServer(t, nil)
+		out := filepath.Join(t.TempDir(), "no-such-dir", "out")
+		r := run(t, "fetch", "-d", "order", "-o", out, srv.URL+"/")
+		wantUsageError(t, r, `again fetch: --output: cannot create "`+out+`": no such file or directory`)
+		if n := len(srv.requests("/")); n != 0 {
+			t.Errorf("server saw %d requests, want none", n)
+		}
+	})
+}
+
+// closedAddr returns a loopback address where nothing listens any more.
+func closedAddr(*testing.T) string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	return srv.Listener.Addr().String()
 }

@@ -186,7 +186,11 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	}
 	u, err := url.Parse(args[0])
 	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
-		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", args[0])
+		shown := args[0]
+		if err == nil && u.User != nil {
+			shown = u.Redacted() // never print a password
+		}
+		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", shown)
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
 	if tr.AttemptTimeout, err = durationFlag("timeout", f.timeout, true); err != nil {

@@ -288,6 +288,7 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "example.com"}, `again fetch: URL must be an absolute http or https URL, got "example.com"`},
 		{[]string{"fetch", "ftp://example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://example.com/"`},
 		{[]string{"fetch", "http://"}, `again fetch: URL must be an absolute http or https URL, got "http://"`},
+		{[]string{"fetch", "ftp://user:secret@example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://user:xxxxx@example.com/"`},
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL must be an absolute http or https URL, got "http://a b/"`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "5xx"`},
 		{[]string{"fetch", "--retry-on", "503,600", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "503,600"`},

@@ -245,6 +245,28 @@ func TestFetchStdin(t *testing.T) {
 	}
 }
 
+func TestFetchLargeDataFile(t *testing.T) {
+	// A file is reopened for each attempt rather than buffered, so one
+	// larger than the 1 MiB the transport would buffer is still retried.
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	data := filepath.Join(t.TempDir(), "big")
+	big := strings.Repeat("f", 1<<20+1)
+	if err := os.WriteFile(data, []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503}, {body: "ok"}}})
+	r := run(t, append(withArgs(fast, "-X", "PUT", "-d", "@"+data), srv.URL+"/")...)
+	reqs := srv.requests("/")
+	if r.code != 0 || len(reqs) != 2 {
+		t.Fatalf("exit %d after %d attempts, want 0 after 2; stderr:\n%s", r.code, len(reqs), r.stderr)
+	}
+	for i, req := range reqs {
+		if req.body != big {
+			t.Errorf("attempt %d: body of %d bytes, want all %d of the file", i+1, len(req.body), len(big))
+		}
+	}
+}
+
 func TestFetchNoKeyNoRetry(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503, body: "busy"}, {body: "ok"}}})

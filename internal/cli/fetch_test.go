@@ -130,6 +130,9 @@ func TestFetch(t *testing.T) {
 		{"Retry-After above --max-retry-after", []string{"/long"}, 1, "come back later",
 			"again: attempt 1/4 failed (503 Service Unavailable); giving up: Retry-After: 120 asks for 2 min, more than --max-retry-after 1m\n" +
 				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
+		{"Retry-After above a given --max-retry-after", []string{"--max-retry-after", "10s", "/later"}, 1, "later",
+			"again: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, more than --max-retry-after 10s\n" +
+				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
 		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 1, "later",
 			"again: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},

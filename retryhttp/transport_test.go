@@ -3,6 +3,8 @@ package retryhttp_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -990,32 +993,57 @@ func (f *failFirstRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.memRT.RoundTrip(r)
 }
 
-func TestDNSFailures(t *testing.T) {
-	// A failed lookup sends nothing, so even a POST without a key may be
-	// retried; but a name that does not exist will not exist a moment later.
-	dial := func(e *net.DNSError) error { return &net.OpError{Op: "dial", Net: "tcp", Err: e} }
+// headerTimeout is like net/http's "timeout awaiting response headers".
+type headerTimeout struct{}
+
+func (headerTimeout) Error() string { return "net/http: timeout awaiting response headers" }
+func (headerTimeout) Timeout() bool { return true }
+
+func TestBaseErrors(t *testing.T) {
+	// How each kind of error from the base is treated. A POST without key
+	// is retried only when nothing can have been sent: a dial error or a
+	// failed lookup, even when a custom DialContext returns the resolver's
+	// error unwrapped. A name that does not exist will not exist a moment
+	// later; certificate errors repeat too.
+	dial := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	read := func(err error) error { return &net.OpError{Op: "read", Net: "tcp", Err: err} }
 	tests := []struct {
 		name      string
+		method    string // GET, or POST without Idempotency-Key
 		err       error
 		wantCalls int32
 	}{
-		{"temporary", dial(&net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}), 2},
-		{"timeout", dial(&net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}), 2},
-		{"other lookup failure", dial(&net.DNSError{Err: "no answer from DNS server", Name: "api.example"}), 2},
-		{"temporary, not wrapped in a dial error", &net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}, 2},
-		{"timeout, not wrapped in a dial error", &net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}, 2},
-		{"no such host", dial(&net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}), 1},
-		{"no such host, not wrapped", &net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}, 1},
+		{"connection refused", "POST", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), 2},
+		{"bare ECONNREFUSED", "POST", os.NewSyscallError("connect", syscall.ECONNREFUSED), 2},
+		{"reset, GET", "GET", read(syscall.ECONNRESET), 2},
+		{"reset, POST", "POST", read(syscall.ECONNRESET), 1},
+		{"unexpected EOF, GET", "GET", io.ErrUnexpectedEOF, 2},
+		{"unexpected EOF, POST", "POST", io.ErrUnexpectedEOF, 1},
+		{"response header timeout, GET", "GET", headerTimeout{}, 2},
+		{"response header timeout, POST", "POST", headerTimeout{}, 1},
+		{"DNS temporary", "POST", dial(&net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}), 2},
+		{"DNS timeout", "POST", dial(&net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}), 2},
+		{"DNS other failure", "POST", dial(&net.DNSError{Err: "no answer from DNS server", Name: "api.example"}), 2},
+		{"DNS temporary, unwrapped", "POST", &net.DNSError{Err: "server misbehaving", Name: "api.example", IsTemporary: true}, 2},
+		{"DNS timeout, unwrapped", "POST", &net.DNSError{Err: "i/o timeout", Name: "api.example", IsTimeout: true}, 2},
+		{"DNS no such host", "GET", dial(&net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}), 1},
+		{"DNS no such host, unwrapped", "GET", &net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}, 1},
+		{"certificate verification", "GET", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, 1},
+		{"unknown authority", "GET", x509.UnknownAuthorityError{}, 1},
+		{"wrong host name", "GET", x509.HostnameError{Host: "api.example", Certificate: &x509.Certificate{}}, 1},
+		{"expired certificate", "GET", x509.CertificateInvalidError{Reason: x509.Expired, Cert: &x509.Certificate{}}, 1},
+		{"TLS alert", "GET", read(tls.AlertError(40)), 1},
+		{"unrecognised error", "GET", errors.New("some wrapping transport's own failure"), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := &failFirstRT{memRT: memRT{newScript(nil)}, err: tt.err}
 			tr := &retryhttp.Transport{Base: rt, Policy: noWait, NoIdempotencyKey: true}
-			req, _ := http.NewRequest("POST", "http://api.example/", strings.NewReader("x"))
+			req, _ := http.NewRequest(tt.method, "http://api.example/", strings.NewReader("x"))
 			resp, err := tr.RoundTrip(req)
 			if tt.wantCalls == 1 {
-				if err == nil || !errors.Is(err, retry.ErrPermanent) {
-					t.Errorf("RoundTrip error %v, want retry.ErrPermanent", err)
+				if err == nil || !errors.Is(err, tt.err) {
+					t.Errorf("RoundTrip error %v, want one wrapping %v", err, tt.err)
 				}
 			} else if err != nil {
 				t.Errorf("RoundTrip: %v, want the retry to succeed", err)

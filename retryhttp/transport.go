@@ -556,8 +556,8 @@ func (c *call) onRetry(e retry.Event) {
 
 // giveUp reports the end of retrying after a failure.
 func (c *call) giveUp(re *retry.Error) {
-	if c.t.OnGiveUp == nil && c.t.Logger == nil {
-		return
+	if (c.t.OnGiveUp == nil && c.t.Logger == nil) || re.Attempts == 0 {
+		return // no hook, or no attempt failed: the context ended first
 	}
 	ev := c.event(re.Attempts, re.Last)
 	ev.Reason = re.Reason

@@ -1231,3 +1231,23 @@ func TestDrainIsBounded(t *testing.T) {
 		})
 	}
 }
+
+func TestNoGiveUpBeforeAnyAttempt(t *testing.T) {
+	// OnGiveUp reports a failed attempt; a request whose context ended
+	// before its first attempt has none, so a hook that reads Event.Err
+	// when there is no Response must not be called with neither.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var events []retryhttp.Event
+	var buf bytes.Buffer
+	rt := &recordingRT{base: memRT{newScript(nil)}}
+	tr := &retryhttp.Transport{Base: rt, Policy: noWait, Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+		OnGiveUp: func(e retryhttp.Event) { events = append(events, e) }}
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://example.test/", nil)
+	if err := roundTripErr(t, tr, req); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	if len(events) != 0 || buf.Len() != 0 || len(rt.reqs) != 0 {
+		t.Errorf("OnGiveUp events %+v, log %q, %d attempts; want none of them", events, buf.String(), len(rt.reqs))
+	}
+}

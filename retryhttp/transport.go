@@ -96,7 +96,9 @@ type Transport struct {
 	// response headers arrive (and the draining of a response that is
 	// retried); an attempt that times out is retried like a network failure
 	// (ErrAttemptTimeout). It does not bound reading the final response's
-	// body: use the request's context for that. Zero means no limit. With a
+	// body: use the request's context for that. Zero means no limit: then a
+	// retried response whose body stalls is drained until the request's
+	// context ends, so set a limit against servers that may do that. With a
 	// limit, the final response's Body is wrapped so that closing it
 	// releases the attempt's context.
 	AttemptTimeout time.Duration

@@ -227,8 +227,8 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		value = strings.TrimSpace(value)
-		if !ok || !isToken(name) || strings.ContainsAny(value, "\r\n\x00") {
-			return nil, nil, Usagef("--header must be 'Name: value' with a valid header name, got %q", h)
+		if !ok || !isToken(name) || !validHeaderValue(value) {
+			return nil, nil, Usagef("--header must be 'Name: value' with a valid header name and no control characters, got %q", h)
 		}
 		if http.CanonicalHeaderKey(name) == "Host" {
 			req.Host = value
@@ -241,6 +241,9 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	case "off":
 		tr.NoIdempotencyKey = true
 	default:
+		if !validHeaderValue(f.key) {
+			return nil, nil, Usagef("--idempotency-key must be auto, off or a key without control characters, got %q", f.key)
+		}
 		if req.Header.Get("Idempotency-Key") != "" {
 			return nil, nil, Usagef("--idempotency-key %q conflicts with the Idempotency-Key header; give the key once", f.key)
 		}
@@ -443,6 +446,18 @@ func parseStatuses(s string) ([]int, error) {
 		codes = append(codes, n)
 	}
 	return codes, nil
+}
+
+// validHeaderValue reports whether s may be sent as a header value: no
+// control characters but horizontal tab (RFC 9110, section 5.5), which
+// net/http would otherwise reject only once the request is being sent.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // isToken reports whether s is an HTTP token (RFC 9110, section 5.6.2), as

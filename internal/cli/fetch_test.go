@@ -320,11 +320,13 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "--timeout", "-1s", "http://a/"}, `again fetch: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
 		{[]string{"fetch", "--max-retry-after", "soon", "http://a/"}, `again fetch: --max-retry-after must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
 		{[]string{"fetch", "--retries", "-1", "http://a/"}, `again fetch: --retries must be a whole number from 0 to 100000, got -1`},
-		{[]string{"fetch", "-H", "NoColon", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name, got "NoColon"`},
-		{[]string{"fetch", "-H", "Bad Name: x", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name, got "Bad Name: x"`},
+		{[]string{"fetch", "-H", "NoColon", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name and no control characters, got "NoColon"`},
+		{[]string{"fetch", "-H", "Bad Name: x", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name and no control characters, got "Bad Name: x"`},
+		{[]string{"fetch", "-H", "X-A: a\x01b", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name and no control characters, got "X-A: a\x01b"`},
 		{[]string{"fetch", "-X", "GET /", "http://a/"}, `again fetch: --method must be an HTTP method such as GET or POST, got "GET /"`},
 		{[]string{"fetch", "-d", "@/nonexistent/file", "http://a/"}, `again fetch: --data @FILE: cannot open "/nonexistent/file": no such file or directory`},
 		{[]string{"fetch", "-d", "x", "--data-raw", "y", "http://a/"}, `again fetch: --data and --data-raw are exclusive; give one request body`},
+		{[]string{"fetch", "--idempotency-key", "a\nb", "-d", "x", "http://a/"}, `again fetch: --idempotency-key must be auto, off or a key without control characters, got "a\nb"`},
 		{[]string{"fetch", "-H", "Idempotency-Key: a", "--idempotency-key", "b", "-d", "x", "http://a/"}, `again fetch: --idempotency-key "b" conflicts with the Idempotency-Key header; give the key once`},
 	}
 	for _, tt := range tests {

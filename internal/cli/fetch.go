@@ -326,7 +326,11 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		}
 		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
 	}
-	client := &http.Client{Transport: tr}
+	// With -L each hop is a round trip of its own: count its attempts alone.
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		attempts = 1
+		return tr.RoundTrip(r)
+	})}
 	if !f.location {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
@@ -352,6 +356,10 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	}
 	return nil
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // write writes the final response to the output: the status line and
 // headers with --include, then the body.

@@ -100,6 +100,7 @@ func TestFetch(t *testing.T) {
 		"/down":      {{status: 503, body: "still busy"}},
 		"/missing":   {{status: 404, body: "no such thing"}},
 		"/moved":     {{status: 302, header: map[string]string{"Location": "/ok"}}},
+		"/hop":       {{status: 503}, {status: 302, header: map[string]string{"Location": "/missing"}}},
 		"/long":      {{status: 503, header: map[string]string{"Retry-After": "120"}, body: "come back later"}},
 		"/later":     {{status: 429, header: map[string]string{"Retry-After": "30"}, body: "later"}},
 		"/hang":      {{hang: true}},
@@ -127,6 +128,9 @@ func TestFetch(t *testing.T) {
 			"again fetch: server answered 404 Not Found after 1 attempt\n"},
 		{"redirect not followed", []string{"/moved"}, 0, "", ""},
 		{"redirect followed with -L", []string{"-L", "/moved"}, 0, "hello\n", ""},
+		{"attempts counted per hop with -L", []string{"-L", "/hop"}, 1, "no such thing",
+			"again: attempt 1/4 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: server answered 404 Not Found after 1 attempt\n"},
 		{"Retry-After above --max-retry-after", []string{"/long"}, 1, "come back later",
 			"again: attempt 1/4 failed (503 Service Unavailable); giving up: Retry-After: 120 asks for 2 min, more than --max-retry-after 1m\n" +
 				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},

@@ -43,11 +43,11 @@ ends retrying at once.
 POST and PATCH requests are retried only with an Idempotency-Key, which
 fetch adds (a random UUID, the same on every attempt) unless
 --idempotency-key off; a request that could not connect at all is
-retried whatever its method. Only the final response's body is written.
-Each retry prints one line on stderr: the attempt, the status or error,
-and the wait. Redirects are not followed unless -L is given.
+retried whatever its method. Each retry prints one line on stderr: the
+attempt, the status or error, and the wait. Redirects are not followed
+unless -L is given.
 
-The final response's body is written whatever its status, as curl
+Only the final response's body is written, whatever its status, as curl
 --fail-with-body does. The -o file is opened before anything is sent, so
 one that cannot be created is a usage error, but emptied only when the
 final response arrives: a fetch that gets no response leaves an existing
@@ -71,7 +71,7 @@ or a network failure after all retries, 2 for a usage error.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.StringVarP(&f.method, "method", "X", "", "request method (default GET, or POST when data is given)")
-	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, @FILE to send a file (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB)")
+	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB)")
 	fs.StringVar(&f.dataRaw, "data-raw", "", "request body sent as is, even when it starts with @")
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	fs.StringVarP(&f.output, "output", "o", "-", "write the body to this file instead of stdout")

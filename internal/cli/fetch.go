@@ -367,22 +367,37 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	if err := o.start(); err != nil {
 		return err
 	}
-	out := o.w
+	out := &writeErr{w: o.w}
 	if f.include {
-		if _, err := fmt.Fprintf(out, "%s %s\r\n", resp.Proto, resp.Status); err != nil {
-			return err
-		}
-		if err := resp.Header.Write(out); err != nil {
-			return err
-		}
-		if _, err := io.WriteString(out, "\r\n"); err != nil {
-			return err
+		fmt.Fprintf(out, "%s %s\r\n", resp.Proto, resp.Status)
+		resp.Header.Write(out)
+		io.WriteString(out, "\r\n")
+	}
+	if out.err == nil {
+		if _, err := io.Copy(out, resp.Body); err != nil && out.err == nil {
+			return fmt.Errorf("reading the response body: %w", err)
 		}
 	}
-	if _, err := io.Copy(out, resp.Body); err != nil {
-		return fmt.Errorf("reading the response body: %w", err)
+	if out.err != nil {
+		return fmt.Errorf("cannot write the response: %w", out.err)
 	}
 	return nil
+}
+
+// writeErr remembers the first error of its writer, so that a failure to
+// write the output is told apart from a failure to read the response.
+type writeErr struct {
+	w   io.Writer
+	err error
+}
+
+func (w *writeErr) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	n, err := w.w.Write(p)
+	w.err = err
+	return n, err
 }
 
 // giveUpReason says why a failed response was not retried.

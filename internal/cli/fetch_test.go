@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -411,4 +413,30 @@ func closedAddr(*testing.T) string {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
 	return srv.Listener.Addr().String()
+}
+
+// failingWriter fails every write, like stdout piped to a command that exited.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.EPIPE }
+
+func TestFetchWriteError(t *testing.T) {
+	// A failure to write the output is reported as such, not as a failure
+	// to read the response.
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{"/": {{body: "hello"}}})
+	for _, include := range []bool{false, true} {
+		t.Run(fmt.Sprintf("include %v", include), func(t *testing.T) {
+			args := []string{"fetch", srv.URL + "/"}
+			if include {
+				args = []string{"fetch", "-i", srv.URL + "/"}
+			}
+			var errOut strings.Builder
+			code := Run(t.Context(), args, strings.NewReader(""), failingWriter{}, &errOut)
+			want := "again fetch: cannot write the response: broken pipe\n"
+			if code != 1 || errOut.String() != want {
+				t.Errorf("exit %d, stderr %q; want 1, %q", code, errOut.String(), want)
+			}
+		})
+	}
 }

@@ -1251,3 +1251,22 @@ func TestNoGiveUpBeforeAnyAttempt(t *testing.T) {
 		t.Errorf("OnGiveUp events %+v, log %q, %d attempts; want none of them", events, buf.String(), len(rt.reqs))
 	}
 }
+
+func TestRateLimitTooLong(t *testing.T) {
+	// A RateLimit reset is a hint like Retry-After, bounded the same way.
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(map[string][]step{"/": {{status: 429, body: "slow down",
+			header: http.Header{"Ratelimit": {`"default";r=0;t=120`}}}, status(200)}})
+		var gaveUp []retryhttp.Event
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: noWait,
+			OnGiveUp: func(e retryhttp.Event) { gaveUp = append(gaveUp, e) }}
+		start := time.Now()
+		resp, body := roundTrip(t, tr, "GET", "http://example.test/", nil)
+		if resp.StatusCode != 429 || body != "slow down" || time.Since(start) != 0 {
+			t.Errorf("response %d %q after %v, want the 429 unchanged at once", resp.StatusCode, body, time.Since(start))
+		}
+		if len(gaveUp) != 1 || gaveUp[0].Reason != retry.ErrRetryAfterTooLong || gaveUp[0].Hint != 2*time.Minute {
+			t.Errorf("OnGiveUp events %+v, want one with ErrRetryAfterTooLong and a 2m hint", gaveUp)
+		}
+	})
+}

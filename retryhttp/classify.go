@@ -81,6 +81,13 @@ func classify(err error) errorKind {
 		}
 		return notSent
 	}
+	// An HTTP/2 stream reset is what a connection reset is in HTTP/1. (The
+	// resets net/http knows the server did not process, REFUSED_STREAM, it
+	// retries itself.)
+	var se streamError
+	if errors.As(err, &se) {
+		return mayBeSent
+	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		if op.Op == "dial" || op.Op == "proxyconnect" {
@@ -104,6 +111,19 @@ func classify(err error) errorKind {
 	}
 	return permanent
 }
+
+// streamError has the fields of net/http's HTTP/2 stream error. That type is
+// unexported, but has an As method that fills any struct with the same field
+// names and convertible types (net/http/h2_error.go, meant for
+// golang.org/x/net/http2.StreamError), so it is recognised by type, with
+// only the standard library, rather than by its message.
+type streamError struct {
+	StreamID uint32
+	Code     uint32
+	Cause    error
+}
+
+func (e streamError) Error() string { return "http2: stream error" }
 
 // retryableStatus reports whether status is in the set, or in the default set
 // (429, 502, 503, 504) when set is nil.

@@ -27,9 +27,10 @@ import (
 //	client := &http.Client{Transport: &retryhttp.Transport{Policy: p}}
 //
 // What is retried:
-//   - Network failures (connection refused or reset, EOF before a response,
-//     a timeout of one attempt, including net/http's TLS handshake and
-//     response header timeouts, a failed DNS lookup). Not the caller's own
+//   - Network failures (connection refused or reset, an HTTP/2 stream
+//     reset, EOF before a response, a timeout of one attempt, including
+//     net/http's TLS handshake and response header timeouts, a failed DNS
+//     lookup). Not the caller's own
 //     context ending, a host name that does not exist (DNS "no such host"),
 //     TLS certificate errors and TLS alerts, redirect-policy errors,
 //     malformed URLs, nor any error the transport does not recognise as a

@@ -1270,3 +1270,45 @@ func TestRateLimitTooLong(t *testing.T) {
 		}
 	})
 }
+
+func TestHTTP2StreamReset(t *testing.T) {
+	// An HTTP/2 server resetting a stream is, for that request, what a
+	// connection reset is in HTTP/1: it may have reached the server, so a
+	// GET is retried and a POST without key is not.
+	for _, tt := range []struct {
+		method       string
+		wantAttempts int32
+	}{{"GET", 2}, {"POST", 1}} {
+		t.Run(tt.method, func(t *testing.T) {
+			var attempts atomic.Int32
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if attempts.Add(1) == 1 {
+					panic(http.ErrAbortHandler) // RST_STREAM with INTERNAL_ERROR
+				}
+				io.WriteString(w, "ok")
+			}))
+			srv.EnableHTTP2 = true
+			srv.Config.ErrorLog = nopLogger()
+			srv.StartTLS()
+			defer srv.Close()
+			base := srv.Client().Transport.(*http.Transport)
+			defer base.CloseIdleConnections()
+			tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}
+			req, _ := http.NewRequest(tt.method, srv.URL, strings.NewReader("x"))
+			resp, err := tr.RoundTrip(req)
+			if tt.wantAttempts == 2 {
+				if err != nil {
+					t.Fatalf("RoundTrip: %v", err)
+				}
+				if body := readBody(t, resp); resp.ProtoMajor != 2 || body != "ok" {
+					t.Errorf("response %s %q, want HTTP/2 and %q", resp.Proto, body, "ok")
+				}
+			} else if !errors.Is(err, retryhttp.ErrNotReplayable) {
+				t.Errorf("RoundTrip error %v, want ErrNotReplayable", err)
+			}
+			if got := attempts.Load(); got != tt.wantAttempts {
+				t.Errorf("server saw %d attempts, want %d", got, tt.wantAttempts)
+			}
+		})
+	}
+}

@@ -394,6 +394,10 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 		resp = nil
 	case err == nil && resp == nil:
 		err = errNoResponse
+	case err == nil && resp.Body == nil:
+		// Test doubles often leave it out; net/http's Client accepts that
+		// and so must the drain and the final response's wrapper.
+		resp.Body = http.NoBody
 	}
 	retryable := err == nil && retryableStatus(c.t.RetryStatuses, resp.StatusCode)
 	if lim != nil && err == nil && !retryable && !lim.timer.Stop() {

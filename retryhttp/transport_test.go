@@ -1312,3 +1312,25 @@ func TestHTTP2StreamReset(t *testing.T) {
 		})
 	}
 }
+
+func TestNilResponseBody(t *testing.T) {
+	// Test doubles often answer without a Body; net/http's Client accepts
+	// that from a RoundTripper, so the Transport must not panic on it.
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("AttemptTimeout %v", timeout), func(t *testing.T) {
+			var n int
+			base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				n++
+				if n == 1 {
+					return &http.Response{StatusCode: 503, Request: r}, nil
+				}
+				return &http.Response{StatusCode: 204, Request: r}, nil
+			})
+			tr := &retryhttp.Transport{Base: base, Policy: noWait, AttemptTimeout: timeout}
+			resp, body := roundTrip(t, tr, "GET", "http://example.test/", nil)
+			if resp.StatusCode != 204 || body != "" || n != 2 {
+				t.Errorf("status %d, body %q after %d attempts; want 204, empty, after 2", resp.StatusCode, body, n)
+			}
+		})
+	}
+}

@@ -68,6 +68,12 @@ func classify(err error) errorKind {
 		errors.As(err, &invalidErr) || errors.As(err, &recordErr) || errors.As(err, &alertErr) {
 		return permanent
 	}
+	// A malformed address (a port out of range, no port where one is
+	// needed) stays malformed.
+	var addrErr *net.AddrError
+	if errors.As(err, &addrErr) {
+		return permanent
+	}
 	// A failed lookup sent nothing. A name that does not exist will not
 	// exist a second later either; other DNS failures (timeouts, a failing
 	// server) may pass, and are retried even when IsTimeout and IsTemporary

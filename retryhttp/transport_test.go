@@ -407,6 +407,7 @@ func TestNotRetried(t *testing.T) {
 		{"unknown host", failingRT{&net.OpError{Op: "dial", Net: "tcp",
 			Err: &net.DNSError{Err: "no such host", Name: "nx.example", IsNotFound: true}}}, "http://nx.example/"},
 		{"malformed URL", &http.Transport{}, "gopher://example.test/"},
+		{"port out of range", &http.Transport{}, "http://127.0.0.1:99999/"},
 	}
 	for _, tt := range permanentErrors {
 		t.Run(tt.name, func(t *testing.T) {
@@ -1034,6 +1035,7 @@ func TestBaseErrors(t *testing.T) {
 		{"expired certificate", "GET", x509.CertificateInvalidError{Reason: x509.Expired, Cert: &x509.Certificate{}}, 1},
 		{"TLS alert", "GET", read(tls.AlertError(40)), 1},
 		{"unrecognised error", "GET", errors.New("some wrapping transport's own failure"), 1},
+		{"invalid port", "GET", dial(&net.AddrError{Err: "invalid port", Addr: "99999"}), 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -192,6 +192,11 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 		}
 		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", shown)
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, nil, Usagef("URL port must be from 1 to 65535, got %s", p)
+		}
+	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
 	if tr.AttemptTimeout, err = durationFlag("timeout", f.timeout, true); err != nil {
 		return nil, nil, err

@@ -319,6 +319,8 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "example.com"}, `again fetch: URL must be an absolute http or https URL, got "example.com"`},
 		{[]string{"fetch", "ftp://example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://example.com/"`},
 		{[]string{"fetch", "http://"}, `again fetch: URL must be an absolute http or https URL, got "http://"`},
+		{[]string{"fetch", "http://example.com:99999/"}, `again fetch: URL port must be from 1 to 65535, got 99999`},
+		{[]string{"fetch", "http://example.com:0/"}, `again fetch: URL port must be from 1 to 65535, got 0`},
 		{[]string{"fetch", "ftp://user:secret@example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://user:xxxxx@example.com/"`},
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL must be an absolute http or https URL, got "http://a b/"`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "5xx"`},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,7 +43,8 @@ Each retry prints one line on stderr, such as
 and --quiet silences them.
 
 --timeout limits each attempt: the command gets SIGTERM, then SIGKILL 2s
-later, and the attempt counts as failed. --deadline limits the whole run:
+later, and the attempt counts as failed (with status 143, as if SIGTERM
+had killed it, if the command exits 0). --deadline limits the whole run:
 again never starts a wait that would end after it, and stops a command
 still running when it passes. --retry-on-exit retries only the listed exit
 statuses (a command killed by signal N has status 128+N); a timed-out
@@ -308,7 +310,13 @@ func (r *runner) attempt(procCtx context.Context) error {
 	cmd := exec.CommandContext(ctx, r.path, r.args...)
 	cmd.Args[0] = r.name
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// cancelled records that the timeout or the deadline struck while the
+	// child ran, rather than just after it exited by itself.
+	var cancelled atomic.Bool
+	cmd.Cancel = func() error {
+		cancelled.Store(true)
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
 	cmd.WaitDelay = r.grace
 	if err := cmd.Start(); err != nil {
 		return retry.Permanent(Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", r.name, unwrapPathError(err))))
@@ -323,10 +331,15 @@ func (r *runner) attempt(procCtx context.Context) error {
 		ae.why = "killed by " + signalName(ws.Signal())
 	}
 	switch {
-	case procCtx.Err() == nil && ctx.Err() != nil:
+	case cancelled.Load() && procCtx.Err() == nil:
 		// Whatever its status, a child stopped by --timeout failed; and it
-		// is retried even with --retry-on-exit, as documented.
+		// is retried even with --retry-on-exit, as documented. One that
+		// exits 0 on SIGTERM gets the status SIGTERM would have given it,
+		// so that a run that timed out never exits 0.
 		ae.why = fmt.Sprintf("timed out after %v", r.timeout)
+		if ae.status == 0 {
+			ae.status = signalStatus(syscall.SIGTERM)
+		}
 		return ae
 	case ae.status == 0:
 		return nil

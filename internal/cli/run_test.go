@@ -36,6 +36,7 @@ func init() {
 //	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
 //	block           print "ready", then wait to be killed (SIGTERM kills it)
 //	trap-int N      print "ready", exit N on SIGINT
+//	trap-term N     print "ready", exit N on SIGTERM
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
 func runHelper(args []string) int {
@@ -54,10 +55,13 @@ func runHelper(args []string) int {
 			return 1
 		}
 		return 0
-	case "block", "trap-int":
+	case "block", "trap-int", "trap-term":
 		ch := make(chan os.Signal, 1)
-		if args[0] == "trap-int" {
+		switch args[0] {
+		case "trap-int":
 			signal.Notify(ch, os.Interrupt)
+		case "trap-term":
+			signal.Notify(ch, syscall.SIGTERM)
 		}
 		fmt.Println("ready")
 		select {
@@ -296,6 +300,26 @@ func TestRunTimeoutKill(t *testing.T) {
 	}
 	if want := lines("again: attempt 1/1 failed (timed out after 300ms); giving up"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+// A command that exits 0 when --timeout sends it SIGTERM has still failed:
+// it is retried, and a last attempt that timed out never exits 0.
+func TestRunTimeoutExitZero(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stderr bytes.Buffer
+	// The timeout leaves the helper time to install its handler; if it did
+	// not, SIGTERM kills it, with the same status and lines.
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
+	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (timed out, as if SIGTERM had killed it)", code)
+	}
+	want := lines(
+		"again: attempt 1/2 failed (timed out after 500ms); retrying in 0s",
+		"again: attempt 2/2 failed (timed out after 500ms); giving up")
+	if stderr.String() != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
 	}
 }
 

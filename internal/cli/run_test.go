@@ -89,6 +89,9 @@ func helper(t *testing.T, args ...string) []string {
 		t.Fatal(err)
 	}
 	t.Setenv(helperEnv, "1")
+	// A race-enabled binary sleeps 1 s before exiting, to let late races
+	// report; the helper has none to report, and every attempt would wait.
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	return append([]string{exe}, args...)
 }
 
@@ -311,6 +314,7 @@ func TestRunTimeoutExitZero(t *testing.T) {
 	// The timeout leaves the helper time to install its handler; if it did
 	// not, SIGTERM kills it, with the same status and lines.
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
+	r.grace = 10 * time.Second // a slow machine must not turn the exit into a SIGKILL
 	err := r.run(t.Context(), backoff.Policy{Retries: 1})
 	if code, _ := exitCode(err); code != 128+15 {
 		t.Errorf("status %d, want 143 (timed out, as if SIGTERM had killed it)", code)

@@ -145,6 +145,8 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--solve", "initial"}, "again calc: --solve requires --deadline: the solver finds the largest initial whose total wait fits a deadline"},
 		{[]string{"--solve", "max", "--deadline", "1m"}, `again calc: --solve must be one of initial, multiplier or retries, got "max"`},
 		{[]string{"--target", "p50"}, `again calc: --target must be one of max or p99, got "p50"`},
+		{[]string{"--target", "p99", "--deadline", "1m"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
+		{[]string{"--target", "max"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--seed", "x"}, `again calc: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"--format", "yaml"}, `again calc: --format must be one of table, json, csv or markdown, got "yaml"`},
 		{[]string{"--retries"}, "again calc: flag needs an argument: --retries (see 'again calc --help')"},

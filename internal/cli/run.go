@@ -208,6 +208,12 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	r.mu.Lock()
 	sig, stopped := r.signal, r.stopped
 	r.mu.Unlock()
+	var se *SignalError
+	if sig == nil && errors.As(re.Cause, &se) {
+		// NotifyContext cancels the context before it relays the signal,
+		// so Do can stop before forward has seen it; no child runs now.
+		sig, stopped = se.Signal, true
+	}
 	var last *attemptError
 	if !errors.As(re.Last, &last) {
 		if re.Attempts == 0 && sig != nil {

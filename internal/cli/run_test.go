@@ -386,6 +386,27 @@ func TestRunSignalDuringWait(t *testing.T) {
 	}
 }
 
+// A signal that arrives before the first attempt (again's context is
+// already cancelled by it) stops the run with 128+N without starting the
+// command, however soon the relay goroutine gets to it.
+func TestRunSignalBeforeFirstAttempt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for range 20 { // the race it guards against is one of scheduling
+		ch := make(chan os.Signal, 1)
+		ch <- syscall.SIGTERM
+		ctx, cancel := context.WithCancelCause(WithSignals(t.Context(), ch))
+		cancel(&SignalError{Signal: syscall.SIGTERM})
+		count := filepath.Join(t.TempDir(), "count")
+		code, stdout, stderr := runAgain(ctx, nil, append([]string{"run", "--"}, helper(t, "count", count, "1")...)...)
+		if code != 128+15 || stdout != "" || stderr != "" {
+			t.Fatalf("status %d, stdout %q, stderr %q; want 143 and nothing printed", code, stdout, stderr)
+		}
+		if _, err := os.Stat(count); err == nil {
+			t.Fatal("the command ran after the signal")
+		}
+	}
+}
+
 func TestRoundDelay(t *testing.T) {
 	tests := []struct{ in, want time.Duration }{
 		{0, 0},

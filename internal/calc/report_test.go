@@ -300,6 +300,19 @@ func TestTableAndMarkdown(t *testing.T) {
 	)
 }
 
+// TestMarkdownSolvedParagraph checks that the solved value is a paragraph
+// of its own: Markdown joins consecutive lines into one.
+func TestMarkdownSolvedParagraph(t *testing.T) {
+	r := compute(t, Values{FieldRetries: "2", FieldSolve: "initial", FieldDeadline: "10s"})
+	var mb bytes.Buffer
+	if err := r.WriteMarkdown(&mb); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "markdown", mb.String(),
+		"**Policy:** `--initial 3.333333333s --multiplier 2 --max 10s --retries 2 --jitter full`\n\n"+
+			"**Solved:** the largest initial delay whose worst-case total wait fits 10 s is 3.333333333s\n\n| Retry |")
+}
+
 func wantContains(t *testing.T, what, got string, wants ...string) {
 	t.Helper()
 	for _, want := range wants {

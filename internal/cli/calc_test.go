@@ -160,14 +160,29 @@ func TestCalcUsageErrors(t *testing.T) {
 }
 
 func TestCalcTenThousandRetries(t *testing.T) {
-	for _, format := range []string{"table", "json", "csv", "markdown"} {
-		t.Run(format, func(t *testing.T) {
-			r := run(t, "calc", "--retries", "10000", "--format", format)
+	// Each format's last row, and how many rows it has: "10000" alone would
+	// also match the 10 s cap (10000 ms) or the totals line.
+	tests := []struct {
+		format string
+		rows   func(out string) int
+		last   string
+	}{
+		{"table", func(out string) int { return strings.Count(out, "|\n") }, "\n10000   10 s*  0 ms     5 s    10 s  "},
+		{"json", func(out string) int { return strings.Count(out, `"retry": `) }, `"retry": 10000,`},
+		{"csv", func(out string) int { return strings.Count(out, "\n") - 1 }, "\n10000,10000,true,0,5000,10000,"},
+		{"markdown", func(out string) int { return strings.Count(out, "\n| ") - 1 }, "\n| 10000 | 10 s (capped) | 0 ms | 5 s | 10 s | "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			r := run(t, "calc", "--retries", "10000", "--format", tt.format)
 			if r.code != 0 || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
-			if !strings.Contains(r.stdout, "10000") {
-				t.Errorf("--format %s output lacks retry 10000", format)
+			if n := tt.rows(r.stdout); n != 10000 {
+				t.Errorf("--format %s printed %d rows, want 10000", tt.format, n)
+			}
+			if !strings.Contains(r.stdout, tt.last) {
+				t.Errorf("--format %s output lacks the last row %q", tt.format, tt.last)
 			}
 		})
 	}

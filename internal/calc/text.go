@@ -180,9 +180,14 @@ func (r *Report) writeTotals(w *bufio.Writer, prefix string) {
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("mean:"), t.MeanHuman)
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("longest:"), t.MaxHuman)
 	fmt.Fprintf(w, "%s%sp50 %s, p90 %s, p99 %s\n", prefix, pad("percentiles:"), human(t.P50), human(t.P90), human(t.P99))
-	if s := r.stats.Total; s.Estimated {
+	switch s := r.stats.Total; {
+	case s.Estimated && s.StdErr > 0:
 		fmt.Fprintf(w, "%sthe mean and percentiles are a Monte Carlo estimate (--seed %d; standard error of the mean %s)\n",
 			prefix, r.input.Seed, backoff.Human(s.StdErr))
+	case s.Estimated:
+		// The mean is exact (no retry reaches the cap); only the
+		// percentiles are simulated.
+		fmt.Fprintf(w, "%sthe percentiles are a Monte Carlo estimate (--seed %d)\n", prefix, r.input.Seed)
 	}
 }
 

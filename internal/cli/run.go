@@ -219,7 +219,13 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		if re.Attempts == 0 && sig != nil {
 			return Exit(signalStatus(sig), nil) // stopped before the first attempt
 		}
-		return err // a start error, already an *ExitError
+		// A start error: Last is an *ExitError (126) inside Permanent,
+		// whose message is the ExitError's; retry's own account of the
+		// stop would only bury the command's name.
+		if re.Last == nil {
+			return err // stopped before the first attempt, not by a signal
+		}
+		return re.Last
 	}
 	status := last.status
 	if stopped {

@@ -220,6 +220,11 @@ func TestRunCannotStart(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("not a program"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Executable, so found in a search, but the kernel refuses to run it.
+	badFormat := filepath.Join(dir, "bad-format")
+	if err := os.WriteFile(badFormat, []byte{0, 1, 2, 3}, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		cmd    string
@@ -230,6 +235,7 @@ func TestRunCannotStart(t *testing.T) {
 		{"missing path", filepath.Join(dir, "missing"), 127, "again run: " + filepath.Join(dir, "missing") + ": command not found\n"},
 		{"not executable", notExec, 126, "again run: " + notExec + ": cannot execute: permission denied\n"},
 		{"directory", dir, 126, "again run: " + dir + ": cannot execute: is a directory\n"},
+		{"bad format", badFormat, 126, "again run: " + badFormat + ": cannot execute: exec format error\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -129,9 +129,20 @@ func lookPath(name string) (string, error) {
 	case err == nil:
 		return path, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
-		return "", Exit(ExitNotFound, fmt.Errorf("%s: command not found", name))
+		return "", notFound(name)
 	}
-	return "", Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", name, unwrapPathError(err)))
+	return "", cannotExecute(name, err)
+}
+
+// notFound is the error for a command that does not exist: status 127.
+func notFound(name string) error {
+	return Exit(ExitNotFound, fmt.Errorf("%s: command not found", name))
+}
+
+// cannotExecute is the error for a command that exists but cannot run:
+// status 126.
+func cannotExecute(name string, err error) error {
+	return Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", name, unwrapPathError(err)))
 }
 
 // unwrapPathError drops the repetition of the command's name from the
@@ -331,7 +342,13 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	cmd.WaitDelay = r.grace
 	if err := cmd.Start(); err != nil {
-		return retry.Permanent(Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", r.name, unwrapPathError(err))))
+		// lookPath found the command before the first attempt; if it has
+		// gone since, it is not found, as a shell would say. A missing
+		// interpreter (#!) fails the same way, but the file is still there.
+		if _, serr := os.Stat(r.path); errors.Is(serr, fs.ErrNotExist) {
+			return retry.Permanent(notFound(r.name))
+		}
+		return retry.Permanent(cannotExecute(r.name, err))
 	}
 	r.setProc(cmd.Process)
 	_ = cmd.Wait() // the ProcessState says all that matters

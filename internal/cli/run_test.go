@@ -220,6 +220,11 @@ func TestRunCannotStart(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("not a program"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Executable, but its interpreter does not exist.
+	badInterp := filepath.Join(dir, "bad-interpreter")
+	if err := os.WriteFile(badInterp, []byte("#!/nonexistent/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	// Executable, so found in a search, but the kernel refuses to run it.
 	badFormat := filepath.Join(dir, "bad-format")
 	if err := os.WriteFile(badFormat, []byte{0, 1, 2, 3}, 0o755); err != nil {
@@ -235,6 +240,7 @@ func TestRunCannotStart(t *testing.T) {
 		{"missing path", filepath.Join(dir, "missing"), 127, "again run: " + filepath.Join(dir, "missing") + ": command not found\n"},
 		{"not executable", notExec, 126, "again run: " + notExec + ": cannot execute: permission denied\n"},
 		{"directory", dir, 126, "again run: " + dir + ": cannot execute: is a directory\n"},
+		{"bad interpreter", badInterp, 126, "again run: " + badInterp + ": cannot execute: no such file or directory\n"},
 		{"bad format", badFormat, 126, "again run: " + badFormat + ": cannot execute: exec format error\n"},
 	}
 	for _, tt := range tests {
@@ -244,6 +250,22 @@ func TestRunCannotStart(t *testing.T) {
 				t.Errorf("again run %s: status %d, stderr %q, stdout %q; want %d, %q, nothing", tt.cmd, code, stderr, stdout, tt.code, tt.stderr)
 			}
 		})
+	}
+}
+
+// A command that disappears between attempts is "not found", as a shell
+// would say, at whichever attempt that happens.
+func TestRunCommandVanishes(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "once")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nrm -f -- \"$0\"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runAgain(t.Context(), nil, "run", "--initial", "0", "--retries", "2", "--", script)
+	want := lines(
+		"again: attempt 1/3 failed (exit status 1); retrying in 0s",
+		"again run: "+script+": command not found")
+	if code != ExitNotFound || stderr != want || stdout != "" {
+		t.Errorf("status %d, stderr %q, stdout %q; want 127, %q, nothing", code, stderr, stdout, want)
 	}
 }
 

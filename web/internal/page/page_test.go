@@ -1,0 +1,170 @@
+package page
+
+import (
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"strings"
+	"testing"
+	"time"
+)
+
+var example = map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
+
+func TestComputeWorkedExample(t *testing.T) {
+	r := Compute(example)
+	if len(r.Errors) > 0 {
+		t.Fatalf("Compute(example) errors: %v", r.Errors)
+	}
+	wantDelay := []string{"500 ms", "1 s", "2 s", "4 s", "8 s", "16 s", "30 s", "30 s"}
+	if len(r.Rows) != len(wantDelay) {
+		t.Fatalf("Compute(example) has %d rows, want %d", len(r.Rows), len(wantDelay))
+	}
+	for i, want := range wantDelay {
+		if got := r.Rows[i].Delay; got != want {
+			t.Errorf("row %d delay = %q, want %q", i+1, got, want)
+		}
+		if got, want := r.Rows[i].Capped, i >= 6; got != want {
+			t.Errorf("row %d capped = %v, want %v", i+1, got, want)
+		}
+	}
+	if got := r.Rows[7].TotalMax; got != "1 min 32 s" {
+		t.Errorf("cumulative worst case after retry 8 = %q, want 1 min 32 s", got)
+	}
+	if r.Totals.Max != "1 min 32 s" || r.Totals.Mean != "45.8 s" || r.Totals.Min != "0 ms" {
+		t.Errorf("totals min, mean, max = %q, %q, %q; want 0 ms, 45.8 s, 1 min 32 s", r.Totals.Min, r.Totals.Mean, r.Totals.Max)
+	}
+	if r.Verdict != nil {
+		t.Errorf("verdict without a deadline = %+v, want none", r.Verdict)
+	}
+	if r.Rows[7].TotalMaxMs != 91500 {
+		t.Errorf("chart value of the cumulative worst case = %v ms, want 91500", r.Rows[7].TotalMaxMs)
+	}
+	if r.Chart.Top < 91500 || len(r.Chart.Ticks) < 2 {
+		t.Errorf("chart scale %+v does not cover 91.5 s with at least 2 gridlines", r.Chart)
+	}
+	if !json.Valid([]byte(r.JSON)) {
+		t.Errorf("JSON export is not valid JSON: %.80s", r.JSON)
+	}
+}
+
+func TestComputeDeadline(t *testing.T) {
+	in := map[string]string{"deadline": "60s"}
+	for k, v := range example {
+		in[k] = v
+	}
+	r := Compute(in)
+	if r.Verdict == nil {
+		t.Fatal("no verdict with a deadline")
+	}
+	if r.Verdict.WorstCaseFits || r.Verdict.RetriesWithin != 6 || r.Verdict.Deadline != "1 min" {
+		t.Errorf("verdict = %+v, want worst case not fitting, 6 retries within, deadline 1 min", *r.Verdict)
+	}
+	if r.Chart.Top < 91500 {
+		t.Errorf("chart top %v ms is below the worst case", r.Chart.Top)
+	}
+}
+
+func TestComputeErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct{ field, value string }{
+		{"initial", "5 parsecs"},
+		{"multiplier", "two"},
+		{"max", "-"},
+		{"retries", "1.5"},
+		{"jitter", "sometimes"},
+		{"jitter", "proportional:2"},
+		{"deadline", "soon"},
+	} {
+		t.Run(tc.field+"="+tc.value, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range example {
+				in[k] = v
+			}
+			in[tc.field] = tc.value
+			r := Compute(in)
+			msg := r.Errors[tc.field]
+			if msg == "" {
+				t.Fatalf("Compute with %s=%q: errors %v, want one for %s", tc.field, tc.value, r.Errors, tc.field)
+			}
+			if r.Rows != nil || r.Totals != nil {
+				t.Errorf("Compute with %s=%q returned results along with the error", tc.field, tc.value)
+			}
+		})
+	}
+}
+
+func TestCommandKeepsWhatWasTyped(t *testing.T) {
+	in := map[string]string{"initial": "1.5s", "multiplier": "2", "max": "1m", "retries": "3", "jitter": "proportional:0.2", "deadline": "10s"}
+	got := Compute(in).Command
+	want := "again calc --initial 1.5s --multiplier 2 --max 1m --retries 3 --jitter proportional:0.2 --deadline 10s"
+	if got != want {
+		t.Errorf("Command = %q, want %q", got, want)
+	}
+	if got := shellQuote("a b'c"); got != `'a b'\''c'` {
+		t.Errorf("shellQuote(%q) = %q", "a b'c", got)
+	}
+}
+
+func TestSnippetIsGo(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
+		{"initial": "250", "retries": "1", "jitter": "decorrelated"},
+	} {
+		s := Compute(in).Snippet
+		src := "package p\nfunc f() {\n" + s + "}\n"
+		if _, err := parser.ParseFile(token.NewFileSet(), "snippet.go", src, 0); err != nil {
+			t.Errorf("snippet for %v does not parse: %v\n%s", in, err, s)
+		}
+	}
+	s := Compute(example).Snippet
+	for _, want := range []string{"500 * time.Millisecond", "30 * time.Second", "Retries:    8", "backoff.Full", "retry.Do("} {
+		if !strings.Contains(s, want) {
+			t.Errorf("snippet lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestGoDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0"},
+		{time.Second, "time.Second"},
+		{1500 * time.Millisecond, "1500 * time.Millisecond"},
+		{2 * time.Hour, "2 * time.Hour"},
+		{90 * time.Minute, "90 * time.Minute"},
+		{1001 * time.Microsecond, "1001 * time.Microsecond"},
+		{7, "7 * time.Nanosecond"},
+	} {
+		if got := goDuration(tc.d); got != tc.want {
+			t.Errorf("goDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestScale(t *testing.T) {
+	for _, hi := range []time.Duration{0, time.Millisecond, 91500 * time.Millisecond, 7 * time.Hour, 1 << 62, time.Duration(1<<63 - 1)} {
+		c := scale(hi)
+		if len(c.Ticks) == 0 || len(c.Ticks) > 6 {
+			t.Errorf("scale(%v) has %d gridlines, want 1 to 6", hi, len(c.Ticks))
+		}
+		if c.Top < ms(hi)*(1-1e-9) {
+			t.Errorf("scale(%v).Top = %v ms, below %v ms", hi, c.Top, ms(hi))
+		}
+	}
+}
+
+func TestSolveNeedsDeadline(t *testing.T) {
+	if r := Solve(example, "retries"); r.Error == "" {
+		t.Errorf("Solve without a deadline = %+v, want an error", r)
+	}
+	in := map[string]string{"deadline": "1m"}
+	for k, v := range example {
+		in[k] = v
+	}
+	if r := Solve(in, "jitter"); r.Error == "" {
+		t.Errorf("Solve for jitter = %+v, want an error", r)
+	}
+}

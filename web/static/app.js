@@ -335,7 +335,10 @@
 
   function chart(r) {
     const svg = $('chart');
-    const W = 720, H = 300, L = 64, R = 12, T = 14, B = 30;
+    // Draw in the svg's own pixels, so that labels keep their size on a phone.
+    const W = Math.max(300, Math.round(svg.getBoundingClientRect().width) || 720);
+    const H = W < 560 ? 240 : 300, L = 64, R = 12, T = 14, B = 30;
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
     const pw = W - L - R, ph = H - T - B;
     const nodes = [];
     const rows = r.rows;
@@ -442,6 +445,11 @@
         $('initial').focus({ preventScroll: true });
       });
     }
+    let resizing = 0;
+    window.addEventListener('resize', () => {
+      cancelAnimationFrame(resizing);
+      resizing = requestAnimationFrame(() => { if (last) chart(last); });
+    });
     $('copy-go').addEventListener('click', async () => {
       try {
         await navigator.clipboard.writeText($('snippet').textContent);

@@ -26,17 +26,17 @@ func Human(d time.Duration) string {
 		}
 		return "−" + Human(-d)
 	}
-	if ms := (d + time.Millisecond/2) / time.Millisecond; ms < 1000 {
-		return strconv.FormatInt(int64(ms), 10) + " ms"
+	if ms := round(d, time.Millisecond); ms < 1000 {
+		return strconv.FormatInt(ms, 10) + " ms"
 	}
-	if tenths := (d + 50*time.Millisecond) / (100 * time.Millisecond); tenths < 600 {
-		s := strconv.FormatInt(int64(tenths/10), 10)
+	if tenths := round(d, 100*time.Millisecond); tenths < 600 {
+		s := strconv.FormatInt(tenths/10, 10)
 		if t := tenths % 10; t != 0 {
-			s += "." + strconv.FormatInt(int64(t), 10)
+			s += "." + strconv.FormatInt(t, 10)
 		}
 		return s + " s"
 	}
-	secs := int64((d + time.Second/2) / time.Second)
+	secs := round(d, time.Second)
 	h, m, s := secs/3600, secs/60%60, secs%60
 	var parts []string
 	if h > 0 {
@@ -49,4 +49,14 @@ func Human(d time.Duration) string {
 		parts = append(parts, strconv.FormatInt(s, 10)+" s")
 	}
 	return strings.Join(parts, " ")
+}
+
+// round returns d (>= 0) in units of unit, rounded half up. Unlike
+// (d + unit/2) / unit it cannot overflow near the largest Duration.
+func round(d, unit time.Duration) int64 {
+	q := int64(d / unit)
+	if d%unit >= unit-unit/2 {
+		q++
+	}
+	return q
 }

@@ -1,7 +1,6 @@
 package backoff
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +49,8 @@ const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F i
 // "equal", "decorrelated", or "proportional:F" with F in (0, 1], such as
 // "proportional:0.25". A bare "proportional" means the default factor 0.25
 // and returns factor 0. Only "proportional" returns a non-zero factor.
+// Names are lowercase and the input is not trimmed. Errors are *FieldError
+// values naming Jitter or JitterFactor; they match ErrInvalid.
 func ParseJitter(s string) (Jitter, float64, error) {
 	name, arg, hasArg := strings.Cut(s, ":")
 	for j, n := range jitterNames {
@@ -58,7 +59,7 @@ func ParseJitter(s string) (Jitter, float64, error) {
 		}
 		if Jitter(j) != Proportional {
 			if hasArg {
-				return 0, 0, fmt.Errorf("backoff: jitter %q takes no factor; want %s", s, JitterSyntax)
+				return 0, 0, &FieldError{"Jitter", strconv.Quote(s), JitterSyntax + " (only proportional takes a factor)"}
 			}
 			return Jitter(j), 0, nil
 		}
@@ -67,11 +68,11 @@ func ParseJitter(s string) (Jitter, float64, error) {
 		}
 		f, err := strconv.ParseFloat(arg, 64)
 		if err != nil || !(f > 0 && f <= 1) {
-			return 0, 0, fmt.Errorf("backoff: proportional jitter factor must be a number in (0, 1], got %q", arg)
+			return 0, 0, &FieldError{"JitterFactor", strconv.Quote(arg), "a number in (0, 1]"}
 		}
 		return Proportional, f, nil
 	}
-	return 0, 0, fmt.Errorf("backoff: unknown jitter %q; want %s", s, JitterSyntax)
+	return 0, 0, &FieldError{"Jitter", strconv.Quote(s), JitterSyntax}
 }
 
 // JitterText returns the policy's jitter in the form ParseJitter accepts,
@@ -103,11 +104,10 @@ func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 		if prev <= 0 {
 			prev = p.Initial
 		}
-		lo := float64(p.Initial)
-		hi := float64(prev) * p.multiplier()
-		if hi < lo {
-			hi = lo
-		}
+		lo := float64(max(p.Initial, 0))
+		// Bounding hi keeps u × (hi − lo) finite (and never NaN) with a huge
+		// multiplier; anything above the ceiling is clamped to it anyway.
+		hi := min(max(float64(prev)*p.multiplier(), lo), 1e300)
 		return min(c, toDuration(lo+unit(r)*(hi-lo)))
 	}
 	d := p.Delay(n)

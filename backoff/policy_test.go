@@ -1,0 +1,256 @@
+package backoff
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+// seedExample is the worked example of the seed's calculator: 500 ms, ×2,
+// capped at 30 s, 8 retries.
+func seedExample(j Jitter) Policy {
+	return Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 8, Jitter: j}
+}
+
+func TestSeedExample(t *testing.T) {
+	const s = time.Second
+	delays := []time.Duration{s / 2, s, 2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s}
+	tests := []struct {
+		jitter          Jitter
+		min, mean, max  time.Duration
+		retryMin, retry func(d time.Duration) time.Duration
+	}{
+		{None, 91500 * time.Millisecond, 91500 * time.Millisecond, 91500 * time.Millisecond,
+			func(d time.Duration) time.Duration { return d }, func(d time.Duration) time.Duration { return d }},
+		{Full, 0, 45750 * time.Millisecond, 91500 * time.Millisecond,
+			func(time.Duration) time.Duration { return 0 }, func(d time.Duration) time.Duration { return d / 2 }},
+		{Equal, 45750 * time.Millisecond, 68625 * time.Millisecond, 91500 * time.Millisecond,
+			func(d time.Duration) time.Duration { return d / 2 }, func(d time.Duration) time.Duration { return d * 3 / 4 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.jitter.String(), func(t *testing.T) {
+			p := seedExample(tt.jitter)
+			st := p.Stats(DefaultSeed)
+			if len(st.Retries) != len(delays) {
+				t.Fatalf("len(Stats().Retries) = %d, want %d", len(st.Retries), len(delays))
+			}
+			for i, want := range delays {
+				n := i + 1
+				r := st.Retries[i]
+				if got := p.Delay(n); got != want {
+					t.Errorf("Delay(%d) = %v, want %v", n, got, want)
+				}
+				if r.Delay != want {
+					t.Errorf("Retries[%d].Delay = %v, want %v", i, r.Delay, want)
+				}
+				if wantCapped := n >= 7; p.Capped(n) != wantCapped || r.Capped != wantCapped {
+					t.Errorf("Capped(%d) = %v, Retries[%d].Capped = %v, want %v", n, p.Capped(n), i, r.Capped, wantCapped)
+				}
+				if r.Min != tt.retryMin(want) || r.Mean != tt.retry(want) || r.Max != want {
+					t.Errorf("Retries[%d] min, mean, max = %v, %v, %v; want %v, %v, %v", i, r.Min, r.Mean, r.Max, tt.retryMin(want), tt.retry(want), want)
+				}
+			}
+			tot := st.Total
+			if tot.Min != tt.min || tot.Mean != tt.mean || tot.Max != tt.max {
+				t.Errorf("Total min, mean, max = %v, %v, %v; want %v, %v, %v", tot.Min, tot.Mean, tot.Max, tt.min, tt.mean, tt.max)
+			}
+			if last := st.Retries[len(st.Retries)-1]; last.TotalMin != tot.Min || last.TotalMean != tot.Mean || last.TotalMax != tot.Max {
+				t.Errorf("last retry's totals = %v, %v, %v; want the Total's %v, %v, %v", last.TotalMin, last.TotalMean, last.TotalMax, tot.Min, tot.Mean, tot.Max)
+			}
+			if tot.P50 != tot.Mean {
+				t.Errorf("Total.P50 = %v, want the mean %v (the total is symmetric)", tot.P50, tot.Mean)
+			}
+			if got := Human(tot.Max); got != "1 min 32 s" {
+				t.Errorf("Human(Total.Max) = %q, want %q", got, "1 min 32 s")
+			}
+			if tot.Estimated || tot.StdErr != 0 {
+				t.Errorf("Total.Estimated, StdErr = %v, %v; want false, 0", tot.Estimated, tot.StdErr)
+			}
+		})
+	}
+	if got := Human(seedExample(Full).Stats(DefaultSeed).Total.Mean); got != "45.8 s" {
+		t.Errorf("Human(full jitter mean) = %q, want %q", got, "45.8 s")
+	}
+}
+
+func TestDefault(t *testing.T) {
+	want := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 3, Jitter: Full}
+	if got := Default(); got != want {
+		t.Errorf("Default() = %+v, want %+v", got, want)
+	}
+	if err := Default().Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v, want nil", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		p     Policy
+		field string // "" for valid
+	}{
+		{"zero", Policy{}, ""},
+		{"default", Default(), ""},
+		{"multiplier 1", Policy{Multiplier: 1}, ""},
+		{"proportional default factor", Policy{Jitter: Proportional}, ""},
+		{"proportional factor 1", Policy{Jitter: Proportional, JitterFactor: 1}, ""},
+		{"negative initial", Policy{Initial: -1}, "Initial"},
+		{"multiplier below 1", Policy{Multiplier: 0.5}, "Multiplier"},
+		{"negative multiplier", Policy{Multiplier: -2}, "Multiplier"},
+		{"NaN multiplier", Policy{Multiplier: math.NaN()}, "Multiplier"},
+		{"infinite multiplier", Policy{Multiplier: math.Inf(1)}, "Multiplier"},
+		{"negative max", Policy{Max: -time.Second}, "Max"},
+		{"negative retries", Policy{Retries: -1}, "Retries"},
+		{"unknown jitter", Policy{Jitter: Decorrelated + 1}, "Jitter"},
+		{"negative jitter", Policy{Jitter: -1}, "Jitter"},
+		{"factor above 1", Policy{Jitter: Proportional, JitterFactor: 1.5}, "JitterFactor"},
+		{"negative factor", Policy{Jitter: Proportional, JitterFactor: -0.1}, "JitterFactor"},
+		{"NaN factor", Policy{Jitter: Proportional, JitterFactor: math.NaN()}, "JitterFactor"},
+		{"factor without proportional", Policy{Jitter: Full, JitterFactor: 0.5}, "JitterFactor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.p.Validate()
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.field {
+				t.Fatalf("Validate() = %v, want a *FieldError for %s", err, tt.field)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("errors.Is(Validate(), ErrInvalid) = false, want true")
+			}
+			if fe.Accepted == "" || fe.Value == "" {
+				t.Errorf("Validate() = %#v, want Value and Accepted set", fe)
+			}
+		})
+	}
+}
+
+func TestDelay(t *testing.T) {
+	huge := Policy{Initial: time.Hour, Multiplier: 10, Retries: 100}
+	tests := []struct {
+		name string
+		p    Policy
+		n    int
+		want time.Duration
+	}{
+		{"retry 0", Default(), 0, 0},
+		{"negative retry", Default(), -5, 0},
+		{"first", Default(), 1, 500 * time.Millisecond},
+		{"zero multiplier means 2", Policy{Initial: time.Second}, 3, 4 * time.Second},
+		{"multiplier 1", Policy{Initial: time.Second, Multiplier: 1}, 1000, time.Second},
+		{"capped", Default(), 10, 10 * time.Second},
+		{"MaxInt capped", Default(), math.MaxInt, 10 * time.Second},
+		{"huge saturates", huge, 100, maxDuration},
+		{"MaxInt uncapped saturates", huge, math.MaxInt, maxDuration},
+		{"MaxInt multiplier 1", Policy{Initial: time.Second, Multiplier: 1}, math.MaxInt, time.Second},
+		{"zero initial", Policy{Multiplier: 3}, math.MaxInt, 0},
+		{"invalid multiplier treated as 1", Policy{Initial: time.Second, Multiplier: math.NaN()}, 50, time.Second},
+		{"cap below initial", Policy{Initial: time.Minute, Max: time.Second}, 1, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.p.Delay(tt.n); got != tt.want {
+				t.Errorf("Delay(%d) = %v, want %v", tt.n, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHuman(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 ms"},
+		{time.Nanosecond, "0 ms"},
+		{499 * time.Microsecond, "0 ms"},
+		{500 * time.Microsecond, "1 ms"},
+		{250 * time.Millisecond, "250 ms"},
+		{999*time.Millisecond + 499*time.Microsecond, "999 ms"},
+		{999*time.Millisecond + 500*time.Microsecond, "1 s"},
+		{time.Second, "1 s"},
+		{12100 * time.Millisecond, "12.1 s"},
+		{45750 * time.Millisecond, "45.8 s"},
+		{59949 * time.Millisecond, "59.9 s"},
+		{59950 * time.Millisecond, "1 min"},
+		{91500 * time.Millisecond, "1 min 32 s"},
+		{2 * time.Minute, "2 min"},
+		{time.Hour + 5*time.Second, "1 h 5 s"},
+		{25*time.Hour + 61*time.Second, "25 h 1 min 1 s"},
+		{maxDuration - 1, "2562047 h 47 min 17 s"},
+		{maxDuration, "more than 292 years"},
+		{-250 * time.Millisecond, "−250 ms"},
+		{-maxDuration - 1, "−more than 292 years"},
+	}
+	for _, tt := range tests {
+		if got := Human(tt.d); got != tt.want {
+			t.Errorf("Human(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+func TestParseJitter(t *testing.T) {
+	tests := []struct {
+		in     string
+		jitter Jitter
+		factor float64
+		field  string // the *FieldError's field, "" for success
+	}{
+		{"none", None, 0, ""},
+		{"full", Full, 0, ""},
+		{"equal", Equal, 0, ""},
+		{"decorrelated", Decorrelated, 0, ""},
+		{"proportional", Proportional, 0, ""},
+		{"proportional:0.25", Proportional, 0.25, ""},
+		{"proportional:1", Proportional, 1, ""},
+		{"proportional:1e-3", Proportional, 0.001, ""},
+		{"", 0, 0, "Jitter"},
+		{"Full", 0, 0, "Jitter"},
+		{" full", 0, 0, "Jitter"},
+		{"random", 0, 0, "Jitter"},
+		{"full:0.5", 0, 0, "Jitter"},
+		{"none:", 0, 0, "Jitter"},
+		{"proportional:", 0, 0, "JitterFactor"},
+		{"proportional:0", 0, 0, "JitterFactor"},
+		{"proportional:1.01", 0, 0, "JitterFactor"},
+		{"proportional:-0.5", 0, 0, "JitterFactor"},
+		{"proportional:NaN", 0, 0, "JitterFactor"},
+		{"proportional:Inf", 0, 0, "JitterFactor"},
+		{"proportional:25%", 0, 0, "JitterFactor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			j, f, err := ParseJitter(tt.in)
+			if tt.field != "" {
+				var fe *FieldError
+				if !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, ErrInvalid) {
+					t.Fatalf("ParseJitter(%q) = %v, %v, %v; want a *FieldError for %s", tt.in, j, f, err, tt.field)
+				}
+				return
+			}
+			if err != nil || j != tt.jitter || f != tt.factor {
+				t.Fatalf("ParseJitter(%q) = %v, %v, %v; want %v, %v, nil", tt.in, j, f, err, tt.jitter, tt.factor)
+			}
+			// The parsed value round-trips through JitterText.
+			p := Policy{Jitter: j, JitterFactor: f}
+			if j2, f2, err := ParseJitter(p.JitterText()); err != nil || j2 != j || (f != 0 && f2 != f) {
+				t.Errorf("ParseJitter(JitterText() = %q) = %v, %v, %v; want %v, %v", p.JitterText(), j2, f2, err, j, f)
+			}
+		})
+	}
+}
+
+func TestJitterString(t *testing.T) {
+	for j, want := range map[Jitter]string{Full: "full", None: "none", Equal: "equal", Proportional: "proportional", Decorrelated: "decorrelated", 7: "Jitter(7)"} {
+		if got := j.String(); got != want {
+			t.Errorf("Jitter(%d).String() = %q, want %q", int(j), got, want)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package backoff
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSumQuantilesClosedForms(t *testing.T) {
+	qs := []float64{0.01, 0.1, 0.5, 0.9, 0.99}
+	tests := []struct {
+		name  string
+		terms []term
+		want  func(q float64) float64
+	}{
+		{"one uniform", []term{{2, 3, 1}}, func(q float64) float64 { return 2 + q }},
+		{"two equal uniforms are triangular", []term{{0, 1, 1}, {0, 1, 1}}, func(q float64) float64 {
+			if q <= 0.5 {
+				return math.Sqrt(2 * q)
+			}
+			return 2 - math.Sqrt(2*(1-q))
+		}},
+		{"uniform and a point mass at its top", []term{{1, 2, 0.5}}, func(q float64) float64 { return 1 + min(1, q/0.5) }},
+		{"point masses add", []term{{1, 1, 1}, {4, 4, 1}, {0, 1, 1}}, func(q float64) float64 { return 5 + q }},
+		{"sum of 3 uniforms", []term{{0, 1, 1}, {0, 1, 1}, {0, 1, 1}}, irwinHall3Quantile},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sumQuantiles(slices.Clone(tt.terms), qs)
+			span := 0.0
+			for _, x := range tt.terms {
+				span += x.width()
+			}
+			for i, q := range qs {
+				// The grid's step is span/4096; allow one step.
+				if want := tt.want(q); math.Abs(got[i]-want) > span/4096 {
+					t.Errorf("quantile %v = %.6f, want %.6f", q, got[i], want)
+				}
+			}
+		})
+	}
+}
+
+// irwinHall3Quantile inverts the distribution function of the sum of three
+// uniforms on [0, 1] by bisection.
+func irwinHall3Quantile(q float64) float64 {
+	cdf := func(x float64) float64 {
+		switch {
+		case x <= 1:
+			return x * x * x / 6
+		case x <= 2:
+			return (-2*x*x*x + 9*x*x - 9*x + 3) / 6
+		}
+		return 1 - (3-x)*(3-x)*(3-x)/6
+	}
+	lo, hi := 0.0, 3.0
+	for range 100 {
+		if mid := (lo + hi) / 2; cdf(mid) < q {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// simulateTotals returns k sorted simulated total waits of p, drawn with
+// Sample, independently of the code under test.
+func simulateTotals(p Policy, k int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 42))
+	out := make([]float64, k)
+	for i := range out {
+		var prev, total time.Duration
+		for n := 1; n <= p.Retries; n++ {
+			prev = p.Sample(n, prev, r)
+			total += prev
+		}
+		out[i] = float64(total)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestPercentilesMatchMonteCarlo(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Policy
+	}{
+		{"seed example, full", seedExample(Full)},
+		{"seed example, equal", seedExample(Equal)},
+		{"seed example, proportional", seedExample(Proportional)},
+		{"one retry, full", Policy{Initial: time.Second, Retries: 1}},
+		{"proportional 1 at the cap", Policy{Initial: time.Second, Multiplier: 3, Max: 10 * time.Second, Retries: 6, Jitter: Proportional, JitterFactor: 1}},
+		{"full, 200 retries, capped", Policy{Initial: 100 * time.Millisecond, Multiplier: 1.5, Max: 5 * time.Second, Retries: 200}},
+		{"proportional, 300 retries, capped", Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 300, Jitter: Proportional, JitterFactor: 0.5}},
+		{"equal, 160 growing retries", Policy{Initial: time.Millisecond, Multiplier: 1.03, Retries: 160, Jitter: Equal}},
+	}
+	const k = 40_000
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tot := tt.p.Stats(DefaultSeed).Total
+			sim := simulateTotals(tt.p, k, 7)
+			span := float64(tot.Max - tot.Min)
+			for _, c := range []struct {
+				q   float64
+				got time.Duration
+			}{{0.5, tot.P50}, {0.9, tot.P90}, {0.99, tot.P99}} {
+				want := quantile(sim, c.q)
+				// The requirement is 0.5 % of Max − Min; the simulation's own
+				// error is far below that at this sample size.
+				if err := math.Abs(float64(c.got) - want); err > 0.005*span {
+					t.Errorf("P%g = %v, simulation gives %v: off by %.3f %% of Max − Min, want <= 0.5 %%",
+						c.q*100, c.got, time.Duration(want), 100*err/span)
+				}
+			}
+		})
+	}
+}
+
+func TestSymmetricMedianIsMean(t *testing.T) {
+	for _, j := range []Jitter{Full, Equal} {
+		for _, p := range []Policy{
+			seedExample(j),
+			{Initial: 3 * time.Millisecond, Multiplier: 1.7, Max: 7 * time.Second, Retries: 1000, Jitter: j},
+			{Initial: 333 * time.Millisecond, Multiplier: 1.01, Retries: 20, Jitter: j},
+			{Initial: time.Hour, Multiplier: 10, Retries: 100, Jitter: j},
+		} {
+			if tot := p.Stats(DefaultSeed).Total; tot.P50 != tot.Mean {
+				t.Errorf("%+v: P50 = %v, want the mean %v", p, tot.P50, tot.Mean)
+			}
+		}
+	}
+}
+
+func TestDecorrelatedStats(t *testing.T) {
+	p := Policy{Initial: 100 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 12, Jitter: Decorrelated}
+	st := p.Stats(DefaultSeed)
+	for i, r := range st.Retries {
+		n := i + 1
+		wantMax := min(p.Max, toDuration(float64(p.Initial)*math.Pow(3, float64(n))))
+		if r.Min != p.Initial || r.Max != wantMax || r.Delay != wantMax {
+			t.Errorf("Retries[%d] min, max, delay = %v, %v, %v; want %v, %v, %v", i, r.Min, r.Max, r.Delay, p.Initial, wantMax, wantMax)
+		}
+		if wantCapped := float64(p.Initial)*math.Pow(3, float64(n)) > float64(p.Max); r.Capped != wantCapped {
+			t.Errorf("Retries[%d].Capped = %v, want %v", i, r.Capped, wantCapped)
+		}
+	}
+	tot := st.Total
+	if !tot.Estimated || tot.StdErr <= 0 {
+		t.Fatalf("Total.Estimated, StdErr = %v, %v; want true and > 0", tot.Estimated, tot.StdErr)
+	}
+	sim := simulateTotals(p, 40_000, 9)
+	mean := 0.0
+	for _, x := range sim {
+		mean += x / float64(len(sim))
+	}
+	if d := math.Abs(float64(tot.Mean) - mean); d > 5*float64(tot.StdErr) {
+		t.Errorf("Total.Mean = %v, independent simulation gives %v: %.1f standard errors apart", tot.Mean, time.Duration(mean), d/float64(tot.StdErr))
+	}
+	span := float64(tot.Max - tot.Min)
+	for _, c := range []struct {
+		q   float64
+		got time.Duration
+	}{{0.5, tot.P50}, {0.9, tot.P90}, {0.99, tot.P99}} {
+		if want := quantile(sim, c.q); math.Abs(float64(c.got)-want) > 0.01*span {
+			t.Errorf("P%g = %v, independent simulation gives %v", c.q*100, c.got, time.Duration(want))
+		}
+	}
+	if again := p.Stats(DefaultSeed); again.Total != tot {
+		t.Errorf("Stats(DefaultSeed) twice = %+v and %+v, want equal", tot, again.Total)
+	}
+	if other := p.Stats(2).Total; other == tot {
+		t.Errorf("Stats(2).Total = Stats(1).Total = %+v, want the seed to matter", tot)
+	}
+}
+
+func TestDecorrelatedUncappedMeanIsExact(t *testing.T) {
+	p := Policy{Initial: time.Second, Multiplier: 3, Retries: 5, Jitter: Decorrelated}
+	// E(n) = (1 s + 3 E(n−1)) / 2 from E(0) = 1 s: 2, 3.5, 5.75, 9.125, 14.1875 s.
+	want := []time.Duration{2 * time.Second, 3500 * time.Millisecond, 5750 * time.Millisecond, 9125 * time.Millisecond, 14187500 * time.Microsecond}
+	st := p.Stats(DefaultSeed)
+	for i, w := range want {
+		if got := st.Retries[i].Mean; got != w {
+			t.Errorf("Retries[%d].Mean = %v, want %v", i, got, w)
+		}
+	}
+	if st.Total.Mean != 34562500*time.Microsecond || st.Total.StdErr != 0 {
+		t.Errorf("Total.Mean, StdErr = %v, %v; want 34.5625s, 0", st.Total.Mean, st.Total.StdErr)
+	}
+}
+
+func TestStatsSaturates(t *testing.T) {
+	for _, j := range []Jitter{None, Full, Equal, Proportional, Decorrelated} {
+		p := Policy{Initial: time.Hour, Multiplier: 10, Retries: 100, Jitter: j}
+		st := p.Stats(DefaultSeed)
+		checkStats(t, st)
+		if st.Total.Max != maxDuration {
+			t.Errorf("%v: Total.Max = %v, want the largest Duration", j, st.Total.Max)
+		}
+		if got := Human(st.Total.Max); got != "more than 292 years" {
+			t.Errorf("%v: Human(Total.Max) = %q, want %q", j, got, "more than 292 years")
+		}
+	}
+}
+
+func TestStatsTruncated(t *testing.T) {
+	p := Policy{Initial: time.Millisecond, Max: time.Second, Retries: MaxStatsRetries + 1, Jitter: None}
+	st := p.Stats(DefaultSeed)
+	if !st.Truncated || len(st.Retries) != MaxStatsRetries {
+		t.Fatalf("Stats() Truncated, len(Retries) = %v, %d; want true, %d", st.Truncated, len(st.Retries), MaxStatsRetries)
+	}
+	// Deadline still covers every retry.
+	fit := st.Deadline(time.Duration(MaxStatsRetries+1) * time.Second)
+	if !fit.WorstCaseFits || fit.RetriesWithin != MaxStatsRetries+1 {
+		t.Errorf("Deadline() = %+v, want the worst case to fit with %d retries", fit, MaxStatsRetries+1)
+	}
+	if p.Retries = MaxStatsRetries; p.Stats(DefaultSeed).Truncated {
+		t.Errorf("Stats() with MaxStatsRetries retries: Truncated = true, want false")
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	tests := []struct {
+		p        Policy
+		deadline time.Duration
+		want     DeadlineFit
+	}{
+		{seedExample(Full), time.Minute, DeadlineFit{time.Minute, false, 6}},
+		{seedExample(Full), 91500 * time.Millisecond, DeadlineFit{91500 * time.Millisecond, true, 8}},
+		{seedExample(Full), 91499 * time.Millisecond, DeadlineFit{91499 * time.Millisecond, false, 7}},
+		{seedExample(Full), 499 * time.Millisecond, DeadlineFit{499 * time.Millisecond, false, 0}},
+		{seedExample(Full), 0, DeadlineFit{0, false, 0}},
+		{seedExample(Decorrelated), 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // maxima 1, 2, 4 s
+		{Policy{Retries: 5}, 0, DeadlineFit{0, true, 5}},
+		{Policy{}, time.Second, DeadlineFit{time.Second, true, 0}},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Stats(DefaultSeed).Deadline(tt.deadline); got != tt.want {
+			t.Errorf("%v jitter: Deadline(%v) = %+v, want %+v", tt.p.Jitter, tt.deadline, got, tt.want)
+		}
+	}
+}
+
+func TestRetriesWithinLongGrowth(t *testing.T) {
+	// A multiplier this close to 1 grows for millions of retries, past the
+	// exact walk; the closed form must agree with the direct sum.
+	p := Policy{Initial: time.Millisecond, Multiplier: 1 + 1e-7, Jitter: None}
+	d := 3000 * time.Second // about 2.9 million retries of just over 1 ms
+	n := p.retriesWithin(math.MaxInt, d)
+	sum := func(n int) float64 { // exact geometric sum
+		return float64(p.Initial) * math.Expm1(float64(n)*math.Log1p(1e-7)) / 1e-7
+	}
+	if !(sum(n) <= float64(d)*(1+1e-9)) || !(sum(n+1) > float64(d)*(1-1e-9)) {
+		t.Errorf("retriesWithin(%v) = %d: sums %v and %v, want the deadline between them", d, n, sum(n), sum(n+1))
+	}
+}
+
+// checkStats asserts the invariants every Stats must satisfy, whatever the policy.
+func checkStats(t *testing.T, st Stats) {
+	t.Helper()
+	c := st.Policy.ceiling()
+	var prev RetryStats
+	for i, r := range st.Retries {
+		if r.Retry != i+1 {
+			t.Fatalf("Retries[%d].Retry = %d, want %d", i, r.Retry, i+1)
+		}
+		if !(0 <= r.Min && r.Min <= r.Mean && r.Mean <= r.Max && r.Max <= c) {
+			t.Fatalf("Retries[%d] min, mean, max = %v, %v, %v; want 0 <= min <= mean <= max <= %v", i, r.Min, r.Mean, r.Max, c)
+		}
+		if r.TotalMin < prev.TotalMin || r.TotalMean < prev.TotalMean || r.TotalMax < prev.TotalMax {
+			t.Fatalf("Retries[%d] totals %v, %v, %v decrease from %v, %v, %v", i, r.TotalMin, r.TotalMean, r.TotalMax, prev.TotalMin, prev.TotalMean, prev.TotalMax)
+		}
+		if !(r.TotalMin <= r.TotalMean && r.TotalMean <= r.TotalMax) {
+			t.Fatalf("Retries[%d] totals %v, %v, %v out of order", i, r.TotalMin, r.TotalMean, r.TotalMax)
+		}
+		if r.Max < prev.Max {
+			t.Fatalf("Retries[%d].Max = %v, below the previous retry's %v", i, r.Max, prev.Max)
+		}
+		prev = r
+	}
+	tot := st.Total
+	if tot.Min != prev.TotalMin || tot.Mean != prev.TotalMean || tot.Max != prev.TotalMax {
+		t.Fatalf("Total %+v disagrees with the last retry %+v", tot, prev)
+	}
+	if !(tot.Min <= tot.P50 && tot.P50 <= tot.P90 && tot.P90 <= tot.P99 && tot.P99 <= tot.Max) {
+		t.Fatalf("Total = %+v, want Min <= P50 <= P90 <= P99 <= Max", tot)
+	}
+	if tot.StdErr < 0 || (!tot.Estimated && tot.StdErr != 0) {
+		t.Fatalf("Total.StdErr = %v with Estimated %v", tot.StdErr, tot.Estimated)
+	}
+}

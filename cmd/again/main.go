@@ -1,0 +1,17 @@
+// Command again is the command-line face of the again toolkit: a backoff
+// calculator and a retrying runner. See `again --help`.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/again-go/again/internal/cli"
+)
+
+func main() {
+	ctx, stop := cli.NotifyContext(context.Background())
+	code := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

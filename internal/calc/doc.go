@@ -1,0 +1,23 @@
+// Package calc is the backoff calculator shared by `again calc` and the web
+// page (compiled to WebAssembly): it turns the user's text into a validated
+// policy and renders the report, so both accept the same input with the
+// same messages and export byte-identical JSON and CSV.
+//
+// Quick start:
+//
+//	in, err := calc.Parse(calc.Values{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8"})
+//	if err != nil {
+//		var ie *calc.InputError // names the field and what it accepts
+//		...
+//	}
+//	rep, err := calc.Compute(in) // a *calc.SolveError when solving has no answer to show
+//	rep.WriteJSON(w)             // or WriteCSV, WriteTable, WriteMarkdown
+//
+// Fields missing from Values take their defaults (DefaultValues), those of
+// backoff.Default(). Parse rejects what backoff.Policy would silently
+// reinterpret, such as a multiplier of 0, and bounds retries at MaxRetries.
+//
+// Durations are Go syntax ("500ms", "1.5s", "2m") or a bare number of
+// milliseconds, as the seed's calculator reads them (see ParseDuration).
+// Everything here is pure computation on values: safe for concurrent use.
+package calc

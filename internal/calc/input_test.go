@@ -1,0 +1,208 @@
+package calc
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/backoff"
+)
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"500ms", 500 * time.Millisecond},
+		{"1.5s", 1500 * time.Millisecond},
+		{"2m", 2 * time.Minute},
+		{"1h30m", 90 * time.Minute},
+		{"500", 500 * time.Millisecond}, // a bare number means milliseconds, as in the seed
+		{"0.5", 500 * time.Microsecond},
+		{"1e3", time.Second},
+		{"+7", 7 * time.Millisecond},
+		{".25", 250 * time.Microsecond},
+		{"0", 0},
+		{"-0", 0},
+		{" 250 ", 250 * time.Millisecond},
+		{"2562047h47m16.854775807s", math.MaxInt64},
+		{"9223372036854", 9223372036854 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseDuration(tt.in)
+			if err != nil || got != tt.want {
+				t.Errorf("ParseDuration(%q) = %v, %v; want %v, nil", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseDurationRejects(t *testing.T) {
+	for _, in := range []string{
+		"", " ", "abc", "5 s", "-5s", "-1", "-0.001", "NaN", "nan", "Inf", "+Inf", "-Inf", "infinity",
+		"0x10", "0x1p3", "1_000", "1e300", "9223372036855", "2562048h", "1.5.5", "e3", "5e", "ms",
+	} {
+		t.Run(in, func(t *testing.T) {
+			got, err := ParseDuration(in)
+			var ie *InputError
+			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ParseDuration(%q) = %v, %v; want an *InputError matching ErrInvalid", in, got, err)
+			}
+			if ie.Value != in || !strings.Contains(err.Error(), "bare number of milliseconds") {
+				t.Errorf("ParseDuration(%q) error = %q; want the value and the accepted syntax", in, err)
+			}
+		})
+	}
+}
+
+// FuzzParseDuration checks that no text makes ParseDuration panic or return
+// a negative duration, and that every duration it returns reads back the
+// same from its Go form.
+func FuzzParseDuration(f *testing.F) {
+	for _, s := range []string{"500ms", "1.5s", "500", "0.5", "-1", "NaN", "1e300", "2562047h47m16.854775807s", "0x10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseDuration(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ParseDuration(%q) error %v does not match ErrInvalid", s, err)
+			}
+			return
+		}
+		if d < 0 {
+			t.Fatalf("ParseDuration(%q) = %v, want >= 0", s, d)
+		}
+		if back, err := ParseDuration(d.String()); err != nil || back != d {
+			t.Fatalf("ParseDuration(%q) = %v, but ParseDuration(%q) = %v, %v", s, d, d.String(), back, err)
+		}
+	})
+}
+
+func TestParseDefaults(t *testing.T) {
+	for _, v := range []Values{nil, {}, DefaultValues(), {FieldInitial: "", FieldDeadline: ""}} {
+		in, err := Parse(v)
+		if err != nil {
+			t.Fatalf("Parse(%v) error: %v", v, err)
+		}
+		want := Input{Policy: backoff.Default(), Seed: backoff.DefaultSeed}
+		if in != want {
+			t.Errorf("Parse(%v) = %+v, want %+v", v, in, want)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	in, err := Parse(Values{
+		FieldInitial: "250", FieldMultiplier: "1.5", FieldMax: "0", FieldRetries: "10000",
+		FieldJitter: "proportional:0.5", FieldDeadline: "1m", FieldSolve: "multiplier", FieldTarget: "p99", FieldSeed: "18446744073709551615",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Input{
+		Policy: backoff.Policy{
+			Initial: 250 * time.Millisecond, Multiplier: 1.5, Max: 0, Retries: 10000,
+			Jitter: backoff.Proportional, JitterFactor: 0.5,
+		},
+		Deadline: time.Minute, Solve: true, Param: backoff.ParamMultiplier, Target: backoff.TargetP99, Seed: math.MaxUint64,
+	}
+	if in != want {
+		t.Errorf("Parse = %+v, want %+v", in, want)
+	}
+	for _, tt := range []struct {
+		solve string
+		want  backoff.Param
+	}{{"initial", backoff.ParamInitial}, {"multiplier", backoff.ParamMultiplier}, {"retries", backoff.ParamRetries}} {
+		in, err := Parse(Values{FieldSolve: tt.solve, FieldDeadline: "10s"})
+		if err != nil || !in.Solve || in.Param != tt.want {
+			t.Errorf("Parse(solve %s) = %+v, %v; want Param %v", tt.solve, in, err, tt.want)
+		}
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	tests := []struct {
+		field, value string
+		want         string // the whole message after "calc: "
+	}{
+		{FieldInitial, "abc", `--initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "abc"`},
+		{FieldInitial, "-5s", `--initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-5s"`},
+		{FieldInitial, "NaN", `--initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "NaN"`},
+		{FieldMax, "-1", `--max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got -1`},
+		{FieldMax, "Inf", `--max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "Inf"`},
+		{FieldDeadline, "0", `--deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 0`},
+		{FieldMultiplier, "0.5", `--multiplier must be a finite number >= 1, got 0.5`},
+		{FieldMultiplier, "0", `--multiplier must be a finite number >= 1, got 0`},
+		{FieldMultiplier, "-2", `--multiplier must be a finite number >= 1, got -2`},
+		{FieldMultiplier, "NaN", `--multiplier must be a finite number >= 1, got "NaN"`},
+		{FieldMultiplier, "+Inf", `--multiplier must be a finite number >= 1, got "+Inf"`},
+		{FieldMultiplier, "1e400", `--multiplier must be a finite number >= 1, got 1e400`},
+		{FieldMultiplier, "two", `--multiplier must be a finite number >= 1, got "two"`},
+		{FieldRetries, "-1", `--retries must be a whole number from 0 to 100000, got -1`},
+		{FieldRetries, "100001", `--retries must be a whole number from 0 to 100000, got 100001`},
+		{FieldRetries, "1.5", `--retries must be a whole number from 0 to 100000, got 1.5`},
+		{FieldRetries, "99999999999999999999", `--retries must be a whole number from 0 to 100000, got 99999999999999999999`},
+		{FieldJitter, "gaussian", `--jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "gaussian"`},
+		{FieldJitter, "proportional:2", `--jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "proportional:2"`},
+		{FieldJitter, "full:0.5", `--jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "full:0.5"`},
+		{FieldSolve, "max", `--solve must be one of initial, multiplier or retries, got "max"`},
+		{FieldTarget, "p50", `--target must be one of max or p99, got "p50"`},
+		{FieldSeed, "-1", `--seed must be a whole number from 0 to 18446744073709551615, got -1`},
+		{FieldSolve, "initial", `--solve requires --deadline: the solver finds the largest initial whose total wait fits a deadline`},
+		{"timeout", "1s", `--timeout is not a calculator field; want one of initial, multiplier, max, retries, jitter, deadline, solve, target or seed`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.field+"="+tt.value, func(t *testing.T) {
+			_, err := Parse(Values{tt.field: tt.value})
+			var ie *InputError
+			if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Parse(%s=%q) error = %v, want an *InputError matching ErrInvalid", tt.field, tt.value, err)
+			}
+			if ie.Field != tt.field {
+				t.Errorf("Parse(%s=%q) error names field %q", tt.field, tt.value, ie.Field)
+			}
+			if got := "--" + ie.Field + " " + ie.Detail(); got != tt.want {
+				t.Errorf("Parse(%s=%q) error =\n%s\nwant\n%s", tt.field, tt.value, got, tt.want)
+			}
+			if got := err.Error(); got != "calc: "+tt.want {
+				t.Errorf("Error() = %q, want the message prefixed with calc:", got)
+			}
+		})
+	}
+}
+
+// FuzzParse checks that any text in any field either gives a valid policy
+// within the documented bounds or an *InputError naming a field.
+func FuzzParse(f *testing.F) {
+	f.Add("500ms", "2", "30s", "8", "full", "", "", "", "")
+	f.Add("1h", "10", "0", "100", "decorrelated", "1m", "retries", "p99", "7")
+	f.Add("-1", "0", "NaN", "-3", "proportional:0", "0", "x", "y", "z")
+	f.Fuzz(func(t *testing.T, initial, multiplier, max, retries, jitter, deadline, solve, target, seed string) {
+		v := Values{
+			FieldInitial: initial, FieldMultiplier: multiplier, FieldMax: max, FieldRetries: retries,
+			FieldJitter: jitter, FieldDeadline: deadline, FieldSolve: solve, FieldTarget: target, FieldSeed: seed,
+		}
+		in, err := Parse(v)
+		if err != nil {
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Parse(%v) error %v is not an *InputError", v, err)
+			}
+			if _, known := DefaultValues()[ie.Field]; !known {
+				t.Fatalf("Parse(%v) error names unknown field %q", v, ie.Field)
+			}
+			return
+		}
+		p := in.Policy
+		if err := p.Validate(); err != nil {
+			t.Fatalf("Parse(%v) gave an invalid policy: %v", v, err)
+		}
+		if p.Multiplier < 1 || p.Retries > MaxRetries || in.Deadline < 0 || in.Solve && in.Deadline == 0 {
+			t.Fatalf("Parse(%v) = %+v, out of the documented bounds", v, in)
+		}
+	})
+}

@@ -1,0 +1,204 @@
+package calc
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/again-go/again/backoff"
+)
+
+// barWidth is the number of cells in a table row's range bar.
+const barWidth = 24
+
+// WriteTable writes the report for a terminal: the policy, one row per retry
+// (retry, nominal delay, min, mean and max of the jittered delay, worst-case
+// total so far, and a bar showing the delay's min..max range on a scale
+// common to all rows), the totals in human form and, with a deadline, the
+// verdict. Output is buffered, so thousands of rows print at once.
+func (r *Report) WriteTable(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	r.writeHeader(bw, "")
+	if len(r.Retries) > 0 {
+		head := []string{"retry", "delay", "min", "mean", "max", "worst total"}
+		rows := r.cells()
+		width := make([]int, len(head))
+		for i, h := range head {
+			width[i] = len(h)
+		}
+		for _, row := range rows {
+			for i, c := range row {
+				width[i] = max(width[i], len([]rune(c)))
+			}
+		}
+		scale := r.barScale()
+		writeRow(bw, head, width)
+		fmt.Fprintf(bw, "  min..max on 0 to %s\n", human(scale))
+		for i, row := range rows {
+			writeRow(bw, row, width)
+			x := r.Retries[i]
+			fmt.Fprintf(bw, "  |%s|\n", bar(float64(x.Min), float64(x.Max), float64(scale)))
+		}
+		if r.anyCapped() {
+			fmt.Fprintf(bw, "* capped at --max %s\n", time.Duration(r.Policy.Max))
+		}
+		bw.WriteString("\n")
+	}
+	r.writeTotals(bw, "  ")
+	r.writeVerdict(bw, "")
+	return bw.Flush()
+}
+
+// WriteMarkdown writes the report as Markdown, to paste into a design
+// document: the policy, a table with one row per retry, the totals and the
+// deadline verdict.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	r.writeHeader(bw, "**")
+	if len(r.Retries) > 0 {
+		bw.WriteString("| Retry | Delay | Min | Mean | Max | Worst-case total |\n|---:|---:|---:|---:|---:|---:|\n")
+		for _, row := range r.cells() {
+			row[1] = strings.Replace(row[1], "*", " (capped)", 1)
+			bw.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		}
+		bw.WriteString("\n")
+	}
+	r.writeTotals(bw, "- ")
+	r.writeVerdict(bw, "**")
+	return bw.Flush()
+}
+
+// cells returns the human-form cells of every retry's row.
+func (r *Report) cells() [][]string {
+	rows := make([][]string, len(r.Retries))
+	for i, x := range r.Retries {
+		delay := human(x.Delay)
+		if x.Capped {
+			delay += "*"
+		}
+		rows[i] = []string{strconv.Itoa(x.Retry), delay, human(x.Min), human(x.Mean), human(x.Max), human(x.TotalMax)}
+	}
+	return rows
+}
+
+func human(m Millis) string { return backoff.Human(time.Duration(m)) }
+
+func (r *Report) anyCapped() bool {
+	for _, x := range r.Retries {
+		if x.Capped {
+			return true
+		}
+	}
+	return false
+}
+
+// writeRow right-aligns the cells in their columns, without ending the line.
+func writeRow(w *bufio.Writer, row []string, width []int) {
+	for i, c := range row {
+		if i > 0 {
+			w.WriteString("  ")
+		}
+		w.WriteString(strings.Repeat(" ", width[i]-len([]rune(c))))
+		w.WriteString(c)
+	}
+}
+
+// barScale returns the largest max delay of any retry: the right end of
+// every bar.
+func (r *Report) barScale() Millis {
+	var s Millis
+	for _, x := range r.Retries {
+		s = max(s, x.Max)
+	}
+	return s
+}
+
+// bar draws the range lo..hi on a scale 0..scale as barWidth cells: "█"
+// where the range lies, "·" elsewhere. A single point (no jitter) fills the
+// cell it falls in.
+func bar(lo, hi, scale float64) string {
+	cells := []rune(strings.Repeat("·", barWidth))
+	if scale > 0 {
+		from := min(int(lo/scale*barWidth), barWidth-1)
+		to := min(int(hi/scale*barWidth+0.999999), barWidth)
+		to = max(to, from+1)
+		for i := from; i < to; i++ {
+			cells[i] = '█'
+		}
+	}
+	return string(cells)
+}
+
+// writeHeader writes the policy (and the solved value) as flags that
+// reproduce it.
+func (r *Report) writeHeader(w *bufio.Writer, strong string) {
+	p := r.input.Policy
+	code := ""
+	if strong != "" {
+		code = "`"
+	}
+	fmt.Fprintf(w, "%sPolicy:%s %s--initial %s --multiplier %s --max %s --retries %d --jitter %s%s\n",
+		strong, strong, code, p.Initial, strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64), p.Max, p.Retries, p.JitterText(), code)
+	if r.Solved != nil {
+		var v string
+		switch r.input.Param {
+		case backoff.ParamInitial:
+			v = p.Initial.String()
+		case backoff.ParamMultiplier:
+			v = strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64)
+		default:
+			v = strconv.Itoa(p.Retries)
+		}
+		fmt.Fprintf(w, "%sSolved:%s the largest %s whose %s total wait fits %s is %s\n", strong, strong,
+			paramName(r.input.Param), targetName(r.input.Target), durationText(r.input.Deadline), v)
+	}
+	w.WriteString("\n")
+}
+
+// writeTotals writes the total wait in human form; prefix starts each line.
+func (r *Report) writeTotals(w *bufio.Writer, prefix string) {
+	t := r.Total
+	if len(r.Retries) == 0 {
+		fmt.Fprintf(w, "No retries: the first attempt is the only one, and nothing waits.\n")
+		return
+	}
+	fmt.Fprintf(w, "Total wait over %d retries, if every attempt fails:\n\n", len(r.Retries))
+	// A terminal gets the values aligned; Markdown collapses the spaces anyway.
+	pad := func(label string) string {
+		if prefix == "- " {
+			return label + " "
+		}
+		return fmt.Sprintf("%-13s", label)
+	}
+	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("shortest:"), t.MinHuman)
+	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("mean:"), t.MeanHuman)
+	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("longest:"), t.MaxHuman)
+	fmt.Fprintf(w, "%s%sp50 %s, p90 %s, p99 %s\n", prefix, pad("percentiles:"), human(t.P50), human(t.P90), human(t.P99))
+	if s := r.stats.Total; s.Estimated {
+		fmt.Fprintf(w, "%sthe mean and percentiles are a Monte Carlo estimate (--seed %d; standard error of the mean %s)\n",
+			prefix, r.input.Seed, backoff.Human(s.StdErr))
+	}
+}
+
+// writeVerdict compares the worst case with the deadline, if any.
+func (r *Report) writeVerdict(w *bufio.Writer, strong string) {
+	d := r.Deadline
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n%sDeadline %s:%s ", strong, durationText(time.Duration(d.Deadline)), strong)
+	if d.WorstCaseFits {
+		fmt.Fprintf(w, "fits; even the worst case, %s, ends within it.\n", r.Total.MaxHuman)
+		return
+	}
+	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. In the worst case only the first %d of %d retries end within the deadline.",
+		r.Total.MaxHuman, d.RetriesWithin, len(r.Retries))
+	if p99 := r.Total.P99; p99 <= d.Deadline {
+		fmt.Fprintf(w, " The 99th percentile, %s, ends within it.\n", human(p99))
+	} else {
+		fmt.Fprintf(w, " The 99th percentile, %s, exceeds it too.\n", human(p99))
+	}
+}

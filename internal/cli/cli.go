@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Env is what a subcommand may touch of the outside world: the streams Run
+// was given. Subcommands write only here, never to os.Stdout, so that tests
+// run them in-process.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// subcommands returns every `again` subcommand. To add one, write a
+// constructor `func newXxxCmd(env *Env) *cobra.Command` in its own file and
+// add one line here.
+func subcommands(env *Env) []*cobra.Command {
+	return []*cobra.Command{
+		newCalcCmd(env),
+	}
+}
+
+// Run runs the again command line args (without the program name) and
+// returns the process exit status: 0 on success, ExitUsage (2) for a usage
+// error, ExitFailure (1) or the status a subcommand chose with ExitError.
+// Errors are printed as one line on stderr, "again <sub>: <message>"; a
+// usage error prints nothing on stdout. ctx reaches every subcommand
+// (cmd.Context()); see NotifyContext for signals.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	return execute(ctx, newRoot(subcommands(env)...), args, env)
+}
+
+// execute runs root with args; tests call it with extra commands.
+func execute(ctx context.Context, root *cobra.Command, args []string, env *Env) int {
+	stdin, stdout, stderr := env.Stdin, env.Stdout, env.Stderr
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	code, msg := exitCode(err)
+	if msg != "" {
+		if cmd == nil {
+			cmd = root
+		}
+		// One line, whatever the message: scripts read the last line.
+		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), msg)
+	}
+	return code
+}
+
+// newRoot returns the root command with the given subcommands.
+func newRoot(subs ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "again",
+		Short: "Retry with exponential backoff and jitter, and plan the schedule",
+		Long: `again retries failed operations with exponential backoff and jitter, and
+computes what a retry schedule costs before you ship it.
+
+Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
+Exit status: 0 success, 1 failure, 2 usage error.`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return Usagef("unknown command %q; want one of %s (see 'again --help')", args[0], strings.Join(commandNames(cmd), ", "))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetVersionTemplate("again {{.Version}}\n")
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(subs...)
+	markErrors(root)
+	return root
+}
+
+// commandNames lists root's subcommands for messages.
+func commandNames(root *cobra.Command) []string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return names
+}
+
+// flagError turns pflag's parse errors (unknown flag, missing value, bad
+// syntax) into usage errors that point at the help.
+func flagError(cmd *cobra.Command, err error) error {
+	return Usagef("%v (see '%s --help')", err, cmd.CommandPath())
+}
+
+// markErrors wraps every RunE in the tree so that a plain error it returns
+// becomes an *ExitError with ExitFailure. Any error Run then sees without an
+// ExitError comes from cobra's own parsing: a usage error.
+func markErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			var ee *ExitError
+			if err != nil && !errors.As(err, &ee) {
+				return &ExitError{Code: ExitFailure, Err: err}
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		markErrors(sub)
+	}
+}
+
+// NoArgs is a cobra.PositionalArgs for subcommands that take only flags.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return Usagef("unexpected argument %q; %s takes only flags (see '%s --help')", args[0], cmd.Name(), cmd.CommandPath())
+	}
+	return nil
+}
+
+// version returns the module version from the build information: a tag
+// such as "v1.2.0" for `go install ...@v1.2.0`, otherwise "devel" with the
+// VCS revision when the build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(len(rev), 12)] + dirty
+	}
+	return v
+}
+
+// textFlag is a pflag.Value that keeps the text as given; validation happens
+// in internal/calc, shared with the web page, once all flags are known.
+type textFlag struct {
+	s   *string
+	typ string
+}
+
+func (f textFlag) String() string { return *f.s }
+func (f textFlag) Type() string   { return f.typ }
+func (f textFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		// An empty value would read as "use the default": refuse it rather
+		// than silently compute something the user did not ask for.
+		return errors.New("must not be empty")
+	}
+	*f.s = s
+	return nil
+}
+
+var _ pflag.Value = textFlag{}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// result is what one in-process run of the command line produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Run(t.Context(), args, strings.NewReader(""), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+// wantUsageError checks the usage-error contract: exit 2, nothing on
+// stdout, exactly the one line want on stderr.
+func wantUsageError(t *testing.T, r result, want string) {
+	t.Helper()
+	if r.code != ExitUsage || r.stdout != "" || r.stderr != want+"\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q;\nwant exit 2, no stdout, stderr %q", r.code, r.stdout, r.stderr, want+"\n")
+	}
+}
+
+func TestFrameworkUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `again: unknown command "frobnicate"; want one of calc (see 'again --help')`},
+		{[]string{"--frobnicate"}, `again: unknown flag: --frobnicate (see 'again --help')`},
+		{[]string{"calc", "--frobnicate"}, `again calc: unknown flag: --frobnicate (see 'again calc --help')`},
+		{[]string{"calc", "-x"}, `again calc: unknown shorthand flag: 'x' in -x (see 'again calc --help')`},
+		{[]string{"calc", "--initial"}, `again calc: flag needs an argument: --initial (see 'again calc --help')`},
+		{[]string{"calc", "--initial="}, `again calc: invalid argument "" for "--initial" flag: must not be empty (see 'again calc --help')`},
+		{[]string{"calc", "extra"}, `again calc: unexpected argument "extra"; calc takes only flags (see 'again calc --help')`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			wantUsageError(t, run(t, tt.args...), tt.want)
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	r := run(t, "--version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "again ") || r.stderr != "" {
+		t.Errorf("again --version: exit %d, stdout %q, stderr %q; want exit 0 and \"again <version>\"", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{nil, {"--help"}, {"help"}} {
+		r := run(t, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "calc") || !strings.Contains(r.stdout, "Exit status") {
+			t.Errorf("again %v: exit %d, stdout %q; want the root help listing calc", args, r.code, r.stdout)
+		}
+	}
+	r = run(t, "calc", "--help")
+	for _, want := range []string{"Examples:", "again calc --initial 500ms --multiplier 2 --max 30s --retries 8", "--initial duration", "(default 500ms)", "--format format"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("again calc --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// TestExitErrors checks how a subcommand's returned error becomes the exit
+// status and the one stderr line.
+func TestExitErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantCode   int
+		wantStderr string
+	}{
+		{"nil", nil, 0, ""},
+		{"plain error", errors.New("connection refused"), ExitFailure, "again test: connection refused\n"},
+		{"wrapped plain error", fmt.Errorf("fetch: %w", errors.New("boom")), ExitFailure, "again test: fetch: boom\n"},
+		{"child status, silent", Exit(42, nil), 42, ""},
+		{"status with message", Exit(3, errors.New("child killed by signal")), 3, "again test: child killed by signal\n"},
+		{"usage", Usagef("--url must be an http or https URL, got %q", "ftp://x"), ExitUsage, "again test: --url must be an http or https URL, got \"ftp://x\"\n"},
+		{"wrapped usage", fmt.Errorf("context: %w", Usagef("bad")), ExitUsage, "again test: context: bad\n"},
+		{"multi-line message", errors.New("first\nsecond"), ExitFailure, "again test: first; second\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}
+			sub := &cobra.Command{Use: "test", Args: NoArgs, RunE: func(*cobra.Command, []string) error { return tt.err }}
+			code := execute(t.Context(), newRoot(sub), []string{"test"}, env)
+			if code != tt.wantCode || errOut.String() != tt.wantStderr || out.Len() != 0 {
+				t.Errorf("exit %d, stderr %q, stdout %q; want exit %d, stderr %q, no stdout", code, errOut.String(), out.String(), tt.wantCode, tt.wantStderr)
+			}
+		})
+	}
+}
+
+// TestContextReachesSubcommand checks that Run hands its context to the
+// subcommand, so a cancelled context (a signal) reaches it.
+func TestContextReachesSubcommand(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cause := errors.New("test cause")
+	cancel(cause)
+	var got error
+	sub := &cobra.Command{Use: "test", RunE: func(cmd *cobra.Command, _ []string) error {
+		got = context.Cause(cmd.Context())
+		return nil
+	}}
+	env := &Env{Stdin: strings.NewReader(""), Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)}
+	if code := execute(ctx, newRoot(sub), []string{"test"}, env); code != 0 || got != cause {
+		t.Errorf("exit %d, subcommand saw cause %v; want 0 and %v", code, got, cause)
+	}
+}

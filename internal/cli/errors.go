@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit statuses shared by every subcommand.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // the command ran and failed (a deadline no value meets, a request that failed)
+	ExitUsage   = 2 // the command line is wrong: bad flag, bad value, missing or extra argument
+)
+
+// ExitError carries the exit status a subcommand wants; Run finds it with
+// errors.As anywhere in the error chain. Run prints Err (if not nil) as one
+// line, "again <sub>: <Err>", on stderr and exits with Code. A nil Err exits
+// silently, as `again run` does with its child's status.
+//
+// A subcommand that returns any other error exits with ExitFailure and the
+// error printed the same way.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err, so that errors.Is and errors.As see through an ExitError.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit returns an *ExitError with the given status. err may be nil for a
+// silent exit.
+func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
+
+// Usagef returns a usage error (exit status 2) with a formatted message. The
+// message names the flag or argument at fault and what it accepts, such as
+// "--retries must be a whole number from 0 to 100000, got -1".
+func Usagef(format string, args ...any) error {
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// exitCode returns the status for err and whether its message is printed.
+// Errors that are not an *ExitError come from cobra or pflag themselves
+// (Run marks every error a subcommand returns), so they are usage errors.
+func exitCode(err error) (code int, msg string) {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		if ee.Err == nil {
+			return ee.Code, ""
+		}
+		return ee.Code, err.Error() // with whatever context wraps the ExitError
+	}
+	return ExitUsage, err.Error()
+}

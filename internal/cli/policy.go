@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/again-go/again/internal/calc"
+	"github.com/spf13/pflag"
+)
+
+// PolicyFlags holds the text of the shared policy flags, --initial, --max,
+// --multiplier, --retries, --jitter and --deadline, and of any other
+// calculator field a subcommand adds with Add. Every subcommand that takes
+// a retry policy (calc, run, fetch) uses it, so they accept exactly the
+// same values with the same messages as the web page:
+//
+//	pf := AddPolicyFlags(cmd.Flags())
+//	...
+//	in, err := pf.Parse() // in the RunE; err is already a usage error
+//	policy, deadline := in.Policy, in.Deadline
+//
+// The defaults are backoff.Default(); no deadline.
+type PolicyFlags struct {
+	values map[string]*string
+}
+
+// AddPolicyFlags registers the shared policy flags on fs.
+func AddPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
+	f := &PolicyFlags{values: map[string]*string{}}
+	f.Add(fs, calc.FieldInitial, "duration", "delay before the first retry")
+	f.Add(fs, calc.FieldMultiplier, "float", "growth factor between delays, a finite number >= 1")
+	f.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
+	f.Add(fs, calc.FieldRetries, "n", "retries after the first attempt, 0 to 100000")
+	f.Add(fs, calc.FieldJitter, "kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]")
+	f.Add(fs, calc.FieldDeadline, "duration", "deadline for the whole retry loop (default none)")
+	return f
+}
+
+// Add registers the calculator field as a flag of the same name on fs, with
+// its default from calc.DefaultValues. typ names the value in the help
+// ("duration"); usage describes it.
+func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
+	s := new(string)
+	*s = calc.DefaultValues()[field]
+	f.values[field] = s
+	fs.Var(textFlag{s: s, typ: typ}, field, usage)
+}
+
+// Parse validates the flags with calc.Parse. A value it rejects becomes a
+// usage error (exit status 2) naming the flag and what it accepts, such as
+// "--multiplier must be a finite number >= 1, got 0.5".
+func (f *PolicyFlags) Parse() (calc.Input, error) {
+	v := calc.Values{}
+	for k, s := range f.values {
+		v[k] = *s
+	}
+	in, err := calc.Parse(v)
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		return in, Usagef("--%s %s", ie.Field, ie.Detail())
+	}
+	return in, err
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// SignalError is the cause (context.Cause) of a context that NotifyContext
+// cancelled because the process received Signal.
+type SignalError struct {
+	Signal os.Signal
+}
+
+func (e *SignalError) Error() string { return "again: received " + e.Signal.String() }
+
+type signalsKey struct{}
+
+// WithSignals returns a copy of ctx that carries ch, which Signals returns.
+// NotifyContext uses it; tests use it to deliver signals to a subcommand
+// without sending any to the process.
+func WithSignals(ctx context.Context, ch <-chan os.Signal) context.Context {
+	return context.WithValue(ctx, signalsKey{}, ch)
+}
+
+// Signals returns the channel on which the process's SIGINT and SIGTERM are
+// delivered, every one of them, for a subcommand that forwards them to a
+// child process; up to 8 signals wait there unread, later ones are dropped
+// (the context is cancelled by then anyway). It returns nil (a channel that
+// never delivers) when the context has none.
+func Signals(ctx context.Context) <-chan os.Signal {
+	ch, _ := ctx.Value(signalsKey{}).(<-chan os.Signal)
+	return ch
+}
+
+// NotifyContext returns a context that is cancelled, with a *SignalError as
+// its cause, when the process first receives SIGINT or SIGTERM, and that
+// carries every such signal for Signals. Once it is in place these signals
+// no longer stop the process: each subcommand decides what they mean (most
+// stop when the context is done; `again run` forwards them to its child).
+//
+// stop restores the default signal behaviour and releases the goroutine
+// that relays signals; call it when Run returns.
+func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
+	notify := make(chan os.Signal, 1)
+	relay := make(chan os.Signal, 8)
+	signal.Notify(notify, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(parent)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-notify:
+				cancel(&SignalError{Signal: s})
+				select {
+				case relay <- s:
+				default: // nobody is reading; the cancelled context says enough
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return WithSignals(ctx, relay), func() {
+		signal.Stop(notify)
+		close(done)
+		cancel(context.Canceled)
+	}
+}

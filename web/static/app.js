@@ -6,8 +6,7 @@
 
 (() => {
   const FIELDS = ['initial', 'multiplier', 'max', 'retries', 'jitter', 'deadline'];
-  // The worked example of the page's text is what an empty address shows.
-  const DEFAULTS = { initial: '500ms', multiplier: '2', max: '30s', retries: '8', jitter: 'full', deadline: '' };
+  let defaults = {}; // each field's default, from the Go code (againDefaults)
   const JITTERS = ['none', 'full', 'equal', 'proportional', 'decorrelated'];
   const SVGNS = 'http://www.w3.org/2000/svg';
   const $ = (id) => document.getElementById(id);
@@ -168,7 +167,7 @@
   function readInputs() {
     const v = {};
     for (const f of FIELDS) v[f] = f === 'jitter' ? jitterText() : $(f).value.trim();
-    if (v.deadline === '') delete v.deadline;
+    for (const f of FIELDS) if (v[f] === '') delete v[f];
     if ($('target').value !== 'max') v.target = $('target').value;
     Object.assign(v, extra);
     return v;
@@ -197,13 +196,14 @@
     else $(f).value = value;
   }
 
+  // applyValues fills every field from v, with the default where v has none.
   function applyValues(v) {
-    for (const f of FIELDS) setField(f, v[f] ?? DEFAULTS[f]);
+    for (const f of FIELDS) setField(f, v[f] ?? defaults[f] ?? '');
   }
 
   function writeURL(v) {
     const q = new URLSearchParams();
-    for (const f of FIELDS) if (v[f] !== undefined && !(f === 'deadline' && v[f] === '')) q.set(f, v[f]);
+    for (const f of FIELDS) if (v[f] !== undefined && v[f] !== '') q.set(f, v[f]);
     if (v.target) q.set('target', v.target);
     for (const k of Object.keys(extra)) q.set(k, extra[k]);
     if (langChosen) q.set('lang', lang);
@@ -467,7 +467,7 @@
   async function main() {
     const { v, params } = readURL();
     setLanguage(pickLanguage(params));
-    applyValues(v);
+    for (const f of Object.keys(v)) setField(f, v[f]);
     jitterHint();
     wire();
     $('status').replaceChildren(TEXT[lang].loading);
@@ -477,6 +477,11 @@
       $('status').textContent = TEXT[lang].loadFailed + e;
       return;
     }
+    // An empty field means the default, as an absent flag of again calc does.
+    defaults = JSON.parse(globalThis.againDefaults());
+    for (const f of FIELDS) if (f !== 'jitter') $(f).placeholder = defaults[f] || '';
+    for (const f of FIELDS) if (!(f in v)) setField(f, defaults[f] || '');
+    jitterHint();
     $('status').textContent = '';
     update();
     performance.mark('again-first-table');

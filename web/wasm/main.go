@@ -2,8 +2,9 @@
 
 // Command wasm is the calculator page's maths: package page (and through it
 // internal/calc and backoff) compiled to WebAssembly. It installs
-// globalThis.againCompute and globalThis.againSolve, which take and return
-// JSON strings, then calls globalThis.againReady and waits forever.
+// globalThis.againCompute, globalThis.againSolve and globalThis.againDefaults,
+// which take and return JSON strings, then calls globalThis.againReady and
+// waits forever.
 //
 // Build it with `go generate ./web`, never by hand.
 package main
@@ -43,6 +44,9 @@ func main() {
 			return reply(page.SolveResult{Error: "page: againSolve takes two arguments"})
 		}
 		return reply(page.Solve(inputs(args[0]), args[1].String()))
+	}))
+	js.Global().Set("againDefaults", js.FuncOf(func(js.Value, []js.Value) any {
+		return reply(page.Defaults())
 	}))
 	if ready := js.Global().Get("againReady"); ready.Type() == js.TypeFunction {
 		ready.Invoke()

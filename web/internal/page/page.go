@@ -4,7 +4,8 @@
 package page
 
 import (
-	"encoding/json"
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/calc"
 )
 
 // Fields lists the page's inputs by their command-line flag names, in the
@@ -128,44 +130,104 @@ type Verdict struct {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// values returns the page's inputs that are set, as internal/calc takes
+// them. An empty field means the command line's default, as an absent flag
+// does; the page shows that default as the field's placeholder.
+func values(v map[string]string) calc.Values {
+	out := calc.Values{}
+	for _, f := range Fields {
+		if s := v[f]; strings.TrimSpace(s) != "" {
+			out[f] = s
+		}
+	}
+	return out
+}
+
+// Defaults returns the text of each field's default: what an empty field,
+// like an absent flag of `again calc`, stands for.
+func Defaults() map[string]string {
+	d := calc.DefaultValues()
+	out := map[string]string{}
+	for _, f := range Fields {
+		out[f] = d[f]
+	}
+	return out
+}
+
+// parse validates the inputs with internal/calc. Its errors are keyed by
+// field: each field is also checked alone, so that every wrong field is
+// marked at once and not only the first one the command line would report.
+func parse(v map[string]string) (calc.Input, map[string]string) {
+	vals := values(v)
+	errs := map[string]string{}
+	for f, s := range vals {
+		if _, err := calc.Parse(calc.Values{f: s}); err != nil {
+			errs[f] = err.Error()
+		}
+	}
+	if len(errs) > 0 {
+		return calc.Input{}, errs
+	}
+	in, err := calc.Parse(vals)
+	if err != nil {
+		field := ""
+		var ie *calc.InputError
+		if errors.As(err, &ie) {
+			field = ie.Field
+		}
+		errs[field] = err.Error()
+		return calc.Input{}, errs
+	}
+	return in, nil
+}
+
 // Compute returns the page's result for the inputs v, keyed by flag name.
-// Missing keys take the command line's defaults.
+// Missing and empty keys take the command line's defaults.
 func Compute(v map[string]string) Result {
 	in, errs := parse(v)
 	if len(errs) > 0 {
 		return Result{Errors: errs}
 	}
-	st := in.policy.Stats(in.seed)
+	rep, err := calc.Compute(in)
+	if err != nil { // only solving fails, and Compute does not solve
+		return Result{Errors: map[string]string{"": err.Error()}}
+	}
+	t := rep.Total
 	r := Result{
-		Rows: make([]Row, len(st.Retries)),
+		Rows: make([]Row, len(rep.Retries)),
 		Totals: &Totals{
-			Min: backoff.Human(st.Total.Min), Mean: backoff.Human(st.Total.Mean), Max: backoff.Human(st.Total.Max),
-			P50: backoff.Human(st.Total.P50), P90: backoff.Human(st.Total.P90), P99: backoff.Human(st.Total.P99),
-			Estimated: st.Total.Estimated,
+			Min: t.MinHuman, Mean: t.MeanHuman, Max: t.MaxHuman,
+			P50: backoff.Human(time.Duration(t.P50)), P90: backoff.Human(time.Duration(t.P90)), P99: backoff.Human(time.Duration(t.P99)),
+			Estimated: in.Policy.Jitter == backoff.Decorrelated,
 		},
 		Command: command(v),
 		Snippet: snippet(in),
 	}
-	for i, s := range st.Retries {
+	for i, s := range rep.Retries {
 		r.Rows[i] = Row{
-			Retry: s.Retry, Delay: backoff.Human(s.Delay), Capped: s.Capped,
-			Min: backoff.Human(s.Min), Mean: backoff.Human(s.Mean), Max: backoff.Human(s.Max),
-			TotalMax: backoff.Human(s.TotalMax),
-			MinMs:    ms(s.Min), MeanMs: ms(s.Mean), MaxMs: ms(s.Max), TotalMaxMs: ms(s.TotalMax),
+			Retry: s.Retry, Delay: backoff.Human(time.Duration(s.Delay)), Capped: s.Capped,
+			Min: backoff.Human(time.Duration(s.Min)), Mean: backoff.Human(time.Duration(s.Mean)), Max: backoff.Human(time.Duration(s.Max)),
+			TotalMax: backoff.Human(time.Duration(s.TotalMax)),
+			MinMs:    ms(time.Duration(s.Min)), MeanMs: ms(time.Duration(s.Mean)), MaxMs: ms(time.Duration(s.Max)),
+			TotalMaxMs: ms(time.Duration(s.TotalMax)),
 		}
 	}
-	r.Chart = scale(max(st.Total.Max, in.deadline))
-	if in.deadline > 0 {
-		f := st.Deadline(in.deadline)
+	r.Chart = scale(max(time.Duration(t.Max), in.Deadline))
+	if d := rep.Deadline; d != nil {
 		r.Verdict = &Verdict{
-			Deadline: backoff.Human(in.deadline), DeadlineMs: ms(in.deadline),
-			WorstCaseFits: f.WorstCaseFits, P99Fits: st.Total.P99 <= in.deadline,
-			RetriesWithin: f.RetriesWithin, Retries: in.policy.Retries,
+			Deadline: backoff.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
+			WorstCaseFits: d.WorstCaseFits, P99Fits: time.Duration(t.P99) <= in.Deadline,
+			RetriesWithin: d.RetriesWithin, Retries: in.Policy.Retries,
 		}
 	}
-	j, _ := json.Marshal(st)
-	r.JSON = string(j)
-	r.CSV = "retry\n"
+	var j, c bytes.Buffer
+	if err := rep.WriteJSON(&j); err != nil {
+		return Result{Errors: map[string]string{"": err.Error()}}
+	}
+	if err := rep.WriteCSV(&c); err != nil {
+		return Result{Errors: map[string]string{"": err.Error()}}
+	}
+	r.JSON, r.CSV = j.String(), c.String()
 	return r
 }
 
@@ -178,40 +240,49 @@ type SolveResult struct {
 }
 
 // Solve finds the largest value of the field param ("initial",
-// "multiplier" or "retries") for which the inputs v fit their deadline.
+// "multiplier" or "retries") for which the inputs v fit their deadline, as
+// `again calc --solve param` does, and returns it as the field's new text,
+// rounded down so that it still fits.
 func Solve(v map[string]string, param string) SolveResult {
-	in, errs := parse(v)
-	for _, f := range Fields {
-		if e, ok := errs[f]; ok {
+	if _, errs := parse(v); len(errs) > 0 {
+		for _, f := range Fields {
+			if e, ok := errs[f]; ok {
+				return SolveResult{Error: e}
+			}
+		}
+		for _, e := range errs {
 			return SolveResult{Error: e}
 		}
 	}
-	if in.deadline <= 0 {
-		return SolveResult{Error: "calc: solving needs a deadline"}
-	}
-	var p backoff.Param
-	switch param {
-	case "initial":
-		p = backoff.ParamInitial
-	case "multiplier":
-		p = backoff.ParamMultiplier
-	case "retries":
-		p = backoff.ParamRetries
-	default:
-		return SolveResult{Error: fmt.Sprintf("calc: cannot solve for %q; want initial, multiplier or retries", param)}
-	}
-	sol, err := backoff.Solve(in.policy, p, in.deadline, in.target, in.seed)
+	vals := values(v)
+	vals[calc.FieldSolve] = param
+	in, err := calc.Parse(vals)
 	if err != nil {
 		return SolveResult{Error: err.Error()}
 	}
-	switch p {
-	case backoff.ParamInitial:
-		return SolveResult{Field: param, Value: sol.Initial.Truncate(time.Millisecond).String()}
-	case backoff.ParamMultiplier:
-		return SolveResult{Field: param, Value: strconv.FormatFloat(sol.Multiplier, 'g', 6, 64)}
-	default:
-		return SolveResult{Field: param, Value: strconv.Itoa(sol.Retries)}
+	rep, err := calc.Compute(in)
+	if err != nil {
+		return SolveResult{Error: err.Error()}
 	}
+	x := rep.Solved.Value
+	switch param {
+	case calc.FieldInitial:
+		return SolveResult{Field: param, Value: solvedDuration(time.Duration(x * float64(time.Millisecond)))}
+	case calc.FieldMultiplier:
+		return SolveResult{Field: param, Value: strconv.FormatFloat(max(1, math.Floor(x*1e4)/1e4), 'f', -1, 64)}
+	}
+	return SolveResult{Field: param, Value: strconv.FormatFloat(x, 'f', 0, 64)}
+}
+
+// solvedDuration writes a solved initial delay in Go syntax with three
+// significant digits, rounded down so that it still fits: 1.23s, 123ms,
+// 12.3ms.
+func solvedDuration(d time.Duration) string {
+	step := time.Duration(1)
+	for x := d; x >= 1000; x /= 10 {
+		step *= 10
+	}
+	return d.Truncate(step).String()
 }
 
 // command returns the `again calc` command line for the inputs as typed.
@@ -270,8 +341,8 @@ var jitterConst = map[backoff.Jitter]string{
 }
 
 // snippet returns ready-to-paste Go code that retries with the policy.
-func snippet(in input) string {
-	p := in.policy
+func snippet(in calc.Input) string {
+	p := in.Policy
 	var b strings.Builder
 	b.WriteString("policy := backoff.Policy{\n")
 	fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
@@ -285,8 +356,8 @@ func snippet(in input) string {
 		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
 	}
 	b.WriteString("}\n")
-	if in.deadline > 0 {
-		fmt.Fprintf(&b, "ctx, cancel := context.WithTimeout(ctx, %s)\ndefer cancel()\n", goDuration(in.deadline))
+	if in.Deadline > 0 {
+		fmt.Fprintf(&b, "ctx, cancel := context.WithTimeout(ctx, %s)\ndefer cancel()\n", goDuration(in.Deadline))
 	}
 	b.WriteString("err := retry.Do(ctx, policy, func(ctx context.Context) error {\n\treturn callTheService(ctx)\n})\n")
 	return b.String()

@@ -168,3 +168,70 @@ func TestSolveNeedsDeadline(t *testing.T) {
 		t.Errorf("Solve for jitter = %+v, want an error", r)
 	}
 }
+
+func TestSolvedDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{1234567891, "1.23s"},
+		{123456789, "123ms"},
+		{12345678, "12.3ms"},
+		{999, "999ns"},
+		{0, "0s"},
+		{time.Minute + 59*time.Second, "1m59s"},
+	} {
+		if got := solvedDuration(tc.d); got != tc.want {
+			t.Errorf("solvedDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestSolve(t *testing.T) {
+	in := map[string]string{"deadline": "60s"}
+	for k, v := range example {
+		in[k] = v
+	}
+	for _, tc := range []struct{ param, want string }{
+		{"retries", "6"},
+	} {
+		if r := Solve(in, tc.param); r.Field != tc.param || r.Value != tc.want {
+			t.Errorf("Solve(example, deadline 60s, %s) = %+v, want %s", tc.param, r, tc.want)
+		}
+	}
+	for _, param := range []string{"initial", "multiplier"} {
+		r := Solve(in, param)
+		if r.Error != "" {
+			t.Fatalf("Solve(example, %s) = %+v", param, r)
+		}
+		in2 := map[string]string{}
+		for k, v := range in {
+			in2[k] = v
+		}
+		in2[param] = r.Value
+		if v := Compute(in2).Verdict; v == nil || !v.WorstCaseFits {
+			t.Errorf("with the solved %s = %s the worst case does not fit: %+v", param, r.Value, v)
+		}
+	}
+}
+
+func TestEmptyFieldMeansDefault(t *testing.T) {
+	d := Defaults()
+	if d["initial"] != "500ms" || d["retries"] != "3" || d["jitter"] != "full" || d["deadline"] != "" {
+		t.Errorf("Defaults() = %v, want those of backoff.Default() and no deadline", d)
+	}
+	a := Compute(map[string]string{"initial": "", "multiplier": " ", "retries": "3"})
+	b := Compute(d)
+	if len(a.Errors) > 0 || a.JSON != b.JSON {
+		t.Errorf("empty fields: errors %v, JSON %.100s; want the defaults' JSON %.100s", a.Errors, a.JSON, b.JSON)
+	}
+}
+
+func TestEveryWrongFieldIsMarked(t *testing.T) {
+	r := Compute(map[string]string{"initial": "soon", "retries": "-1", "jitter": "some"})
+	for _, f := range []string{"initial", "retries", "jitter"} {
+		if !strings.HasPrefix(r.Errors[f], "calc: --"+f+" ") {
+			t.Errorf("error for %s = %q, want the CLI's message naming --%s", f, r.Errors[f], f)
+		}
+	}
+}

@@ -344,6 +344,7 @@ var jitterConst = map[backoff.Jitter]string{
 func snippet(in calc.Input) string {
 	p := in.Policy
 	var b strings.Builder
+	b.WriteString("// import \"github.com/again-go/again/backoff\"\n// import \"github.com/again-go/again/retry\"\n")
 	b.WriteString("policy := backoff.Policy{\n")
 	fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
 	fmt.Fprintf(&b, "\tMultiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
@@ -359,6 +360,6 @@ func snippet(in calc.Input) string {
 	if in.Deadline > 0 {
 		fmt.Fprintf(&b, "ctx, cancel := context.WithTimeout(ctx, %s)\ndefer cancel()\n", goDuration(in.Deadline))
 	}
-	b.WriteString("err := retry.Do(ctx, policy, func(ctx context.Context) error {\n\treturn callTheService(ctx)\n})\n")
+	b.WriteString("err := retry.Run(ctx, policy, func(ctx context.Context) error {\n\treturn callTheService(ctx) // your operation\n})\n")
 	return b.String()
 }

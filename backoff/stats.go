@@ -80,6 +80,29 @@ func addSat(a, b time.Duration) time.Duration {
 	return maxDuration
 }
 
+// running accumulates the totals of consecutive retries. The mean is summed
+// exactly and rounded once, so that rounding each retry's mean to the
+// nanosecond does not add up over thousands of retries.
+type running struct {
+	min, max time.Duration
+	mean     float64
+}
+
+// add adds the retry r, whose exact mean is mean, and sets r's totals.
+func (a *running) add(r *RetryStats, mean float64) {
+	a.min, a.max = addSat(a.min, r.Min), addSat(a.max, r.Max)
+	a.mean += mean
+	r.TotalMin, r.TotalMax = a.min, a.max
+	// Clamping keeps the order, and the totals non-decreasing, even where
+	// the rounded bounds and the float64 sum disagree by a nanosecond.
+	r.TotalMean = min(a.max, max(a.min, toDuration(a.mean)))
+}
+
+// total returns the totals so far, without percentiles.
+func (a *running) total() Total {
+	return Total{Min: a.min, Mean: min(a.max, max(a.min, toDuration(a.mean))), Max: a.max}
+}
+
 // jitterTerm returns the exact distribution of the jittered delay before
 // retry n and its rounded bounds, for every kind of jitter but Decorrelated.
 func (p Policy) jitterTerm(n int) (t term, lo, mean, hi time.Duration) {
@@ -153,20 +176,19 @@ func (p Policy) Stats(seed uint64) Stats {
 		return s
 	}
 	terms := make([]term, n)
-	var tot RetryStats
+	var tot running
 	symmetric := true
 	for i := range s.Retries {
 		t, lo, mean, hi := p.jitterTerm(i + 1)
 		terms[i] = t
 		symmetric = symmetric && t.q == 1
-		tot.TotalMin, tot.TotalMean, tot.TotalMax = addSat(tot.TotalMin, lo), addSat(tot.TotalMean, mean), addSat(tot.TotalMax, hi)
 		s.Retries[i] = RetryStats{
 			Retry: i + 1, Delay: p.Delay(i + 1), Capped: p.Capped(i + 1),
 			Min: lo, Mean: mean, Max: hi,
-			TotalMin: tot.TotalMin, TotalMean: tot.TotalMean, TotalMax: tot.TotalMax,
 		}
+		tot.add(&s.Retries[i], t.mean())
 	}
-	s.Total = Total{Min: tot.TotalMin, Mean: tot.TotalMean, Max: tot.TotalMax}
+	s.Total = tot.total()
 	if s.Total.Min == s.Total.Max {
 		s.Total.P50, s.Total.P90, s.Total.P99 = s.Total.Mean, s.Total.Mean, s.Total.Mean
 		return s
@@ -177,6 +199,8 @@ func (p Policy) Stats(seed uint64) Stats {
 		// Every delay is uniform, so the total is symmetric about its mean
 		// and its median is the mean; the grid reaches it only up to rounding.
 		s.Total.P50 = s.Total.Mean
+		s.Total.P90 = max(s.Total.P90, s.Total.P50)
+		s.Total.P99 = max(s.Total.P99, s.Total.P90)
 	}
 	return s
 }
@@ -221,7 +245,7 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 
 	exactMean := p.Max <= 0
 	e, m := float64(max(p.Initial, 0)), p.multiplier()
-	var tot RetryStats
+	var tot running
 	for i := range rs {
 		r := &rs[i]
 		mean := means[i]
@@ -230,10 +254,10 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 			mean = e
 		}
 		r.Mean = min(r.Max, max(r.Min, toDuration(mean)))
-		tot.TotalMin, tot.TotalMean, tot.TotalMax = addSat(tot.TotalMin, r.Min), addSat(tot.TotalMean, r.Mean), addSat(tot.TotalMax, r.Max)
-		r.TotalMin, r.TotalMean, r.TotalMax = tot.TotalMin, tot.TotalMean, tot.TotalMax
+		tot.add(r, mean)
 	}
-	t := Total{Min: tot.TotalMin, Mean: tot.TotalMean, Max: tot.TotalMax, Estimated: true}
+	t := tot.total()
+	t.Estimated = true
 	if !exactMean {
 		sum, sq := 0.0, 0.0
 		for _, x := range totals {

@@ -100,7 +100,7 @@ func showValue(s string) string {
 func ParseDuration(s string) (time.Duration, error) {
 	d, ok := parseDuration(strings.TrimSpace(s))
 	if !ok {
-		return 0, &InputError{Value: s, Accepted: "a duration from 0 to 2562047h (" + durationSyntax + ")"}
+		return 0, &InputError{Value: s, Accepted: acceptInitial}
 	}
 	return d, nil
 }

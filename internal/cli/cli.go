@@ -27,6 +27,7 @@ type Env struct {
 func subcommands(env *Env) []*cobra.Command {
 	return []*cobra.Command{
 		newCalcCmd(env),
+		newRunCmd(env),
 		newWebCmd(env),
 	}
 }
@@ -59,7 +60,7 @@ func execute(ctx context.Context, root *cobra.Command, args []string, env *Env) 
 			cmd = root
 		}
 		// One line, whatever the message: scripts read the last line.
-		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+		msg = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(msg))
 		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), msg)
 	}
 	return code

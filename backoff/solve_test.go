@@ -1,0 +1,133 @@
+package backoff
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+func TestSolveErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		p        Policy
+		param    Param
+		deadline time.Duration
+		target   Target
+		want     error
+	}{
+		{"invalid policy", Policy{Multiplier: 0.5}, ParamInitial, time.Minute, TargetMax, ErrInvalid},
+		{"zero deadline", Default(), ParamInitial, 0, TargetMax, ErrArgument},
+		{"negative deadline", Default(), ParamRetries, -time.Second, TargetMax, ErrArgument},
+		{"unknown param", Default(), Param(3), time.Minute, TargetMax, ErrArgument},
+		{"negative param", Default(), Param(-1), time.Minute, TargetMax, ErrArgument},
+		{"unknown target", Default(), ParamInitial, time.Minute, Target(2), ErrArgument},
+		{"p99 beyond MaxStatsRetries", Policy{Initial: time.Second, Retries: MaxStatsRetries + 1}, ParamInitial, time.Minute, TargetP99, ErrArgument},
+		// Multiplier 1 gives 3 × 1 s, already over 2 s.
+		{"multiplier 1 too long", Policy{Initial: time.Second, Retries: 3, Jitter: None}, ParamMultiplier, 2 * time.Second, TargetMax, ErrUnsolvable},
+		{"multiplier 1 too long at p99", Policy{Initial: time.Second, Retries: 3, Jitter: Equal}, ParamMultiplier, 2 * time.Second, TargetP99, ErrUnsolvable},
+		// 1 s + 2 s + 2 s fits in 10 s however fast delays grow.
+		{"any multiplier fits", Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetMax, ErrUnbounded},
+		{"any multiplier fits at p99", Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetP99, ErrUnbounded},
+		{"any initial fits under the cap", Policy{Max: time.Second, Retries: 3}, ParamInitial, 5 * time.Second, TargetMax, ErrUnbounded},
+		{"any initial fits without retries", Policy{}, ParamInitial, time.Second, TargetP99, ErrUnbounded},
+		{"any retry count fits without delays", Policy{Multiplier: 3}, ParamRetries, time.Second, TargetMax, ErrUnbounded},
+		{"p99 fits for MaxStatsRetries", Policy{Initial: time.Nanosecond, Multiplier: 1, Jitter: Full}, ParamRetries, time.Hour, TargetP99, ErrUnbounded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Solve(tt.p, tt.param, tt.deadline, tt.target, DefaultSeed)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Solve(%v, %v, %v) error = %v, want %v", tt.param, tt.deadline, tt.target, err, tt.want)
+			}
+			if got != tt.p {
+				t.Errorf("Solve() = %+v with an error, want the policy unchanged %+v", got, tt.p)
+			}
+		})
+	}
+}
+
+func TestSolveSeedExample(t *testing.T) {
+	p := seedExample(Full)
+	got, err := Solve(p, ParamRetries, time.Minute, TargetMax, DefaultSeed)
+	if err != nil || got.Retries != 6 {
+		t.Errorf("Solve(retries, 1 min) = %d, %v; want 6, nil", got.Retries, err)
+	}
+	// 91.5 s is the example's own worst case, so its 500 ms is the answer.
+	got, err = Solve(p, ParamInitial, 91500*time.Millisecond, TargetMax, DefaultSeed)
+	if err != nil || got.Initial != 500*time.Millisecond {
+		t.Errorf("Solve(initial, 91.5 s) = %v, %v; want 500ms, nil", got.Initial, err)
+	}
+	got, err = Solve(p, ParamMultiplier, 91500*time.Millisecond, TargetMax, DefaultSeed)
+	if err != nil || got.Multiplier < 2 || got.Multiplier > 2.000001 {
+		t.Errorf("Solve(multiplier, 91.5 s) = %v, %v; want just above 2, nil", got.Multiplier, err)
+	}
+}
+
+// next returns the policy with param one step larger: 1 ns, the next
+// float64 or one more retry.
+func next(p Policy, param Param) Policy {
+	switch param {
+	case ParamInitial:
+		p.Initial++
+	case ParamMultiplier:
+		p.Multiplier = math.Nextafter(p.Multiplier, math.Inf(1))
+	case ParamRetries:
+		p.Retries++
+	}
+	return p
+}
+
+// scale returns the policy with param larger by the relative step r.
+func scale(p Policy, param Param, r float64) Policy {
+	switch param {
+	case ParamInitial:
+		p.Initial = max(p.Initial+1, time.Duration(float64(p.Initial)*(1+r)))
+	case ParamMultiplier:
+		p.Multiplier *= 1 + r
+	case ParamRetries:
+		p.Retries++
+	}
+	return p
+}
+
+func TestSolveFindsTheLargestValue(t *testing.T) {
+	policies := []Policy{
+		seedExample(None), seedExample(Full), seedExample(Equal), seedExample(Proportional), seedExample(Decorrelated),
+		{Initial: 10 * time.Millisecond, Multiplier: 1.3, Retries: 40, Jitter: Full},
+		{Initial: 250 * time.Millisecond, Multiplier: 2, Max: 4 * time.Second, Retries: 500, Jitter: Proportional, JitterFactor: 0.5},
+	}
+	deadlines := []time.Duration{time.Minute, 17*time.Minute + 3*time.Second}
+	for _, p := range policies {
+		for _, d := range deadlines {
+			for _, param := range []Param{ParamInitial, ParamMultiplier, ParamRetries} {
+				for _, target := range []Target{TargetMax, TargetP99} {
+					got, err := Solve(p, param, d, target, DefaultSeed)
+					if errors.Is(err, ErrUnbounded) || errors.Is(err, ErrUnsolvable) {
+						continue // covered by TestSolveErrors
+					}
+					if err != nil {
+						t.Errorf("%v jitter: Solve(%v, %v, %v) error %v", p.Jitter, param, d, target, err)
+						continue
+					}
+					stat := func(q Policy) time.Duration {
+						if target == TargetMax {
+							return q.Stats(DefaultSeed).Total.Max
+						}
+						return q.Stats(DefaultSeed).Total.P99
+					}
+					if s := stat(got); s > d {
+						t.Errorf("%v jitter: Solve(%v, %v, %v) = %+v whose %v total is %v, over the deadline", p.Jitter, param, d, target, got, target, s)
+					}
+					bigger := next(got, param)
+					if target == TargetP99 {
+						bigger = scale(got, param, 1e-3)
+					}
+					if s := stat(bigger); s <= d {
+						t.Errorf("%v jitter: Solve(%v, %v, %v) = %+v, but %+v fits too (%v total %v)", p.Jitter, param, d, target, got, bigger, target, s)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,11 @@
+// Package bench compares the retry package with its peers in one run, each
+// library used through its idiomatic API with the reusable parts (options,
+// policies, executors) built once outside the loop where the library
+// allows it: github.com/cenkalti/backoff/v5, github.com/avast/retry-go/v4,
+// github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go.
+//
+// It is a separate module so that the main module's go.mod never lists the
+// peers. Run it with
+//
+//	cd bench && go test -run '^$' -bench . -benchmem -count 5
+package bench

@@ -1,0 +1,414 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/again-go/again/backoff"
+)
+
+// helperEnv makes the test binary act as the child command of `again run`
+// (see runHelper) instead of running the tests.
+const helperEnv = "AGAIN_RUN_TEST_HELPER"
+
+func init() {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(runHelper(os.Args[1:]))
+	}
+}
+
+// runHelper is the child process. Its modes:
+//
+//	exit N          exit with status N
+//	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
+//	block           print "ready", then wait to be killed (SIGTERM kills it)
+//	trap-int N      print "ready", exit N on SIGINT
+//	kill-self       die of SIGKILL
+//	cat             copy stdin to stdout
+func runHelper(args []string) int {
+	switch args[0] {
+	case "exit":
+		n, _ := strconv.Atoi(args[1])
+		return n
+	case "count":
+		b, _ := os.ReadFile(args[1])
+		n, _ := strconv.Atoi(string(b))
+		n++
+		if err := os.WriteFile(args[1], []byte(strconv.Itoa(n)), 0o600); err != nil {
+			return 100
+		}
+		if want, _ := strconv.Atoi(args[2]); n < want {
+			return 1
+		}
+		return 0
+	case "block", "trap-int":
+		ch := make(chan os.Signal, 1)
+		if args[0] == "trap-int" {
+			signal.Notify(ch, os.Interrupt)
+		}
+		fmt.Println("ready")
+		select {
+		case <-ch:
+			n, _ := strconv.Atoi(args[1])
+			return n
+		case <-time.After(time.Hour): // killed long before
+			return 99
+		}
+	case "kill-self":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	case "cat":
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		return 0
+	}
+	return 100
+}
+
+// helper returns the command line that runs the helper in mode args.
+func helper(t *testing.T, args ...string) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(helperEnv, "1")
+	return append([]string{exe}, args...)
+}
+
+// waitWriter is a concurrency-safe buffer that reports when its content
+// first contains a string.
+type waitWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func newWaitWriter(want string) *waitWriter {
+	return &waitWriter{want: want, seen: make(chan struct{})}
+}
+
+func (w *waitWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	hadIt := w.want != "" && strings.Contains(w.buf.String(), w.want)
+	n, err := w.buf.Write(p)
+	if w.want != "" && !hadIt && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (w *waitWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// runAgain runs `again args...` in-process and returns the status and what
+// it wrote.
+func runAgain(ctx context.Context, stdin io.Reader, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Run(ctx, args, stdin, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func lines(s ...string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return strings.Join(s, "\n") + "\n"
+}
+
+func TestRunStatusAndLines(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	zero := []string{"run", "--initial", "0", "--retries", "2"}
+	tests := []struct {
+		name   string
+		flags  []string
+		child  []string
+		code   int
+		stderr string
+		count  string // the final count for the count mode
+	}{
+		{"success", zero, []string{"exit", "0"}, 0, "", ""},
+		{"always fails", zero, []string{"exit", "7"}, 7, lines(
+			"again: attempt 1/3 failed (exit status 7); retrying in 0s",
+			"again: attempt 2/3 failed (exit status 7); retrying in 0s",
+			"again: attempt 3/3 failed (exit status 7); giving up"), ""},
+		{"quiet", append(zero, "--quiet"), []string{"exit", "7"}, 7, "", ""},
+		{"succeeds on the third attempt", []string{"run", "--initial", "0", "--retries", "5"}, []string{"count", filepath.Join(dir, "third"), "3"}, 0, lines(
+			"again: attempt 1/6 failed (exit status 1); retrying in 0s",
+			"again: attempt 2/6 failed (exit status 1); retrying in 0s"), "3"},
+		{"status not in --retry-on-exit", append(zero, "--retry-on-exit", "3,75"), []string{"exit", "7"}, 7, lines(
+			"again: attempt 1/3 failed (exit status 7); not retrying: status not in --retry-on-exit"), ""},
+		{"status in --retry-on-exit", append(zero, "--retry-on-exit", "3, 75"), []string{"exit", "75"}, 75, lines(
+			"again: attempt 1/3 failed (exit status 75); retrying in 0s",
+			"again: attempt 2/3 failed (exit status 75); retrying in 0s",
+			"again: attempt 3/3 failed (exit status 75); giving up"), ""},
+		{"killed by a signal", []string{"run", "--initial", "0", "--retries", "1"}, []string{"kill-self"}, 128 + 9, lines(
+			"again: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
+			"again: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
+		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h"}, []string{"exit", "1"}, 1, lines(
+			"again: attempt 1/4 failed (exit status 1); giving up: the next attempt would start after the --deadline 1h0m0s"), ""},
+		{"real delays", []string{"run", "--initial", "1ms", "--multiplier", "1", "--retries", "1", "--jitter", "none"}, []string{"exit", "7"}, 7, lines(
+			"again: attempt 1/2 failed (exit status 7); retrying in 1ms",
+			"again: attempt 2/2 failed (exit status 7); giving up"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append(append([]string{}, tt.flags...), "--"), helper(t, tt.child...)...)
+			code, stdout, stderr := runAgain(t.Context(), nil, args...)
+			if code != tt.code {
+				t.Errorf("again %v: status %d, want %d", tt.flags, code, tt.code)
+			}
+			if stderr != tt.stderr {
+				t.Errorf("stderr =\n%s\nwant\n%s", stderr, tt.stderr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+			if tt.count != "" {
+				if b, _ := os.ReadFile(tt.child[1]); string(b) != tt.count {
+					t.Errorf("the command ran %s times, want %s", b, tt.count)
+				}
+			}
+		})
+	}
+}
+
+func TestRunWithoutDash(t *testing.T) {
+	// Flags after the command belong to it: --quiet goes to the child.
+	code, _, stderr := runAgain(t.Context(), nil, append([]string{"run", "--retries", "0"}, helper(t, "exit", "7", "--quiet")...)...)
+	if want := lines("again: attempt 1/1 failed (exit status 7); giving up"); code != 7 || stderr != want {
+		t.Errorf("status %d, stderr %q; want 7, %q", code, stderr, want)
+	}
+}
+
+func TestRunStdio(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	code, stdout, _ := runAgain(t.Context(), strings.NewReader("hello\n"), append([]string{"run", "--"}, helper(t, "cat")...)...)
+	if code != 0 || stdout != "hello\n" {
+		t.Errorf("cat: status %d, stdout %q; want 0, %q", code, stdout, "hello\n")
+	}
+}
+
+func TestRunCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "data.txt")
+	if err := os.WriteFile(notExec, []byte("not a program"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		cmd    string
+		code   int
+		stderr string
+	}{
+		{"not found", "again-no-such-command", 127, "again run: again-no-such-command: command not found\n"},
+		{"missing path", filepath.Join(dir, "missing"), 127, "again run: " + filepath.Join(dir, "missing") + ": command not found\n"},
+		{"not executable", notExec, 126, "again run: " + notExec + ": cannot execute: permission denied\n"},
+		{"directory", dir, 126, "again run: " + dir + ": cannot execute: is a directory\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runAgain(t.Context(), nil, "run", "--", tt.cmd, "arg")
+			if code != tt.code || stderr != tt.stderr || stdout != "" {
+				t.Errorf("again run %s: status %d, stderr %q, stdout %q; want %d, %q, nothing", tt.cmd, code, stderr, stdout, tt.code, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		msg  string
+	}{
+		{"no command", []string{"run"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...]"},
+		{"only dash", []string{"run", "--"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...]"},
+		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
+		{"negative timeout", []string{"run", "--timeout", "-1s", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
+		{"zero exit code", []string{"run", "--retry-on-exit", "0", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "0"`},
+		{"exit code too big", []string{"run", "--retry-on-exit", "1,256", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,256"`},
+		{"not a number", []string{"run", "--retry-on-exit", "1,,2", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,,2"`},
+		{"bad policy", []string{"run", "--retries", "-1", "--", "true"}, "again run: --retries must be a whole number from 0 to 100000, got -1"},
+		{"unknown flag", []string{"run", "--retry", "3", "--", "true"}, "again run: unknown flag: --retry (see 'again run --help')"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runAgain(t.Context(), nil, tt.args...)
+			if code != ExitUsage || stderr != tt.msg+"\n" || stdout != "" {
+				t.Errorf("again %q: status %d, stderr %q, stdout %q; want 2, %q, nothing", tt.args, code, stderr, stdout, tt.msg)
+			}
+		})
+	}
+}
+
+// newTestRunner returns a runner for the helper in mode args with short
+// limits: tests of timeouts wait for real child processes to be killed.
+func newTestRunner(t *testing.T, env *Env, timeout time.Duration, args ...string) *runner {
+	cmd := helper(t, args...)
+	return &runner{env: env, name: cmd[0], path: cmd[0], args: cmd[1:], timeout: timeout, grace: 50 * time.Millisecond}
+}
+
+func TestRunTimeout(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stderr bytes.Buffer
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, "block", "0")
+	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (SIGTERM)", code)
+	}
+	want := lines(
+		"again: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
+		"again: attempt 2/2 failed (timed out after 100ms); giving up")
+	if stderr.String() != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
+	}
+}
+
+func TestRunTimeoutKill(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// A shell ignores SIGTERM from its first instruction, so the timeout
+	// cannot strike before the child is ready; sleep inherits the ignoring.
+	var stderr bytes.Buffer
+	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
+		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: 300 * time.Millisecond, grace: 50 * time.Millisecond}
+	err := r.run(t.Context(), backoff.Policy{})
+	if code, _ := exitCode(err); code != 128+9 {
+		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
+	}
+	if want := lines("again: attempt 1/1 failed (timed out after 300ms); giving up"); stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+func TestRunTimeoutNotInRetryList(t *testing.T) {
+	var stderr bytes.Buffer
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 50*time.Millisecond, "block", "0")
+	r.retryOn = map[int]bool{75: true}
+	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	if code, _ := exitCode(err); code != 128+15 || strings.Count(stderr.String(), "timed out") != 2 {
+		t.Errorf("status %d, stderr %q; want 143 and both attempts timed out (timeouts are always retried)", code, stderr.String())
+	}
+}
+
+// signalled starts again run on the helper in mode args with a signal
+// channel, waits until the writer sees ready, sends sig and returns the
+// status and stderr.
+func signalled(t *testing.T, policy []string, ready string, sig os.Signal, mode ...string) (int, string) {
+	t.Helper()
+	ch := make(chan os.Signal, 1)
+	ctx := WithSignals(t.Context(), ch)
+	stdout := newWaitWriter("")
+	stderr := newWaitWriter("")
+	watch := stdout
+	if ready == "retrying" {
+		watch = stderr
+	}
+	watch.want = ready
+	args := append(append(append([]string{"run"}, policy...), "--"), helper(t, mode...)...)
+	done := make(chan int)
+	go func() { done <- Run(ctx, args, nil, stdout, stderr) }()
+	select {
+	case <-watch.seen:
+	case code := <-done:
+		t.Fatalf("again exited with %d before %q; stderr %q", code, ready, stderr.String())
+	}
+	ch <- sig
+	return <-done, stderr.String()
+}
+
+func TestRunForwardsSignals(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	code, stderr := signalled(t, []string{"--initial", "0"}, "ready", os.Interrupt, "trap-int", "42")
+	if want := lines("again: attempt 1/4 failed (exit status 42); stopping: received SIGINT"); code != 42 || stderr != want {
+		t.Errorf("SIGINT during an attempt: status %d, stderr %q; want 42, %q", code, stderr, want)
+	}
+	code, stderr = signalled(t, []string{"--initial", "0"}, "ready", syscall.SIGTERM, "block", "0")
+	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: received SIGTERM"); code != 128+15 || stderr != want {
+		t.Errorf("SIGTERM during an attempt: status %d, stderr %q; want 143, %q", code, stderr, want)
+	}
+}
+
+func TestRunSignalDuringWait(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	code, stderr := signalled(t, []string{"--initial", "1h", "--max", "0", "--jitter", "none"}, "retrying", syscall.SIGTERM, "exit", "3")
+	want := lines(
+		"again: attempt 1/4 failed (exit status 3); retrying in 1h0m0s",
+		"again: attempt 1/4 failed (exit status 3); stopping: received SIGTERM")
+	if code != 128+15 || stderr != want {
+		t.Errorf("SIGTERM during a wait: status %d, stderr %q; want 143, %q", code, stderr, want)
+	}
+}
+
+func TestRoundDelay(t *testing.T) {
+	tests := []struct{ in, want time.Duration }{
+		{0, 0},
+		{500 * time.Microsecond, 500 * time.Microsecond},
+		{400*time.Millisecond + 123456, 400 * time.Millisecond},
+		{1234567891, 1230 * time.Millisecond},
+		{92*time.Second + 600*time.Millisecond, 93 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := roundDelay(tt.in); got != tt.want {
+			t.Errorf("roundDelay(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRunDeadlineDuringAttempt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stderr bytes.Buffer
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, time.Hour, "block", "0")
+	r.deadline = 100 * time.Millisecond
+	err := r.run(t.Context(), backoff.Policy{Retries: 3})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (SIGTERM at the deadline)", code)
+	}
+	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: the --deadline 100ms passed"); stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+func FuzzParseExitList(f *testing.F) {
+	for _, s := range []string{"", "1", "3,75", " 3 , 75 ", "0", "256", "1,,2", "-1", "+7", "1e2", "٣"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		set, err := parseExitList(s)
+		if err != nil {
+			if code, _ := exitCode(err); code != ExitUsage {
+				t.Errorf("parseExitList(%q) error has status %d, want %d", s, code, ExitUsage)
+			}
+			return
+		}
+		if s == "" && set != nil {
+			t.Errorf("parseExitList(\"\") = %v, want nil (any non-zero status)", set)
+		}
+		for n := range set {
+			if n < 1 || n > 255 {
+				t.Errorf("parseExitList(%q) accepted %d, want only 1 to 255", s, n)
+			}
+		}
+		if s != "" && len(set) == 0 {
+			t.Errorf("parseExitList(%q) = empty set without error", s)
+		}
+	})
+}

@@ -1,0 +1,198 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinels for the reasons retrying stops. Every *Error matches exactly one
+// of them with errors.Is (ErrDeadline additionally matches
+// context.DeadlineExceeded).
+var (
+	// ErrExhausted: every attempt the policy allows (Retries+1) failed.
+	ErrExhausted = errors.New("retry: retries exhausted")
+	// ErrPermanent: the operation returned an error that must not be retried:
+	// one wrapped with Permanent, or one the RetryIf classifier rejected.
+	ErrPermanent = errors.New("retry: permanent error")
+	// ErrDeadline: the next wait would end after the context's deadline, so
+	// retrying stopped at once instead of sleeping into certain failure.
+	ErrDeadline = errors.New("retry: next attempt would start after the deadline")
+	// ErrCanceled: the caller's context was canceled or its deadline passed
+	// (before an attempt, during a wait, or the operation returned the
+	// context's own error). The context's cause is in the error chain too.
+	ErrCanceled = errors.New("retry: canceled")
+	// ErrRetryAfterTooLong: the operation asked, with After, for a wait longer
+	// than the maximum set by MaxRetryAfter (default 1 minute). The hint stays
+	// readable with RetryAfter so that the caller can reschedule.
+	ErrRetryAfterTooLong = errors.New("retry: retry-after hint too long")
+	// ErrBudget: the shared retry Budget is empty, so no retry was made.
+	ErrBudget = errors.New("retry: retry budget exhausted")
+)
+
+// Error is returned by Do and Run when retrying stops without success. It
+// says why (Reason, one of the Err* sentinels), how many attempts ran, how
+// long it took, and carries the last error of the operation.
+//
+// errors.Is(err, ErrExhausted) (or another sentinel) tests the reason;
+// errors.Is and errors.As also see through to Last and, when the context
+// ended the run, to the context's cause (context.Cause), so both
+// errors.Is(err, io.EOF) and errors.Is(err, context.Canceled) work.
+type Error struct {
+	// Reason is one of ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled,
+	// ErrRetryAfterTooLong or ErrBudget.
+	Reason error
+	// Attempts is how many times the operation ran (0 if the context was
+	// done before the first attempt).
+	Attempts int
+	// Elapsed is the time that retrying took: from the end of the first
+	// attempt until Do gave up (0 if only one attempt ran). The first
+	// attempt is not timed so that a call that succeeds at once costs no
+	// clock read.
+	Elapsed time.Duration
+	// Last is the error the last attempt returned, exactly as the operation
+	// returned it (still wrapped by Permanent or After, whose hint
+	// RetryAfter reads). Nil only when no attempt ran.
+	Last error
+	// Cause is context.Cause of the caller's context when Reason is
+	// ErrCanceled; nil otherwise.
+	Cause error
+
+	ctxErr error // ctx.Err() when Reason is ErrCanceled and it differs from Cause
+}
+
+// Error describes the reason, the attempts, the elapsed time and the last
+// error, e.g. "retry: retries exhausted after 4 attempts in 1.5s: connection
+// refused" (a single attempt is not timed, see Elapsed).
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Reason.Error())
+	if e.Attempts == 0 {
+		b.WriteString(" before the first attempt")
+	} else {
+		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
+		if e.Attempts != 1 {
+			fmt.Fprintf(&b, "s in %v", e.Elapsed)
+		}
+	}
+	if e.Cause != nil {
+		fmt.Fprintf(&b, " (%v)", e.Cause)
+	}
+	if e.Last != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Last.Error())
+	}
+	return b.String()
+}
+
+// Is reports whether target is the Reason. ErrDeadline also matches
+// context.DeadlineExceeded: the run fails for the reason the deadline would
+// have made it fail, only earlier.
+func (e *Error) Is(target error) bool {
+	return target == e.Reason || (e.Reason == ErrDeadline && target == context.DeadlineExceeded)
+}
+
+// Unwrap returns Last and, when the context ended the run, Cause and the
+// context's error (context.Canceled or context.DeadlineExceeded, if it
+// differs from Cause), so that errors.Is and errors.As search them all.
+func (e *Error) Unwrap() []error {
+	errs := make([]error, 0, 3)
+	for _, err := range [...]error{e.Last, e.Cause, e.ctxErr} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// permanentError marks an error that must not be retried.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent wraps err so that Do and Run stop at once and return it, without
+// retrying; the *Error they return has Reason ErrPermanent. The wrapper is
+// transparent to errors.Is/As and has err's message. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+// IsPermanent reports whether err, or any error it wraps, was marked with
+// Permanent.
+func IsPermanent(err error) bool {
+	_, _, perm := inspect(err)
+	return perm
+}
+
+// afterError carries a "retry no sooner than d" hint.
+type afterError struct {
+	d   time.Duration
+	err error
+}
+
+func (e *afterError) Error() string { return e.err.Error() }
+func (e *afterError) Unwrap() error { return e.err }
+
+// After wraps err with a hint that the operation must not be retried sooner
+// than d from now, typically a server's Retry-After. Do and Run then wait
+// exactly d before the next attempt instead of the policy's delay (never
+// less than asked; the retry still counts against Retries). If d exceeds the
+// maximum set by MaxRetryAfter, or the wait would end after the context's
+// deadline, they stop at once with ErrRetryAfterTooLong or ErrDeadline, and
+// RetryAfter still reads the hint from the returned error. A negative d
+// counts as 0. The wrapper is transparent to errors.Is/As and has err's
+// message. After(d, nil) is nil.
+func After(d time.Duration, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &afterError{max(d, 0), err}
+}
+
+// RetryAfter returns the hint of the first error in err's chain made by
+// After, and whether there was one.
+func RetryAfter(err error) (time.Duration, bool) {
+	d, ok, _ := inspect(err)
+	return d, ok
+}
+
+// inspect walks err's tree depth-first, as errors.As does, and reports the
+// first After hint and whether any error was marked Permanent. It does not
+// allocate, unlike errors.As with a pointer target, so the loop can call it
+// on every failure.
+func inspect(err error) (hint time.Duration, hinted, permanent bool) {
+	for err != nil {
+		switch e := err.(type) {
+		case *permanentError:
+			permanent = true
+			err = e.err
+			continue
+		case *afterError:
+			if !hinted {
+				hint, hinted = e.d, true
+			}
+			err = e.err
+			continue
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				h, ok, p := inspect(inner)
+				if ok && !hinted {
+					hint, hinted = h, true
+				}
+				permanent = permanent || p
+			}
+			return hint, hinted, permanent
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+			continue
+		}
+		break
+	}
+	return hint, hinted, permanent
+}

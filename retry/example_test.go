@@ -1,0 +1,101 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
+)
+
+// A policy with microsecond delays keeps the examples fast; real code starts
+// from backoff.Default().
+var quick = backoff.Policy{Initial: time.Microsecond, Retries: 3, Jitter: backoff.None}
+
+func ExampleDo() {
+	attempts := 0
+	v, err := retry.Do(context.Background(), quick, func(ctx context.Context) (string, error) {
+		attempts++
+		if attempts < 3 {
+			return "", errors.New("connection refused")
+		}
+		return "connected", nil
+	})
+	fmt.Println(v, err, attempts)
+	// Output: connected <nil> 3
+}
+
+func ExampleRun() {
+	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		return errors.New("connection refused")
+	})
+	var re *retry.Error
+	if errors.As(err, &re) {
+		fmt.Println(errors.Is(err, retry.ErrExhausted), re.Attempts, re.Last)
+	}
+	// Output: true 4 connection refused
+}
+
+func ExamplePermanent() {
+	errNotFound := errors.New("not found")
+	attempts := 0
+	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		attempts++
+		return retry.Permanent(errNotFound)
+	})
+	fmt.Println(errors.Is(err, retry.ErrPermanent), errors.Is(err, errNotFound), attempts)
+	// Output: true true 1
+}
+
+func ExampleAfter() {
+	// A server answered 503 with "Retry-After: 120": more than the one
+	// minute we are willing to wait inside one call.
+	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		return retry.After(2*time.Minute, errors.New("503 service unavailable"))
+	})
+	d, ok := retry.RetryAfter(err)
+	fmt.Println(errors.Is(err, retry.ErrRetryAfterTooLong), d, ok)
+	// Output: true 2m0s true
+}
+
+func ExampleRetryIf() {
+	errBadRequest := errors.New("bad request")
+	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		return errBadRequest
+	}, retry.RetryIf(func(err error) bool { return !errors.Is(err, errBadRequest) }))
+	fmt.Println(err)
+	// Output: retry: permanent error after 1 attempt: bad request
+}
+
+func ExampleOnRetry() {
+	attempts := 0
+	_ = retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		attempts++
+		if attempts < 3 {
+			return errors.New("timeout")
+		}
+		return nil
+	}, retry.OnRetry(func(e retry.Event) {
+		fmt.Printf("attempt %d of %d failed (%v); retrying in %v\n", e.Attempt, e.MaxAttempts, e.Err, e.Delay)
+	}))
+	// Output:
+	// attempt 1 of 4 failed (timeout); retrying in 1µs
+	// attempt 2 of 4 failed (timeout); retrying in 2µs
+}
+
+func ExampleBudget() {
+	// One budget per downstream service, shared by every call to it.
+	var budget retry.Budget
+	attempts := 0
+	for range 100 {
+		_ = retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(ctx context.Context) error {
+			attempts++
+			return errors.New("service down")
+		}, retry.WithBudget(&budget))
+	}
+	// Without the budget, the outage would have cost 400 attempts.
+	fmt.Println(attempts, budget.Tokens())
+	// Output: 103 0
+}

@@ -1,0 +1,108 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
+)
+
+// upper returns the longest delay p can draw before retry n.
+func upper(p backoff.Policy, n int) time.Duration {
+	ceiling := time.Duration(math.MaxInt64)
+	if p.Max > 0 {
+		ceiling = p.Max
+	}
+	var d float64
+	switch p.Jitter {
+	case backoff.Decorrelated:
+		d = float64(p.Initial) * math.Pow(p.EffectiveMultiplier(), float64(n))
+	case backoff.Proportional:
+		d = float64(p.Delay(n)) * (1 + p.EffectiveJitterFactor())
+	default:
+		d = float64(p.Delay(n))
+	}
+	if !(d < float64(ceiling)) { // also NaN: 0 × +Inf
+		return ceiling
+	}
+	return time.Duration(math.Ceil(d))
+}
+
+// FuzzLoop checks the loop's invariants for any policy, deadline, number of
+// failures and random stream: never more than Retries+1 attempts, each wait
+// within the policy's bounds, never a wait ending at or past the deadline,
+// and a reason consistent with what happened.
+func FuzzLoop(f *testing.F) {
+	f.Add(uint8(3), int64(100), 2.0, int64(0), uint8(0), int64(0), uint8(10), uint64(1))
+	f.Add(uint8(5), int64(400), 3.0, int64(1000), uint8(4), int64(1500), uint8(2), uint64(7))
+	f.Add(uint8(200), int64(1), 1.5, int64(50), uint8(3), int64(10_000), uint8(255), uint64(3))
+	f.Fuzz(func(t *testing.T, retries uint8, initialMs int64, mult float64, maxMs int64, jitter uint8, deadlineMs int64, failures uint8, seed uint64) {
+		p := backoff.Policy{
+			Initial:    time.Duration(initialMs%100_000) * time.Millisecond,
+			Multiplier: mult,
+			Max:        time.Duration(maxMs%100_000) * time.Millisecond,
+			Retries:    int(retries),
+			Jitter:     backoff.Jitter(jitter % 5),
+		}
+		if p.Validate() != nil {
+			return
+		}
+		synctest.Test(t, func(t *testing.T) {
+			ctx := t.Context()
+			var deadline time.Time
+			if deadlineMs > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Duration(deadlineMs%1_000_000)*time.Millisecond+1)
+				defer cancel()
+				deadline, _ = ctx.Deadline()
+			}
+			start := time.Now()
+			var at []time.Time
+			_, err := retry.Do(ctx, p, func(context.Context) (int, error) {
+				at = append(at, time.Now())
+				if len(at) <= int(failures) {
+					return 0, errFlaky
+				}
+				return 1, nil
+			}, retry.WithRand(rand.New(rand.NewPCG(seed, 0))))
+			if len(at) > p.Retries+1 {
+				t.Fatalf("%d attempts, want at most Retries+1 = %d", len(at), p.Retries+1)
+			}
+			if at[0] != start {
+				t.Errorf("first attempt after %v, want at once", at[0].Sub(start))
+			}
+			for i := 1; i < len(at); i++ {
+				if w, hi := at[i].Sub(at[i-1]), upper(p, i); w < 0 || w > hi {
+					t.Errorf("wait before retry %d = %v, want within [0, %v]", i, w, hi)
+				}
+			}
+			last := at[len(at)-1]
+			if !deadline.IsZero() && !last.Before(deadline) {
+				t.Errorf("last attempt at %v, deadline %v: waited into the deadline", last.Sub(start), deadline.Sub(start))
+			}
+			if time.Now() != last {
+				t.Errorf("returned %v after the last attempt, want at once", time.Since(last))
+			}
+			switch {
+			case len(at) > int(failures):
+				if err != nil {
+					t.Errorf("success on attempt %d, but err = %v", len(at), err)
+				}
+			case len(at) == p.Retries+1:
+				if !errors.Is(err, retry.ErrExhausted) {
+					t.Errorf("after %d failed attempts err = %v, want ErrExhausted", len(at), err)
+				}
+			default:
+				if !errors.Is(err, retry.ErrDeadline) {
+					t.Errorf("stopped after %d of %d attempts with %v, want ErrDeadline", len(at), p.Retries+1, err)
+				}
+			}
+		})
+	})
+}

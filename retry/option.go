@@ -1,0 +1,135 @@
+package retry
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/again-go/again/backoff"
+)
+
+// DefaultMaxRetryAfter is the longest After hint honoured when MaxRetryAfter
+// is not given: a server asking for more is better rescheduled by the caller
+// than waited for inside one call.
+const DefaultMaxRetryAfter = time.Minute
+
+// Option changes how Do and Run retry. Options are small values: passing
+// them costs no allocation. The zero Option does nothing.
+type Option struct {
+	kind optionKind
+	d    time.Duration
+	v    any // func(error) bool, func(Event), *Budget, *slog.Logger or backoff.Rand
+}
+
+type optionKind uint8
+
+const (
+	optNone optionKind = iota
+	optRetryIf
+	optMaxRetryAfter
+	optBudget
+	optOnRetry
+	optLogger
+	optRand
+)
+
+// Event describes a failed attempt that is about to be retried. It is passed
+// to the OnRetry hook and logged by WithLogger.
+type Event struct {
+	// Attempt is the number of the attempt that just failed, from 1.
+	Attempt int
+	// MaxAttempts is the most attempts the policy allows: Retries+1.
+	MaxAttempts int
+	// Delay is the wait before the next attempt: the policy's jittered delay,
+	// or the operation's After hint.
+	Delay time.Duration
+	// Err is the error the attempt returned.
+	Err error
+}
+
+// RetryIf sets the classifier: an error for which retryable returns false
+// stops retrying at once with ErrPermanent. It is consulted only for errors
+// that are retryable by the default rules (not Permanent, not the caller's
+// context error). A nil function restores the default, which retries every
+// other error. retryable runs on the calling goroutine.
+func RetryIf(retryable func(error) bool) Option {
+	return Option{kind: optRetryIf, v: retryable}
+}
+
+// MaxRetryAfter sets the longest After hint to wait for; a longer hint stops
+// retrying at once with ErrRetryAfterTooLong. d <= 0 means
+// DefaultMaxRetryAfter (1 minute).
+func MaxRetryAfter(d time.Duration) Option {
+	return Option{kind: optMaxRetryAfter, d: d}
+}
+
+// WithBudget makes retries draw on b, a token bucket that may be shared by
+// many calls (see Budget). A nil b means no budget, the default.
+func WithBudget(b *Budget) Option {
+	return Option{kind: optBudget, v: b}
+}
+
+// OnRetry sets a hook called after each failed attempt that will be retried,
+// before the wait, on the goroutine that called Do or Run. It is not called
+// when retrying stops. The wait starts when the hook returns.
+func OnRetry(hook func(Event)) Option {
+	return Option{kind: optOnRetry, v: hook}
+}
+
+// WithLogger logs each retry on l at level Warn, with the message
+// "retry: attempt failed; retrying" and the attributes attempt, max_attempts,
+// delay and error (the Event's fields). A nil l logs nothing, the default.
+func WithLogger(l *slog.Logger) Option {
+	return Option{kind: optLogger, v: l}
+}
+
+// WithRand sets the source of the jitter. The default is math/rand/v2's
+// goroutine-safe global generator; tests inject a fixed source to get a
+// reproducible schedule. r is only used on the calling goroutine. A nil r
+// restores the default.
+func WithRand(r backoff.Rand) Option {
+	return Option{kind: optRand, v: r}
+}
+
+// config is the options, applied.
+type config struct {
+	retryIf       func(error) bool
+	maxRetryAfter time.Duration
+	budget        *Budget
+	onRetry       func(Event)
+	logger        *slog.Logger
+	rand          backoff.Rand
+}
+
+func newConfig(opts []Option) config {
+	c := config{maxRetryAfter: DefaultMaxRetryAfter, rand: globalRand{}}
+	for _, o := range opts {
+		switch o.kind {
+		case optRetryIf:
+			c.retryIf, _ = o.v.(func(error) bool)
+		case optMaxRetryAfter:
+			c.maxRetryAfter = o.d
+			if c.maxRetryAfter <= 0 {
+				c.maxRetryAfter = DefaultMaxRetryAfter
+			}
+		case optBudget:
+			c.budget, _ = o.v.(*Budget)
+		case optOnRetry:
+			c.onRetry, _ = o.v.(func(Event))
+		case optLogger:
+			c.logger, _ = o.v.(*slog.Logger)
+		case optRand:
+			c.rand, _ = o.v.(backoff.Rand)
+			if c.rand == nil {
+				c.rand = globalRand{}
+			}
+		}
+	}
+	return c
+}
+
+// globalRand draws from math/rand/v2's top-level generator: per-thread
+// state, no lock, no allocation, safe from any goroutine.
+type globalRand struct{}
+
+func (globalRand) Float64() float64 { return rand.Float64() }

@@ -154,7 +154,40 @@ func (p Policy) raw(n int) float64 {
 	if n < 1 || p.Initial <= 0 {
 		return 0
 	}
-	return float64(p.Initial) * math.Pow(p.multiplier(), float64(n-1))
+	return float64(p.Initial) * pow(p.multiplier(), n-1)
+}
+
+// pow returns m^k for m >= 1 and k >= 0. Powers of 2 are built from their
+// bits and other whole multipliers by exact squaring while the result stays
+// below 2^53, so the common schedules cost a few nanoseconds; the results
+// are exact there, so they agree with math.Pow, which handles the rest.
+func pow(m float64, k int) float64 {
+	switch {
+	case m == 1 || k == 0:
+		return 1
+	case m == 2:
+		if k > 1023 {
+			return math.Inf(1)
+		}
+		return math.Float64frombits(uint64(k+1023) << 52)
+	case k < 64 && m < 1<<26 && m == math.Trunc(m):
+		r, b := 1.0, m
+		for e := k; ; {
+			if e&1 == 1 {
+				r *= b
+			}
+			if e >>= 1; e == 0 {
+				break
+			}
+			if b *= b; b > 1<<53 {
+				return math.Pow(m, float64(k))
+			}
+		}
+		if r <= 1<<53 {
+			return r
+		}
+	}
+	return math.Pow(m, float64(k))
 }
 
 // toDuration converts nanoseconds to a Duration, saturating at the largest

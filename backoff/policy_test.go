@@ -254,3 +254,13 @@ func TestJitterString(t *testing.T) {
 		}
 	}
 }
+
+func TestPowMatchesMathPow(t *testing.T) {
+	for _, m := range []float64{1, 2, 3, 10, 1 << 25, 1.5, 1.0000001} {
+		for k := range 1100 {
+			if got, want := pow(m, k), math.Pow(m, float64(k)); got != want {
+				t.Fatalf("pow(%v, %d) = %v, want %v", m, k, got, want)
+			}
+		}
+	}
+}

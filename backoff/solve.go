@@ -199,8 +199,8 @@ func (s solver) bisect(lo, hi uint64, target Target, done func(lo, hi uint64) bo
 }
 
 // solveP99 finds the largest value whose p99 fits, starting from lo, a value
-// whose worst case fits (or the smallest value). It gallops upwards by
-// doubling to bracket the answer, then bisects; each step costs one Stats.
+// whose worst case fits (or the smallest value). It gallops upwards to
+// bracket the answer, then bisects; each step costs one Stats.
 func (s solver) solveP99(lo uint64) (uint64, error) {
 	top := s.largest()
 	if s.param == ParamRetries {
@@ -210,15 +210,21 @@ func (s solver) solveP99(lo uint64) (uint64, error) {
 	if !s.fits(lo, TargetP99) {
 		return 0, ErrUnsolvable
 	}
-	// Gallop in the parameter's own units: nanoseconds and counts double,
-	// the multiplier's excess over 1 doubles.
+	// Counts reach top by galloping; for the others, one look at top
+	// settles the unbounded case before a long gallop would.
+	if s.param != ParamRetries && s.fits(top, TargetP99) {
+		return 0, ErrUnbounded
+	}
+	// Gallop upwards to bracket the answer. The answer lies where the
+	// schedule is not yet all at the cap (beyond that nothing changes and
+	// top would fit), so this takes a few steps.
 	hi := lo
 	for {
-		next := s.double(hi, top)
-		if next == hi {
-			return 0, ErrUnbounded // top fits
+		next := s.grow(hi, top)
+		if next == top && s.param == ParamRetries && s.fits(top, TargetP99) {
+			return 0, ErrUnbounded
 		}
-		if !s.fits(next, TargetP99) {
+		if next == top || !s.fits(next, TargetP99) {
 			hi = next
 			break
 		}
@@ -227,11 +233,12 @@ func (s solver) solveP99(lo uint64) (uint64, error) {
 	return s.bisect(lo, hi, TargetP99, s.closeEnough), nil
 }
 
-// double returns the next value to try when galloping up from x, at most top.
-func (s solver) double(x, top uint64) uint64 {
+// grow returns the next value to try when galloping up from x, at most top:
+// twice the nanoseconds or the count, the square of the multiplier.
+func (s solver) grow(x, top uint64) uint64 {
 	if s.param == ParamMultiplier {
 		m := math.Float64frombits(x)
-		next := 1 + max(2*(m-1), 1.0/1024)
+		next := max(m*m, m+1.0/1024)
 		if next >= math.Float64frombits(top) {
 			return top
 		}

@@ -145,7 +145,7 @@ func (p Policy) decorrelatedMax(n int) (time.Duration, bool) {
 	if n < 1 || p.Initial <= 0 {
 		return 0, false
 	}
-	raw := float64(p.Initial) * math.Pow(p.multiplier(), float64(n))
+	raw := float64(p.Initial) * pow(p.multiplier(), n)
 	c := p.ceiling()
 	return min(c, toDuration(raw)), p.Max > 0 && raw > float64(p.Max)
 }
@@ -286,9 +286,17 @@ func (p Policy) simulate(n, schedules int, seed uint64) (means, totals []float64
 		for i := range means {
 			// Bounding hi keeps u × (hi − lo) finite when Multiplier is huge;
 			// anything above c is clamped to c either way.
-			hi := min(max(prev*m, lo), 1e300)
+			hi := prev * m
+			if hi < lo {
+				hi = lo
+			} else if hi > 1e300 {
+				hi = 1e300
+			}
 			u := float64(src.Uint64()>>11) * 0x1p-53
-			x := min(c, lo+u*(hi-lo))
+			x := lo + u*(hi-lo)
+			if x > c {
+				x = c
+			}
 			means[i] += x
 			total += x
 			prev = x

@@ -2,8 +2,11 @@ package page
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/importer"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"strings"
 	"testing"
 	"time"
@@ -232,6 +235,33 @@ func TestEveryWrongFieldIsMarked(t *testing.T) {
 	for _, f := range []string{"initial", "retries", "jitter"} {
 		if !strings.HasPrefix(r.Errors[f], "calc: --"+f+" ") {
 			t.Errorf("error for %s = %q, want the CLI's message naming --%s", f, r.Errors[f], f)
+		}
+	}
+}
+
+// TestSnippetCompiles type-checks the Go snippet against the module's own
+// backoff and retry packages, so that a change of their API breaks this
+// test rather than the code users paste.
+func TestSnippetCompiles(t *testing.T) {
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "source", nil)
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
+		{"initial": "250", "retries": "1", "jitter": "decorrelated", "deadline": "1h"},
+		{"jitter": "none"},
+		{"jitter": "equal"},
+	} {
+		src := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/again-go/again/backoff\"\n\t\"github.com/again-go/again/retry\"\n)\n\n" +
+			"var _ = time.Second\n\nfunc callTheService(context.Context) error { return nil }\n\n" +
+			"func f(ctx context.Context) error {\n" + Compute(in).Snippet + "return err\n}\n"
+		f, err := parser.ParseFile(fset, "snippet.go", src, 0)
+		if err != nil {
+			t.Fatalf("snippet for %v does not parse: %v\n%s", in, err, src)
+		}
+		conf := types.Config{Importer: imp}
+		if _, err := conf.Check("p", fset, []*ast.File{f}, nil); err != nil {
+			t.Errorf("snippet for %v does not compile: %v\n%s", in, err, src)
 		}
 	}
 }

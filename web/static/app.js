@@ -18,6 +18,7 @@
       loading: 'Loading the calculator…',
       loadFailed: 'The calculator could not start: ',
       stale: 'Fix the marked field; the results below are for the last valid input.',
+      invalid: 'Fix the marked field to see the schedule.',
       yes: 'yes', no: '',
       noDeadline: 'Add a deadline to check whether the schedule fits it and to solve for a parameter that does.',
       fits: (max, dl) => `Fits: even the longest total wait, ${max}, ends within the ${dl} deadline.`,
@@ -39,7 +40,8 @@
         decorrelated: 'Random between the initial delay and the previous delay × multiplier',
       },
       chartEmpty: 'No retries: the first attempt is the only one.',
-      retryAxis: 'retry',
+      chartTotal: 'Longest total wait so far',
+      chartDelay: 'Delay before each retry',
     },
     ru: {
       title: 'Калькулятор экспоненциальной задержки (backoff)',
@@ -47,6 +49,7 @@
       loading: 'Загрузка калькулятора…',
       loadFailed: 'Калькулятор не запустился: ',
       stale: 'Исправьте отмеченное поле; ниже — результаты для последних верных значений.',
+      invalid: 'Исправьте отмеченное поле, чтобы увидеть расписание.',
       yes: 'да', no: '',
       noDeadline: 'Добавьте дедлайн, чтобы проверить, укладывается ли в него расписание, и подобрать подходящий параметр.',
       fits: (max, dl) => `Укладывается: даже самое долгое общее ожидание, ${max}, не выходит за дедлайн ${dl}.`,
@@ -68,7 +71,8 @@
         decorrelated: 'Случайно от первой задержки до предыдущей × множитель',
       },
       chartEmpty: 'Повторов нет: первая попытка — единственная.',
-      retryAxis: 'повтор',
+      chartTotal: 'Накопленное ожидание, худший случай',
+      chartDelay: 'Задержка перед каждым повтором',
     },
   };
 
@@ -278,11 +282,12 @@
     $('results').classList.toggle('stale', any && !!last);
     const st = $('status');
     st.classList.toggle('stale', any);
-    st.textContent = any ? TEXT[lang].stale : '';
+    st.textContent = !any ? '' : last ? TEXT[lang].stale : TEXT[lang].invalid;
   }
 
   function render(r) {
     const t = TEXT[lang];
+    $('results').hidden = false;
     // Totals.
     for (const k of ['min', 'mean', 'max', 'p50', 'p90', 'p99']) $('t-' + k).textContent = human(r.totals[k]);
     $('estimated').textContent = r.totals.estimated ? t.estimated : '';
@@ -333,54 +338,71 @@
     return e;
   }
 
+  // chart draws two panels over the same retries: the total wait so far
+  // (the cumulative worst case as a line, the deadline as a dashed rule)
+  // and, below, the delay before each retry (a bar from min to max with a
+  // tick at the mean). Each has its own scale, so that the bars of a long
+  // schedule do not flatten against its total.
   function chart(r) {
     const svg = $('chart');
+    const t = TEXT[lang];
     // Draw in the svg's own pixels, so that labels keep their size on a phone.
     const W = Math.max(300, Math.round(svg.getBoundingClientRect().width) || 720);
-    const H = W < 560 ? 240 : 300, L = 64, R = 12, T = 14, B = 30;
+    const small = W < 560;
+    // Leave room on the left for the longest gridline label (11px text).
+    const labels = [...r.chart.total.ticks, ...r.chart.delay.ticks].map((k) => human(k.label).length);
+    const L = Math.max(40, Math.ceil(Math.max(0, ...labels) * 6.4) + 12), R = 12, T = 22, gap = 30, B = 24;
+    const h1 = small ? 140 : 180, h2 = small ? 100 : 120;
+    const H = T + h1 + gap + h2 + B;
+    const pw = W - L - R;
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-    const pw = W - L - R, ph = H - T - B;
     const nodes = [];
     const rows = r.rows;
-    const top = Math.max(r.chart.top, 1e-9);
-    const y = (ms) => T + ph - (Math.min(ms, top) / top) * ph;
-    for (const tick of r.chart.ticks) {
-      nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: y(tick.ms), y2: y(tick.ms) }));
-      nodes.push(el('text', { class: 'tick', x: L - 6, y: y(tick.ms) + 4, 'text-anchor': 'end' }, human(tick.label)));
-    }
-    if (rows.length === 0) {
-      nodes.push(el('text', { class: 'tick', x: L + pw / 2, y: T + ph / 2, 'text-anchor': 'middle' }, TEXT[lang].chartEmpty));
-    }
     const n = rows.length;
     const step = pw / Math.max(n, 1);
-    const bw = Math.max(step * 0.6, 1);
-    const pts = [];
-    rows.forEach((row, i) => {
-      const cx = L + step * (i + 0.5);
-      const y1 = y(row.maxMs), y0 = y(row.minMs);
-      nodes.push(el('rect', { class: 'bar', x: cx - bw / 2, y: y1, width: bw, height: Math.max(y0 - y1, 1) }));
-      nodes.push(el('line', { class: 'mean', x1: cx - bw / 2, x2: cx + bw / 2, y1: y(row.meanMs), y2: y(row.meanMs) }));
-      pts.push(`${cx.toFixed(1)},${y(row.totalMaxMs).toFixed(1)}`);
-    });
-    if (pts.length > 0) {
-      nodes.push(el('polyline', { class: 'cum', points: pts.join(' ') }));
-      if (n <= 60) for (const p of pts) {
-        const [cx, cy] = p.split(',');
-        nodes.push(el('circle', { class: 'cum-dot', cx, cy, r: 3 }));
+    const xs = (i) => L + step * (i + 0.5);
+
+    function panel(scale, top, height, title) {
+      const y = (ms) => top + height - (Math.min(ms, scale.top) / Math.max(scale.top, 1e-9)) * height;
+      for (const tick of scale.ticks) {
+        nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: y(tick.ms), y2: y(tick.ms) }));
+        nodes.push(el('text', { class: 'tick', x: L - 6, y: y(tick.ms) + 4, 'text-anchor': 'end' }, human(tick.label)));
       }
+      nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: top + height, y2: top + height }));
+      nodes.push(el('text', { class: 'panel-title', x: L, y: top - 8 }, title));
+      return y;
     }
-    // Retry numbers along the x axis, at most about 12 of them.
-    const every = Math.max(1, Math.ceil(n / 12));
+
+    const y1 = panel(r.chart.total, T, h1, t.chartTotal);
+    const top2 = T + h1 + gap;
+    const y2 = panel(r.chart.delay, top2, h2, t.chartDelay);
+    if (n === 0) {
+      nodes.push(el('text', { class: 'tick', x: L + pw / 2, y: T + h1 / 2, 'text-anchor': 'middle' }, t.chartEmpty));
+    }
+    // Bottom panel: one bar per retry.
+    const bw = Math.max(step * 0.6, 1);
     rows.forEach((row, i) => {
-      if ((i + 1) % every !== 0 && i !== 0) return;
-      nodes.push(el('text', { class: 'tick', x: L + step * (i + 0.5), y: H - B + 16, 'text-anchor': 'middle' }, String(row.retry)));
+      const top = y2(row.maxMs), bottom = y2(row.minMs);
+      nodes.push(el('rect', { class: 'bar', x: xs(i) - bw / 2, y: top, width: bw, height: Math.max(bottom - top, 1) }));
+      nodes.push(el('line', { class: 'mean', x1: xs(i) - bw / 2, x2: xs(i) + bw / 2, y1: y2(row.meanMs), y2: y2(row.meanMs) }));
     });
-    nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: T + ph, y2: T + ph }));
+    // Top panel: the cumulative worst case and the deadline.
+    if (n > 0) {
+      const pts = rows.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMaxMs).toFixed(1)}`);
+      nodes.push(el('polyline', { class: 'cum', points: pts.join(' ') }));
+      if (n <= 60) rows.forEach((row, i) => nodes.push(el('circle', { class: 'cum-dot', cx: xs(i), cy: y1(row.totalMaxMs), r: 3 })));
+    }
     if (r.verdict) {
-      const dy = y(r.verdict.deadlineMs);
+      const dy = y1(r.verdict.deadlineMs);
       nodes.push(el('line', { class: 'deadline', x1: L, x2: W - R, y1: dy, y2: dy }));
       nodes.push(el('text', { class: 'deadline-label', x: W - R - 4, y: dy - 5, 'text-anchor': 'end' }, human(r.verdict.deadline)));
     }
+    // Retry numbers along the bottom, at most about 12 of them.
+    const every = Math.max(1, Math.ceil(n / 12));
+    rows.forEach((row, i) => {
+      if ((i + 1) % every !== 0 && i !== 0) return;
+      nodes.push(el('text', { class: 'tick', x: xs(i), y: H - B + 16, 'text-anchor': 'middle' }, String(row.retry)));
+    });
     svg.replaceChildren(...nodes);
   }
 

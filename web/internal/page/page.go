@@ -60,9 +60,17 @@ type Totals struct {
 	Estimated bool   `json:"estimated"`
 }
 
-// Chart is the chart's vertical scale: its top and the gridlines, in
-// milliseconds, labelled in backoff.Human format.
+// Chart holds the vertical scales of the chart's two panels: the total
+// wait so far (with the deadline) and the delay before each retry. One
+// scale for both would flatten the bars of a long schedule to nothing.
 type Chart struct {
+	Total Scale `json:"total"`
+	Delay Scale `json:"delay"`
+}
+
+// Scale is a vertical scale: its top and the gridlines, in milliseconds,
+// labelled in backoff.Human format.
+type Scale struct {
 	Top   float64 `json:"top"`
 	Ticks []Tick  `json:"ticks"`
 }
@@ -84,7 +92,7 @@ var niceSteps = []time.Duration{
 }
 
 // scale returns a chart scale whose top is at least hi, with 2 to 6 gridlines.
-func scale(hi time.Duration) *Chart {
+func scale(hi time.Duration) Scale {
 	if hi <= 0 {
 		hi = time.Millisecond
 	}
@@ -105,7 +113,7 @@ func scale(hi time.Duration) *Chart {
 	if n*step < hi {
 		n++
 	}
-	c := &Chart{}
+	var c Scale
 	for i := time.Duration(1); i <= n; i++ {
 		d := i * step
 		if d/step != i { // overflow near the largest Duration
@@ -212,7 +220,11 @@ func Compute(v map[string]string) Result {
 			TotalMaxMs: ms(time.Duration(s.TotalMax)),
 		}
 	}
-	r.Chart = scale(max(time.Duration(t.Max), in.Deadline))
+	var longest time.Duration
+	for _, s := range rep.Retries {
+		longest = max(longest, time.Duration(s.Max))
+	}
+	r.Chart = &Chart{Total: scale(max(time.Duration(t.Max), in.Deadline)), Delay: scale(longest)}
 	if d := rep.Deadline; d != nil {
 		r.Verdict = &Verdict{
 			Deadline: backoff.Human(in.Deadline), DeadlineMs: ms(in.Deadline),

@@ -43,7 +43,10 @@ func TestComputeWorkedExample(t *testing.T) {
 	if r.Rows[7].TotalMaxMs != 91500 {
 		t.Errorf("chart value of the cumulative worst case = %v ms, want 91500", r.Rows[7].TotalMaxMs)
 	}
-	if r.Chart.Top < 91500 || len(r.Chart.Ticks) < 2 {
+	if r.Chart.Delay.Top < 30000 || r.Chart.Delay.Top > 60000 {
+		t.Errorf("delay scale %+v does not fit the longest delay, 30 s", r.Chart.Delay)
+	}
+	if r.Chart.Total.Top < 91500 || len(r.Chart.Total.Ticks) < 2 {
 		t.Errorf("chart scale %+v does not cover 91.5 s with at least 2 gridlines", r.Chart)
 	}
 	if !json.Valid([]byte(r.JSON)) {
@@ -63,8 +66,8 @@ func TestComputeDeadline(t *testing.T) {
 	if r.Verdict.WorstCaseFits || r.Verdict.RetriesWithin != 6 || r.Verdict.Deadline != "1 min" {
 		t.Errorf("verdict = %+v, want worst case not fitting, 6 retries within, deadline 1 min", *r.Verdict)
 	}
-	if r.Chart.Top < 91500 {
-		t.Errorf("chart top %v ms is below the worst case", r.Chart.Top)
+	if r.Chart.Total.Top < 91500 {
+		t.Errorf("chart top %v ms is below the worst case", r.Chart.Total.Top)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +269,43 @@ func TestSnippetCompiles(t *testing.T) {
 			t.Errorf("snippet for %v does not compile: %v\n%s", in, err, src)
 		}
 	}
+}
+
+// FuzzCompute feeds arbitrary text to every field: Compute must never
+// panic, and it returns either errors naming known fields or a full result
+// whose table has one row per retry.
+func FuzzCompute(f *testing.F) {
+	f.Add("500ms", "2", "30s", "8", "full", "60s")
+	f.Add("0", "1", "0", "0", "none", "")
+	f.Add("1.5", "1.6", "2m", "40", "proportional:0.2", "1h")
+	f.Add("fast", "x", "-1s", "-3", "proportional:2", "0")
+	f.Add("2562047h", "10", "0", "99", "decorrelated", "2562047h")
+	f.Fuzz(func(t *testing.T, initial, multiplier, maxDelay, retries, jitter, deadline string) {
+		in := map[string]string{"initial": initial, "multiplier": multiplier, "max": maxDelay, "retries": retries, "jitter": jitter, "deadline": deadline}
+		if n, err := strconv.Atoi(strings.TrimSpace(retries)); err == nil && n > 200 {
+			return // long schedules are internal/calc's to fuzz; keep each input fast
+		}
+		r := Compute(in)
+		if len(r.Errors) > 0 {
+			for f, msg := range r.Errors {
+				if f != "" && !slices.Contains(Fields, f) {
+					t.Errorf("error for unknown field %q: %s", f, msg)
+				}
+				if !strings.HasPrefix(msg, "calc: ") {
+					t.Errorf("error %q does not start with the package name", msg)
+				}
+			}
+			return
+		}
+		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(r.JSON)) || !strings.HasPrefix(r.CSV, "retry,") {
+			t.Fatalf("valid input %v gave an incomplete result", in)
+		}
+		var rep struct {
+			Policy struct{ Retries int } `json:"policy"`
+		}
+		json.Unmarshal([]byte(r.JSON), &rep)
+		if len(r.Rows) != rep.Policy.Retries {
+			t.Errorf("input %v: %d rows for %d retries", in, len(r.Rows), rep.Policy.Retries)
+		}
+	})
 }

@@ -149,7 +149,7 @@
     t.options[0].textContent = TEXT[l].targetMax;
     t.options[1].textContent = TEXT[l].targetP99;
     jitterHint();
-    if (last) render(last);
+    if (typeof globalThis.againCompute === 'function') update(); // messages and units in the new language
   }
 
   // Russian units and decimal comma for backoff.Human's "1 min 32 s".

@@ -40,6 +40,7 @@
         decorrelated: 'Random between the initial delay and the previous delay × multiplier',
       },
       chartEmpty: 'No retries: the first attempt is the only one.',
+      moreRows: (shown, all) => `The table shows the first ${shown} of ${all} retries; the CSV and JSON downloads hold all of them.`,
       chartTotal: 'Longest total wait so far',
       chartDelay: 'Delay before each retry',
     },
@@ -71,6 +72,7 @@
         decorrelated: 'Случайно от первой задержки до предыдущей × множитель',
       },
       chartEmpty: 'Повторов нет: первая попытка — единственная.',
+      moreRows: (shown, all) => `В таблице первые ${shown} из ${all} повторов; в файлах CSV и JSON — все.`,
       chartTotal: 'Накопленное ожидание, худший случай',
       chartDelay: 'Задержка перед каждым повтором',
     },
@@ -307,6 +309,7 @@
       body.append(tr);
     }
     $('rows').replaceChildren(body);
+    $('more-rows').textContent = r.retries > r.rows.length ? t.moreRows(r.rows.length, r.retries) : '';
     // Verdict.
     const box = $('results').querySelector('.verdict-box');
     const vd = r.verdict;
@@ -357,8 +360,8 @@
     const pw = W - L - R;
     svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
     const nodes = [];
-    const rows = r.rows;
-    const n = rows.length;
+    const bars = r.bars || [];
+    const n = bars.length;
     const step = pw / Math.max(n, 1);
     const xs = (i) => L + step * (i + 0.5);
 
@@ -379,18 +382,18 @@
     if (n === 0) {
       nodes.push(el('text', { class: 'tick', x: L + pw / 2, y: T + h1 / 2, 'text-anchor': 'middle' }, t.chartEmpty));
     }
-    // Bottom panel: one bar per retry.
+    // Bottom panel: one bar per retry (or per group of retries).
     const bw = Math.max(step * 0.6, 1);
-    rows.forEach((row, i) => {
+    bars.forEach((row, i) => {
       const top = y2(row.maxMs), bottom = y2(row.minMs);
       nodes.push(el('rect', { class: 'bar', x: xs(i) - bw / 2, y: top, width: bw, height: Math.max(bottom - top, 1) }));
       nodes.push(el('line', { class: 'mean', x1: xs(i) - bw / 2, x2: xs(i) + bw / 2, y1: y2(row.meanMs), y2: y2(row.meanMs) }));
     });
     // Top panel: the cumulative worst case and the deadline.
     if (n > 0) {
-      const pts = rows.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMaxMs).toFixed(1)}`);
+      const pts = bars.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMaxMs).toFixed(1)}`);
       nodes.push(el('polyline', { class: 'cum', points: pts.join(' ') }));
-      if (n <= 60) rows.forEach((row, i) => nodes.push(el('circle', { class: 'cum-dot', cx: xs(i), cy: y1(row.totalMaxMs), r: 3 })));
+      if (n <= 60) bars.forEach((row, i) => nodes.push(el('circle', { class: 'cum-dot', cx: xs(i), cy: y1(row.totalMaxMs), r: 3 })));
     }
     if (r.verdict) {
       const dy = y1(r.verdict.deadlineMs);
@@ -399,9 +402,11 @@
     }
     // Retry numbers along the bottom, at most about 12 of them.
     const every = Math.max(1, Math.ceil(n / 12));
-    rows.forEach((row, i) => {
+    bars.forEach((row, i) => {
       if ((i + 1) % every !== 0 && i !== 0) return;
-      nodes.push(el('text', { class: 'tick', x: xs(i), y: H - B + 16, 'text-anchor': 'middle' }, String(row.retry)));
+      const label = String(i === 0 ? row.first : row.last);
+      const nearEdge = xs(i) + label.length * 3.5 > W - 2;
+      nodes.push(el('text', { class: 'tick', x: nearEdge ? W - 2 : xs(i), y: H - B + 16, 'text-anchor': nearEdge ? 'end' : 'middle' }, label));
     });
     svg.replaceChildren(...nodes);
   }

@@ -24,25 +24,45 @@ var Fields = []string{"initial", "multiplier", "max", "retries", "jitter", "dead
 // empty, nothing else is set and the page keeps its previous result.
 type Result struct {
 	Errors  map[string]string `json:"errors,omitempty"` // flag name → the CLI's message
-	Rows    []Row             `json:"rows,omitempty"`
+	Rows    []Row             `json:"rows,omitempty"` // the first MaxRows retries
+	Retries int               `json:"retries"`        // how many retries the schedule has
 	Totals  *Totals           `json:"totals,omitempty"`
 	Verdict *Verdict          `json:"verdict,omitempty"`
 	Chart   *Chart            `json:"chart,omitempty"`
+	Bars    []Bar             `json:"bars,omitempty"`
 	Command string            `json:"command,omitempty"` // the equivalent `again calc` command
 	Snippet string            `json:"snippet,omitempty"` // Go code configuring package retry
 	JSON    string            `json:"json,omitempty"`    // `again calc --format json`
 	CSV     string            `json:"csv,omitempty"`     // `again calc --format csv`
 }
 
-// Row is one retry of the table; the *Ms fields feed the chart.
+// MaxRows is the most retries the page's table shows; the CSV and JSON
+// downloads always hold every retry. A browser laying out 100,000 rows
+// stops responding, and nobody reads that far.
+const MaxRows = 1000
+
+// MaxBars is the most bars the chart draws; longer schedules are drawn in
+// groups of consecutive retries, about one per pixel column or wider.
+const MaxBars = 300
+
+// Row is one retry of the table, in backoff.Human format.
 type Row struct {
-	Retry      int     `json:"retry"`
-	Delay      string  `json:"delay"`
-	Capped     bool    `json:"capped"`
-	Min        string  `json:"min"`
-	Mean       string  `json:"mean"`
-	Max        string  `json:"max"`
-	TotalMax   string  `json:"totalMax"`
+	Retry    int    `json:"retry"`
+	Delay    string `json:"delay"`
+	Capped   bool   `json:"capped"`
+	Min      string `json:"min"`
+	Mean     string `json:"mean"`
+	Max      string `json:"max"`
+	TotalMax string `json:"totalMax"`
+}
+
+// Bar is one bar of the chart: retries First..Last (one retry, or a group
+// of them in a long schedule), in milliseconds. Min and Max bound every
+// delay of the group, Mean is their average, and TotalMax is the
+// cumulative worst case at Last.
+type Bar struct {
+	First      int     `json:"first"`
+	Last       int     `json:"last"`
 	MinMs      float64 `json:"minMs"`
 	MeanMs     float64 `json:"meanMs"`
 	MaxMs      float64 `json:"maxMs"`
@@ -81,32 +101,35 @@ type Tick struct {
 	Label string  `json:"label"`
 }
 
-// niceSteps are the gridline spacings the chart may use.
-var niceSteps = []time.Duration{
-	time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond,
-	20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
-	500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
-	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
-	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour,
-	6 * time.Hour, 12 * time.Hour, 24 * time.Hour,
+// niceSteps are the gridline spacings the chart may use: familiar
+// durations up to a day, then 1, 2 and 5 times powers of ten of days.
+func niceSteps() []time.Duration {
+	steps := []time.Duration{
+		time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond,
+		20 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+		500 * time.Millisecond, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second,
+		15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+		10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour, 3 * time.Hour,
+		6 * time.Hour, 12 * time.Hour,
+	}
+	const day = 24 * time.Hour
+	for p := day; p <= time.Duration(math.MaxInt64)/5; p *= 10 {
+		steps = append(steps, p, 2*p, 5*p)
+	}
+	return steps
 }
 
-// scale returns a chart scale whose top is at least hi, with 2 to 6 gridlines.
+// scale returns a chart scale whose top is at least hi, with 1 to 6 gridlines.
 func scale(hi time.Duration) Scale {
 	if hi <= 0 {
 		hi = time.Millisecond
 	}
-	step := time.Duration(0)
-	for _, s := range niceSteps {
+	steps := niceSteps()
+	step := steps[len(steps)-1]
+	for _, s := range steps {
 		if hi/s <= 5 {
 			step = s
 			break
-		}
-	}
-	if step == 0 { // beyond a few days: powers of ten of days
-		step = 24 * time.Hour
-		for hi/step > 5 && step < time.Duration(math.MaxInt64)/10 {
-			step *= 10
 		}
 	}
 	n := hi / step
@@ -124,6 +147,23 @@ func scale(hi time.Duration) Scale {
 	}
 	c.Top = max(c.Top, ms(hi)) // when the next gridline would overflow
 	return c
+}
+
+// bars groups the retries into at most MaxBars bars of equal size.
+func bars(rs []calc.RetryReport) []Bar {
+	size := (len(rs) + MaxBars - 1) / MaxBars
+	var out []Bar
+	for i := 0; i < len(rs); i += size {
+		g := rs[i:min(i+size, len(rs))]
+		b := Bar{First: g[0].Retry, Last: g[len(g)-1].Retry, MinMs: math.Inf(1), TotalMaxMs: ms(time.Duration(g[len(g)-1].TotalMax))}
+		for _, x := range g {
+			b.MinMs = min(b.MinMs, ms(time.Duration(x.Min)))
+			b.MaxMs = max(b.MaxMs, ms(time.Duration(x.Max)))
+			b.MeanMs += ms(time.Duration(x.Mean)) / float64(len(g))
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // Verdict compares the total wait with the deadline.
@@ -202,7 +242,8 @@ func Compute(v map[string]string) Result {
 	}
 	t := rep.Total
 	r := Result{
-		Rows: make([]Row, len(rep.Retries)),
+		Rows:    make([]Row, min(len(rep.Retries), MaxRows)),
+		Retries: len(rep.Retries),
 		Totals: &Totals{
 			Min: t.MinHuman, Mean: t.MeanHuman, Max: t.MaxHuman,
 			P50: backoff.Human(time.Duration(t.P50)), P90: backoff.Human(time.Duration(t.P90)), P99: backoff.Human(time.Duration(t.P99)),
@@ -211,15 +252,14 @@ func Compute(v map[string]string) Result {
 		Command: command(v),
 		Snippet: snippet(in),
 	}
-	for i, s := range rep.Retries {
+	for i, s := range rep.Retries[:len(r.Rows)] {
 		r.Rows[i] = Row{
 			Retry: s.Retry, Delay: backoff.Human(time.Duration(s.Delay)), Capped: s.Capped,
 			Min: backoff.Human(time.Duration(s.Min)), Mean: backoff.Human(time.Duration(s.Mean)), Max: backoff.Human(time.Duration(s.Max)),
 			TotalMax: backoff.Human(time.Duration(s.TotalMax)),
-			MinMs:    ms(time.Duration(s.Min)), MeanMs: ms(time.Duration(s.Mean)), MaxMs: ms(time.Duration(s.Max)),
-			TotalMaxMs: ms(time.Duration(s.TotalMax)),
 		}
 	}
+	r.Bars = bars(rep.Retries)
 	var longest time.Duration
 	for _, s := range rep.Retries {
 		longest = max(longest, time.Duration(s.Max))

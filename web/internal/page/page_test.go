@@ -42,8 +42,8 @@ func TestComputeWorkedExample(t *testing.T) {
 	if r.Verdict != nil {
 		t.Errorf("verdict without a deadline = %+v, want none", r.Verdict)
 	}
-	if r.Rows[7].TotalMaxMs != 91500 {
-		t.Errorf("chart value of the cumulative worst case = %v ms, want 91500", r.Rows[7].TotalMaxMs)
+	if len(r.Bars) != 8 || r.Bars[7].TotalMaxMs != 91500 || r.Bars[7].MaxMs != 30000 || r.Bars[0].First != 1 || r.Bars[0].Last != 1 {
+		t.Errorf("chart bars = %+v, want one per retry ending at 30 s and 91500 ms cumulative", r.Bars)
 	}
 	if r.Chart.Delay.Top < 30000 || r.Chart.Delay.Top > 60000 {
 		t.Errorf("delay scale %+v does not fit the longest delay, 30 s", r.Chart.Delay)
@@ -304,8 +304,32 @@ func FuzzCompute(f *testing.F) {
 			Policy struct{ Retries int } `json:"policy"`
 		}
 		json.Unmarshal([]byte(r.JSON), &rep)
-		if len(r.Rows) != rep.Policy.Retries {
-			t.Errorf("input %v: %d rows for %d retries", in, len(r.Rows), rep.Policy.Retries)
+		if r.Retries != rep.Policy.Retries || len(r.Rows) != min(r.Retries, MaxRows) {
+			t.Errorf("input %v: %d rows and a count of %d for %d retries", in, len(r.Rows), r.Retries, rep.Policy.Retries)
 		}
 	})
+}
+
+func TestLongSchedulesStayLight(t *testing.T) {
+	r := Compute(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"})
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	if len(r.Rows) != MaxRows || r.Retries != 5000 {
+		t.Errorf("%d rows of %d retries, want the first %d of 5000", len(r.Rows), r.Retries, MaxRows)
+	}
+	if n := strings.Count(r.CSV, "\n"); n != 5001 {
+		t.Errorf("CSV has %d lines, want a header and all 5000 retries", n)
+	}
+	if len(r.Bars) > MaxBars || r.Bars[0].First != 1 || r.Bars[len(r.Bars)-1].Last != 5000 {
+		t.Fatalf("%d bars from retry %d to %d, want at most %d covering 1..5000", len(r.Bars), r.Bars[0].First, r.Bars[len(r.Bars)-1].Last, MaxBars)
+	}
+	for i, b := range r.Bars {
+		if !(b.MinMs <= b.MeanMs && b.MeanMs <= b.MaxMs) || b.MaxMs > 60000 {
+			t.Errorf("bar %d = %+v: want min <= mean <= max <= 60000 ms", i, b)
+		}
+		if i > 0 && b.First != r.Bars[i-1].Last+1 {
+			t.Errorf("bar %d starts at retry %d after a bar ending at %d", i, b.First, r.Bars[i-1].Last)
+		}
+	}
 }

@@ -108,7 +108,7 @@ func (p Policy) Validate() error {
 
 // multiplier returns the effective multiplier, applying the default and
 // treating values that Validate rejects as 1 so that no method panics.
-func (p Policy) multiplier() float64 {
+func (p *Policy) multiplier() float64 {
 	m := p.Multiplier
 	if m == 0 {
 		return defaultMultiplier
@@ -120,7 +120,7 @@ func (p Policy) multiplier() float64 {
 }
 
 // factor returns the effective proportional jitter factor, clamped to [0, 1].
-func (p Policy) factor() float64 {
+func (p *Policy) factor() float64 {
 	f := p.JitterFactor
 	switch {
 	case f == 0:
@@ -134,7 +134,7 @@ func (p Policy) factor() float64 {
 }
 
 // ceiling is the hard upper bound on any delay: Max, or the largest Duration.
-func (p Policy) ceiling() time.Duration {
+func (p *Policy) ceiling() time.Duration {
 	if p.Max > 0 {
 		return p.Max
 	}
@@ -150,7 +150,7 @@ func (p Policy) EffectiveJitterFactor() float64 { return p.factor() }
 
 // raw returns Initial × Multiplier^(n−1) in nanoseconds as a float64, without
 // cap; it may be +Inf. n < 1 gives 0.
-func (p Policy) raw(n int) float64 {
+func (p *Policy) raw(n int) float64 {
 	if n < 1 || p.Initial <= 0 {
 		return 0
 	}
@@ -207,7 +207,16 @@ func toDuration(ns float64) time.Duration {
 // constant time for every n and saturates at the largest time.Duration
 // instead of overflowing. n < 1 gives 0.
 func (p Policy) Delay(n int) time.Duration {
-	d := toDuration(p.raw(n))
+	var d time.Duration
+	if k := n - 1; (p.Multiplier == 2 || p.Multiplier == 0) && uint(k) < 63 && p.Initial > 0 && p.Initial < 1<<53 {
+		// The default doubling, by shifting: the same value as the float
+		// path below (both exact), without a call to pow.
+		if d = maxDuration; p.Initial <= maxDuration>>k {
+			d = p.Initial << k
+		}
+	} else {
+		d = toDuration(p.raw(n))
+	}
 	if c := p.ceiling(); d > c {
 		return c
 	}

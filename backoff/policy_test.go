@@ -264,3 +264,70 @@ func TestPowMatchesMathPow(t *testing.T) {
 		}
 	}
 }
+
+func TestDelayDoublingMatchesFloat(t *testing.T) {
+	for _, initial := range []time.Duration{1, 3, 500 * time.Millisecond, 1<<53 - 1, 1 << 53, 1<<62 + 12345} {
+		p := Policy{Initial: initial, Multiplier: 2}
+		for n := 1; n <= 70; n++ {
+			if got, want := p.Delay(n), min(maxDuration, toDuration(p.raw(n))); got != want {
+				t.Fatalf("Initial %d: Delay(%d) = %d, want %d", initial, n, got, want)
+			}
+		}
+	}
+}
+
+// fixed is a Rand that always returns u, possibly out of range.
+type fixed float64
+
+func (f fixed) Float64() float64 { return float64(f) }
+
+func TestSample(t *testing.T) {
+	const s = time.Second
+	capped := Policy{Initial: s, Multiplier: 2, Max: 3 * s, Retries: 5}
+	tests := []struct {
+		name string
+		p    Policy
+		n    int
+		prev time.Duration
+		u    float64
+		want time.Duration
+	}{
+		{"full low", capped, 2, 0, 0, 0},
+		{"full middle", capped, 2, 0, 0.5, s},
+		{"full capped", capped, 3, 0, 0.5, 1500 * time.Millisecond},
+		{"full with a faulty source above 1", capped, 2, 0, 7, 2 * s},
+		{"full with a NaN source", capped, 2, 0, math.NaN(), 0},
+		{"none", with(capped, None, 0), 3, 0, 0.9, 3 * s},
+		{"equal low", with(capped, Equal, 0), 2, 0, 0, s},
+		{"equal middle", with(capped, Equal, 0), 2, 0, 0.5, 1500 * time.Millisecond},
+		{"proportional low", with(capped, Proportional, 0.5), 2, 0, 0, s},
+		{"proportional high, under the cap", with(capped, Proportional, 0.25), 2, 0, 0.999, 2*s + 499*time.Millisecond},
+		{"proportional clamped at the cap", with(capped, Proportional, 0.5), 3, 0, 0.999, 3 * s},
+		{"retry 0", capped, 0, 0, 0.5, 0},
+		{"decorrelated first", with(capped, Decorrelated, 0), 1, 0, 0.5, 1500 * time.Millisecond},   // uniform(1 s, 2 s)
+		{"decorrelated from prev", with(capped, Decorrelated, 0), 2, 1200 * time.Millisecond, 0, s}, // uniform(1 s, 2.4 s)
+		{"decorrelated capped", with(capped, Decorrelated, 0), 4, 3 * s, 0.99, 3 * s},               // uniform(1 s, 6 s) capped
+		{"decorrelated huge multiplier", Policy{Initial: s, Multiplier: math.MaxFloat64, Jitter: Decorrelated}, 2, 0, 0, s},
+		{"decorrelated huge multiplier, high", Policy{Initial: s, Multiplier: math.MaxFloat64, Jitter: Decorrelated}, 2, 0, 0.5, maxDuration},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.p.Sample(tt.n, tt.prev, fixed(tt.u)); got != tt.want {
+				t.Errorf("Sample(%d, %v) with u=%v = %v, want %v", tt.n, tt.prev, tt.u, got, tt.want)
+			}
+		})
+	}
+}
+
+func with(p Policy, j Jitter, f float64) Policy {
+	p.Jitter, p.JitterFactor = j, f
+	return p
+}
+
+func TestSampleAllocates(t *testing.T) {
+	p := Default()
+	r := fixed(0.5)
+	if n := testing.AllocsPerRun(100, func() { p.Sample(2, 0, r) }); n != 0 {
+		t.Errorf("Sample allocates %v times per call, want 0", n)
+	}
+}

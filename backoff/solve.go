@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Param names the Policy field that Solve searches for.
+// Param names the Policy field that Solve searches for. The zero value is
+// ParamInitial.
 type Param int
 
 // The parameters Solve can search for.
@@ -30,7 +31,8 @@ func (p Param) String() string {
 	return fmt.Sprintf("Param(%d)", int(p))
 }
 
-// Target is the statistic of the total wait that Solve keeps within the deadline.
+// Target is the statistic of the total wait that Solve keeps within the
+// deadline. The zero value is TargetMax, the worst case.
 type Target int
 
 // The statistics Solve can hold to a deadline.

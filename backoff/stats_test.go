@@ -235,6 +235,7 @@ func TestDeadline(t *testing.T) {
 		{seedExample(Decorrelated), 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // maxima 1, 2, 4 s
 		{Policy{Retries: 5}, 0, DeadlineFit{0, true, 5}},
 		{Policy{}, time.Second, DeadlineFit{time.Second, true, 0}},
+		{Policy{}, -time.Second, DeadlineFit{-time.Second, false, 0}},
 	}
 	for _, tt := range tests {
 		if got := tt.p.Stats(DefaultSeed).Deadline(tt.deadline); got != tt.want {
@@ -289,5 +290,21 @@ func checkStats(t *testing.T, st Stats) {
 	}
 	if tot.StdErr < 0 || (!tot.Estimated && tot.StdErr != 0) {
 		t.Fatalf("Total.StdErr = %v with Estimated %v", tot.StdErr, tot.Estimated)
+	}
+}
+
+func TestStatsTenThousandRetries(t *testing.T) {
+	for _, j := range []Jitter{None, Full, Equal, Proportional, Decorrelated} {
+		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 10_000, Jitter: j}
+		st := p.Stats(DefaultSeed)
+		checkStats(t, st)
+		// 0.5 + 1 + … + 16 s = 31.5 s for the first 6 retries, then 30 s
+		// for each of the other 9,994.
+		if want := 31500*time.Millisecond + 9994*30*time.Second; (j == None || j == Full || j == Equal) && st.Total.Max != want {
+			t.Errorf("%v: Total.Max = %v, want %v", j, st.Total.Max, want)
+		}
+		if st.Truncated || len(st.Retries) != 10_000 {
+			t.Errorf("%v: Truncated, len(Retries) = %v, %d; want false, 10000", j, st.Truncated, len(st.Retries))
+		}
 	}
 }

@@ -24,8 +24,8 @@ var Fields = []string{"initial", "multiplier", "max", "retries", "jitter", "dead
 // empty, nothing else is set and the page keeps its previous result.
 type Result struct {
 	Errors  map[string]string `json:"errors,omitempty"` // flag name → the CLI's message
-	Rows    []Row             `json:"rows,omitempty"` // the first MaxRows retries
-	Retries int               `json:"retries"`        // how many retries the schedule has
+	Rows    []Row             `json:"rows,omitempty"`   // the first MaxRows retries
+	Retries int               `json:"retries"`          // how many retries the schedule has
 	Totals  *Totals           `json:"totals,omitempty"`
 	Verdict *Verdict          `json:"verdict,omitempty"`
 	Chart   *Chart            `json:"chart,omitempty"`

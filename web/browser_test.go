@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -467,6 +468,22 @@ func TestBrowser(t *testing.T) {
 		}
 		if got := tb.text("#t-max"); got != "2 min 30 s" {
 			t.Errorf("longest total wait with initial 2s = %q, want 2 min 30 s", got)
+		}
+	})
+
+	t.Run("exported copy on a plain file server", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := web.Export(dir); err != nil {
+			t.Fatal(err)
+		}
+		// No CSP header and whatever Content-Types the file server picks:
+		// the page must still work, protected by its meta CSP.
+		plain := httptest.NewServer(http.FileServer(http.Dir(dir)))
+		defer plain.Close()
+		tb := newTab(t, bctx, plain.URL)
+		tb.open("index.html" + exampleQuery)
+		if got := tb.text("#t-max"); got != "1 min 32 s" {
+			t.Errorf("exported page: longest total wait = %q, want 1 min 32 s", got)
 		}
 	})
 

@@ -210,7 +210,7 @@ func parse(v map[string]string) (calc.Input, map[string]string) {
 	errs := map[string]string{}
 	for f, s := range vals {
 		if _, err := calc.Parse(calc.Values{f: s}); err != nil {
-			errs[f] = err.Error()
+			errs[f] = message(err)
 		}
 	}
 	if len(errs) > 0 {
@@ -223,10 +223,25 @@ func parse(v map[string]string) (calc.Input, map[string]string) {
 		if errors.As(err, &ie) {
 			field = ie.Field
 		}
-		errs[field] = err.Error()
+		errs[field] = message(err)
 		return calc.Input{}, errs
 	}
 	return in, nil
+}
+
+// message returns the text `again calc` prints for err after its
+// "again calc: " prefix: "--retries must be a whole number from 0 to
+// 100000, got -1", or a solving failure's detail.
+func message(err error) string {
+	var ie *calc.InputError
+	if errors.As(err, &ie) && ie.Field != "" {
+		return "--" + ie.Field + " " + ie.Detail()
+	}
+	var se *calc.SolveError
+	if errors.As(err, &se) {
+		return se.Detail()
+	}
+	return err.Error()
 }
 
 // Compute returns the page's result for the inputs v, keyed by flag name.
@@ -310,11 +325,11 @@ func Solve(v map[string]string, param string) SolveResult {
 	vals[calc.FieldSolve] = param
 	in, err := calc.Parse(vals)
 	if err != nil {
-		return SolveResult{Error: err.Error()}
+		return SolveResult{Error: message(err)}
 	}
 	rep, err := calc.Compute(in)
 	if err != nil {
-		return SolveResult{Error: err.Error()}
+		return SolveResult{Error: message(err)}
 	}
 	x := rep.Solved.Value
 	switch param {

@@ -1,6 +1,7 @@
 package page
 
 import (
+	"bytes"
 	"encoding/json"
 	"go/ast"
 	"go/importer"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/internal/cli"
 )
 
 var example = map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
@@ -238,7 +241,7 @@ func TestEmptyFieldMeansDefault(t *testing.T) {
 func TestEveryWrongFieldIsMarked(t *testing.T) {
 	r := Compute(map[string]string{"initial": "soon", "retries": "-1", "jitter": "some"})
 	for _, f := range []string{"initial", "retries", "jitter"} {
-		if !strings.HasPrefix(r.Errors[f], "calc: --"+f+" ") {
+		if !strings.HasPrefix(r.Errors[f], "--"+f+" must be ") {
 			t.Errorf("error for %s = %q, want the CLI's message naming --%s", f, r.Errors[f], f)
 		}
 	}
@@ -291,8 +294,8 @@ func FuzzCompute(f *testing.F) {
 				if f != "" && !slices.Contains(Fields, f) {
 					t.Errorf("error for unknown field %q: %s", f, msg)
 				}
-				if !strings.HasPrefix(msg, "calc: ") {
-					t.Errorf("error %q does not start with the package name", msg)
+				if f != "" && !strings.HasPrefix(msg, "--"+f+" ") {
+					t.Errorf("error %q for %s does not name the flag first, as the CLI does", msg, f)
 				}
 			}
 			return
@@ -345,5 +348,25 @@ func BenchmarkCompute(b *testing.B) {
 				Compute(in)
 			}
 		})
+	}
+}
+
+// TestMessagesAreTheCLIs runs `again calc` in-process with the same wrong
+// values and checks that the page shows exactly what the command prints.
+func TestMessagesAreTheCLIs(t *testing.T) {
+	for _, tc := range []struct{ field, value string }{
+		{"initial", "fast"},
+		{"multiplier", "0.5"},
+		{"max", "-1s"},
+		{"retries", "many"},
+		{"jitter", "proportional:2"},
+		{"deadline", "0"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := cli.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
+		page := Compute(map[string]string{tc.field: tc.value}).Errors[tc.field]
+		if code != cli.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
+			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
+		}
 	}
 }

@@ -74,7 +74,7 @@ func (e *Error) Error() string {
 	} else {
 		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
 		if e.Attempts != 1 {
-			fmt.Fprintf(&b, "s in %v", e.Elapsed)
+			fmt.Fprintf(&b, "s in %v", readable(e.Elapsed))
 		}
 	}
 	if e.Cause != nil {
@@ -85,6 +85,18 @@ func (e *Error) Error() string {
 		b.WriteString(e.Last.Error())
 	}
 	return b.String()
+}
+
+// readable rounds d to three or four significant digits for a message:
+// "2.526s", not "2.526127972s". Elapsed itself keeps full precision.
+func readable(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Microsecond)
+	}
+	return d
 }
 
 // Is reports whether target is the Reason. ErrDeadline also matches

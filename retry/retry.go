@@ -20,9 +20,10 @@ import (
 //   - every attempt failed (ErrExhausted);
 //   - op returned an error wrapped with Permanent, or one the RetryIf
 //     classifier rejects (ErrPermanent);
-//   - op returned the error of ctx itself, ctx was done before an attempt,
-//     or ctx was done during a wait, which then ends at once (ErrCanceled;
-//     the *Error also matches context.Cause(ctx));
+//   - ctx was done before the first attempt, when an attempt failed
+//     (whatever op returned: its own context error or a consequence of
+//     it), or during a wait, which then ends at once (ErrCanceled; the
+//     *Error also matches context.Cause(ctx) and ctx.Err());
 //   - ctx has a deadline and the next wait would end after it (ErrDeadline):
 //     Do never sleeps into certain failure;
 //   - an After hint exceeds MaxRetryAfter (ErrRetryAfterTooLong);

@@ -209,6 +209,19 @@ func TestCallerContext(t *testing.T) {
 			}
 		})
 	})
+	t.Run("op fails otherwise after ctx ended", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		n := 0
+		err := retry.Run(ctx, policy, func(context.Context) error {
+			n++
+			cancel() // e.g. the connection was closed because ctx ended
+			return errFlaky
+		})
+		checkError(t, err, retry.ErrCanceled, 1, errFlaky)
+		if !errors.Is(err, context.Canceled) || n != 1 {
+			t.Errorf("error %v after %d attempts, want context.Canceled after 1", err, n)
+		}
+	})
 	t.Run("done before the first attempt", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		errShutdown := errors.New("shutdown")
@@ -360,6 +373,11 @@ func TestErrorMessage(t *testing.T) {
 		want := "retry: retries exhausted after 4 attempts in 700ms: flaky"
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q", err, want)
+		}
+		err = &retry.Error{Reason: retry.ErrExhausted, Attempts: 3, Elapsed: 2526127972, Last: errFlaky}
+		want = "retry: retries exhausted after 3 attempts in 2.526s: flaky"
+		if err.Error() != want {
+			t.Errorf("Error() = %q, want %q (the message rounds Elapsed)", err, want)
 		}
 		_, err = retry.Do(t.Context(), backoff.Policy{}, newScript(errFlaky).op)
 		want = "retry: retries exhausted after 1 attempt: flaky"

@@ -27,6 +27,7 @@ type Env struct {
 func subcommands(env *Env) []*cobra.Command {
 	return []*cobra.Command{
 		newCalcCmd(env),
+		newFetchCmd(env),
 		newRunCmd(env),
 		newWebCmd(env),
 	}

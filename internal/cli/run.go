@@ -257,7 +257,7 @@ func roundDelay(d time.Duration) time.Duration {
 	case d >= time.Millisecond:
 		return d.Round(time.Millisecond)
 	}
-	return d
+	return d.Round(time.Microsecond)
 }
 
 // forward relays each signal to the running child and stops further

@@ -362,6 +362,7 @@ func TestRoundDelay(t *testing.T) {
 	tests := []struct{ in, want time.Duration }{
 		{0, 0},
 		{500 * time.Microsecond, 500 * time.Microsecond},
+		{801206 * time.Nanosecond, 801 * time.Microsecond},
 		{400*time.Millisecond + 123456, 400 * time.Millisecond},
 		{1234567891, 1230 * time.Millisecond},
 		{92*time.Second + 600*time.Millisecond, 93 * time.Second},

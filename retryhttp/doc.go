@@ -1,0 +1,46 @@
+// Package retryhttp provides an http.RoundTripper that retries failed HTTP
+// requests safely, with exponential backoff and jitter from the backoff
+// package and the retry loop of the retry package.
+//
+// # Quick start
+//
+// Put a Transport under any http.Client; the zero value has sensible
+// defaults (see Transport):
+//
+//	client := &http.Client{Transport: &retryhttp.Transport{}}
+//	resp, err := client.Get("https://api.example.com/items")
+//
+// Tune the schedule, the statuses and the limits with its fields, and give
+// each request a deadline through its context; no wait that would end past
+// it is started:
+//
+//	client := &http.Client{Transport: &retryhttp.Transport{
+//		Policy:         backoff.Policy{Initial: 200 * time.Millisecond, Max: 5 * time.Second, Retries: 4},
+//		RetryStatuses:  []int{429, 500, 502, 503, 504},
+//		MaxRetryAfter:  30 * time.Second,
+//		AttemptTimeout: 10 * time.Second,
+//		Logger:         slog.Default(),
+//	}}
+//	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+//	defer cancel()
+//	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(payload))
+//	resp, err := client.Do(req)
+//
+// Because it is a RoundTripper, it composes with other transports: wrap an
+// OAuth or tracing transport as Base, or wrap the Transport in them.
+//
+// # Safety
+//
+// The Transport retries only what cannot do harm twice: safe and idempotent
+// methods, requests carrying an Idempotency-Key (which it adds, as a random
+// UUID v4, to POST and PATCH by default), and any request whose connection
+// could not be established. It never retries sooner than a server's
+// Retry-After asks, and never waits longer than MaxRetryAfter or past the
+// request's deadline: it returns that response instead. It replays bodies
+// with GetBody rather than copying them, drains the responses it discards so
+// that connections are reused, and hands the final response to the caller
+// untouched.
+//
+// ParseRetryAfter, ParseRateLimit and NewIdempotencyKey are exported for
+// callers that build their own loop on the retry package.
+package retryhttp

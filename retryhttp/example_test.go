@@ -1,0 +1,171 @@
+package retryhttp_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retryhttp"
+)
+
+// A server that is unavailable twice, asking to come back at once, then
+// answers.
+func Example() {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 2 {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "hello")
+	}))
+	defer srv.Close()
+
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Policy: backoff.Policy{Initial: 10 * time.Millisecond, Retries: 3, Jitter: backoff.Full},
+		OnRetry: func(e retryhttp.Event) {
+			fmt.Printf("attempt %d of %d: %s, retrying in %v\n", e.Attempt, e.MaxAttempts, e.Response.Status, e.Delay)
+		},
+	}}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Print(resp.Status, ": ", string(body))
+	// Output:
+	// attempt 1 of 4: 503 Service Unavailable, retrying in 0s
+	// attempt 2 of 4: 503 Service Unavailable, retrying in 0s
+	// 200 OK: hello
+}
+
+// A Retry-After longer than the caller will wait ends retrying at once: the
+// response comes back unchanged, so the caller can reschedule.
+func ExampleTransport_maxRetryAfter() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+
+	client := &http.Client{Transport: &retryhttp.Transport{
+		MaxRetryAfter: time.Minute,
+		OnGiveUp: func(e retryhttp.Event) {
+			fmt.Printf("giving up after %d attempt: %v (Retry-After %v)\n", e.Attempt, e.Reason, e.Hint)
+		},
+	}}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.Status, "Retry-After:", resp.Header.Get("Retry-After"))
+	// Output:
+	// giving up after 1 attempt: retry: retry-after hint too long (Retry-After 1h0m0s)
+	// 429 Too Many Requests Retry-After: 3600
+}
+
+// POST requests get one Idempotency-Key for all their attempts, so that the
+// server can recognise a repeat.
+func ExampleTransport_idempotencyKey() {
+	var (
+		mu   sync.Mutex
+		keys []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		if len(keys) == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+
+	client := &http.Client{Transport: &retryhttp.Transport{Policy: backoff.Policy{Retries: 1, Jitter: backoff.None}}}
+	resp, err := client.Post(srv.URL, "application/json", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(resp.Status, len(keys), "attempts, same key:", keys[0] == keys[1], "length", len(keys[0]))
+	// Output:
+	// 201 Created 2 attempts, same key: true length 36
+}
+
+func ExampleParseRetryAfter() {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 500_000_000, time.UTC)
+	for _, v := range []string{"120", "Mon, 30 Nov 2026 12:00:03 GMT", "-1", "soon"} {
+		d, ok := retryhttp.ParseRetryAfter(v, now)
+		fmt.Printf("%q: %v %v\n", v, d, ok)
+	}
+	// Output:
+	// "120": 2m0s true
+	// "Mon, 30 Nov 2026 12:00:03 GMT": 2.5s true
+	// "-1": 0s false
+	// "soon": 0s false
+}
+
+func ExampleParseRateLimit() {
+	d, ok := retryhttp.ParseRateLimit(`"default";r=0;t=30`)
+	fmt.Println(d, ok)
+	// Output: 30s true
+}
+
+// roundTripFunc adapts a function to http.RoundTripper, to stand in for a
+// server in examples.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The log names the request without its userinfo or query values, and
+// never shows headers or bodies.
+func ExampleTransport_logger() {
+	statuses := []int{http.StatusBadGateway, http.StatusOK}
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		code := statuses[0]
+		statuses = statuses[1:]
+		return &http.Response{StatusCode: code, Status: http.StatusText(code), Body: http.NoBody, Request: r}, nil
+	})
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // keep the output reproducible
+			}
+			return a
+		},
+	}))
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Base:   base,
+		Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, // no wait, for the example
+		Logger: logger,
+	}}
+	req, _ := http.NewRequest("GET", "https://user:password@api.example.com/items?token=secret&page=2", nil)
+	req.Header.Set("Authorization", "Bearer secret")
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode)
+	// Output:
+	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s retry_after=false
+	// 200
+}

@@ -1,0 +1,250 @@
+package retryhttp_test
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// step is one scripted answer of the fault-injecting server or the
+// in-memory round tripper.
+type step struct {
+	status int         // 0 means 200
+	header http.Header // response headers, e.g. Retry-After
+	body   string
+	reset  bool          // drop the connection with a TCP reset before answering
+	hang   bool          // never send headers (slow headers) until the client leaves
+	stall  bool          // send headers and the body, then stall before its end
+	delay  time.Duration // in-memory only: time before the headers arrive
+}
+
+func status(code int) step { return step{status: code, body: strconv.Itoa(code) + " body"} }
+
+func retryAfter(code int, value string) step {
+	s := status(code)
+	s.header = http.Header{"Retry-After": {value}}
+	return s
+}
+
+// seen is a request as the server received it.
+type seen struct {
+	method string
+	body   string
+	keys   []string // Idempotency-Key values
+	at     time.Time
+}
+
+// script plays steps per URL path, counting what it sees.
+type script struct {
+	mu    sync.Mutex
+	steps map[string][]step
+	seen  map[string][]seen
+}
+
+func newScript(steps map[string][]step) *script {
+	return &script{steps: steps, seen: map[string][]seen{}}
+}
+
+// next records r (reading its body) and returns the step to play.
+func (s *script) next(r *http.Request) step {
+	var body []byte
+	if r.Body != nil {
+		body, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := r.URL.Path
+	s.seen[p] = append(s.seen[p], seen{method: r.Method, body: string(body), keys: r.Header.Values("Idempotency-Key"), at: time.Now()})
+	steps := s.steps[p]
+	if len(steps) == 0 {
+		return step{}
+	}
+	return steps[min(len(s.seen[p]), len(steps))-1]
+}
+
+func (s *script) requests(path string) []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.seen[path]...)
+}
+
+// server is a fault-injecting httptest server that plays a script.
+type server struct {
+	*httptest.Server
+	*script
+	conns atomic.Int64 // new connections accepted
+}
+
+// newServer starts a server and a client transport private to the test, so
+// that connection counts and leak checks see only this test's traffic.
+func newServer(t *testing.T, steps map[string][]step) (*server, *http.Transport) {
+	t.Helper()
+	s := &server{script: newScript(steps)}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.Start()
+	base := &http.Transport{}
+	t.Cleanup(func() {
+		base.CloseIdleConnections()
+		s.Close()
+	})
+	return s, base
+}
+
+func (s *server) serve(w http.ResponseWriter, r *http.Request) {
+	st := s.next(r)
+	switch {
+	case st.reset:
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			panic(err)
+		}
+		conn.(*net.TCPConn).SetLinger(0) // close with RST, not FIN
+		conn.Close()
+		return
+	case st.hang:
+		<-r.Context().Done()
+		return
+	}
+	for k, v := range st.header {
+		w.Header()[k] = v
+	}
+	code := cmp(st.status, http.StatusOK)
+	if st.stall {
+		w.Header().Set("Content-Length", strconv.Itoa(len(st.body)+1))
+		w.WriteHeader(code)
+		io.WriteString(w, st.body)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
+	w.WriteHeader(code)
+	io.WriteString(w, st.body)
+}
+
+func cmp(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func (s *server) url(path string) string { return s.URL + path }
+
+// ctxReader is a body that stalls until the request's context ends.
+type ctxReader struct{ ctx context.Context }
+
+func (r ctxReader) Read([]byte) (int, error) {
+	<-r.ctx.Done()
+	return 0, context.Cause(r.ctx)
+}
+
+// memRT is an in-memory RoundTripper playing a script, for tests that run
+// inside a synctest bubble, where real network I/O cannot be used.
+type memRT struct{ *script }
+
+func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	st := m.next(r)
+	ctx := r.Context()
+	if st.hang {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+	if st.delay > 0 {
+		select {
+		case <-time.After(st.delay):
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	if st.reset {
+		return nil, &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	}
+	code := cmp(st.status, http.StatusOK)
+	h := st.header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	var body io.Reader = strings.NewReader(st.body)
+	if st.stall {
+		body = io.MultiReader(body, ctxReader{ctx})
+	}
+	return &http.Response{
+		StatusCode:    code,
+		Status:        strconv.Itoa(code) + " " + http.StatusText(code),
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          io.NopCloser(body),
+		ContentLength: -1,
+		Request:       r,
+	}, nil
+}
+
+func readBody(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("reading response body: %v", err)
+	}
+	return string(b)
+}
+
+func nopLogger() *log.Logger { return log.New(io.Discard, "", 0) }
+
+func runtimeGosched() { runtime.Gosched() }
+
+// roundTripErr sends req through tr and returns the error it must fail with.
+func roundTripErr(t *testing.T, tr http.RoundTripper, req *http.Request) error {
+	t.Helper()
+	resp, err := tr.RoundTrip(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("RoundTrip = %s, want an error", resp.Status)
+	}
+	return err
+}
+
+// roundTrip sends a request through tr and returns the response with its
+// body read.
+func roundTrip(t *testing.T, tr http.RoundTripper, method, url string, body io.Reader) (*http.Response, string) {
+	t.Helper()
+	return roundTripCtx(t, context.Background(), tr, method, url, body)
+}
+
+func roundTripCtx(t *testing.T, ctx context.Context, tr http.RoundTripper, method, url string, body io.Reader) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	return resp, readBody(t, resp)
+}

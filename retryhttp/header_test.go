@@ -1,0 +1,162 @@
+package retryhttp_test
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/retryhttp"
+)
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 250_000_000, time.UTC) // 12:00:00.25
+
+func TestParseRetryAfter(t *testing.T) {
+	tests := []struct {
+		value  string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"0", 0, true},
+		{"120", 120 * time.Second, true},
+		{"  5\t", 5 * time.Second, true},
+		{"0005", 5 * time.Second, true},
+		{"99999999999999999999999", time.Duration(math.MaxInt64), true},
+		{"Mon, 30 Nov 2026 12:00:10 GMT", 9750 * time.Millisecond, true},
+		{"Monday, 30-Nov-26 12:00:10 GMT", 9750 * time.Millisecond, true},
+		{"Mon Nov 30 12:00:10 2026", 9750 * time.Millisecond, true},
+		{"Mon, 30 Nov 2026 12:00:00 GMT", 0, false}, // 250 ms in the past
+		{"Mon, 30 Nov 2026 11:00:00 GMT", 0, false},
+		{"", 0, false},
+		{"   ", 0, false},
+		{"-1", 0, false},
+		{"+1", 0, false},
+		{"1.5", 0, false},
+		{"1e3", 0, false},
+		{"5s", 0, false},
+		{"soon", 0, false},
+		{"30 Nov 2026 12:00:10", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			got, ok := retryhttp.ParseRetryAfter(tt.value, now)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestParseRateLimit(t *testing.T) {
+	tests := []struct {
+		value  string
+		want   time.Duration
+		wantOK bool
+	}{
+		{`"default";r=0;t=30`, 30 * time.Second, true},
+		{`default;r=0;t=30`, 30 * time.Second, true},
+		{`"default";t=30;r=0`, 30 * time.Second, true},
+		{`"default";r=0;t=0`, 0, true},
+		{`"a";r=5;t=10, "b";r=0;t=20`, 20 * time.Second, true},
+		{`"a";r=0;t=10,"b";r=0;t=40`, 40 * time.Second, true},
+		{`"a";r=0;t=10;pk=:cHJvZmlsZQ==:;x="y"`, 10 * time.Second, true},
+		{`"a";r=0;t=10;flag`, 10 * time.Second, true},
+		{`"default";r=5;t=30`, 0, false},
+		{`"default";t=30`, 0, false},
+		{``, 0, false},
+		{`"default";r=0`, 0, false},
+		{`"default";r=0;t=-1`, 0, false},
+		{`"default";r=0;t=1.5`, 0, false},
+		{`"default";r=0;t=abc`, 0, false},
+		{`"default";r=0;t=30,`, 0, false},
+		{`"default";r=0;t=30 junk`, 0, false},
+		{`"unterminated;r=0;t=30`, 0, false},
+		{`"a";r=5;t=10, garbage!`, 0, false},
+		{`"a";r=0;t=1234567890123456`, 0, false},
+		{`"a";R=0;T=30`, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			got, ok := retryhttp.ParseRateLimit(tt.value)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("ParseRateLimit(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"0", "120", " 7 ", "-1", "1.5", "soon", "99999999999999999999",
+		"Mon, 30 Nov 2026 12:00:10 GMT", "Monday, 30-Nov-26 12:00:10 GMT", "Mon Nov 30 12:00:10 2026"} {
+		f.Add(s, int64(0))
+	}
+	f.Fuzz(func(t *testing.T, value string, offset int64) {
+		at := now.Add(time.Duration(offset))
+		d, ok := retryhttp.ParseRetryAfter(value, at)
+		if !ok {
+			if d != 0 {
+				t.Fatalf("ParseRetryAfter(%q) = %v, false; want 0 when not ok", value, d)
+			}
+			return
+		}
+		if d < 0 {
+			t.Fatalf("ParseRetryAfter(%q) = %v, want a non-negative wait", value, d)
+		}
+		v := strings.TrimSpace(value)
+		if strings.Trim(v, "0123456789") == "" {
+			want := time.Duration(math.MaxInt64)
+			if n, err := strconv.ParseUint(v, 10, 64); err == nil && n <= math.MaxInt64/uint64(time.Second) {
+				want = time.Duration(n) * time.Second
+			}
+			if d != want {
+				t.Fatalf("ParseRetryAfter(%q) = %v, want %v", value, d, want)
+			}
+			return
+		}
+		date, err := http.ParseTime(v)
+		if err != nil {
+			t.Fatalf("ParseRetryAfter(%q) accepted a value that is neither seconds nor an HTTP-date", value)
+		}
+		if want := date.Sub(at); d != want || d == 0 {
+			t.Fatalf("ParseRetryAfter(%q) = %v, want %v (> 0)", value, d, want)
+		}
+	})
+}
+
+func FuzzParseRateLimit(f *testing.F) {
+	for _, s := range []string{`"default";r=0;t=30`, `a;r=5;t=1, b;r=0;t=9`, `"x";r=0;t=1;q=?1`, `:AA==:;r=0;t=1`, `"a\"b";r=0;t=2`, `1.5;r=0;t=3`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, value string) {
+		d, ok := retryhttp.ParseRateLimit(value)
+		if d < 0 || (!ok && d != 0) {
+			t.Fatalf("ParseRateLimit(%q) = %v, %v; want a non-negative wait, 0 when not ok", value, d, ok)
+		}
+		if ok && (!strings.Contains(value, "r=") || !strings.Contains(value, "t=")) {
+			t.Fatalf("ParseRateLimit(%q) found an exhausted quota without r= and t=", value)
+		}
+		// A second, well-formed member with a longer reset must win.
+		if ok {
+			joined := value + `, "extra";r=0;t=999999`
+			if d2, ok2 := retryhttp.ParseRateLimit(joined); !ok2 || d2 != max(d, 999999*time.Second) {
+				t.Fatalf("ParseRateLimit(%q) = %v, %v; want %v, true", joined, d2, ok2, max(d, 999999*time.Second))
+			}
+		}
+	})
+}
+
+func TestNewIdempotencyKey(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		k := retryhttp.NewIdempotencyKey()
+		if !uuidV4.MatchString(k) {
+			t.Fatalf("NewIdempotencyKey() = %q, want a UUID v4", k)
+		}
+		if seen[k] {
+			t.Fatalf("NewIdempotencyKey() repeated %q", k)
+		}
+		seen[k] = true
+	}
+}

@@ -27,12 +27,21 @@ var static embed.FS
 const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
 	"img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-var contentTypes = map[string]string{
-	".html": "text/html; charset=utf-8",
-	".js":   "text/javascript; charset=utf-8",
-	".css":  "text/css; charset=utf-8",
-	".svg":  "image/svg+xml",
-	".wasm": "application/wasm",
+// contentType returns the Content-Type of an embedded file by its name.
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".wasm":
+		return "application/wasm"
+	}
+	return "application/octet-stream"
 }
 
 // file is one embedded file with its gzip-compressed form, made on first use.
@@ -79,11 +88,7 @@ func Handler() http.Handler {
 		}
 		sum := sha256.Sum256(raw)
 		name := strings.TrimPrefix(p, "static/")
-		ctype := contentTypes[path.Ext(name)]
-		if ctype == "" {
-			ctype = "application/octet-stream"
-		}
-		h.files["/"+name] = &file{name: name, ctype: ctype, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, raw: raw}
+		h.files["/"+name] = &file{name: name, ctype: contentType(name), etag: `"` + hex.EncodeToString(sum[:12]) + `"`, raw: raw}
 		return nil
 	})
 	if err != nil {

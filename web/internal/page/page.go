@@ -16,9 +16,11 @@ import (
 	"github.com/again-go/again/internal/calc"
 )
 
-// Fields lists the page's inputs by their command-line flag names, in the
+// Fields returns the page's inputs by their command-line flag names, in the
 // order the command line and the URL query show them.
-var Fields = []string{"initial", "multiplier", "max", "retries", "jitter", "deadline", "target", "seed"}
+func Fields() []string {
+	return []string{"initial", "multiplier", "max", "retries", "jitter", "deadline", "target", "seed"}
+}
 
 // Result is what the page shows for one set of inputs. When Errors is not
 // empty, nothing else is set and the page keeps its previous result.
@@ -183,7 +185,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // does; the page shows that default as the field's placeholder.
 func values(v map[string]string) calc.Values {
 	out := calc.Values{}
-	for _, f := range Fields {
+	for _, f := range Fields() {
 		if s := v[f]; strings.TrimSpace(s) != "" {
 			out[f] = s
 		}
@@ -196,7 +198,7 @@ func values(v map[string]string) calc.Values {
 func Defaults() map[string]string {
 	d := calc.DefaultValues()
 	out := map[string]string{}
-	for _, f := range Fields {
+	for _, f := range Fields() {
 		out[f] = d[f]
 	}
 	return out
@@ -312,7 +314,7 @@ type SolveResult struct {
 // rounded down so that it still fits.
 func Solve(v map[string]string, param string) SolveResult {
 	if _, errs := parse(v); len(errs) > 0 {
-		for _, f := range Fields {
+		for _, f := range Fields() {
 			if e, ok := errs[f]; ok {
 				return SolveResult{Error: e}
 			}
@@ -356,7 +358,7 @@ func solvedDuration(d time.Duration) string {
 func command(v map[string]string) string {
 	var b strings.Builder
 	b.WriteString("again calc")
-	for _, f := range Fields {
+	for _, f := range Fields() {
 		s, ok := v[f]
 		if !ok || s == "" {
 			continue
@@ -402,9 +404,19 @@ func goDuration(d time.Duration) string {
 	return strconv.FormatInt(int64(d), 10) + " * time.Nanosecond"
 }
 
-var jitterConst = map[backoff.Jitter]string{
-	backoff.Full: "backoff.Full", backoff.None: "backoff.None", backoff.Equal: "backoff.Equal",
-	backoff.Proportional: "backoff.Proportional", backoff.Decorrelated: "backoff.Decorrelated",
+// jitterConst returns the Go name of a jitter kind in package backoff.
+func jitterConst(j backoff.Jitter) string {
+	switch j {
+	case backoff.None:
+		return "backoff.None"
+	case backoff.Equal:
+		return "backoff.Equal"
+	case backoff.Proportional:
+		return "backoff.Proportional"
+	case backoff.Decorrelated:
+		return "backoff.Decorrelated"
+	}
+	return "backoff.Full"
 }
 
 // snippet returns ready-to-paste Go code that retries with the policy.
@@ -419,7 +431,7 @@ func snippet(in calc.Input) string {
 		fmt.Fprintf(&b, "\tMax:        %s,\n", goDuration(p.Max))
 	}
 	fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
-	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst[p.Jitter])
+	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst(p.Jitter))
 	if p.Jitter == backoff.Proportional {
 		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
 	}

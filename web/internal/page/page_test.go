@@ -291,7 +291,7 @@ func FuzzCompute(f *testing.F) {
 		r := Compute(in)
 		if len(r.Errors) > 0 {
 			for f, msg := range r.Errors {
-				if f != "" && !slices.Contains(Fields, f) {
+				if f != "" && !slices.Contains(Fields(), f) {
 					t.Errorf("error for unknown field %q: %s", f, msg)
 				}
 				if f != "" && !strings.HasPrefix(msg, "--"+f+" ") {

@@ -41,7 +41,7 @@
       },
       chartEmpty: 'No retries: the first attempt is the only one.',
       moreRows: (shown, all) => `The table shows the first ${shown} of ${all} retries; the CSV and JSON downloads hold all of them.`,
-      chartTotal: 'Longest total wait so far',
+      chartTotal: 'Total wait when each retry starts',
       chartDelay: 'Delay before each retry',
     },
     ru: {
@@ -73,7 +73,7 @@
       },
       chartEmpty: 'Повторов нет: первая попытка — единственная.',
       moreRows: (shown, all) => `В таблице первые ${shown} из ${all} повторов; в файлах CSV и JSON — все.`,
-      chartTotal: 'Накопленное ожидание, худший случай',
+      chartTotal: 'Ожидание к началу повтора',
       chartDelay: 'Задержка перед каждым повтором',
     },
   };
@@ -393,8 +393,13 @@
       nodes.push(el('rect', { class: 'bar', x: xs(i) - bw / 2, y: top, width: bw, height: Math.max(bottom - top, 1) }));
       nodes.push(el('line', { class: 'mean', x1: xs(i) - bw / 2, x2: xs(i) + bw / 2, y1: y2(row.meanMs), y2: y2(row.meanMs) }));
     });
-    // Top panel: the cumulative worst case and the deadline.
+    // Top panel: when each retry starts, from the earliest to the latest
+    // (a band) with the mean (dotted), the worst case as a line, and the deadline.
     if (n > 0) {
+      const lo = bars.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMinMs).toFixed(1)}`);
+      const hi = bars.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMaxMs).toFixed(1)}`).reverse();
+      nodes.push(el('polygon', { class: 'cum-band', points: lo.concat(hi).join(' ') }));
+      nodes.push(el('polyline', { class: 'cum-mean', points: bars.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMeanMs).toFixed(1)}`).join(' ') }));
       const pts = bars.map((row, i) => `${xs(i).toFixed(1)},${y1(row.totalMaxMs).toFixed(1)}`);
       nodes.push(el('polyline', { class: 'cum', points: pts.join(' ') }));
       if (n <= 60) bars.forEach((row, i) => nodes.push(el('circle', { class: 'cum-dot', cx: xs(i), cy: y1(row.totalMaxMs), r: 3 })));

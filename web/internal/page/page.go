@@ -60,15 +60,18 @@ type Row struct {
 
 // Bar is one bar of the chart: retries First..Last (one retry, or a group
 // of them in a long schedule), in milliseconds. Min and Max bound every
-// delay of the group, Mean is their average, and TotalMax is the
-// cumulative worst case at Last.
+// delay of the group and Mean is their average; TotalMin, TotalMean and
+// TotalMax are the cumulative wait at Last: when retry Last starts, at the
+// earliest, on average and at the latest.
 type Bar struct {
-	First      int     `json:"first"`
-	Last       int     `json:"last"`
-	MinMs      float64 `json:"minMs"`
-	MeanMs     float64 `json:"meanMs"`
-	MaxMs      float64 `json:"maxMs"`
-	TotalMaxMs float64 `json:"totalMaxMs"`
+	First       int     `json:"first"`
+	Last        int     `json:"last"`
+	MinMs       float64 `json:"minMs"`
+	MeanMs      float64 `json:"meanMs"`
+	MaxMs       float64 `json:"maxMs"`
+	TotalMinMs  float64 `json:"totalMinMs"`
+	TotalMeanMs float64 `json:"totalMeanMs"`
+	TotalMaxMs  float64 `json:"totalMaxMs"`
 }
 
 // Totals is the total wait over all retries, in backoff.Human format.
@@ -157,7 +160,11 @@ func bars(rs []calc.RetryReport) []Bar {
 	var out []Bar
 	for i := 0; i < len(rs); i += size {
 		g := rs[i:min(i+size, len(rs))]
-		b := Bar{First: g[0].Retry, Last: g[len(g)-1].Retry, MinMs: math.Inf(1), TotalMaxMs: ms(time.Duration(g[len(g)-1].TotalMax))}
+		end := g[len(g)-1]
+		b := Bar{
+			First: g[0].Retry, Last: end.Retry, MinMs: math.Inf(1),
+			TotalMinMs: ms(time.Duration(end.TotalMin)), TotalMeanMs: ms(time.Duration(end.TotalMean)), TotalMaxMs: ms(time.Duration(end.TotalMax)),
+		}
 		for _, x := range g {
 			b.MinMs = min(b.MinMs, ms(time.Duration(x.Min)))
 			b.MaxMs = max(b.MaxMs, ms(time.Duration(x.Max)))

@@ -370,3 +370,24 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 		}
 	}
 }
+
+func TestSolveForP99(t *testing.T) {
+	in := map[string]string{"deadline": "60s", "target": "p99"}
+	for k, v := range example {
+		in[k] = v
+	}
+	r := Solve(in, "retries")
+	n, err := strconv.Atoi(r.Value)
+	if r.Error != "" || err != nil || n < 6 {
+		t.Fatalf("Solve(example, p99 within 60 s, retries) = %+v, want at least the 6 retries whose worst case fits", r)
+	}
+	in["retries"] = r.Value
+	res := Compute(in)
+	if res.Verdict == nil || !res.Verdict.P99Fits {
+		t.Errorf("with %d retries the 99th percentile does not fit: %+v", n, res.Verdict)
+	}
+	in["retries"] = strconv.Itoa(n + 1)
+	if res := Compute(in); res.Verdict.P99Fits {
+		t.Errorf("with %d retries the 99th percentile still fits: the solver did not find the largest", n+1)
+	}
+}

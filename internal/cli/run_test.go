@@ -299,7 +299,10 @@ func TestRunUsage(t *testing.T) {
 // limits: tests of timeouts wait for real child processes to be killed.
 func newTestRunner(t *testing.T, env *Env, timeout time.Duration, args ...string) *runner {
 	cmd := helper(t, args...)
-	return &runner{env: env, name: cmd[0], path: cmd[0], args: cmd[1:], timeout: timeout, grace: 50 * time.Millisecond}
+	// The helper dies at once on SIGTERM, so a long grace costs nothing; a
+	// short one turned SIGTERM into SIGKILL (status 137) on a loaded machine.
+	// TestRunTimeoutKill sets its own short grace for a child that ignores SIGTERM.
+	return &runner{env: env, name: cmd[0], path: cmd[0], args: cmd[1:], timeout: timeout, grace: 10 * time.Second}
 }
 
 func TestRunTimeout(t *testing.T) {
@@ -324,12 +327,12 @@ func TestRunTimeoutKill(t *testing.T) {
 	// cannot strike before the child is ready; sleep inherits the ignoring.
 	var stderr bytes.Buffer
 	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
-		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: 300 * time.Millisecond, grace: 50 * time.Millisecond}
+		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: time.Second, grace: 50 * time.Millisecond}
 	err := r.run(t.Context(), backoff.Policy{})
 	if code, _ := exitCode(err); code != 128+9 {
 		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
 	}
-	if want := lines("again: attempt 1/1 failed (timed out after 300ms); giving up"); stderr.String() != want {
+	if want := lines("again: attempt 1/1 failed (timed out after 1s); giving up"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }

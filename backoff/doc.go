@@ -45,9 +45,9 @@
 // rest represented by their exact means and variances); the error is far
 // below the promised 0.5 % of Max − Min, and 10,000 retries take a few
 // milliseconds. Decorrelated jitter makes each delay depend on the previous
-// one, so its mean (with a cap) and percentiles are estimated by simulating
-// whole schedules with a seeded generator: the same seed gives the same
-// numbers, and [Total] documents the error.
+// one, so its percentiles, and the means of the retries the cap reaches, are
+// estimated by simulating whole schedules with a seeded generator: the same
+// seed gives the same numbers, and [Total] documents the error.
 //
 // # Concurrency
 //

@@ -67,7 +67,7 @@ const (
 )
 
 // ErrInvalid is matched by errors.Is for every error that Validate returns.
-var ErrInvalid = errors.New("invalid policy")
+var ErrInvalid = errors.New("backoff: invalid policy")
 
 // FieldError reports a Policy field whose value is outside its accepted range.
 // It matches ErrInvalid with errors.Is.

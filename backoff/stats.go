@@ -16,8 +16,9 @@ type RetryStats struct {
 	// Capped reports whether Max lowered Delay.
 	Capped bool
 	// Min, Mean and Max bound the jittered delay before this retry. They are
-	// exact except the Mean under Decorrelated jitter with a cap, which is
-	// estimated (see Total.Estimated).
+	// exact except the Mean of a Capped retry under Decorrelated jitter,
+	// which is estimated (see Total.Estimated): the cap clamps delays that
+	// depend on the previous ones, which has no closed form.
 	Min, Mean, Max time.Duration
 	// TotalMin, TotalMean and TotalMax are the same for the sum of the delays
 	// before retries 1..Retry: how long a caller may have waited so far.
@@ -27,7 +28,8 @@ type RetryStats struct {
 // Total describes the total wait over all of a policy's retries.
 type Total struct {
 	// Min and Max are exact. Mean is exact except under Decorrelated jitter
-	// with a cap (Max > 0), where it is a Monte Carlo estimate.
+	// when some retry is Capped: the capped retries' share of it is then a
+	// Monte Carlo estimate.
 	Min, Mean, Max time.Duration
 	// P50, P90 and P99 are percentiles of the total wait, always within
 	// [Min, Max] and in order. For None, Full, Equal and Proportional jitter
@@ -37,8 +39,8 @@ type Total struct {
 	// is symmetric about its mean and P50 is exactly Mean. For Decorrelated
 	// jitter they are Monte Carlo estimates (see Estimated).
 	P50, P90, P99 time.Duration
-	// Estimated reports that the percentiles (and, with a cap, Mean) come
-	// from a seeded Monte Carlo simulation, as they do for Decorrelated
+	// Estimated reports that the percentiles (and, if a retry is Capped,
+	// part of Mean) come from a seeded Monte Carlo simulation, as they do for Decorrelated
 	// jitter, whose delays depend on each other. The simulation runs as
 	// many whole schedules as take about two million delays, but never
 	// fewer than 256 nor more than 20,000; equal seeds give equal numbers.
@@ -51,7 +53,7 @@ type Total struct {
 	// percentiles; with 20,000 (up to 100 retries), between the 98.93rd and
 	// 99.07th.
 	// StdErr is 0 when Mean is exact: always when Estimated is false, and
-	// under Decorrelated jitter without a cap.
+	// under Decorrelated jitter when no retry is Capped.
 	StdErr time.Duration
 }
 
@@ -229,9 +231,10 @@ const (
 // decorrelatedStats fills rs for Decorrelated jitter and returns the totals.
 // Min and Max of each retry are exact: the smallest delay is min(Max,
 // Initial) and the largest grows by Multiplier per retry from Initial. The
-// mean is exact without a cap, by E(n) = (Initial + Multiplier × E(n−1)) / 2
-// with E(0) = Initial; with a cap, it and the percentiles come from simulating
-// whole schedules with a PCG generator seeded by seed.
+// mean of a retry the cap cannot reach is exact, by E(n) = (Initial +
+// Multiplier × E(n−1)) / 2 with E(0) = Initial; the means of capped retries
+// and the percentiles come from simulating whole schedules with a PCG
+// generator seeded by seed.
 func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 	n := len(rs)
 	c := p.ceiling()
@@ -244,16 +247,26 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 		// Without a first delay every delay is 0: there is nothing to estimate.
 		return Total{}
 	}
+	// Until the cap can lower a delay (Capped is false from retry 1 to
+	// exact), no delay was clamped, so the means follow the exact recurrence;
+	// without a cap that holds for every retry. Max grows with n, so the
+	// capped retries are the last ones.
+	exact := n
+	if p.Max > 0 {
+		exact = 0
+		for exact < n && !rs[exact].Capped {
+			exact++
+		}
+	}
 	schedules := min(maxSchedules, max(minSchedules, monteCarloDraws/n))
-	means, totals := p.simulate(n, schedules, seed)
+	means, totals, tails := p.simulate(n, schedules, exact, seed)
 
-	exactMean := p.Max <= 0
 	e, m := float64(max(p.Initial, 0)), p.multiplier()
 	var tot running
 	for i := range rs {
 		r := &rs[i]
 		mean := means[i]
-		if exactMean {
+		if i < exact {
 			e = (float64(p.Initial) + m*e) / 2
 			mean = e
 		}
@@ -262,16 +275,17 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 	}
 	t := tot.total()
 	t.Estimated = true
-	if !exactMean {
+	if exact < n {
+		// Only the capped retries' share of the mean is estimated.
 		sum, sq := 0.0, 0.0
-		for _, x := range totals {
+		for _, x := range tails {
 			sum += x
 		}
-		avg := sum / float64(len(totals))
-		for _, x := range totals {
+		avg := sum / float64(len(tails))
+		for _, x := range tails {
 			sq += (x - avg) * (x - avg)
 		}
-		t.StdErr = toDuration(math.Sqrt(sq / float64(len(totals)-1) / float64(len(totals))))
+		t.StdErr = toDuration(math.Sqrt(sq / float64(len(tails)-1) / float64(len(tails))))
 	}
 	slices.Sort(totals)
 	t.setPercentiles(quantile(totals, 0.5), quantile(totals, 0.9), quantile(totals, 0.99))
@@ -279,14 +293,15 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 }
 
 // simulate draws schedules whole Decorrelated schedules of n retries and
-// returns the mean delay before each retry and every schedule's total, in
+// returns the mean delay before each retry, every schedule's total, and
+// every schedule's sum of the delays from retry from+1 on (its tail), in
 // nanoseconds. It follows Sample exactly, on float64s.
-func (p Policy) simulate(n, schedules int, seed uint64) (means, totals []float64) {
+func (p Policy) simulate(n, schedules, from int, seed uint64) (means, totals, tails []float64) {
 	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	means, totals = make([]float64, n), make([]float64, schedules)
+	means, totals, tails = make([]float64, n), make([]float64, schedules), make([]float64, schedules)
 	lo, m, c := float64(max(p.Initial, 0)), p.multiplier(), float64(p.ceiling())
 	for s := range totals {
-		prev, total := lo, 0.0
+		prev, total, tail := lo, 0.0, 0.0
 		for i := range means {
 			// Bounding hi keeps u × (hi − lo) finite when Multiplier is huge;
 			// anything above c is clamped to c either way.
@@ -303,14 +318,17 @@ func (p Policy) simulate(n, schedules int, seed uint64) (means, totals []float64
 			}
 			means[i] += x
 			total += x
+			if i >= from {
+				tail += x
+			}
 			prev = x
 		}
-		totals[s] = total
+		totals[s], tails[s] = total, tail
 	}
 	for i := range means {
 		means[i] /= float64(schedules)
 	}
-	return means, totals
+	return means, totals, tails
 }
 
 // quantile returns the q-quantile of the sorted sample xs, interpolating

@@ -191,6 +191,40 @@ func TestDecorrelatedUncappedMeanIsExact(t *testing.T) {
 	}
 }
 
+// Until the cap can lower a delay, decorrelated delays are never clamped,
+// so their means follow the exact recurrence even when a cap is set; only
+// the retries the cap reaches are estimated.
+func TestDecorrelatedMeanExactBeforeTheCap(t *testing.T) {
+	// E(n) = (0.5 s + 2 E(n−1)) / 2 from E(0) = 0.5 s: 0.75, 1, 1.25, 1.5 s.
+	exact := []time.Duration{750 * time.Millisecond, time.Second, 1250 * time.Millisecond, 1500 * time.Millisecond}
+	t.Run("cap reached", func(t *testing.T) {
+		// Largest delays 1, 2, 4, 8, then 16 and 32 s capped at 10 s.
+		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 6, Jitter: Decorrelated}
+		st := p.Stats(DefaultSeed)
+		for i, w := range exact {
+			if got := st.Retries[i].Mean; got != w {
+				t.Errorf("Retries[%d].Mean = %v, want %v (exact)", i, got, w)
+			}
+		}
+		if st.Total.StdErr <= 0 {
+			t.Errorf("Total.StdErr = %v, want > 0: retries 5 and 6 are estimated", st.Total.StdErr)
+		}
+	})
+	t.Run("cap not reached", func(t *testing.T) {
+		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: Decorrelated}
+		st := p.Stats(DefaultSeed)
+		for i, w := range exact {
+			if got := st.Retries[i].Mean; got != w {
+				t.Errorf("Retries[%d].Mean = %v, want %v (exact)", i, got, w)
+			}
+		}
+		if st.Total.Mean != 4500*time.Millisecond || st.Total.StdErr != 0 || !st.Total.Estimated {
+			t.Errorf("Total.Mean, StdErr, Estimated = %v, %v, %v; want 4.5s, 0, true (exact mean, estimated percentiles)",
+				st.Total.Mean, st.Total.StdErr, st.Total.Estimated)
+		}
+	})
+}
+
 func TestStatsSaturates(t *testing.T) {
 	for _, j := range []Jitter{None, Full, Equal, Proportional, Decorrelated} {
 		p := Policy{Initial: time.Hour, Multiplier: 10, Retries: 100, Jitter: j}

@@ -110,22 +110,47 @@ func parseDuration(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	if isNumber(s) {
-		if !strings.ContainsAny(s, "eE") {
-			// Exact, to the nanosecond, for any number of milliseconds.
-			s += "ms"
-		} else {
-			ms, err := strconv.ParseFloat(s, 64)
-			ns := ms * float64(time.Millisecond)
-			// 1<<63 is the first float64 above the largest Duration.
-			if err != nil || !(ns >= 0) || ns >= 1<<63 {
-				return 0, false
-			}
-			return time.Duration(math.Round(ns)), true
+		mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+		if s[0] == '-' && strings.ContainsAny(mantissa, "123456789") {
+			// Negative, even if it rounds to zero nanoseconds.
+			return 0, false
 		}
+		if mantissa == s {
+			return parseMillis(strings.TrimLeft(s, "+-"))
+		}
+		ms, err := strconv.ParseFloat(s, 64)
+		ns := ms * float64(time.Millisecond)
+		// 1<<63 is the first float64 above the largest Duration.
+		if err != nil || !(ns >= 0) || ns >= 1<<63 {
+			return 0, false
+		}
+		return time.Duration(math.Round(ns)), true
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
 		return 0, false
+	}
+	return d, true
+}
+
+// parseMillis converts unsigned decimal digits with an optional point, a
+// number of milliseconds, to a duration: exact to the nanosecond for any
+// number of milliseconds (no float64 rounding), and rounded half up below
+// it, as the exponent form is, so that 0.0000019 and 1.9e-6 agree.
+func parseMillis(s string) (time.Duration, bool) {
+	whole, frac, _ := strings.Cut(s, ".")
+	up := len(frac) > 6 && frac[6] >= '5'
+	frac = (frac + "000000")[:6]
+	if whole == "" {
+		whole = "0"
+	}
+	// "500ms250000ns" is Go syntax, and ParseDuration reports overflow.
+	d, err := time.ParseDuration(whole + "ms" + frac + "ns")
+	if err != nil || up && d == math.MaxInt64 {
+		return 0, false
+	}
+	if up {
+		d++
 	}
 	return d, true
 }

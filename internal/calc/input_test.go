@@ -29,6 +29,15 @@ func TestParseDuration(t *testing.T) {
 		{" 250 ", 250 * time.Millisecond},
 		{"2562047h47m16.854775807s", math.MaxInt64},
 		{"9223372036854", 9223372036854 * time.Millisecond},
+		{"9223372036854.7758074", math.MaxInt64},
+		{"5.", 5 * time.Millisecond},
+		// Below the nanosecond both forms of a number round alike, half up.
+		{"0.0000019", 2},
+		{"1.9e-6", 2},
+		{"0.0000015", 2},
+		{"1.5e-6", 2},
+		{"0.0000014", 1},
+		{"-0.0", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -43,7 +52,8 @@ func TestParseDuration(t *testing.T) {
 func TestParseDurationRejects(t *testing.T) {
 	for _, in := range []string{
 		"", " ", "abc", "5 s", "-5s", "-1", "-0.001", "NaN", "nan", "Inf", "+Inf", "-Inf", "infinity",
-		"0x10", "0x1p3", "1_000", "1e300", "9223372036855", "2562048h", "1.5.5", "e3", "5e", "ms",
+		"0x10", "0x1p3", "1_000", "1e300", "9223372036855", "9223372036854.7758075", "2562048h",
+		"-0.0000001", "-1e-400", "1.5.5", "e3", "5e", "ms",
 	} {
 		t.Run(in, func(t *testing.T) {
 			got, err := ParseDuration(in)

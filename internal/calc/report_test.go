@@ -300,6 +300,49 @@ func TestTableAndMarkdown(t *testing.T) {
 	)
 }
 
+// TestMarkdownSolvedParagraph checks that the solved value is a paragraph
+// of its own: Markdown joins consecutive lines into one.
+func TestMarkdownSolvedParagraph(t *testing.T) {
+	r := compute(t, Values{FieldRetries: "2", FieldSolve: "initial", FieldDeadline: "10s"})
+	var mb bytes.Buffer
+	if err := r.WriteMarkdown(&mb); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, "markdown", mb.String(),
+		"**Policy:** `--initial 3.333333333s --multiplier 2 --max 10s --retries 2 --jitter full`\n\n"+
+			"**Solved:** the largest initial delay whose worst-case total wait fits 10 s is 3.333333333s\n\n| Retry |")
+}
+
+// TestMonteCarloNote checks the table's note on decorrelated estimates: it
+// gives the seed, and calls the mean an estimate only when it is one.
+func TestMonteCarloNote(t *testing.T) {
+	tests := []struct {
+		max, want string
+	}{
+		{"1m", "  the percentiles are a Monte Carlo estimate (--seed 7)\n"},
+		{"0", "  the percentiles are a Monte Carlo estimate (--seed 7)\n"},
+		{"10s", "  the mean and percentiles are a Monte Carlo estimate (--seed 7; standard error of the mean "},
+	}
+	for _, tt := range tests {
+		t.Run("max "+tt.max, func(t *testing.T) {
+			// Largest delays 1, 2, 4, 8, 16 and 32 s: a 10 s cap lowers the last two.
+			r := compute(t, Values{FieldMax: tt.max, FieldRetries: "6", FieldJitter: "decorrelated", FieldSeed: "7"})
+			var tb bytes.Buffer
+			if err := r.WriteTable(&tb); err != nil {
+				t.Fatal(err)
+			}
+			wantContains(t, "table", tb.String(), tt.want)
+		})
+	}
+	var tb bytes.Buffer
+	if err := workedExample(t, "full", nil).WriteTable(&tb); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(tb.String(), "Monte Carlo") {
+		t.Errorf("table for full jitter mentions Monte Carlo:\n%s", tb.String())
+	}
+}
+
 func wantContains(t *testing.T, what, got string, wants ...string) {
 	t.Helper()
 	for _, want := range wants {

@@ -152,6 +152,9 @@ func (r *Report) writeHeader(w *bufio.Writer, strong string) {
 		default:
 			v = strconv.Itoa(p.Retries)
 		}
+		if strong != "" {
+			w.WriteString("\n") // Markdown would join the two lines
+		}
 		fmt.Fprintf(w, "%sSolved:%s the largest %s whose %s total wait fits %s is %s\n", strong, strong,
 			paramName(r.input.Param), targetName(r.input.Target), durationText(r.input.Deadline), v)
 	}
@@ -177,9 +180,14 @@ func (r *Report) writeTotals(w *bufio.Writer, prefix string) {
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("mean:"), t.MeanHuman)
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("longest:"), t.MaxHuman)
 	fmt.Fprintf(w, "%s%sp50 %s, p90 %s, p99 %s\n", prefix, pad("percentiles:"), human(t.P50), human(t.P90), human(t.P99))
-	if s := r.stats.Total; s.Estimated {
+	switch s := r.stats.Total; {
+	case s.Estimated && s.StdErr > 0:
 		fmt.Fprintf(w, "%sthe mean and percentiles are a Monte Carlo estimate (--seed %d; standard error of the mean %s)\n",
 			prefix, r.input.Seed, backoff.Human(s.StdErr))
+	case s.Estimated:
+		// The mean is exact (no retry reaches the cap); only the
+		// percentiles are simulated.
+		fmt.Fprintf(w, "%sthe percentiles are a Monte Carlo estimate (--seed %d)\n", prefix, r.input.Seed)
 	}
 }
 

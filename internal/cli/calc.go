@@ -40,7 +40,7 @@ JSON and CSV numbers are milliseconds.`,
 	fs := cmd.Flags()
 	pf := AddPolicyFlags(fs)
 	pf.Add(fs, calc.FieldSolve, "param", "find the largest initial, multiplier or retries that fits --deadline")
-	pf.Add(fs, calc.FieldTarget, "stat", "what --solve keeps within the deadline: max (worst case) or p99")
+	pf.Add(fs, calc.FieldTarget, "stat", "with --solve: what it keeps within the deadline, max (worst case) or p99")
 	pf.Add(fs, calc.FieldSeed, "n", "seed for the Monte Carlo estimates of decorrelated jitter")
 	format := "table"
 	fs.Var(textFlag{s: &format, typ: "format"}, "format", "output format: table, json, csv or markdown")
@@ -48,6 +48,12 @@ JSON and CSV numbers are milliseconds.`,
 		in, err := pf.Parse()
 		if err != nil {
 			return err
+		}
+		// Checked here, not in calc.Parse: a form always sends its target,
+		// but on a command line a --target without --solve is a mistake
+		// that would otherwise be ignored without a word.
+		if fs.Changed(calc.FieldTarget) && !in.Solve {
+			return Usagef("--target requires --solve: it says what the solver keeps within --deadline")
 		}
 		var write func(*calc.Report, *bufio.Writer) error
 		switch format {

@@ -133,6 +133,12 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--multiplier", "0"}, "again calc: --multiplier must be a finite number >= 1, got 0"},
 		{[]string{"--multiplier", "NaN"}, `again calc: --multiplier must be a finite number >= 1, got "NaN"`},
 		{[]string{"--multiplier=-Inf"}, `again calc: --multiplier must be a finite number >= 1, got "-Inf"`},
+		{[]string{"--multiplier", "+Inf"}, `again calc: --multiplier must be a finite number >= 1, got "+Inf"`},
+		{[]string{"--multiplier", "1e400"}, "again calc: --multiplier must be a finite number >= 1, got 1e400"},
+		{[]string{"--initial", "1e400"}, "again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 1e400"},
+		{[]string{"--initial", "300y"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "300y"`},
+		{[]string{"--deadline", "0"}, "again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 0"},
+		{[]string{"--seed", "-1"}, "again calc: --seed must be a whole number from 0 to 18446744073709551615, got -1"},
 		{[]string{"--initial", "fast"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "fast"`},
 		{[]string{"--initial=-1s"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
 		{[]string{"--max", "Inf"}, `again calc: --max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "Inf"`},
@@ -145,6 +151,8 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--solve", "initial"}, "again calc: --solve requires --deadline: the solver finds the largest initial whose total wait fits a deadline"},
 		{[]string{"--solve", "max", "--deadline", "1m"}, `again calc: --solve must be one of initial, multiplier or retries, got "max"`},
 		{[]string{"--target", "p50"}, `again calc: --target must be one of max or p99, got "p50"`},
+		{[]string{"--target", "p99", "--deadline", "1m"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
+		{[]string{"--target", "max"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--seed", "x"}, `again calc: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"--format", "yaml"}, `again calc: --format must be one of table, json, csv or markdown, got "yaml"`},
 		{[]string{"--retries"}, "again calc: flag needs an argument: --retries (see 'again calc --help')"},
@@ -158,14 +166,29 @@ func TestCalcUsageErrors(t *testing.T) {
 }
 
 func TestCalcTenThousandRetries(t *testing.T) {
-	for _, format := range []string{"table", "json", "csv", "markdown"} {
-		t.Run(format, func(t *testing.T) {
-			r := run(t, "calc", "--retries", "10000", "--format", format)
+	// Each format's last row, and how many rows it has: "10000" alone would
+	// also match the 10 s cap (10000 ms) or the totals line.
+	tests := []struct {
+		format string
+		rows   func(out string) int
+		last   string
+	}{
+		{"table", func(out string) int { return strings.Count(out, "|\n") }, "\n10000   10 s*  0 ms     5 s    10 s  "},
+		{"json", func(out string) int { return strings.Count(out, `"retry": `) }, `"retry": 10000,`},
+		{"csv", func(out string) int { return strings.Count(out, "\n") - 1 }, "\n10000,10000,true,0,5000,10000,"},
+		{"markdown", func(out string) int { return strings.Count(out, "\n| ") - 1 }, "\n| 10000 | 10 s (capped) | 0 ms | 5 s | 10 s | "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			r := run(t, "calc", "--retries", "10000", "--format", tt.format)
 			if r.code != 0 || r.stderr != "" {
 				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 			}
-			if !strings.Contains(r.stdout, "10000") {
-				t.Errorf("--format %s output lacks retry 10000", format)
+			if n := tt.rows(r.stdout); n != 10000 {
+				t.Errorf("--format %s printed %d rows, want 10000", tt.format, n)
+			}
+			if !strings.Contains(r.stdout, tt.last) {
+				t.Errorf("--format %s output lacks the last row %q", tt.format, tt.last)
 			}
 		})
 	}

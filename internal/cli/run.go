@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,7 +43,8 @@ Each retry prints one line on stderr, such as
 and --quiet silences them.
 
 --timeout limits each attempt: the command gets SIGTERM, then SIGKILL 2s
-later, and the attempt counts as failed. --deadline limits the whole run:
+later, and the attempt counts as failed (with status 143, as if SIGTERM
+had killed it, if the command exits 0). --deadline limits the whole run:
 again never starts a wait that would end after it, and stops a command
 still running when it passes. --retry-on-exit retries only the listed exit
 statuses (a command killed by signal N has status 128+N); a timed-out
@@ -127,9 +129,20 @@ func lookPath(name string) (string, error) {
 	case err == nil:
 		return path, nil
 	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
-		return "", Exit(ExitNotFound, fmt.Errorf("%s: command not found", name))
+		return "", notFound(name)
 	}
-	return "", Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", name, unwrapPathError(err)))
+	return "", cannotExecute(name, err)
+}
+
+// notFound is the error for a command that does not exist: status 127.
+func notFound(name string) error {
+	return Exit(ExitNotFound, fmt.Errorf("%s: command not found", name))
+}
+
+// cannotExecute is the error for a command that exists but cannot run:
+// status 126.
+func cannotExecute(name string, err error) error {
+	return Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", name, unwrapPathError(err)))
 }
 
 // unwrapPathError drops the repetition of the command's name from the
@@ -206,12 +219,24 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	r.mu.Lock()
 	sig, stopped := r.signal, r.stopped
 	r.mu.Unlock()
+	var se *SignalError
+	if sig == nil && errors.As(re.Cause, &se) {
+		// NotifyContext cancels the context before it relays the signal,
+		// so Do can stop before forward has seen it; no child runs now.
+		sig, stopped = se.Signal, true
+	}
 	var last *attemptError
 	if !errors.As(re.Last, &last) {
 		if re.Attempts == 0 && sig != nil {
 			return Exit(signalStatus(sig), nil) // stopped before the first attempt
 		}
-		return err // a start error, already an *ExitError
+		// A start error: Last is an *ExitError (126) inside Permanent,
+		// whose message is the ExitError's; retry's own account of the
+		// stop would only bury the command's name.
+		if re.Last == nil {
+			return err // stopped before the first attempt, not by a signal
+		}
+		return re.Last
 	}
 	status := last.status
 	if stopped {
@@ -308,10 +333,22 @@ func (r *runner) attempt(procCtx context.Context) error {
 	cmd := exec.CommandContext(ctx, r.path, r.args...)
 	cmd.Args[0] = r.name
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	// cancelled records that the timeout or the deadline struck while the
+	// child ran, rather than just after it exited by itself.
+	var cancelled atomic.Bool
+	cmd.Cancel = func() error {
+		cancelled.Store(true)
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
 	cmd.WaitDelay = r.grace
 	if err := cmd.Start(); err != nil {
-		return retry.Permanent(Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", r.name, unwrapPathError(err))))
+		// lookPath found the command before the first attempt; if it has
+		// gone since, it is not found, as a shell would say. A missing
+		// interpreter (#!) fails the same way, but the file is still there.
+		if _, serr := os.Stat(r.path); errors.Is(serr, fs.ErrNotExist) {
+			return retry.Permanent(notFound(r.name))
+		}
+		return retry.Permanent(cannotExecute(r.name, err))
 	}
 	r.setProc(cmd.Process)
 	_ = cmd.Wait() // the ProcessState says all that matters
@@ -323,10 +360,15 @@ func (r *runner) attempt(procCtx context.Context) error {
 		ae.why = "killed by " + signalName(ws.Signal())
 	}
 	switch {
-	case procCtx.Err() == nil && ctx.Err() != nil:
+	case cancelled.Load() && procCtx.Err() == nil:
 		// Whatever its status, a child stopped by --timeout failed; and it
-		// is retried even with --retry-on-exit, as documented.
+		// is retried even with --retry-on-exit, as documented. One that
+		// exits 0 on SIGTERM gets the status SIGTERM would have given it,
+		// so that a run that timed out never exits 0.
 		ae.why = fmt.Sprintf("timed out after %v", r.timeout)
+		if ae.status == 0 {
+			ae.status = signalStatus(syscall.SIGTERM)
+		}
 		return ae
 	case ae.status == 0:
 		return nil

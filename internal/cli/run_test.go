@@ -36,6 +36,7 @@ func init() {
 //	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
 //	block           print "ready", then wait to be killed (SIGTERM kills it)
 //	trap-int N      print "ready", exit N on SIGINT
+//	trap-term N     print "ready", exit N on SIGTERM
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
 func runHelper(args []string) int {
@@ -54,10 +55,13 @@ func runHelper(args []string) int {
 			return 1
 		}
 		return 0
-	case "block", "trap-int":
+	case "block", "trap-int", "trap-term":
 		ch := make(chan os.Signal, 1)
-		if args[0] == "trap-int" {
+		switch args[0] {
+		case "trap-int":
 			signal.Notify(ch, os.Interrupt)
+		case "trap-term":
+			signal.Notify(ch, syscall.SIGTERM)
 		}
 		fmt.Println("ready")
 		select {
@@ -85,6 +89,9 @@ func helper(t *testing.T, args ...string) []string {
 		t.Fatal(err)
 	}
 	t.Setenv(helperEnv, "1")
+	// A race-enabled binary sleeps 1 s before exiting, to let late races
+	// report; the helper has none to report, and every attempt would wait.
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	return append([]string{exe}, args...)
 }
 
@@ -213,6 +220,16 @@ func TestRunCannotStart(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("not a program"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Executable, but its interpreter does not exist.
+	badInterp := filepath.Join(dir, "bad-interpreter")
+	if err := os.WriteFile(badInterp, []byte("#!/nonexistent/interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Executable, so found in a search, but the kernel refuses to run it.
+	badFormat := filepath.Join(dir, "bad-format")
+	if err := os.WriteFile(badFormat, []byte{0, 1, 2, 3}, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		cmd    string
@@ -223,6 +240,8 @@ func TestRunCannotStart(t *testing.T) {
 		{"missing path", filepath.Join(dir, "missing"), 127, "again run: " + filepath.Join(dir, "missing") + ": command not found\n"},
 		{"not executable", notExec, 126, "again run: " + notExec + ": cannot execute: permission denied\n"},
 		{"directory", dir, 126, "again run: " + dir + ": cannot execute: is a directory\n"},
+		{"bad interpreter", badInterp, 126, "again run: " + badInterp + ": cannot execute: no such file or directory\n"},
+		{"bad format", badFormat, 126, "again run: " + badFormat + ": cannot execute: exec format error\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,6 +250,22 @@ func TestRunCannotStart(t *testing.T) {
 				t.Errorf("again run %s: status %d, stderr %q, stdout %q; want %d, %q, nothing", tt.cmd, code, stderr, stdout, tt.code, tt.stderr)
 			}
 		})
+	}
+}
+
+// A command that disappears between attempts is "not found", as a shell
+// would say, at whichever attempt that happens.
+func TestRunCommandVanishes(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "once")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nrm -f -- \"$0\"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runAgain(t.Context(), nil, "run", "--initial", "0", "--retries", "2", "--", script)
+	want := lines(
+		"again: attempt 1/3 failed (exit status 1); retrying in 0s",
+		"again run: "+script+": command not found")
+	if code != ExitNotFound || stderr != want || stdout != "" {
+		t.Errorf("status %d, stderr %q, stdout %q; want 127, %q, nothing", code, stderr, stdout, want)
 	}
 }
 
@@ -264,7 +299,10 @@ func TestRunUsage(t *testing.T) {
 // limits: tests of timeouts wait for real child processes to be killed.
 func newTestRunner(t *testing.T, env *Env, timeout time.Duration, args ...string) *runner {
 	cmd := helper(t, args...)
-	return &runner{env: env, name: cmd[0], path: cmd[0], args: cmd[1:], timeout: timeout, grace: 50 * time.Millisecond}
+	// The helper dies at once on SIGTERM, so a long grace costs nothing; a
+	// short one turned SIGTERM into SIGKILL (status 137) on a loaded machine.
+	// TestRunTimeoutKill sets its own short grace for a child that ignores SIGTERM.
+	return &runner{env: env, name: cmd[0], path: cmd[0], args: cmd[1:], timeout: timeout, grace: 10 * time.Second}
 }
 
 func TestRunTimeout(t *testing.T) {
@@ -289,13 +327,34 @@ func TestRunTimeoutKill(t *testing.T) {
 	// cannot strike before the child is ready; sleep inherits the ignoring.
 	var stderr bytes.Buffer
 	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
-		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: 300 * time.Millisecond, grace: 50 * time.Millisecond}
+		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: time.Second, grace: 50 * time.Millisecond}
 	err := r.run(t.Context(), backoff.Policy{})
 	if code, _ := exitCode(err); code != 128+9 {
 		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
 	}
-	if want := lines("again: attempt 1/1 failed (timed out after 300ms); giving up"); stderr.String() != want {
+	if want := lines("again: attempt 1/1 failed (timed out after 1s); giving up"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+// A command that exits 0 when --timeout sends it SIGTERM has still failed:
+// it is retried, and a last attempt that timed out never exits 0.
+func TestRunTimeoutExitZero(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var stderr bytes.Buffer
+	// The timeout leaves the helper time to install its handler; if it did
+	// not, SIGTERM kills it, with the same status and lines.
+	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
+	r.grace = 10 * time.Second // a slow machine must not turn the exit into a SIGKILL
+	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	if code, _ := exitCode(err); code != 128+15 {
+		t.Errorf("status %d, want 143 (timed out, as if SIGTERM had killed it)", code)
+	}
+	want := lines(
+		"again: attempt 1/2 failed (timed out after 500ms); retrying in 0s",
+		"again: attempt 2/2 failed (timed out after 500ms); giving up")
+	if stderr.String() != want {
+		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
 	}
 }
 
@@ -355,6 +414,27 @@ func TestRunSignalDuringWait(t *testing.T) {
 		"again: attempt 1/4 failed (exit status 3); stopping: received SIGTERM")
 	if code != 128+15 || stderr != want {
 		t.Errorf("SIGTERM during a wait: status %d, stderr %q; want 143, %q", code, stderr, want)
+	}
+}
+
+// A signal that arrives before the first attempt (again's context is
+// already cancelled by it) stops the run with 128+N without starting the
+// command, however soon the relay goroutine gets to it.
+func TestRunSignalBeforeFirstAttempt(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for range 20 { // the race it guards against is one of scheduling
+		ch := make(chan os.Signal, 1)
+		ch <- syscall.SIGTERM
+		ctx, cancel := context.WithCancelCause(WithSignals(t.Context(), ch))
+		cancel(&SignalError{Signal: syscall.SIGTERM})
+		count := filepath.Join(t.TempDir(), "count")
+		code, stdout, stderr := runAgain(ctx, nil, append([]string{"run", "--"}, helper(t, "count", count, "1")...)...)
+		if code != 128+15 || stdout != "" || stderr != "" {
+			t.Fatalf("status %d, stdout %q, stderr %q; want 143 and nothing printed", code, stdout, stderr)
+		}
+		if _, err := os.Stat(count); err == nil {
+			t.Fatal("the command ran after the signal")
+		}
 	}
 }
 

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestWebServes runs `again web` on a free loopback port, fetches the page
+// from the printed URL and stops it as Ctrl-C would, by cancelling the
+// context.
+func TestWebServes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"web", "--addr", "127.0.0.1:0"}, strings.NewReader(""), pw, &stderr)
+		pw.Close()
+	}()
+	first, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first line of again web: %v (stderr %q)", err, stderr.String())
+	}
+	go io.Copy(io.Discard, pr) // the rest of stdout
+	const prefix = "Serving the backoff calculator at "
+	if !strings.HasPrefix(first, prefix+"http://127.0.0.1:") {
+		t.Fatalf("first line %q, want %q and a loopback URL", first, prefix)
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(first, prefix))
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("Exponential backoff calculator")) {
+		t.Errorf("GET %s: status %d, body %.80q; want 200 and the page", url, res.StatusCode, body)
+	}
+	if res.Header.Get("Content-Security-Policy") == "" {
+		t.Errorf("GET %s: no Content-Security-Policy header", url)
+	}
+	cancel()
+	if code := <-done; code != ExitOK {
+		t.Errorf("again web after cancellation: exit %d, stderr %q; want 0", code, stderr.String())
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("again web on loopback wrote to stderr: %q", stderr.String())
+	}
+}
+
+func TestWebExport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "site")
+	r := run(t, "web", "--export", dir)
+	if r.code != ExitOK || r.stdout != "Wrote the calculator page to "+dir+"\n" || r.stderr != "" {
+		t.Fatalf("again web --export: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range []string{"index.html", "app.js", "app.css", "again.wasm", "wasm_exec.js"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("--export wrote no %s: %v", name, err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if r := run(t, "web", "--export", file); r.code != ExitFailure || !strings.HasPrefix(r.stderr, "again web: ") {
+		t.Errorf("again web --export onto a file: exit %d, stderr %q; want exit 1 and a message", r.code, r.stderr)
+	}
+}
+
+func TestWebUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"web", "--addr", "localhost"}, `again web: --addr must be host:port such as 127.0.0.1:8080 or :0, got "localhost"`},
+		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
+		{[]string{"web", "--export", "x", "--addr", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
+		{[]string{"web", "--export", ""}, `again web: --export needs a directory, got ""`},
+		{[]string{"web", "now"}, `again web: unexpected argument "now"; web takes only flags (see 'again web --help')`},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			wantUsageError(t, run(t, tt.args...), tt.want)
+		})
+	}
+}
+
+func TestWebListenError(t *testing.T) {
+	// 192.0.2.1 (TEST-NET-1) is never an address of this machine.
+	r := run(t, "web", "--addr", "192.0.2.1:0")
+	if r.code != ExitFailure || !strings.HasPrefix(r.stderr, "again web: listen tcp 192.0.2.1:0: ") || r.stdout != "" {
+		t.Errorf("again web on a foreign address: exit %d, stdout %q, stderr %q; want exit 1 and the listen error", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestWebHelp(t *testing.T) {
+	r := run(t, "web", "--help")
+	for _, want := range []string{"Examples:", "again web --open", "--export", "127.0.0.1:8080"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("again web --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

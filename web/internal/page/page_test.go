@@ -1,0 +1,393 @@
+package page
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/internal/cli"
+)
+
+var example = map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
+
+func TestComputeWorkedExample(t *testing.T) {
+	r := Compute(example)
+	if len(r.Errors) > 0 {
+		t.Fatalf("Compute(example) errors: %v", r.Errors)
+	}
+	wantDelay := []string{"500 ms", "1 s", "2 s", "4 s", "8 s", "16 s", "30 s", "30 s"}
+	if len(r.Rows) != len(wantDelay) {
+		t.Fatalf("Compute(example) has %d rows, want %d", len(r.Rows), len(wantDelay))
+	}
+	for i, want := range wantDelay {
+		if got := r.Rows[i].Delay; got != want {
+			t.Errorf("row %d delay = %q, want %q", i+1, got, want)
+		}
+		if got, want := r.Rows[i].Capped, i >= 6; got != want {
+			t.Errorf("row %d capped = %v, want %v", i+1, got, want)
+		}
+	}
+	if got := r.Rows[7].TotalMax; got != "1 min 32 s" {
+		t.Errorf("cumulative worst case after retry 8 = %q, want 1 min 32 s", got)
+	}
+	if r.Totals.Max != "1 min 32 s" || r.Totals.Mean != "45.8 s" || r.Totals.Min != "0 ms" {
+		t.Errorf("totals min, mean, max = %q, %q, %q; want 0 ms, 45.8 s, 1 min 32 s", r.Totals.Min, r.Totals.Mean, r.Totals.Max)
+	}
+	if r.Verdict != nil {
+		t.Errorf("verdict without a deadline = %+v, want none", r.Verdict)
+	}
+	if len(r.Bars) != 8 || r.Bars[7].TotalMaxMs != 91500 || r.Bars[7].MaxMs != 30000 || r.Bars[0].First != 1 || r.Bars[0].Last != 1 {
+		t.Errorf("chart bars = %+v, want one per retry ending at 30 s and 91500 ms cumulative", r.Bars)
+	}
+	if r.Chart.Delay.Top < 30000 || r.Chart.Delay.Top > 60000 {
+		t.Errorf("delay scale %+v does not fit the longest delay, 30 s", r.Chart.Delay)
+	}
+	if r.Chart.Total.Top < 91500 || len(r.Chart.Total.Ticks) < 2 {
+		t.Errorf("chart scale %+v does not cover 91.5 s with at least 2 gridlines", r.Chart)
+	}
+	if !json.Valid([]byte(r.JSON)) {
+		t.Errorf("JSON export is not valid JSON: %.80s", r.JSON)
+	}
+}
+
+func TestComputeDeadline(t *testing.T) {
+	in := map[string]string{"deadline": "60s"}
+	for k, v := range example {
+		in[k] = v
+	}
+	r := Compute(in)
+	if r.Verdict == nil {
+		t.Fatal("no verdict with a deadline")
+	}
+	if r.Verdict.WorstCaseFits || r.Verdict.RetriesWithin != 6 || r.Verdict.Deadline != "1 min" {
+		t.Errorf("verdict = %+v, want worst case not fitting, 6 retries within, deadline 1 min", *r.Verdict)
+	}
+	if r.Chart.Total.Top < 91500 {
+		t.Errorf("chart top %v ms is below the worst case", r.Chart.Total.Top)
+	}
+}
+
+func TestComputeErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct{ field, value string }{
+		{"initial", "5 parsecs"},
+		{"multiplier", "two"},
+		{"max", "-"},
+		{"retries", "1.5"},
+		{"jitter", "sometimes"},
+		{"jitter", "proportional:2"},
+		{"deadline", "soon"},
+	} {
+		t.Run(tc.field+"="+tc.value, func(t *testing.T) {
+			in := map[string]string{}
+			for k, v := range example {
+				in[k] = v
+			}
+			in[tc.field] = tc.value
+			r := Compute(in)
+			msg := r.Errors[tc.field]
+			if msg == "" {
+				t.Fatalf("Compute with %s=%q: errors %v, want one for %s", tc.field, tc.value, r.Errors, tc.field)
+			}
+			if r.Rows != nil || r.Totals != nil {
+				t.Errorf("Compute with %s=%q returned results along with the error", tc.field, tc.value)
+			}
+		})
+	}
+}
+
+func TestCommandKeepsWhatWasTyped(t *testing.T) {
+	in := map[string]string{"initial": "1.5s", "multiplier": "2", "max": "1m", "retries": "3", "jitter": "proportional:0.2", "deadline": "10s"}
+	got := Compute(in).Command
+	want := "again calc --initial 1.5s --multiplier 2 --max 1m --retries 3 --jitter proportional:0.2 --deadline 10s"
+	if got != want {
+		t.Errorf("Command = %q, want %q", got, want)
+	}
+	if got := shellQuote("a b'c"); got != `'a b'\''c'` {
+		t.Errorf("shellQuote(%q) = %q", "a b'c", got)
+	}
+}
+
+func TestSnippetIsGo(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
+		{"initial": "250", "retries": "1", "jitter": "decorrelated"},
+	} {
+		s := Compute(in).Snippet
+		src := "package p\nfunc f() {\n" + s + "}\n"
+		if _, err := parser.ParseFile(token.NewFileSet(), "snippet.go", src, 0); err != nil {
+			t.Errorf("snippet for %v does not parse: %v\n%s", in, err, s)
+		}
+	}
+	s := Compute(example).Snippet
+	for _, want := range []string{"500 * time.Millisecond", "30 * time.Second", "Retries:    8", "backoff.Full", "retry.Run(ctx, policy, "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("snippet lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestGoDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0"},
+		{time.Second, "time.Second"},
+		{1500 * time.Millisecond, "1500 * time.Millisecond"},
+		{2 * time.Hour, "2 * time.Hour"},
+		{90 * time.Minute, "90 * time.Minute"},
+		{1001 * time.Microsecond, "1001 * time.Microsecond"},
+		{7, "7 * time.Nanosecond"},
+	} {
+		if got := goDuration(tc.d); got != tc.want {
+			t.Errorf("goDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestScale(t *testing.T) {
+	for _, hi := range []time.Duration{0, time.Millisecond, 91500 * time.Millisecond, 7 * time.Hour, 1 << 62, time.Duration(1<<63 - 1)} {
+		c := scale(hi)
+		if len(c.Ticks) == 0 || len(c.Ticks) > 6 {
+			t.Errorf("scale(%v) has %d gridlines, want 1 to 6", hi, len(c.Ticks))
+		}
+		if c.Top < ms(hi)*(1-1e-9) {
+			t.Errorf("scale(%v).Top = %v ms, below %v ms", hi, c.Top, ms(hi))
+		}
+	}
+}
+
+func TestSolveNeedsDeadline(t *testing.T) {
+	if r := Solve(example, "retries"); r.Error == "" {
+		t.Errorf("Solve without a deadline = %+v, want an error", r)
+	}
+	in := map[string]string{"deadline": "1m"}
+	for k, v := range example {
+		in[k] = v
+	}
+	if r := Solve(in, "jitter"); r.Error == "" {
+		t.Errorf("Solve for jitter = %+v, want an error", r)
+	}
+}
+
+func TestSolvedDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{1234567891, "1.23s"},
+		{123456789, "123ms"},
+		{12345678, "12.3ms"},
+		{999, "999ns"},
+		{0, "0s"},
+		{time.Minute + 59*time.Second, "1m59s"},
+	} {
+		if got := solvedDuration(tc.d); got != tc.want {
+			t.Errorf("solvedDuration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestSolve(t *testing.T) {
+	in := map[string]string{"deadline": "60s"}
+	for k, v := range example {
+		in[k] = v
+	}
+	for _, tc := range []struct{ param, want string }{
+		{"retries", "6"},
+	} {
+		if r := Solve(in, tc.param); r.Field != tc.param || r.Value != tc.want {
+			t.Errorf("Solve(example, deadline 60s, %s) = %+v, want %s", tc.param, r, tc.want)
+		}
+	}
+	for _, param := range []string{"initial", "multiplier"} {
+		r := Solve(in, param)
+		if r.Error != "" {
+			t.Fatalf("Solve(example, %s) = %+v", param, r)
+		}
+		in2 := map[string]string{}
+		for k, v := range in {
+			in2[k] = v
+		}
+		in2[param] = r.Value
+		if v := Compute(in2).Verdict; v == nil || !v.WorstCaseFits {
+			t.Errorf("with the solved %s = %s the worst case does not fit: %+v", param, r.Value, v)
+		}
+	}
+}
+
+func TestEmptyFieldMeansDefault(t *testing.T) {
+	d := Defaults()
+	if d["initial"] != "500ms" || d["retries"] != "3" || d["jitter"] != "full" || d["deadline"] != "" {
+		t.Errorf("Defaults() = %v, want those of backoff.Default() and no deadline", d)
+	}
+	a := Compute(map[string]string{"initial": "", "multiplier": " ", "retries": "3"})
+	b := Compute(d)
+	if len(a.Errors) > 0 || a.JSON != b.JSON {
+		t.Errorf("empty fields: errors %v, JSON %.100s; want the defaults' JSON %.100s", a.Errors, a.JSON, b.JSON)
+	}
+}
+
+func TestEveryWrongFieldIsMarked(t *testing.T) {
+	r := Compute(map[string]string{"initial": "soon", "retries": "-1", "jitter": "some"})
+	for _, f := range []string{"initial", "retries", "jitter"} {
+		if !strings.HasPrefix(r.Errors[f], "--"+f+" must be ") {
+			t.Errorf("error for %s = %q, want the CLI's message naming --%s", f, r.Errors[f], f)
+		}
+	}
+}
+
+// TestSnippetCompiles type-checks the Go snippet against the module's own
+// backoff and retry packages, so that a change of their API breaks this
+// test rather than the code users paste.
+func TestSnippetCompiles(t *testing.T) {
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "source", nil)
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
+		{"initial": "250", "retries": "1", "jitter": "decorrelated", "deadline": "1h"},
+		{"jitter": "none"},
+		{"jitter": "equal"},
+	} {
+		src := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/again-go/again/backoff\"\n\t\"github.com/again-go/again/retry\"\n)\n\n" +
+			"var _ = time.Second\n\nfunc callTheService(context.Context) error { return nil }\n\n" +
+			"func f(ctx context.Context) error {\n" + Compute(in).Snippet + "return err\n}\n"
+		f, err := parser.ParseFile(fset, "snippet.go", src, 0)
+		if err != nil {
+			t.Fatalf("snippet for %v does not parse: %v\n%s", in, err, src)
+		}
+		conf := types.Config{Importer: imp}
+		if _, err := conf.Check("p", fset, []*ast.File{f}, nil); err != nil {
+			t.Errorf("snippet for %v does not compile: %v\n%s", in, err, src)
+		}
+	}
+}
+
+// FuzzCompute feeds arbitrary text to every field: Compute must never
+// panic, and it returns either errors naming known fields or a full result
+// whose table has one row per retry.
+func FuzzCompute(f *testing.F) {
+	f.Add("500ms", "2", "30s", "8", "full", "60s")
+	f.Add("0", "1", "0", "0", "none", "")
+	f.Add("1.5", "1.6", "2m", "40", "proportional:0.2", "1h")
+	f.Add("fast", "x", "-1s", "-3", "proportional:2", "0")
+	f.Add("2562047h", "10", "0", "99", "decorrelated", "2562047h")
+	f.Fuzz(func(t *testing.T, initial, multiplier, maxDelay, retries, jitter, deadline string) {
+		in := map[string]string{"initial": initial, "multiplier": multiplier, "max": maxDelay, "retries": retries, "jitter": jitter, "deadline": deadline}
+		if n, err := strconv.Atoi(strings.TrimSpace(retries)); err == nil && n > 200 {
+			return // long schedules are internal/calc's to fuzz; keep each input fast
+		}
+		r := Compute(in)
+		if len(r.Errors) > 0 {
+			for f, msg := range r.Errors {
+				if f != "" && !slices.Contains(Fields(), f) {
+					t.Errorf("error for unknown field %q: %s", f, msg)
+				}
+				if f != "" && !strings.HasPrefix(msg, "--"+f+" ") {
+					t.Errorf("error %q for %s does not name the flag first, as the CLI does", msg, f)
+				}
+			}
+			return
+		}
+		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(r.JSON)) || !strings.HasPrefix(r.CSV, "retry,") {
+			t.Fatalf("valid input %v gave an incomplete result", in)
+		}
+		var rep struct {
+			Policy struct{ Retries int } `json:"policy"`
+		}
+		json.Unmarshal([]byte(r.JSON), &rep)
+		if r.Retries != rep.Policy.Retries || len(r.Rows) != min(r.Retries, MaxRows) {
+			t.Errorf("input %v: %d rows and a count of %d for %d retries", in, len(r.Rows), r.Retries, rep.Policy.Retries)
+		}
+	})
+}
+
+func TestLongSchedulesStayLight(t *testing.T) {
+	r := Compute(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"})
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	if len(r.Rows) != MaxRows || r.Retries != 5000 {
+		t.Errorf("%d rows of %d retries, want the first %d of 5000", len(r.Rows), r.Retries, MaxRows)
+	}
+	if n := strings.Count(r.CSV, "\n"); n != 5001 {
+		t.Errorf("CSV has %d lines, want a header and all 5000 retries", n)
+	}
+	if len(r.Bars) > MaxBars || r.Bars[0].First != 1 || r.Bars[len(r.Bars)-1].Last != 5000 {
+		t.Fatalf("%d bars from retry %d to %d, want at most %d covering 1..5000", len(r.Bars), r.Bars[0].First, r.Bars[len(r.Bars)-1].Last, MaxBars)
+	}
+	for i, b := range r.Bars {
+		if !(b.MinMs <= b.MeanMs && b.MeanMs <= b.MaxMs) || b.MaxMs > 60000 {
+			t.Errorf("bar %d = %+v: want min <= mean <= max <= 60000 ms", i, b)
+		}
+		if i > 0 && b.First != r.Bars[i-1].Last+1 {
+			t.Errorf("bar %d starts at retry %d after a bar ending at %d", i, b.First, r.Bars[i-1].Last)
+		}
+	}
+}
+
+// BenchmarkCompute measures what the page does on every keystroke, natively;
+// in the browser the same code runs as WebAssembly, a few times slower.
+func BenchmarkCompute(b *testing.B) {
+	for _, jitter := range []string{"full", "decorrelated"} {
+		in := map[string]string{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": "100", "jitter": jitter, "deadline": "30m"}
+		b.Run("100retries/"+jitter, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				Compute(in)
+			}
+		})
+	}
+}
+
+// TestMessagesAreTheCLIs runs `again calc` in-process with the same wrong
+// values and checks that the page shows exactly what the command prints.
+func TestMessagesAreTheCLIs(t *testing.T) {
+	for _, tc := range []struct{ field, value string }{
+		{"initial", "fast"},
+		{"multiplier", "0.5"},
+		{"max", "-1s"},
+		{"retries", "many"},
+		{"jitter", "proportional:2"},
+		{"deadline", "0"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := cli.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
+		page := Compute(map[string]string{tc.field: tc.value}).Errors[tc.field]
+		if code != cli.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
+			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
+		}
+	}
+}
+
+func TestSolveForP99(t *testing.T) {
+	in := map[string]string{"deadline": "60s", "target": "p99"}
+	for k, v := range example {
+		in[k] = v
+	}
+	r := Solve(in, "retries")
+	n, err := strconv.Atoi(r.Value)
+	if r.Error != "" || err != nil || n < 6 {
+		t.Fatalf("Solve(example, p99 within 60 s, retries) = %+v, want at least the 6 retries whose worst case fits", r)
+	}
+	in["retries"] = r.Value
+	res := Compute(in)
+	if res.Verdict == nil || !res.Verdict.P99Fits {
+		t.Errorf("with %d retries the 99th percentile does not fit: %+v", n, res.Verdict)
+	}
+	in["retries"] = strconv.Itoa(n + 1)
+	if res := Compute(in); res.Verdict.P99Fits {
+		t.Errorf("with %d retries the 99th percentile still fits: the solver did not find the largest", n+1)
+	}
+}

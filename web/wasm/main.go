@@ -1,0 +1,55 @@
+//go:build js && wasm
+
+// Command wasm is the calculator page's maths: package page (and through it
+// internal/calc and backoff) compiled to WebAssembly. It installs
+// globalThis.againCompute, globalThis.againSolve and globalThis.againDefaults,
+// which take and return JSON strings, then calls globalThis.againReady and
+// waits forever.
+//
+// Build it with `go generate ./web`, never by hand.
+package main
+
+import (
+	"encoding/json"
+	"syscall/js"
+
+	"github.com/again-go/again/web/internal/page"
+)
+
+func inputs(v js.Value) map[string]string {
+	m := map[string]string{}
+	if err := json.Unmarshal([]byte(v.String()), &m); err != nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func reply(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return `{"errors":{"":"page: ` + err.Error() + `"}}`
+	}
+	return string(b)
+}
+
+func main() {
+	js.Global().Set("againCompute", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) != 1 {
+			return reply(page.Result{Errors: map[string]string{"": "page: againCompute takes one argument"}})
+		}
+		return reply(page.Compute(inputs(args[0])))
+	}))
+	js.Global().Set("againSolve", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) != 2 {
+			return reply(page.SolveResult{Error: "page: againSolve takes two arguments"})
+		}
+		return reply(page.Solve(inputs(args[0]), args[1].String()))
+	}))
+	js.Global().Set("againDefaults", js.FuncOf(func(js.Value, []js.Value) any {
+		return reply(page.Defaults())
+	}))
+	if ready := js.Global().Get("againReady"); ready.Type() == js.TypeFunction {
+		ready.Invoke()
+	}
+	select {}
+}

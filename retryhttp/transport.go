@@ -187,6 +187,11 @@ type Event struct {
 // error RoundTrip returns then matches it with errors.Is.
 var ErrNotReplayable = errors.New("retryhttp: request cannot be safely replayed")
 
+// ErrBodyTooLarge narrows ErrNotReplayable: the request body had no GetBody
+// and was larger than MaxBufferedBody, so it could be sent only once. Errors
+// that match it also match ErrNotReplayable.
+var ErrBodyTooLarge = errors.New("retryhttp: request body too large to replay")
+
 // errNoResponse reports a base RoundTripper that broke its contract.
 var errNoResponse = errors.New("retryhttp: base RoundTripper returned neither a response nor an error")
 
@@ -469,17 +474,22 @@ func (c *call) failure(ctx context.Context, err error) error {
 }
 
 func errNotIdempotent(method string) error {
-	return &refusal{"not retried: " + method + " without Idempotency-Key may have reached the server"}
+	return &refusal{"not retried: " + method + " without Idempotency-Key may have reached the server", nil}
 }
 
-var errBodyTooLarge error = &refusal{"not retried: request body has no GetBody and exceeds MaxBufferedBody"}
+var errBodyTooLarge error = &refusal{"not retried: request body has no GetBody and exceeds MaxBufferedBody", ErrBodyTooLarge}
 
 // refusal explains why a request is not replayed; it matches
-// ErrNotReplayable.
-type refusal struct{ why string }
+// ErrNotReplayable, and kind when that is set.
+type refusal struct {
+	why  string
+	kind error
+}
 
-func (e *refusal) Error() string        { return "retryhttp: " + e.why }
-func (e *refusal) Is(target error) bool { return target == ErrNotReplayable }
+func (e *refusal) Error() string { return "retryhttp: " + e.why }
+func (e *refusal) Is(target error) bool {
+	return target == ErrNotReplayable || (e.kind != nil && target == e.kind)
+}
 
 // timeoutError is the error of an attempt that exceeded AttemptTimeout. It
 // is a net.Error with Timeout() true, like net/http's own timeouts.

@@ -286,8 +286,8 @@ func TestNoRetryWithoutKey(t *testing.T) {
 			tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}
 			req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
 			err := roundTripErr(t, tr, req)
-			if !errors.Is(err, retryhttp.ErrNotReplayable) {
-				t.Errorf("error %v does not match ErrNotReplayable", err)
+			if !errors.Is(err, retryhttp.ErrNotReplayable) || errors.Is(err, retryhttp.ErrBodyTooLarge) {
+				t.Errorf("error %v: want ErrNotReplayable and not ErrBodyTooLarge", err)
 			}
 			if got := len(srv.requests("/")); got != 1 {
 				t.Errorf("server saw %d attempts, want 1", got)
@@ -480,11 +480,11 @@ func TestBodyTooLargeNetworkFailure(t *testing.T) {
 		OnGiveUp: func(e retryhttp.Event) { reason = e.Reason }}
 	req, _ := http.NewRequest("PUT", srv.url("/"), io.MultiReader(strings.NewReader("too large")))
 	err := roundTripErr(t, tr, req)
-	if !errors.Is(err, retryhttp.ErrNotReplayable) || !errors.Is(err, retry.ErrPermanent) {
-		t.Errorf("error %v, want ErrNotReplayable and retry.ErrPermanent", err)
+	if !errors.Is(err, retryhttp.ErrNotReplayable) || !errors.Is(err, retryhttp.ErrBodyTooLarge) || !errors.Is(err, retry.ErrPermanent) {
+		t.Errorf("error %v, want ErrNotReplayable, ErrBodyTooLarge and retry.ErrPermanent", err)
 	}
-	if !errors.Is(reason, retryhttp.ErrNotReplayable) {
-		t.Errorf("OnGiveUp reason %v, want ErrNotReplayable", reason)
+	if !errors.Is(reason, retryhttp.ErrBodyTooLarge) {
+		t.Errorf("OnGiveUp reason %v, want ErrBodyTooLarge", reason)
 	}
 	if got := len(srv.requests("/")); got != 1 {
 		t.Errorf("server saw %d attempts, want 1", got)

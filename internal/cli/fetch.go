@@ -415,6 +415,8 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e.Response), backoff.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
+	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.data == "@-":
+		return "not retried: standard input was more than 1 MiB, too much to keep for a retry (send a file with -d @FILE instead)"
 	case errors.Is(e.Reason, retryhttp.ErrNotReplayable):
 		return strings.TrimPrefix(e.Reason.Error(), "retryhttp: ")
 	}

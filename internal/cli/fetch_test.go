@@ -245,6 +245,9 @@ func TestFetchStdin(t *testing.T) {
 			if code != tt.wantCode || len(reqs) != tt.wantAttempts {
 				t.Fatalf("exit %d after %d attempts, want %d after %d; stderr:\n%s", code, len(reqs), tt.wantCode, tt.wantAttempts, errOut.String())
 			}
+			if tt.wantAttempts == 1 && !strings.Contains(errOut.String(), "standard input was more than 1 MiB") {
+				t.Errorf("stderr does not say why the request was not retried:\n%s", errOut.String())
+			}
 			for i, r := range reqs {
 				if r.body != tt.stdin {
 					t.Errorf("attempt %d: body of %d bytes, want all %d of stdin", i+1, len(r.body), len(tt.stdin))

@@ -640,7 +640,7 @@ func methodOf(r *http.Request) string {
 
 // redactURL renders the request URL without userinfo, fragment or query
 // values (the query's keys are kept: they tell which call it was, while
-// values often carry tokens).
+// values often carry tokens; a bare item without "=" becomes REDACTED).
 func redactURL(r *http.Request) string {
 	u := r.URL
 	if u == nil {
@@ -659,8 +659,13 @@ func redactURL(r *http.Request) string {
 			if i > 0 {
 				b.WriteByte('&')
 			}
-			k, _, _ := strings.Cut(kv, "=")
-			b.WriteString(k)
+			// An item without "=" (?s3cr3t) is all value as far as we
+			// can tell, so it is masked rather than shown as a key.
+			if k, _, ok := strings.Cut(kv, "="); ok {
+				b.WriteString(k)
+			} else if kv != "" {
+				b.WriteString("REDACTED")
+			}
 		}
 	}
 	return b.String()

@@ -649,7 +649,7 @@ func TestLogRedacts(t *testing.T) {
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, Logger: logger}
-	u := strings.Replace(srv.url("/path"), "http://", "http://user:secret1@", 1) + "?token=secret2"
+	u := strings.Replace(srv.url("/path"), "http://", "http://user:secret1@", 1) + "?token=secret2&secret5"
 	req, _ := http.NewRequest("PUT", u, strings.NewReader("secret3"))
 	req.Header.Set("Authorization", "secret4")
 	resp, err := tr.RoundTrip(req)
@@ -665,7 +665,7 @@ func TestLogRedacts(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("log has %d lines, want 2 retries and 1 give-up:\n%s", len(lines), out)
 	}
-	wantURL := "url=" + srv.URL + "/path?token"
+	wantURL := "url=" + srv.URL + "/path?token&REDACTED"
 	for i, want := range [][]string{
 		{`msg="retryhttp: retrying"`, "method=PUT", wantURL, "attempt=1", "max_attempts=3", "status=503", "delay=0s"},
 		{`msg="retryhttp: retrying"`, "attempt=2", "error="},

@@ -389,7 +389,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := page.Compute(map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"}).CSV
+		want := page.Export(map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"}, "csv").Text
 		if string(got) != want {
 			t.Errorf("downloaded CSV:\n%s\nwant what `again calc --format csv` writes:\n%s", got, want)
 		}
@@ -505,6 +505,17 @@ func TestBrowser(t *testing.T) {
 			gb, _ := json.Marshal(b)
 			if string(ga) != string(gb) {
 				t.Errorf("inputs %v: the page (again.wasm) computed\n%.300s\nbut the Go code computes\n%.300s\n(run `go generate ./web`?)", in, ga, gb)
+			}
+		}
+		// The downloads, for a few of them.
+		some := inputs[:30]
+		js, _ = json.Marshal(some)
+		files := eval[[][2]page.Download](tb, `(`+string(js)+`).map(v => ['csv', 'json'].map(f => JSON.parse(againExport(JSON.stringify(v), f))))`)
+		for i, in := range some {
+			for j, format := range []string{"csv", "json"} {
+				if want := page.Export(in, format); files[i][j] != want {
+					t.Errorf("inputs %v: the page's %s download is\n%+.300v\nbut the Go code writes\n%+.300v\n(run `go generate ./web`?)", in, format, files[i][j], want)
+				}
 			}
 		}
 	})

@@ -129,6 +129,7 @@
   let lang = 'en';
   let langChosen = false;
   let last = null; // the last valid result
+  let lastInputs = null; // its inputs, as JSON
   let blobs = [];
   const extra = {}; // query parameters the page keeps but has no input for (seed)
 
@@ -261,10 +262,12 @@
     const v = readInputs();
     writeURL(v);
     syncPreset(v);
-    const r = JSON.parse(globalThis.againCompute(JSON.stringify(v)));
+    const text = JSON.stringify(v);
+    const r = JSON.parse(globalThis.againCompute(text));
     showErrors(r.errors || {});
     if (!r.errors) {
       last = r;
+      lastInputs = text;
       render(r);
     }
     return r;
@@ -331,11 +334,34 @@
     chart(r);
     $('command').textContent = r.command;
     $('snippet').textContent = r.snippet;
+    scheduleDownloads();
+  }
+
+  // ---- downloads ----
+  // Writing the CSV and JSON of a long schedule costs more than the rest of
+  // an update, so they are written when typing pauses, or at once when a
+  // link is followed before that; always for the last valid inputs.
+  const DOWNLOADS = [['dl-csv', 'csv', 'text/csv'], ['dl-json', 'json', 'application/json']];
+  let downloadsFor = null; // the inputs the links hold, as JSON
+  let downloadsTimer = 0;
+
+  function scheduleDownloads() {
+    clearTimeout(downloadsTimer);
+    downloadsTimer = setTimeout(prepareDownloads, 300);
+  }
+
+  function prepareDownloads() {
+    clearTimeout(downloadsTimer);
+    if (!lastInputs || downloadsFor === lastInputs) return;
     for (const u of blobs) URL.revokeObjectURL(u);
-    blobs = [URL.createObjectURL(new Blob([r.csv], { type: 'text/csv' })),
-      URL.createObjectURL(new Blob([r.json], { type: 'application/json' }))];
-    $('dl-csv').href = blobs[0];
-    $('dl-json').href = blobs[1];
+    blobs = [];
+    for (const [id, format, type] of DOWNLOADS) {
+      const d = JSON.parse(globalThis.againExport(lastInputs, format));
+      const u = URL.createObjectURL(new Blob([d.text || d.error || ''], { type }));
+      blobs.push(u);
+      $(id).href = u;
+    }
+    downloadsFor = lastInputs;
   }
 
   function el(name, attrs, text) {
@@ -486,6 +512,8 @@
       cancelAnimationFrame(resizing);
       resizing = requestAnimationFrame(() => { if (last) chart(last); });
     });
+    // A click follows the link after its listeners ran: fill it first.
+    for (const [id] of DOWNLOADS) $(id).addEventListener('click', prepareDownloads);
     $('copy-go').addEventListener('click', async () => {
       try {
         await navigator.clipboard.writeText($('snippet').textContent);

@@ -54,8 +54,8 @@ func TestComputeWorkedExample(t *testing.T) {
 	if r.Chart.Total.Top < 91500 || len(r.Chart.Total.Ticks) < 2 {
 		t.Errorf("chart scale %+v does not cover 91.5 s with at least 2 gridlines", r.Chart)
 	}
-	if !json.Valid([]byte(r.JSON)) {
-		t.Errorf("JSON export is not valid JSON: %.80s", r.JSON)
+	if j := Export(example, "json"); j.Error != "" || !json.Valid([]byte(j.Text)) {
+		t.Errorf("JSON export is not valid JSON: %+.80v", j)
 	}
 }
 
@@ -231,10 +231,10 @@ func TestEmptyFieldMeansDefault(t *testing.T) {
 	if d["initial"] != "500ms" || d["retries"] != "3" || d["jitter"] != "full" || d["deadline"] != "" {
 		t.Errorf("Defaults() = %v, want those of backoff.Default() and no deadline", d)
 	}
-	a := Compute(map[string]string{"initial": "", "multiplier": " ", "retries": "3"})
-	b := Compute(d)
-	if len(a.Errors) > 0 || a.JSON != b.JSON {
-		t.Errorf("empty fields: errors %v, JSON %.100s; want the defaults' JSON %.100s", a.Errors, a.JSON, b.JSON)
+	a := Export(map[string]string{"initial": "", "multiplier": " ", "retries": "3"}, "json")
+	b := Export(d, "json")
+	if a.Error != "" || a.Text != b.Text {
+		t.Errorf("empty fields: error %q, JSON %.100s; want the defaults' JSON %.100s", a.Error, a.Text, b.Text)
 	}
 }
 
@@ -300,13 +300,14 @@ func FuzzCompute(f *testing.F) {
 			}
 			return
 		}
-		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(r.JSON)) || !strings.HasPrefix(r.CSV, "retry,") {
+		j, c := Export(in, "json"), Export(in, "csv")
+		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(j.Text)) || !strings.HasPrefix(c.Text, "retry,") {
 			t.Fatalf("valid input %v gave an incomplete result", in)
 		}
 		var rep struct {
 			Policy struct{ Retries int } `json:"policy"`
 		}
-		json.Unmarshal([]byte(r.JSON), &rep)
+		json.Unmarshal([]byte(j.Text), &rep)
 		if r.Retries != rep.Policy.Retries || len(r.Rows) != min(r.Retries, MaxRows) {
 			t.Errorf("input %v: %d rows and a count of %d for %d retries", in, len(r.Rows), r.Retries, rep.Policy.Retries)
 		}
@@ -321,7 +322,7 @@ func TestLongSchedulesStayLight(t *testing.T) {
 	if len(r.Rows) != MaxRows || r.Retries != 5000 {
 		t.Errorf("%d rows of %d retries, want the first %d of 5000", len(r.Rows), r.Retries, MaxRows)
 	}
-	if n := strings.Count(r.CSV, "\n"); n != 5001 {
+	if n := strings.Count(Export(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"}, "csv").Text, "\n"); n != 5001 {
 		t.Errorf("CSV has %d lines, want a header and all 5000 retries", n)
 	}
 	if len(r.Bars) > MaxBars || r.Bars[0].First != 1 || r.Bars[len(r.Bars)-1].Last != 5000 {
@@ -389,5 +390,41 @@ func TestSolveForP99(t *testing.T) {
 	in["retries"] = strconv.Itoa(n + 1)
 	if res := Compute(in); res.Verdict.P99Fits {
 		t.Errorf("with %d retries the 99th percentile still fits: the solver did not find the largest", n+1)
+	}
+}
+
+// TestExportIsTheCLIs runs `again calc --format csv|json` in-process with
+// the page's inputs as flags: the page's downloads must be the very same
+// bytes.
+func TestExportIsTheCLIs(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "12", "jitter": "proportional:0.2", "deadline": "90s"},
+		{"initial": "250", "retries": "20", "jitter": "decorrelated", "deadline": "1h", "seed": "7"},
+		{"jitter": "equal", "retries": "1500"},
+		{"initial": "2562047h", "max": "0", "retries": "70", "jitter": "none"},
+	} {
+		var args []string
+		for _, f := range Fields() {
+			if s, ok := in[f]; ok {
+				args = append(args, "--"+f, s)
+			}
+		}
+		for _, format := range []string{"csv", "json"} {
+			var stdout, stderr bytes.Buffer
+			code := cli.Run(t.Context(), append([]string{"calc", "--format", format}, args...), strings.NewReader(""), &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("again calc %v exits %d: %s", args, code, stderr.String())
+			}
+			if got := Export(in, format); got.Error != "" || got.Text != stdout.String() {
+				t.Errorf("Export(%v, %s) = %+.200v\nwant what again calc prints:\n%.200s", in, format, got, stdout.String())
+			}
+		}
+	}
+	if got := Export(map[string]string{"retries": "-1"}, "csv"); got.Error != "--retries must be a whole number from 0 to 100000, got -1" || got.Text != "" {
+		t.Errorf("Export with retries -1 = %+v, want the CLI's message and no file", got)
+	}
+	if got := Export(example, "yaml"); got.Error == "" || got.Text != "" {
+		t.Errorf("Export(example, yaml) = %+v, want an error", got)
 	}
 }

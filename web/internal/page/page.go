@@ -395,12 +395,14 @@ func solvedDuration(d time.Duration) string {
 }
 
 // command returns the `again calc` command line for the inputs as typed.
+// It leaves out the solver's target: the page keeps it for its solve
+// buttons, but again calc refuses --target without --solve.
 func command(v map[string]string) string {
 	var b strings.Builder
 	b.WriteString("again calc")
 	for _, f := range Fields() {
 		s, ok := v[f]
-		if !ok || s == "" {
+		if !ok || s == "" || f == calc.FieldTarget {
 			continue
 		}
 		b.WriteString(" --" + f + " " + shellQuote(s))

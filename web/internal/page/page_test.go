@@ -428,3 +428,28 @@ func TestExportIsTheCLIs(t *testing.T) {
 		t.Errorf("Export(example, yaml) = %+v, want an error", got)
 	}
 }
+
+// TestCommandRuns runs the page's command line in-process: again calc must
+// accept it and print the page's downloads, whatever the page keeps that
+// the command does not take (the solver's target).
+func TestCommandRuns(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "12", "jitter": "proportional:0.2", "deadline": "90s", "target": "p99"},
+		{"initial": "250", "retries": "20", "jitter": "decorrelated", "deadline": "1h", "target": "max", "seed": "7"},
+		{"retries": "2"},
+	} {
+		words := strings.Fields(Compute(in).Command)
+		if len(words) < 2 || words[0] != "again" || words[1] != "calc" {
+			t.Fatalf("command for %v = %q, want again calc ...", in, Compute(in).Command)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := cli.Run(t.Context(), append(words[1:], "--format", "csv"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Errorf("%s: exit status %d, %s", Compute(in).Command, code, stderr.String())
+			continue
+		}
+		if want := Export(in, "csv").Text; stdout.String() != want {
+			t.Errorf("%s --format csv printed\n%.200s\nbut the page's download is\n%.200s", Compute(in).Command, stdout.String(), want)
+		}
+	}
+}

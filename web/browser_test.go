@@ -471,6 +471,21 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("column headings stay on top of a scrolled table", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		tb.open("?initial=100ms&multiplier=1.5&max=1m&retries=100&jitter=full")
+		got := eval[string](tb, `(() => {
+			const wrap = document.querySelector('.table-wrap');
+			wrap.scrollIntoView();
+			wrap.scrollTop = 600;
+			const r = wrap.querySelector('thead th').getBoundingClientRect();
+			return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2).closest('th, td').innerText;
+		})()`)
+		if got != "Retry" {
+			t.Errorf("scrolled down the table, the first column's heading shows %q, want Retry", got)
+		}
+	})
+
 	t.Run("exported copy on a plain file server", func(t *testing.T) {
 		dir := t.TempDir()
 		if err := web.Export(dir); err != nil {

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"go/ast"
+	"go/constant"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/internal/cli"
 )
 
@@ -249,17 +252,36 @@ func TestEveryWrongFieldIsMarked(t *testing.T) {
 
 // TestSnippetCompiles type-checks the Go snippet against the module's own
 // backoff and retry packages, so that a change of their API breaks this
-// test rather than the code users paste.
+// test rather than the code users paste, and reads back the constants it
+// sets: the snippet's policy and deadline must be the page's.
 func TestSnippetCompiles(t *testing.T) {
 	fset := token.NewFileSet()
 	imp := importer.ForCompiler(fset, "source", nil)
-	for _, in := range []map[string]string{
+	inputs := []map[string]string{
 		example,
 		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
 		{"initial": "250", "retries": "1", "jitter": "decorrelated", "deadline": "1h"},
 		{"jitter": "none"},
 		{"jitter": "equal"},
-	} {
+		{"jitter": "proportional", "initial": "1.0005", "max": "2562047h47m16.854775807s", "multiplier": "1e300"},
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	durations := []string{"0", "1", "7.25", "1.5ms", "90s", "1h2m3s", "999us", "3ns", "2562047h"}
+	for range 30 {
+		inputs = append(inputs, map[string]string{
+			"initial":    durations[r.IntN(len(durations))],
+			"multiplier": strconv.FormatFloat(1+r.Float64()*3, 'g', -1, 64),
+			"max":        durations[r.IntN(len(durations))],
+			"retries":    strconv.Itoa(r.IntN(50)),
+			"jitter":     []string{"none", "full", "equal", "decorrelated", "proportional", "proportional:0.05", "proportional:1"}[r.IntN(7)],
+			"deadline":   []string{"", "5s", "1.5m", "100"}[r.IntN(4)],
+		})
+	}
+	for _, in := range inputs {
+		want, errs := parse(in)
+		if len(errs) > 0 {
+			t.Fatalf("inputs %v: %v", in, errs)
+		}
 		src := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/again-go/again/backoff\"\n\t\"github.com/again-go/again/retry\"\n)\n\n" +
 			"var _ = time.Second\n\nfunc callTheService(context.Context) error { return nil }\n\n" +
 			"func f(ctx context.Context) error {\n" + Compute(in).Snippet + "return err\n}\n"
@@ -268,10 +290,72 @@ func TestSnippetCompiles(t *testing.T) {
 			t.Fatalf("snippet for %v does not parse: %v\n%s", in, err, src)
 		}
 		conf := types.Config{Importer: imp}
-		if _, err := conf.Check("p", fset, []*ast.File{f}, nil); err != nil {
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+		if _, err := conf.Check("p", fset, []*ast.File{f}, info); err != nil {
 			t.Errorf("snippet for %v does not compile: %v\n%s", in, err, src)
+			continue
+		}
+		got, deadline := snippetPolicy(t, f, info)
+		p := want.Policy
+		if got.Initial != p.Initial || got.EffectiveMultiplier() != p.EffectiveMultiplier() || got.Max != p.Max ||
+			got.Retries != p.Retries || got.Jitter != p.Jitter || got.JitterText() != p.JitterText() || deadline != want.Deadline {
+			t.Errorf("snippet for %v sets %+v with deadline %v, want the page's %+v with deadline %v\n%s", in, got, deadline, p, want.Deadline, src)
 		}
 	}
+}
+
+// snippetPolicy returns the constants the snippet f puts in its
+// backoff.Policy literal and passes to context.WithTimeout.
+func snippetPolicy(t *testing.T, f *ast.File, info *types.Info) (p backoff.Policy, deadline time.Duration) {
+	t.Helper()
+	num := func(e ast.Expr) constant.Value {
+		v := info.Types[e].Value
+		if v == nil {
+			t.Fatalf("%s is not a constant", types.ExprString(e))
+		}
+		return v
+	}
+	i64 := func(e ast.Expr) int64 {
+		n, exact := constant.Int64Val(constant.ToInt(num(e)))
+		if !exact {
+			t.Fatalf("%s is not an int64", types.ExprString(e))
+		}
+		return n
+	}
+	f64 := func(e ast.Expr) float64 {
+		x, _ := constant.Float64Val(constant.ToFloat(num(e)))
+		return x
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CompositeLit:
+			for _, el := range n.Elts {
+				kv := el.(*ast.KeyValueExpr)
+				switch v := kv.Value; kv.Key.(*ast.Ident).Name {
+				case "Initial":
+					p.Initial = time.Duration(i64(v))
+				case "Multiplier":
+					p.Multiplier = f64(v)
+				case "Max":
+					p.Max = time.Duration(i64(v))
+				case "Retries":
+					p.Retries = int(i64(v))
+				case "Jitter":
+					p.Jitter = backoff.Jitter(i64(v))
+				case "JitterFactor":
+					p.JitterFactor = f64(v)
+				default:
+					t.Errorf("unexpected field %s in the snippet's policy", kv.Key)
+				}
+			}
+		case *ast.CallExpr:
+			if types.ExprString(n.Fun) == "context.WithTimeout" {
+				deadline = time.Duration(i64(n.Args[1]))
+			}
+		}
+		return true
+	})
+	return p, deadline
 }
 
 // FuzzCompute feeds arbitrary text to every field: Compute must never

@@ -409,6 +409,24 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("verdict and jitter names read naturally", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		for _, tc := range []struct{ query, verdict, jitter string }{
+			{"?initial=10s&max=10s&retries=21&jitter=none&deadline=15s&lang=en", "only the first of 21 retries is sure to start in time.", "none"},
+			{"?initial=10s&max=10s&retries=21&jitter=none&deadline=15s&lang=ru", "успеет начаться наверняка только первый из 21 повтора.", "нет"},
+			{"?initial=10s&max=10s&retries=21&jitter=full&deadline=35s&lang=ru", "успеют начаться наверняка только первые 3 из 21 повтора.", "полный"},
+			{"?initial=10s&max=10s&retries=8&jitter=equal&deadline=35s&lang=ru", "успеют начаться наверняка только первые 3 из 8 повторов.", "равный"},
+		} {
+			tb.open(tc.query)
+			if v := tb.text("#verdict"); !strings.Contains(v, tc.verdict) {
+				t.Errorf("%s: verdict %q, want it to say %q", tc.query, v, tc.verdict)
+			}
+			if got := eval[string](tb, `(s => s.options[s.selectedIndex].text)(document.getElementById('jitter'))`); got != tc.jitter {
+				t.Errorf("%s: the jitter shows as %q, want %q", tc.query, got, tc.jitter)
+			}
+		}
+	})
+
 	t.Run("Russian from the browser language", func(t *testing.T) {
 		tb := newTab(t, bctx, origin)
 		if _, err := chromedp.Call(tb.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{

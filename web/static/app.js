@@ -11,6 +11,10 @@
   const SVGNS = 'http://www.w3.org/2000/svg';
   const $ = (id) => document.getElementById(id);
 
+  // ruOf returns "повтор" in the genitive that follows "из n":
+  // из 21 повтора, из 8 повторов, из 11 повторов.
+  const ruOf = (n) => (n % 10 === 1 && n % 100 !== 11 ? 'повтора' : 'повторов');
+
   const TEXT = {
     en: {
       title: 'Exponential backoff calculator',
@@ -23,7 +27,9 @@
       noDeadline: 'Add a deadline to check whether the schedule fits it and to solve for a parameter that does.',
       fits: (max, dl) => `Fits: even the longest total wait, ${max}, ends within the ${dl} deadline.`,
       misses: (max, dl, within, n) => `Does not fit: the longest total wait, ${max}, exceeds the ${dl} deadline; ` +
-        (within === 0 ? 'not even the first retry is sure to start in time.' : `only the first ${within} of ${n} retries are sure to start in time.`),
+        (within === 0 ? 'not even the first retry is sure to start in time.'
+          : within === 1 ? `only the first of ${n} retries is sure to start in time.`
+            : `only the first ${within} of ${n} retries are sure to start in time.`),
       p99: (p99, ok) => ` The 99th percentile, ${p99}, ${ok ? 'fits' : 'does not fit'}.`,
       targetMax: 'so that the longest total wait fits',
       targetP99: 'so that the 99th percentile fits',
@@ -32,6 +38,7 @@
       copied: 'Copied.',
       copyFailed: 'Select the code and copy it by hand.',
       labels: { initial: 'Initial delay', multiplier: 'Multiplier', retries: 'Retries' },
+      jitterNames: { none: 'none', full: 'full', equal: 'equal', proportional: 'proportional', decorrelated: 'decorrelated' },
       jitterHint: {
         none: 'Exactly the computed delay',
         full: 'Random between 0 and the computed delay',
@@ -55,7 +62,9 @@
       noDeadline: 'Добавьте дедлайн, чтобы проверить, укладывается ли в него расписание, и подобрать подходящий параметр.',
       fits: (max, dl) => `Укладывается: даже самое долгое общее ожидание, ${max}, не выходит за дедлайн ${dl}.`,
       misses: (max, dl, within, n) => `Не укладывается: самое долгое общее ожидание, ${max}, больше дедлайна ${dl}; ` +
-        (within === 0 ? 'даже первый повтор может не успеть начаться.' : `успеют начаться наверняка только первые ${within} из ${n} повторов.`),
+        (within === 0 ? 'даже первый повтор может не успеть начаться.'
+          : within === 1 ? `успеет начаться наверняка только первый из ${n} ${ruOf(n)}.`
+            : `успеют начаться наверняка только первые ${within} из ${n} ${ruOf(n)}.`),
       p99: (p99, ok) => ` 99-й процентиль, ${p99}, ${ok ? 'укладывается' : 'не укладывается'}.`,
       targetMax: 'чтобы укладывалось самое долгое ожидание',
       targetP99: 'чтобы укладывался 99-й процентиль',
@@ -64,6 +73,7 @@
       copied: 'Скопировано.',
       copyFailed: 'Выделите код и скопируйте его вручную.',
       labels: { initial: 'Первая задержка', multiplier: 'Множитель', retries: 'Число повторов' },
+      jitterNames: { none: 'нет', full: 'полный', equal: 'равный', proportional: 'пропорциональный', decorrelated: 'декоррелированный' },
       jitterHint: {
         none: 'Ровно расчётная задержка',
         full: 'Случайно от 0 до расчётной задержки',
@@ -155,6 +165,9 @@
     const t = $('target');
     t.options[0].textContent = TEXT[l].targetMax;
     t.options[1].textContent = TEXT[l].targetP99;
+    // English shows the command line's names; the command line section
+    // below shows them in every language.
+    for (const o of $('jitter').options) if (!o.dataset.unknown) o.textContent = TEXT[l].jitterNames[o.value];
     jitterHint();
     if (typeof globalThis.againCompute === 'function') update(); // messages and units in the new language
   }

@@ -172,8 +172,9 @@
     if (typeof globalThis.againCompute === 'function') update(); // messages and units in the new language
   }
 
-  // Russian units and decimal comma for backoff.Human's "1 min 32 s".
-  const RU_UNITS = { ms: 'мс', s: 'с', min: 'мин', h: 'ч' };
+  // Russian units and decimal comma for backoff.Human's "1 min 32 s" (and
+  // the chart's "200 d").
+  const RU_UNITS = { ms: 'мс', s: 'с', min: 'мин', h: 'ч', d: 'дн.' };
   function human(s) {
     if (lang !== 'ru' || !s) return s;
     if (s.endsWith('more than 292 years')) return s.replace('more than 292 years', 'больше 292 лет');

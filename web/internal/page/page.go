@@ -98,7 +98,8 @@ type Scale struct {
 	Ticks []Tick  `json:"ticks"`
 }
 
-// Tick is one labelled gridline of the chart.
+// Tick is one labelled gridline of the chart: Label is in backoff.Human
+// format, or in whole days ("200 d") on a scale of days.
 type Tick struct {
 	Ms    float64 `json:"ms"`
 	Label string  `json:"label"`
@@ -145,11 +146,22 @@ func scale(hi time.Duration) Scale {
 		if d/step != i { // overflow near the largest Duration
 			break
 		}
-		c.Ticks = append(c.Ticks, Tick{Ms: ms(d), Label: backoff.Human(d)})
+		c.Ticks = append(c.Ticks, Tick{Ms: ms(d), Label: tickLabel(d, step)})
 		c.Top = ms(d)
 	}
 	c.Top = max(c.Top, ms(hi)) // when the next gridline would overflow
 	return c
+}
+
+// tickLabel labels the gridline at d, a multiple of step, in
+// backoff.Human format; gridlines a day or more apart are labelled in
+// days, "200 d", where Human would say "4800 h".
+func tickLabel(d, step time.Duration) string {
+	const day = 24 * time.Hour
+	if step >= day {
+		return strconv.FormatInt(int64(d/day), 10) + " d"
+	}
+	return backoff.Human(d)
 }
 
 // bars groups the retries into at most MaxBars bars of equal size.

@@ -168,6 +168,23 @@ func TestScale(t *testing.T) {
 			t.Errorf("scale(%v).Top = %v ms, below %v ms", hi, c.Top, ms(hi))
 		}
 	}
+	for _, tc := range []struct {
+		hi   time.Duration
+		want []string
+	}{
+		{91500 * time.Millisecond, []string{"30 s", "1 min", "1 min 30 s", "2 min"}},
+		{7 * time.Hour, []string{"2 h", "4 h", "6 h", "8 h"}},
+		{4650 * time.Hour, []string{"50 d", "100 d", "150 d", "200 d"}},
+		{time.Duration(1<<63 - 1), []string{"20000 d", "40000 d", "60000 d", "80000 d", "100000 d"}},
+	} {
+		var got []string
+		for _, tick := range scale(tc.hi).Ticks {
+			got = append(got, tick.Label)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("scale(%v) labels = %q, want %q", tc.hi, got, tc.want)
+		}
+	}
 }
 
 func TestSolveNeedsDeadline(t *testing.T) {

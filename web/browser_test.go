@@ -140,9 +140,14 @@ func (tb *tab) screenshot(name string) {
 	tb.t.Logf("screenshot: %s", p)
 }
 
+// do runs the steps, failing the test if they take more than 30 seconds:
+// well within the tab's own time, so that a page that never becomes ready
+// still leaves time for the screenshot of the failure.
 func (tb *tab) do(steps ...chromedp.Action[chromedp.Void]) {
 	tb.t.Helper()
-	if err := chromedp.Do(tb.ctx, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		tb.t.Fatal(err)
 	}
 }
@@ -486,6 +491,27 @@ func TestBrowser(t *testing.T) {
 		}
 		if got := tb.text("#t-max"); got != "2 min 30 s" {
 			t.Errorf("longest total wait with initial 2s = %q, want 2 min 30 s", got)
+		}
+	})
+
+	t.Run("no retries at all", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		tb.open("?retries=0&deadline=1s")
+		if rows := tb.rows(); len(rows) != 0 || tb.text("#t-max") != "0 ms" || !strings.HasPrefix(tb.text("#verdict"), "Fits") {
+			t.Errorf("with 0 retries: %d rows, longest total wait %q, verdict %q; want none, 0 ms, fits", len(rows), tb.text("#t-max"), tb.text("#verdict"))
+		}
+		if got := tb.text("#chart"); got == "" || !strings.Contains(got, "No retries") {
+			t.Errorf("the chart with 0 retries says %q, want that there are none", got)
+		}
+		// Solving down to no retries at all, then back.
+		tb.open("?initial=2s&retries=8&deadline=1s")
+		tb.do(chromedp.Click(`button[data-solve="retries"]`))
+		if got := eval[string](tb, `document.getElementById('retries').value`); got != "0" || len(tb.rows()) != 0 {
+			t.Errorf("solving for retries within 1 s from a 2 s first delay: retries %q and %d rows, want 0 and none", got, len(tb.rows()))
+		}
+		tb.typeInto("retries", "3")
+		if rows := tb.rows(); len(rows) != 3 {
+			t.Errorf("after typing 3 retries the table has %d rows", len(rows))
 		}
 	})
 

@@ -316,7 +316,8 @@
     $('estimated').textContent = r.totals.estimated ? t.estimated : '';
     // Table.
     const body = document.createDocumentFragment();
-    for (const row of r.rows) {
+    const rows = r.rows || []; // absent, not empty, when there are no retries
+    for (const row of rows) {
       const tr = document.createElement('tr');
       const cells = [String(row.retry), human(row.delay), row.capped ? t.yes : t.no,
         human(row.min), human(row.mean), human(row.max), human(row.totalMax)];
@@ -330,7 +331,7 @@
       body.append(tr);
     }
     $('rows').replaceChildren(body);
-    $('more-rows').textContent = r.retries > r.rows.length ? t.moreRows(r.rows.length, r.retries) : '';
+    $('more-rows').textContent = r.retries > rows.length ? t.moreRows(rows.length, r.retries) : '';
     // Verdict.
     const box = $('results').querySelector('.verdict-box');
     const vd = r.verdict;

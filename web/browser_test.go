@@ -352,6 +352,14 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(tb.text("#verdict"), "Fits") || tb.query().Get("retries") != "6" {
 			t.Errorf("after solving: verdict %q, URL %v", tb.text("#verdict"), tb.query())
 		}
+		if got := tb.text("#solve-msg"); got != "Retries set to 6." {
+			t.Errorf("after solving for retries the page says %q, want Retries set to 6.", got)
+		}
+		tb.do(chromedp.Click("#lang-ru"))
+		if got := tb.text("#solve-msg"); got != "Число повторов: 6." {
+			t.Errorf("after switching to Russian the solver's note says %q, want Число повторов: 6.", got)
+		}
+		tb.do(chromedp.Click("#lang-en"))
 		for _, param := range []string{"initial", "multiplier"} {
 			tb.open(exampleQuery + "&deadline=60s")
 			tb.do(chromedp.Click(`button[data-solve="` + param + `"]`))

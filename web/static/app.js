@@ -169,7 +169,10 @@
     // below shows them in every language.
     for (const o of $('jitter').options) if (!o.dataset.unknown) o.textContent = TEXT[l].jitterNames[o.value];
     jitterHint();
-    if (typeof globalThis.againCompute === 'function') update(); // messages and units in the new language
+    if (typeof globalThis.againCompute === 'function') {
+      update(); // messages and units in the new language
+      solvedNote();
+    }
   }
 
   // Russian units and decimal comma for backoff.Human's "1 min 32 s" (and
@@ -462,16 +465,23 @@
   }
 
   // ---- solving ----
+  let solved = null; // the last solve's outcome, shown until the next edit
+
   function solve(param) {
     const r = JSON.parse(globalThis.againSolve(JSON.stringify(readInputs()), param));
-    const msg = $('solve-msg');
-    if (r.error) {
-      msg.textContent = r.error;
-      return;
+    if (!r.error) {
+      setField(r.field, r.value);
+      update();
     }
-    setField(r.field, r.value);
-    update();
-    msg.textContent = TEXT[lang].solved(TEXT[lang].labels[r.field], r.value);
+    solved = r;
+    solvedNote();
+  }
+
+  // solvedNote says what the last solve did, in the current language; the
+  // solver's errors are again calc's messages, in English as there.
+  function solvedNote() {
+    const r = solved;
+    $('solve-msg').textContent = !r ? '' : r.error || TEXT[lang].solved(TEXT[lang].labels[r.field], r.value);
   }
 
   // ---- start ----
@@ -498,7 +508,8 @@
         $('factor-box').hidden = $('jitter').value !== 'proportional';
         jitterHint();
       }
-      $('solve-msg').textContent = '';
+      solved = null;
+      solvedNote();
       update();
     });
     $('preset').addEventListener('change', () => {

@@ -651,6 +651,10 @@ func checkRussian(t *testing.T, tb *tab) {
 	if label := eval[string](tb, `document.querySelector('label[for=initial]').innerText`); label != "Первая задержка" {
 		t.Errorf("label of the first field = %q, want Первая задержка", label)
 	}
+	titles := eval[[]string](tb, `[...document.querySelectorAll('#totals abbr')].filter(a => a.getClientRects().length).map(a => a.title)`)
+	if !slices.Equal(titles, []string{"50-й процентиль, медиана", "90-й процентиль", "99-й процентиль"}) {
+		t.Errorf("the percentiles' visible titles are %q, want the Russian ones", titles)
+	}
 }
 
 // randomInputs returns n reproducible input sets covering every jitter,

@@ -140,9 +140,14 @@ func (tb *tab) screenshot(name string) {
 	tb.t.Logf("screenshot: %s", p)
 }
 
+// do runs the steps, failing the test if they take more than 30 seconds:
+// well within the tab's own time, so that a page that never becomes ready
+// still leaves time for the screenshot of the failure.
 func (tb *tab) do(steps ...chromedp.Action[chromedp.Void]) {
 	tb.t.Helper()
-	if err := chromedp.Do(tb.ctx, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(tb.ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		tb.t.Fatal(err)
 	}
 }
@@ -347,6 +352,14 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(tb.text("#verdict"), "Fits") || tb.query().Get("retries") != "6" {
 			t.Errorf("after solving: verdict %q, URL %v", tb.text("#verdict"), tb.query())
 		}
+		if got := tb.text("#solve-msg"); got != "Retries set to 6." {
+			t.Errorf("after solving for retries the page says %q, want Retries set to 6.", got)
+		}
+		tb.do(chromedp.Click("#lang-ru"))
+		if got := tb.text("#solve-msg"); got != "Число повторов: 6." {
+			t.Errorf("after switching to Russian the solver's note says %q, want Число повторов: 6.", got)
+		}
+		tb.do(chromedp.Click("#lang-en"))
 		for _, param := range []string{"initial", "multiplier"} {
 			tb.open(exampleQuery + "&deadline=60s")
 			tb.do(chromedp.Click(`button[data-solve="` + param + `"]`))
@@ -389,7 +402,7 @@ func TestBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := page.Compute(map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"}).CSV
+		want := page.Export(map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"}, "csv").Text
 		if string(got) != want {
 			t.Errorf("downloaded CSV:\n%s\nwant what `again calc --format csv` writes:\n%s", got, want)
 		}
@@ -406,6 +419,24 @@ func TestBrowser(t *testing.T) {
 		}
 		if got := tb.query().Get("lang"); got != "en" {
 			t.Errorf("URL lang after the switch = %q, want en", got)
+		}
+	})
+
+	t.Run("verdict and jitter names read naturally", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		for _, tc := range []struct{ query, verdict, jitter string }{
+			{"?initial=10s&max=10s&retries=21&jitter=none&deadline=15s&lang=en", "only the first of 21 retries is sure to start in time.", "none"},
+			{"?initial=10s&max=10s&retries=21&jitter=none&deadline=15s&lang=ru", "успеет начаться наверняка только первый из 21 повтора.", "нет"},
+			{"?initial=10s&max=10s&retries=21&jitter=full&deadline=35s&lang=ru", "успеют начаться наверняка только первые 3 из 21 повтора.", "полный"},
+			{"?initial=10s&max=10s&retries=8&jitter=equal&deadline=35s&lang=ru", "успеют начаться наверняка только первые 3 из 8 повторов.", "равный"},
+		} {
+			tb.open(tc.query)
+			if v := tb.text("#verdict"); !strings.Contains(v, tc.verdict) {
+				t.Errorf("%s: verdict %q, want it to say %q", tc.query, v, tc.verdict)
+			}
+			if got := eval[string](tb, `(s => s.options[s.selectedIndex].text)(document.getElementById('jitter'))`); got != tc.jitter {
+				t.Errorf("%s: the jitter shows as %q, want %q", tc.query, got, tc.jitter)
+			}
 		}
 	})
 
@@ -471,6 +502,42 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("no retries at all", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		tb.open("?retries=0&deadline=1s")
+		if rows := tb.rows(); len(rows) != 0 || tb.text("#t-max") != "0 ms" || !strings.HasPrefix(tb.text("#verdict"), "Fits") {
+			t.Errorf("with 0 retries: %d rows, longest total wait %q, verdict %q; want none, 0 ms, fits", len(rows), tb.text("#t-max"), tb.text("#verdict"))
+		}
+		if got := tb.text("#chart"); got == "" || !strings.Contains(got, "No retries") {
+			t.Errorf("the chart with 0 retries says %q, want that there are none", got)
+		}
+		// Solving down to no retries at all, then back.
+		tb.open("?initial=2s&retries=8&deadline=1s")
+		tb.do(chromedp.Click(`button[data-solve="retries"]`))
+		if got := eval[string](tb, `document.getElementById('retries').value`); got != "0" || len(tb.rows()) != 0 {
+			t.Errorf("solving for retries within 1 s from a 2 s first delay: retries %q and %d rows, want 0 and none", got, len(tb.rows()))
+		}
+		tb.typeInto("retries", "3")
+		if rows := tb.rows(); len(rows) != 3 {
+			t.Errorf("after typing 3 retries the table has %d rows", len(rows))
+		}
+	})
+
+	t.Run("column headings stay on top of a scrolled table", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		tb.open("?initial=100ms&multiplier=1.5&max=1m&retries=100&jitter=full")
+		got := eval[string](tb, `(() => {
+			const wrap = document.querySelector('.table-wrap');
+			wrap.scrollIntoView();
+			wrap.scrollTop = 600;
+			const r = wrap.querySelector('thead th').getBoundingClientRect();
+			return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2).closest('th, td').innerText;
+		})()`)
+		if got != "Retry" {
+			t.Errorf("scrolled down the table, the first column's heading shows %q, want Retry", got)
+		}
+	})
+
 	t.Run("exported copy on a plain file server", func(t *testing.T) {
 		dir := t.TempDir()
 		if err := web.Export(dir); err != nil {
@@ -507,6 +574,17 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("inputs %v: the page (again.wasm) computed\n%.300s\nbut the Go code computes\n%.300s\n(run `go generate ./web`?)", in, ga, gb)
 			}
 		}
+		// The downloads, for a few of them.
+		some := inputs[:30]
+		js, _ = json.Marshal(some)
+		files := eval[[][2]page.Download](tb, `(`+string(js)+`).map(v => ['csv', 'json'].map(f => JSON.parse(againExport(JSON.stringify(v), f))))`)
+		for i, in := range some {
+			for j, format := range []string{"csv", "json"} {
+				if want := page.Export(in, format); files[i][j] != want {
+					t.Errorf("inputs %v: the page's %s download is\n%+.300v\nbut the Go code writes\n%+.300v\n(run `go generate ./web`?)", in, format, files[i][j], want)
+				}
+			}
+		}
 	})
 
 	t.Run("measurements", func(t *testing.T) {
@@ -533,6 +611,22 @@ func TestBrowser(t *testing.T) {
 		sort.Float64s(times)
 		t.Logf("navigation to first rendered table: %.0f ms", first)
 		t.Logf("recompute after an edit, 100 retries: median %.1f ms, max %.1f ms (%d edits)", times[len(times)/2], times[len(times)-1], len(times))
+		// The longest schedule the calculator takes: the table stops at
+		// page.MaxRows and the downloads wait for a pause in typing.
+		tb.open("?initial=100ms&multiplier=1.5&max=1m&retries=100000&jitter=full")
+		long := eval[[]float64](tb, `(() => {
+			const el = document.getElementById('retries'), out = [];
+			for (let i = 0; i < 5; i++) {
+				const t0 = performance.now();
+				el.value = String(99999 - i);
+				el.dispatchEvent(new Event('input', {bubbles: true}));
+				document.body.getBoundingClientRect();
+				out.push(performance.now() - t0);
+			}
+			return out;
+		})()`)
+		sort.Float64s(long)
+		t.Logf("recompute after an edit, 100,000 retries: median %.0f ms, max %.0f ms (%d edits)", long[len(long)/2], long[len(long)-1], len(long))
 	})
 }
 
@@ -556,6 +650,10 @@ func checkRussian(t *testing.T, tb *tab) {
 	}
 	if label := eval[string](tb, `document.querySelector('label[for=initial]').innerText`); label != "Первая задержка" {
 		t.Errorf("label of the first field = %q, want Первая задержка", label)
+	}
+	titles := eval[[]string](tb, `[...document.querySelectorAll('#totals abbr')].filter(a => a.getClientRects().length).map(a => a.title)`)
+	if !slices.Equal(titles, []string{"50-й процентиль, медиана", "90-й процентиль", "99-й процентиль"}) {
+		t.Errorf("the percentiles' visible titles are %q, want the Russian ones", titles)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os/exec"
@@ -47,10 +48,10 @@ any static file server, and exits.`,
 	addr := defaultWebAddr
 	var open bool
 	var export string
-	fs := cmd.Flags()
-	fs.StringVar(&addr, "addr", addr, "host:port to listen on; loopback unless you choose otherwise")
-	fs.BoolVar(&open, "open", false, "open the page in the default browser")
-	fs.StringVar(&export, "export", "", "write the page's files into this directory and exit instead of serving")
+	flags := cmd.Flags()
+	flags.StringVar(&addr, "addr", addr, "host:port to listen on; loopback unless you choose otherwise")
+	flags.BoolVar(&open, "open", false, "open the page in the default browser")
+	flags.StringVar(&export, "export", "", "write the page's files into this directory and exit instead of serving")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {
@@ -60,7 +61,13 @@ any static file server, and exits.`,
 				return Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")
 			}
 			if err := web.Export(export); err != nil {
-				return err
+				// The file system's error says what failed without web's prefix,
+				// which would only repeat the subcommand's name.
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe
+				}
+				return Exit(ExitFailure, fmt.Errorf("cannot write the page into %s: %w", export, err))
 			}
 			fmt.Fprintf(env.Stdout, "Wrote the calculator page to %s\n", export)
 			return nil

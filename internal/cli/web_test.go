@@ -73,8 +73,9 @@ func TestWebExport(t *testing.T) {
 	}
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
-	if r := run(t, "web", "--export", file); r.code != ExitFailure || !strings.HasPrefix(r.stderr, "again web: ") {
-		t.Errorf("again web --export onto a file: exit %d, stderr %q; want exit 1 and a message", r.code, r.stderr)
+	want := "again web: cannot write the page into " + file + ": mkdir " + file + ": not a directory\n"
+	if r := run(t, "web", "--export", file); r.code != ExitFailure || r.stderr != want {
+		t.Errorf("again web --export onto a file: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
 	}
 }
 

@@ -11,6 +11,10 @@
   const SVGNS = 'http://www.w3.org/2000/svg';
   const $ = (id) => document.getElementById(id);
 
+  // ruOf returns "повтор" in the genitive that follows "из n":
+  // из 21 повтора, из 8 повторов, из 11 повторов.
+  const ruOf = (n) => (n % 10 === 1 && n % 100 !== 11 ? 'повтора' : 'повторов');
+
   const TEXT = {
     en: {
       title: 'Exponential backoff calculator',
@@ -23,7 +27,9 @@
       noDeadline: 'Add a deadline to check whether the schedule fits it and to solve for a parameter that does.',
       fits: (max, dl) => `Fits: even the longest total wait, ${max}, ends within the ${dl} deadline.`,
       misses: (max, dl, within, n) => `Does not fit: the longest total wait, ${max}, exceeds the ${dl} deadline; ` +
-        (within === 0 ? 'not even the first retry is sure to start in time.' : `only the first ${within} of ${n} retries are sure to start in time.`),
+        (within === 0 ? 'not even the first retry is sure to start in time.'
+          : within === 1 ? `only the first of ${n} retries is sure to start in time.`
+            : `only the first ${within} of ${n} retries are sure to start in time.`),
       p99: (p99, ok) => ` The 99th percentile, ${p99}, ${ok ? 'fits' : 'does not fit'}.`,
       targetMax: 'so that the longest total wait fits',
       targetP99: 'so that the 99th percentile fits',
@@ -32,6 +38,7 @@
       copied: 'Copied.',
       copyFailed: 'Select the code and copy it by hand.',
       labels: { initial: 'Initial delay', multiplier: 'Multiplier', retries: 'Retries' },
+      jitterNames: { none: 'none', full: 'full', equal: 'equal', proportional: 'proportional', decorrelated: 'decorrelated' },
       jitterHint: {
         none: 'Exactly the computed delay',
         full: 'Random between 0 and the computed delay',
@@ -55,20 +62,23 @@
       noDeadline: 'Добавьте дедлайн, чтобы проверить, укладывается ли в него расписание, и подобрать подходящий параметр.',
       fits: (max, dl) => `Укладывается: даже самое долгое общее ожидание, ${max}, не выходит за дедлайн ${dl}.`,
       misses: (max, dl, within, n) => `Не укладывается: самое долгое общее ожидание, ${max}, больше дедлайна ${dl}; ` +
-        (within === 0 ? 'даже первый повтор может не успеть начаться.' : `успеют начаться наверняка только первые ${within} из ${n} повторов.`),
+        (within === 0 ? 'даже первый повтор может не успеть начаться.'
+          : within === 1 ? `успеет начаться наверняка только первый из ${n} ${ruOf(n)}.`
+            : `успеют начаться наверняка только первые ${within} из ${n} ${ruOf(n)}.`),
       p99: (p99, ok) => ` 99-й процентиль, ${p99}, ${ok ? 'укладывается' : 'не укладывается'}.`,
-      targetMax: 'чтобы укладывалось самое долгое ожидание',
-      targetP99: 'чтобы укладывался 99-й процентиль',
+      targetMax: 'по самому долгому ожиданию',
+      targetP99: 'по 99-му процентилю',
       solved: (label, v) => `${label}: ${v}.`,
       estimated: 'Среднее и процентили для декоррелированного джиттера — оценка методом Монте-Карло с фиксированным зерном.',
       copied: 'Скопировано.',
       copyFailed: 'Выделите код и скопируйте его вручную.',
       labels: { initial: 'Первая задержка', multiplier: 'Множитель', retries: 'Число повторов' },
+      jitterNames: { none: 'нет', full: 'полный', equal: 'равный', proportional: 'пропорциональный', decorrelated: 'декоррелированный' },
       jitterHint: {
         none: 'Ровно расчётная задержка',
         full: 'Случайно от 0 до расчётной задержки',
         equal: 'Половина расчётной задержки плюс случайная половина',
-        proportional: 'Случайно в пределах ± доли вокруг расчётной задержки; доля в (0, 1], пусто — 0,25',
+        proportional: 'Случайно в пределах ± доли вокруг расчётной задержки; доля — число в (0, 1] с точкой, например 0.2; пусто — 0.25',
         decorrelated: 'Случайно от первой задержки до предыдущей × множитель',
       },
       chartEmpty: 'Повторов нет: первая попытка — единственная.',
@@ -90,8 +100,8 @@
         ru: 'backoff.Default(): 500 мс, ×2, максимум 10 с, 3 повтора, полный джиттер. Пакет retry ещё соблюдает Retry-After и останавливается по дедлайну контекста.' } },
     { id: 'aws', name: { en: 'AWS SDKs, standard mode (2026), transient errors', ru: 'AWS SDK, стандартный режим (2026), временные ошибки' },
       v: { initial: '50ms', multiplier: '2', max: '20s', retries: '2', jitter: 'full', deadline: '' },
-      note: { en: 'Standard retry mode as updated in 2026 (AWS_NEW_RETRIES_2026=true, the default from November 2026): 3 attempts (2 retries), full jitter over base × 2^(n−1) capped at 20 s, base 50 ms for transient errors such as timeouts. Not expressible here: throttling errors use a 1 s base (see the next preset), DynamoDB uses 25 ms and 4 attempts, a retry quota (a token bucket charging 14 tokens per retry, 5 for throttling) stops retrying during an outage, and x-amz-retry-after is honoured. Before 2026 the base was 1 s for every error and the cap applied after the jitter.',
-        ru: 'Стандартный режим в редакции 2026 года (AWS_NEW_RETRIES_2026=true, по умолчанию с ноября 2026): 3 попытки (2 повтора), полный джиттер от база × 2^(n−1) с ограничением 20 с, база 50 мс для временных ошибок вроде тайм-аутов. Здесь не выразить: для ошибок ограничения частоты база 1 с (следующий пункт), у DynamoDB 25 мс и 4 попытки, квота повторов (корзина токенов: 14 за повтор, 5 за ограничение частоты) прекращает повторы во время сбоя, заголовок x-amz-retry-after соблюдается. До 2026 года база была 1 с для всех ошибок, а ограничение применялось после джиттера.' } },
+      note: { en: 'Standard retry mode as updated in 2026 (AWS_NEW_RETRIES_2026=true, the default from November 2026): 3 attempts (2 retries), full jitter over base × 2^(n−1) capped at 20 s, base 50 ms for transient errors such as timeouts. Not expressible here: throttling errors use a 1 s base (see the next preset), DynamoDB uses 25 ms and 4 attempts, a retry quota (a token bucket charging 14 tokens per retry, 5 for throttling) stops retrying during an outage, and x-amz-retry-after is honoured. Before 2026 the base varied by SDK (1 s in Go and .NET, 100 ms in JavaScript, 25 ms in C++) and the cap applied after the jitter.',
+        ru: 'Стандартный режим в редакции 2026 года (AWS_NEW_RETRIES_2026=true, по умолчанию с ноября 2026): 3 попытки (2 повтора), полный джиттер в пределах [0, база × 2^(n−1)], не больше 20 с, база 50 мс для временных ошибок вроде тайм-аутов. Здесь не выразить: для ошибок ограничения частоты база 1 с (следующий пункт), у DynamoDB 25 мс и 4 попытки, квота повторов (корзина токенов: 14 за повтор, 5 за ограничение частоты) прекращает повторы во время сбоя, заголовок x-amz-retry-after соблюдается. До 2026 года база зависела от SDK (1 с в Go и .NET, 100 мс в JavaScript, 25 мс в C++), а ограничение применялось после джиттера.' } },
     { id: 'aws-throttle', name: { en: 'AWS SDKs, standard mode, throttling errors', ru: 'AWS SDK, стандартный режим, ограничение частоты' },
       v: { initial: '1s', multiplier: '2', max: '20s', retries: '2', jitter: 'full', deadline: '' },
       note: { en: 'The same standard mode for throttling errors (ThrottlingException, 429): a 1 s base, full jitter, capped at 20 s, 3 attempts. The retry quota charges only 5 tokens for these retries.',
@@ -129,6 +139,7 @@
   let lang = 'en';
   let langChosen = false;
   let last = null; // the last valid result
+  let lastInputs = null; // its inputs, as JSON
   let blobs = [];
   const extra = {}; // query parameters the page keeps but has no input for (seed)
 
@@ -154,12 +165,19 @@
     const t = $('target');
     t.options[0].textContent = TEXT[l].targetMax;
     t.options[1].textContent = TEXT[l].targetP99;
+    // English shows the command line's names; the command line section
+    // below shows them in every language.
+    for (const o of $('jitter').options) if (!o.dataset.unknown) o.textContent = TEXT[l].jitterNames[o.value];
     jitterHint();
-    if (typeof globalThis.againCompute === 'function') update(); // messages and units in the new language
+    if (typeof globalThis.againCompute === 'function') {
+      update(); // messages and units in the new language
+      solvedNote();
+    }
   }
 
-  // Russian units and decimal comma for backoff.Human's "1 min 32 s".
-  const RU_UNITS = { ms: 'мс', s: 'с', min: 'мин', h: 'ч' };
+  // Russian units and decimal comma for backoff.Human's "1 min 32 s" (and
+  // the chart's "200 d").
+  const RU_UNITS = { ms: 'мс', s: 'с', min: 'мин', h: 'ч', d: 'дн.' };
   function human(s) {
     if (lang !== 'ru' || !s) return s;
     if (s.endsWith('more than 292 years')) return s.replace('more than 292 years', 'больше 292 лет');
@@ -261,10 +279,12 @@
     const v = readInputs();
     writeURL(v);
     syncPreset(v);
-    const r = JSON.parse(globalThis.againCompute(JSON.stringify(v)));
+    const text = JSON.stringify(v);
+    const r = JSON.parse(globalThis.againCompute(text));
     showErrors(r.errors || {});
     if (!r.errors) {
       last = r;
+      lastInputs = text;
       render(r);
     }
     return r;
@@ -299,7 +319,8 @@
     $('estimated').textContent = r.totals.estimated ? t.estimated : '';
     // Table.
     const body = document.createDocumentFragment();
-    for (const row of r.rows) {
+    const rows = r.rows || []; // absent, not empty, when there are no retries
+    for (const row of rows) {
       const tr = document.createElement('tr');
       const cells = [String(row.retry), human(row.delay), row.capped ? t.yes : t.no,
         human(row.min), human(row.mean), human(row.max), human(row.totalMax)];
@@ -313,7 +334,7 @@
       body.append(tr);
     }
     $('rows').replaceChildren(body);
-    $('more-rows').textContent = r.retries > r.rows.length ? t.moreRows(r.rows.length, r.retries) : '';
+    $('more-rows').textContent = r.retries > rows.length ? t.moreRows(rows.length, r.retries) : '';
     // Verdict.
     const box = $('results').querySelector('.verdict-box');
     const vd = r.verdict;
@@ -331,11 +352,34 @@
     chart(r);
     $('command').textContent = r.command;
     $('snippet').textContent = r.snippet;
+    scheduleDownloads();
+  }
+
+  // ---- downloads ----
+  // Writing the CSV and JSON of a long schedule costs more than the rest of
+  // an update, so they are written when typing pauses, or at once when a
+  // link is followed before that; always for the last valid inputs.
+  const DOWNLOADS = [['dl-csv', 'csv', 'text/csv'], ['dl-json', 'json', 'application/json']];
+  let downloadsFor = null; // the inputs the links hold, as JSON
+  let downloadsTimer = 0;
+
+  function scheduleDownloads() {
+    clearTimeout(downloadsTimer);
+    downloadsTimer = setTimeout(prepareDownloads, 300);
+  }
+
+  function prepareDownloads() {
+    clearTimeout(downloadsTimer);
+    if (!lastInputs || downloadsFor === lastInputs) return;
     for (const u of blobs) URL.revokeObjectURL(u);
-    blobs = [URL.createObjectURL(new Blob([r.csv], { type: 'text/csv' })),
-      URL.createObjectURL(new Blob([r.json], { type: 'application/json' }))];
-    $('dl-csv').href = blobs[0];
-    $('dl-json').href = blobs[1];
+    blobs = [];
+    for (const [id, format, type] of DOWNLOADS) {
+      const d = JSON.parse(globalThis.againExport(lastInputs, format));
+      const u = URL.createObjectURL(new Blob([d.text || d.error || ''], { type }));
+      blobs.push(u);
+      $(id).href = u;
+    }
+    downloadsFor = lastInputs;
   }
 
   function el(name, attrs, text) {
@@ -421,16 +465,23 @@
   }
 
   // ---- solving ----
+  let solved = null; // the last solve's outcome, shown until the next edit
+
   function solve(param) {
     const r = JSON.parse(globalThis.againSolve(JSON.stringify(readInputs()), param));
-    const msg = $('solve-msg');
-    if (r.error) {
-      msg.textContent = r.error;
-      return;
+    if (!r.error) {
+      setField(r.field, r.value);
+      update();
     }
-    setField(r.field, r.value);
-    update();
-    msg.textContent = TEXT[lang].solved(TEXT[lang].labels[r.field], r.value);
+    solved = r;
+    solvedNote();
+  }
+
+  // solvedNote says what the last solve did, in the current language; the
+  // solver's errors are again calc's messages, in English as there.
+  function solvedNote() {
+    const r = solved;
+    $('solve-msg').textContent = !r ? '' : r.error || TEXT[lang].solved(TEXT[lang].labels[r.field], r.value);
   }
 
   // ---- start ----
@@ -457,7 +508,8 @@
         $('factor-box').hidden = $('jitter').value !== 'proportional';
         jitterHint();
       }
-      $('solve-msg').textContent = '';
+      solved = null;
+      solvedNote();
       update();
     });
     $('preset').addEventListener('change', () => {
@@ -486,6 +538,8 @@
       cancelAnimationFrame(resizing);
       resizing = requestAnimationFrame(() => { if (last) chart(last); });
     });
+    // A click follows the link after its listeners ran: fill it first.
+    for (const [id] of DOWNLOADS) $(id).addEventListener('click', prepareDownloads);
     $('copy-go').addEventListener('click', async () => {
       try {
         await navigator.clipboard.writeText($('snippet').textContent);

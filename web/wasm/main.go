@@ -2,8 +2,8 @@
 
 // Command wasm is the calculator page's maths: package page (and through it
 // internal/calc and backoff) compiled to WebAssembly. It installs
-// globalThis.againCompute, globalThis.againSolve and globalThis.againDefaults,
-// which take and return JSON strings, then calls globalThis.againReady and
+// globalThis.againCompute, globalThis.againSolve, globalThis.againExport and
+// globalThis.againDefaults, which take and return JSON strings, then calls globalThis.againReady and
 // waits forever.
 //
 // Build it with `go generate ./web`, never by hand.
@@ -44,6 +44,12 @@ func main() {
 			return reply(page.SolveResult{Error: "page: againSolve takes two arguments"})
 		}
 		return reply(page.Solve(inputs(args[0]), args[1].String()))
+	}))
+	js.Global().Set("againExport", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) != 2 {
+			return reply(page.Download{Error: "page: againExport takes two arguments"})
+		}
+		return reply(page.Export(inputs(args[0]), args[1].String()))
 	}))
 	js.Global().Set("againDefaults", js.FuncOf(func(js.Value, []js.Value) any {
 		return reply(page.Defaults())

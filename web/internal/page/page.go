@@ -34,12 +34,10 @@ type Result struct {
 	Bars    []Bar             `json:"bars,omitempty"`
 	Command string            `json:"command,omitempty"` // the equivalent `again calc` command
 	Snippet string            `json:"snippet,omitempty"` // Go code configuring package retry
-	JSON    string            `json:"json,omitempty"`    // `again calc --format json`
-	CSV     string            `json:"csv,omitempty"`     // `again calc --format csv`
 }
 
 // MaxRows is the most retries the page's table shows; the CSV and JSON
-// downloads always hold every retry. A browser laying out 100,000 rows
+// downloads (see Export) always hold every retry. A browser laying out 100,000 rows
 // stops responding, and nobody reads that far.
 const MaxRows = 1000
 
@@ -100,7 +98,8 @@ type Scale struct {
 	Ticks []Tick  `json:"ticks"`
 }
 
-// Tick is one labelled gridline of the chart.
+// Tick is one labelled gridline of the chart: Label is in backoff.Human
+// format, or in whole days ("200 d") on a scale of days.
 type Tick struct {
 	Ms    float64 `json:"ms"`
 	Label string  `json:"label"`
@@ -147,11 +146,22 @@ func scale(hi time.Duration) Scale {
 		if d/step != i { // overflow near the largest Duration
 			break
 		}
-		c.Ticks = append(c.Ticks, Tick{Ms: ms(d), Label: backoff.Human(d)})
+		c.Ticks = append(c.Ticks, Tick{Ms: ms(d), Label: tickLabel(d, step)})
 		c.Top = ms(d)
 	}
 	c.Top = max(c.Top, ms(hi)) // when the next gridline would overflow
 	return c
+}
+
+// tickLabel labels the gridline at d, a multiple of step, in
+// backoff.Human format; gridlines a day or more apart are labelled in
+// days, "200 d", where Human would say "4800 h".
+func tickLabel(d, step time.Duration) string {
+	const day = 24 * time.Hour
+	if step >= day {
+		return strconv.FormatInt(int64(d/day), 10) + " d"
+	}
+	return backoff.Human(d)
 }
 
 // bars groups the retries into at most MaxBars bars of equal size.
@@ -238,6 +248,21 @@ func parse(v map[string]string) (calc.Input, map[string]string) {
 	return in, nil
 }
 
+// firstError returns the message of the first wrong field in the order of
+// Fields, or, for an error of no field, any one: the one the command line
+// would print.
+func firstError(errs map[string]string) string {
+	for _, f := range Fields() {
+		if e, ok := errs[f]; ok {
+			return e
+		}
+	}
+	for _, e := range errs {
+		return e
+	}
+	return ""
+}
+
 // message returns the text `again calc` prints for err after its
 // "again calc: " prefix: "--retries must be a whole number from 0 to
 // 100000, got -1", or a solving failure's detail.
@@ -296,15 +321,42 @@ func Compute(v map[string]string) Result {
 			RetriesWithin: d.RetriesWithin, Retries: in.Policy.Retries,
 		}
 	}
-	var j, c bytes.Buffer
-	if err := rep.WriteJSON(&j); err != nil {
-		return Result{Errors: map[string]string{"": err.Error()}}
-	}
-	if err := rep.WriteCSV(&c); err != nil {
-		return Result{Errors: map[string]string{"": err.Error()}}
-	}
-	r.JSON, r.CSV = j.String(), c.String()
 	return r
+}
+
+// Download is the content of a file the page offers, or why there is none.
+type Download struct {
+	Text  string `json:"text,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Export returns the whole schedule for the inputs v as `again calc
+// --format csv` or `--format json` prints it for the same flags. It is
+// apart from Compute because for long schedules writing these files costs
+// more than everything else the page shows: the page writes them when the
+// user pauses or asks for one, not on every keystroke.
+func Export(v map[string]string, format string) Download {
+	in, errs := parse(v)
+	if len(errs) > 0 {
+		return Download{Error: firstError(errs)}
+	}
+	rep, err := calc.Compute(in)
+	if err != nil {
+		return Download{Error: message(err)}
+	}
+	var b bytes.Buffer
+	switch format {
+	case "csv":
+		err = rep.WriteCSV(&b)
+	case "json":
+		err = rep.WriteJSON(&b)
+	default:
+		return Download{Error: fmt.Sprintf("page: export format must be csv or json, got %q", format)}
+	}
+	if err != nil {
+		return Download{Error: err.Error()}
+	}
+	return Download{Text: b.String()}
 }
 
 // SolveResult is the outcome of Solve: the new text of the solved field, or
@@ -321,14 +373,7 @@ type SolveResult struct {
 // rounded down so that it still fits.
 func Solve(v map[string]string, param string) SolveResult {
 	if _, errs := parse(v); len(errs) > 0 {
-		for _, f := range Fields() {
-			if e, ok := errs[f]; ok {
-				return SolveResult{Error: e}
-			}
-		}
-		for _, e := range errs {
-			return SolveResult{Error: e}
-		}
+		return SolveResult{Error: firstError(errs)}
 	}
 	vals := values(v)
 	vals[calc.FieldSolve] = param
@@ -362,12 +407,14 @@ func solvedDuration(d time.Duration) string {
 }
 
 // command returns the `again calc` command line for the inputs as typed.
+// It leaves out the solver's target: the page keeps it for its solve
+// buttons, but again calc refuses --target without --solve.
 func command(v map[string]string) string {
 	var b strings.Builder
 	b.WriteString("again calc")
 	for _, f := range Fields() {
 		s, ok := v[f]
-		if !ok || s == "" {
+		if !ok || s == "" || f == calc.FieldTarget {
 			continue
 		}
 		b.WriteString(" --" + f + " " + shellQuote(s))

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"go/ast"
+	"go/constant"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/internal/cli"
 )
 
@@ -54,8 +57,8 @@ func TestComputeWorkedExample(t *testing.T) {
 	if r.Chart.Total.Top < 91500 || len(r.Chart.Total.Ticks) < 2 {
 		t.Errorf("chart scale %+v does not cover 91.5 s with at least 2 gridlines", r.Chart)
 	}
-	if !json.Valid([]byte(r.JSON)) {
-		t.Errorf("JSON export is not valid JSON: %.80s", r.JSON)
+	if j := Export(example, "json"); j.Error != "" || !json.Valid([]byte(j.Text)) {
+		t.Errorf("JSON export is not valid JSON: %+.80v", j)
 	}
 }
 
@@ -165,6 +168,23 @@ func TestScale(t *testing.T) {
 			t.Errorf("scale(%v).Top = %v ms, below %v ms", hi, c.Top, ms(hi))
 		}
 	}
+	for _, tc := range []struct {
+		hi   time.Duration
+		want []string
+	}{
+		{91500 * time.Millisecond, []string{"30 s", "1 min", "1 min 30 s", "2 min"}},
+		{7 * time.Hour, []string{"2 h", "4 h", "6 h", "8 h"}},
+		{4650 * time.Hour, []string{"50 d", "100 d", "150 d", "200 d"}},
+		{time.Duration(1<<63 - 1), []string{"20000 d", "40000 d", "60000 d", "80000 d", "100000 d"}},
+	} {
+		var got []string
+		for _, tick := range scale(tc.hi).Ticks {
+			got = append(got, tick.Label)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("scale(%v) labels = %q, want %q", tc.hi, got, tc.want)
+		}
+	}
 }
 
 func TestSolveNeedsDeadline(t *testing.T) {
@@ -231,10 +251,10 @@ func TestEmptyFieldMeansDefault(t *testing.T) {
 	if d["initial"] != "500ms" || d["retries"] != "3" || d["jitter"] != "full" || d["deadline"] != "" {
 		t.Errorf("Defaults() = %v, want those of backoff.Default() and no deadline", d)
 	}
-	a := Compute(map[string]string{"initial": "", "multiplier": " ", "retries": "3"})
-	b := Compute(d)
-	if len(a.Errors) > 0 || a.JSON != b.JSON {
-		t.Errorf("empty fields: errors %v, JSON %.100s; want the defaults' JSON %.100s", a.Errors, a.JSON, b.JSON)
+	a := Export(map[string]string{"initial": "", "multiplier": " ", "retries": "3"}, "json")
+	b := Export(d, "json")
+	if a.Error != "" || a.Text != b.Text {
+		t.Errorf("empty fields: error %q, JSON %.100s; want the defaults' JSON %.100s", a.Error, a.Text, b.Text)
 	}
 }
 
@@ -249,17 +269,36 @@ func TestEveryWrongFieldIsMarked(t *testing.T) {
 
 // TestSnippetCompiles type-checks the Go snippet against the module's own
 // backoff and retry packages, so that a change of their API breaks this
-// test rather than the code users paste.
+// test rather than the code users paste, and reads back the constants it
+// sets: the snippet's policy and deadline must be the page's.
 func TestSnippetCompiles(t *testing.T) {
 	fset := token.NewFileSet()
 	imp := importer.ForCompiler(fset, "source", nil)
-	for _, in := range []map[string]string{
+	inputs := []map[string]string{
 		example,
 		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
 		{"initial": "250", "retries": "1", "jitter": "decorrelated", "deadline": "1h"},
 		{"jitter": "none"},
 		{"jitter": "equal"},
-	} {
+		{"jitter": "proportional", "initial": "1.0005", "max": "2562047h47m16.854775807s", "multiplier": "1e300"},
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	durations := []string{"0", "1", "7.25", "1.5ms", "90s", "1h2m3s", "999us", "3ns", "2562047h"}
+	for range 30 {
+		inputs = append(inputs, map[string]string{
+			"initial":    durations[r.IntN(len(durations))],
+			"multiplier": strconv.FormatFloat(1+r.Float64()*3, 'g', -1, 64),
+			"max":        durations[r.IntN(len(durations))],
+			"retries":    strconv.Itoa(r.IntN(50)),
+			"jitter":     []string{"none", "full", "equal", "decorrelated", "proportional", "proportional:0.05", "proportional:1"}[r.IntN(7)],
+			"deadline":   []string{"", "5s", "1.5m", "100"}[r.IntN(4)],
+		})
+	}
+	for _, in := range inputs {
+		want, errs := parse(in)
+		if len(errs) > 0 {
+			t.Fatalf("inputs %v: %v", in, errs)
+		}
 		src := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/again-go/again/backoff\"\n\t\"github.com/again-go/again/retry\"\n)\n\n" +
 			"var _ = time.Second\n\nfunc callTheService(context.Context) error { return nil }\n\n" +
 			"func f(ctx context.Context) error {\n" + Compute(in).Snippet + "return err\n}\n"
@@ -268,10 +307,72 @@ func TestSnippetCompiles(t *testing.T) {
 			t.Fatalf("snippet for %v does not parse: %v\n%s", in, err, src)
 		}
 		conf := types.Config{Importer: imp}
-		if _, err := conf.Check("p", fset, []*ast.File{f}, nil); err != nil {
+		info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+		if _, err := conf.Check("p", fset, []*ast.File{f}, info); err != nil {
 			t.Errorf("snippet for %v does not compile: %v\n%s", in, err, src)
+			continue
+		}
+		got, deadline := snippetPolicy(t, f, info)
+		p := want.Policy
+		if got.Initial != p.Initial || got.EffectiveMultiplier() != p.EffectiveMultiplier() || got.Max != p.Max ||
+			got.Retries != p.Retries || got.Jitter != p.Jitter || got.JitterText() != p.JitterText() || deadline != want.Deadline {
+			t.Errorf("snippet for %v sets %+v with deadline %v, want the page's %+v with deadline %v\n%s", in, got, deadline, p, want.Deadline, src)
 		}
 	}
+}
+
+// snippetPolicy returns the constants the snippet f puts in its
+// backoff.Policy literal and passes to context.WithTimeout.
+func snippetPolicy(t *testing.T, f *ast.File, info *types.Info) (p backoff.Policy, deadline time.Duration) {
+	t.Helper()
+	num := func(e ast.Expr) constant.Value {
+		v := info.Types[e].Value
+		if v == nil {
+			t.Fatalf("%s is not a constant", types.ExprString(e))
+		}
+		return v
+	}
+	i64 := func(e ast.Expr) int64 {
+		n, exact := constant.Int64Val(constant.ToInt(num(e)))
+		if !exact {
+			t.Fatalf("%s is not an int64", types.ExprString(e))
+		}
+		return n
+	}
+	f64 := func(e ast.Expr) float64 {
+		x, _ := constant.Float64Val(constant.ToFloat(num(e)))
+		return x
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CompositeLit:
+			for _, el := range n.Elts {
+				kv := el.(*ast.KeyValueExpr)
+				switch v := kv.Value; kv.Key.(*ast.Ident).Name {
+				case "Initial":
+					p.Initial = time.Duration(i64(v))
+				case "Multiplier":
+					p.Multiplier = f64(v)
+				case "Max":
+					p.Max = time.Duration(i64(v))
+				case "Retries":
+					p.Retries = int(i64(v))
+				case "Jitter":
+					p.Jitter = backoff.Jitter(i64(v))
+				case "JitterFactor":
+					p.JitterFactor = f64(v)
+				default:
+					t.Errorf("unexpected field %s in the snippet's policy", kv.Key)
+				}
+			}
+		case *ast.CallExpr:
+			if types.ExprString(n.Fun) == "context.WithTimeout" {
+				deadline = time.Duration(i64(n.Args[1]))
+			}
+		}
+		return true
+	})
+	return p, deadline
 }
 
 // FuzzCompute feeds arbitrary text to every field: Compute must never
@@ -300,13 +401,14 @@ func FuzzCompute(f *testing.F) {
 			}
 			return
 		}
-		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(r.JSON)) || !strings.HasPrefix(r.CSV, "retry,") {
+		j, c := Export(in, "json"), Export(in, "csv")
+		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(j.Text)) || !strings.HasPrefix(c.Text, "retry,") {
 			t.Fatalf("valid input %v gave an incomplete result", in)
 		}
 		var rep struct {
 			Policy struct{ Retries int } `json:"policy"`
 		}
-		json.Unmarshal([]byte(r.JSON), &rep)
+		json.Unmarshal([]byte(j.Text), &rep)
 		if r.Retries != rep.Policy.Retries || len(r.Rows) != min(r.Retries, MaxRows) {
 			t.Errorf("input %v: %d rows and a count of %d for %d retries", in, len(r.Rows), r.Retries, rep.Policy.Retries)
 		}
@@ -321,7 +423,7 @@ func TestLongSchedulesStayLight(t *testing.T) {
 	if len(r.Rows) != MaxRows || r.Retries != 5000 {
 		t.Errorf("%d rows of %d retries, want the first %d of 5000", len(r.Rows), r.Retries, MaxRows)
 	}
-	if n := strings.Count(r.CSV, "\n"); n != 5001 {
+	if n := strings.Count(Export(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"}, "csv").Text, "\n"); n != 5001 {
 		t.Errorf("CSV has %d lines, want a header and all 5000 retries", n)
 	}
 	if len(r.Bars) > MaxBars || r.Bars[0].First != 1 || r.Bars[len(r.Bars)-1].Last != 5000 {
@@ -389,5 +491,66 @@ func TestSolveForP99(t *testing.T) {
 	in["retries"] = strconv.Itoa(n + 1)
 	if res := Compute(in); res.Verdict.P99Fits {
 		t.Errorf("with %d retries the 99th percentile still fits: the solver did not find the largest", n+1)
+	}
+}
+
+// TestExportIsTheCLIs runs `again calc --format csv|json` in-process with
+// the page's inputs as flags: the page's downloads must be the very same
+// bytes.
+func TestExportIsTheCLIs(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "12", "jitter": "proportional:0.2", "deadline": "90s"},
+		{"initial": "250", "retries": "20", "jitter": "decorrelated", "deadline": "1h", "seed": "7"},
+		{"jitter": "equal", "retries": "1500"},
+		{"initial": "2562047h", "max": "0", "retries": "70", "jitter": "none"},
+	} {
+		var args []string
+		for _, f := range Fields() {
+			if s, ok := in[f]; ok {
+				args = append(args, "--"+f, s)
+			}
+		}
+		for _, format := range []string{"csv", "json"} {
+			var stdout, stderr bytes.Buffer
+			code := cli.Run(t.Context(), append([]string{"calc", "--format", format}, args...), strings.NewReader(""), &stdout, &stderr)
+			if code != 0 {
+				t.Fatalf("again calc %v exits %d: %s", args, code, stderr.String())
+			}
+			if got := Export(in, format); got.Error != "" || got.Text != stdout.String() {
+				t.Errorf("Export(%v, %s) = %+.200v\nwant what again calc prints:\n%.200s", in, format, got, stdout.String())
+			}
+		}
+	}
+	if got := Export(map[string]string{"retries": "-1"}, "csv"); got.Error != "--retries must be a whole number from 0 to 100000, got -1" || got.Text != "" {
+		t.Errorf("Export with retries -1 = %+v, want the CLI's message and no file", got)
+	}
+	if got := Export(example, "yaml"); got.Error == "" || got.Text != "" {
+		t.Errorf("Export(example, yaml) = %+v, want an error", got)
+	}
+}
+
+// TestCommandRuns runs the page's command line in-process: again calc must
+// accept it and print the page's downloads, whatever the page keeps that
+// the command does not take (the solver's target).
+func TestCommandRuns(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "12", "jitter": "proportional:0.2", "deadline": "90s", "target": "p99"},
+		{"initial": "250", "retries": "20", "jitter": "decorrelated", "deadline": "1h", "target": "max", "seed": "7"},
+		{"retries": "2"},
+	} {
+		words := strings.Fields(Compute(in).Command)
+		if len(words) < 2 || words[0] != "again" || words[1] != "calc" {
+			t.Fatalf("command for %v = %q, want again calc ...", in, Compute(in).Command)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := cli.Run(t.Context(), append(words[1:], "--format", "csv"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Errorf("%s: exit status %d, %s", Compute(in).Command, code, stderr.String())
+			continue
+		}
+		if want := Export(in, "csv").Text; stdout.String() != want {
+			t.Errorf("%s --format csv printed\n%.200s\nbut the page's download is\n%.200s", Compute(in).Command, stdout.String(), want)
+		}
 	}
 }

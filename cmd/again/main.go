@@ -1,5 +1,6 @@
 // Command again is the command-line face of the again toolkit: a backoff
-// calculator and a retrying runner. See `again --help`.
+// calculator (calc), a runner that retries any command (run), a curl that
+// retries safely (fetch) and the calculator page (web). See `again --help`.
 package main
 
 import (

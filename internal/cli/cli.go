@@ -108,8 +108,21 @@ func commandNames(root *cobra.Command) []string {
 }
 
 // flagError turns pflag's parse errors (unknown flag, missing value, bad
-// syntax) into usage errors that point at the help.
+// syntax) into usage errors that point at the help. A rejected value is
+// reworded in the style of every other usage error, naming the flag and what
+// it accepts: pflag's own wording ("invalid argument ... strconv.ParseBool:
+// ...") speaks of Go, not of the command line.
 func flagError(cmd *cobra.Command, err error) error {
+	var ive *pflag.InvalidValueError
+	if errors.As(err, &ive) {
+		name := ive.GetFlag().Name
+		switch {
+		case errors.Is(err, errEmpty):
+			return Usagef("--%s must not be empty; leave it out for its default (see '%s --help')", name, cmd.CommandPath())
+		case ive.GetFlag().Value.Type() == "bool":
+			return Usagef("--%s must be true or false, got %q (see '%s --help')", name, ive.GetValue(), cmd.CommandPath())
+		}
+	}
 	return Usagef("%v (see '%s --help')", err, cmd.CommandPath())
 }
 
@@ -182,10 +195,13 @@ func (f textFlag) Set(s string) error {
 	if strings.TrimSpace(s) == "" {
 		// An empty value would read as "use the default": refuse it rather
 		// than silently compute something the user did not ask for.
-		return errors.New("must not be empty")
+		return errEmpty
 	}
 	*f.s = s
 	return nil
 }
+
+// errEmpty is what textFlag.Set rejects; flagError rewords it.
+var errEmpty = errors.New("must not be empty")
 
 var _ pflag.Value = textFlag{}

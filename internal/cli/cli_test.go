@@ -43,7 +43,10 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"calc", "--frobnicate"}, `again calc: unknown flag: --frobnicate (see 'again calc --help')`},
 		{[]string{"calc", "-x"}, `again calc: unknown shorthand flag: 'x' in -x (see 'again calc --help')`},
 		{[]string{"calc", "--initial"}, `again calc: flag needs an argument: --initial (see 'again calc --help')`},
-		{[]string{"calc", "--initial="}, `again calc: invalid argument "" for "--initial" flag: must not be empty (see 'again calc --help')`},
+		{[]string{"calc", "--initial="}, `again calc: --initial must not be empty; leave it out for its default (see 'again calc --help')`},
+		{[]string{"run", "--retry-on-exit=", "--", "true"}, `again run: --retry-on-exit must not be empty; leave it out for its default (see 'again run --help')`},
+		{[]string{"run", "--quiet=maybe", "--", "true"}, `again run: --quiet must be true or false, got "maybe" (see 'again run --help')`},
+		{[]string{"fetch", "-i=x", "http://127.0.0.1:1/"}, `again fetch: --include must be true or false, got "x" (see 'again fetch --help')`},
 		{[]string{"calc", "extra"}, `again calc: unexpected argument "extra"; calc takes only flags (see 'again calc --help')`},
 	}
 	for _, tt := range tests {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
-	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/spf13/cobra"
 )
@@ -69,7 +68,7 @@ Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
   again run --retry-on-exit 75 --quiet -- ./sync.sh`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return Usagef("missing the command to run; usage: again run [flags] -- CMD [ARGS...]")
+				return Usagef("missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')")
 			}
 			return nil
 		},
@@ -78,8 +77,8 @@ Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
 	// Everything after CMD belongs to it, even without "--".
 	fs.SetInterspersed(false)
 	pf := AddPolicyFlags(fs)
-	timeout := "0"
-	fs.Var(textFlag{s: &timeout, typ: "duration"}, "timeout", "limit on each attempt; 0 means none")
+	timeout := ""
+	fs.Var(textFlag{s: &timeout, typ: "duration"}, "timeout", "limit on each attempt, after which the command is stopped (default none)")
 	retryOn := ""
 	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
@@ -89,10 +88,8 @@ Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
 			return err
 		}
 		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline}
-		if r.timeout, err = calc.ParseDuration(timeout); err != nil {
-			var ie *calc.InputError
-			errors.As(err, &ie)
-			return Usagef("--timeout %s", ie.Detail())
+		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
+			return err
 		}
 		if r.retryOn, err = parseExitList(retryOn); err != nil {
 			return err

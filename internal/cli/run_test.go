@@ -275,8 +275,8 @@ func TestRunUsage(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"no command", []string{"run"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...]"},
-		{"only dash", []string{"run", "--"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...]"},
+		{"no command", []string{"run"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
+		{"only dash", []string{"run", "--"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
 		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
 		{"negative timeout", []string{"run", "--timeout", "-1s", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
 		{"zero exit code", []string{"run", "--retry-on-exit", "0", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "0"`},

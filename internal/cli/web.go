@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +73,8 @@ any static file server, and exits.`,
 			fmt.Fprintf(env.Stdout, "Wrote the calculator page to %s\n", export)
 			return nil
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return Usagef("--addr must be host:port such as 127.0.0.1:8080 or :0, got %q", addr)
+		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
+			return Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got %q", addr)
 		}
 		return serveWeb(cmd.Context(), env, addr, open)
 	}
@@ -85,7 +86,13 @@ any static file server, and exits.`,
 func serveWeb(ctx context.Context, env *Env, addr string, open bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		// The *net.OpError's own text repeats the address as "listen tcp
+		// ADDR:"; its cause alone says what went wrong.
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			err = oe.Err
+		}
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
 	}
 	url := pageURL(ln.Addr().(*net.TCPAddr))
 	srv := &http.Server{
@@ -116,6 +123,16 @@ func serveWeb(ctx context.Context, env *Env, addr string, open bool) error {
 		return serr
 	}
 	return err
+}
+
+// validPort reports whether port is a decimal port number net.Listen
+// accepts, or a service name such as "http" that it looks up itself.
+func validPort(port string) bool {
+	if port != "" && ('a' <= port[0] && port[0] <= 'z' || 'A' <= port[0] && port[0] <= 'Z') {
+		return true // a service name: net.Listen says if it knows it
+	}
+	_, err := strconv.ParseUint(port, 10, 16) // fails above 65535
+	return err == nil
 }
 
 // pageURL returns the URL a browser on this machine reaches the listener

@@ -84,7 +84,9 @@ func TestWebUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"web", "--addr", "localhost"}, `again web: --addr must be host:port such as 127.0.0.1:8080 or :0, got "localhost"`},
+		{[]string{"web", "--addr", "localhost"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "localhost"`},
+		{[]string{"web", "--addr", "127.0.0.1:99999"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "127.0.0.1:99999"`},
+		{[]string{"web", "--addr", "127.0.0.1:-1"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "127.0.0.1:-1"`},
 		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
 		{[]string{"web", "--export", "x", "--addr", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
 		{[]string{"web", "--export", ""}, `again web: --export needs a directory, got ""`},
@@ -99,7 +101,7 @@ func TestWebUsageErrors(t *testing.T) {
 func TestWebListenError(t *testing.T) {
 	// 192.0.2.1 (TEST-NET-1) is never an address of this machine.
 	r := run(t, "web", "--addr", "192.0.2.1:0")
-	if r.code != ExitFailure || !strings.HasPrefix(r.stderr, "again web: listen tcp 192.0.2.1:0: ") || r.stdout != "" {
+	if r.code != ExitFailure || !strings.HasPrefix(r.stderr, "again web: cannot listen on 192.0.2.1:0: ") || r.stdout != "" {
 		t.Errorf("again web on a foreign address: exit %d, stdout %q, stderr %q; want exit 1 and the listen error", r.code, r.stdout, r.stderr)
 	}
 }

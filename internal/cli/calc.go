@@ -25,7 +25,8 @@ fits it says so and exits 1.
 Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
 JSON and CSV numbers are milliseconds.
 Exit status: 0 when the schedule is shown (even one that misses --deadline),
-1 when --solve finds no value, 2 for a usage error.`,
+1 when --solve has no answer (no value fits, or every value does), 2 for a
+usage error.`,
 		Example: `  # The worked example: 500 ms doubling up to 30 s, 8 retries, full jitter.
   again calc --initial 500ms --multiplier 2 --max 30s --retries 8
 

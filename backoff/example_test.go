@@ -114,3 +114,27 @@ func ExampleHuman() {
 	// 1 min 32 s
 	// 1 h 5 s
 }
+
+func ExampleDefault() {
+	p := backoff.Default()
+	fmt.Println(p.Initial, p.EffectiveMultiplier(), p.Max, p.Retries, p.JitterText())
+	// Change what you need; every call returns a fresh value.
+	p.Retries = 5
+	fmt.Println(p.Delay(5), p.Capped(5), backoff.Default().Retries)
+	// Output:
+	// 500ms 2 10s 3 full
+	// 8s false 3
+}
+
+func ExamplePolicy_Validate() {
+	p := backoff.Policy{Initial: time.Second, Multiplier: 0.5, Retries: 3}
+	err := p.Validate()
+	var fe *backoff.FieldError
+	if errors.As(err, &fe) {
+		fmt.Println(fe.Field, fe.Value, errors.Is(err, backoff.ErrInvalid))
+	}
+	fmt.Println(err)
+	// Output:
+	// Multiplier 0.5 true
+	// backoff: Multiplier must be a finite number >= 1 (or 0 for the default 2), got 0.5
+}

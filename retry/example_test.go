@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -98,4 +100,26 @@ func ExampleBudget() {
 	// Without the budget, the outage would have cost 400 attempts.
 	fmt.Println(attempts, budget.Tokens())
 	// Output: 103 0
+}
+
+func ExampleWithLogger() {
+	// A text handler without the time, so that the output is reproducible.
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	attempts := 0
+	_ = retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		attempts++
+		if attempts < 2 {
+			return errors.New("connection reset")
+		}
+		return nil
+	}, retry.WithLogger(logger))
+	// Output:
+	// level=WARN msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=1µs error="connection reset"
 }

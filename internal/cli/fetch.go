@@ -80,7 +80,7 @@ or a network failure after all retries, 2 for a usage error.`,
 	pf := AddPolicyFlags(fs)
 	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt until its response headers arrive (default none)")
 	f.retryOn = "429,502,503,504"
-	fs.Var(textFlag{s: &f.retryOn, typ: "list"}, "retry-on", "statuses to retry, comma-separated, or none")
+	fs.Var(textFlag{s: &f.retryOn, typ: "list"}, "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
 	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying")
 	f.key = "auto"

@@ -40,10 +40,11 @@ type Total struct {
 	// jitter they are Monte Carlo estimates (see Estimated).
 	P50, P90, P99 time.Duration
 	// Estimated reports that the percentiles (and, if a retry is Capped,
-	// part of Mean) come from a seeded Monte Carlo simulation, as they do for Decorrelated
-	// jitter, whose delays depend on each other. The simulation runs as
-	// many whole schedules as take about two million delays, but never
-	// fewer than 256 nor more than 20,000; equal seeds give equal numbers.
+	// part of Mean) come from a seeded Monte Carlo simulation, as they do
+	// for Decorrelated jitter, whose delays depend on each other. The
+	// simulation runs as many whole schedules as take about two million
+	// delays, but never fewer than 256 nor more than 20,000; equal seeds
+	// give equal numbers.
 	Estimated bool
 	// StdErr is the standard error of the simulated mean total wait: the
 	// true mean lies within ±2 StdErr of the estimate about 95 % of the time.
@@ -61,9 +62,13 @@ type Total struct {
 // totals. Durations saturate at the largest time.Duration, which Human
 // shows as "more than 292 years".
 type Stats struct {
-	Policy  Policy
+	// Policy is the policy analysed, as given to Stats.
+	Policy Policy
+	// Retries has one entry per retry analysed (see Truncated), in order:
+	// Retries[i].Retry is i+1.
 	Retries []RetryStats
-	Total   Total
+	// Total describes the sum of the delays over the retries analysed.
+	Total Total
 	// Truncated reports that Policy.Retries exceeds MaxStatsRetries, so that
 	// Retries and Total cover only the first MaxStatsRetries retries.
 	Truncated bool
@@ -344,6 +349,7 @@ func quantile(xs []float64, q float64) float64 {
 
 // DeadlineFit says how a policy's worst case compares with a deadline.
 type DeadlineFit struct {
+	// Deadline is the deadline compared with, as given to Stats.Deadline.
 	Deadline time.Duration
 	// WorstCaseFits reports that even the longest total wait over all
 	// Policy.Retries retries ends within Deadline.

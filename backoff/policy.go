@@ -77,6 +77,8 @@ type FieldError struct {
 	Accepted string // what is accepted, e.g. "a finite number >= 1"
 }
 
+// Error returns "backoff: FIELD must be ACCEPTED, got VALUE", such as
+// "backoff: Retries must be a whole number >= 0, got -1".
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("backoff: %s must be %s, got %s", e.Field, e.Accepted, e.Value)
 }

@@ -166,7 +166,10 @@ func etagMatches(header, etag string) bool {
 // Export writes the page's files into dir, creating it if needed, so that
 // any static file server can host the page. The server must send .wasm
 // files as application/wasm for the fastest start; the page works either way.
-// Existing files of the same names are replaced.
+// Existing files of the same names are replaced; other files in dir are
+// left alone. Errors are the file system's (*fs.PathError), prefixed "web: ".
+// Export reads only embedded data, so it is safe to call concurrently with
+// itself (for different directories) and with a Handler serving.
 func Export(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("web: %w", err)

@@ -77,6 +77,17 @@ computes what a retry schedule costs before you ship it.
 
 Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
 Exit status: 0 success, 1 failure, 2 usage error.`,
+		Example: `  # What does a schedule cost, and does it fit a one-minute deadline?
+  again calc --initial 500ms --max 30s --retries 8 --deadline 1m
+
+  # Retry a command while it fails, for at most a minute.
+  again run --retries 5 --deadline 1m -- pg_isready -h db
+
+  # Send an HTTP request, retrying safely.
+  again fetch --retries 5 https://api.example.com/items
+
+  # The same calculator in a browser page.
+  again web --open`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,

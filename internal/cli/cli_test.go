@@ -63,8 +63,8 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	for _, args := range [][]string{nil, {"--help"}, {"help"}} {
 		r := run(t, args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "calc") || !strings.Contains(r.stdout, "Exit status") {
-			t.Errorf("again %v: exit %d, stdout %q; want the root help listing calc", args, r.code, r.stdout)
+		if r.code != 0 || !strings.Contains(r.stdout, "calc") || !strings.Contains(r.stdout, "Exit status") || !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("again %v: exit %d, stdout %q; want the root help listing calc, the exit statuses and examples", args, r.code, r.stdout)
 		}
 	}
 	r = run(t, "calc", "--help")
@@ -120,5 +120,39 @@ func TestContextReachesSubcommand(t *testing.T) {
 	env := &Env{Stdin: strings.NewReader(""), Stdout: new(bytes.Buffer), Stderr: new(bytes.Buffer)}
 	if code := execute(ctx, newRoot(sub), []string{"test"}, env); code != 0 || got != cause {
 		t.Errorf("exit %d, subcommand saw cause %v; want 0 and %v", code, got, cause)
+	}
+}
+
+// TestHelpConsistent keeps the subcommands' help alike: each has examples,
+// and a policy flag reads the same, with the same default, wherever it
+// appears.
+func TestHelpConsistent(t *testing.T) {
+	shared := []string{"--initial", "--multiplier", "--max", "--retries", "--jitter", "--deadline"}
+	first := map[string]string{} // flag -> its help line in calc
+	for _, sub := range []string{"calc", "run", "fetch", "web"} {
+		r := run(t, sub, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "\nExamples:\n") {
+			t.Errorf("again %s --help: exit %d, no Examples section:\n%s", sub, r.code, r.stdout)
+		}
+		if sub == "web" {
+			continue // web takes no policy
+		}
+		for _, flag := range shared {
+			line := ""
+			for l := range strings.Lines(r.stdout) {
+				if f := strings.Fields(l); len(f) > 0 && f[0] == flag {
+					line = strings.Join(f, " ")
+				}
+			}
+			if line == "" {
+				t.Errorf("again %s --help lacks %s", sub, flag)
+				continue
+			}
+			if want, ok := first[flag]; !ok {
+				first[flag] = line
+			} else if line != want {
+				t.Errorf("again %s --help: %q, want %q as in calc", sub, line, want)
+			}
+		}
 	}
 }

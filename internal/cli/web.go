@@ -56,7 +56,7 @@ any static file server, and exits.`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {
-				return Usagef("--export needs a directory, got \"\"")
+				return Usagef("--export must name a directory, got \"\"")
 			}
 			if cmd.Flags().Changed("addr") || open {
 				return Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")

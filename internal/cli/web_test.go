@@ -89,7 +89,7 @@ func TestWebUsageErrors(t *testing.T) {
 		{[]string{"web", "--addr", "127.0.0.1:-1"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "127.0.0.1:-1"`},
 		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
 		{[]string{"web", "--export", "x", "--addr", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
-		{[]string{"web", "--export", ""}, `again web: --export needs a directory, got ""`},
+		{[]string{"web", "--export", ""}, `again web: --export must name a directory, got ""`},
 		{[]string{"web", "now"}, `again web: unexpected argument "now"; web takes only flags (see 'again web --help')`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

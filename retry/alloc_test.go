@@ -33,27 +33,41 @@ func TestAllocs(t *testing.T) {
 	ctx := context.Background()
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var budget retry.Budget
+	// Each fail-twice call spends about two tokens: a budget of 10 would
+	// empty within a few runs, and the runs after that would measure the
+	// ErrBudget path instead of retrying (hidden by AllocsPerRun's rounding
+	// down of the average), so this one is large enough for every run.
+	budget := retry.Budget{MaxTokens: 1e6}
 	zero := backoff.Policy{Retries: 3}
 	hook := func(retry.Event) {}
 	logger := slog.New(slog.DiscardHandler)
 	opts := []retry.Option{retry.WithBudget(&budget), retry.OnRetry(hook), retry.WithLogger(logger), retry.MaxRetryAfter(0)}
 	tests := []struct {
 		name string
-		run  func()
+		run  func() error
 	}{
-		{"success", func() { _, _ = retry.Do(ctx, backoff.Default(), succeedOp) }},
-		{"success cancelable ctx", func() { _, _ = retry.Do(cctx, backoff.Default(), succeedOp) }},
-		{"success with options", func() {
-			_, _ = retry.Do(ctx, backoff.Default(), succeedOp, retry.WithBudget(&budget), retry.OnRetry(hook), retry.WithLogger(logger))
+		{"success", func() error { _, err := retry.Do(ctx, backoff.Default(), succeedOp); return err }},
+		{"success cancelable ctx", func() error { _, err := retry.Do(cctx, backoff.Default(), succeedOp); return err }},
+		{"success with options", func() error {
+			_, err := retry.Do(ctx, backoff.Default(), succeedOp, retry.WithBudget(&budget), retry.OnRetry(hook), retry.WithLogger(logger))
+			return err
 		}},
-		{"run success", func() { _ = retry.Run(ctx, backoff.Default(), func(context.Context) error { return nil }) }},
-		{"fail twice zero delay", func() { f := failTwice{}; _, _ = retry.Do(ctx, zero, f.op) }},
-		{"fail twice zero delay options", func() { f := failTwice{}; _, _ = retry.Do(cctx, zero, f.op, opts...) }},
+		{"run success", func() error { return retry.Run(ctx, backoff.Default(), func(context.Context) error { return nil }) }},
+		{"fail twice zero delay", func() error { f := failTwice{}; _, err := retry.Do(ctx, zero, f.op); return err }},
+		{"fail twice zero delay options", func() error { f := failTwice{}; _, err := retry.Do(cctx, zero, f.op, opts...); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := testing.AllocsPerRun(100, tt.run); got != 0 {
+			var failed error
+			got := testing.AllocsPerRun(100, func() {
+				if err := tt.run(); err != nil {
+					failed = err
+				}
+			})
+			if failed != nil {
+				t.Fatalf("a run failed (%v): the allocations measured are not the success path's", failed)
+			}
+			if got != 0 {
 				t.Errorf("allocations = %v, want 0", got)
 			}
 		})

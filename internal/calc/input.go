@@ -61,8 +61,7 @@ type InputError struct {
 }
 
 // Detail returns the message without the field name:
-// "must be a finite number >= 1, got 0.5". A command line prefixes it with
-// "--multiplier", a web page with the label of its input.
+// "must be a finite number >= 1, got 0.5". Message adds the flag name.
 func (e *InputError) Detail() string {
 	if e.Reason != "" {
 		return e.Reason
@@ -70,14 +69,20 @@ func (e *InputError) Detail() string {
 	return "must be " + e.Accepted + ", got " + showValue(e.Value)
 }
 
-// Error returns "calc: --multiplier must be a finite number >= 1, got 0.5".
-func (e *InputError) Error() string {
+// Message returns the message as the command line and the page show it,
+// naming the flag: "--multiplier must be a finite number >= 1, got 0.5"
+// ("value must be ..." when Field is empty).
+func (e *InputError) Message() string {
 	name := "value"
 	if e.Field != "" {
 		name = "--" + e.Field
 	}
-	return "calc: " + name + " " + e.Detail()
+	return name + " " + e.Detail()
 }
+
+// Error returns "calc: " and Message: "calc: --multiplier must be a finite
+// number >= 1, got 0.5".
+func (e *InputError) Error() string { return "calc: " + e.Message() }
 
 // Is reports whether target is ErrInvalid.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }

@@ -56,7 +56,7 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 	in, err := calc.Parse(v)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return in, Usagef("--%s %s", ie.Field, ie.Detail())
+		return in, Usagef("%s", ie.Message())
 	}
 	return in, err
 }

@@ -269,7 +269,7 @@ func firstError(errs map[string]string) string {
 func message(err error) string {
 	var ie *calc.InputError
 	if errors.As(err, &ie) && ie.Field != "" {
-		return "--" + ie.Field + " " + ie.Detail()
+		return ie.Message()
 	}
 	var se *calc.SolveError
 	if errors.As(err, &se) {

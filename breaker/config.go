@@ -124,13 +124,13 @@ type Config struct {
 
 // Defaults of Config, applied by New to zero fields.
 const (
-	DefaultWindow       = 10 * time.Second
-	DefaultBuckets      = 10
-	DefaultFailureRatio = 0.5
-	DefaultMinCalls     = 20
-	DefaultProbeTimeout = 10 * time.Second
-	DefaultRefresh      = time.Second
-	maxBuckets          = 1000
+	DefaultWindow        = 10 * time.Second
+	DefaultBuckets       = 10
+	DefaultFailureRatio  = 0.5
+	DefaultMinCalls      = 20
+	DefaultProbeTimeout  = 10 * time.Second
+	DefaultSharedRefresh = time.Second
+	maxBuckets           = 1000
 )
 
 // DefaultOpen returns the default schedule of open periods: 5 s before the
@@ -260,7 +260,7 @@ func (c Config) settings() settings {
 		s.classify = Classify
 	}
 	if s.refresh == 0 {
-		s.refresh = DefaultRefresh
+		s.refresh = DefaultSharedRefresh
 	}
 	return s
 }

@@ -142,7 +142,6 @@ func DefaultOpen() backoff.Policy {
 		Initial:    5 * time.Second,
 		Multiplier: 2,
 		Max:        time.Minute,
-		Retries:    3,
 		Jitter:     backoff.Equal,
 	}
 }

@@ -99,10 +99,11 @@ type Config struct {
 	// in half-open. Zero means 10 s; negative means no limit.
 	ProbeTimeout time.Duration
 
-	// Classify decides how a call's error counts. Nil means the package
-	// function Classify (nil error: Success; context.Canceled and NotFault
-	// errors: Neutral; the rest: Failure). CallJudged judges from the
-	// value as well.
+	// Classify decides how a call's non-nil error counts (a nil error is
+	// always a Success; CallJudged judges from the value as well). Nil
+	// means the package function Classify: context.Canceled and NotFault
+	// errors are Neutral, the rest Failure. It must be safe for concurrent
+	// use.
 	Classify func(error) Outcome
 	// OnStateChange, if set, is called after each state change, never
 	// while a lock is held, so it may call the breaker's methods. Calls are

@@ -443,3 +443,21 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestOnStateChangePanicDoesNotStopLaterChanges(t *testing.T) {
+	var got []State
+	b := newTest(t, Config{MinCalls: -1, OnStateChange: func(ch Change) {
+		got = append(got, ch.To)
+		if ch.To == Open {
+			panic("hook")
+		}
+	}}, newClock())
+	func() {
+		defer func() { _ = recover() }()
+		call(b, errBoom)
+	}()
+	b.Reset()
+	if fmt.Sprint(got) != "[open closed]" {
+		t.Fatalf("hook saw %v, want [open closed]", got)
+	}
+}

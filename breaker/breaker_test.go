@@ -461,3 +461,14 @@ func TestOnStateChangePanicDoesNotStopLaterChanges(t *testing.T) {
 		t.Fatalf("hook saw %v, want [open closed]", got)
 	}
 }
+
+func TestSlowProbeReopens(t *testing.T) {
+	c := newClock()
+	b := newTest(t, Config{MinCalls: -1, Open: noJitter, SlowCall: time.Second}, c)
+	call(b, errBoom)
+	c.Advance(time.Second)
+	_ = b.Do(context.Background(), func(context.Context) error { c.Advance(2 * time.Second); return nil })
+	if s := b.Snapshot(); s.State != Open || s.Trips != 2 {
+		t.Fatalf("after a slow successful probe: %+v, want open, trip 2", s)
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // A policy with microsecond delays keeps the examples fast; real code starts
 // from backoff.Default().
-var quick = backoff.Policy{Initial: time.Microsecond, Retries: 3, Jitter: backoff.None}
+var quick = backoff.Policy{Initial: time.Microsecond, Retries: 3, Jitter: backoff.NoJitter}
 
 func ExampleDo() {
 	attempts := 0
@@ -92,7 +92,7 @@ func ExampleTokenBucket() {
 	var budget retry.TokenBucket
 	attempts := 0
 	for range 100 {
-		_ = retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(ctx context.Context) error {
+		_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 3}, func(ctx context.Context) error {
 			attempts++
 			return errors.New("service down")
 		}, retry.WithBudget(&budget))

@@ -40,7 +40,8 @@ const (
 type Event struct {
 	// Attempt is the number of the attempt that just failed, from 1.
 	Attempt int
-	// MaxAttempts is the most attempts the policy allows: Retries+1.
+	// MaxAttempts is the most attempts the policy allows:
+	// Policy.MaxAttempts().
 	MaxAttempts int
 	// Delay is the wait before the next attempt: the policy's jittered delay,
 	// or the error's wait hint (see After).

@@ -12,9 +12,10 @@ import (
 // returns op's value. It is synchronous: op, the hooks and the waits all run
 // on the calling goroutine, and Do starts no goroutine.
 //
-// The first attempt runs at once; there are at most p.Retries+1 attempts,
-// and the wait before retry n is p.Sample(n, ...) (jittered), or the hint of
-// the error (see After). Do stops, returning the zero T and an *Error whose
+// The first attempt runs at once; there are at most p.MaxAttempts()
+// attempts, and the wait before retry n is p.Sample(n, ...) (jittered), or
+// the hint of the error (see After). Zero fields of p take their defaults
+// (backoff.Policy{} is backoff.Default()), negative ones mean none. Do stops, returning the zero T and an *Error whose
 // Reason says why, when:
 //
 //   - every attempt failed (ErrExhausted);
@@ -145,7 +146,7 @@ func (l *Loop) Failed(ctx context.Context, err error) error {
 		return err
 	}
 	if l.cfg.onRetry != nil || l.cfg.logger != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: maxAttempts(l.p), Delay: d, Err: l.last})
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
 	}
 	return l.Wait(ctx, d)
 }
@@ -171,7 +172,7 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	if l.cfg.budget != nil && !m.rejected {
 		allowed = l.cfg.budget.Failure()
 	}
-	if l.attempts >= maxAttempts(l.p) {
+	if l.attempts >= l.p.MaxAttempts() {
 		return 0, l.give(ErrExhausted, err)
 	}
 	if !allowed {
@@ -241,12 +242,4 @@ func (l *Loop) canceled(ctx context.Context, last error) error {
 		e.ctxErr = err
 	}
 	return e
-}
-
-// maxAttempts returns Retries+1, saturating instead of overflowing.
-func maxAttempts(p backoff.Policy) int {
-	if p.Retries == int(^uint(0)>>1) {
-		return p.Retries
-	}
-	return p.Retries + 1
 }

@@ -53,6 +53,17 @@ func failing(n int, err error) []error {
 	return errs
 }
 
+// timeoutContext returns the test's context, with a timeout of d unless d is
+// zero.
+func timeoutContext(t *testing.T, d time.Duration) context.Context {
+	if d == 0 {
+		return t.Context()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func ms(n ...int) []time.Duration {
 	d := make([]time.Duration, len(n))
 	for i, v := range n {
@@ -268,12 +279,7 @@ func TestRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ctx := t.Context()
-				if tt.timeout > 0 {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
-					defer cancel()
-				}
+				ctx := timeoutContext(t, tt.timeout)
 				s := newScript(tt.errs...)
 				_, err := retry.Do(ctx, policy, s.op, tt.opts...)
 				if !equalDurations(s.at, tt.at) {

@@ -95,7 +95,7 @@ type Loop struct {
 	cfg      config
 	start    time.Time     // when the call began
 	attempts int           // attempts made so far
-	prev     time.Duration // the previous wait, for decorrelated jitter
+	prev     time.Duration // the policy's previous wait, for decorrelated jitter
 	last     error         // the latest attempt's error
 	timer    *time.Timer   // created at the first non-zero wait, then reused
 }
@@ -185,9 +185,11 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 		}
 		d = m.hint
 	} else {
+		// A hint replaces one wait, not the schedule: decorrelated jitter
+		// grows from the policy's own previous wait, not the server's.
 		d = l.p.Sample(l.attempts, l.prev, l.cfg.rand)
+		l.prev = d
 	}
-	l.prev = d
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
 		// A wait ending at the deadline leaves no time for the attempt.
 		return 0, l.give(ErrDeadline, err)

@@ -50,6 +50,7 @@ func TestRequestBodyClosedOnError(t *testing.T) {
 			return ctx
 		}},
 		{"unsupported scheme", &retryhttp.Transport{Policy: noWait, Base: &http.Transport{}}, context.Background},
+		{"invalid budget", &retryhttp.Transport{Policy: noWait, Budget: &retry.TokenBucket{MaxTokens: -1}}, context.Background},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

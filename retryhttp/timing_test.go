@@ -286,3 +286,42 @@ func TestRateLimitTooLong(t *testing.T) {
 		}
 	})
 }
+
+// A negative AttemptTimeout means no limit, as zero does.
+func TestAttemptTimeoutNegative(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newScript(map[string][]step{"/": {{delay: time.Hour}}})
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: noWait, AttemptTimeout: -1}
+		start := time.Now()
+		resp, _ := roundTrip(t, tr, "GET", "http://example.test/", nil)
+		if resp.StatusCode != 200 || time.Since(start) != time.Hour || len(s.requests("/")) != 1 {
+			t.Errorf("status %d after %v and %d attempts, want 200 after 1h and 1 attempt", resp.StatusCode, time.Since(start), len(s.requests("/")))
+		}
+	})
+}
+
+// A partly filled Policy takes the defaults for its zero fields: the issue's
+// Policy{Retries: 5} waited nothing and sent 6 requests in 2 ms, and
+// Policy{Max: 5s} made no retries.
+func TestPartlyFilledPolicy(t *testing.T) {
+	tests := []struct {
+		p        backoff.Policy
+		attempts int
+		first    time.Duration // the wait before the first retry, before jitter
+	}{
+		{backoff.Policy{Retries: 5, Jitter: backoff.NoJitter}, 6, 500 * time.Millisecond},
+		{backoff.Policy{Max: 5 * time.Second, Jitter: backoff.NoJitter}, 4, 500 * time.Millisecond},
+		{backoff.Policy{Jitter: backoff.NoJitter}, 4, 500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		synctest.Test(t, func(t *testing.T) {
+			s := newScript(map[string][]step{"/": {status(503)}})
+			tr := &retryhttp.Transport{Base: memRT{s}, Policy: tt.p}
+			roundTrip(t, tr, "GET", "http://example.test/", nil)
+			reqs := s.requests("/")
+			if len(reqs) != tt.attempts || reqs[1].at.Sub(reqs[0].at) != tt.first {
+				t.Errorf("%+v: %d attempts, first retry after %v; want %d, %v", tt.p, len(reqs), reqs[1].at.Sub(reqs[0].at), tt.attempts, tt.first)
+			}
+		})
+	}
+}

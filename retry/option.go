@@ -143,3 +143,15 @@ func newConfig(opts []Option) config {
 type globalRand struct{}
 
 func (globalRand) Float64() float64 { return rand.Float64() }
+
+// budgetOf returns the Budget among opts (the last one given) without
+// applying the other options.
+func budgetOf(opts []Option) Budget {
+	var b Budget
+	for _, o := range opts {
+		if o.kind == optBudget {
+			b, _ = o.v.(Budget)
+		}
+	}
+	return b
+}

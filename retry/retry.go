@@ -46,18 +46,26 @@ import (
 // the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
-	l, err := NewLoop(ctx, p, opts...)
-	if err != nil {
+	start := time.Now()
+	if err := begin(ctx, p, opts, start); err != nil {
 		return zero, err
 	}
-	for {
-		v, err := op(ctx)
-		if err == nil {
-			l.Succeeded()
-			return v, nil
+	v, err := op(ctx)
+	if err == nil {
+		// The common case: the options are not even applied.
+		if b := budgetOf(opts); b != nil {
+			b.Success()
 		}
+		return v, nil
+	}
+	l := Loop{p: p, cfg: newConfig(opts), start: start}
+	for {
 		if err = l.Failed(ctx, err); err != nil {
 			return zero, err
+		}
+		if v, err = op(ctx); err == nil {
+			l.Succeeded()
+			return v, nil
 		}
 	}
 }
@@ -105,21 +113,31 @@ type Loop struct {
 // invalid, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
-	if err := p.Validate(); err != nil {
+	start := time.Now()
+	if err := begin(ctx, p, opts, start); err != nil {
 		return Loop{}, err
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	l := Loop{p: p, cfg: newConfig(opts), start: time.Now()}
-	if v, ok := l.cfg.budget.(interface{ Validate() error }); ok {
+	return Loop{p: p, cfg: newConfig(opts), start: start}, nil
+}
+
+// begin checks what must hold before a call's first attempt: a valid
+// policy and budget, and a context not done yet.
+func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Time) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if v, ok := budgetOf(opts).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
-			return Loop{}, err
+			return err
 		}
 	}
 	if ctx.Err() != nil {
-		return Loop{}, l.canceled(ctx, nil)
+		l := Loop{p: p, start: start}
+		return l.canceled(ctx, nil)
 	}
-	return l, nil
+	return nil
 }
 
 // Attempts returns the number of attempts recorded so far with Failed and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 // The names of the input fields. They are the flag names of `again calc`
@@ -28,9 +29,9 @@ const (
 )
 
 // MaxRetries is the largest retry count Parse accepts: the most that
-// backoff.Stats analyses one by one. It is far beyond any useful schedule,
+// plan.Stats analyses one by one. It is far beyond any useful schedule,
 // and small enough that a report for it stays a few megabytes.
-const MaxRetries = backoff.MaxStatsRetries
+const MaxRetries = plan.MaxStatsRetries
 
 // What each field accepts, for error messages and help texts.
 const (
@@ -44,6 +45,10 @@ const (
 	acceptTarget     = "one of max or p99"
 	acceptSeed       = "a whole number from 0 to 18446744073709551615"
 )
+
+// JitterSyntax lists the forms of --jitter that backoff.ParseJitter accepts,
+// for messages and help texts. A test keeps it equal to ParseJitter's own.
+const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
 
 // ErrInvalid is matched by errors.Is for every error that ParseDuration and
 // Parse return.
@@ -172,7 +177,7 @@ var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9
 // Values holds the calculator's inputs as text, keyed by field name
 // (FieldInitial, ...). A missing or empty value means the default: the
 // field's value in backoff.Default() for the policy fields, no deadline, no
-// solving, target max and backoff.DefaultSeed.
+// solving, target max and plan.DefaultSeed.
 type Values map[string]string
 
 // DefaultValues returns the text of every field's default, as a form or a
@@ -189,7 +194,7 @@ func DefaultValues() Values {
 		FieldDeadline:   "",
 		FieldSolve:      "",
 		FieldTarget:     "max",
-		FieldSeed:       strconv.FormatUint(backoff.DefaultSeed, 10),
+		FieldSeed:       strconv.FormatUint(plan.DefaultSeed, 10),
 	}
 }
 
@@ -224,8 +229,8 @@ type Input struct {
 	// Solve reports that Param is to be solved for within Deadline,
 	// holding Target to it.
 	Solve  bool
-	Param  backoff.Param
-	Target backoff.Target
+	Param  plan.Param
+	Target plan.Target
 	// Seed seeds the Monte Carlo estimates (decorrelated jitter).
 	Seed uint64
 }
@@ -241,7 +246,7 @@ func Parse(v Values) (Input, error) {
 			return Input{}, &InputError{Field: k, Reason: "is not a calculator field; want one of initial, multiplier, max, retries, jitter, deadline, solve, target or seed"}
 		}
 	}
-	in := Input{Policy: backoff.Default(), Seed: backoff.DefaultSeed}
+	in := Input{Policy: backoff.Default(), Seed: plan.DefaultSeed}
 	get := func(field string) (string, bool) {
 		s, ok := v[field]
 		return s, ok && s != ""
@@ -283,7 +288,7 @@ func Parse(v Values) (Input, error) {
 	if s, ok := get(FieldJitter); ok {
 		j, f, err := backoff.ParseJitter(strings.TrimSpace(s))
 		if err != nil {
-			return Input{}, bad(FieldJitter, backoff.JitterSyntax)
+			return Input{}, bad(FieldJitter, JitterSyntax)
 		}
 		p.Jitter, p.JitterFactor = j, f
 	}
@@ -297,11 +302,11 @@ func Parse(v Values) (Input, error) {
 	if s, ok := get(FieldSolve); ok {
 		switch strings.TrimSpace(s) {
 		case "initial":
-			in.Param = backoff.ParamInitial
+			in.Param = plan.ParamInitial
 		case "multiplier":
-			in.Param = backoff.ParamMultiplier
+			in.Param = plan.ParamMultiplier
 		case "retries":
-			in.Param = backoff.ParamRetries
+			in.Param = plan.ParamRetries
 		default:
 			return Input{}, bad(FieldSolve, acceptSolve)
 		}
@@ -310,9 +315,9 @@ func Parse(v Values) (Input, error) {
 	if s, ok := get(FieldTarget); ok {
 		switch strings.TrimSpace(s) {
 		case "max":
-			in.Target = backoff.TargetMax
+			in.Target = plan.TargetMax
 		case "p99":
-			in.Target = backoff.TargetP99
+			in.Target = plan.TargetP99
 		default:
 			return Input{}, bad(FieldTarget, acceptTarget)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -98,7 +99,7 @@ func TestParseDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse(%v) error: %v", v, err)
 		}
-		want := Input{Policy: backoff.Default(), Seed: backoff.DefaultSeed}
+		want := Input{Policy: backoff.Default(), Seed: plan.DefaultSeed}
 		if in != want {
 			t.Errorf("Parse(%v) = %+v, want %+v", v, in, want)
 		}
@@ -153,15 +154,15 @@ func TestParse(t *testing.T) {
 			Initial: 250 * time.Millisecond, Multiplier: 1.5, Max: backoff.NoCap, Retries: 10000,
 			Jitter: backoff.ProportionalJitter, JitterFactor: 0.5,
 		},
-		Deadline: time.Minute, Solve: true, Param: backoff.ParamMultiplier, Target: backoff.TargetP99, Seed: math.MaxUint64,
+		Deadline: time.Minute, Solve: true, Param: plan.ParamMultiplier, Target: plan.TargetP99, Seed: math.MaxUint64,
 	}
 	if in != want {
 		t.Errorf("Parse = %+v, want %+v", in, want)
 	}
 	for _, tt := range []struct {
 		solve string
-		want  backoff.Param
-	}{{"initial", backoff.ParamInitial}, {"multiplier", backoff.ParamMultiplier}, {"retries", backoff.ParamRetries}} {
+		want  plan.Param
+	}{{"initial", plan.ParamInitial}, {"multiplier", plan.ParamMultiplier}, {"retries", plan.ParamRetries}} {
 		in, err := Parse(Values{FieldSolve: tt.solve, FieldDeadline: "10s"})
 		if err != nil || !in.Solve || in.Param != tt.want {
 			t.Errorf("Parse(solve %s) = %+v, %v; want Param %v", tt.solve, in, err, tt.want)
@@ -250,4 +251,14 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%v) = %+v, out of the documented bounds", v, in)
 		}
 	})
+}
+
+// TestJitterSyntaxMatchesBackoff keeps the calculator's JitterSyntax equal to
+// what backoff.ParseJitter says it accepts.
+func TestJitterSyntaxMatchesBackoff(t *testing.T) {
+	_, _, err := backoff.ParseJitter("gaussian")
+	var fe *backoff.FieldError
+	if !errors.As(err, &fe) || fe.Accepted != JitterSyntax {
+		t.Errorf("ParseJitter(\"gaussian\") error = %v; want Accepted = JitterSyntax %q", err, JitterSyntax)
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 // Millis is a duration that JSON and CSV show as a number of milliseconds,
@@ -70,7 +70,7 @@ type Report struct {
 	Deadline *DeadlineReport `json:"deadline,omitempty"`
 
 	input Input
-	stats backoff.Stats
+	stats plan.Stats
 }
 
 // PolicyReport is the policy the report describes (after solving).
@@ -125,12 +125,12 @@ type DeadlineReport struct {
 }
 
 // SolveError reports that solving found no answer to show. Err is
-// backoff.ErrUnsolvable (no value fits), backoff.ErrUnbounded (every value
+// plan.ErrUnsolvable (no value fits), plan.ErrUnbounded (every value
 // fits) or ErrTooManyRetries (the answer is more retries than the
 // calculator analyses; Retries holds it).
 type SolveError struct {
-	Param    backoff.Param
-	Target   backoff.Target
+	Param    plan.Param
+	Target   plan.Target
 	Deadline time.Duration
 	Retries  int
 	Err      error
@@ -145,7 +145,7 @@ var ErrTooManyRetries = errors.New("calc: the answer is more retries than the ca
 func (e *SolveError) Detail() string {
 	what := fmt.Sprintf("%s total wait within %s", targetName(e.Target), durationText(e.Deadline))
 	switch {
-	case errors.Is(e.Err, backoff.ErrUnbounded):
+	case errors.Is(e.Err, plan.ErrUnbounded):
 		return fmt.Sprintf("every %s keeps the %s, so there is no largest one to show", paramName(e.Param), what)
 	case errors.Is(e.Err, ErrTooManyRetries):
 		return fmt.Sprintf("up to %d retries keep the %s, more than the %d the calculator shows; raise --initial or --max", e.Retries, what, MaxRetries)
@@ -165,11 +165,11 @@ func Compute(in Input) (*Report, error) {
 	p := in.Policy
 	var solved *SolvedReport
 	if in.Solve {
-		sp, err := backoff.Solve(p, in.Param, in.Deadline, in.Target, in.Seed)
+		sp, err := plan.Solve(p, in.Param, in.Deadline, in.Target, in.Seed)
 		if sp.Retries > MaxRetries && err == nil {
 			err = ErrTooManyRetries
 		}
-		if errors.Is(err, backoff.ErrUnsolvable) || errors.Is(err, backoff.ErrUnbounded) || errors.Is(err, ErrTooManyRetries) {
+		if errors.Is(err, plan.ErrUnsolvable) || errors.Is(err, plan.ErrUnbounded) || errors.Is(err, ErrTooManyRetries) {
 			return nil, &SolveError{Param: in.Param, Target: in.Target, Deadline: in.Deadline, Retries: sp.Retries, Err: err}
 		}
 		if err != nil {
@@ -178,16 +178,16 @@ func Compute(in Input) (*Report, error) {
 		}
 		solved = &SolvedReport{Parameter: in.Param.String()}
 		switch in.Param {
-		case backoff.ParamInitial:
+		case plan.ParamInitial:
 			solved.Value = float64(toUser(sp.Initial)) / float64(time.Millisecond)
-		case backoff.ParamMultiplier:
+		case plan.ParamMultiplier:
 			solved.Value = sp.Multiplier
-		case backoff.ParamRetries:
+		case plan.ParamRetries:
 			solved.Value = float64(toUser(sp.Retries))
 		}
 		p = sp
 	}
-	s := p.Stats(in.Seed)
+	s := plan.Analyze(p, in.Seed)
 	r := &Report{
 		Policy: PolicyReport{
 			Initial:    Millis(toUser(p.Initial)),
@@ -201,7 +201,7 @@ func Compute(in Input) (*Report, error) {
 		Total: TotalReport{
 			Min: Millis(s.Total.Min), Mean: Millis(s.Total.Mean), Max: Millis(s.Total.Max),
 			P50: Millis(s.Total.P50), P90: Millis(s.Total.P90), P99: Millis(s.Total.P99),
-			MinHuman: backoff.Human(s.Total.Min), MeanHuman: backoff.Human(s.Total.Mean), MaxHuman: backoff.Human(s.Total.Max),
+			MinHuman: Human(s.Total.Min), MeanHuman: Human(s.Total.Mean), MaxHuman: Human(s.Total.Max),
 		},
 		input: in,
 		stats: s,
@@ -222,18 +222,18 @@ func Compute(in Input) (*Report, error) {
 }
 
 // paramName returns a Param in words for messages.
-func paramName(p backoff.Param) string {
+func paramName(p plan.Param) string {
 	switch p {
-	case backoff.ParamMultiplier:
+	case plan.ParamMultiplier:
 		return "multiplier"
-	case backoff.ParamRetries:
+	case plan.ParamRetries:
 		return "number of retries"
 	}
 	return "initial delay"
 }
 
-func targetName(t backoff.Target) string {
-	if t == backoff.TargetP99 {
+func targetName(t plan.Target) string {
+	if t == plan.TargetP99 {
 		return "99th-percentile"
 	}
 	return "worst-case"
@@ -242,7 +242,7 @@ func targetName(t backoff.Target) string {
 // durationText shows a duration in human form, adding the exact Go form
 // when the human one rounds: "1 min", "1 min 32 s (1m31.5s)".
 func durationText(d time.Duration) string {
-	h := backoff.Human(d)
+	h := Human(d)
 	exact := d%time.Second == 0 ||
 		d < time.Minute && d%(100*time.Millisecond) == 0 ||
 		d < time.Second && d%time.Millisecond == 0

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 func TestMillisString(t *testing.T) {
@@ -264,8 +264,8 @@ func TestUnsolvable(t *testing.T) {
 	}
 	_, err = Compute(in)
 	var se *SolveError
-	if !errors.Is(err, backoff.ErrUnsolvable) || !errors.As(err, &se) {
-		t.Fatalf("Compute = %v, want a *SolveError matching backoff.ErrUnsolvable", err)
+	if !errors.Is(err, plan.ErrUnsolvable) || !errors.As(err, &se) {
+		t.Fatalf("Compute = %v, want a *SolveError matching plan.ErrUnsolvable", err)
 	}
 	if want := "no multiplier keeps the worst-case total wait within 1 s"; se.Detail() != want {
 		t.Errorf("Detail() = %q, want %q", se.Detail(), want)

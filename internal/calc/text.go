@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 // barWidth is the number of cells in a table row's range bar.
@@ -84,7 +84,7 @@ func (r *Report) cells() [][]string {
 	return rows
 }
 
-func human(m Millis) string { return backoff.Human(time.Duration(m)) }
+func human(m Millis) string { return Human(time.Duration(m)) }
 
 func (r *Report) anyCapped() bool {
 	for _, x := range r.Retries {
@@ -146,9 +146,9 @@ func (r *Report) writeHeader(w *bufio.Writer, strong string) {
 	if r.Solved != nil {
 		var v string
 		switch r.input.Param {
-		case backoff.ParamInitial:
+		case plan.ParamInitial:
 			v = initial.String()
-		case backoff.ParamMultiplier:
+		case plan.ParamMultiplier:
 			v = strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64)
 		default:
 			v = strconv.Itoa(r.Policy.Retries)
@@ -184,7 +184,7 @@ func (r *Report) writeTotals(w *bufio.Writer, prefix string) {
 	switch s := r.stats.Total; {
 	case s.Estimated && s.StdErr > 0:
 		fmt.Fprintf(w, "%sthe mean and percentiles are a Monte Carlo estimate (--seed %d; standard error of the mean %s)\n",
-			prefix, r.input.Seed, backoff.Human(s.StdErr))
+			prefix, r.input.Seed, Human(s.StdErr))
 	case s.Estimated:
 		// The mean is exact (no retry reaches the cap); only the
 		// percentiles are simulated.

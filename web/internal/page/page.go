@@ -45,7 +45,7 @@ const MaxRows = 1000
 // groups of consecutive retries, about one per pixel column or wider.
 const MaxBars = 300
 
-// Row is one retry of the table, in backoff.Human format.
+// Row is one retry of the table, in calc.Human format.
 type Row struct {
 	Retry    int    `json:"retry"`
 	Delay    string `json:"delay"`
@@ -72,7 +72,7 @@ type Bar struct {
 	TotalMaxMs  float64 `json:"totalMaxMs"`
 }
 
-// Totals is the total wait over all retries, in backoff.Human format.
+// Totals is the total wait over all retries, in calc.Human format.
 type Totals struct {
 	Min       string `json:"min"`
 	Mean      string `json:"mean"`
@@ -92,13 +92,13 @@ type Chart struct {
 }
 
 // Scale is a vertical scale: its top and the gridlines, in milliseconds,
-// labelled in backoff.Human format.
+// labelled in calc.Human format.
 type Scale struct {
 	Top   float64 `json:"top"`
 	Ticks []Tick  `json:"ticks"`
 }
 
-// Tick is one labelled gridline of the chart: Label is in backoff.Human
+// Tick is one labelled gridline of the chart: Label is in calc.Human
 // format, or in whole days ("200 d") on a scale of days.
 type Tick struct {
 	Ms    float64 `json:"ms"`
@@ -154,14 +154,14 @@ func scale(hi time.Duration) Scale {
 }
 
 // tickLabel labels the gridline at d, a multiple of step, in
-// backoff.Human format; gridlines a day or more apart are labelled in
+// calc.Human format; gridlines a day or more apart are labelled in
 // days, "200 d", where Human would say "4800 h".
 func tickLabel(d, step time.Duration) string {
 	const day = 24 * time.Hour
 	if step >= day {
 		return strconv.FormatInt(int64(d/day), 10) + " d"
 	}
-	return backoff.Human(d)
+	return calc.Human(d)
 }
 
 // bars groups the retries into at most MaxBars bars of equal size.
@@ -295,7 +295,7 @@ func Compute(v map[string]string) Result {
 		Retries: len(rep.Retries),
 		Totals: &Totals{
 			Min: t.MinHuman, Mean: t.MeanHuman, Max: t.MaxHuman,
-			P50: backoff.Human(time.Duration(t.P50)), P90: backoff.Human(time.Duration(t.P90)), P99: backoff.Human(time.Duration(t.P99)),
+			P50: calc.Human(time.Duration(t.P50)), P90: calc.Human(time.Duration(t.P90)), P99: calc.Human(time.Duration(t.P99)),
 			Estimated: in.Policy.Jitter == backoff.DecorrelatedJitter,
 		},
 		Command: command(v),
@@ -303,9 +303,9 @@ func Compute(v map[string]string) Result {
 	}
 	for i, s := range rep.Retries[:len(r.Rows)] {
 		r.Rows[i] = Row{
-			Retry: s.Retry, Delay: backoff.Human(time.Duration(s.Delay)), Capped: s.Capped,
-			Min: backoff.Human(time.Duration(s.Min)), Mean: backoff.Human(time.Duration(s.Mean)), Max: backoff.Human(time.Duration(s.Max)),
-			TotalMax: backoff.Human(time.Duration(s.TotalMax)),
+			Retry: s.Retry, Delay: calc.Human(time.Duration(s.Delay)), Capped: s.Capped,
+			Min: calc.Human(time.Duration(s.Min)), Mean: calc.Human(time.Duration(s.Mean)), Max: calc.Human(time.Duration(s.Max)),
+			TotalMax: calc.Human(time.Duration(s.TotalMax)),
 		}
 	}
 	r.Bars = bars(rep.Retries)
@@ -316,7 +316,7 @@ func Compute(v map[string]string) Result {
 	r.Chart = &Chart{Total: scale(max(time.Duration(t.Max), in.Deadline)), Delay: scale(longest)}
 	if d := rep.Deadline; d != nil {
 		r.Verdict = &Verdict{
-			Deadline: backoff.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
+			Deadline: calc.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
 			WorstCaseFits: d.WorstCaseFits, P99Fits: time.Duration(t.P99) <= in.Deadline,
 			RetriesWithin: d.RetriesWithin, Retries: rep.Policy.Retries,
 		}

@@ -1,6 +1,7 @@
-package backoff
+package calc
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,11 +18,11 @@ import (
 //
 // Negative durations get a leading "−" sign.
 func Human(d time.Duration) string {
-	if d == maxDuration {
+	if d == math.MaxInt64 {
 		return "more than 292 years"
 	}
 	if d < 0 {
-		if d == -maxDuration-1 {
+		if d == -math.MaxInt64-1 {
 			return "−more than 292 years"
 		}
 		return "−" + Human(-d)

@@ -14,9 +14,15 @@ func TestHuman(t *testing.T) {
 		want string
 	}{
 		{0, "0 ms"},
-		{time.Nanosecond, "0 ms"},
-		{499 * time.Microsecond, "0 ms"},
-		{500 * time.Microsecond, "1 ms"},
+		{time.Nanosecond, "1 ns"},
+		{999 * time.Nanosecond, "999 ns"},
+		{time.Microsecond, "1 µs"},
+		{1499 * time.Nanosecond, "1 µs"},
+		{250 * time.Microsecond, "250 µs"},
+		{499 * time.Microsecond, "499 µs"},
+		{999*time.Microsecond + 499, "999 µs"},
+		{999*time.Microsecond + 500, "1 ms"},
+		{1500 * time.Microsecond, "2 ms"},
 		{250 * time.Millisecond, "250 ms"},
 		{999*time.Millisecond + 499*time.Microsecond, "999 ms"},
 		{999*time.Millisecond + 500*time.Microsecond, "1 s"},
@@ -45,6 +51,18 @@ func TestHuman(t *testing.T) {
 // the rounding may have moved it.
 func parseHuman(t *testing.T, s string) (d, tolerance time.Duration) {
 	t.Helper()
+	for _, u := range []struct {
+		suffix string
+		unit   time.Duration
+	}{{" ns", time.Nanosecond}, {" µs", time.Microsecond}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v <= 0 || v >= 1000 {
+				t.Fatalf("Human gave %q", s)
+			}
+			return time.Duration(v) * u.unit, u.unit / 2
+		}
+	}
 	if n, ok := strings.CutSuffix(s, " ms"); ok {
 		v, err := strconv.Atoi(n)
 		if err != nil {

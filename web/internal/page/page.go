@@ -72,15 +72,21 @@ type Bar struct {
 	TotalMaxMs  float64 `json:"totalMaxMs"`
 }
 
-// Totals is the total wait over all retries, in calc.Human format.
+// Totals is the total wait over all retries, in calc.Human format. Every
+// field is copied from calc's Report, which `again calc` renders too.
 type Totals struct {
-	Min       string `json:"min"`
-	Mean      string `json:"mean"`
-	Max       string `json:"max"`
-	P50       string `json:"p50"`
-	P90       string `json:"p90"`
-	P99       string `json:"p99"`
-	Estimated bool   `json:"estimated"`
+	Min  string `json:"min"`
+	Mean string `json:"mean"`
+	Max  string `json:"max"`
+	P50  string `json:"p50"`
+	P90  string `json:"p90"`
+	P99  string `json:"p99"`
+	// Estimated reports that some value shown is a Monte Carlo estimate;
+	// MeanEstimated and PercentilesEstimated say which (under decorrelated
+	// jitter the mean is exact unless the cap clamps a delay).
+	Estimated            bool `json:"estimated"`
+	MeanEstimated        bool `json:"meanEstimated"`
+	PercentilesEstimated bool `json:"percentilesEstimated"`
 }
 
 // Chart holds the vertical scales of the chart's two panels: the total
@@ -295,8 +301,8 @@ func Compute(v map[string]string) Result {
 		Retries: len(rep.Retries),
 		Totals: &Totals{
 			Min: t.MinHuman, Mean: t.MeanHuman, Max: t.MaxHuman,
-			P50: calc.Human(time.Duration(t.P50)), P90: calc.Human(time.Duration(t.P90)), P99: calc.Human(time.Duration(t.P99)),
-			Estimated: in.Policy.Jitter == backoff.DecorrelatedJitter,
+			P50: t.P50Human, P90: t.P90Human, P99: t.P99Human,
+			Estimated: len(t.Estimated) > 0, MeanEstimated: t.MeanEstimated(), PercentilesEstimated: t.PercentilesEstimated(),
 		},
 		Command: command(v),
 		Snippet: snippet(in),
@@ -317,7 +323,7 @@ func Compute(v map[string]string) Result {
 	if d := rep.Deadline; d != nil {
 		r.Verdict = &Verdict{
 			Deadline: calc.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
-			WorstCaseFits: d.WorstCaseFits, P99Fits: time.Duration(t.P99) <= in.Deadline,
+			WorstCaseFits: d.WorstCaseFits, P99Fits: d.P99Fits,
 			RetriesWithin: d.RetriesWithin, Retries: rep.Policy.Retries,
 		}
 	}

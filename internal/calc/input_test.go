@@ -2,6 +2,7 @@ package calc
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -260,5 +261,52 @@ func TestJitterSyntaxMatchesBackoff(t *testing.T) {
 	var fe *backoff.FieldError
 	if !errors.As(err, &fe) || fe.Accepted != JitterSyntax {
 		t.Errorf("ParseJitter(\"gaussian\") error = %v; want Accepted = JitterSyntax %q", err, JitterSyntax)
+	}
+}
+
+// TestInputErrorStructured checks that an error carries its field, the
+// rejected value and a language-free key with arguments, so that the page
+// can say it in Russian, and that every key has an English message.
+func TestInputErrorStructured(t *testing.T) {
+	tests := []struct {
+		field, value string
+		key          Key
+		args         map[string]string
+	}{
+		{FieldInitial, "abc", KeyDuration, map[string]string{"min": "0", "max": "2562047h"}},
+		{FieldMax, "-1", KeyDurationNoCap, map[string]string{"min": "0", "max": "2562047h"}},
+		{FieldDeadline, "0", KeyPositiveDuration, map[string]string{"max": "2562047h"}},
+		{FieldMultiplier, "0.5", KeyNumberAtLeast, map[string]string{"min": "1"}},
+		{FieldRetries, "100001", KeyWholeNumber, map[string]string{"min": "0", "max": "100000"}},
+		{FieldJitter, "gaussian", KeyJitter, nil},
+		{FieldTarget, "p50", KeyOneOf, map[string]string{"choices": "max or p99"}},
+		{FieldSolve, "initial", KeyRequiresDeadline, map[string]string{"param": "initial"}},
+	}
+	for _, tt := range tests {
+		_, err := Parse(Values{tt.field: tt.value})
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("Parse(%s=%q) = %v, want an *InputError", tt.field, tt.value, err)
+		}
+		if ie.Field != tt.field || ie.Value != tt.value || ie.Key != tt.key || !maps.Equal(ie.Args, tt.args) {
+			t.Errorf("Parse(%s=%q) error = %+v, want key %q, args %v", tt.field, tt.value, ie, tt.key, tt.args)
+		}
+	}
+	for _, k := range []Key{KeyDuration, KeyDurationNoCap, KeyPositiveDuration, KeyNumberAtLeast, KeyWholeNumber,
+		KeyJitter, KeyOneOf, KeyUnknownField, KeyRequiresDeadline, KeyInvalidPolicy} {
+		if english[k] == "" {
+			t.Errorf("key %q has no English message", k)
+		}
+	}
+}
+
+// TestLongValueShortened checks that a very long rejected value is cut in
+// the message, which still says how long it was.
+func TestLongValueShortened(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	_, err := Parse(Values{FieldMultiplier: long})
+	msg := err.Error()
+	if len(msg) > 200 || !strings.Contains(msg, "(10000 bytes)") {
+		t.Errorf("error for a 10,000-byte value = %q (%d bytes), want it cut and the length named", msg, len(msg))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 )
 
@@ -22,6 +23,8 @@ func TestSuccessAllocatesNothing(t *testing.T) {
 		{"zero Transport, GET", &retryhttp.Transport{Base: fixedRT{resp}}, get},
 		{"404 is a success for the transport", &retryhttp.Transport{Base: fixedRT{&http.Response{StatusCode: 404, Body: http.NoBody}}}, get},
 		{"PUT with GetBody", &retryhttp.Transport{Base: fixedRT{resp}, Policy: noWait}, put},
+		{"with a budget and hooks", &retryhttp.Transport{Base: fixedRT{resp}, Budget: &retry.TokenBucket{},
+			OnRetry: func(retryhttp.Event) {}, OnSuccess: func(retryhttp.Event) {}, CheckRetry: retryhttp.DefaultCheckRetry}, get},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

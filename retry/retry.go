@@ -46,7 +46,7 @@ import (
 // the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
-	start := time.Now()
+	start := clock()
 	if err := begin(ctx, p, opts, start); err != nil {
 		return zero, err
 	}
@@ -101,7 +101,7 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Time     // when the call began
+	start    time.Duration // when the call began, on clock()
 	attempts int           // attempts made so far
 	prev     time.Duration // the policy's previous wait, for decorrelated jitter
 	last     error         // the latest attempt's error
@@ -113,7 +113,7 @@ type Loop struct {
 // invalid, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
-	start := time.Now()
+	start := clock()
 	if err := begin(ctx, p, opts, start); err != nil {
 		return Loop{}, err
 	}
@@ -124,7 +124,7 @@ func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error
 
 // begin checks what must hold before a call's first attempt: a valid
 // policy and budget, and a context not done yet.
-func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Time) error {
+func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Duration) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
@@ -252,14 +252,24 @@ func (l *Loop) notify(ctx context.Context, e Event) {
 }
 
 func (l *Loop) give(reason, last error) error {
-	return &Error{Reason: reason, Attempts: l.attempts, Elapsed: time.Since(l.start), Last: last}
+	return &Error{Reason: reason, Attempts: l.attempts, Elapsed: clock() - l.start, Last: last}
 }
 
 // canceled returns the error for a call ended by ctx.
 func (l *Loop) canceled(ctx context.Context, last error) error {
-	e := &Error{Reason: ErrCanceled, Attempts: l.attempts, Elapsed: time.Since(l.start), Last: last, Cause: context.Cause(ctx)}
+	e := &Error{Reason: ErrCanceled, Attempts: l.attempts, Elapsed: clock() - l.start, Last: last, Cause: context.Cause(ctx)}
 	if err := ctx.Err(); err != e.Cause {
 		e.ctxErr = err
 	}
 	return e
 }
+
+// epoch is the fixed origin of clock. It is set once, at package
+// initialisation, and never changed.
+var epoch = time.Now()
+
+// clock returns the time elapsed since epoch. time.Since reads only the
+// monotonic clock, where time.Now reads the wall clock too: on the success
+// path, which reads the clock once so that Error.Elapsed can count the
+// first attempt, that halves the cost of the read.
+func clock() time.Duration { return time.Since(epoch) }

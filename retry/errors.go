@@ -35,11 +35,13 @@ var (
 	ErrBudget = errors.New("retry: retry budget exhausted")
 )
 
-// Error is returned by Do and Run when retrying stops without success. It
+// Error is returned by Do, Run and Loop when retrying stops without success. It
 // says why (Reason, one of the Err* sentinels), how many attempts ran, how
 // long it took, and carries the last error of the operation.
 //
-// errors.Is(err, ErrExhausted) (or another sentinel) tests the reason;
+// errors.Is(err, ErrExhausted) (or another sentinel) tests the reason, and
+// exactly one sentinel matches, even when Last holds the *Error of an inner
+// loop (see Unwrap and the package's "Loops inside loops");
 // errors.Is and errors.As also see through to Last and, when the context
 // ended the run, to the context's cause (context.Cause), so both
 // errors.Is(err, io.EOF) and errors.Is(err, context.Canceled) work.

@@ -160,6 +160,5 @@ func (p Policy) EffectiveJitterFactor() float64 { return p.resolved().Factor }
 // in constant time for every n and saturates at the largest time.Duration
 // instead of overflowing. n < 1 gives 0.
 func (p Policy) Delay(n int) time.Duration {
-	s := p.resolved()
-	return s.Delay(n)
+	return sched.Delay(sched.InitialOf(p.Initial), sched.MultiplierOf(p.Multiplier), sched.MaxOf(p.Max), n)
 }

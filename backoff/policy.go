@@ -27,9 +27,9 @@ import (
 //	Field         zero means          negative means
 //	Initial       500 ms              no wait: retry at once
 //	Multiplier    2                   invalid (it must be 0 or a finite number >= 1)
-//	Max           10 s                no cap ([NoCap])
-//	Retries       3                   no retries: one attempt ([NoRetries])
-//	Jitter        [FullJitter]        invalid
+//	Max           10 s                no cap (NoCap)
+//	Retries       3                   no retries: one attempt (NoRetries)
+//	Jitter        FullJitter          invalid
 //	JitterFactor  0.25                invalid (it must be 0 or in (0, 1])
 //
 // So the zero Policy behaves exactly like [Default], and a partly filled

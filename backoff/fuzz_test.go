@@ -42,6 +42,18 @@ func FuzzSchedule(f *testing.F) {
 				t.Fatalf("%+v: Sample(%d, %v) = %v, want within [0, %v]", p, k, time.Duration(prev), s, c)
 			}
 		}
+		// One call's waits: MaxAttempts()−1 of them, each within [0, cap].
+		p.Retries = n % 64
+		count := 0
+		for d := range p.Waits(r) {
+			if d < 0 || d > c {
+				t.Fatalf("%+v: a wait of %v, want within [0, %v]", p, d, c)
+			}
+			count++
+		}
+		if count != p.MaxAttempts()-1 {
+			t.Fatalf("%+v: %d waits, want MaxAttempts()−1 = %d", p, count, p.MaxAttempts()-1)
+		}
 	})
 }
 

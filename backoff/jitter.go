@@ -105,19 +105,20 @@ func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 	if n < 1 {
 		return 0
 	}
-	s := p.resolved()
-	c := s.Ceiling()
+	// The zero rule, field by field: inlined, unlike a whole Resolve.
+	initial, maxDelay := sched.InitialOf(p.Initial), sched.MaxOf(p.Max)
+	c := sched.CeilingOf(maxDelay)
 	if p.Jitter == DecorrelatedJitter {
 		if prev <= 0 {
-			prev = s.Initial
+			prev = initial
 		}
-		lo := float64(max(s.Initial, 0))
+		lo := float64(max(initial, 0))
 		// Bounding hi keeps u × (hi − lo) finite (and never NaN) with a huge
 		// multiplier; anything above the ceiling is clamped to it anyway.
-		hi := min(max(float64(prev)*s.Multiplier, lo), 1e300)
+		hi := min(max(float64(prev)*sched.MultiplierOf(p.Multiplier), lo), 1e300)
 		return min(c, sched.ToDuration(lo+unit(r)*(hi-lo)))
 	}
-	d := s.Delay(n)
+	d := sched.Delay(initial, sched.MultiplierOf(p.Multiplier), maxDelay, n)
 	fd := float64(d)
 	switch p.Jitter {
 	case NoJitter:
@@ -125,7 +126,7 @@ func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 	case EqualJitter:
 		return min(d, sched.ToDuration(fd/2+unit(r)*fd/2))
 	case ProportionalJitter:
-		f := s.Factor
+		f := sched.FactorOf(p.JitterFactor)
 		return min(c, sched.ToDuration(fd*(1+f*(2*unit(r)-1))))
 	default: // FullJitter, and values Validate rejects
 		return min(d, sched.ToDuration(unit(r)*fd))

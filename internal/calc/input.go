@@ -37,6 +37,17 @@ const MaxRetries = plan.MaxStatsRetries
 // for messages and help texts. A test keeps it equal to ParseJitter's own.
 const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
 
+// JitterNames returns the names of the kinds of jitter, as --jitter and
+// backoff.ParseJitter take them, in the order of backoff's constants:
+// "full", "none", "equal", "proportional", "decorrelated".
+func JitterNames() []string {
+	var names []string
+	for j := backoff.FullJitter; j <= backoff.DecorrelatedJitter; j++ {
+		names = append(names, j.String())
+	}
+	return names
+}
+
 // durationSyntax is how the calculator reads durations, in English.
 const durationSyntax = "Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds"
 

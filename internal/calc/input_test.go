@@ -310,3 +310,18 @@ func TestLongValueShortened(t *testing.T) {
 		t.Errorf("error for a 10,000-byte value = %q (%d bytes), want it cut and the length named", msg, len(msg))
 	}
 }
+
+// TestJitterNames checks that every name JitterNames lists is accepted by
+// --jitter and names its own kind.
+func TestJitterNames(t *testing.T) {
+	names := JitterNames()
+	if len(names) != 5 {
+		t.Fatalf("JitterNames() = %v, want the five kinds", names)
+	}
+	for i, name := range names {
+		j, _, err := backoff.ParseJitter(name)
+		if err != nil || int(j) != i || !strings.Contains(JitterSyntax, name) {
+			t.Errorf("JitterNames()[%d] = %q: ParseJitter gives %v, %v; want kind %d, named in JitterSyntax", i, name, j, err, i)
+		}
+	}
+}

@@ -35,41 +35,73 @@ type Schedule struct {
 	Factor     float64
 }
 
-// Resolve applies the zero rule of backoff.Policy to its fields.
+// Resolve applies the zero rule of backoff.Policy to its fields. It and
+// the helpers it calls are small enough to inline, so the hot paths
+// (Delay, Sample) pay nothing for the rule.
 func Resolve(initial time.Duration, multiplier float64, maxDelay time.Duration, retries int, factor float64) Schedule {
-	if initial == 0 {
-		initial = DefaultInitial
+	return Schedule{Initial: InitialOf(initial), Multiplier: MultiplierOf(multiplier), Max: MaxOf(maxDelay), Retries: RetriesOf(retries), Factor: FactorOf(factor)}
+}
+
+// InitialOf applies the zero rule to Initial: 0 means DefaultInitial.
+func InitialOf(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultInitial
 	}
-	if maxDelay == 0 {
-		maxDelay = DefaultMax
+	return d
+}
+
+// MaxOf applies the zero rule to Max: 0 means DefaultMax.
+func MaxOf(d time.Duration) time.Duration {
+	if d == 0 {
+		return DefaultMax
 	}
-	if retries == 0 {
-		retries = DefaultRetries
+	return d
+}
+
+// RetriesOf applies the zero rule to Retries: 0 means DefaultRetries.
+func RetriesOf(n int) int {
+	if n == 0 {
+		return DefaultRetries
 	}
-	m := multiplier
-	switch {
-	case m == 0:
-		m = DefaultMultiplier
-	case !(m >= 1) || math.IsInf(m, 0): // also catches NaN
-		m = 1
+	return n
+}
+
+// MultiplierOf returns the effective multiplier: 0 means
+// DefaultMultiplier, and a value Validate rejects (below 1, infinite or
+// NaN) is read as 1 so that nothing panics.
+func MultiplierOf(m float64) float64 {
+	if m == 0 {
+		return DefaultMultiplier
 	}
-	f := factor
+	if !(m >= 1) || m > math.MaxFloat64 { // NaN, below 1, +Inf
+		return 1
+	}
+	return m
+}
+
+// FactorOf returns the effective proportional factor: 0 means
+// DefaultJitterFactor; others are clamped to [0, 1] (NaN to 0).
+func FactorOf(f float64) float64 {
 	switch {
 	case f == 0:
-		f = DefaultJitterFactor
-	case !(f > 0): // negative or NaN
-		f = 0
+		return DefaultJitterFactor
+	case !(f > 0):
+		return 0
 	case f > 1:
-		f = 1
+		return 1
 	}
-	return Schedule{Initial: initial, Multiplier: m, Max: maxDelay, Retries: retries, Factor: f}
+	return f
 }
 
 // Ceiling is the hard upper bound on any delay: Max, or MaxDuration when
 // there is no cap.
-func (s *Schedule) Ceiling() time.Duration {
-	if s.Max > 0 {
-		return s.Max
+func (s *Schedule) Ceiling() time.Duration { return CeilingOf(s.Max) }
+
+// CeilingOf returns the ceiling for a resolved Max: Max, or MaxDuration
+// when Max is negative (no cap).
+func CeilingOf(maxDelay time.Duration) time.Duration {
+	if maxDelay > 0 {
+		return maxDelay
 	}
 	return MaxDuration
 }
@@ -88,18 +120,22 @@ func (s *Schedule) Raw(n int) float64 {
 
 // Delay returns min(Ceiling, Initial × Multiplier^(n−1)) in constant time,
 // saturating instead of overflowing. n < 1 gives 0.
-func (s *Schedule) Delay(n int) time.Duration {
+func (s *Schedule) Delay(n int) time.Duration { return Delay(s.Initial, s.Multiplier, s.Max, n) }
+
+// Delay is Schedule.Delay on the resolved fields, for callers that need no
+// Schedule.
+func Delay(initial time.Duration, m float64, maxDelay time.Duration, n int) time.Duration {
 	var d time.Duration
-	if k := n - 1; s.Multiplier == 2 && uint(k) < 63 && s.Initial > 0 && s.Initial < 1<<53 {
+	if k := n - 1; m == 2 && uint(k) < 63 && initial > 0 && initial < 1<<53 {
 		// The default doubling, by shifting: the same value as the float
 		// path below (both exact), without a call to Pow.
-		if d = MaxDuration; s.Initial <= MaxDuration>>k {
-			d = s.Initial << k
+		if d = MaxDuration; initial <= MaxDuration>>k {
+			d = initial << k
 		}
-	} else {
-		d = ToDuration(s.Raw(n))
+	} else if n >= 1 && initial > 0 {
+		d = ToDuration(float64(initial) * Pow(m, n-1))
 	}
-	return min(d, s.Ceiling())
+	return min(d, CeilingOf(maxDelay))
 }
 
 // Capped reports whether the cap lowered the nominal delay before retry n.

@@ -19,7 +19,8 @@ import (
 // Fields returns the page's inputs by their command-line flag names, in the
 // order the command line and the URL query show them.
 func Fields() []string {
-	return []string{"initial", "multiplier", "max", "retries", "jitter", "deadline", "target", "seed"}
+	return []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter,
+		calc.FieldDeadline, calc.FieldTarget, calc.FieldSeed}
 }
 
 // Result is what the page shows for one set of inputs. When Errors is not

@@ -149,7 +149,7 @@ func TestOpenScheduleGrowsAfterFailedProbes(t *testing.T) {
 
 func TestOpenPeriodsAreJittered(t *testing.T) {
 	p := noJitter
-	p.Jitter = backoff.Equal
+	p.Jitter = backoff.EqualJitter
 	seen := map[time.Duration]bool{}
 	for seed := range uint64(20) {
 		b := newTest(t, Config{MinCalls: -1, Open: p, Rand: rand.New(rand.NewPCG(seed, 1))}, newClock())

@@ -30,7 +30,7 @@ func openFor(t *testing.T, d time.Duration) *breaker.Breaker {
 	t.Helper()
 	b, err := breaker.New(breaker.Config{
 		MinCalls: -1,
-		Open:     backoff.Policy{Initial: d, Multiplier: 2, Max: time.Hour, Jitter: backoff.None},
+		Open:     backoff.Policy{Initial: d, Multiplier: 2, Max: time.Hour, Jitter: backoff.NoJitter},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestRetryAroundBreakerWaitsForTheProbe(t *testing.T) {
 				return "ok", nil
 			})
 		}
-		p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 5, Jitter: backoff.None}
+		p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 5, Jitter: backoff.NoJitter}
 		v, err := retry.Do(context.Background(), p, op, retry.WithBudget(budget))
 		if v != "ok" || err != nil {
 			t.Fatalf("Do() = %q, %v, want ok", v, err)
@@ -141,7 +141,7 @@ func TestBreakerAroundRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 		attempts := 0
-		p := backoff.Policy{Initial: 10 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 2, Jitter: backoff.None}
+		p := backoff.Policy{Initial: 10 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 2, Jitter: backoff.NoJitter}
 		call := func() error {
 			return b.Do(context.Background(), func(ctx context.Context) error {
 				return retry.Run(ctx, p, func(context.Context) error { attempts++; return errDown })

@@ -143,7 +143,7 @@ func DefaultOpen() backoff.Policy {
 		Initial:    5 * time.Second,
 		Multiplier: 2,
 		Max:        time.Minute,
-		Jitter:     backoff.Equal,
+		Jitter:     backoff.EqualJitter,
 	}
 }
 

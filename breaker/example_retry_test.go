@@ -18,7 +18,7 @@ import (
 func Example_retryAroundBreaker() {
 	b, _ := breaker.New(breaker.Config{
 		ConsecutiveFailures: 2,
-		Open:                backoff.Policy{Initial: 20 * time.Millisecond, Jitter: backoff.None},
+		Open:                backoff.Policy{Initial: 20 * time.Millisecond, Jitter: backoff.NoJitter},
 	})
 	attempt := 0
 	fetch := func(ctx context.Context) (string, error) {
@@ -31,7 +31,7 @@ func Example_retryAroundBreaker() {
 			return "hello", nil
 		})
 	}
-	p := backoff.Policy{Initial: time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 5, Jitter: backoff.None}
+	p := backoff.Policy{Initial: time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 5, Jitter: backoff.NoJitter}
 	v, err := retry.Do(context.Background(), p, fetch, retry.WithBudget(&retry.TokenBucket{}),
 		retry.WithOnRetry(func(e retry.Event) {
 			if retry.IsRejected(e.Err) {
@@ -52,7 +52,7 @@ func Example_retryAroundBreaker() {
 // retries are someone else's (a client library that retries inside).
 func Example_breakerAroundRetry() {
 	b, _ := breaker.New(breaker.Config{ConsecutiveFailures: 2})
-	p := backoff.Policy{Initial: time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 2, Jitter: backoff.None}
+	p := backoff.Policy{Initial: time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 2, Jitter: backoff.NoJitter}
 	attempts := 0
 	for range 3 {
 		err := b.Do(context.Background(), func(ctx context.Context) error {

@@ -35,7 +35,7 @@ func Example() {
 	clock := &manualClock{t: time.Unix(0, 0)}
 	b, err := breaker.New(breaker.Config{
 		MinCalls: 4,
-		Open:     backoff.Policy{Initial: 2 * time.Second, Multiplier: 2, Max: time.Minute, Jitter: backoff.None},
+		Open:     backoff.Policy{Initial: 2 * time.Second, Multiplier: 2, Max: time.Minute, Jitter: backoff.NoJitter},
 		Clock:    clock,
 	})
 	if err != nil {
@@ -93,7 +93,7 @@ func ExampleMemoryStore() {
 	store := breaker.NewMemoryStore(clock)
 	cfg := breaker.Config{
 		ConsecutiveFailures: 3,
-		Open:                backoff.Policy{Initial: 10 * time.Second, Jitter: backoff.None},
+		Open:                backoff.Policy{Initial: 10 * time.Second, Jitter: backoff.NoJitter},
 		Clock:               clock,
 		Shared:              store,
 	}

@@ -168,7 +168,7 @@ func FuzzStateMachine(f *testing.F) {
 			ProbeSuccesses:      1 + int(data[2]>>4)%3,
 			ProbeTimeout:        []time.Duration{-1, 500 * time.Millisecond, 2 * time.Second, 0}[data[3]%4],
 			SlowCall:            []time.Duration{0, 300 * time.Millisecond}[data[3]>>2%2],
-			Open:                backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 4 * time.Second, Jitter: backoff.None},
+			Open:                backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 4 * time.Second, Jitter: backoff.NoJitter},
 		}
 		if cfg.FailureRatio < 0 && cfg.ConsecutiveFailures == 0 {
 			cfg.ConsecutiveFailures = 2

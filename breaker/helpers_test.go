@@ -38,7 +38,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 var errBoom = errors.New("boom")
 
 // noJitter is an open schedule without jitter: 1s, 2s, 4s, ... capped at 8s.
-var noJitter = backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 8 * time.Second, Retries: 3, Jitter: backoff.None}
+var noJitter = backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 8 * time.Second, Retries: 3, Jitter: backoff.NoJitter}
 
 // newTest returns a breaker on clock c that counts every success in the
 // window at once, so that tests can check the window's counts exactly.

@@ -11,6 +11,7 @@ package retryhttp_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
 	"go.uber.org/goleak"
 )
 
@@ -390,3 +392,18 @@ func (b *countingBody) Read(p []byte) (int, error) {
 }
 
 func (b *countingBody) Close() error { b.closed = true; return nil }
+
+// reasons are the retry package's reasons for stopping: every error the
+// Transport returns from its loop matches exactly one.
+var reasons = []error{retry.ErrExhausted, retry.ErrPermanent, retry.ErrDeadline, retry.ErrCanceled, retry.ErrRetryAfterTooLong, retry.ErrBudget}
+
+// matchedReasons returns the reasons err matches with errors.Is.
+func matchedReasons(err error) []error {
+	var got []error
+	for _, r := range reasons {
+		if errors.Is(err, r) {
+			got = append(got, r)
+		}
+	}
+	return got
+}

@@ -195,3 +195,18 @@ func TestBreakerCallerCancelIsNeutral(t *testing.T) {
 		t.Fatalf("breaker %+v, want closed with no call counted", s)
 	}
 }
+
+// A first-attempt success through a host's breaker costs no allocation
+// either (after the host's breaker was made).
+func TestBreakerSuccessAllocatesNothing(t *testing.T) {
+	tr := &retryhttp.Transport{Base: fixedRT{&http.Response{StatusCode: 200, Body: http.NoBody}}, Breakers: &breaker.Group{}}
+	get, _ := http.NewRequest("GET", "http://example.test/", nil)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := tr.RoundTrip(get); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("RoundTrip with Breakers allocated %v times, want 0", allocs)
+	}
+}

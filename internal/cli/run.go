@@ -87,7 +87,8 @@ Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
 		if err != nil {
 			return err
 		}
-		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline}
+		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
+			tty: foregroundTerminal(env.Stdin)}
 		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
 			return err
 		}
@@ -165,8 +166,9 @@ type runner struct {
 	timeout  time.Duration // per attempt; 0 means none
 	deadline time.Duration // for the whole run; 0 means none
 	grace    time.Duration // between SIGTERM and SIGKILL
-	retryOn  map[int]bool  // nil: every non-zero status
+	retryOn  map[int]bool  // nil: every non-zero status but noRetryStatus
 	quiet    bool
+	tty      *os.File // the terminal handed to each attempt, if any
 
 	mu      sync.Mutex
 	proc    *os.Process // the running child, if any
@@ -177,11 +179,31 @@ type runner struct {
 // attemptError is a failed attempt: the status again exits with if it is
 // the last, and why it failed ("exit status 7", "timed out after 2s").
 type attemptError struct {
-	status int
-	why    string
+	status     int
+	why        string
+	atDeadline bool // the --deadline stopped it
 }
 
 func (e *attemptError) Error() string { return e.why }
+
+// Exit statuses that a failed attempt gets besides the command's own.
+const (
+	// ExitTimedOut is the status of a run whose last attempt --timeout or
+	// --deadline stopped, as GNU timeout exits. A SIGTERM from outside
+	// gives 143 (128+15) instead.
+	ExitTimedOut = 124
+)
+
+// noRetryStatus lists the statuses not retried unless --retry-on-exit names
+// them: a command killed by SIGINT or SIGQUIT (or exiting 130 after its
+// clean-up on Ctrl-C) was stopped by someone who wants it stopped, and one
+// killed by SIGPIPE writes to a reader that has gone (again run -- yes |
+// head -1): running it again would meet the same closed pipe.
+var noRetryStatus = map[int]bool{
+	128 + int(syscall.SIGINT):  true,
+	128 + int(syscall.SIGQUIT): true,
+	128 + int(syscall.SIGPIPE): true,
+}
 
 func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	// The child's life is bounded by the deadline and the timeout only; a
@@ -240,24 +262,26 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		status = signalStatus(sig)
 	}
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.Retries+1, last.why, r.stopReason(re, sig))
+		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.Retries+1, last.why, r.stopReason(re, last, sig))
 	}
 	return Exit(status, nil)
 }
 
-// stopReason says why no retry follows the failed attempt.
-func (r *runner) stopReason(re *retry.Error, sig os.Signal) string {
+// stopReason says why no retry follows the failed attempt last. Whichever
+// timer noticed the --deadline first (the attempt's, or the wait's), the
+// words are the same.
+func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) string {
 	switch {
 	case sig != nil:
 		return "stopping: received " + signalName(sig)
+	case last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded):
+		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
 	case errors.Is(re, retry.ErrExhausted):
 		return "giving up"
-	case errors.Is(re, retry.ErrPermanent):
+	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
 		return "not retrying: status not in --retry-on-exit"
-	case errors.Is(re, retry.ErrDeadline):
-		return fmt.Sprintf("giving up: the next attempt would start after the --deadline %v", r.deadline)
-	case errors.Is(re.Cause, context.DeadlineExceeded):
-		return fmt.Sprintf("stopping: the --deadline %v passed", r.deadline)
+	case errors.Is(re, retry.ErrPermanent):
+		return fmt.Sprintf("not retrying: status %d means the command was interrupted or its reader has gone (list it in --retry-on-exit to retry it)", last.status)
 	}
 	return fmt.Sprintf("stopping: %v", re.Cause)
 }
@@ -282,8 +306,8 @@ func roundDelay(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
-// forward relays each signal to the running child and stops further
-// attempts, until done is closed.
+// forward relays each signal to the running child's process group and
+// stops further attempts, until done is closed.
 func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, done <-chan struct{}) {
 	for {
 		select {
@@ -293,7 +317,7 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 				r.signal = s
 			}
 			if r.proc != nil {
-				_ = r.proc.Signal(s)
+				_ = signalGroup(r.proc, s)
 			} else {
 				r.stopped = true
 			}
@@ -306,37 +330,55 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 }
 
 // setProc records the running child; a signal that arrived while it was
-// starting is passed on at once.
-func (r *runner) setProc(p *os.Process) {
+// starting is passed on at once. It reports whether a signal reached p.
+func (r *runner) setProc(p *os.Process) (signalled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.proc = p
 	if p != nil && r.signal != nil {
 		r.stopped = false
-		_ = p.Signal(r.signal)
+		_ = signalGroup(p, r.signal)
 	}
+	return r.signal != nil
 }
 
 // attempt runs the command once, within procCtx (the --deadline). It
 // returns nil on exit status 0, an *attemptError for a failure, wrapped with
 // retry.Permanent if its status is not to be retried.
+//
+// The command runs in a process group of its own. An attempt stopped by
+// the --timeout, the --deadline or a signal leaves nothing behind: the
+// group gets SIGTERM (or the signal), then SIGKILL when the command has
+// exited or the grace has passed, whichever comes first.
 func (r *runner) attempt(procCtx context.Context) error {
-	ctx := procCtx
+	// One timer per attempt, at the earlier of its --timeout and the
+	// --deadline, decided now: what stopped the attempt never depends on
+	// which of two timers fired first.
+	ctx, atDeadline := procCtx, true
 	if r.timeout > 0 {
+		end := time.Now().Add(r.timeout)
+		dl, ok := procCtx.Deadline()
+		atDeadline = ok && !end.Before(dl)
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		ctx, cancel = context.WithDeadline(ctx, end)
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, r.path, r.args...)
 	cmd.Args[0] = r.name
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
+	startInGroup(cmd, r.tty)
 	// cancelled records that the timeout or the deadline struck while the
 	// child ran, rather than just after it exited by itself.
 	var cancelled atomic.Bool
+	var kill atomic.Pointer[time.Timer]
 	cmd.Cancel = func() error {
 		cancelled.Store(true)
-		return cmd.Process.Signal(syscall.SIGTERM)
+		kill.Store(time.AfterFunc(r.grace, func() { killGroup(cmd.Process) }))
+		return signalGroup(cmd.Process, syscall.SIGTERM)
 	}
+	// After the grace os/exec kills the command itself (the timer above,
+	// its group) and stops waiting for output that a process outside the
+	// group may still hold open.
 	cmd.WaitDelay = r.grace
 	if err := cmd.Start(); err != nil {
 		// lookPath found the command before the first attempt; if it has
@@ -349,7 +391,14 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	r.setProc(cmd.Process)
 	_ = cmd.Wait() // the ProcessState says all that matters
-	r.setProc(nil)
+	signalled := r.setProc(nil)
+	if t := kill.Load(); t != nil {
+		t.Stop() // Cancel runs before Wait returns: no timer starts later
+	}
+	if cancelled.Load() || signalled {
+		killGroup(cmd.Process)
+	}
+	reclaimTerminal(r.tty)
 	st := cmd.ProcessState
 	ae := &attemptError{status: st.ExitCode(), why: fmt.Sprintf("exit status %d", st.ExitCode())}
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -357,19 +406,23 @@ func (r *runner) attempt(procCtx context.Context) error {
 		ae.why = "killed by " + signalName(ws.Signal())
 	}
 	switch {
-	case cancelled.Load() && procCtx.Err() == nil:
-		// Whatever its status, a child stopped by --timeout failed; and it
-		// is retried even with --retry-on-exit, as documented. One that
-		// exits 0 on SIGTERM gets the status SIGTERM would have given it,
-		// so that a run that timed out never exits 0.
+	case cancelled.Load():
+		// Whatever its status, a child stopped by --timeout or --deadline
+		// failed, with status 124 as GNU timeout has it; and it is retried
+		// even with --retry-on-exit, as documented (--deadline leaves no
+		// time for a retry anyway).
+		ae.status = ExitTimedOut
+		ae.atDeadline = atDeadline
 		ae.why = fmt.Sprintf("timed out after %v", r.timeout)
-		if ae.status == 0 {
-			ae.status = signalStatus(syscall.SIGTERM)
+		if atDeadline {
+			ae.why = "timed out at the --deadline"
 		}
 		return ae
 	case ae.status == 0:
 		return nil
 	case r.retryOn != nil && !r.retryOn[ae.status]:
+		return retry.Permanent(ae)
+	case r.retryOn == nil && noRetryStatus[ae.status]:
 		return retry.Permanent(ae)
 	}
 	return ae

@@ -171,7 +171,7 @@ func TestRunStatusAndLines(t *testing.T) {
 			"again: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
 			"again: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
 		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h"}, []string{"exit", "1"}, 1, lines(
-			"again: attempt 1/4 failed (exit status 1); giving up: the next attempt would start after the --deadline 1h0m0s"), ""},
+			"again: attempt 1/4 failed (exit status 1); giving up: the --deadline 1h0m0s leaves no time for another attempt"), ""},
 		{"real delays", []string{"run", "--initial", "1ms", "--multiplier", "1", "--retries", "1", "--jitter", "none"}, []string{"exit", "7"}, 7, lines(
 			"again: attempt 1/2 failed (exit status 7); retrying in 1ms",
 			"again: attempt 2/2 failed (exit status 7); giving up"), ""},
@@ -310,8 +310,8 @@ func TestRunTimeout(t *testing.T) {
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, "block", "0")
 	err := r.run(t.Context(), backoff.Policy{Retries: 1})
-	if code, _ := exitCode(err); code != 128+15 {
-		t.Errorf("status %d, want 143 (SIGTERM)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out)", code)
 	}
 	want := lines(
 		"again: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
@@ -329,8 +329,8 @@ func TestRunTimeoutKill(t *testing.T) {
 	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
 		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: time.Second, grace: 50 * time.Millisecond}
 	err := r.run(t.Context(), backoff.Policy{})
-	if code, _ := exitCode(err); code != 128+9 {
-		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out, even when SIGKILL ended it)", code)
 	}
 	if want := lines("again: attempt 1/1 failed (timed out after 1s); giving up"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
@@ -338,7 +338,7 @@ func TestRunTimeoutKill(t *testing.T) {
 }
 
 // A command that exits 0 when --timeout sends it SIGTERM has still failed:
-// it is retried, and a last attempt that timed out never exits 0.
+// it is retried, and a last attempt that timed out exits 124, never 0.
 func TestRunTimeoutExitZero(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var stderr bytes.Buffer
@@ -347,8 +347,8 @@ func TestRunTimeoutExitZero(t *testing.T) {
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
 	r.grace = 10 * time.Second // a slow machine must not turn the exit into a SIGKILL
 	err := r.run(t.Context(), backoff.Policy{Retries: 1})
-	if code, _ := exitCode(err); code != 128+15 {
-		t.Errorf("status %d, want 143 (timed out, as if SIGTERM had killed it)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out)", code)
 	}
 	want := lines(
 		"again: attempt 1/2 failed (timed out after 500ms); retrying in 0s",
@@ -363,8 +363,8 @@ func TestRunTimeoutNotInRetryList(t *testing.T) {
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 50*time.Millisecond, "block", "0")
 	r.retryOn = map[int]bool{75: true}
 	err := r.run(t.Context(), backoff.Policy{Retries: 1})
-	if code, _ := exitCode(err); code != 128+15 || strings.Count(stderr.String(), "timed out") != 2 {
-		t.Errorf("status %d, stderr %q; want 143 and both attempts timed out (timeouts are always retried)", code, stderr.String())
+	if code, _ := exitCode(err); code != ExitTimedOut || strings.Count(stderr.String(), "timed out") != 2 {
+		t.Errorf("status %d, stderr %q; want 124 and both attempts timed out (timeouts are always retried)", code, stderr.String())
 	}
 }
 
@@ -460,10 +460,10 @@ func TestRunDeadlineDuringAttempt(t *testing.T) {
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, time.Hour, "block", "0")
 	r.deadline = 100 * time.Millisecond
 	err := r.run(t.Context(), backoff.Policy{Retries: 3})
-	if code, _ := exitCode(err); code != 128+15 {
-		t.Errorf("status %d, want 143 (SIGTERM at the deadline)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out at the deadline)", code)
 	}
-	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: the --deadline 100ms passed"); stderr.String() != want {
+	if want := lines("again: attempt 1/4 failed (timed out at the --deadline); giving up: the --deadline 100ms leaves no time for another attempt"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }

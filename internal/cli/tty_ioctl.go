@@ -1,0 +1,54 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package cli
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"unsafe"
+)
+
+// foregroundTerminal returns stdin if it is a terminal whose foreground
+// process group is again's own: the terminal that `again run` hands to the
+// command for each attempt. It returns nil otherwise (a pipe, a file, or
+// again running in the background), and then the command's group stays in
+// the background, where the terminal's Ctrl-C never reaches it directly.
+func foregroundTerminal(stdin io.Reader) *os.File {
+	f, ok := stdin.(*os.File)
+	if !ok || f == nil {
+		return nil
+	}
+	pgrp, err := tcgetpgrp(f.Fd())
+	if err != nil || pgrp != syscall.Getpgrp() {
+		return nil
+	}
+	return f
+}
+
+func tcgetpgrp(fd uintptr) (int, error) {
+	var pgrp int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(syscall.TIOCGPGRP), uintptr(unsafe.Pointer(&pgrp)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(pgrp), nil
+}
+
+// reclaimTerminal puts again's process group back in the foreground of tty
+// once the command's group has exited. again is in the background then, so
+// the call would stop it with SIGTTOU unless that signal is ignored; it is
+// ignored only for the call, since a command started later would inherit
+// the ignoring.
+func reclaimTerminal(tty *os.File) {
+	if tty == nil {
+		return
+	}
+	if !signal.Ignored(syscall.SIGTTOU) {
+		signal.Ignore(syscall.SIGTTOU)
+		defer signal.Reset(syscall.SIGTTOU)
+	}
+	pgrp := int32(syscall.Getpgrp())
+	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), uintptr(syscall.TIOCSPGRP), uintptr(unsafe.Pointer(&pgrp)))
+}

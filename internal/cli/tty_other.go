@@ -1,0 +1,14 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package cli
+
+import (
+	"io"
+	"os"
+)
+
+// foregroundTerminal returns nil: on this system `again run` does not hand
+// the terminal to the command (see tty_ioctl.go).
+func foregroundTerminal(io.Reader) *os.File { return nil }
+
+func reclaimTerminal(*os.File) {}

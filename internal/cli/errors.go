@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Exit statuses shared by every subcommand.
@@ -40,9 +41,38 @@ func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
 // Usagef returns a usage error (exit status 2) with a formatted message. The
 // message names the flag or argument at fault and what it accepts, such as
-// "--retries must be a whole number from 0 to 100000, got -1".
+// "--retries must be a whole number from 0 to 100000, got -1". String
+// arguments, the values the user gave, are shortened (see shorten) so that
+// a huge value cannot bury the message.
 func Usagef(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = shorten(s)
+		}
+	}
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// usage returns a usage error with a message already formed (and its value
+// already shortened), such as calc's.
+func usage(msg string) error {
+	return &ExitError{Code: ExitUsage, Err: errors.New(msg)}
+}
+
+// maxEcho is how many bytes of a value an error message repeats.
+const maxEcho = 200
+
+// shorten returns s, or its first bytes (whole UTF-8 characters) and how
+// long it was when it is longer than maxEcho: "aaaa… (100000 bytes)".
+func shorten(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:cut], len(s))
 }
 
 // exitCode returns the status for err and whether its message is printed.

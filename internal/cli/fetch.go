@@ -70,11 +70,12 @@ or a network failure after all retries, 2 for a usage error.`,
 	var f fetchFlags
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringVarP(&f.method, "method", "X", "", "request method (default GET, or POST when data is given)")
+	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
 	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB)")
 	fs.StringVar(&f.dataRaw, "data-raw", "", "request body sent as is, even when it starts with @")
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
-	fs.StringVarP(&f.output, "output", "o", "-", "write the body to this file instead of stdout")
+	f.output = "-"
+	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout")
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10)")
 	pf := AddPolicyFlags(fs)
@@ -87,6 +88,9 @@ or a network failure after all retries, 2 for a usage error.`,
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
+			return err
+		}
 		in, err := pf.Parse()
 		if err != nil {
 			return err
@@ -449,15 +453,21 @@ func plural(n int) string {
 	return "s"
 }
 
-// durationFlag parses the duration flag name; empty means 0 when optional.
+// durationFlag parses the duration flag name, which needs a unit unless it
+// is 0 (see requireUnit); empty means 0 when optional.
 func durationFlag(name, s string, optional bool) (time.Duration, error) {
 	if s == "" && optional {
 		return 0, nil
 	}
+	if err := requireUnit(name, s); err != nil {
+		return 0, err
+	}
 	d, err := calc.ParseDuration(s)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return 0, Usagef("--%s %s", name, ie.Detail())
+		short := *ie
+		short.Value = shorten(ie.Value)
+		return 0, usage("--" + name + " " + short.Detail())
 	}
 	return d, err
 }

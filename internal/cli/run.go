@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/spf13/cobra"
 )
@@ -36,28 +38,42 @@ func newRunCmd(env *Env) *cobra.Command {
 		Long: `run runs CMD with ARGS and, while it exits with a non-zero status, runs it
 again after a backoff delay drawn from the policy flags, at most --retries
 times. The command inherits again's stdin, stdout and stderr unbuffered.
+Every attempt reads the same stdin from where the previous one stopped:
+input that an attempt consumed is not given again to the next (redirect
+from a file inside the command, sh -c 'cmd < file', to give each attempt
+all of it).
 
 Each retry prints one line on stderr, such as
   again: attempt 2/4 failed (exit status 7); retrying in 400ms
 and --quiet silences them.
 
---timeout limits each attempt: the command gets SIGTERM, then SIGKILL 2s
-later, and the attempt counts as failed (with status 143, as if SIGTERM
-had killed it, if the command exits 0). --deadline limits the whole run:
-again never starts a wait that would end after it, and stops a command
-still running when it passes. --retry-on-exit retries only the listed exit
-statuses (a command killed by signal N has status 128+N); a timed-out
-attempt is always retried.
+Each attempt runs in a process group of its own. --timeout limits each
+attempt: the group (the command and everything it started) gets SIGTERM,
+then SIGKILL once the command has exited or 2s have passed, and the
+attempt counts as failed, whatever its status. --deadline limits the whole
+run: again never starts a wait that would end after it, and stops a
+command still running when it passes, in the same way. A timed-out
+attempt is always retried. --retry-on-exit retries only the listed exit
+statuses (a command killed by signal N has status 128+N); by default every
+non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
+or SIGPIPE: someone stopped it, or nothing reads its output any more).
 
-SIGINT and SIGTERM sent to again are forwarded to the command, and no
-further attempt is made. (Ctrl-C in a terminal also reaches the command
-directly, as it reaches every process of the foreground job.)
+SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
+command's group, no further attempt is made, and again exits when the
+command has. When stdin is the terminal, each attempt gets the terminal:
+it can read it, and Ctrl-C reaches it once, from the terminal, ending the
+retries if the command dies of it or exits 130. Otherwise Ctrl-C reaches
+again alone, which passes it on once. (On Windows there are no process
+groups: a timeout or a signal stops the command but not what it started.)
 
-Exit status: the last attempt's (128+N if signal N killed it; 128+N also
-when signal N stops again between attempts), 127 if the command is not
+Exit status: the last attempt's (128+N if signal N killed it), 124 if
+--timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
+when signal N stops again between attempts, 127 if the command is not
 found, 126 if it cannot be executed, 2 for a usage error.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
+Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
+unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
+--initial and --max also take a bare number of milliseconds.`,
 		Example: `  # Wait for a database in a container entrypoint: up to 10 retries, 30 s in all.
   again run --retries 10 --deadline 30s -- pg_isready -h db
 
@@ -83,6 +99,9 @@ Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
 	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
+			return err
+		}
 		in, err := pf.Parse()
 		if err != nil {
 			return err
@@ -365,7 +384,20 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	cmd := exec.CommandContext(ctx, r.path, r.args...)
 	cmd.Args[0] = r.name
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
+	cmd.Stdin = r.env.Stdin
+	stdout, err := newOutput(r.env.Stdout)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdout.finish(r.grace)
+	stderr := stdout
+	if !sameWriter(r.env.Stderr, r.env.Stdout) {
+		if stderr, err = newOutput(r.env.Stderr); err != nil {
+			return retry.Permanent(err)
+		}
+		defer stderr.finish(r.grace)
+	}
+	cmd.Stdout, cmd.Stderr = stdout.file, stderr.file
 	startInGroup(cmd, r.tty)
 	// cancelled records that the timeout or the deadline struck while the
 	// child ran, rather than just after it exited by itself.
@@ -377,8 +409,7 @@ func (r *runner) attempt(procCtx context.Context) error {
 		return signalGroup(cmd.Process, syscall.SIGTERM)
 	}
 	// After the grace os/exec kills the command itself (the timer above,
-	// its group) and stops waiting for output that a process outside the
-	// group may still hold open.
+	// its group).
 	cmd.WaitDelay = r.grace
 	if err := cmd.Start(); err != nil {
 		// lookPath found the command before the first attempt; if it has
@@ -398,6 +429,8 @@ func (r *runner) attempt(procCtx context.Context) error {
 	if cancelled.Load() || signalled {
 		killGroup(cmd.Process)
 	}
+	stdout.finish(r.grace) // the group is gone: its output is complete
+	stderr.finish(r.grace)
 	reclaimTerminal(r.tty)
 	st := cmd.ProcessState
 	ae := &attemptError{status: st.ExitCode(), why: fmt.Sprintf("exit status %d", st.ExitCode())}
@@ -426,6 +459,64 @@ func (r *runner) attempt(procCtx context.Context) error {
 		return retry.Permanent(ae)
 	}
 	return ae
+}
+
+// childOutput is what an attempt writes to: the Env's writer itself when it
+// is a file, else a pipe copied to it. Either way os/exec sees a file, so
+// its Wait returns when the command exits, not when the last process that
+// inherited the output closes it: again then kills what is left of a
+// stopped attempt's group, and only then waits for the output to end.
+type childOutput struct {
+	file   *os.File
+	copied chan struct{} // closed when the copy ends; nil for a file
+	read   *os.File
+}
+
+func newOutput(w io.Writer) (*childOutput, error) {
+	if f, ok := w.(*os.File); ok && f != nil {
+		return &childOutput{file: f}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	o := &childOutput{file: pw, read: pr, copied: make(chan struct{})}
+	go func() {
+		defer close(o.copied)
+		_, _ = io.Copy(w, pr)
+	}()
+	return o, nil
+}
+
+// finish closes again's end of the pipe and waits for the copy to end: at
+// once if the command's processes are gone, at most grace if a process
+// outside its group (a daemon) still holds the pipe, whose later output is
+// then dropped. Calling it again does nothing.
+func (o *childOutput) finish(grace time.Duration) {
+	if o.copied == nil {
+		return
+	}
+	o.file.Close()
+	select {
+	case <-o.copied:
+	case <-time.After(grace):
+	}
+	o.read.Close()
+	<-o.copied
+	o.copied = nil
+}
+
+// sameWriter reports whether a and b are the same writer, so that the
+// command's stdout and stderr share one pipe and their copies never write
+// to it at the same time, as os/exec does. Writers of types that cannot be
+// compared are different.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 func signalStatus(s os.Signal) int {

@@ -1,0 +1,141 @@
+//go:build linux
+
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// liveInGroup returns the processes of group pgid that are still alive
+// (zombies, which run nothing, are left out), read from /proc.
+func liveInGroup(t *testing.T, pgid int) []string {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []string
+	for _, path := range stats {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue // exited since the glob
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		if g, _ := strconv.Atoi(fields[2]); g == pgid {
+			live = append(live, s[:strings.LastIndexByte(s, ')')+1])
+		}
+	}
+	return live
+}
+
+// waitGroupGone fails the test unless every process of group pgid has died
+// within 10 s of the call (SIGKILL is sent before it; dying takes the
+// kernel a moment). It polls /proc: no signal or wait says when processes
+// that are not our children die.
+func waitGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		live := liveInGroup(t, pgid)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes of the attempt's group %d still run: %v", pgid, live)
+		}
+		<-tick.C
+	}
+}
+
+// groups returns the process groups that the tree scripts below printed,
+// one "pgid grandchild-pid" line per attempt.
+func groups(t *testing.T, out string) []int {
+	t.Helper()
+	var ids []int
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			t.Fatalf("unexpected output line %q in %q", line, out)
+		}
+		n, _ := strconv.Atoi(f[0])
+		ids = append(ids, n)
+	}
+	return ids
+}
+
+// The tree scripts: a shell that starts a grandchild in the background,
+// prints "$$ $!" (its pid, which is its group's id, and the grandchild's)
+// and waits. In the second, the grandchild ignores SIGTERM.
+const (
+	treeScript         = `sleep 1000 & echo "$$ $!"; wait`
+	stubbornTreeScript = `(trap '' TERM; exec sleep 1000) & echo "$$ $!"; wait`
+)
+
+// A --timeout stops the whole tree of each attempt, not just its first
+// process: nothing of an attempt runs beside the next one, or after again.
+func TestRunTimeoutStopsTree(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, script := range []string{treeScript, stubbornTreeScript} {
+		t.Run(script, func(t *testing.T) {
+			stdout := newWaitWriter("")
+			var stderr bytes.Buffer
+			r := &runner{env: &Env{Stdout: stdout, Stderr: &stderr}, name: "sh", path: "/bin/sh",
+				args: []string{"-c", script}, timeout: time.Second, grace: 10 * time.Second}
+			start := time.Now()
+			err := r.run(t.Context(), policyRetries(1))
+			if code, _ := exitCode(err); code != ExitTimedOut {
+				t.Errorf("status %d, want 124; stderr %q", code, stderr.String())
+			}
+			// The stubborn grandchild must not cost the whole grace: it is
+			// killed when the shell has exited.
+			if took := time.Since(start); took > 8*time.Second {
+				t.Errorf("took %v; the grace of 10s per attempt was waited out", took)
+			}
+			ids := groups(t, stdout.String())
+			if len(ids) != 2 {
+				t.Fatalf("%d attempts printed their group, want 2: %q", len(ids), stdout.String())
+			}
+			for _, id := range ids {
+				waitGroupGone(t, id)
+			}
+		})
+	}
+}
+
+// A SIGTERM sent to again reaches every process the command started.
+func TestRunSignalStopsTree(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, script := range []string{treeScript, stubbornTreeScript} {
+		t.Run(script, func(t *testing.T) {
+			ch := make(chan os.Signal, 1)
+			stdout := newWaitWriter("")
+			var stderr bytes.Buffer
+			done := make(chan int)
+			go func() {
+				done <- Run(WithSignals(t.Context(), ch), []string{"run", "--", "sh", "-c", script}, nil, stdout, &stderr)
+			}()
+			waitFor(t, stdout, "\n")
+			ch <- syscall.SIGTERM
+			if code := <-done; code != 128+15 {
+				t.Errorf("status %d, want 143; stderr %q", code, stderr.String())
+			}
+			waitGroupGone(t, groups(t, stdout.String())[0])
+		})
+	}
+}

@@ -52,9 +52,12 @@ func init() {
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
 //	yes             write lines to stdout until that fails
-//	count-int       print "ready", then "interrupted" at the first SIGINT;
+//	count-int       print "ready PGID" (its process group), then
+//	                "interrupted" at the first SIGINT;
 //	                then exit 130 when a line arrives on stdin, or 3 (and
 //	                print "interrupted again") at a second SIGINT
+//	tty-child       print "ready PGID", read a line and print "read LINE",
+//	                then as count-int
 func runHelper(args []string) int {
 	switch args[0] {
 	case "exit":
@@ -99,10 +102,15 @@ func runHelper(args []string) int {
 				return 1 // SIGPIPE kills the helper first: fd 1 is a broken pipe
 			}
 		}
-	case "count-int":
+	case "count-int", "tty-child":
 		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, os.Interrupt)
-		fmt.Println("ready")
+		fmt.Printf("ready %d\n", syscall.Getpgrp())
+		if args[0] == "tty-child" {
+			var line string
+			_, _ = fmt.Scanln(&line)
+			fmt.Println("read " + line)
+		}
 		<-ch
 		fmt.Println("interrupted")
 		line := make(chan struct{})
@@ -660,8 +668,15 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd, stdin, out := againProcess(t, "run", "--initial", "0", "--", exe, "count-int")
-	waitFor(t, out, "ready\n")
-	// The terminal's Ctrl-C: SIGINT to the whole foreground job.
+	waitFor(t, out, "ready")
+	// The terminal's Ctrl-C goes to every process of again's group, the
+	// foreground job; the command must not be one of them. (Two SIGINTs
+	// sent together can arrive as one, so the group is checked as well as
+	// the count.)
+	ready := fmt.Sprintf("ready %d\n", cmd.Process.Pid)
+	if strings.HasPrefix(out.String(), ready) {
+		t.Fatalf("the command is in again's process group %d: %q", cmd.Process.Pid, out.String())
+	}
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -672,8 +687,9 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()
-	want := "ready\ninterrupted\nagain: attempt 1/4 failed (exit status 130); stopping: received SIGINT\n"
-	if code := cmd.ProcessState.ExitCode(); code != 130 || out.String() != want {
+	_, got, _ := strings.Cut(out.String(), "\n") // after "ready PGID"
+	want := "interrupted\nagain: attempt 1/4 failed (exit status 130); stopping: received SIGINT\n"
+	if code := cmd.ProcessState.ExitCode(); code != 130 || got != want {
 		t.Errorf("status %d (%v), output %q; want 130, %q", code, err, out.String(), want)
 	}
 }

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -63,20 +64,45 @@ func waitGroupGone(t *testing.T, pgid int) {
 	}
 }
 
-// groups returns the process groups that the tree scripts below printed,
-// one "pgid grandchild-pid" line per attempt.
-func groups(t *testing.T, out string) []int {
+// alive reports whether process pid runs (a zombie does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+// trees returns the processes that the tree scripts below printed, one
+// "shell-pid grandchild-pid" line per attempt: the shell's pid is also its
+// group's id.
+func trees(t *testing.T, out string) [][2]int {
 	t.Helper()
-	var ids []int
+	var ids [][2]int
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 2 {
 			t.Fatalf("unexpected output line %q in %q", line, out)
 		}
-		n, _ := strconv.Atoi(f[0])
-		ids = append(ids, n)
+		sh, _ := strconv.Atoi(f[0])
+		grandchild, _ := strconv.Atoi(f[1])
+		ids = append(ids, [2]int{sh, grandchild})
 	}
 	return ids
+}
+
+// waitTreeGone fails the test unless the shell and grandchild of tree, and
+// any other process of the shell's group, have died within 10 s.
+func waitTreeGone(t *testing.T, tree [2]int) {
+	t.Helper()
+	waitGroupGone(t, tree[0])
+	for _, pid := range tree {
+		if alive(pid) {
+			t.Errorf("process %d of the attempt still runs", pid)
+		}
+	}
 }
 
 // The tree scripts: a shell that starts a grandchild in the background,
@@ -107,12 +133,12 @@ func TestRunTimeoutStopsTree(t *testing.T) {
 			if took := time.Since(start); took > 8*time.Second {
 				t.Errorf("took %v; the grace of 10s per attempt was waited out", took)
 			}
-			ids := groups(t, stdout.String())
+			ids := trees(t, stdout.String())
 			if len(ids) != 2 {
-				t.Fatalf("%d attempts printed their group, want 2: %q", len(ids), stdout.String())
+				t.Fatalf("%d attempts printed their processes, want 2: %q", len(ids), stdout.String())
 			}
-			for _, id := range ids {
-				waitGroupGone(t, id)
+			for _, tree := range ids {
+				waitTreeGone(t, tree)
 			}
 		})
 	}
@@ -135,7 +161,7 @@ func TestRunSignalStopsTree(t *testing.T) {
 			if code := <-done; code != 128+15 {
 				t.Errorf("status %d, want 143; stderr %q", code, stderr.String())
 			}
-			waitGroupGone(t, groups(t, stdout.String())[0])
+			waitTreeGone(t, trees(t, stdout.String())[0])
 		})
 	}
 }

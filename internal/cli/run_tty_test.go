@@ -1,0 +1,88 @@
+//go:build linux
+
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"unsafe"
+)
+
+// openPTY returns the two ends of a new pseudo-terminal.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err) // a kernel without devpts; CI has one
+	}
+	var unlock int32
+	var n uint32
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); errno != 0 {
+		t.Fatalf("unlocking the pseudo-terminal: %v", errno)
+	}
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); errno != 0 {
+		t.Fatalf("naming the pseudo-terminal: %v", errno)
+	}
+	slave, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return master, slave
+}
+
+// With stdin the terminal, the command gets the terminal: it reads what is
+// typed (in the background it would be stopped by SIGTTIN), and Ctrl-C
+// typed there reaches it once and ends the retries.
+func TestRunInteractiveTerminal(t *testing.T) {
+	master, slave := openPTY(t)
+	defer master.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// again in a session of its own whose controlling terminal is the
+	// pseudo-terminal, in the foreground, as a shell starts it.
+	cmd := exec.Command(exe, "run", "--initial", "0", "--", exe, "tty-child")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", helperEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	out := newWaitWriter("")
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, master) // ends with EIO when the session is gone
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	waitFor(t, out, "ready")
+	if _, err := io.WriteString(master, "hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "read hello")
+	if _, err := master.Write([]byte{3}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	waitFor(t, out, "interrupted")
+	if _, err := io.WriteString(master, "done\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	<-copied
+	got := strings.ReplaceAll(out.String(), "\r\n", "\n")
+	if strings.Contains(got, "interrupted again") || !strings.Contains(got, "again: attempt 1/4 failed (exit status 130); not retrying") {
+		t.Errorf("output %q; want one interrupt and no retry", got)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("status %d (%v), want 130", code, err)
+	}
+}

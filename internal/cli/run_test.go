@@ -698,3 +698,25 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 func policyRetries(n int) backoff.Policy {
 	return backoff.Policy{Retries: n}
 }
+
+// SIGHUP and SIGQUIT, like SIGINT and SIGTERM, reach the command and end
+// the retries.
+func TestRunForwardsHangupAndQuit(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		ch := make(chan os.Signal, 1)
+		stdout := newWaitWriter("")
+		var stderr bytes.Buffer
+		done := make(chan int)
+		go func() {
+			done <- Run(WithSignals(t.Context(), ch), []string{"run", "--", "sh", "-c", "echo ready; exec sleep 1000"}, nil, stdout, &stderr)
+		}()
+		waitFor(t, stdout, "ready")
+		ch <- sig
+		name := signalName(sig)
+		want := lines("again: attempt 1/4 failed (killed by " + name + "); stopping: received " + name)
+		if code := <-done; code != 128+int(sig) || stderr.String() != want {
+			t.Errorf("%s: status %d, stderr %q; want %d, %q", name, code, stderr.String(), 128+int(sig), want)
+		}
+	}
+}

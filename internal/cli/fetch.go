@@ -22,11 +22,13 @@ import (
 
 // fetchFlags holds the flags of `again fetch` as given.
 type fetchFlags struct {
-	method, data, dataRaw, output  string
+	method, output                 string
+	data, dataRaw, json            []string
 	headers                        []string
 	include, location              bool
 	timeout, retryOn, maxRetryWait string
 	key                            string
+	curl                           curlFlags
 }
 
 func newFetchCmd(env *Env) *cobra.Command {
@@ -48,15 +50,30 @@ attempt, the status or error, and the wait. Redirects are not followed
 unless -L is given.
 
 Only the final response's body is written, whatever its status, as curl
---fail-with-body does. The -o file is opened before anything is sent, so
-one that cannot be created is a usage error, but emptied only when the
-final response arrives: a fetch that gets no response leaves an existing
-file as it was and removes one it created; a body cut short leaves what
-arrived, as in curl.
+--fail-with-body does; with -f/--fail, none is written for a status of
+400 or more. The -o file is opened before anything is sent, so one that
+cannot be created is a usage error, but emptied only when the final
+response arrives: a fetch that gets no usable response (a network
+failure, a redirect loop with -L, an error status with --fail) leaves an
+existing file as it was and removes one it created; a body cut short
+leaves what arrived, as in curl.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
+As in curl: -d is repeatable, the parts joined with &; --json sends JSON
+(repeated: concatenated) with Content-Type and Accept application/json;
+-u user:password sends basic authentication; -v prints each attempt's
+request and response headers on stderr, with credentials, cookies and
+query values masked; --cacert FILE trusts the authorities in a PEM file.
+A body from stdin (-d @-) is read first: up to 1 MiB it is sent with its
+length and can be retried, a larger one is streamed once.
+
+SIGINT or SIGTERM stops the fetch with status 130 or 143.
+
+Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
+--max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).
+--initial and --max also take a bare number of milliseconds.
 Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
-or a network failure after all retries, 2 for a usage error.`,
+or a network failure after all retries, 2 for a usage error, 128+N when
+signal N stops it.`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
@@ -71,8 +88,9 @@ or a network failure after all retries, 2 for a usage error.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
-	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB)")
-	fs.StringVar(&f.dataRaw, "data-raw", "", "request body sent as is, even when it starts with @")
+	fs.StringArrayVarP(&f.data, "data", "d", nil, "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
+	fs.StringArrayVar(&f.dataRaw, "data-raw", nil, "request body sent as is, even when it starts with @; repeated, joined with &")
+	fs.StringArrayVar(&f.json, "json", nil, "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
 	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	f.output = "-"
 	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout")
@@ -86,6 +104,7 @@ or a network failure after all retries, 2 for a usage error.`,
 	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying")
 	f.key = "auto"
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
+	f.curl.add(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
@@ -95,10 +114,16 @@ or a network failure after all retries, 2 for a usage error.`,
 		if err != nil {
 			return err
 		}
+		base, rt, err := f.curl.transport(env)
+		if err != nil {
+			return err
+		}
+		defer base.CloseIdleConnections()
 		req, tr, err := f.build(cmd, args, env, in)
 		if err != nil {
 			return err
 		}
+		tr.Base = rt
 		out, err := openOutput(f.output, env.Stdout)
 		if err != nil {
 			if req.Body != nil {
@@ -112,9 +137,6 @@ or a network failure after all retries, 2 for a usage error.`,
 			ctx, cancel = context.WithTimeout(ctx, in.Deadline)
 			defer cancel()
 		}
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		defer base.CloseIdleConnections()
-		tr.Base = base
 		return f.fetch(req.WithContext(ctx), tr, out, env)
 	}
 	return cmd
@@ -216,10 +238,10 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	if tr.RetryStatuses, err = parseStatuses(f.retryOn); err != nil {
 		return nil, nil, err
 	}
-	if cmd.Flags().Changed("data") && cmd.Flags().Changed("data-raw") {
-		return nil, nil, Usagef("--data and --data-raw are exclusive; give one request body")
+	_, _, _, hasData, err := f.bodyParts(cmd.Flags())
+	if err != nil {
+		return nil, nil, err
 	}
-	hasData := cmd.Flags().Changed("data") || cmd.Flags().Changed("data-raw")
 	method := f.method
 	if method == "" {
 		method = http.MethodGet
@@ -244,6 +266,20 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 			continue
 		}
 		req.Header.Add(name, value)
+	}
+	if cmd.Flags().Changed("json") {
+		// As curl's --json: unless a -H says otherwise.
+		for _, name := range []string{"Content-Type", "Accept"} {
+			if req.Header.Get(name) == "" {
+				req.Header.Set(name, "application/json")
+			}
+		}
+	}
+	if f.curl.user != "" && req.Header.Get("Authorization") != "" {
+		return nil, nil, Usagef("--user conflicts with the Authorization header; give the credentials once")
+	}
+	if err := f.curl.apply(req); err != nil {
+		return nil, nil, err
 	}
 	switch f.key {
 	case "auto":
@@ -276,22 +312,56 @@ type requestBody struct {
 	size    int64
 }
 
-// body opens the body given with --data or --data-raw. A file is opened
-// now, to report a missing one as a usage error, and reopened for each
-// retry, so it is never read whole into memory; stdin cannot be reopened,
-// so the transport buffers it (up to 1 MiB) to be able to retry.
+// body opens the body given with --data, --data-raw or --json. A single
+// @FILE is opened now, to report a missing one as a usage error, and
+// reopened for each retry, so it is never read whole into memory; stdin
+// cannot be reopened, so it is read into memory when small enough to be
+// retried (see readStdinBody). Several parts are joined in memory, with &
+// for --data and --data-raw as curl does, or concatenated for --json.
 func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
-	switch {
-	case cmd.Flags().Changed("data-raw"):
-		return stringBody(f.dataRaw), nil
-	case !cmd.Flags().Changed("data"):
-		return requestBody{}, nil
-	case f.data == "@-":
-		return requestBody{rc: io.NopCloser(env.Stdin)}, nil
-	case !strings.HasPrefix(f.data, "@"):
-		return stringBody(f.data), nil
+	parts, raw, sep, given, err := f.bodyParts(cmd.Flags())
+	if err != nil || !given {
+		return requestBody{}, err
 	}
-	path := f.data[1:]
+	if raw {
+		return stringBody(strings.Join(parts, sep)), nil
+	}
+	if len(parts) == 1 {
+		return openPart(parts[0], env)
+	}
+	var joined strings.Builder
+	for i, part := range parts {
+		if i > 0 {
+			joined.WriteString(sep)
+		}
+		b, err := openPart(part, env)
+		if err != nil {
+			return requestBody{}, err
+		}
+		err = func() error {
+			defer b.rc.Close()
+			if b.size < 0 {
+				return Usagef("--data @- with other parts must be at most %d bytes, as the joined body is kept in memory", retryhttp.DefaultMaxBufferedBody)
+			}
+			_, err := io.Copy(&joined, b.rc)
+			return err
+		}()
+		if err != nil {
+			return requestBody{}, err
+		}
+	}
+	return stringBody(joined.String()), nil
+}
+
+// openPart opens one part of the body: a string, @FILE or @-.
+func openPart(part string, env *Env) (requestBody, error) {
+	switch {
+	case part == "@-":
+		return readStdinBody(env.Stdin)
+	case !strings.HasPrefix(part, "@"):
+		return stringBody(part), nil
+	}
+	path := part[1:]
 	file, err := os.Open(path)
 	if err != nil {
 		return requestBody{}, Usagef("--data @FILE: cannot open %q: %v", path, errors.Unwrap(err))
@@ -308,7 +378,16 @@ func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
 	}, nil
 }
 
+// stringBody is a body held in memory. An empty one is http.NoBody, which
+// net/http sends with "Content-Length: 0" (an empty reader would be sent
+// chunked, its length unknown).
 func stringBody(s string) requestBody {
+	if s == "" {
+		return requestBody{
+			rc:      http.NoBody,
+			getBody: func() (io.ReadCloser, error) { return http.NoBody, nil },
+		}
+	}
 	return requestBody{
 		rc:      io.NopCloser(strings.NewReader(s)),
 		getBody: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil },
@@ -343,13 +422,26 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	if !f.location {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
-	resp, err := client.Do(req)
+	// The output is written only for a usable response: not for an error
+	// (with -L, a redirect loop returns the last redirect with one), nor
+	// for a failed status with --fail. Otherwise a file -o created is
+	// removed, and an existing one left as it was.
+	written := false
 	defer func() {
-		if cerr := out.close(resp != nil); err == nil {
+		if cerr := out.close(written); err == nil {
 			err = cerr
 		}
+		if sig := signalCause(req.Context()); sig != nil && err != nil {
+			// Whatever the error says (a cancelled attempt, a cut body,
+			// a retry loop that stopped), a signal stopped the fetch.
+			err = Exit(signalStatus(sig), fmt.Errorf("stopped: received %s", signalName(sig)))
+		}
 	}()
+	resp, err := client.Do(req)
 	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the URL, query values included
@@ -357,11 +449,23 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return err
 	}
 	defer resp.Body.Close()
-	if err := f.write(resp, out); err != nil {
-		return err
+	if !f.curl.fail || resp.StatusCode < 400 {
+		written = true
+		if err := f.write(resp, out); err != nil {
+			return err
+		}
 	}
 	if resp.StatusCode >= 400 {
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
+	}
+	return nil
+}
+
+// signalCause returns the signal that cancelled ctx, if one did.
+func signalCause(ctx context.Context) os.Signal {
+	var se *SignalError
+	if errors.As(context.Cause(ctx), &se) {
+		return se.Signal
 	}
 	return nil
 }
@@ -419,12 +523,22 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e.Response), backoff.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
-	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.data == "@-":
+	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.fromStdin():
 		return "not retried: standard input was more than 1 MiB, too much to keep for a retry (send a file with -d @FILE instead)"
 	case errors.Is(e.Reason, retryhttp.ErrNotReplayable):
 		return strings.TrimPrefix(e.Reason.Error(), "retryhttp: ")
 	}
 	return "giving up: " + e.Reason.Error()
+}
+
+// fromStdin reports whether the body is read from stdin.
+func (f *fetchFlags) fromStdin() bool {
+	for _, part := range append(f.data, f.json...) {
+		if part == "@-" {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome is the status or the error of a failed attempt.

@@ -30,8 +30,11 @@ type answer struct {
 
 // received is a request as the fetch test server saw it.
 type received struct {
-	method, body string
-	header       http.Header
+	method, body  string
+	header        http.Header
+	contentLength int64    // -1 when unknown
+	encoding      []string // Transfer-Encoding: ["chunked"] for a body of unknown length
+	url           string   // the request URI
 }
 
 // fetchServer answers each path's requests with its script, repeating the
@@ -48,7 +51,7 @@ func newFetchServer(t *testing.T, scripts map[string][]answer) *fetchServer {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.seen[r.URL.Path] = append(s.seen[r.URL.Path], received{r.Method, string(body), r.Header.Clone()})
+		s.seen[r.URL.Path] = append(s.seen[r.URL.Path], received{r.Method, string(body), r.Header.Clone(), r.ContentLength, r.TransferEncoding, r.RequestURI})
 		script := scripts[r.URL.Path]
 		a := answer{}
 		if len(script) > 0 {
@@ -336,7 +339,13 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "-H", "X-A: a\x01b", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name and no control characters, got "X-A: a\x01b"`},
 		{[]string{"fetch", "-X", "GET /", "http://a/"}, `again fetch: --method must be an HTTP method such as GET or POST, got "GET /"`},
 		{[]string{"fetch", "-d", "@/nonexistent/file", "http://a/"}, `again fetch: --data @FILE: cannot open "/nonexistent/file": no such file or directory`},
-		{[]string{"fetch", "-d", "x", "--data-raw", "y", "http://a/"}, `again fetch: --data and --data-raw are exclusive; give one request body`},
+		{[]string{"fetch", "-d", "x", "--data-raw", "y", "http://a/"}, `again fetch: --data, --data-raw and --json are exclusive; give the body with one of them`},
+		{[]string{"fetch", "-d", "x", "--json", "{}", "http://a/"}, `again fetch: --data, --data-raw and --json are exclusive; give the body with one of them`},
+		{[]string{"fetch", "-u", "alice", "http://a/"}, `again fetch: --user must be user:password; fetch never prompts for a password`},
+		{[]string{"fetch", "-u", ":secret", "http://a/"}, `again fetch: --user must be user:password with a user name before the ':'`},
+		{[]string{"fetch", "-u", "alice:secret", "-H", "Authorization: Bearer t", "http://a/"}, `again fetch: --user conflicts with the Authorization header; give the credentials once`},
+		{[]string{"fetch", "--cacert", "/nonexistent/ca.pem", "http://a/"}, `again fetch: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
+		{[]string{"fetch", "--cacert", "/dev/null", "http://a/"}, `again fetch: --cacert must name a file of PEM certificates, found none in "/dev/null"`},
 		{[]string{"fetch", "--idempotency-key", "a\nb", "-d", "x", "http://a/"}, `again fetch: --idempotency-key must be auto, off or a key without control characters, got "a\nb"`},
 		{[]string{"fetch", "-H", "Idempotency-Key: a", "--idempotency-key", "b", "-d", "x", "http://a/"}, `again fetch: --idempotency-key "b" conflicts with the Idempotency-Key header; give the key once`},
 	}

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/again-go/again/retryhttp"
 	"github.com/spf13/pflag"
@@ -20,8 +22,9 @@ import (
 // curlFlags are the flags of `again fetch` that mean what they mean in
 // curl, beyond the request itself.
 type curlFlags struct {
-	fail, verbose bool
-	user, cacert  string
+	fail, verbose  bool
+	user, cacert   string
+	connectTimeout string
 }
 
 func (c *curlFlags) add(fs *pflag.FlagSet) {
@@ -29,6 +32,7 @@ func (c *curlFlags) add(fs *pflag.FlagSet) {
 	fs.VarP(textFlag{s: &c.user, typ: "user:password"}, "user", "u", "HTTP basic authentication")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "print each attempt's request and response headers on stderr (credentials, cookies and query values masked)")
 	fs.Var(textFlag{s: &c.cacert, typ: "file"}, "cacert", "PEM file of the certificate authorities to trust instead of the system's")
+	fs.Var(textFlag{s: &c.connectTimeout, typ: "duration"}, "connect-timeout", "limit on each connection's setup, TCP and TLS handshake (default none; a failed connection is retried)")
 }
 
 // apply adds basic authentication to req.
@@ -54,6 +58,16 @@ func (c *curlFlags) apply(req *http.Request) error {
 // with --cacert's authorities, and -v's logging of every attempt.
 func (c *curlFlags) transport(env *Env) (*http.Transport, http.RoundTripper, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
+	connect, err := durationFlag("connect-timeout", c.connectTimeout, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if connect > 0 {
+		// http.DefaultTransport's dialer, with the limit; the TLS handshake
+		// is part of connecting too, as in curl.
+		base.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+		base.TLSHandshakeTimeout = connect
+	}
 	if c.cacert != "" {
 		pem, err := os.ReadFile(c.cacert)
 		if err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/pem"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -201,5 +203,46 @@ func TestFetchSignal(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// --connect-timeout bounds connecting, TLS handshake included: a server
+// that accepts the connection and never answers the handshake fails the
+// attempt, which is retried, instead of hanging.
+func TestFetchConnectTimeout(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, silent
+			mu.Unlock()
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	r := run(t, append(withArgs(fast, "--connect-timeout", "50ms", "--retries", "1"), "https://"+ln.Addr().String()+"/")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "again: attempt 1/2 failed (net/http: TLS handshake timeout); retrying in 0s\n") {
+		t.Errorf("exit %d, stderr %q; want 1 after two attempts that timed out in the handshake", r.code, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(conns) != 2 {
+		t.Errorf("server saw %d connections, want 2 (one per attempt)", len(conns))
 	}
 }

@@ -5,6 +5,7 @@ package cli
 import (
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 // startInGroup does nothing here: without process groups, a timeout or a
@@ -12,9 +13,14 @@ import (
 // documented limitation of `again run` on this system).
 func startInGroup(*exec.Cmd, *os.File) {}
 
-// signalGroup sends sig to p; a signal the system cannot send (all but
-// os.Kill on Windows) kills p.
-func signalGroup(p *os.Process, sig os.Signal) error {
+// signalGroup sends sig to the command pid; a signal the system cannot
+// send (all but os.Kill on Windows) kills it.
+func signalGroup(pid int, sig os.Signal) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	defer p.Release()
 	if err := p.Signal(sig); err != nil {
 		return p.Kill()
 	}
@@ -22,4 +28,14 @@ func signalGroup(p *os.Process, sig os.Signal) error {
 }
 
 // killGroup does nothing: see startInGroup.
-func killGroup(*os.Process) {}
+func killGroup(int) {}
+
+// waitCommand waits for cmd to exit and returns its status.
+func waitCommand(cmd *exec.Cmd, _ *os.File) (syscall.WaitStatus, error) {
+	err := cmd.Wait()
+	if cmd.ProcessState == nil {
+		return syscall.WaitStatus{}, err
+	}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ws, nil
+}

@@ -24,22 +24,49 @@ func startInGroup(cmd *exec.Cmd, tty *os.File) {
 }
 
 // signalGroup sends sig to every process of the group that startInGroup
-// made for p. A group already gone is not an error.
-func signalGroup(p *os.Process, sig os.Signal) error {
+// made for the command pid. A group already gone is not an error.
+func signalGroup(pid int, sig os.Signal) error {
 	s, ok := sig.(syscall.Signal)
 	if !ok {
-		return p.Signal(sig)
+		return errors.New("cannot send " + sig.String())
 	}
-	err := syscall.Kill(-p.Pid, s)
+	err := syscall.Kill(-pid, s)
 	if errors.Is(err, syscall.ESRCH) {
 		return nil
 	}
 	return err
 }
 
-// killGroup kills whatever is left of p's group once p itself has exited:
-// processes that ignored SIGTERM or that the command left running in the
-// background. The group's id cannot be reused while any of them lives.
-func killGroup(p *os.Process) {
-	_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+// killGroup kills whatever is left of the group of the command pid once
+// the command itself has exited: processes that ignored SIGTERM or that the
+// command left running in the background. The group's id cannot be reused
+// while any of them lives.
+func killGroup(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// waitCommand waits for cmd, started by startInGroup, to exit, and returns
+// its status. With tty, a command stopped from the terminal (Ctrl-Z) stops
+// again's own job as well, so that the shell gets the terminal back; when
+// that job is continued, the command is continued too, with the terminal
+// if again has it (fg), without it otherwise (bg).
+func waitCommand(cmd *exec.Cmd, tty *os.File) (syscall.WaitStatus, error) {
+	options := 0
+	if tty != nil {
+		options = syscall.WUNTRACED
+	}
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(cmd.Process.Pid, &ws, options, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return ws, err
+		case ws.Stopped():
+			suspend(cmd.Process.Pid, tty, ws.StopSignal())
+			continue
+		}
+		return ws, nil
+	}
 }

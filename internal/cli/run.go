@@ -61,9 +61,10 @@ or SIGPIPE: someone stopped it, or nothing reads its output any more).
 SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
 command's group, no further attempt is made, and again exits when the
 command has. When stdin is the terminal, each attempt gets the terminal:
-it can read it, and Ctrl-C reaches it once, from the terminal, ending the
-retries if the command dies of it or exits 130. Otherwise Ctrl-C reaches
-again alone, which passes it on once. (On Windows there are no process
+it can read it, Ctrl-Z stops it and again together (fg continues both),
+and Ctrl-C reaches it once, from the terminal, ending the retries if the
+command dies of it or exits 130. Otherwise Ctrl-C reaches again alone,
+which passes it on once. (On Windows there are no process
 groups: a timeout or a signal stops the command but not what it started.)
 
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
@@ -190,9 +191,9 @@ type runner struct {
 	tty      *os.File // the terminal handed to each attempt, if any
 
 	mu      sync.Mutex
-	proc    *os.Process // the running child, if any
-	signal  os.Signal   // the first signal received, if any
-	stopped bool        // whether a signal arrived while no child ran
+	pid     int       // the running child, 0 if none
+	signal  os.Signal // the first signal received, if any
+	stopped bool      // whether a signal arrived while no child ran
 }
 
 // attemptError is a failed attempt: the status again exits with if it is
@@ -335,8 +336,8 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 			if r.signal == nil {
 				r.signal = s
 			}
-			if r.proc != nil {
-				_ = signalGroup(r.proc, s)
+			if r.pid != 0 {
+				_ = signalGroup(r.pid, s)
 			} else {
 				r.stopped = true
 			}
@@ -348,15 +349,16 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 	}
 }
 
-// setProc records the running child; a signal that arrived while it was
-// starting is passed on at once. It reports whether a signal reached p.
-func (r *runner) setProc(p *os.Process) (signalled bool) {
+// setProc records the running child, pid (0 for none); a signal that
+// arrived while it was starting is passed on at once. It reports whether a
+// signal reached the child.
+func (r *runner) setProc(pid int) (signalled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.proc = p
-	if p != nil && r.signal != nil {
+	r.pid = pid
+	if pid != 0 && r.signal != nil {
 		r.stopped = false
-		_ = signalGroup(p, r.signal)
+		_ = signalGroup(pid, r.signal)
 	}
 	return r.signal != nil
 }
@@ -382,9 +384,17 @@ func (r *runner) attempt(procCtx context.Context) error {
 		ctx, cancel = context.WithDeadline(ctx, end)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, r.path, r.args...)
+	// os/exec only starts the command: its Wait would neither report a
+	// command stopped by Ctrl-Z nor return before every process that
+	// inherited an output pipe has closed it. waitCommand does the first,
+	// childOutput the second, and the context's end is watched here.
+	cmd := exec.Command(r.path, r.args...)
 	cmd.Args[0] = r.name
-	cmd.Stdin = r.env.Stdin
+	stdin, err := newInput(r.env.Stdin)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdin.finish(r.grace)
 	stdout, err := newOutput(r.env.Stdout)
 	if err != nil {
 		return retry.Permanent(err)
@@ -397,20 +407,8 @@ func (r *runner) attempt(procCtx context.Context) error {
 		}
 		defer stderr.finish(r.grace)
 	}
-	cmd.Stdout, cmd.Stderr = stdout.file, stderr.file
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin.file, stdout.file, stderr.file
 	startInGroup(cmd, r.tty)
-	// cancelled records that the timeout or the deadline struck while the
-	// child ran, rather than just after it exited by itself.
-	var cancelled atomic.Bool
-	var kill atomic.Pointer[time.Timer]
-	cmd.Cancel = func() error {
-		cancelled.Store(true)
-		kill.Store(time.AfterFunc(r.grace, func() { killGroup(cmd.Process) }))
-		return signalGroup(cmd.Process, syscall.SIGTERM)
-	}
-	// After the grace os/exec kills the command itself (the timer above,
-	// its group).
-	cmd.WaitDelay = r.grace
 	if err := cmd.Start(); err != nil {
 		// lookPath found the command before the first attempt; if it has
 		// gone since, it is not found, as a shell would say. A missing
@@ -420,21 +418,39 @@ func (r *runner) attempt(procCtx context.Context) error {
 		}
 		return retry.Permanent(cannotExecute(r.name, err))
 	}
-	r.setProc(cmd.Process)
-	_ = cmd.Wait() // the ProcessState says all that matters
-	signalled := r.setProc(nil)
-	if t := kill.Load(); t != nil {
-		t.Stop() // Cancel runs before Wait returns: no timer starts later
+	stdin.started()
+	pid := cmd.Process.Pid
+	defer cmd.Process.Release() // after every use of pid below
+	r.setProc(pid)
+	// At the --timeout or the --deadline the group gets SIGTERM, then
+	// SIGKILL after the grace. cancelled records that this happened while
+	// the command ran, rather than just after it exited by itself.
+	var cancelled atomic.Bool
+	var kill *time.Timer
+	watched := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(watched)
+		cancelled.Store(true)
+		kill = time.AfterFunc(r.grace, func() { killGroup(pid) })
+		_ = signalGroup(pid, syscall.SIGTERM)
+	})
+	ws, werr := waitCommand(cmd, r.tty)
+	if !stopWatch() {
+		<-watched // the context ended: its function has run, kill is set
+		kill.Stop()
 	}
+	signalled := r.setProc(0)
 	if cancelled.Load() || signalled {
-		killGroup(cmd.Process)
+		killGroup(pid)
 	}
 	stdout.finish(r.grace) // the group is gone: its output is complete
 	stderr.finish(r.grace)
 	reclaimTerminal(r.tty)
-	st := cmd.ProcessState
-	ae := &attemptError{status: st.ExitCode(), why: fmt.Sprintf("exit status %d", st.ExitCode())}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if werr != nil {
+		return retry.Permanent(fmt.Errorf("waiting for %s: %w", r.name, werr))
+	}
+	ae := &attemptError{status: ws.ExitStatus(), why: fmt.Sprintf("exit status %d", ws.ExitStatus())}
+	if ws.Signaled() {
 		ae.status = signalStatus(ws.Signal())
 		ae.why = "killed by " + signalName(ws.Signal())
 	}
@@ -461,11 +477,64 @@ func (r *runner) attempt(procCtx context.Context) error {
 	return ae
 }
 
+// childInput is what an attempt reads: the Env's reader itself when it is
+// a file (or nothing), else a pipe that it is copied to, as os/exec would.
+type childInput struct {
+	file   *os.File      // the command's stdin; nil for /dev/null
+	write  *os.File      // again's end of the pipe, nil for a file
+	copied chan struct{} // closed when the copy ends
+}
+
+func newInput(r io.Reader) (*childInput, error) {
+	if r == nil {
+		return &childInput{}, nil
+	}
+	if f, ok := r.(*os.File); ok && f != nil {
+		return &childInput{file: f}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	in := &childInput{file: pr, write: pw, copied: make(chan struct{})}
+	go func() {
+		defer close(in.copied)
+		_, _ = io.Copy(pw, r) // ends at EOF, or when finish closes pw
+		pw.Close()
+	}()
+	return in, nil
+}
+
+// started closes again's copy of the command's end of the pipe.
+func (in *childInput) started() {
+	if in.write != nil {
+		in.file.Close()
+	}
+}
+
+// finish stops the copy once the command has exited: what it did not read
+// is not given to the next attempt's command either (stdin is consumed as
+// it is read, whoever reads it). A copy still blocked reading again's own
+// stdin after grace is left to end with it.
+func (in *childInput) finish(grace time.Duration) {
+	if in.write == nil {
+		return
+	}
+	in.write.Close()
+	in.file.Close() // in case Start failed
+	in.write = nil
+	select {
+	case <-in.copied:
+	case <-time.After(grace):
+	}
+}
+
 // childOutput is what an attempt writes to: the Env's writer itself when it
-// is a file, else a pipe copied to it. Either way os/exec sees a file, so
-// its Wait returns when the command exits, not when the last process that
-// inherited the output closes it: again then kills what is left of a
-// stopped attempt's group, and only then waits for the output to end.
+// is a file, else a pipe copied to it. Either way the command's output is a
+// file, so waiting for the command ends when it exits, not when the last
+// process that inherited the output closes it: again then kills what is
+// left of a stopped attempt's group, and only then waits for the output to
+// end.
 type childOutput struct {
 	file   *os.File
 	copied chan struct{} // closed when the copy ends; nil for a file

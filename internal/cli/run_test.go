@@ -56,8 +56,8 @@ func init() {
 //	                "interrupted" at the first SIGINT;
 //	                then exit 130 when a line arrives on stdin, or 3 (and
 //	                print "interrupted again") at a second SIGINT
-//	tty-child       print "ready PGID", read a line and print "read LINE",
-//	                then as count-int
+//	tty-child       print "ready PGID", read two lines and print "read LINE"
+//	                for each, then as count-int
 func runHelper(args []string) int {
 	switch args[0] {
 	case "exit":
@@ -106,7 +106,7 @@ func runHelper(args []string) int {
 		ch := make(chan os.Signal, 2)
 		signal.Notify(ch, os.Interrupt)
 		fmt.Printf("ready %d\n", syscall.Getpgrp())
-		if args[0] == "tty-child" {
+		for range map[bool]int{true: 2}[args[0] == "tty-child"] {
 			var line string
 			_, _ = fmt.Scanln(&line)
 			fmt.Println("read " + line)

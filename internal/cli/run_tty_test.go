@@ -36,8 +36,9 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 }
 
 // With stdin the terminal, the command gets the terminal: it reads what is
-// typed (in the background it would be stopped by SIGTTIN), and Ctrl-C
-// typed there reaches it once and ends the retries.
+// typed (in the background it would be stopped by SIGTTIN), Ctrl-Z does not
+// leave it stopped with the terminal, and Ctrl-C typed there reaches it
+// once and ends the retries.
 func TestRunInteractiveTerminal(t *testing.T) {
 	master, slave := openPTY(t)
 	defer master.Close()
@@ -69,6 +70,16 @@ func TestRunInteractiveTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, out, "read hello")
+	// Ctrl-Z stops the command. again's own job cannot stop here (a
+	// session leader's group is orphaned: SIGTSTP is discarded), so it
+	// continues the command, in the foreground, which reads on.
+	if _, err := master.Write([]byte{26}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(master, "world\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "read world")
 	if _, err := master.Write([]byte{3}); err != nil { // Ctrl-C
 		t.Fatal(err)
 	}

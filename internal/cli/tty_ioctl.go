@@ -37,18 +37,39 @@ func tcgetpgrp(fd uintptr) (int, error) {
 }
 
 // reclaimTerminal puts again's process group back in the foreground of tty
-// once the command's group has exited. again is in the background then, so
-// the call would stop it with SIGTTOU unless that signal is ignored; it is
-// ignored only for the call, since a command started later would inherit
-// the ignoring.
+// once the command's group has exited or stopped.
 func reclaimTerminal(tty *os.File) {
-	if tty == nil {
-		return
+	if tty != nil {
+		tcsetpgrp(tty, syscall.Getpgrp())
 	}
+}
+
+// tcsetpgrp makes pgrp the foreground process group of tty. again may be
+// in the background then, and the call would stop it with SIGTTOU unless
+// that signal is ignored; it is ignored only for the call, since a command
+// started later would inherit the ignoring.
+func tcsetpgrp(tty *os.File, pgrp int) {
 	if !signal.Ignored(syscall.SIGTTOU) {
 		signal.Ignore(syscall.SIGTTOU)
 		defer signal.Reset(syscall.SIGTTOU)
 	}
-	pgrp := int32(syscall.Getpgrp())
-	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), uintptr(syscall.TIOCSPGRP), uintptr(unsafe.Pointer(&pgrp)))
+	id := int32(pgrp)
+	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), uintptr(syscall.TIOCSPGRP), uintptr(unsafe.Pointer(&id)))
+}
+
+// suspend handles a command (group pgid) stopped by sig while it had the
+// terminal, as a shell's job control would see it: again takes the
+// terminal back and stops its own job with the same signal, so that the
+// shell regains the terminal. Once continued (fg or bg), it gives the
+// terminal back to the command if again is in the foreground again, and
+// continues the command's group. If again's job cannot be stopped (an
+// orphaned process group discards SIGTSTP), the command continues at once
+// rather than staying stopped with no one to continue it.
+func suspend(pgid int, tty *os.File, sig syscall.Signal) {
+	reclaimTerminal(tty)
+	_ = syscall.Kill(0, sig)
+	if fg, err := tcgetpgrp(tty.Fd()); err == nil && fg == syscall.Getpgrp() {
+		tcsetpgrp(tty, pgid)
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGCONT)
 }

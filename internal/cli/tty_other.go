@@ -5,6 +5,7 @@ package cli
 import (
 	"io"
 	"os"
+	"syscall"
 )
 
 // foregroundTerminal returns nil: on this system `again run` does not hand
@@ -12,3 +13,7 @@ import (
 func foregroundTerminal(io.Reader) *os.File { return nil }
 
 func reclaimTerminal(*os.File) {}
+
+// suspend is never called: without a terminal, waitCommand does not watch
+// for stops.
+func suspend(int, *os.File, syscall.Signal) {}

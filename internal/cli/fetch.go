@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
@@ -518,9 +517,9 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 	switch {
 	case e.Reason == retry.ErrRetryAfterTooLong:
 		return fmt.Sprintf("giving up: %s asks for %s, more than --max-retry-after %s",
-			hintHeader(e.Response), backoff.Human(e.Hint), f.maxRetryWait)
+			hintHeader(e.Response), calc.Human(e.Hint), f.maxRetryWait)
 	case e.Reason == retry.ErrDeadline && e.RetryAfter:
-		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e.Response), backoff.Human(e.Hint))
+		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e.Response), calc.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
 	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.fromStdin():
@@ -579,9 +578,7 @@ func durationFlag(name, s string, optional bool) (time.Duration, error) {
 	d, err := calc.ParseDuration(s)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		short := *ie
-		short.Value = shorten(ie.Value)
-		return 0, usage("--" + name + " " + short.Detail())
+		return 0, usage("--" + name + " " + ie.Detail())
 	}
 	return d, err
 }

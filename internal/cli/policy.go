@@ -58,9 +58,7 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 	in, err := calc.Parse(v)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		short := *ie
-		short.Value = shorten(ie.Value)
-		return in, usage(short.Message())
+		return in, usage(ie.Message())
 	}
 	return in, err
 }

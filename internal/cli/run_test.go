@@ -381,7 +381,7 @@ func TestRunTimeout(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, "block", "0")
-	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := exitCode(err); code != ExitTimedOut {
 		t.Errorf("status %d, want 124 (timed out)", code)
 	}
@@ -400,7 +400,7 @@ func TestRunTimeoutKill(t *testing.T) {
 	var stderr bytes.Buffer
 	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
 		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: time.Second, grace: 50 * time.Millisecond}
-	err := r.run(t.Context(), backoff.Policy{})
+	err := r.run(t.Context(), backoff.Policy{Retries: backoff.NoRetries})
 	if code, _ := exitCode(err); code != ExitTimedOut {
 		t.Errorf("status %d, want 124 (timed out, even when SIGKILL ended it)", code)
 	}
@@ -418,7 +418,7 @@ func TestRunTimeoutExitZero(t *testing.T) {
 	// not, SIGTERM kills it, with the same status and lines.
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
 	r.grace = 10 * time.Second // a slow machine must not turn the exit into a SIGKILL
-	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := exitCode(err); code != ExitTimedOut {
 		t.Errorf("status %d, want 124 (timed out)", code)
 	}
@@ -434,7 +434,7 @@ func TestRunTimeoutNotInRetryList(t *testing.T) {
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 50*time.Millisecond, "block", "0")
 	r.retryOn = map[int]bool{75: true}
-	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := exitCode(err); code != ExitTimedOut || strings.Count(stderr.String(), "timed out") != 2 {
 		t.Errorf("status %d, stderr %q; want 124 and both attempts timed out (timeouts are always retried)", code, stderr.String())
 	}
@@ -696,7 +696,7 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 
 // policyRetries is a policy with no wait and n retries.
 func policyRetries(n int) backoff.Policy {
-	return backoff.Policy{Retries: n}
+	return backoff.Policy{Initial: -1, Retries: n}
 }
 
 // SIGHUP and SIGQUIT, like SIGINT and SIGTERM, reach the command and end

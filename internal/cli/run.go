@@ -52,9 +52,10 @@ attempt: the group (the command and everything it started) gets SIGTERM,
 then SIGKILL once the command has exited or 2s have passed, and the
 attempt counts as failed, whatever its status. --deadline limits the whole
 run: again never starts a wait that would end after it, and stops a
-command still running when it passes, in the same way. A timed-out
-attempt is always retried. --retry-on-exit retries only the listed exit
-statuses (a command killed by signal N has status 128+N); by default every
+command still running when it passes, in the same way.
+
+--retry-on-exit retries only the listed exit statuses (a command killed
+by signal N has status 128+N), and a timed-out attempt. By default every
 non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
 or SIGPIPE: someone stopped it, or nothing reads its output any more).
 
@@ -64,8 +65,8 @@ command has. When stdin is the terminal, each attempt gets the terminal:
 it can read it, Ctrl-Z stops it and again together (fg continues both),
 and Ctrl-C reaches it once, from the terminal, ending the retries if the
 command dies of it or exits 130. Otherwise Ctrl-C reaches again alone,
-which passes it on once. (On Windows there are no process
-groups: a timeout or a signal stops the command but not what it started.)
+which passes it on once. (Windows has no process groups: there a timeout
+or a signal stops the command but not what it started.)
 
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
 --timeout or --deadline stopped the last attempt (as GNU timeout), 128+N

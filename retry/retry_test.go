@@ -53,6 +53,17 @@ func failing(n int, err error) []error {
 	return errs
 }
 
+// timeoutContext returns the test's context, with a timeout of d unless d is
+// zero.
+func timeoutContext(t *testing.T, d time.Duration) context.Context {
+	if d == 0 {
+		return t.Context()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func ms(n ...int) []time.Duration {
 	d := make([]time.Duration, len(n))
 	for i, v := range n {
@@ -101,10 +112,10 @@ func TestSchedule(t *testing.T) {
 		{"success at once", policy, nil, 0, ms(0), nil},
 		{"two failures", policy, nil, 2, ms(0, 100, 300), nil},
 		{"exhausted", policy, nil, 10, ms(0, 100, 300, 700), retry.ErrExhausted},
-		{"no retries", backoff.Policy{}, nil, 10, ms(0), retry.ErrExhausted},
+		{"no retries", backoff.Policy{Retries: backoff.NoRetries}, nil, 10, ms(0), retry.ErrExhausted},
 		{"full jitter", backoff.Policy{Initial: 100 * time.Millisecond, Retries: 2}, constRand(0.5), 10, ms(0, 50, 150), retry.ErrExhausted},
 		{"capped", backoff.Policy{Initial: 100 * time.Millisecond, Max: 150 * time.Millisecond, Retries: 3, Jitter: backoff.NoJitter}, nil, 10, ms(0, 100, 250, 400), retry.ErrExhausted},
-		{"zero delays", backoff.Policy{Retries: 5}, nil, 10, ms(0, 0, 0, 0, 0, 0), retry.ErrExhausted},
+		{"zero delays", backoff.Policy{Initial: -1, Retries: 5}, nil, 10, ms(0, 0, 0, 0, 0, 0), retry.ErrExhausted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,9 +145,9 @@ func TestSchedule(t *testing.T) {
 
 func TestInvalidPolicy(t *testing.T) {
 	called := false
-	err := retry.Run(context.Background(), backoff.Policy{Retries: -1}, func(context.Context) error { called = true; return nil })
+	err := retry.Run(context.Background(), backoff.Policy{Multiplier: 0.5}, func(context.Context) error { called = true; return nil })
 	if !errors.Is(err, backoff.ErrInvalid) {
-		t.Errorf("Run with Retries -1 = %v, want backoff.ErrInvalid", err)
+		t.Errorf("Run with Multiplier 0.5 = %v, want backoff.ErrInvalid", err)
 	}
 	if called {
 		t.Error("Run called the operation with an invalid policy")
@@ -146,7 +157,7 @@ func TestInvalidPolicy(t *testing.T) {
 // 2. Only retryable failures are retried.
 func TestNotRetried(t *testing.T) {
 	errNotFound := errors.New("not found")
-	notFound := retry.RetryIf(func(err error) bool { return !errors.Is(err, errNotFound) })
+	notFound := retry.WithClassifier(func(err error) bool { return !errors.Is(err, errNotFound) })
 	tests := []struct {
 		name     string
 		errs     []error
@@ -159,7 +170,7 @@ func TestNotRetried(t *testing.T) {
 		{"permanent beats hint", []error{retry.After(time.Second, retry.Permanent(errNotFound))}, nil, retry.ErrPermanent, 1},
 		{"classifier rejects", []error{errFlaky, errNotFound}, []retry.Option{notFound}, retry.ErrPermanent, 2},
 		{"classifier accepts", failing(10, errFlaky), []retry.Option{notFound}, retry.ErrExhausted, 4},
-		{"nil classifier", failing(10, errNotFound), []retry.Option{notFound, retry.RetryIf(nil)}, retry.ErrExhausted, 4},
+		{"nil classifier", failing(10, errNotFound), []retry.Option{notFound, retry.WithClassifier(nil)}, retry.ErrExhausted, 4},
 		{"op's own deadline is retried", failing(10, context.DeadlineExceeded), nil, retry.ErrExhausted, 4},
 	}
 	for _, tt := range tests {
@@ -255,21 +266,20 @@ func TestRetryAfter(t *testing.T) {
 		{name: "above the default max", errs: []error{errFlaky, retry.After(61*time.Second, errFlaky)}, at: ms(0, 100),
 			reason: retry.ErrRetryAfterTooLong, hint: 61 * time.Second, attempts: 2},
 		{name: "default max itself", errs: []error{retry.After(time.Minute, errFlaky)}, at: ms(0, 60000)},
-		{name: "above a custom max", errs: []error{retry.After(11*time.Second, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(10 * time.Second)},
+		{name: "above a custom max", errs: []error{retry.After(11*time.Second, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(10 * time.Second)},
 			at: ms(0), reason: retry.ErrRetryAfterTooLong, hint: 11 * time.Second, attempts: 1},
-		{name: "custom max", errs: []error{retry.After(2*time.Minute, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(time.Hour)}, at: ms(0, 120000)},
+		{name: "custom max", errs: []error{retry.After(2*time.Minute, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(time.Hour)}, at: ms(0, 120000)},
+		{name: "zero max is the default", errs: []error{retry.After(time.Minute, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(0)}, at: ms(0, 60000)},
+		{name: "negative max honours no hint", errs: []error{errFlaky, retry.After(0, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(-1)},
+			at: ms(0, 100), reason: retry.ErrRetryAfterTooLong, hint: 0, attempts: 2},
+		{name: "any type with RetryAfter", errs: []error{fmt.Errorf("call: %w", hintError{3 * time.Second})}, at: ms(0, 3000)},
 		{name: "past the deadline", errs: []error{retry.After(2*time.Second, errFlaky)}, timeout: time.Second,
 			at: ms(0), reason: retry.ErrDeadline, hint: 2 * time.Second, attempts: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ctx := t.Context()
-				if tt.timeout > 0 {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
-					defer cancel()
-				}
+				ctx := timeoutContext(t, tt.timeout)
 				s := newScript(tt.errs...)
 				_, err := retry.Do(ctx, policy, s.op, tt.opts...)
 				if !equalDurations(s.at, tt.at) {
@@ -346,7 +356,7 @@ func TestCancelDuringWait(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
 		errShutdown := errors.New("shutdown")
 		time.AfterFunc(150*time.Millisecond, func() { cancel(errShutdown) })
-		p := backoff.Policy{Initial: time.Hour, Retries: 3, Jitter: backoff.NoJitter}
+		p := backoff.Policy{Initial: time.Hour, Max: backoff.NoCap, Retries: 3, Jitter: backoff.NoJitter}
 		s := newScript(failing(10, errFlaky)...)
 		_, err := retry.Do(ctx, p, s.op)
 		re := checkError(t, err, retry.ErrCanceled, 1, errFlaky)
@@ -378,7 +388,7 @@ func TestErrorMessage(t *testing.T) {
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q (the message rounds Elapsed)", err, want)
 		}
-		_, err = retry.Do(t.Context(), backoff.Policy{}, newScript(errFlaky).op)
+		_, err = retry.Do(t.Context(), backoff.Policy{Retries: backoff.NoRetries}, newScript(errFlaky).op)
 		want = "retry: retries exhausted after 1 attempt: flaky"
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q", err, want)
@@ -397,8 +407,8 @@ func TestErrorMessage(t *testing.T) {
 // through under partial failure.
 func TestBudget(t *testing.T) {
 	t.Run("total outage", func(t *testing.T) {
-		var b retry.Budget
-		p := backoff.Policy{Retries: 3}
+		var b retry.TokenBucket
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		attempts, budgetErrs := 0, 0
 		const calls = 1000
 		for range calls {
@@ -420,8 +430,8 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("partial failure", func(t *testing.T) {
-		var b retry.Budget
-		p := backoff.Policy{Retries: 3}
+		var b retry.TokenBucket
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		attempts, failures := 0, 0
 		const calls = 1000
 		for range calls {
@@ -443,9 +453,9 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("recovery", func(t *testing.T) {
-		b := retry.Budget{MaxTokens: 4, TokenRatio: 0.5}
+		b := retry.TokenBucket{MaxTokens: 4, TokenRatio: 0.5}
 		fail := func() error {
-			return retry.Run(context.Background(), backoff.Policy{Retries: 1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
+			return retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
 		}
 		for range 5 {
 			_ = fail()
@@ -455,7 +465,7 @@ func TestBudget(t *testing.T) {
 		}
 		succeed := func(n int) {
 			for range n {
-				_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return nil }, retry.WithBudget(&b))
+				_ = retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error { return nil }, retry.WithBudget(&b))
 			}
 		}
 		succeed(5)
@@ -474,23 +484,23 @@ func TestBudget(t *testing.T) {
 			t.Errorf("Tokens() = %v, want 1.5", b.Tokens())
 		}
 		for range 10 {
-			_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return nil }, retry.WithBudget(&b))
+			_ = retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error { return nil }, retry.WithBudget(&b))
 		}
 		if b.Tokens() != 4 {
 			t.Errorf("Tokens() = %v, want full bucket 4", b.Tokens())
 		}
 	})
 	t.Run("first attempt never blocked", func(t *testing.T) {
-		b := retry.Budget{MaxTokens: 1}
-		_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
+		b := retry.TokenBucket{MaxTokens: 1}
+		_ = retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
 		called := false
-		err := retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(context.Context) error { called = true; return nil }, retry.WithBudget(&b))
+		err := retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 3}, func(context.Context) error { called = true; return nil }, retry.WithBudget(&b))
 		if !called || err != nil {
 			t.Errorf("with an empty budget: called %v, err %v; want true, nil", called, err)
 		}
 	})
 	t.Run("permanent errors cost nothing", func(t *testing.T) {
-		var b retry.Budget
+		var b retry.TokenBucket
 		for range 20 {
 			_ = retry.Run(context.Background(), policy, func(context.Context) error { return retry.Permanent(errFlaky) }, retry.WithBudget(&b))
 		}
@@ -499,12 +509,12 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("concurrent", func(t *testing.T) {
-		var b retry.Budget
+		var b retry.TokenBucket
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Go(func() {
 				for i := range 500 {
-					_ = retry.Run(context.Background(), backoff.Policy{Retries: 2}, func(context.Context) error {
+					_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 2}, func(context.Context) error {
 						if (g+i)%3 == 0 {
 							return errFlaky
 						}
@@ -537,7 +547,7 @@ func TestObservability(t *testing.T) {
 			return a
 		}}))
 		errs := failing(10, errFlaky)
-		_, err := retry.Do(t.Context(), policy, newScript(errs...).op, retry.OnRetry(hook), retry.WithLogger(logger))
+		_, err := retry.Do(t.Context(), policy, newScript(errs...).op, retry.WithOnRetry(hook), retry.WithLogger(logger))
 		checkError(t, err, retry.ErrExhausted, 4, errFlaky)
 		want := []retry.Event{
 			{Attempt: 1, MaxAttempts: 4, Delay: 100 * time.Millisecond, Err: errFlaky},
@@ -562,7 +572,7 @@ level=WARN msg="retry: attempt failed; retrying" attempt=3 max_attempts=4 delay=
 
 func TestZeroOption(t *testing.T) {
 	n := 0
-	err := retry.Run(context.Background(), backoff.Policy{Retries: 1}, func(context.Context) error { n++; return errFlaky }, retry.Option{})
+	err := retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 1}, func(context.Context) error { n++; return errFlaky }, retry.Option{})
 	if n != 2 || !errors.Is(err, retry.ErrExhausted) {
 		t.Errorf("with a zero Option: %d attempts, %v; want 2, exhausted", n, err)
 	}

@@ -37,9 +37,16 @@ func newFetchCmd(env *Env) *cobra.Command {
 		Long: `fetch sends one HTTP request, like a small curl, and retries it with
 exponential backoff and jitter when it fails for a reason worth retrying:
 a network failure, or a status in --retry-on (429, 502, 503, 504 by
-default). A server's Retry-After (or IETF RateLimit reset) replaces the
-schedule's wait; one longer than --max-retry-after, or past --deadline,
-ends retrying at once.
+default). A server's Retry-After (or, without one, the reset of an
+exhausted quota from RateLimit, RateLimit-Reset or X-RateLimit-Reset, in
+seconds or as a Unix time) replaces the schedule's wait; one longer than
+--max-retry-after, or past --deadline, ends retrying at once.
+
+--timeout bounds each attempt as a whole, the response body included, and
+--connect-timeout each connection's setup. A body cut off mid-way (or
+timed out) is retried like any network failure when the request may be
+repeated and the output can start over: a regular -o file is emptied for
+the next attempt; on stdout, what arrived stays and retrying stops.
 
 POST and PATCH requests are retried only with an Idempotency-Key, which
 fetch adds (a random UUID, the same on every attempt) unless
@@ -96,7 +103,7 @@ signal N stops it.`,
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10)")
 	pf := AddPolicyFlags(fs)
-	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt until its response headers arrive (default none)")
+	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt, its response body included (default none)")
 	f.retryOn = "429,502,503,504"
 	fs.Var(textFlag{s: &f.retryOn, typ: "list"}, "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
@@ -151,6 +158,13 @@ type output struct {
 	w       io.Writer
 	file    *os.File // nil for stdout
 	created bool     // the file did not exist before
+	wrote   bool     // something was written since start
+}
+
+// Write writes to the output, noting that it did.
+func (o *output) Write(p []byte) (int, error) {
+	o.wrote = o.wrote || len(p) > 0
+	return o.w.Write(p)
 }
 
 func openOutput(path string, stdout io.Writer) (*output, error) {
@@ -173,15 +187,29 @@ func openOutput(path string, stdout io.Writer) (*output, error) {
 // start readies the output for the final response: an existing regular
 // file is emptied (a device or a pipe cannot be).
 func (o *output) start() error {
+	o.wrote = false
 	if o.file == nil {
 		return nil
 	}
-	if st, err := o.file.Stat(); err == nil && st.Mode().IsRegular() {
+	if o.rewindable() {
 		if err := o.file.Truncate(0); err != nil {
+			return fmt.Errorf("cannot write the response: %w", err)
+		}
+		if _, err := o.file.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("cannot write the response: %w", err)
 		}
 	}
 	return nil
+}
+
+// rewindable reports whether start can empty the output for another
+// attempt's body: a regular -o file can, stdout cannot.
+func (o *output) rewindable() bool {
+	if o.file == nil {
+		return false
+	}
+	st, err := o.file.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 // close closes the file, removing it if it was created for a response that
@@ -436,10 +464,43 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 			err = Exit(signalStatus(sig), fmt.Errorf("stopped: received %s", signalName(sig)))
 		}
 	}()
+	usable := func(resp *http.Response) bool {
+		return !f.curl.fail || resp.StatusCode < 400
+	}
+	// The body of a response that ends the request is read within its
+	// attempt: --timeout bounds it too, and a body cut off mid-way is
+	// retried like any network failure, if the output can start over.
+	var read *http.Response
+	var own error // ReadBody's last error that is not reading the body
+	tr.ReadBody = func(resp *http.Response) error {
+		read, own = resp, nil
+		if f.location && followed(resp) || !usable(resp) {
+			return nil // not the output: the client follows it, or --fail
+		}
+		written = true
+		err := f.write(resp, out)
+		var re *bodyReadError
+		switch {
+		case err == nil:
+		case !errors.As(err, &re):
+			own = err // writing the output failed
+		case out.wrote && !out.rewindable():
+			// Another attempt would add its body to what this one
+			// wrote: keep what arrived, as curl does, and stop.
+			own = fmt.Errorf("%v (not retried: the output cannot start over)", err)
+		}
+		if own != nil {
+			return own
+		}
+		return err
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()
+		}
+		if own != nil && errors.Is(err, own) {
+			return own // retry's account adds nothing to it
 		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -448,7 +509,9 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return err
 	}
 	defer resp.Body.Close()
-	if !f.curl.fail || resp.StatusCode < 400 {
+	if resp != read && usable(resp) {
+		// A response with a status to retry, returned once retrying
+		// stopped: ReadBody has not seen it.
 		written = true
 		if err := f.write(resp, out); err != nil {
 			return err
@@ -458,6 +521,17 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
 	}
 	return nil
+}
+
+// followed reports whether http.Client follows resp, a redirect with a
+// Location, when redirects are followed.
+func followed(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
 }
 
 // signalCause returns the signal that cancelled ctx, if one did.
@@ -475,7 +549,7 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	if err := o.start(); err != nil {
 		return err
 	}
-	out := &writeErr{w: o.w}
+	out := &writeErr{w: o}
 	if f.include {
 		fmt.Fprintf(out, "%s %s\r\n", resp.Proto, resp.Status)
 		resp.Header.Write(out)
@@ -483,7 +557,7 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	}
 	if out.err == nil {
 		if _, err := io.Copy(out, resp.Body); err != nil && out.err == nil {
-			return fmt.Errorf("reading the response body: %w", err)
+			return &bodyReadError{err}
 		}
 	}
 	if out.err != nil {
@@ -491,6 +565,13 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	}
 	return nil
 }
+
+// bodyReadError is a failure to read the response body, told apart from a
+// failure to write it.
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return "reading the response body: " + e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
 
 // writeErr remembers the first error of its writer, so that a failure to
 // write the output is told apart from a failure to read the response.

@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -244,5 +246,47 @@ func TestFetchConnectTimeout(t *testing.T) {
 	defer mu.Unlock()
 	if len(conns) != 2 {
 		t.Errorf("server saw %d connections, want 2 (one per attempt)", len(conns))
+	}
+}
+
+// --timeout bounds the whole attempt, body included: a server that sends
+// its headers and then stalls in the body fails the attempt at the limit,
+// and the attempt is retried.
+func TestFetchTimeoutCoversBody(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{"/slow": {{body: "x", stall: true}}})
+	// --deadline only keeps a failing test short.
+	out := filepath.Join(t.TempDir(), "out")
+	r := run(t, append(withArgs(fast, "-o", out, "--timeout", "200ms", "--retries", "1", "--deadline", "20s"), srv.URL+"/slow")...)
+	pattern := regexp.MustCompile(`^again: attempt 1/2 failed \(retryhttp: attempt timed out after 200ms\); retrying in 0s
+again fetch: retry: retries exhausted after 2 attempts in ([^\n]+): retryhttp: attempt timed out after 200ms
+$`)
+	m := pattern.FindStringSubmatch(r.stderr)
+	if r.code != 1 || m == nil {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and both attempts timed out in the body", r.code, r.stderr)
+	}
+	// The time reported covers the whole run, the first attempt included.
+	if took, err := time.ParseDuration(m[1]); err != nil || took < 400*time.Millisecond {
+		t.Errorf("reported %s (%v) for two attempts of 200ms each, want the whole run", m[1], err)
+	}
+}
+
+// A body cut off mid-way is retried when the output can start over (a
+// regular -o file); on stdout, what arrived stays and retrying stops.
+func TestFetchCutBodyRetried(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
+	out := filepath.Join(t.TempDir(), "out")
+	r := run(t, append(withArgs(fast, "-o", out), srv.URL+"/")...)
+	got, _ := os.ReadFile(out)
+	want := "again: attempt 1/4 failed (reading the response body: unexpected EOF); retrying in 0s\n"
+	if r.code != 0 || string(got) != "whole" || r.stderr != want {
+		t.Errorf("-o: exit %d, file %q, stderr %q; want 0, %q, %q", r.code, got, r.stderr, "whole", want)
+	}
+	srv = newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
+	r = run(t, append(withArgs(fast), srv.URL+"/")...)
+	want = "again fetch: reading the response body: unexpected EOF (not retried: the output cannot start over)\n"
+	if r.code != 1 || r.stdout != "partial" || r.stderr != want {
+		t.Errorf("stdout: exit %d, stdout %q, stderr %q; want 1, %q, %q", r.code, r.stdout, r.stderr, "partial", want)
 	}
 }

@@ -26,6 +26,7 @@ type answer struct {
 	reset  bool // drop the connection before answering
 	hang   bool // never answer (slow headers) until the client leaves
 	cut    bool // promise a longer body than is sent, then close
+	stall  bool // send the headers and the body, then nothing until the client leaves
 }
 
 // received is a request as the fetch test server saw it.
@@ -71,11 +72,16 @@ func newFetchServer(t *testing.T, scripts map[string][]answer) *fetchServer {
 		for k, v := range a.header {
 			w.Header().Set(k, v)
 		}
-		if a.cut {
+		if a.cut || a.stall {
 			w.Header().Set("Content-Length", strconv.Itoa(len(a.body)+100))
 		}
 		w.WriteHeader(max(a.status, 200))
 		io.WriteString(w, a.body)
+		if a.stall {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		if a.cut {
 			w.(http.Flusher).Flush()
 			conn, _, _ := w.(http.Hijacker).Hijack()
@@ -102,6 +108,8 @@ func TestFetch(t *testing.T) {
 		"/flaky":     {{reset: true}, {status: 503, body: "busy"}, {body: "done\n"}},
 		"/ra0":       {{status: 429, header: map[string]string{"Retry-After": "0"}}, {body: "done\n"}},
 		"/ratelimit": {{status: 429, header: map[string]string{"RateLimit": `"default";r=0;t=0`}}, {body: "done\n"}},
+		"/xreset":    {{status: 429, header: map[string]string{"X-RateLimit-Reset": "0"}}, {body: "done\n"}},
+		"/reset":     {{status: 503, header: map[string]string{"RateLimit-Reset": "120", "RateLimit-Remaining": "0"}, body: "quota"}},
 		"/down":      {{status: 503, body: "still busy"}},
 		"/missing":   {{status: 404, body: "no such thing"}},
 		"/moved":     {{status: 302, header: map[string]string{"Location": "/ok"}}},
@@ -125,6 +133,11 @@ func TestFetch(t *testing.T) {
 			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as Retry-After: 0 asks\n"},
 		{"RateLimit sets the wait", []string{"/ratelimit"}, 0, "done\n",
 			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as RateLimit: \"default\";r=0;t=0 asks\n"},
+		{"X-RateLimit-Reset sets the wait", []string{"/xreset"}, 0, "done\n",
+			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as X-RateLimit-Reset: 0 asks\n"},
+		{"RateLimit-Reset above --max-retry-after", []string{"/reset"}, 1, "quota",
+			"again: attempt 1/4 failed (503 Service Unavailable); giving up: RateLimit-Reset: 120 asks for 2 min, more than --max-retry-after 1m\n" +
+				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"retries exhausted", []string{"--retries", "2", "/down"}, 1, "still busy",
 			"again: attempt 1/3 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again: attempt 2/3 failed (503 Service Unavailable); retrying in 0s\n" +

@@ -241,3 +241,20 @@ func (f textFlag) Set(s string) error {
 var errEmpty = errors.New("must not be empty")
 
 var _ pflag.Value = textFlag{}
+
+// repeatedFlag is a pflag.Value for a flag given any number of times, such
+// as fetch's -H and -d: each value is kept as given, empty ones included
+// (-d '' is an empty body), in order. typ names the value in the help.
+type repeatedFlag struct {
+	s   *[]string
+	typ string
+}
+
+func (f repeatedFlag) String() string { return strings.Join(*f.s, ", ") }
+func (f repeatedFlag) Type() string   { return f.typ }
+func (f repeatedFlag) Set(s string) error {
+	*f.s = append(*f.s, s)
+	return nil
+}
+
+var _ pflag.Value = repeatedFlag{}

@@ -94,10 +94,10 @@ signal N stops it.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
-	fs.StringArrayVarP(&f.data, "data", "d", nil, "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
-	fs.StringArrayVar(&f.dataRaw, "data-raw", nil, "request body sent as is, even when it starts with @; repeated, joined with &")
-	fs.StringArrayVar(&f.json, "json", nil, "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
-	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
+	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
+	fs.Var(repeatedFlag{s: &f.dataRaw, typ: "data"}, "data-raw", "request body sent as is, even when it starts with @; repeated, joined with &")
+	fs.Var(repeatedFlag{s: &f.json, typ: "data"}, "json", "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
+	fs.VarP(repeatedFlag{s: &f.headers, typ: "header"}, "header", "H", "request header 'Name: value' (repeatable)")
 	f.output = "-"
 	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout")
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")

@@ -244,7 +244,7 @@ var _ pflag.Value = textFlag{}
 
 // repeatedFlag is a pflag.Value for a flag given any number of times, such
 // as fetch's -H and -d: each value is kept as given, empty ones included
-// (-d '' is an empty body), in order. typ names the value in the help.
+// (an empty -d is an empty body), in order. typ names the value in the help.
 type repeatedFlag struct {
 	s   *[]string
 	typ string

@@ -72,7 +72,8 @@ query values masked; --cacert FILE trusts the authorities in a PEM file.
 A body from stdin (-d @-) is read first: up to 1 MiB it is sent with its
 length and can be retried, a larger one is streamed once.
 
-SIGINT or SIGTERM stops the fetch with status 130 or 143.
+SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
+143 (129, 131) and one line saying so.
 
 Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
 --max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).

@@ -61,12 +61,13 @@ or SIGPIPE: someone stopped it, or nothing reads its output any more).
 
 SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
 command's group, no further attempt is made, and again exits when the
-command has. When stdin is the terminal, each attempt gets the terminal:
-it can read it, Ctrl-Z stops it and again together (fg continues both),
-and Ctrl-C reaches it once, from the terminal, ending the retries if the
-command dies of it or exits 130. Otherwise Ctrl-C reaches again alone,
-which passes it on once. (Windows has no process groups: there a timeout
-or a signal stops the command but not what it started.)
+command has. When again runs in the foreground of a terminal (its stdin,
+stdout or stderr), each attempt gets the terminal: it can read it, Ctrl-Z
+stops it and again together (fg continues both), and Ctrl-C reaches it
+once, from the terminal, ending the retries if the command dies of it or
+exits 130. Otherwise Ctrl-C reaches again alone, which passes it on once.
+(Windows has no process groups: there a timeout or a signal stops the
+command but not what it started.)
 
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
 --timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
@@ -109,7 +110,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 			return err
 		}
 		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
-			tty: foregroundTerminal(env.Stdin)}
+			tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
 		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
 			return err
 		}

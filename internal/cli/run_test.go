@@ -58,6 +58,7 @@ func init() {
 //	                print "interrupted again") at a second SIGINT
 //	tty-child       print "ready PGID", read two lines and print "read LINE"
 //	                for each, then as count-int
+//	dev-tty         print "ready", read a line from /dev/tty, print "read LINE"
 func runHelper(args []string) int {
 	switch args[0] {
 	case "exit":
@@ -95,6 +96,16 @@ func runHelper(args []string) int {
 		select {}
 	case "cat":
 		_, _ = io.Copy(os.Stdout, os.Stdin)
+		return 0
+	case "dev-tty":
+		tty, err := os.Open("/dev/tty")
+		if err != nil {
+			return 101
+		}
+		fmt.Println("ready")
+		var line string
+		_, _ = fmt.Fscanln(tty, &line)
+		fmt.Println("read " + line)
 		return 0
 	case "yes":
 		for {

@@ -40,31 +40,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // leave it stopped with the terminal, and Ctrl-C typed there reaches it
 // once and ends the retries.
 func TestRunInteractiveTerminal(t *testing.T) {
-	master, slave := openPTY(t)
-	defer master.Close()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// again in a session of its own whose controlling terminal is the
-	// pseudo-terminal, in the foreground, as a shell starts it.
-	cmd := exec.Command(exe, "run", "--initial", "0", "--", exe, "tty-child")
-	cmd.Env = append(os.Environ(), mainEnv+"=1", helperEnv+"=1", "GORACE=atexit_sleep_ms=0")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	out := newWaitWriter("")
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		_, _ = io.Copy(out, master) // ends with EIO when the session is gone
-	}()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	})
+	cmd, master, out, copied := againOnPTY(t, true, "run", "--initial", "0", "--", "tty-child")
 	waitFor(t, out, "ready")
 	if _, err := io.WriteString(master, "hello\n"); err != nil {
 		t.Fatal(err)
@@ -87,7 +63,7 @@ func TestRunInteractiveTerminal(t *testing.T) {
 	if _, err := io.WriteString(master, "done\n"); err != nil {
 		t.Fatal(err)
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	<-copied
 	got := strings.ReplaceAll(out.String(), "\r\n", "\n")
 	if strings.Contains(got, "interrupted again") || !strings.Contains(got, "again: attempt 1/4 failed (exit status 130); not retrying") {
@@ -96,4 +72,69 @@ func TestRunInteractiveTerminal(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("status %d (%v), want 130", code, err)
 	}
+}
+
+// With stdin a pipe but the output on the terminal, the command still gets
+// the terminal: a prompt it reads from /dev/tty (a password, say) works.
+func TestRunTerminalOnOutputOnly(t *testing.T) {
+	cmd, master, out, copied := againOnPTY(t, false, "run", "--", "dev-tty")
+	waitFor(t, out, "ready")
+	if _, err := io.WriteString(master, "secret\n"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "read secret")
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("again: %v; output %q", err, out.String())
+	}
+	<-copied
+}
+
+// againOnPTY starts the test binary as the again program with args (the
+// argument after "--" is a mode of the helper, run as the command) in a
+// session of its own whose controlling terminal is a new pseudo-terminal,
+// in the foreground, as a shell starts it. Its stdout and stderr are the
+// terminal; its stdin too with stdinTTY, else a pipe that stays open. It
+// returns the process, the terminal's master end, what arrives there, and
+// a channel closed once the session has ended.
+func againOnPTY(t *testing.T, stdinTTY bool, args ...string) (*exec.Cmd, *os.File, *waitWriter, <-chan struct{}) {
+	t.Helper()
+	master, slave := openPTY(t)
+	t.Cleanup(func() { master.Close() })
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		if a == "--" {
+			args = append(append(append([]string{}, args[:i+1]...), exe), args[i+1:]...)
+			break
+		}
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1", helperEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	cmd.Stdout, cmd.Stderr = slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	if stdinTTY {
+		cmd.Stdin = slave
+	} else {
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stdin.Close() })
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	out := newWaitWriter("")
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(out, master) // ends with EIO when the session is gone
+	}()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+	return cmd, master, out, copied
 }

@@ -3,28 +3,31 @@
 package cli
 
 import (
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"unsafe"
 )
 
-// foregroundTerminal returns stdin if it is a terminal whose foreground
-// process group is again's own: the terminal that `again run` hands to the
-// command for each attempt. It returns nil otherwise (a pipe, a file, or
-// again running in the background), and then the command's group stays in
-// the background, where the terminal's Ctrl-C never reaches it directly.
-func foregroundTerminal(stdin io.Reader) *os.File {
-	f, ok := stdin.(*os.File)
-	if !ok || f == nil {
-		return nil
+// foregroundTerminal returns the first of again's streams (stdin, stdout,
+// stderr) that is a terminal whose foreground process group is again's
+// own: the terminal that `again run` hands to the command for each
+// attempt, so that it can read it (a prompt for a password on /dev/tty
+// included) while its output goes elsewhere. It returns nil otherwise (no
+// terminal, or again running in the background), and then the command's
+// group stays in the background, where the terminal's Ctrl-C never
+// reaches it directly.
+func foregroundTerminal(streams ...any) *os.File {
+	for _, s := range streams {
+		f, ok := s.(*os.File)
+		if !ok || f == nil {
+			continue
+		}
+		if pgrp, err := tcgetpgrp(f.Fd()); err == nil && pgrp == syscall.Getpgrp() {
+			return f
+		}
 	}
-	pgrp, err := tcgetpgrp(f.Fd())
-	if err != nil || pgrp != syscall.Getpgrp() {
-		return nil
-	}
-	return f
+	return nil
 }
 
 func tcgetpgrp(fd uintptr) (int, error) {

@@ -3,14 +3,13 @@
 package cli
 
 import (
-	"io"
 	"os"
 	"syscall"
 )
 
 // foregroundTerminal returns nil: on this system `again run` does not hand
 // the terminal to the command (see tty_ioctl.go).
-func foregroundTerminal(io.Reader) *os.File { return nil }
+func foregroundTerminal(...any) *os.File { return nil }
 
 func reclaimTerminal(*os.File) {}
 

@@ -447,7 +447,7 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	stdout.finish(r.grace) // the group is gone: its output is complete
 	stderr.finish(r.grace)
-	reclaimTerminal(r.tty)
+	reclaimTerminal(r.tty, pid)
 	if werr != nil {
 		return retry.Permanent(fmt.Errorf("waiting for %s: %w", r.name, werr))
 	}

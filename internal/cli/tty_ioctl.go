@@ -40,11 +40,22 @@ func tcgetpgrp(fd uintptr) (int, error) {
 }
 
 // reclaimTerminal puts again's process group back in the foreground of tty
-// once the command's group has exited or stopped.
-func reclaimTerminal(tty *os.File) {
-	if tty != nil {
-		tcsetpgrp(tty, syscall.Getpgrp())
+// once the command's group (pgid) has exited or stopped, unless another
+// live group has the terminal: after a bg, the shell has it, and keeps it.
+// (A terminal whose foreground group has gone reports that group's id on
+// Linux, and no group at all on BSD and macOS.)
+func reclaimTerminal(tty *os.File, pgid int) {
+	if tty == nil {
+		return
 	}
+	fg, err := tcgetpgrp(tty.Fd())
+	if err != nil || fg == syscall.Getpgrp() {
+		return
+	}
+	if fg != pgid && fg > 0 && syscall.Kill(-fg, 0) != syscall.ESRCH {
+		return // a live group, perhaps not ours to signal (EPERM)
+	}
+	tcsetpgrp(tty, syscall.Getpgrp())
 }
 
 // tcsetpgrp makes pgrp the foreground process group of tty. again may be
@@ -69,7 +80,7 @@ func tcsetpgrp(tty *os.File, pgrp int) {
 // orphaned process group discards SIGTSTP), the command continues at once
 // rather than staying stopped with no one to continue it.
 func suspend(pgid int, tty *os.File, sig syscall.Signal) {
-	reclaimTerminal(tty)
+	reclaimTerminal(tty, pgid)
 	_ = syscall.Kill(0, sig)
 	if fg, err := tcgetpgrp(tty.Fd()); err == nil && fg == syscall.Getpgrp() {
 		tcsetpgrp(tty, pgid)

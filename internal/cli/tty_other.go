@@ -11,7 +11,7 @@ import (
 // the terminal to the command (see tty_ioctl.go).
 func foregroundTerminal(...any) *os.File { return nil }
 
-func reclaimTerminal(*os.File) {}
+func reclaimTerminal(*os.File, int) {}
 
 // suspend is never called: without a terminal, waitCommand does not watch
 // for stops.

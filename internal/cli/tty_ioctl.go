@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -71,6 +72,10 @@ func tcsetpgrp(tty *os.File, pgrp int) {
 	_, _, _ = syscall.Syscall(syscall.SYS_IOCTL, tty.Fd(), uintptr(syscall.TIOCSPGRP), uintptr(unsafe.Pointer(&id)))
 }
 
+// stopDiscarded is how long suspend waits for again's own stop before it
+// concludes that the system discarded it: far longer than a signal takes.
+const stopDiscarded = 500 * time.Millisecond
+
 // suspend handles a command (group pgid) stopped by sig while it had the
 // terminal, as a shell's job control would see it: again takes the
 // terminal back and stops its own job with the same signal, so that the
@@ -81,7 +86,18 @@ func tcsetpgrp(tty *os.File, pgrp int) {
 // rather than staying stopped with no one to continue it.
 func suspend(pgid int, tty *os.File, sig syscall.Signal) {
 	reclaimTerminal(tty, pgid)
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
 	_ = syscall.Kill(0, sig)
+	// The stop reaches again through one of its threads, maybe not this
+	// one, which may run on for a moment: wait until again has been
+	// stopped and continued (SIGCONT), or a while if the stop was discarded.
+	// A stopped process's timers do not fire before it is continued.
+	select {
+	case <-cont:
+	case <-time.After(stopDiscarded):
+	}
 	if fg, err := tcgetpgrp(tty.Fd()); err == nil && fg == syscall.Getpgrp() {
 		tcsetpgrp(tty, pgid)
 	}

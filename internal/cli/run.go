@@ -188,7 +188,7 @@ type runner struct {
 	timeout  time.Duration // per attempt; 0 means none
 	deadline time.Duration // for the whole run; 0 means none
 	grace    time.Duration // between SIGTERM and SIGKILL
-	retryOn  map[int]bool  // nil: every non-zero status but noRetryStatus
+	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
 	quiet    bool
 	tty      *os.File // the terminal handed to each attempt, if any
 
@@ -216,15 +216,22 @@ const (
 	ExitTimedOut = 124
 )
 
-// noRetryStatus lists the statuses not retried unless --retry-on-exit names
-// them: a command killed by SIGINT or SIGQUIT (or exiting 130 after its
-// clean-up on Ctrl-C) was stopped by someone who wants it stopped, and one
-// killed by SIGPIPE writes to a reader that has gone (again run -- yes |
-// head -1): running it again would meet the same closed pipe.
-var noRetryStatus = map[int]bool{
-	128 + int(syscall.SIGINT):  true,
-	128 + int(syscall.SIGQUIT): true,
-	128 + int(syscall.SIGPIPE): true,
+// notRetried says why status is not retried unless --retry-on-exit names
+// it, or "" if it is retried: a command killed by SIGINT or SIGQUIT (or
+// exiting 130 after its clean-up on Ctrl-C) was stopped by someone who
+// wants it stopped, and one killed by SIGPIPE writes to a reader that has
+// gone (again run -- yes | head -1): running it again would meet the same
+// closed pipe.
+func notRetried(status int) string {
+	switch status {
+	case 128 + int(syscall.SIGINT):
+		return "interrupted"
+	case 128 + int(syscall.SIGQUIT):
+		return "quit"
+	case 128 + int(syscall.SIGPIPE):
+		return "nothing reads its output any more"
+	}
+	return ""
 }
 
 func (r *runner) run(ctx context.Context, p backoff.Policy) error {
@@ -303,7 +310,7 @@ func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) 
 	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
 		return "not retrying: status not in --retry-on-exit"
 	case errors.Is(re, retry.ErrPermanent):
-		return fmt.Sprintf("not retrying: status %d means the command was interrupted or its reader has gone (list it in --retry-on-exit to retry it)", last.status)
+		return fmt.Sprintf("not retrying: %s (list %d in --retry-on-exit to retry it)", notRetried(last.status), last.status)
 	}
 	return fmt.Sprintf("stopping: %v", re.Cause)
 }
@@ -473,7 +480,7 @@ func (r *runner) attempt(procCtx context.Context) error {
 		return nil
 	case r.retryOn != nil && !r.retryOn[ae.status]:
 		return retry.Permanent(ae)
-	case r.retryOn == nil && noRetryStatus[ae.status]:
+	case r.retryOn == nil && notRetried(ae.status) != "":
 		return retry.Permanent(ae)
 	}
 	return ae

@@ -586,7 +586,7 @@ func TestRunSIGPIPENotRetried(t *testing.T) {
 		flags  []string
 		stderr string
 	}{
-		{nil, lines("again: attempt 1/4 failed (killed by SIGPIPE); not retrying: status 141 means the command was interrupted or its reader has gone (list it in --retry-on-exit to retry it)")},
+		{nil, lines("again: attempt 1/4 failed (killed by SIGPIPE); not retrying: nothing reads its output any more (list 141 in --retry-on-exit to retry it)")},
 		{[]string{"--retry-on-exit", "141", "--retries", "1"}, lines(
 			"again: attempt 1/2 failed (killed by SIGPIPE); retrying in 0s",
 			"again: attempt 2/2 failed (killed by SIGPIPE); giving up")},

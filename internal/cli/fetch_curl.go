@@ -123,10 +123,14 @@ func (v *verboseTransport) print(p []byte) {
 	_, _ = v.w.Write(p)
 }
 
-// masked names the headers whose values -v never prints: credentials and
-// cookies.
-var masked = map[string]bool{
-	"Authorization": true, "Proxy-Authorization": true, "Cookie": true, "Set-Cookie": true,
+// masked reports whether -v hides the value of the header name:
+// credentials and cookies.
+func masked(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie":
+		return true
+	}
+	return false
 }
 
 func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
@@ -137,7 +141,7 @@ func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
 	sort.Strings(names)
 	for _, name := range names {
 		for _, value := range h[name] {
-			if masked[http.CanonicalHeaderKey(name)] {
+			if masked(name) {
 				value = "(masked)"
 			}
 			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, value)

@@ -23,6 +23,9 @@ import (
 
 // Exit statuses of `again run` besides the child's own, as shells use them.
 const (
+	// ExitTimedOut: --timeout or --deadline stopped the last attempt, as
+	// GNU timeout exits; a SIGTERM from outside gives 143 (128+15).
+	ExitTimedOut      = 124
 	ExitCannotExecute = 126 // the command exists but cannot be run
 	ExitNotFound      = 127 // the command was not found
 )
@@ -207,14 +210,6 @@ type attemptError struct {
 }
 
 func (e *attemptError) Error() string { return e.why }
-
-// Exit statuses that a failed attempt gets besides the command's own.
-const (
-	// ExitTimedOut is the status of a run whose last attempt --timeout or
-	// --deadline stopped, as GNU timeout exits. A SIGTERM from outside
-	// gives 143 (128+15) instead.
-	ExitTimedOut = 124
-)
 
 // notRetried says why status is not retried unless --retry-on-exit names
 // it, or "" if it is retried: a command killed by SIGINT or SIGQUIT (or
@@ -434,19 +429,25 @@ func (r *runner) attempt(procCtx context.Context) error {
 	// At the --timeout or the --deadline the group gets SIGTERM, then
 	// SIGKILL after the grace. cancelled records that this happened while
 	// the command ran, rather than just after it exited by itself.
-	var cancelled atomic.Bool
+	var cancelled, exited atomic.Bool
 	var kill *time.Timer
 	watched := make(chan struct{})
 	stopWatch := context.AfterFunc(ctx, func() {
 		defer close(watched)
+		if exited.Load() {
+			return // too late: the command ended by itself
+		}
 		cancelled.Store(true)
 		kill = time.AfterFunc(r.grace, func() { killGroup(pid) })
 		_ = signalGroup(pid, syscall.SIGTERM)
 	})
 	ws, werr := waitCommand(cmd, r.tty)
+	exited.Store(true)
 	if !stopWatch() {
-		<-watched // the context ended: its function has run, kill is set
-		kill.Stop()
+		<-watched // the context ended: its function has run
+		if kill != nil {
+			kill.Stop()
+		}
 	}
 	signalled := r.setProc(0)
 	if cancelled.Load() || signalled {

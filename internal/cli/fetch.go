@@ -371,7 +371,7 @@ func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
 		err = func() error {
 			defer b.rc.Close()
 			if b.size < 0 {
-				return Usagef("--data @- with other parts must be at most %d bytes, as the joined body is kept in memory", retryhttp.DefaultMaxBufferedBody)
+				return Usagef("a body part from stdin (@-) joined with others must be at most %d bytes, as the joined body is kept in memory", retryhttp.DefaultMaxBufferedBody)
 			}
 			_, err := io.Copy(&joined, b.rc)
 			return err

@@ -74,6 +74,6 @@
 // the retry package's "Loops inside loops" section says.
 //
 // The Transport runs retry.Loop, the loop of retry.Do. ParseRetryAfter,
-// ParseRateLimit and NewIdempotencyKey are exported for callers that build
-// their own loop.
+// ParseRateLimit, ParseRateLimitReset and NewIdempotencyKey are exported
+// for callers that build their own loop.
 package retryhttp

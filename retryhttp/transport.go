@@ -68,11 +68,12 @@ import (
 // ...), how many attempts ran, and wraps the last attempt's error.
 //
 // Waiting follows the retry package, whose loop (retry.Loop) the Transport
-// runs: the schedule of Policy, or exactly the server's Retry-After (or
-// IETF RateLimit reset) when it sent one; no wait that would end after the
-// request context's deadline is started, and a Retry-After longer than
-// MaxRetryAfter or past that deadline ends retrying at once, returning that
-// response unchanged.
+// runs: the schedule of Policy, or exactly the server's Retry-After (or,
+// without one, the reset of an exhausted quota from RateLimit,
+// RateLimit-Reset or X-RateLimit-Reset) when it sent one; no wait that
+// would end after the request context's deadline is started, and a
+// Retry-After longer than MaxRetryAfter or past that deadline ends retrying
+// at once, returning that response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
@@ -126,12 +127,29 @@ type Transport struct {
 	// response headers arrive (and the draining of a response that is
 	// retried); an attempt that times out is retried like a network failure
 	// (ErrAttemptTimeout). It does not bound reading the final response's
-	// body: use the request's context for that. Zero (the default) and
+	// body, unless ReadBody reads it within the attempt: otherwise use the
+	// request's context for that. Zero (the default) and
 	// negative values mean no limit: then a retried response whose body
 	// stalls is drained until the request's context ends, so set a limit
 	// against servers that may do that. With a limit, the final response's
 	// Body is wrapped so that closing it releases the attempt's context.
 	AttemptTimeout time.Duration
+
+	// ReadBody, if not nil, reads the body of the response that would end
+	// the call (one whose status is not retried) inside its attempt, before
+	// RoundTrip returns, so that a body cut off mid-way is retried like any
+	// other network failure, and AttemptTimeout bounds the whole attempt,
+	// body included. An error reading the body (a reset, a connection
+	// closed early, the attempt's timeout) is the attempt's failure,
+	// retried under the usual rules (a replayable request, within the
+	// Policy); any other error ReadBody returns (its own, writing what it
+	// read) ends the call at once, wrapped in a *retry.Error with Reason
+	// retry.ErrPermanent. ReadBody must therefore start over each time it
+	// is called: what it kept of a failed attempt's body is stale. The
+	// response RoundTrip returns then has an empty Body, already consumed.
+	// ReadBody runs on the goroutine that called RoundTrip; it need not
+	// close the body.
+	ReadBody func(*http.Response) error
 
 	// MaxBufferedBody is the largest request body without GetBody that is
 	// read into memory so that it can be replayed. Zero means 1 MiB
@@ -248,7 +266,8 @@ type Event struct {
 	// Delay is the wait before the next attempt (OnRetry only).
 	Delay time.Duration
 	// HintHeader names the response header that asked for a wait:
-	// HeaderRetryAfter, HeaderRateLimit, or "" when the response asked for
+	// HeaderRetryAfter, HeaderRateLimit, HeaderRateLimitReset,
+	// HeaderXRateLimitReset, or "" when the response asked for
 	// none (or there was no response). In OnRetry, Delay is then Hint; in
 	// OnGiveUp the hint may be the reason retrying stopped.
 	HintHeader string
@@ -451,6 +470,9 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 			return nil, retry.Permanent(&attemptError{err: &statusError{status: resp.Status}, also: stop})
 		}
 	}
+	if err == nil && !retryable && c.t.ReadBody != nil {
+		return c.readBody(ctx, r, resp, lim)
+	}
 	if lim != nil && err == nil && !retryable && !lim.timer.Stop() {
 		// The limit passed as the headers arrived: the body is doomed.
 		drain(resp)
@@ -490,6 +512,49 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	}
 	return nil, se
 }
+
+// readBody gives the final response to ReadBody within the attempt and its
+// limit, and returns it consumed, or the attempt's failure.
+func (c *call) readBody(ctx context.Context, r *http.Request, resp *http.Response, lim *limit) (*http.Response, error) {
+	body := &watchedBody{rc: resp.Body}
+	resp.Body = body
+	err := c.t.ReadBody(resp)
+	body.rc.Close()
+	resp.Body = http.NoBody
+	var cause error
+	if lim != nil {
+		cause = context.Cause(r.Context())
+		lim.release()
+	}
+	switch {
+	case err == nil:
+		return resp, nil
+	case body.err == nil || !errors.Is(err, body.err):
+		// ReadBody's own failure: retrying would not help it.
+		return nil, retry.Permanent(err)
+	}
+	if te, ok := cause.(*timeoutError); ok && ctx.Err() == nil {
+		err = te
+	}
+	return nil, c.failure(ctx, err)
+}
+
+// watchedBody remembers the error its reader returned, so that a failure
+// to read the body is told apart from ReadBody's own.
+type watchedBody struct {
+	rc  io.ReadCloser
+	err error
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { return nil } // readBody closes it
 
 // checkResponse reports whether resp is a failure to retry, by CheckRetry
 // or else RetryStatuses, and CheckRetry's error if it has one.

@@ -23,8 +23,6 @@ func (a *item[E]) before(b *item[E]) bool {
 
 func (q *queue[E]) len() int { return len(q.items) }
 
-func (q *queue[E]) reset() { q.items, q.seq = q.items[:0], 0 }
-
 // push schedules e at time at.
 func (q *queue[E]) push(at time.Duration, e E) {
 	q.seq++

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/again-go/again/internal/sim"
 	"github.com/again-go/again/internal/sim/chart"
 )
@@ -31,4 +34,72 @@ func occChart(rows []sim.OCCRow) *chart.Figure {
 		Panels:  []chart.Panel{calls, times},
 		Columns: 2,
 	}
+}
+
+// outageChart draws, for each strategy, the new requests, the attempts
+// sent and the successes per second, on one time axis, the spike shaded.
+func outageChart(res []sim.OutageResult, spike time.Duration) *chart.Figure {
+	f := &chart.Figure{
+		Title:   "A 20 s spike: attempts and goodput per second (again sim outage)",
+		Note:    "Poisson demand, server latency 1 s + 10 ms × requests in progress, 3 s timeout, up to 3 attempts.",
+		Columns: 1,
+	}
+	if len(res) > 2 {
+		f.Columns = 2
+	}
+	const start = 20 // OutageConfig's default SpikeStart, which the CLI keeps
+	for _, r := range res {
+		p := chart.Panel{
+			Title: string(r.Summary.Strategy), XLabel: "time (s)", YLabel: "per second",
+			Shade: [][2]float64{{start, start + spike.Seconds()}}, ShadeLabel: "spike",
+		}
+		demand := chart.Series{Name: "new requests"}
+		attempts := chart.Series{Name: "attempts"}
+		good := chart.Series{Name: "successes (goodput)"}
+		for _, s := range r.Seconds {
+			x := float64(s.Second) + 0.5
+			demand.X, demand.Y = append(demand.X, x), append(demand.Y, float64(s.NewRequests))
+			attempts.X, attempts.Y = append(attempts.X, x), append(attempts.Y, float64(s.Attempts))
+			good.X, good.Y = append(good.X, x), append(good.Y, float64(s.Successes))
+		}
+		p.Series = []chart.Series{attempts, good, demand}
+		f.Panels = append(f.Panels, p)
+	}
+	return f
+}
+
+// fleetChart draws the amplification against the failure probability, one
+// panel per fleet size and one line per strategy.
+func fleetChart(rows []sim.FleetRow) *chart.Figure {
+	f := &chart.Figure{
+		Title:   "Retry amplification across a fleet (again sim fleet)",
+		Note:    "1000 calls/s shared by the fleet for 10 s, each attempt failing with the given probability, up to 3 retries.",
+		Columns: 3,
+	}
+	panel := map[int]int{}
+	for _, r := range rows {
+		i, ok := panel[r.Clients]
+		if !ok {
+			i = len(f.Panels)
+			panel[r.Clients] = i
+			f.Panels = append(f.Panels, chart.Panel{
+				Title: strconv.Itoa(r.Clients) + " clients", XLabel: "probability that an attempt fails", YLabel: "attempts ÷ calls",
+			})
+		}
+		p := &f.Panels[i]
+		j := -1
+		for k, s := range p.Series {
+			if s.Name == string(r.Strategy) {
+				j = k
+			}
+		}
+		if j < 0 {
+			j = len(p.Series)
+			p.Series = append(p.Series, chart.Series{Name: string(r.Strategy)})
+		}
+		s := &p.Series[j]
+		s.X, s.Y = append(s.X, r.Failure), append(s.Y, r.Amplification)
+	}
+	f.Columns = min(max(len(f.Panels), 1), 3)
+	return f
 }

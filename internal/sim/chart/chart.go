@@ -84,7 +84,8 @@ func (f *Figure) Render(w io.Writer) error {
 		fmt.Fprintf(b, `<text x="%d" y="40" fill="#444">%s</text>`+"\n", padL, esc(f.Note))
 	}
 	for i, n := range names {
-		x, y := padL+(i%6)*((width-padL)/6), 58+18*(i/6)
+		step := min((width-padL)/min(len(names), 6), 220)
+		x, y := padL+(i%6)*step, 58+18*(i/6)
 		fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2.5" stroke-dasharray="%s"/>`, x, y-4, x+28, y-4, palette[i%len(palette)], dashes[i%len(dashes)])
 		fmt.Fprintf(b, `<text x="%d" y="%d" fill="#111">%s</text>`+"\n", x+34, y, esc(n))
 	}

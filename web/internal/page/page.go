@@ -296,7 +296,7 @@ func Compute(v map[string]string) Result {
 		Totals: &Totals{
 			Min: t.MinHuman, Mean: t.MeanHuman, Max: t.MaxHuman,
 			P50: backoff.Human(time.Duration(t.P50)), P90: backoff.Human(time.Duration(t.P90)), P99: backoff.Human(time.Duration(t.P99)),
-			Estimated: in.Policy.Jitter == backoff.Decorrelated,
+			Estimated: in.Policy.Jitter == backoff.DecorrelatedJitter,
 		},
 		Command: command(v),
 		Snippet: snippet(in),
@@ -318,7 +318,7 @@ func Compute(v map[string]string) Result {
 		r.Verdict = &Verdict{
 			Deadline: backoff.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
 			WorstCaseFits: d.WorstCaseFits, P99Fits: time.Duration(t.P99) <= in.Deadline,
-			RetriesWithin: d.RetriesWithin, Retries: in.Policy.Retries,
+			RetriesWithin: d.RetriesWithin, Retries: rep.Policy.Retries,
 		}
 	}
 	return r
@@ -461,16 +461,16 @@ func goDuration(d time.Duration) string {
 // jitterConst returns the Go name of a jitter kind in package backoff.
 func jitterConst(j backoff.Jitter) string {
 	switch j {
-	case backoff.None:
-		return "backoff.None"
-	case backoff.Equal:
-		return "backoff.Equal"
-	case backoff.Proportional:
-		return "backoff.Proportional"
-	case backoff.Decorrelated:
-		return "backoff.Decorrelated"
+	case backoff.NoJitter:
+		return "backoff.NoJitter"
+	case backoff.EqualJitter:
+		return "backoff.EqualJitter"
+	case backoff.ProportionalJitter:
+		return "backoff.ProportionalJitter"
+	case backoff.DecorrelatedJitter:
+		return "backoff.DecorrelatedJitter"
 	}
-	return "backoff.Full"
+	return "backoff.FullJitter"
 }
 
 // snippet returns ready-to-paste Go code that retries with the policy.
@@ -479,14 +479,26 @@ func snippet(in calc.Input) string {
 	var b strings.Builder
 	b.WriteString("// import \"github.com/again-go/again/backoff\"\n// import \"github.com/again-go/again/retry\"\n")
 	b.WriteString("policy := backoff.Policy{\n")
-	fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
+	// The calculator's 0 means none; in Go a zero field means its default,
+	// so none is written as a negative value (see backoff.Policy).
+	if p.Initial < 0 {
+		b.WriteString("\tInitial:    -1, // negative: no wait\n")
+	} else {
+		fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
+	}
 	fmt.Fprintf(&b, "\tMultiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
-	if p.Max > 0 {
+	if p.Max < 0 {
+		b.WriteString("\tMax:        backoff.NoCap,\n")
+	} else {
 		fmt.Fprintf(&b, "\tMax:        %s,\n", goDuration(p.Max))
 	}
-	fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
+	if p.Retries < 0 {
+		b.WriteString("\tRetries:    backoff.NoRetries,\n")
+	} else {
+		fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
+	}
 	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst(p.Jitter))
-	if p.Jitter == backoff.Proportional {
+	if p.Jitter == backoff.ProportionalJitter {
 		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
 	}
 	b.WriteString("}\n")

@@ -49,21 +49,21 @@ func ParseAlgorithm(s string) (Algorithm, bool) {
 //     and Max = cap, previous delay passed to Sample.
 //   - none: a negative Initial, which waits nothing.
 //
-// Retries is left at its zero value: the model keeps retrying until the
-// write succeeds, as the post's clients do.
+// The model does not read Retries: it keeps retrying until the write
+// succeeds, as the post's clients do.
 func (a Algorithm) Policy(base, cap time.Duration) backoff.Policy {
 	expo := backoff.Policy{Initial: 2 * base, Multiplier: 2, Max: cap}
 	switch a {
 	case Exponential:
-		expo.Jitter = backoff.None
+		expo.Jitter = backoff.NoJitter
 	case FullJitter:
-		expo.Jitter = backoff.Full
+		expo.Jitter = backoff.FullJitter
 	case EqualJitter:
-		expo.Jitter = backoff.Equal
+		expo.Jitter = backoff.EqualJitter
 	case DecorrelatedJitter:
-		return backoff.Policy{Initial: base, Multiplier: 3, Max: cap, Jitter: backoff.Decorrelated}
+		return backoff.Policy{Initial: base, Multiplier: 3, Max: cap, Jitter: backoff.DecorrelatedJitter}
 	default:
-		return backoff.Policy{Initial: -1, Jitter: backoff.None}
+		return backoff.Policy{Initial: -1, Jitter: backoff.NoJitter}
 	}
 	return expo
 }

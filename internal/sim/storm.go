@@ -83,5 +83,5 @@ func Storm(c StormConfig) ([]int, error) {
 	return buckets, nil
 }
 
-// stormRetries returns the retries p allows.
-func stormRetries(p backoff.Policy) int { return p.Retries }
+// stormRetries returns the retries p allows, with the zero rule applied.
+func stormRetries(p backoff.Policy) int { return p.MaxAttempts() - 1 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestStorm(t *testing.T) {
-	p := backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 30 * time.Second, Retries: 4, Jitter: backoff.None}
+	p := backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 30 * time.Second, Retries: 4, Jitter: backoff.NoJitter}
 	got, err := Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestStorm(t *testing.T) {
 	}
 	// Full jitter spreads the same 500 attempts: no later second sees
 	// anything like the waves of 100.
-	p.Jitter = backoff.Full
+	p.Jitter = backoff.FullJitter
 	got, err = Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -52,13 +52,13 @@ func TestStorm(t *testing.T) {
 }
 
 func TestStormRejects(t *testing.T) {
-	uncapped := backoff.Policy{Initial: time.Second, Multiplier: 10, Retries: 30}
+	uncapped := backoff.Policy{Initial: time.Second, Multiplier: 10, Max: backoff.NoCap, Retries: 30}
 	for _, c := range []StormConfig{
 		{Policy: backoff.Policy{Multiplier: 0.5}},
 		{Clients: -1},
 		{Bucket: -time.Second},
 		{Policy: uncapped}, // too many buckets
-		{Policy: backoff.Policy{Retries: 100_000}, Clients: 1000}, // too many attempts
+		{Policy: backoff.Policy{Initial: time.Millisecond, Retries: 100_000}, Clients: 1000}, // too many attempts
 	} {
 		if _, err := Storm(c); err == nil {
 			t.Errorf("Storm(%+v) returned no error", c)

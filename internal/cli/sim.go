@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,6 +31,7 @@ does. Each model is a subcommand:
   occ     the AWS Architecture Blog's "Exponential Backoff And Jitter" (2015)
   outage  a load spike that leaves a server collapsed, and what prevents it
   fleet   retry amplification across a fleet of clients, per strategy
+  storm   attempts over time when N clients fail at once on one schedule
 
 Results are the same for a --seed on any machine, whatever its number of
 cores; the runs use every core. --format table, csv or json (an array of
@@ -52,7 +54,7 @@ error.`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env))
+	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env))
 	return cmd
 }
 
@@ -64,16 +66,20 @@ type simFlags struct {
 	svg    string
 }
 
-// addSimFlags registers the shared flags; policy adds --initial,
-// --multiplier, --max and --jitter with the calculator's defaults and
+// addSimFlags registers the shared flags, and the policy flags named in
+// policy (calc.FieldInitial, ...) with the calculator's defaults and
 // messages.
-func addSimFlags(fs *pflag.FlagSet, policy bool) *simFlags {
+func addSimFlags(fs *pflag.FlagSet, policy ...string) *simFlags {
 	f := &simFlags{pf: &PolicyFlags{values: map[string]*string{}}, format: "table"}
-	if policy {
-		f.pf.Add(fs, calc.FieldInitial, "duration", "delay before the first retry")
-		f.pf.Add(fs, calc.FieldMultiplier, "float", "growth factor between delays, a finite number >= 1")
-		f.pf.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
-		f.pf.Add(fs, calc.FieldJitter, "kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]")
+	usage := map[string][2]string{
+		calc.FieldInitial:    {"duration", "delay before the first retry"},
+		calc.FieldMultiplier: {"float", "growth factor between delays, a finite number >= 1"},
+		calc.FieldMax:        {"duration", "cap on every delay, jitter included; 0 means no cap"},
+		calc.FieldRetries:    {"n", "retries after the first attempt, 0 to 100000"},
+		calc.FieldJitter:     {"kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]"},
+	}
+	for _, field := range policy {
+		f.pf.Add(fs, field, usage[field][0], usage[field][1])
 	}
 	f.pf.Add(fs, calc.FieldSeed, "n", "seed of the random streams: the same seed gives the same results")
 	fs.Var(textFlag{s: &f.format, typ: "format"}, "format", "output format: "+simFormats)
@@ -176,13 +182,18 @@ func isTerminal(w io.Writer) bool {
 }
 
 // simUsage turns a model's configuration error into a usage error naming
-// the flag. The command line checks every flag before running a model, so
-// this only guards against a limit the two disagree on.
+// the flag. The command line checks each flag before running a model; what
+// is left are limits on combinations, such as Storm's number of buckets.
 func simUsage(err error) error {
-	if err == nil {
-		return nil
+	var fe *sim.FieldError
+	if !errors.As(err, &fe) {
+		return err
 	}
-	return Usagef("%v", strings.TrimPrefix(err.Error(), "sim: "))
+	flag := map[string]string{"Bucket": "bucket", "Clients": "clients", "Runs": "runs", "Strategies": "strategy", "Failures": "failure"}[fe.Field]
+	if flag == "" {
+		return Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
+	}
+	return Usagef("--%s must be %s, got %s", flag, fe.Accepted, fe.Value)
 }
 
 func newSimOCCCmd(env *Env) *cobra.Command {
@@ -218,7 +229,7 @@ last client had written.`,
 		Args: NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs, false)
+	sf := addSimFlags(fs)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
 	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP")
 	fs.Var(textFlag{s: &algs, typ: "list"}, "algorithms", "algorithms to compare: none, exponential, full, equal, decorrelated")

@@ -2,6 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/sim"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,7 +18,7 @@ func TestSimUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, occ, outage (see 'again sim --help')`},
+		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, occ, outage, storm (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
 		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
@@ -27,6 +31,10 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
+		{[]string{"sim", "storm", "--clients", "0"}, `again sim storm: --clients must be a whole number from 1 to 100000, got "0"`},
+		{[]string{"sim", "storm", "--bucket", "0"}, `again sim storm: --bucket must be a duration from 1µs to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "0"`},
+		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the schedule in at most 100000 buckets (or cap the delays), got 1s`},
+		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "some"`},
 		{[]string{"sim", "fleet", "extra"}, `again sim fleet: unexpected argument "extra"; fleet takes only flags (see 'again sim fleet --help')`},
 	}
 	for _, tt := range tests {
@@ -61,6 +69,7 @@ func TestSimJSONFields(t *testing.T) {
 		{[]string{"sim", "occ", "--clients", "5,10", "--runs", "3"}, 10, []string{"algorithm", "calls", "clients", "time_ms"}},
 		{[]string{"sim", "outage", "--strategy", "none,immediate"}, 2, []string{"amplification", "recovered", "recovery_s", "strategy", "success_ratio"}},
 		{[]string{"sim", "fleet", "--clients", "10", "--failure", "0.5,1"}, 12, []string{"amplification", "clients", "failure", "strategy", "success_ratio"}},
+		{[]string{"sim", "storm", "--retries", "2", "--initial", "1s", "--max", "1s", "--jitter", "none"}, 3, []string{"attempts", "no_jitter", "start_ms"}},
 	}
 	for _, tt := range tests {
 		rows := simJSON(t, tt.args...)
@@ -149,5 +158,29 @@ func TestSimSVG(t *testing.T) {
 	r := run(t, "sim", "fleet", "--clients", "10", "--svg", filepath.Join(dir, "no", "such", "dir.svg"))
 	if r.code != ExitFailure || !strings.HasPrefix(r.stderr, "again sim fleet: --svg: ") {
 		t.Errorf("unwritable --svg: exit %d, stderr %q; want 1 and an error naming --svg", r.code, r.stderr)
+	}
+}
+
+// TestSimStormIsStormTable checks that the command prints sim.StormTable's
+// numbers for the policy its flags describe: the page's storm view calls
+// the same function, so the two agree.
+func TestSimStormIsStormTable(t *testing.T) {
+	rows := simJSON(t, "sim", "storm", "--initial", "200ms", "--multiplier", "3", "--max", "5s", "--retries", "5",
+		"--jitter", "equal", "--clients", "40", "--bucket", "250ms", "--seed", "9")
+	want, err := sim.StormTable(sim.StormConfig{
+		Policy:  backoff.Policy{Initial: 200 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 5, Jitter: backoff.EqualJitter},
+		Clients: 40, Bucket: 250 * time.Millisecond, Seed: 9,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("again sim storm printed %d rows, StormTable gives %d", len(rows), len(want))
+	}
+	for i, w := range want {
+		r := rows[i]
+		if r["start_ms"] != w.StartMS || r["attempts"] != float64(w.Attempts) || r["no_jitter"] != float64(w.NoJitter) {
+			t.Errorf("row %d: %v, want %+v", i, r, w)
+		}
 	}
 }

@@ -103,3 +103,26 @@ func fleetChart(rows []sim.FleetRow) *chart.Figure {
 	f.Columns = min(max(len(f.Panels), 1), 3)
 	return f
 }
+
+// stormChart draws the attempts per bucket with and without jitter.
+func stormChart(rows []sim.StormRow, jitter string, c sim.StormConfig) *chart.Figure {
+	p := chart.Panel{
+		Title:  strconv.Itoa(c.Clients) + " clients failing at t = 0, attempts per " + c.Bucket.String(),
+		XLabel: "time since the failure (s)", YLabel: "attempts starting",
+	}
+	with := chart.Series{Name: jitter + " jitter"}
+	without := chart.Series{Name: "no jitter"}
+	w := c.Bucket.Seconds()
+	for _, r := range rows {
+		// Steps: each bucket's count holds across its width.
+		x := r.StartMS / 1000
+		with.X, with.Y = append(with.X, x, x+w), append(with.Y, float64(r.Attempts), float64(r.Attempts))
+		without.X, without.Y = append(without.X, x, x+w), append(without.Y, float64(r.NoJitter), float64(r.NoJitter))
+	}
+	p.Series = []chart.Series{without, with}
+	return &chart.Figure{
+		Title:  "What the schedule does to a server when clients fail together (again sim storm)",
+		Note:   "Every attempt fails; each client retries on the policy until its retries run out.",
+		Panels: []chart.Panel{p},
+	}
+}

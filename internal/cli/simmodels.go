@@ -72,7 +72,7 @@ new_requests, attempts sent and successes (the goodput).`,
 		Args: NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs, true)
+	sf := addSimFlags(fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(sim.OutageStrategies())
 	perSecond := false
@@ -178,7 +178,7 @@ the share of calls that eventually succeeded.`,
 		Args: NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs, false)
+	sf := addSimFlags(fs)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(sim.FleetStrategies())
 	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP")
@@ -209,6 +209,54 @@ the share of calls that eventually succeeded.`,
 			return err
 		}
 		return sf.output(env, rows, func(w io.Writer) error { return fleetChart(rows).Render(w) })
+	}
+	return cmd
+}
+
+func newSimStormCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "storm",
+		Short: "Attempts over time when many clients fail at once on one schedule",
+		Long: `storm answers "what does this schedule do to my server when 100 clients fail
+at once?": --clients clients make their first attempt at t = 0, every
+attempt fails, and each retries on the policy of --initial, --multiplier,
+--max, --retries and --jitter (the flags and defaults of calc) until its
+retries run out. Attempts take no time.
+
+One row per --bucket of time from the failure: start_ms, when the bucket
+starts; attempts, the attempts that start in it with the policy's jitter;
+no_jitter, the same without jitter, the synchronised waves that jitter
+spreads. The calculator page's storm view computes the same numbers with
+the same code.`,
+		Example: `  # The default policy, 100 clients, per second.
+  again sim storm
+
+  # Without jitter every client retries in the same 100 ms.
+  again sim storm --initial 1s --max 30s --retries 6 --bucket 100ms --svg storm.svg`,
+		Args: NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	clients, bucket := "100", "1s"
+	fs.Var(textFlag{s: &clients, typ: "n"}, "clients", "clients that fail together")
+	fs.Var(textFlag{s: &bucket, typ: "duration"}, "bucket", "width of a time bucket")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := sim.StormConfig{Policy: in.Policy, Seed: in.Seed}
+		if c.Clients, err = parseCount("clients", clients, sim.MaxClients); err != nil {
+			return err
+		}
+		if c.Bucket, err = parseSimDuration("bucket", bucket, time.Microsecond); err != nil {
+			return err
+		}
+		rows, err := sim.StormTable(c)
+		if err != nil {
+			return simUsage(err)
+		}
+		return sf.output(env, rows, func(w io.Writer) error { return stormChart(rows, in.Policy.JitterText(), c).Render(w) })
 	}
 	return cmd
 }

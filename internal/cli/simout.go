@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -41,11 +42,21 @@ func writeRows(w io.Writer, format string, rows any) error {
 		return bw.Flush()
 	}
 	names := jsonNames(v.Type().Elem())
+	whole := make([]bool, len(names))
+	for j := range names {
+		whole[j] = true
+		for i := range v.Len() {
+			f := reflect.Indirect(v.Index(i).Field(j))
+			if f.Kind() == reflect.Float64 && (f.Float() != math.Trunc(f.Float()) || math.Abs(f.Float()) >= 1e15) {
+				whole[j] = false
+			}
+		}
+	}
 	cells := make([][]string, v.Len())
 	for i := range cells {
 		row := v.Index(i)
 		for j := range names {
-			cells[i] = append(cells[i], cellText(row.Field(j), format == "table"))
+			cells[i] = append(cells[i], cellText(row.Field(j), format == "table", whole[j]))
 		}
 	}
 	if format == "csv" {
@@ -100,7 +111,9 @@ func jsonNames(t reflect.Type) []string {
 
 // cellText formats one value for the table (rounded for reading) or the
 // CSV (exact, as JSON would print it).
-func cellText(v reflect.Value, table bool) string {
+// In the table, whole marks a column whose numbers are all whole: they
+// are shown without decimals.
+func cellText(v reflect.Value, table, whole bool) string {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
@@ -109,7 +122,7 @@ func cellText(v reflect.Value, table bool) string {
 			}
 			return ""
 		}
-		return cellText(v.Elem(), table)
+		return cellText(v.Elem(), table, whole)
 	case reflect.Bool:
 		if table {
 			return map[bool]string{true: "yes", false: "no"}[v.Bool()]
@@ -123,6 +136,8 @@ func cellText(v reflect.Value, table bool) string {
 			return strconv.FormatFloat(f, 'g', -1, 64)
 		}
 		switch a := max(f, -f); {
+		case whole:
+			return strconv.FormatFloat(f, 'f', 0, 64)
 		case a >= 1000:
 			return strconv.FormatFloat(f, 'f', 0, 64)
 		case a >= 10:

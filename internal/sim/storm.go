@@ -72,7 +72,7 @@ func Storm(c StormConfig) ([]int, error) {
 			}
 			i := t / c.Bucket
 			if i >= MaxStormBuckets {
-				return nil, &FieldError{"Bucket", c.Bucket.String(), fmt.Sprintf("wide enough for at most %d buckets (the last attempt starts at %v)", MaxStormBuckets, t)}
+				return nil, &FieldError{"Bucket", c.Bucket.String(), fmt.Sprintf("wide enough to hold the schedule in at most %d buckets (or cap the delays)", MaxStormBuckets)}
 			}
 			for int(i) >= len(buckets) {
 				buckets = append(buckets, 0)
@@ -85,3 +85,46 @@ func Storm(c StormConfig) ([]int, error) {
 
 // stormRetries returns the retries p allows, with the zero rule applied.
 func stormRetries(p backoff.Policy) int { return p.MaxAttempts() - 1 }
+
+// StormRow is one bucket of StormTable. Its JSON form is a row of
+// `again sim storm --format json`.
+type StormRow struct {
+	// StartMS is the start of the bucket in milliseconds from the failure.
+	StartMS float64 `json:"start_ms"`
+	// Attempts is the attempts that start in the bucket with c.Policy.
+	Attempts int `json:"attempts"`
+	// NoJitter is the same with c.Policy's jitter replaced by NoJitter: the
+	// synchronised waves that jitter is there to spread.
+	NoJitter int `json:"no_jitter"`
+}
+
+// StormTable runs Storm twice, with c.Policy and with the same policy
+// without jitter, and returns both side by side, one row per bucket up to
+// the later of the two last attempts. It is what the calculator page's
+// storm view and `again sim storm` show.
+func StormTable(c StormConfig) ([]StormRow, error) {
+	jittered, err := Storm(c)
+	if err != nil {
+		return nil, err
+	}
+	plain := c
+	plain.Policy.Jitter, plain.Policy.JitterFactor = backoff.NoJitter, 0
+	flat, err := Storm(plain)
+	if err != nil {
+		return nil, err
+	}
+	if c.Bucket == 0 {
+		c.Bucket = time.Second
+	}
+	rows := make([]StormRow, max(len(jittered), len(flat)))
+	for i := range rows {
+		rows[i].StartMS = float64(time.Duration(i)*c.Bucket) / float64(time.Millisecond)
+		if i < len(jittered) {
+			rows[i].Attempts = jittered[i]
+		}
+		if i < len(flat) {
+			rows[i].NoJitter = flat[i]
+		}
+	}
+	return rows, nil
+}

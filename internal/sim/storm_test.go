@@ -65,3 +65,36 @@ func TestStormRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestStormTable(t *testing.T) {
+	p := backoff.Default() // 500 ms, ×2, cap 10 s, 3 retries, full jitter
+	c := StormConfig{Policy: p, Clients: 50, Bucket: 500 * time.Millisecond, Seed: 2}
+	rows, err := StormTable(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jittered, _ := Storm(c)
+	c.Policy.Jitter = backoff.NoJitter
+	flat, _ := Storm(c)
+	// Without jitter: attempts at 0, 0.5, 1.5 and 3.5 s, all 50 clients.
+	if len(flat) != 8 || flat[0] != 50 || flat[1] != 50 || flat[3] != 50 || flat[7] != 50 {
+		t.Fatalf("Storm without jitter = %v, want 50 at buckets 0, 1, 3 and 7", flat)
+	}
+	if len(rows) != max(len(jittered), len(flat)) {
+		t.Fatalf("StormTable has %d rows, want %d", len(rows), max(len(jittered), len(flat)))
+	}
+	sumA, sumN := 0, 0
+	for i, r := range rows {
+		if r.StartMS != float64(500*i) {
+			t.Errorf("row %d starts at %v ms, want %d", i, r.StartMS, 500*i)
+		}
+		if i < len(jittered) && r.Attempts != jittered[i] || i < len(flat) && r.NoJitter != flat[i] {
+			t.Errorf("row %d = %+v; Storm gives %v and %v", i, r, jittered, flat)
+		}
+		sumA += r.Attempts
+		sumN += r.NoJitter
+	}
+	if sumA != 200 || sumN != 200 {
+		t.Errorf("StormTable counts %d and %d attempts, want 200 each (50 clients × 4)", sumA, sumN)
+	}
+}

@@ -229,7 +229,8 @@ func ticks(lo, hi float64, log bool) []float64 {
 	}
 	var t []float64
 	for v := math.Floor(lo/step) * step; ; v += step {
-		v = math.Round(v/step) * step
+		// k·step, printed to 12 digits: 3 × 0.2 is 0.6, not 0.6000000000000001.
+		v, _ = strconv.ParseFloat(strconv.FormatFloat(math.Round(v/step)*step, 'g', 12, 64), 64)
 		t = append(t, v)
 		if v >= hi {
 			return t

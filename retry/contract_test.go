@@ -143,7 +143,7 @@ func TestTokenBucketValidate(t *testing.T) {
 // with a 100 ms wait between them, took 500 ms.
 func TestElapsedIncludesFirstAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Retries: 1, Jitter: backoff.None}
+		p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Retries: 1, Jitter: backoff.NoJitter}
 		err := retry.Run(t.Context(), p, func(context.Context) error {
 			time.Sleep(200 * time.Millisecond) // the attempt's own work, on the fake clock
 			return errFlaky

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/retry"
 )
 
@@ -141,7 +142,8 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 		tokens  []float64           // bucket
 		budgets []retry.TokenBucket // budget
 		shared  retry.TokenBucket
-		gates   []breakerGate // breaker
+		clock   virtualClock
+		gates   []*breaker.Breaker // breaker
 	)
 	switch s {
 	case Bucket:
@@ -152,21 +154,26 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 	case Budget:
 		budgets = make([]retry.TokenBucket, n)
 	case Breaker:
-		gates = make([]breakerGate, n)
+		gates = make([]*breaker.Breaker, n)
 		for i := range gates {
-			gates[i] = newBreakerGate()
+			gates[i] = newBreaker(&clock, r)
 		}
 	}
 	var attempts, succeeded int
 	for j := range calls {
 		client := j % n
-		now := time.Duration(float64(j) / c.Rate * float64(time.Second))
+		clock.now = time.Duration(float64(j) / c.Rate * float64(time.Second))
 		if s == Bucket {
 			tokens[client] = min(bucketCapacity, tokens[client]+bucketPerCall)
 		}
 		for try := 0; ; try++ {
-			if s == Breaker && !gates[client].allow(now) {
-				break // rejected: the dependency never sees it
+			var ticket breaker.Ticket
+			if s == Breaker {
+				t, ok, _ := admit(gates[client])
+				if !ok {
+					break // rejected: the dependency never sees it, and no wait is worth it here
+				}
+				ticket = t
 			}
 			attempts++
 			ok := r.Float64() >= p
@@ -177,7 +184,7 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 			case Shared:
 				b = &shared
 			case Breaker:
-				gates[client].record(now, ok)
+				ticket.Record(outcome(ok))
 			}
 			if ok {
 				if b != nil {

@@ -9,7 +9,8 @@ import (
 // TestFleetConclusions asserts Brooker's results: three retries at failure
 // 1 amplify 4×; per-client token buckets hold about 1.1× with 10 clients
 // but leak toward 1.5× with 1000 small ones; a shared budget holds about
-// 1.1× at any fleet size and failure rate.
+// 1.1× at any fleet size and failure rate; per-client breakers leak like
+// per-client buckets.
 func TestFleetConclusions(t *testing.T) {
 	rows, err := Fleet(FleetConfig{Seed: 1, Runner: parallel})
 	if err != nil {
@@ -45,6 +46,15 @@ func TestFleetConclusions(t *testing.T) {
 	}
 	if a, b := get(1000, 1, Budget).Amplification, get(10, 1, Budget).Amplification; a < b+0.2 {
 		t.Errorf("failure 1, budget: amplification %.3f with 1000 clients, %.3f with 10; want the small clients to leak", a, b)
+	}
+	// A per-client breaker sheds the load of a dependency that is down when
+	// each client calls it often, but a client that makes 10 calls in 10 s
+	// sees too few to trip early: per-client state leaks in a large fleet.
+	if a := get(10, 1, Breaker).Amplification; a > 0.5 {
+		t.Errorf("10 clients, failure 1, breaker: amplification %.3f, want <= 0.5 (rejected attempts never reach the dependency)", a)
+	}
+	if a := get(1000, 1, Breaker).Amplification; a < 1.5 {
+		t.Errorf("1000 clients, failure 1, breaker: amplification %.3f, want the small clients' breakers to leak (>= 1.5)", a)
 	}
 	for _, r := range rows {
 		if r.SuccessRatio < 0 || r.SuccessRatio > 1 || r.Amplification < 0 || r.Amplification > 4 {

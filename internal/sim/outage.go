@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/retry"
 )
 
@@ -150,8 +151,12 @@ const (
 // With retries that do nothing to limit the load, a spike longer than the
 // timeout leaves the server collapsed after it ends: every request times
 // out, so every request becomes Attempts requests, which keeps the server
-// slow. A retry budget or a circuit breaker cuts the extra attempts, and the
-// server recovers.
+// slow. A retry budget (one retry.TokenBucket for all clients) or a circuit
+// breaker (one breaker.Breaker with its recommended rules, on the model's
+// clock) cuts the extra attempts, and the server recovers. An attempt the
+// breaker rejects never reaches the server; the client waits for the
+// breaker's hint (RetryAfter) as package retry does, or gives up when the
+// hint is longer than Timeout.
 //
 // Every strategy sees the same arrivals. Outage returns one result per
 // strategy, in the order of c.Strategies, or a *FieldError.
@@ -182,6 +187,7 @@ type outEvent struct {
 }
 
 type outRequest struct {
+	ticket   breaker.Ticket // the breaker's ticket for the attempt in flight
 	attempts int
 	sentAt   time.Duration
 	prev     time.Duration // the last delay, for decorrelated jitter
@@ -210,10 +216,16 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 		inProgress int
 		succeeded  int
 		budget     retry.TokenBucket
+		clock      virtualClock
+		br         *breaker.Breaker
 	)
+	if s == Breaker {
+		br = newBreaker(&clock, r)
+	}
 	q.push(nextArrival(0, c, arrivals), outEvent{kind: outArrival})
 	for q.len() > 0 {
 		now, e := q.pop()
+		clock.now = now
 		switch e.kind {
 		case outArrival:
 			if now >= c.Duration {
@@ -226,6 +238,20 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 		case outSend:
 			rq := &reqs[e.req]
 			rq.attempts++
+			if br != nil {
+				t, ok, wait := admit(br)
+				if !ok {
+					// Rejected: an attempt that never reaches the server.
+					// As package retry does with the breaker's hint, wait
+					// until the breaker admits calls again, unless that is
+					// longer than the client would wait for a response.
+					if rq.attempts < c.Attempts && wait <= c.Timeout {
+						q.push(now+wait, outEvent{kind: outSend, req: e.req})
+					}
+					continue
+				}
+				rq.ticket = t
+			}
 			rq.sentAt = now
 			if sec := at(now); sec != nil {
 				sec.Attempts++
@@ -255,11 +281,17 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			if sec := at(now); sec != nil {
 				sec.Successes++
 			}
-			if s == Budget {
+			switch s {
+			case Budget:
 				budget.Success()
+			case Breaker:
+				reqs[e.req].ticket.Record(breaker.Success)
 			}
 		case outTimeout:
 			rq := &reqs[e.req]
+			if s == Breaker {
+				rq.ticket.Record(breaker.Failure)
+			}
 			if rq.attempts >= c.Attempts {
 				continue
 			}
@@ -272,7 +304,7 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 					continue
 				}
 				fallthrough
-			case Backoff:
+			case Backoff, Breaker:
 				rq.prev = c.Policy.Sample(rq.attempts, rq.prev, r)
 				wait = rq.prev
 			}

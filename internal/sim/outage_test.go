@@ -28,7 +28,7 @@ func TestOutageConclusions(t *testing.T) {
 					t.Errorf("seed %d, %s: recovered %v, amplification %.2f, success %.2f; want a collapse: no recovery, amplification >= 2.5, success <= 0.3",
 						seed, s.Strategy, s.Recovered, s.Amplification, s.SuccessRatio)
 				}
-			case NoRetries, Budget:
+			case NoRetries, Budget, Breaker:
 				if !s.Recovered || *s.RecoveryS > 15 || s.Amplification > 1.1 || s.SuccessRatio < 0.6 {
 					t.Errorf("seed %d, %s: recovered %v after %v s, amplification %.2f, success %.2f; want recovery within 15 s, amplification <= 1.1, success >= 0.6",
 						seed, s.Strategy, s.Recovered, fmtPtr(s.RecoveryS), s.Amplification, s.SuccessRatio)

@@ -65,6 +65,18 @@ func outageChart(res []sim.OutageResult, spike time.Duration) *chart.Figure {
 		p.Series = []chart.Series{attempts, good, demand}
 		f.Panels = append(f.Panels, p)
 	}
+	// One y scale for all: the storms must look as large as they are.
+	var top float64
+	for _, p := range f.Panels {
+		for _, s := range p.Series {
+			for _, y := range s.Y {
+				top = max(top, y)
+			}
+		}
+	}
+	for i := range f.Panels {
+		f.Panels[i].YMax = top
+	}
 	return f
 }
 

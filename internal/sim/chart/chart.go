@@ -38,6 +38,9 @@ type Panel struct {
 	Series         []Series
 	// LogY draws the y axis on a logarithmic scale (values <= 0 are left out).
 	LogY bool
+	// YMax, when above the data, is the least top of the y axis: panels
+	// that share it compare at a glance.
+	YMax float64
 	// Shade lists x ranges to shade, with ShadeLabel written in the first.
 	Shade      [][2]float64
 	ShadeLabel string
@@ -185,6 +188,9 @@ func (p *Panel) bounds() (x0, x1, y0, y1 float64) {
 	}
 	if !p.LogY {
 		y0 = min(y0, 0)
+	}
+	if p.YMax > y1 {
+		y1 = p.YMax
 	}
 	switch {
 	case x0 > x1: // no data

@@ -88,7 +88,10 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
   again fetch --retries 5 https://api.example.com/items
 
   # The same calculator in a browser page.
-  again web --open`,
+  again web --open
+
+  # Why jitter and budgets: request storms, simulated on this library's code.
+  again sim outage --svg outage.svg`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,

@@ -56,7 +56,10 @@ Strategies (--strategy, several at once; every one sees the same arrivals):
   immediate  retry at once after a timeout
   backoff    retry after the schedule of --initial, --multiplier, --max, --jitter
   budget     backoff, and a retry.TokenBucket shared by all clients
-  breaker    backoff, and a circuit breaker shared by all clients
+  breaker    backoff, and a circuit breaker shared by all clients (an
+             attempt it rejects never reaches the server; the client waits
+             for the breaker to admit calls again, or gives up if that is
+             longer than the 3 s timeout)
 
 One row per strategy: amplification, the attempts ÷ the new requests after
 the spike; recovered and recovery_s, whether and how many seconds after

@@ -190,9 +190,9 @@ func TestSimStormIsStormTable(t *testing.T) {
 	}
 }
 
-// FuzzParseList checks that a list flag either parses into accepted values
+// FuzzSimParseList checks that a list flag either parses into accepted values
 // or is a usage error naming the flag, never a panic or a huge list.
-func FuzzParseList(f *testing.F) {
+func FuzzSimParseList(f *testing.F) {
 	for _, s := range []string{"10-190/10", "0-1/0.1", "1,2,3", "0-1/1e-300", "5-1", "1-", "-1", ",", "1e9", "0-1/0", "NaN", "0.1-0.9/0.2,1"} {
 		f.Add(s)
 	}

@@ -14,7 +14,7 @@ import (
 // collapsed long after the spike (amplification near 3, no recovery), while
 // without retries or with a budget it recovers within seconds at an
 // amplification near 1.
-func TestOutageConclusions(t *testing.T) {
+func TestSimOutageConclusions(t *testing.T) {
 	for seed := range uint64(3) {
 		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: parallel})
 		if err != nil {
@@ -47,7 +47,7 @@ func fmtPtr(p *float64) string {
 
 // TestOutageSameDemand checks that every strategy faces the same arrivals,
 // and that the counts add up.
-func TestOutageSameDemand(t *testing.T) {
+func TestSimOutageSameDemand(t *testing.T) {
 	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default()})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestOutageSameDemand(t *testing.T) {
 	}
 }
 
-func TestOutageGolden(t *testing.T) {
+func TestSimOutageGolden(t *testing.T) {
 	c := OutageConfig{Seed: 1, Policy: backoff.Default()}
 	serial, err := Outage(c)
 	if err != nil {
@@ -95,7 +95,7 @@ func TestOutageGolden(t *testing.T) {
 	golden(t, "outage-seed-1.txt", b.String())
 }
 
-func TestOutageRejects(t *testing.T) {
+func TestSimOutageRejects(t *testing.T) {
 	for _, c := range []OutageConfig{
 		{Strategies: []Strategy{Shared}},
 		{Rate: -1},

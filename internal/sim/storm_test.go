@@ -7,7 +7,7 @@ import (
 	"github.com/again-go/again/backoff"
 )
 
-func TestStorm(t *testing.T) {
+func TestSimStorm(t *testing.T) {
 	p := backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 30 * time.Second, Retries: 4, Jitter: backoff.NoJitter}
 	got, err := Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second})
 	if err != nil {
@@ -51,7 +51,7 @@ func TestStorm(t *testing.T) {
 	}
 }
 
-func TestStormRejects(t *testing.T) {
+func TestSimStormRejects(t *testing.T) {
 	uncapped := backoff.Policy{Initial: time.Second, Multiplier: 10, Max: backoff.NoCap, Retries: 30}
 	for _, c := range []StormConfig{
 		{Policy: backoff.Policy{Multiplier: 0.5}},
@@ -66,7 +66,7 @@ func TestStormRejects(t *testing.T) {
 	}
 }
 
-func TestStormTable(t *testing.T) {
+func TestSimStormTable(t *testing.T) {
 	p := backoff.Default() // 500 ms, ×2, cap 10 s, 3 retries, full jitter
 	c := StormConfig{Policy: p, Clients: 50, Bucket: 500 * time.Millisecond, Seed: 2}
 	rows, err := StormTable(c)
@@ -99,9 +99,9 @@ func TestStormTable(t *testing.T) {
 	}
 }
 
-// FuzzStorm checks Storm's invariants for any policy: no panic; every
+// FuzzSimStorm checks Storm's invariants for any policy: no panic; every
 // client's attempts are counted once, all of them at t = 0 first.
-func FuzzStorm(f *testing.F) {
+func FuzzSimStorm(f *testing.F) {
 	f.Add(int64(time.Second), 2.0, int64(30*time.Second), 3, 0, 0.0, 10, int64(time.Second), uint64(1))
 	f.Add(int64(-1), 3.0, int64(-1), 50, 4, 0.0, 7, int64(time.Millisecond), uint64(2))
 	f.Add(int64(0), 0.0, int64(0), 0, 3, 0.5, 1, int64(0), uint64(3))

@@ -33,6 +33,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
 		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},
 		{[]string{"sim", "outage", "--spike", "2h"}, `again sim outage: --spike must be a duration from 0s to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "2h"`},
+		{[]string{"sim", "outage", "--spike", "30s", "--duration", "50s"}, `again sim outage: --duration must be at least 55s (past the spike's end at 50s, plus 5s to measure a recovery), got "50s"`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},

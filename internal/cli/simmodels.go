@@ -106,9 +106,13 @@ new_requests, attempts sent and successes (the goodput).`,
 		if c.Duration, err = parseSimDuration("duration", duration, time.Second); err != nil {
 			return err
 		}
+		// The summary is about what follows the spike: leave room to see it.
+		if least := 20*time.Second + c.Spike + 5*time.Second; c.Duration < least {
+			return Usagef("--duration must be at least %v (past the spike's end at %v, plus 5s to measure a recovery), got %q", least, 20*time.Second+c.Spike, duration)
+		}
+		spikeLen := c.Spike
 		if c.Spike == 0 {
-			c.SpikeRate = c.Rate // a spike of zero length: nothing changes
-			c.Spike = time.Nanosecond
+			c.Spike = sim.NoSpike
 		}
 		res, err := sim.Outage(c)
 		if err != nil {
@@ -117,7 +121,7 @@ new_requests, attempts sent and successes (the goodput).`,
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
-		svg := func(w io.Writer) error { return outageChart(res, c.Spike).Render(w) }
+		svg := func(w io.Writer) error { return outageChart(res, spikeLen).Render(w) }
 		if perSecond {
 			var rows []sim.OutageSecond
 			for _, r := range res {

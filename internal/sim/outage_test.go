@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/backoff"
 )
@@ -106,6 +107,22 @@ func TestSimOutageRejects(t *testing.T) {
 	} {
 		if _, err := Outage(c); err == nil {
 			t.Errorf("Outage(%+v) returned no error", c)
+		}
+	}
+}
+
+// TestSimOutageNoSpike checks the baseline: without a spike, the server
+// keeps up whatever the strategy.
+func TestSimOutageNoSpike(t *testing.T) {
+	res, err := Outage(OutageConfig{Spike: NoSpike, Duration: 60 * time.Second, Seed: 1, Policy: backoff.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		s := r.Summary
+		if !s.Recovered || *s.RecoveryS != 0 || s.Amplification > 1.02 || s.SuccessRatio < 0.97 {
+			t.Errorf("%s without a spike: recovered %v after %s s, amplification %.3f, success %.3f; want at once, about 1, about 1",
+				s.Strategy, s.Recovered, fmtPtr(s.RecoveryS), s.Amplification, s.SuccessRatio)
 		}
 	}
 }

@@ -19,7 +19,8 @@ import (
 // Fields returns the page's inputs by their command-line flag names, in the
 // order the command line and the URL query show them.
 func Fields() []string {
-	return []string{"initial", "multiplier", "max", "retries", "jitter", "deadline", "target", "seed"}
+	return []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter,
+		calc.FieldDeadline, calc.FieldTarget, calc.FieldSeed}
 }
 
 // Result is what the page shows for one set of inputs. When Errors is not
@@ -45,7 +46,7 @@ const MaxRows = 1000
 // groups of consecutive retries, about one per pixel column or wider.
 const MaxBars = 300
 
-// Row is one retry of the table, in backoff.Human format.
+// Row is one retry of the table, in calc.Human format.
 type Row struct {
 	Retry    int    `json:"retry"`
 	Delay    string `json:"delay"`
@@ -72,15 +73,21 @@ type Bar struct {
 	TotalMaxMs  float64 `json:"totalMaxMs"`
 }
 
-// Totals is the total wait over all retries, in backoff.Human format.
+// Totals is the total wait over all retries, in calc.Human format. Every
+// field is copied from calc's Report, which `again calc` renders too.
 type Totals struct {
-	Min       string `json:"min"`
-	Mean      string `json:"mean"`
-	Max       string `json:"max"`
-	P50       string `json:"p50"`
-	P90       string `json:"p90"`
-	P99       string `json:"p99"`
-	Estimated bool   `json:"estimated"`
+	Min  string `json:"min"`
+	Mean string `json:"mean"`
+	Max  string `json:"max"`
+	P50  string `json:"p50"`
+	P90  string `json:"p90"`
+	P99  string `json:"p99"`
+	// Estimated reports that some value shown is a Monte Carlo estimate;
+	// MeanEstimated and PercentilesEstimated say which (under decorrelated
+	// jitter the mean is exact unless the cap clamps a delay).
+	Estimated            bool `json:"estimated"`
+	MeanEstimated        bool `json:"meanEstimated"`
+	PercentilesEstimated bool `json:"percentilesEstimated"`
 }
 
 // Chart holds the vertical scales of the chart's two panels: the total
@@ -92,13 +99,13 @@ type Chart struct {
 }
 
 // Scale is a vertical scale: its top and the gridlines, in milliseconds,
-// labelled in backoff.Human format.
+// labelled in calc.Human format.
 type Scale struct {
 	Top   float64 `json:"top"`
 	Ticks []Tick  `json:"ticks"`
 }
 
-// Tick is one labelled gridline of the chart: Label is in backoff.Human
+// Tick is one labelled gridline of the chart: Label is in calc.Human
 // format, or in whole days ("200 d") on a scale of days.
 type Tick struct {
 	Ms    float64 `json:"ms"`
@@ -154,14 +161,14 @@ func scale(hi time.Duration) Scale {
 }
 
 // tickLabel labels the gridline at d, a multiple of step, in
-// backoff.Human format; gridlines a day or more apart are labelled in
+// calc.Human format; gridlines a day or more apart are labelled in
 // days, "200 d", where Human would say "4800 h".
 func tickLabel(d, step time.Duration) string {
 	const day = 24 * time.Hour
 	if step >= day {
 		return strconv.FormatInt(int64(d/day), 10) + " d"
 	}
-	return backoff.Human(d)
+	return calc.Human(d)
 }
 
 // bars groups the retries into at most MaxBars bars of equal size.
@@ -295,17 +302,17 @@ func Compute(v map[string]string) Result {
 		Retries: len(rep.Retries),
 		Totals: &Totals{
 			Min: t.MinHuman, Mean: t.MeanHuman, Max: t.MaxHuman,
-			P50: backoff.Human(time.Duration(t.P50)), P90: backoff.Human(time.Duration(t.P90)), P99: backoff.Human(time.Duration(t.P99)),
-			Estimated: in.Policy.Jitter == backoff.DecorrelatedJitter,
+			P50: t.P50Human, P90: t.P90Human, P99: t.P99Human,
+			Estimated: len(t.Estimated) > 0, MeanEstimated: t.MeanEstimated(), PercentilesEstimated: t.PercentilesEstimated(),
 		},
 		Command: command(v),
 		Snippet: snippet(in),
 	}
 	for i, s := range rep.Retries[:len(r.Rows)] {
 		r.Rows[i] = Row{
-			Retry: s.Retry, Delay: backoff.Human(time.Duration(s.Delay)), Capped: s.Capped,
-			Min: backoff.Human(time.Duration(s.Min)), Mean: backoff.Human(time.Duration(s.Mean)), Max: backoff.Human(time.Duration(s.Max)),
-			TotalMax: backoff.Human(time.Duration(s.TotalMax)),
+			Retry: s.Retry, Delay: calc.Human(time.Duration(s.Delay)), Capped: s.Capped,
+			Min: calc.Human(time.Duration(s.Min)), Mean: calc.Human(time.Duration(s.Mean)), Max: calc.Human(time.Duration(s.Max)),
+			TotalMax: calc.Human(time.Duration(s.TotalMax)),
 		}
 	}
 	r.Bars = bars(rep.Retries)
@@ -316,8 +323,8 @@ func Compute(v map[string]string) Result {
 	r.Chart = &Chart{Total: scale(max(time.Duration(t.Max), in.Deadline)), Delay: scale(longest)}
 	if d := rep.Deadline; d != nil {
 		r.Verdict = &Verdict{
-			Deadline: backoff.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
-			WorstCaseFits: d.WorstCaseFits, P99Fits: time.Duration(t.P99) <= in.Deadline,
+			Deadline: calc.Human(in.Deadline), DeadlineMs: ms(in.Deadline),
+			WorstCaseFits: d.WorstCaseFits, P99Fits: d.P99Fits,
 			RetriesWithin: d.RetriesWithin, Retries: rep.Policy.Retries,
 		}
 	}

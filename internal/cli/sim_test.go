@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -275,5 +276,48 @@ func TestSimCancel(t *testing.T) {
 	code := Run(ctx, []string{"sim", "occ"}, strings.NewReader(""), &out, &errOut)
 	if code != ExitFailure || out.Len() != 0 || errOut.String() != "again sim occ: context canceled\n" {
 		t.Errorf("cancelled again sim occ: exit %d, stdout %q, stderr %q; want 1, nothing, the cancellation", code, out.String(), errOut.String())
+	}
+}
+
+// TestSimREADMECharts keeps the README's charts true: each is what the
+// command the README shows above it writes (-update rewrites them).
+func TestSimREADMECharts(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "go run ./cmd/again sim ")
+		if !ok || !strings.Contains(cmd, "--svg docs/") {
+			continue
+		}
+		n++
+		args := strings.Fields(cmd)
+		t.Run(args[0], func(t *testing.T) {
+			if args[0] == "occ" && testing.Short() {
+				t.Skip("the full OCC table; runs without -short")
+			}
+			i := slices.Index(args, "--svg")
+			committed := filepath.Join("../..", args[i+1])
+			args[i+1] = filepath.Join(t.TempDir(), "chart.svg")
+			if r := run(t, append([]string{"sim"}, args...)...); r.code != 0 {
+				t.Fatalf("again sim %v: exit %d, stderr %q", args, r.code, r.stderr)
+			}
+			got, _ := os.ReadFile(args[i+1])
+			if *update {
+				if err := os.WriteFile(committed, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(committed)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s is not what 'again sim %s' writes (%v); rerun the command or this test with -update", committed, cmd, err)
+			}
+		})
+	}
+	if n != 3 {
+		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 3 (one chart per model)", n)
 	}
 }

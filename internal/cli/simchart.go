@@ -138,8 +138,8 @@ func stormChart(rows []sim.StormRow, jitter string, c sim.StormConfig) *chart.Fi
 	}
 	p.Series = []chart.Series{without, with}
 	return &chart.Figure{
-		Title:  "What the schedule does to a server when clients fail together (again sim storm)",
-		Note:   "Every attempt fails; each client retries on the policy until its retries run out.",
+		Title:  "Clients failing together (again sim storm)",
+		Note:   "Every attempt fails; each client retries until its retries run out.",
 		Panels: []chart.Panel{p},
 	}
 }

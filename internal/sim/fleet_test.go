@@ -12,7 +12,13 @@ import (
 // 1.1× at any fleet size and failure rate; per-client breakers leak like
 // per-client buckets.
 func TestSimFleetConclusions(t *testing.T) {
-	rows, err := Fleet(FleetConfig{Seed: 1, Runner: parallel})
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { fleetConclusions(t, seed) })
+	}
+}
+
+func fleetConclusions(t *testing.T, seed uint64) {
+	rows, err := Fleet(FleetConfig{Seed: seed, Runner: parallel})
 	if err != nil {
 		t.Fatal(err)
 	}

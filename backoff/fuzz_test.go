@@ -18,6 +18,8 @@ func FuzzSchedule(f *testing.F) {
 	f.Add(int64(0), 0.0, int64(0), int8(DecorrelatedJitter), 0.0, uint64(3), 7, int64(-5))
 	f.Add(int64(-5), math.NaN(), int64(-1), int8(-3), math.Inf(1), uint64(5), -1, int64(math.MaxInt64))
 	f.Add(int64(math.MaxInt64), math.MaxFloat64, int64(math.MaxInt64), int8(ProportionalJitter), -1.0, uint64(6), 0, int64(1))
+	// Once found by plan's FuzzPolicyInvariants (its corpus moved there).
+	f.Add(int64(47), math.NaN(), int64(17), int8(-127), math.Inf(1), uint64(106), -24, int64(0))
 	f.Fuzz(func(t *testing.T, initial int64, mult float64, maxd int64, jitter int8, factor float64, seed uint64, n int, prev int64) {
 		p := Policy{Initial: time.Duration(initial), Multiplier: mult, Max: time.Duration(maxd), Jitter: Jitter(jitter % 6), JitterFactor: factor}
 		c := time.Duration(maxd)
@@ -39,6 +41,18 @@ func FuzzSchedule(f *testing.F) {
 			if s := p.Sample(k, time.Duration(prev), r); s < 0 || s > c {
 				t.Fatalf("%+v: Sample(%d, %v) = %v, want within [0, %v]", p, k, time.Duration(prev), s, c)
 			}
+		}
+		// One call's waits: MaxAttempts()−1 of them, each within [0, cap].
+		p.Retries = n % 64
+		count := 0
+		for d := range p.Waits(r) {
+			if d < 0 || d > c {
+				t.Fatalf("%+v: a wait of %v, want within [0, %v]", p, d, c)
+			}
+			count++
+		}
+		if count != p.MaxAttempts()-1 {
+			t.Fatalf("%+v: %d waits, want MaxAttempts()−1 = %d", p, count, p.MaxAttempts()-1)
 		}
 	})
 }

@@ -27,9 +27,9 @@ import (
 //	Field         zero means          negative means
 //	Initial       500 ms              no wait: retry at once
 //	Multiplier    2                   invalid (it must be 0 or a finite number >= 1)
-//	Max           10 s                no cap ([NoCap])
-//	Retries       3                   no retries: one attempt ([NoRetries])
-//	Jitter        [FullJitter]        invalid
+//	Max           10 s                no cap (NoCap)
+//	Retries       3                   no retries: one attempt (NoRetries)
+//	Jitter        FullJitter          invalid
 //	JitterFactor  0.25                invalid (it must be 0 or in (0, 1])
 //
 // So the zero Policy behaves exactly like [Default], and a partly filled
@@ -133,27 +133,21 @@ func (p Policy) Validate() error {
 // Retries+1 with the zero rule applied (Retries 0 gives 4, NoRetries gives
 // 1), saturating at the largest int.
 func (p Policy) MaxAttempts() int {
-	s := p.resolved()
-	n := s.RetryCount()
+	n := max(sched.RetriesOf(p.Retries), 0)
 	if n == math.MaxInt {
 		return n
 	}
 	return n + 1
 }
 
-// resolved returns p with the zero rule applied.
-func (p Policy) resolved() sched.Schedule {
-	return sched.Resolve(p.Initial, p.Multiplier, p.Max, p.Retries, p.JitterFactor)
-}
-
 // EffectiveMultiplier returns the multiplier in effect: Multiplier, or 2
 // when it is 0 (and 1 for a value Validate rejects).
-func (p Policy) EffectiveMultiplier() float64 { return p.resolved().Multiplier }
+func (p Policy) EffectiveMultiplier() float64 { return sched.MultiplierOf(p.Multiplier) }
 
 // EffectiveJitterFactor returns the proportional factor in effect:
 // JitterFactor, or 0.25 when it is 0 (clamped to [0, 1] for a value
 // Validate rejects).
-func (p Policy) EffectiveJitterFactor() float64 { return p.resolved().Factor }
+func (p Policy) EffectiveJitterFactor() float64 { return sched.FactorOf(p.JitterFactor) }
 
 // Delay returns the nominal delay before retry n (1-based), with the cap
 // applied and without jitter: min(Max, Initial × Multiplier^(n−1)). It runs

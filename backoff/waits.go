@@ -2,7 +2,6 @@ package backoff
 
 import (
 	"iter"
-	"math"
 	"time"
 )
 
@@ -34,9 +33,8 @@ import (
 // Retry-After hints.
 func (p Policy) Waits(r Rand) iter.Seq[time.Duration] {
 	return func(yield func(time.Duration) bool) {
-		s := p.resolved()
 		var prev time.Duration
-		for n := 1; n <= s.RetryCount() && n < math.MaxInt; n++ {
+		for n := 1; n < p.MaxAttempts(); n++ {
 			prev = p.Sample(n, prev, r)
 			if !yield(prev) {
 				return

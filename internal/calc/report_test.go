@@ -609,3 +609,31 @@ func TestSubMillisecondTable(t *testing.T) {
 		t.Errorf("table for 250µs delays:\n%s\nwant µs, never 0 ms", out)
 	}
 }
+
+// FuzzTruncate checks the invariants the solved multiplier relies on:
+// truncate never exceeds its input (so a truncated answer still fits),
+// never decreases as digits are added, and 17 digits give the input back
+// (or the float64 just below it).
+func FuzzTruncate(f *testing.F) {
+	for _, x := range []float64{1, 1.0000000009999999, 3.043230628040466, 1e300, math.MaxFloat64, 1.5} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		if !(x >= 1) || math.IsInf(x, 0) {
+			return
+		}
+		prev := 0.0
+		for digits := 1; digits <= 17; digits++ {
+			got := truncate(x, digits)
+			if got > x || got < prev || got < 1 {
+				t.Fatalf("truncate(%v, %d) = %v, want in [max(1, %v), %v]", x, digits, got, prev, x)
+			}
+			prev = got
+		}
+		// 17 digits identify a float64, but cutting (not rounding) them may
+		// land one step below it.
+		if prev != x && math.Nextafter(prev, math.Inf(1)) != x {
+			t.Fatalf("truncate(%v, 17) = %v, want the input or the float64 just below it", x, prev)
+		}
+	})
+}

@@ -96,7 +96,8 @@ type Config struct {
 	// ProbeTimeout bounds how long a probe may run: a probe that has not
 	// reported after that long (its caller hung or vanished without
 	// calling Done) counts as a failed probe, so the breaker is never stuck
-	// in half-open. Zero means 10 s; negative means no limit.
+	// in half-open. Zero means 10 s; negative means no limit (but with
+	// Shared, the fleet's probe claim still expires after 10 s).
 	ProbeTimeout time.Duration
 
 	// Classify decides how a call's non-nil error counts (a nil error is

@@ -44,7 +44,10 @@ type Shared interface {
 	// tripped first) adopts the winner's state. An Update also releases
 	// any probe claim.
 	Update(ctx context.Context, ver uint64, next SharedState) (SharedState, error)
-	// Probe claims the fleet's single probe for ttl: it succeeds (true)
+	// Probe claims the fleet's single probe for ttl (> 0: the breaker's
+	// ProbeTimeout, or DefaultProbeTimeout when that has no limit, so that
+	// a process that dies while probing cannot block the fleet for long):
+	// it succeeds (true)
 	// only if the version is still ver, the state is Open, its open period
 	// is over (Wait <= 0), and no live claim exists. The claim ends at the
 	// next Update or after ttl (a probe whose process died). It returns
@@ -109,7 +112,13 @@ func (b *Breaker) askProbe(ctx context.Context) (Ticket, error) {
 	b.mu.Lock()
 	ver := b.ver
 	b.mu.Unlock()
-	st, ok, err := b.shared.Probe(context.WithoutCancel(ctx), ver, b.s.probeTimeout)
+	// The claim always expires, so that a process that dies while probing
+	// cannot block the fleet, even when this one's probes have no limit.
+	ttl := b.s.probeTimeout
+	if ttl <= 0 {
+		ttl = DefaultProbeTimeout
+	}
+	st, ok, err := b.shared.Probe(context.WithoutCancel(ctx), ver, ttl)
 	b.mu.Lock()
 	b.asking = false
 	now := b.now()

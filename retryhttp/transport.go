@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/retry"
 )
 
@@ -190,6 +191,29 @@ type Transport struct {
 	// hook). It is the way to learn how many attempts a request needed.
 	OnSuccess func(Event)
 
+	// Breakers, if not nil, puts a circuit breaker (package breaker) in
+	// front of every attempt, one per host by default (see BreakerKey), so
+	// that requests to a host that is down stop reaching it. A network
+	// failure or a status that is retried (RetryStatuses, or CheckRetry's
+	// true) counts as a failure of the host, any other response as a
+	// success, and the caller's context ending as neither. An attempt the
+	// breaker rejects is not sent: it fails with an error matching
+	// breaker.ErrOpen, which the retry loop treats as a Retry-After (it
+	// waits until the breaker admits a probe, or stops at once when that is
+	// longer than MaxRetryAfter or past the request's deadline) and which
+	// costs the Budget nothing. OnRetry and OnGiveUp see it as Event.Err,
+	// and the log records it with rejected=true. When retrying stops on a
+	// rejection, RoundTrip returns a *retry.Error that matches
+	// breaker.ErrOpen. Get's error (an invalid Config) fails every
+	// RoundTrip.
+	Breakers *breaker.Group
+
+	// BreakerKey, if not nil, names the breaker of a request in Breakers,
+	// in place of its URL's host (with the port, if any): a key per API
+	// endpoint, or per tenant. Keys should come from a bounded set: a
+	// Group keeps every breaker it made.
+	BreakerKey func(*http.Request) string
+
 	// Logger, if not nil, receives one Warn record per retry
 	// ("retryhttp: retrying") and per give-up ("retryhttp: giving up") with
 	// the method, the URL without userinfo or query values, the status or
@@ -277,8 +301,9 @@ var ErrAttemptTimeout = errors.New("retryhttp: attempt timed out")
 
 // RoundTrip sends req, retrying as described on Transport. It returns a
 // response with a nil error, or a nil response with an error: the error
-// of Policy.Validate or of the Budget's Validate, an error reading a body
-// without GetBody, or a *retry.Error wrapping the last attempt's error.
+// of Policy.Validate, of the Budget's Validate or of Breakers' Config, an
+// error reading a body without GetBody, or a *retry.Error wrapping the last
+// attempt's error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.Policy
 	c := call{t: t, req: req, base: t.Base, header: req.Header, max: p.MaxAttempts()}
@@ -304,6 +329,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.changed = c.changed || c.body.own
 	c.replayable = replayableMethod(req.Method, c.header)
+	if c.br, err = t.breakerFor(req); err != nil {
+		return nil, err
+	}
 
 	ctx := req.Context()
 	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget)}
@@ -312,7 +340,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	for {
-		resp, err := c.attempt(ctx)
+		resp, err := c.guarded(ctx)
 		if err == nil {
 			l.Succeeded()
 			c.succeeded(resp, l.Attempts())
@@ -347,6 +375,7 @@ func (t *Transport) CloseIdleConnections() {
 type call struct {
 	t          *Transport
 	req        *http.Request
+	br         *breaker.Breaker // the request's breaker, or nil
 	base       http.RoundTripper
 	header     http.Header // req.Header, or a clone with an Idempotency-Key
 	body       body
@@ -747,6 +776,9 @@ func (c *call) attrs(ev Event) []slog.Attr {
 		attrs = append(attrs, slog.Int("status", ev.Response.StatusCode))
 	} else if ev.Err != nil {
 		attrs = append(attrs, slog.String("error", ev.Err.Error()))
+		if retry.IsRejected(ev.Err) {
+			attrs = append(attrs, slog.Bool("rejected", true))
+		}
 	}
 	return attrs
 }

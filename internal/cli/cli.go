@@ -29,6 +29,7 @@ func subcommands(env *Env) []*cobra.Command {
 		newCalcCmd(env),
 		newFetchCmd(env),
 		newRunCmd(env),
+		newSimCmd(env),
 		newWebCmd(env),
 	}
 }
@@ -92,7 +93,10 @@ Shell completion: again completion bash|zsh|fish (see 'again completion --help')
   again fetch --retries 5 https://api.example.com/items
 
   # The same calculator in a browser page.
-  again web --open`,
+  again web --open
+
+  # Why jitter and budgets: request storms, simulated on this library's code.
+  again sim outage --svg outage.svg`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,

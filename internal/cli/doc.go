@@ -1,5 +1,5 @@
 // Package cli implements the again command line: the root command, its
-// subcommands (calc, run, fetch, web) and their shared conventions. The
+// subcommands (calc, run, fetch, web, sim) and their shared conventions. The
 // program's main is a few lines around Run:
 //
 //	ctx, stop := cli.NotifyContext(context.Background())

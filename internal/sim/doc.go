@@ -1,0 +1,40 @@
+// Package sim holds the models behind `again sim`: discrete-event
+// simulations of many clients retrying against a shared dependency, driven
+// by the library's own schedules ([backoff.Policy]), retry budgets and
+// circuit breakers, so that what they show is what that code does.
+//
+// Every model is a pure function of its configuration and a seed: it runs on
+// a virtual clock (an event queue), reads no wall clock, starts no goroutine
+// and does no I/O, so that the calculator page can run it in WebAssembly and
+// its results are the same on every machine. Each independent run draws from
+// its own random stream, derived from the seed and what identifies the run
+// (such as the client count, the algorithm and the run number), never from
+// the order in which runs execute: a [Runner] may run them on every core and
+// the results do not change.
+//
+// The models:
+//
+//   - [OCC]: the optimistic-concurrency model of the AWS Architecture Blog's
+//     "Exponential Backoff And Jitter" (2015), backoff algorithms compared;
+//   - [Outage]: a load spike that leaves a server collapsed unless a retry
+//     budget or a circuit breaker limits the retries;
+//   - [Fleet]: retry amplification across a fleet, per-client and shared
+//     budgets, buckets and breakers;
+//   - [Storm] and [StormTable]: the attempts per time bucket when N clients
+//     fail at once on one policy, with and without jitter (the calculator
+//     page's storm view).
+//
+// Quick start:
+//
+//	rows, err := sim.OCC(sim.OCCConfig{Clients: []int{50}, Seed: 1})
+//	if err != nil {
+//		return err // a *sim.FieldError naming the field
+//	}
+//	for _, r := range rows {
+//		fmt.Println(r.Algorithm, r.Calls, r.TimeMS)
+//	}
+//
+// Configurations are plain values whose zero fields mean the published
+// models' parameters. The functions are safe for concurrent use; a Runner
+// other than nil runs a model's independent runs concurrently.
+package sim

@@ -1,0 +1,36 @@
+package fleet
+
+import "github.com/redis/go-redis/v9"
+
+// budgetScript applies, atomically on one key, a batch of successes and at
+// most one failure to the shared bucket, and reports whether that failure
+// may be retried. It is gRPC A6's rule, exactly as retry's local bucket
+// applies it: a failure takes one token (never below zero), a success
+// refunds TokenRatio (never above MaxTokens), and a retry is allowed while
+// more than half the tokens remain after the failure.
+//
+// The key holds the milli-tokens missing from a full bucket, so that a
+// missing key is a full bucket: the script deletes the key when the bucket
+// is full again, and a fleet at rest keeps nothing in Redis. It writes
+// with SET even then, so that a server that refuses writes (maxmemory with
+// noeviction) fails every run, flushes included, and the Budget keeps
+// deciding locally instead of switching back and forth. The budget has no
+// notion of time, so the script needs no clock.
+//
+// KEYS[1]: the bucket. ARGV[1]: capacity in milli-tokens; ARGV[2]: refund
+// per success in milli-tokens; ARGV[3]: the number of successes; ARGV[4]:
+// 1 if a failure asks for a retry, 0 for a flush of successes only.
+// Returns 1 if the retry is allowed, 0 otherwise (always 0 for a flush).
+var budgetScript = redis.NewScript(`
+local cap = tonumber(ARGV[1])
+local used = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+used = math.max(0, math.min(used, cap) - tonumber(ARGV[2]) * tonumber(ARGV[3]))
+local allow = 0
+if ARGV[4] == '1' then
+	used = math.min(used + 1000, cap)
+	if cap - used > math.floor(cap / 2) then allow = 1 end
+end
+redis.call('SET', KEYS[1], string.format('%d', used))
+if used <= 0 then redis.call('DEL', KEYS[1]) end
+return allow
+`)

@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -253,5 +252,3 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
-var errAlways = errors.New("always fails")

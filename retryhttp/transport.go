@@ -89,8 +89,9 @@ type Transport struct {
 	RetryStatuses []int
 
 	// MaxRetryAfter is the longest Retry-After the Transport waits for; a
-	// longer one ends retrying and the response is returned. Zero or less
-	// means 1 minute (retry.DefaultMaxRetryAfter).
+	// longer one ends retrying and the response is returned. Zero means 1
+	// minute (retry.DefaultMaxRetryAfter); a negative value honours no
+	// hint: a response carrying one is returned at once.
 	MaxRetryAfter time.Duration
 
 	// AttemptTimeout bounds each attempt from sending the request until its
@@ -118,8 +119,9 @@ type Transport struct {
 	NoIdempotencyKey bool
 
 	// Budget, if not nil, is a retry budget shared with other calls (see
-	// retry.Budget): when it runs dry, failures are returned without retry.
-	Budget *retry.Budget
+	// retry.Budget and retry.TokenBucket): when it refuses a retry, the
+	// failure is returned without retry (retry.ErrBudget).
+	Budget retry.Budget
 
 	// OnRetry, if not nil, is called after each failed attempt that will be
 	// retried, before the wait. The Event's Response, if any, may be
@@ -241,12 +243,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// tokens), so it makes every attempt.
 	ctx := req.Context()
 	if t.Budget == nil && ctx.Err() == nil && p.Validate() == nil {
+		start := time.Now()
 		resp, err := c.attempt(ctx)
 		if err == nil {
 			c.body.close()
 			return resp, nil
 		}
-		c.first = err
+		c.first, c.firstTook = err, time.Since(start)
 	}
 	return retryLoop(c, p)
 }
@@ -264,6 +267,9 @@ func retryLoop(c call, p backoff.Policy) (*http.Response, error) {
 	var re *retry.Error
 	if !errors.As(err, &re) {
 		return nil, err // invalid policy: no attempt ran
+	}
+	if h.first != nil {
+		re.Elapsed += h.firstTook // temporary, until the shared core replaces the replay
 	}
 	if h.first != nil && re.Attempts == 0 {
 		// The context ended before the loop replayed the attempt made
@@ -323,14 +329,15 @@ type call struct {
 	pending    *statusError
 	opts       [3]retry.Option
 	first      error // the failure of the first attempt, made before the loop
-	replayed   bool  // the loop has seen first
+	firstTook  time.Duration
+	replayed   bool // the loop has seen first
 }
 
 // options returns the retry options, kept in the call (already on the heap)
 // to spare an allocation.
 func (c *call) options() []retry.Option {
-	c.opts[0] = retry.MaxRetryAfter(c.t.MaxRetryAfter)
-	c.opts[1] = retry.OnRetry(c.onRetry)
+	c.opts[0] = retry.WithMaxRetryAfter(c.t.MaxRetryAfter)
+	c.opts[1] = retry.WithOnRetry(c.onRetry)
 	if c.t.Budget == nil {
 		return c.opts[:2]
 	}

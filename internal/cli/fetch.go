@@ -205,9 +205,9 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 		return nil, nil, err
 	}
 	if tr.MaxRetryAfter == 0 {
-		// 0 means "wait for no Retry-After at all"; the retry package reads
-		// 0 as its default, so ask for the shortest positive limit.
-		tr.MaxRetryAfter = time.Nanosecond
+		// The flag's 0 means "wait for no Retry-After at all", which the
+		// Transport spells as a negative limit (its 0 is the default).
+		tr.MaxRetryAfter = -1
 	}
 	if tr.RetryStatuses, err = parseStatuses(f.retryOn); err != nil {
 		return nil, nil, err

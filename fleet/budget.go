@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/again-go/again/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,8 +27,8 @@ const (
 
 // The same defaults as retry's local token bucket (gRPC's usual values).
 const (
-	defaultMaxTokens  = 10
-	defaultTokenRatio = 0.1
+	defaultMaxTokens  = retry.DefaultMaxTokens
+	defaultTokenRatio = retry.DefaultTokenRatio
 )
 
 // milli is the fixed-point scale of the shared token count, as in retry's
@@ -113,7 +114,7 @@ type Budget struct {
 	timeout  time.Duration
 	interval time.Duration
 	logger   *slog.Logger
-	local    localBudget
+	local    retry.Budget
 
 	pending atomic.Int64 // successes not yet sent to Redis
 	shared  atomic.Bool  // decisions use Redis (false: the local bucket)
@@ -205,9 +206,8 @@ func milliTokens(field string, v, def float64) (int64, error) {
 	case !(v > 0) || math.IsInf(v, 1):
 		return 0, &configError{fmt.Sprintf("BudgetConfig.%s must be a finite number > 0, or 0 for the default %g, got %g", field, def, v)}
 	}
-	// The same clamp as retry's bucket: far beyond any real budget, and
-	// exact in the script's double-precision arithmetic.
-	return int64(math.Min(v, 1<<40) * milli), nil
+	// The same clamp as retry's bucket, far beyond any real budget.
+	return int64(math.Min(v, math.MaxInt64/(4*milli)) * milli), nil
 }
 
 func duration(field string, d, def time.Duration) (time.Duration, error) {

@@ -117,7 +117,11 @@ type Budget struct {
 	local    retry.Budget
 
 	pending atomic.Int64 // successes not yet sent to Redis
-	shared  atomic.Bool  // decisions use Redis (false: the local bucket)
+
+	batchMu sync.Mutex
+	running *batch      // in flight, or nil
+	open    *batch      // waiting for running to end, open to joiners, or nil
+	shared  atomic.Bool // decisions use Redis (false: the local bucket)
 	closed  atomic.Bool
 	flushMu sync.Mutex // one flush at a time
 
@@ -231,20 +235,80 @@ func (b *Budget) Success() {
 // Failure records an attempt that failed and could be retried, and
 // reports whether the retry may be made, by the shared bucket in one round
 // trip, or by the local bucket, without waiting, when Redis did not answer
-// within Timeout (see Budget).
+// within Timeout (see Budget). Concurrent calls share round trips: while
+// one is in flight, the calls that arrive meanwhile are decided together
+// by the next.
 func (b *Budget) Failure() bool {
 	localAllow := b.local.Failure()
 	if !b.shared.Load() || b.closed.Load() {
 		return localAllow
 	}
-	n := b.pending.Swap(0)
-	allow, err := b.eval(n, true)
+	allow, err := b.decide(time.Now().Add(b.timeout))
 	if err != nil {
-		b.pending.Add(n)
 		b.fallBack(err)
 		return localAllow
 	}
 	return allow
+}
+
+// batch is one round trip's worth of retry decisions: n failures, of which
+// the first allowed may be retried (the bucket only empties along a batch,
+// so the allowed ones come first, as they would one by one).
+type batch struct {
+	n       int
+	allowed int
+	err     error
+	done    chan struct{} // closed when allowed and err are set
+}
+
+// decide adds one failure to the batch that will be sent next and waits
+// for its answer, until deadline at most. At most one batch is in flight
+// and one is open to joiners, so that concurrent decisions cost one round
+// trip per batch instead of one each, and a decision waits for at most the
+// round trip in flight and its own.
+func (b *Budget) decide(deadline time.Time) (bool, error) {
+	b.batchMu.Lock()
+	if bt := b.open; bt != nil {
+		i := bt.n
+		bt.n++
+		b.batchMu.Unlock()
+		<-bt.done
+		return i < bt.allowed, bt.err
+	}
+	bt := &batch{n: 1, done: make(chan struct{})}
+	if prev := b.running; prev != nil {
+		// Lead the next batch: collect joiners until the one in flight ends.
+		b.open = bt
+		b.batchMu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-prev.done:
+			t.Stop()
+		case <-t.C:
+		}
+		b.batchMu.Lock()
+		b.open = nil
+	}
+	b.running = bt
+	n := bt.n
+	b.batchMu.Unlock()
+
+	successes := b.pending.Swap(0)
+	if time.Now().Before(deadline) {
+		bt.allowed, bt.err = b.eval(deadline, successes, n)
+	} else {
+		bt.err = errors.New("the previous round trip took the whole Timeout")
+	}
+	if bt.err != nil {
+		b.pending.Add(successes)
+	}
+	b.batchMu.Lock()
+	if b.running == bt {
+		b.running = nil
+	}
+	b.batchMu.Unlock()
+	close(bt.done)
+	return 0 < bt.allowed, bt.err
 }
 
 // Shared reports whether the Budget's decisions currently use the shared
@@ -276,7 +340,7 @@ func (b *Budget) Close() error {
 		<-b.done
 		b.flushMu.Lock()
 		if n := b.pending.Swap(0); n > 0 {
-			if _, err := b.eval(n, false); err != nil {
+			if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
 				b.closeErr = fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err)
 			}
 		}
@@ -318,7 +382,7 @@ func (b *Budget) flush() {
 	if n == 0 && shared {
 		return
 	}
-	if _, err := b.eval(n, false); err != nil {
+	if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
 		b.pending.Add(n)
 		b.fallBack(err)
 		return
@@ -338,18 +402,14 @@ func (b *Budget) fallBack(err error) {
 	}
 }
 
-// eval runs the budget script with n successes and, if failure, one
-// failure, within Timeout.
-func (b *Budget) eval(n int64, failure bool) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+// eval runs the budget script with successes and failures until
+// deadline, and returns how many of the failures may be retried.
+func (b *Budget) eval(deadline time.Time, successes int64, failures int) (int, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	f := 0
-	if failure {
-		f = 1
-	}
-	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, n, f).Int64()
+	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, failures).Int()
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	return v == 1, nil
+	return v, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,4 +175,38 @@ func TestScriptReloaded(t *testing.T) {
 	if got, _ := b.SharedTokens(context.Background()); got != 8 {
 		t.Errorf("SharedTokens = %v, want 8", got)
 	}
+}
+
+// TestConcurrentDecisions: decisions that share round trips allow exactly
+// what one-by-one decisions allow.
+func TestConcurrentDecisions(t *testing.T) {
+	s := startServer(t)
+	var rt atomic.Int64
+	b := newTestBudget(t, BudgetConfig{Client: s.client(&rt), MaxTokens: 100, Timeout: 5 * time.Second, FlushInterval: time.Hour})
+	const goroutines, each = 64, 20
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if b.Failure() {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// 100 tokens: failures are allowed down to 51 tokens left.
+	if got := allowed.Load(); got != 49 {
+		t.Errorf("%d concurrent failures on 100 tokens: %d allowed, want 49", goroutines*each, got)
+	}
+	if !b.Shared() {
+		t.Error("Shared() = false: some decisions fell back")
+	}
+	if got, _ := b.SharedTokens(context.Background()); got != 0 {
+		t.Errorf("SharedTokens = %v after %d failures, want 0", got, goroutines*each)
+	}
+	t.Logf("%d decisions in %d round trips", goroutines*each, rt.Load())
 }

@@ -7,7 +7,9 @@ import "github.com/redis/go-redis/v9"
 // may be retried. It is gRPC A6's rule, exactly as retry's local bucket
 // applies it: a failure takes one token (never below zero), a success
 // refunds TokenRatio (never above MaxTokens), and a retry is allowed while
-// more than half the tokens remain after the failure.
+// more than half the tokens remain after the failure. A batch applies the
+// successes first (they happened before the failures were decided), then
+// the failures one by one.
 //
 // The key holds the milli-tokens missing from a full bucket, so that a
 // missing key is a full bucket: the script deletes the key when the bucket
@@ -19,18 +21,19 @@ import "github.com/redis/go-redis/v9"
 //
 // KEYS[1]: the bucket. ARGV[1]: capacity in milli-tokens; ARGV[2]: refund
 // per success in milli-tokens; ARGV[3]: the number of successes; ARGV[4]:
-// 1 if a failure asks for a retry, 0 for a flush of successes only.
-// Returns 1 if the retry is allowed, 0 otherwise (always 0 for a flush).
+// the number of failures asking for a retry, 0 for a flush of successes
+// only. Returns how many of the failures may be retried: as the bucket
+// only empties along them, the allowed ones are the first.
 var budgetScript = redis.NewScript(`
 local cap = tonumber(ARGV[1])
 local used = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 used = math.max(0, math.min(used, cap) - tonumber(ARGV[2]) * tonumber(ARGV[3]))
-local allow = 0
-if ARGV[4] == '1' then
+local allowed = 0
+for _ = 1, tonumber(ARGV[4]) do
 	used = math.min(used + 1000, cap)
-	if cap - used > math.floor(cap / 2) then allow = 1 end
+	if cap - used > math.floor(cap / 2) then allowed = allowed + 1 end
 end
 redis.call('SET', KEYS[1], string.format('%d', used))
 if used <= 0 then redis.call('DEL', KEYS[1]) end
-return allow
+return allowed
 `)

@@ -89,10 +89,14 @@ type BudgetConfig struct {
 //
 // Costs: Success never waits for Redis; successes are counted in memory
 // and sent every FlushInterval in one round trip by a goroutine that Close
-// stops. Failure, a retry decision, costs one round trip: one Lua script
-// on one key, atomic on the server, which also carries this process's
-// successes not yet sent. The shared bucket therefore sees another
-// process's successes up to FlushInterval late, and its failures at once.
+// stops. Failure, a retry decision, costs at most one round trip: one Lua
+// script on one key, atomic on the server, which also carries this
+// process's successes not yet sent. Concurrent decisions share round
+// trips (the calls that arrive while one is in flight go together in the
+// next), with the same answers as one at a time. The shared bucket
+// therefore sees another process's successes up to FlushInterval late,
+// and its failures at once. No tokens are leased: the fleet never retries
+// more than one bucket allows.
 //
 // When Redis is slow or unreachable, no call waits longer than Timeout:
 // the Budget decides with a local bucket of the same settings, which has

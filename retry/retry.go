@@ -68,8 +68,8 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 }
 
 // Loop is the retry loop of Do, for code that makes the attempts itself:
-// after each failed attempt, Failed decides whether to retry and waits; after
-// a success, Succeeded records it. retryhttp.Transport is built on it, and
+// after each failed attempt, Failed decides whether to retry and waits
+// (or Next decides and Wait waits); after a success, Succeeded records it. retryhttp.Transport is built on it, and
 // everything Do's documentation says holds for a Loop driven this way:
 //
 //	l, err := retry.NewLoop(ctx, p, opts...)
@@ -95,6 +95,7 @@ type Loop struct {
 	start    time.Time     // when the call began
 	attempts int           // attempts made so far
 	prev     time.Duration // the previous wait, for decorrelated jitter
+	last     error         // the latest attempt's error
 	timer    *time.Timer   // created at the first non-zero wait, then reused
 }
 
@@ -136,32 +137,50 @@ func (l *Loop) Succeeded() {
 // Failed records that the latest attempt failed with err. It returns nil
 // once the next attempt may be made, after waiting for it, or the *Error
 // that ends the call (see Do for the reasons). It must not be called with a
-// nil err.
+// nil err. Failed is Next, then the WithOnRetry hook and the WithLogger
+// record, then Wait.
 func (l *Loop) Failed(ctx context.Context, err error) error {
+	d, err := l.Next(ctx, err)
+	if err != nil {
+		return err
+	}
+	if l.cfg.onRetry != nil || l.cfg.logger != nil {
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: maxAttempts(l.p), Delay: d, Err: l.last})
+	}
+	return l.Wait(ctx, d)
+}
+
+// Next records that the latest attempt failed with err and decides, without
+// waiting, what follows: the wait before the next attempt, or the *Error
+// that ends the call. Callers that report a retry in their own words (as
+// retryhttp.Transport does) call Next, report, then Wait; others call
+// Failed. Next calls no hook.
+func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	l.attempts++
+	l.last = err
 	if ctx.Err() != nil {
 		// The failure is ctx's error, or a consequence of ctx ending: either
 		// way no retry can succeed.
-		return l.canceled(ctx, err)
+		return 0, l.canceled(ctx, err)
 	}
 	m := inspect(err)
 	if m.permanent || (l.cfg.classifier != nil && !l.cfg.classifier(err)) {
-		return l.give(ErrPermanent, err)
+		return 0, l.give(ErrPermanent, err)
 	}
 	allowed := true
 	if l.cfg.budget != nil && !m.rejected {
 		allowed = l.cfg.budget.Failure()
 	}
 	if l.attempts >= maxAttempts(l.p) {
-		return l.give(ErrExhausted, err)
+		return 0, l.give(ErrExhausted, err)
 	}
 	if !allowed {
-		return l.give(ErrBudget, err)
+		return 0, l.give(ErrBudget, err)
 	}
 	var d time.Duration
 	if m.hinted {
 		if l.cfg.maxRetryAfter < 0 || m.hint > l.cfg.maxRetryAfter {
-			return l.give(ErrRetryAfterTooLong, err)
+			return 0, l.give(ErrRetryAfterTooLong, err)
 		}
 		d = m.hint
 	} else {
@@ -170,14 +189,17 @@ func (l *Loop) Failed(ctx context.Context, err error) error {
 	l.prev = d
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
 		// A wait ending at the deadline leaves no time for the attempt.
-		return l.give(ErrDeadline, err)
+		return 0, l.give(ErrDeadline, err)
 	}
-	if l.cfg.onRetry != nil || l.cfg.logger != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: maxAttempts(l.p), Delay: d, Err: err})
-	}
+	return d, nil
+}
+
+// Wait waits d, the wait Next returned, and returns nil, or the *Error with
+// Reason ErrCanceled if ctx ends first (at once if it has ended already).
+func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		if ctx.Err() != nil {
-			return l.canceled(ctx, err)
+			return l.canceled(ctx, l.last)
 		}
 		return nil
 	}
@@ -191,7 +213,7 @@ func (l *Loop) Failed(ctx context.Context, err error) error {
 		return nil
 	case <-ctx.Done():
 		l.timer.Stop()
-		return l.canceled(ctx, err)
+		return l.canceled(ctx, l.last)
 	}
 }
 

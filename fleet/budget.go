@@ -145,9 +145,8 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if !contextTimeouts(cfg.Client) {
 		return nil, &configError{"the Redis client must have ContextTimeoutEnabled set, so that BudgetConfig.Timeout bounds each round trip"}
 	}
-	key, err := budgetKey(cfg.Key)
-	if err != nil {
-		return nil, err
+	if !validKey(cfg.Key) {
+		return nil, &configError{fmt.Sprintf("BudgetConfig.Key must be a non-empty name without '{' or '}', got %q", cfg.Key)}
 	}
 	capArg, err := milliTokens("MaxTokens", cfg.MaxTokens, defaultMaxTokens)
 	if err != nil {
@@ -157,11 +156,11 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := duration("Timeout", cfg.Timeout, DefaultTimeout)
+	timeout, err := duration("BudgetConfig.Timeout", cfg.Timeout, DefaultTimeout)
 	if err != nil {
 		return nil, err
 	}
-	interval, err := duration("FlushInterval", cfg.FlushInterval, DefaultFlushInterval)
+	interval, err := duration("BudgetConfig.FlushInterval", cfg.FlushInterval, DefaultFlushInterval)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +170,7 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	}
 	b := &Budget{
 		client:   cfg.Client,
-		keys:     []string{key},
+		keys:     []string{"again:{" + cfg.Key + "}:budget"},
 		capArg:   capArg,
 		refund:   max(1, refund),
 		timeout:  timeout,
@@ -200,11 +199,10 @@ func contextTimeouts(c redis.UniversalClient) bool {
 	return true
 }
 
-func budgetKey(name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, "{}") {
-		return "", &configError{fmt.Sprintf("BudgetConfig.Key must be a non-empty name without '{' or '}', got %q", name)}
-	}
-	return "again:{" + name + "}:budget", nil
+// validKey reports whether name can be a Key: its braces would break the
+// hash tag that keeps a fleet's keys in one Redis Cluster slot.
+func validKey(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "{}")
 }
 
 func milliTokens(field string, v, def float64) (int64, error) {
@@ -223,7 +221,7 @@ func duration(field string, d, def time.Duration) (time.Duration, error) {
 	case d == 0:
 		return def, nil
 	case d < 0:
-		return 0, &configError{fmt.Sprintf("BudgetConfig.%s must be > 0, or 0 for the default %v, got %v", field, def, d)}
+		return 0, &configError{fmt.Sprintf("%s must be > 0, or 0 for the default %v, got %v", field, def, d)}
 	}
 	return d, nil
 }

@@ -12,34 +12,51 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-func TestNewBudgetRejects(t *testing.T) {
+// TestConfigRejected: NewBudget and NewBreakerStore reject each bad field
+// with an ErrConfig naming it and what is accepted.
+func TestConfigRejected(t *testing.T) {
 	good := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer good.Close()
 	noCtx := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer noCtx.Close()
+	budget := func(cfg BudgetConfig) func() error {
+		return func() error {
+			b, err := NewBudget(cfg)
+			if err == nil {
+				b.Close()
+			}
+			return err
+		}
+	}
+	store := func(cfg BreakerStoreConfig) func() error {
+		return func() error {
+			_, err := NewBreakerStore(cfg)
+			return err
+		}
+	}
 	tests := []struct {
 		name string
-		cfg  BudgetConfig
+		new  func() error
 		want string
 	}{
-		{"no client", BudgetConfig{Key: "k"}, "Client must be a Redis client"},
-		{"no context timeouts", BudgetConfig{Client: noCtx, Key: "k"}, "ContextTimeoutEnabled"},
-		{"empty key", BudgetConfig{Client: good}, `Key must be a non-empty name without '{' or '}', got ""`},
-		{"brace in key", BudgetConfig{Client: good, Key: "a{b"}, `got "a{b"`},
-		{"negative MaxTokens", BudgetConfig{Client: good, Key: "k", MaxTokens: -1}, "MaxTokens must be a finite number > 0, or 0 for the default 10, got -1"},
-		{"NaN TokenRatio", BudgetConfig{Client: good, Key: "k", TokenRatio: nan()}, "TokenRatio must be a finite number > 0"},
-		{"negative Timeout", BudgetConfig{Client: good, Key: "k", Timeout: -time.Second}, "Timeout must be > 0, or 0 for the default 50ms, got -1s"},
-		{"negative FlushInterval", BudgetConfig{Client: good, Key: "k", FlushInterval: -1}, "FlushInterval must be > 0"},
+		{"no client", budget(BudgetConfig{Key: "k"}), "BudgetConfig.Client must be a Redis client, got nil"},
+		{"no context timeouts", budget(BudgetConfig{Client: noCtx, Key: "k"}), "ContextTimeoutEnabled"},
+		{"empty key", budget(BudgetConfig{Client: good}), `BudgetConfig.Key must be a non-empty name without '{' or '}', got ""`},
+		{"brace in key", budget(BudgetConfig{Client: good, Key: "a{b"}), `got "a{b"`},
+		{"negative MaxTokens", budget(BudgetConfig{Client: good, Key: "k", MaxTokens: -1}), "BudgetConfig.MaxTokens must be a finite number > 0, or 0 for the default 10, got -1"},
+		{"NaN TokenRatio", budget(BudgetConfig{Client: good, Key: "k", TokenRatio: nan()}), "BudgetConfig.TokenRatio must be a finite number > 0"},
+		{"negative Timeout", budget(BudgetConfig{Client: good, Key: "k", Timeout: -time.Second}), "BudgetConfig.Timeout must be > 0, or 0 for the default 50ms, got -1s"},
+		{"negative FlushInterval", budget(BudgetConfig{Client: good, Key: "k", FlushInterval: -1}), "BudgetConfig.FlushInterval must be > 0"},
+		{"store without client", store(BreakerStoreConfig{Key: "k"}), "BreakerStoreConfig.Client must be a Redis client, got nil"},
+		{"store without context timeouts", store(BreakerStoreConfig{Client: noCtx, Key: "k"}), "ContextTimeoutEnabled"},
+		{"store with empty key", store(BreakerStoreConfig{Client: good}), `BreakerStoreConfig.Key must be a non-empty name without '{' or '}', got ""`},
+		{"store with negative Timeout", store(BreakerStoreConfig{Client: good, Key: "k", Timeout: -1}), "BreakerStoreConfig.Timeout must be > 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := NewBudget(tt.cfg)
-			if err == nil {
-				b.Close()
-				t.Fatalf("NewBudget(%+v) = nil error, want one containing %q", tt.cfg, tt.want)
-			}
+			err := tt.new()
 			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("NewBudget error = %q (errors.Is ErrConfig: %v), want ErrConfig containing %q", err, errors.Is(err, ErrConfig), tt.want)
+				t.Errorf("error = %v, want ErrConfig containing %q", err, tt.want)
 			}
 		})
 	}

@@ -33,12 +33,16 @@ type childConfig struct {
 	MaxAttempts int     // attempts per call at most
 	FailRate    float64 // probability that an attempt fails
 	Seed        uint64  // of the failures
+	Mode        string  // "" for the budget; breaker tests: "trip", "probe"
+	Until       int64   // probe: Unix milliseconds to stop at
 }
 
 // childReport is what a child process did.
 type childReport struct {
 	Calls, Attempts, Retries int
-	FellBack                 bool // some decision was made locally
+	FellBack                 bool   // some decision was made locally
+	Probes                   int    // breaker probes admitted
+	State                    string // the breaker's state at the end
 }
 
 // runChild is the child's main: makeCalls on a shared budget.
@@ -47,6 +51,15 @@ func runChild() int {
 	if err := json.Unmarshal([]byte(os.Getenv(childEnv)), &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "child config:", err)
 		return 2
+	}
+	if cfg.Mode != "" {
+		r, err := runBreakerChild(cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		json.NewEncoder(os.Stdout).Encode(r)
+		return 0
 	}
 	c := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
@@ -126,6 +139,8 @@ func runFleet(t *testing.T, cfgs []childConfig) childReport {
 			total.Attempts += r.Attempts
 			total.Retries += r.Retries
 			total.FellBack = total.FellBack || r.FellBack
+			total.Probes += r.Probes
+			total.State = r.State
 		}()
 	}
 	wg.Wait()

@@ -46,7 +46,7 @@ func ParseURL(rawURL string) (BudgetConfig, *redis.Options, error) {
 	if cfg.Key == "" {
 		return cfg, nil, &configError{"a budget URL must name the budget with ?key=NAME, as in redis://HOST:PORT/DB?key=NAME"}
 	}
-	if _, err := budgetKey(cfg.Key); err != nil {
+	if !validKey(cfg.Key) {
 		return cfg, nil, &configError{fmt.Sprintf("the budget URL's key must be a non-empty name without '{' or '}', got %q", cfg.Key)}
 	}
 	floats := []struct {

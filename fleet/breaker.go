@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/again-go/again/breaker"
@@ -26,6 +28,9 @@ type BreakerStoreConfig struct {
 	// (50 ms); negative is rejected. When Redis does not answer in time
 	// the breaker decides alone, with the same rules, until it does.
 	Timeout time.Duration
+	// Logger receives one line each time Redis stops answering and one
+	// when it answers again. Nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // BreakerStore is a breaker.Shared on Redis: set it as breaker.Config.Shared
@@ -48,6 +53,8 @@ type BreakerStore struct {
 	client  redis.UniversalClient
 	keys    []string
 	timeout time.Duration
+	logger  *slog.Logger
+	down    atomic.Bool // the last round trip failed
 }
 
 var _ breaker.Shared = (*BreakerStore)(nil)
@@ -68,8 +75,17 @@ func NewBreakerStore(cfg BreakerStoreConfig) (*BreakerStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
 	tag := "again:{" + cfg.Key + "}:"
-	return &BreakerStore{client: cfg.Client, keys: []string{tag + "breaker", tag + "probe"}, timeout: timeout}, nil
+	return &BreakerStore{
+		client:  cfg.Client,
+		keys:    []string{tag + "breaker", tag + "probe"},
+		timeout: timeout,
+		logger:  logger.With(slog.String("breaker", cfg.Key)),
+	}, nil
 }
 
 // Load implements breaker.Shared: the fleet's state, in one round trip.
@@ -105,7 +121,15 @@ func (s *BreakerStore) run(ctx context.Context, op string, args ...any) (breaker
 	defer cancel()
 	v, err := breakerScript.Run(ctx, s.client, s.keys, append([]any{op}, args...)...).Int64Slice()
 	if err != nil {
+		if !s.down.Swap(true) {
+			s.logger.LogAttrs(ctx, slog.LevelWarn,
+				"fleet: Redis did not answer; the breaker decides alone until it does",
+				slog.Duration("timeout", s.timeout), slog.String("error", err.Error()))
+		}
 		return breaker.SharedState{}, false, fmt.Errorf("fleet: breaker %s: %w", op, err)
+	}
+	if s.down.Swap(false) {
+		s.logger.LogAttrs(ctx, slog.LevelInfo, "fleet: Redis answers again; the breaker's state is the fleet's")
 	}
 	if len(v) != 5 || v[0] < 0 || v[0] > math.MaxInt8 || v[3] < 0 {
 		return breaker.SharedState{}, false, fmt.Errorf("fleet: breaker %s: unexpected answer %v", op, v)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/again-go/again/breaker"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -146,4 +147,51 @@ func TestMaxmemoryNoeviction(t *testing.T) {
 	}
 	eventually(t, "shared again once memory is freed", b.Shared)
 	checkModes(t, &log, 1, 1)
+}
+
+// TestBreakerStoreKill9: with the server killed, calls through a shared
+// breaker go on, each bounded, and the breaker uses the shared state again
+// once the server is back.
+func TestBreakerStoreKill9(t *testing.T) {
+	s := startServer(t)
+	var log logBuffer
+	const timeout = 50 * time.Millisecond
+	st, err := NewBreakerStore(BreakerStoreConfig{Client: s.client(nil), Key: "kill", Timeout: timeout, Logger: log.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := breakerConfig(st)
+	b, err := breaker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ok := func(context.Context) error { return nil }
+	call := func(i int) {
+		t.Helper()
+		start := time.Now()
+		if err := b.Do(ctx, ok); err != nil {
+			t.Fatalf("call %d: %v, want the call made", i, err)
+		}
+		if d := time.Since(start); d > timeout+slack {
+			t.Fatalf("call %d took %v, want at most %v", i, d, timeout+slack)
+		}
+	}
+	call(0)
+	s.kill9()
+	for i := range 30 {
+		call(i + 1)
+		time.Sleep(cfg.SharedRefresh / 4) // let refreshes fall due
+	}
+	if !b.Snapshot().SharedDown {
+		t.Fatal("Snapshot().SharedDown = false with the server killed")
+	}
+	s.restart()
+	eventually(t, "the breaker using the shared state again", func() bool {
+		call(-1)
+		return !b.Snapshot().SharedDown
+	})
+	if l, r := lines(&log, "Redis did not answer"), lines(&log, "Redis answers again"); l != 1 || r != 1 {
+		t.Errorf("log has %d lines for the loss and %d for the return, want 1 and 1:\n%s", l, r, &log)
+	}
 }

@@ -340,13 +340,13 @@ func (b *Budget) Close() error {
 	b.closeOnce.Do(func() {
 		close(b.stop)
 		<-b.done
+		b.closed.Store(true) // decisions from now on are local
 		b.flushMu.Lock()
 		if n := b.pending.Swap(0); n > 0 {
 			if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
 				b.closeErr = fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err)
 			}
 		}
-		b.closed.Store(true)
 		b.flushMu.Unlock()
 		if b.owned {
 			if err := b.client.Close(); err != nil && b.closeErr == nil {
@@ -397,7 +397,8 @@ func (b *Budget) flush() {
 
 // fallBack switches to the local bucket, logging once per switch.
 func (b *Budget) fallBack(err error) {
-	if b.shared.CompareAndSwap(true, false) {
+	// A decision in flight when Close closed the client is no news.
+	if !b.closed.Load() && b.shared.CompareAndSwap(true, false) {
 		b.logger.LogAttrs(context.Background(), slog.LevelWarn,
 			"fleet: Redis did not answer; retry decisions use a local budget until it does",
 			slog.Duration("timeout", b.timeout), slog.String("error", err.Error()))

@@ -15,7 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of a BudgetConfig whose fields are zero.
+// Defaults of a BudgetConfig (and BreakerStoreConfig) whose fields are zero.
 const (
 	// DefaultTimeout bounds every Redis round trip: a decision that Redis
 	// has not answered by then is made locally.
@@ -35,8 +35,9 @@ const (
 // local bucket: gRPC specifies TokenRatio to three decimal places.
 const milli = 1000
 
-// ErrConfig is matched (errors.Is) by every error that NewBudget and
-// OpenBudget return for a configuration they reject.
+// ErrConfig is matched (errors.Is) by every error that NewBudget,
+// NewBreakerStore, ParseURL and OpenBudget return for a configuration they
+// reject.
 var ErrConfig = errors.New("fleet: invalid configuration")
 
 // configError names the field that was wrong and what is accepted.
@@ -62,11 +63,11 @@ type BudgetConfig struct {
 	// "again:{Key}:budget" (a hash tag, so it works on Redis Cluster) and
 	// must be non-empty, without '{' or '}'.
 	Key string
-	// MaxTokens is the bucket's capacity, as in retry's token bucket: zero
-	// means 10; negative is rejected.
+	// MaxTokens is the bucket's capacity, as in retry.TokenBucket: zero
+	// means 10; otherwise it must be a finite number > 0.
 	MaxTokens float64
 	// TokenRatio is the tokens refunded by each success, counted in
-	// thousandths: zero means 0.1; negative is rejected.
+	// thousandths: zero means 0.1; otherwise it must be a finite number > 0.
 	TokenRatio float64
 	// Timeout bounds each Redis round trip: zero means DefaultTimeout
 	// (50 ms); negative is rejected.
@@ -82,10 +83,10 @@ type BudgetConfig struct {
 }
 
 // Budget is a retry budget shared by every process that uses the same
-// Redis and Key: gRPC A6's token bucket (see retry's local bucket for the
-// rule), held in Redis so that a fleet of N processes retries as much as
-// one process would, not N times as much. It implements retry's Budget
-// interface (Success and Failure).
+// Redis and Key: gRPC A6's token bucket (retry.TokenBucket's rule), held
+// in Redis so that a fleet of N processes retries as much as one process
+// would, not N times as much. It implements retry.Budget (Success and
+// Failure).
 //
 // Costs: Success never waits for Redis; successes are counted in memory
 // and sent every FlushInterval in one round trip by a goroutine that Close

@@ -31,6 +31,7 @@ func BenchmarkSuccess(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer bud.Close()
+	<-bud.warm
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -60,7 +61,7 @@ func benchDecisions(b *testing.B, goroutines int) {
 		b.Fatal(err)
 	}
 	defer bud.Close()
-	bud.Failure() // connects and loads the script
+	<-bud.warm // connected, script loaded
 	rt.Store(0)
 
 	var (

@@ -130,6 +130,9 @@ type Budget struct {
 	closed  atomic.Bool
 	flushMu sync.Mutex // one flush at a time
 
+	ctx       context.Context // cancelled by Close: ends the warm-up
+	cancel    context.CancelFunc
+	warm      chan struct{} // closed when the warm-up is over
 	stop      chan struct{}
 	done      chan struct{}
 	closeOnce sync.Once
@@ -137,8 +140,9 @@ type Budget struct {
 }
 
 // NewBudget returns a Budget on cfg.Client, validated, whose flushing
-// goroutine runs until Close. It makes no round trip: the first one is the
-// first retry decision or flush. Errors match ErrConfig and name the field.
+// goroutine runs until Close. It does not wait for Redis: that goroutine
+// connects and loads the script in the background, and an unreachable
+// server only makes decisions local until it answers. Errors match ErrConfig and name the field.
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if cfg.Client == nil {
 		return nil, &configError{"BudgetConfig.Client must be a Redis client, got nil"}
@@ -178,9 +182,11 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 		interval: interval,
 		logger:   logger.With(slog.String("budget", cfg.Key)),
 		local:    newLocal(cfg.MaxTokens, cfg.TokenRatio),
+		warm:     make(chan struct{}),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.shared.Store(true)
 	go b.flushLoop()
 	return b, nil
@@ -339,6 +345,7 @@ func (b *Budget) SharedTokens(ctx context.Context) (float64, error) {
 // one that OpenBudget made. Calling Close again returns the same result.
 func (b *Budget) Close() error {
 	b.closeOnce.Do(func() {
+		b.cancel()
 		close(b.stop)
 		<-b.done
 		b.closed.Store(true) // decisions from now on are local
@@ -362,6 +369,7 @@ func (b *Budget) Close() error {
 // unreachable, tries it every interval.
 func (b *Budget) flushLoop() {
 	defer close(b.done)
+	b.warmUp()
 	t := time.NewTicker(b.interval)
 	defer t.Stop()
 	for {
@@ -372,6 +380,19 @@ func (b *Budget) flushLoop() {
 			b.flush()
 		}
 	}
+}
+
+// warmUp connects and loads the script in the background, so that the
+// first retry decision is one round trip on a ready connection rather than
+// a dial, an EVALSHA answered NOSCRIPT and an EVAL, which a cold start on a
+// loaded machine may not fit in Timeout. It waits up to ten Timeouts (no
+// caller waits for it) or until Close; a failure changes nothing: the
+// first decision will find out.
+func (b *Budget) warmUp() {
+	defer close(b.warm)
+	ctx, cancel := context.WithTimeout(b.ctx, 10*b.timeout)
+	defer cancel()
+	budgetScript.Load(ctx, b.client)
 }
 
 // flush sends the pending successes in one round trip. While the Budget

@@ -91,8 +91,7 @@ func ParseURL(rawURL string) (BudgetConfig, *redis.Options, error) {
 
 // OpenBudget opens the Budget that rawURL names (see ParseURL), on a
 // client of its own that Close closes; logger is BudgetConfig.Logger (nil
-// means slog.Default()). It makes no round trip: an unreachable server
-// only makes decisions local until it answers.
+// means slog.Default()). It does not wait for Redis (see NewBudget).
 func OpenBudget(rawURL string, logger *slog.Logger) (*Budget, error) {
 	cfg, opts, err := ParseURL(rawURL)
 	if err != nil {

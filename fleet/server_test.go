@@ -23,13 +23,14 @@ type server struct {
 	t    testing.TB
 	port int
 	dir  string
+	args []string // more redis-server arguments
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 }
 
 // startServer starts a real redis-server (Debian's package; scripts/test
 // installs it). Tests that need one skip only under -short.
-func startServer(t testing.TB) *server {
+func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs redis-server; skipped under -short")
@@ -43,7 +44,7 @@ func startServer(t testing.TB) *server {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	s := &server{t: t, port: port, dir: t.TempDir()}
+	s := &server{t: t, port: port, dir: t.TempDir(), args: args}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -58,6 +59,7 @@ func (s *server) start() {
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--dir", s.dir, "--save", "", "--appendonly", "no",
 		"--logfile", "redis.log", "--daemonize", "no")
+	cmd.Args = append(cmd.Args, s.args...)
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}

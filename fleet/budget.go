@@ -122,13 +122,13 @@ type Budget struct {
 	local    retry.Budget
 
 	pending atomic.Int64 // successes not yet sent to Redis
+	shared  atomic.Bool  // decisions use Redis (false: the local bucket)
+	closed  atomic.Bool  // Close began: decisions are local
+	flushMu sync.Mutex   // one flush at a time
 
 	batchMu sync.Mutex
-	running *batch      // in flight, or nil
-	open    *batch      // waiting for running to end, open to joiners, or nil
-	shared  atomic.Bool // decisions use Redis (false: the local bucket)
-	closed  atomic.Bool
-	flushMu sync.Mutex // one flush at a time
+	running *batch // in flight, or nil
+	open    *batch // waiting for running to end, open to joiners, or nil
 
 	ctx       context.Context // cancelled by Close: ends the warm-up
 	cancel    context.CancelFunc
@@ -142,7 +142,8 @@ type Budget struct {
 // NewBudget returns a Budget on cfg.Client, validated, whose flushing
 // goroutine runs until Close. It does not wait for Redis: that goroutine
 // connects and loads the script in the background, and an unreachable
-// server only makes decisions local until it answers. Errors match ErrConfig and name the field.
+// server only makes decisions local until it answers. Errors match
+// ErrConfig and name the field.
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if cfg.Client == nil {
 		return nil, &configError{"BudgetConfig.Client must be a Redis client, got nil"}

@@ -102,7 +102,11 @@ func (s *BreakerStore) Update(ctx context.Context, ver uint64, next breaker.Shar
 }
 
 // Probe implements breaker.Shared: the fleet's one probe claim, taken with
-// SET NX PX for ttl (no expiry if ttl <= 0), in one round trip.
+// SET NX PX for ttl, in one round trip. With ttl <= 0 (a negative
+// breaker.Config.ProbeTimeout) the claim has no expiry, and a probe whose
+// process dies before reporting keeps the fleet's breaker open until
+// someone calls Reset or Isolate: keep ProbeTimeout positive (its default
+// is 10 s).
 func (s *BreakerStore) Probe(ctx context.Context, ver uint64, ttl time.Duration) (breaker.SharedState, bool, error) {
 	return s.run(ctx, "probe", ver, ceilMillis(ttl))
 }

@@ -122,7 +122,7 @@ func (b *Breaker) now() time.Duration {
 func (b *Breaker) state() State { return State(b.sg.Load() & 3) }
 
 // Ticket is a call admitted by Allow. Report its outcome exactly once, with
-// Done or Record. The zero Ticket ignores reports.
+// Done or Record, from any goroutine. The zero Ticket ignores reports.
 type Ticket struct {
 	b     *Breaker
 	sg    uint64        // state and generation at admission
@@ -528,6 +528,8 @@ func (b *Breaker) Reset() {
 }
 
 // Snapshot describes a breaker at one moment, for metrics and health pages.
+// It is a plain value, a copy: safe to keep and to read from any goroutine.
+// The zero Snapshot is a closed breaker that has counted nothing.
 type Snapshot struct {
 	State State
 	// Calls and Failures are the outcomes counted in the rolling window

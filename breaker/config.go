@@ -16,7 +16,8 @@ type Clock interface {
 	Now() time.Time
 }
 
-// Change describes a state change, passed to Config.OnStateChange.
+// Change describes a state change, passed to Config.OnStateChange. It is a
+// plain value, safe to copy and to keep; the zero Change describes no change.
 type Change struct {
 	From, To State
 	// At is when the change happened, on the breaker's clock.
@@ -152,7 +153,8 @@ func DefaultOpen() backoff.Policy {
 var ErrConfig = errors.New("breaker: invalid config")
 
 // ConfigError reports a Config field whose value is outside its accepted
-// range. It matches ErrConfig with errors.Is.
+// range. It matches ErrConfig with errors.Is. Validate returns a new one
+// each time, so it is safe to keep and to read from any goroutine.
 type ConfigError struct {
 	Field    string // the Config field, e.g. "FailureRatio"
 	Value    string // the rejected value, formatted

@@ -14,7 +14,9 @@ import (
 var ErrOpen = errors.New("breaker: open")
 
 // OpenError is the error returned for a rejected call. It matches ErrOpen
-// with errors.Is.
+// with errors.Is. Each rejection returns a new one, safe to keep and to
+// read from any goroutine; a zero OpenError reads as a Closed breaker that
+// rejected with no wait, and is never returned.
 //
 // It implements the interfaces through which package retry reads hints
 // without importing this package: RetryAfter (wait that long before the

@@ -56,7 +56,8 @@ type Shared interface {
 	Probe(ctx context.Context, ver uint64, ttl time.Duration) (SharedState, bool, error)
 }
 
-// SharedState is the state a Shared store holds for a fleet.
+// SharedState is the state a Shared store holds for a fleet. The zero
+// SharedState is the initial one: closed, version 0. It is a plain value.
 type SharedState struct {
 	// State is Closed, Open or Isolated (half-open is Open with Wait <= 0).
 	State State

@@ -34,7 +34,8 @@ func (s State) String() string {
 	return fmt.Sprintf("State(%d)", int(s))
 }
 
-// Outcome is how a call's result counts toward the breaker's decision.
+// Outcome is how a call's result counts toward the breaker's decision. The
+// zero Outcome is Success.
 type Outcome int8
 
 const (

@@ -189,7 +189,8 @@ func simUsage(err error) error {
 	if !errors.As(err, &fe) {
 		return err
 	}
-	flag := map[string]string{"Bucket": "bucket", "Clients": "clients", "Runs": "runs", "Strategies": "strategy", "Failures": "failure"}[fe.Field]
+	flag := map[string]string{"Bucket": "bucket", "Clients": "clients", "Runs": "runs", "Strategies": "strategy", "Failures": "failure",
+		"Requests": "rate, --spike-rate and --duration", "Work": "clients and --runs"}[fe.Field]
 	if flag == "" {
 		return Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
 	}

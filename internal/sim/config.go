@@ -30,6 +30,10 @@ func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 const (
 	MaxClients = 100_000 // clients in one run of any model
 	MaxRuns    = 100_000 // runs per cell of the OCC table
+	// MaxOCCWork bounds the OCC table's Σ clients² × runs, its work when
+	// clients do not back off: about 6 s on 2 cores. The default table's is
+	// 24,700,000.
+	MaxOCCWork = 100_000_000
 )
 
 // checkInt returns a *FieldError unless lo <= v <= hi.

@@ -128,6 +128,17 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 	if err := checkInt("Runs", d.Runs, 1, MaxRuns); err != nil {
 		return d, err
 	}
+	// Without backoff every client's write can collide with every other's,
+	// so a run's work grows with the square of its clients: 100000 clients
+	// within their limit would run for hours in a model that cannot be
+	// interrupted. Bound the table's work; the default is a quarter of it.
+	work := 0.0
+	for _, n := range d.Clients {
+		work += float64(n) * float64(n) * float64(d.Runs)
+	}
+	if work > MaxOCCWork {
+		return d, &FieldError{"Work", fmt.Sprintf("%.0f", work), fmt.Sprintf("small enough that the sum of clients² × runs is at most %d", MaxOCCWork)}
+	}
 	for _, f := range []struct {
 		name string
 		v    *time.Duration

@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"container/heap"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -303,9 +304,26 @@ func TestSimOCCRejects(t *testing.T) {
 		{Runs: -1},
 		{Algorithms: []Algorithm{"fast"}},
 		{Base: -time.Second},
+		// Each within its limit, together hours of work.
+		{Clients: []int{MaxClients}, Runs: 1},
+		{Clients: []int{190}, Runs: MaxRuns},
 	} {
 		if _, err := OCC(c); err == nil {
 			t.Errorf("OCC(%+v) returned no error", c)
 		}
+	}
+}
+
+// TestSimOCCWorkLimit checks that the default table is well within the
+// bound on the OCC table's work, and that the bound is exact.
+func TestSimOCCWorkLimit(t *testing.T) {
+	if _, err := (&OCCConfig{Runs: 4 * 100}).withDefaults(); err != nil {
+		t.Errorf("the default clients with 400 runs (98.8 M): %v", err)
+	}
+	if _, err := (&OCCConfig{Clients: []int{10_000}, Runs: 1}).withDefaults(); err != nil {
+		t.Errorf("10000 clients, 1 run (exactly the bound): %v", err)
+	}
+	if _, err := (&OCCConfig{Clients: []int{10_000, 1}, Runs: 1}).withDefaults(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("one clients² over the bound: got %v, want an error matching ErrInvalid", err)
 	}
 }

@@ -140,7 +140,19 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	if err := d.Policy.Validate(); err != nil {
 		return d, &FieldError{"Policy", err.Error(), "a valid backoff.Policy"}
 	}
+	// Each rate and the duration are within their limits, but together they
+	// could ask for 36 M requests: gigabytes and minutes in a model that
+	// cannot be interrupted. Bound the expected number of new requests.
+	if n := d.expectedRequests(); n > MaxRequests {
+		return d, &FieldError{"Requests", fmt.Sprintf("%.0f requests", n), fmt.Sprintf("low enough to make at most %d requests in a run", MaxRequests)}
+	}
 	return d, nil
+}
+
+// expectedRequests returns the mean number of new requests in a run.
+func (c *OutageConfig) expectedRequests() float64 {
+	spike := min(c.SpikeStart+c.Spike, c.Duration) - min(c.SpikeStart, c.Duration)
+	return c.Rate*(c.Duration-spike).Seconds() + c.SpikeRate*spike.Seconds()
 }
 
 // NoSpike is an OutageConfig.Spike that means no spike at all.
@@ -150,6 +162,10 @@ const NoSpike time.Duration = -1
 const (
 	MaxRate     = 10_000        // requests per second
 	MaxDuration = 1 * time.Hour // of a run, and of any of its delays
+	// MaxRequests bounds the new requests a run expects from its rates
+	// and duration: a million keep it within seconds and a few hundred
+	// megabytes per strategy.
+	MaxRequests = 1_000_000
 )
 
 // Outage runs the metastable-failure model of Marc Brooker's posts on

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -104,6 +105,9 @@ func TestSimOutageRejects(t *testing.T) {
 		{Timeout: -1},
 		{Attempts: 101},
 		{Policy: backoff.Policy{Multiplier: 0.5}},
+		// Each within its limit, together 36 M requests: minutes and
+		// gigabytes.
+		{Rate: MaxRate, SpikeRate: MaxRate, Duration: MaxDuration, Policy: backoff.Default()},
 	} {
 		if _, err := Outage(c); err == nil {
 			t.Errorf("Outage(%+v) returned no error", c)
@@ -124,5 +128,22 @@ func TestSimOutageNoSpike(t *testing.T) {
 			t.Errorf("%s without a spike: recovered %v after %s s, amplification %.3f, success %.3f; want at once, about 1, about 1",
 				s.Strategy, s.Recovered, fmtPtr(s.RecoveryS), s.Amplification, s.SuccessRatio)
 		}
+	}
+}
+
+// TestSimOutageRequestLimit checks the bound on a run's size: the largest
+// run it admits is admitted, and one more second of demand is not.
+func TestSimOutageRequestLimit(t *testing.T) {
+	// 10 s of spike at 10000/s and 90 s at 10000/s: exactly 1 M requests.
+	at := OutageConfig{Rate: MaxRate, SpikeRate: MaxRate, Spike: 10 * time.Second, Duration: 100 * time.Second}
+	at.Policy = backoff.Default()
+	d, err := at.withDefaults()
+	if err != nil {
+		t.Fatalf("%v requests: %v", d.expectedRequests(), err)
+	}
+	over := at
+	over.Duration += time.Second
+	if _, err := over.withDefaults(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("101 s at %d/s: got %v, want an error matching ErrInvalid", MaxRate, err)
 	}
 }

@@ -285,7 +285,7 @@ func TestBrowser(t *testing.T) {
 		tb.open(exampleQuery)
 		tb.typeInto("initial", "fast")
 		msg := tb.text("#initial-err")
-		want := page.Compute(map[string]string{"initial": "fast"}).Errors["initial"]
+		want := page.Compute(map[string]string{"initial": "fast"}, "en").Errors[0].Text
 		if msg == "" || msg != want {
 			t.Errorf("error at Initial delay = %q, want the CLI's message %q", msg, want)
 		}
@@ -564,7 +564,7 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("page computed %d results for %d inputs", len(got), len(inputs))
 		}
 		for i, in := range inputs {
-			want, _ := json.Marshal(page.Compute(in))
+			want, _ := json.Marshal(page.Compute(in, "en"))
 			var a, b any
 			json.Unmarshal(got[i], &a)
 			json.Unmarshal(want, &b)

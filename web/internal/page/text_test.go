@@ -1,0 +1,187 @@
+package page
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/backoff"
+)
+
+// TestDurationIsHumanBelowADay: below a day the page writes durations as
+// `again calc` does, so the two never show different text for one number.
+func TestDurationIsHumanBelowADay(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		d := time.Duration(r.Int64N(int64(day - 500*time.Millisecond)))
+		if got, want := English.Duration(d), backoff.Human(d); got != want {
+			t.Errorf("English.Duration(%v) = %q, want backoff.Human's %q", d, got, want)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d      time.Duration
+		en, ru string
+	}{
+		{0, "0 ms", "0 мс"},
+		{45750 * time.Millisecond, "45.8 s", "45,8 с"},
+		{91500 * time.Millisecond, "1 min 32 s", "1 мин 32 с"},
+		{3*time.Hour + 5*time.Second, "3 h 5 s", "3 ч 5 с"},
+		{26 * time.Hour, "1 d 2 h", "1 дн. 2 ч"},
+		{1281023*time.Hour + 53*time.Minute, "146 years", "146 лет"},
+		{time.Duration(365.25 * 3 * float64(day)), "3 years", "3 года"},
+		{999 * day, "999 d", "999 дн."},
+		{time.Duration(365.25 * 21 * float64(day)), "21 years", "21 год"},
+		{maxDuration, "more than 292 years", "больше 292 лет"},
+		{-1500 * time.Millisecond, "−1.5 s", "−1,5 с"},
+	} {
+		if got := English.Duration(tc.d); got != tc.en {
+			t.Errorf("English.Duration(%v) = %q, want %q", tc.d, got, tc.en)
+		}
+		if got := Russian.Duration(tc.d); got != tc.ru {
+			t.Errorf("Russian.Duration(%v) = %q, want %q", tc.d, got, tc.ru)
+		}
+	}
+}
+
+// TestOwnOutputTypedBack: whatever the page writes in either language
+// can be typed back into a field and means that duration (to the
+// precision shown).
+func TestOwnOutputTypedBack(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		d := time.Duration(r.Int64N(int64(900 * day)))
+		for _, l := range []Lang{English, Russian} {
+			text := l.Duration(d)
+			got, ok := humanDuration(text)
+			if !ok {
+				t.Fatalf("%s: %q (for %v) is not read back", l, text, d)
+			}
+			if l.Duration(got) != text {
+				t.Errorf("%s: %q reads back as %v, shown as %q", l, text, got, l.Duration(got))
+			}
+			if res := Compute(map[string]string{"initial": text, "retries": "2", "timeout": text}, l); len(res.Errors) > 0 {
+				t.Errorf("%s: initial and timeout %q: %v", l, text, res.Errors)
+			}
+		}
+	}
+	for _, tc := range []struct{ field, in, want string }{
+		{"max", "30 s", "30s"},
+		{"deadline", "1 min 32 s", "1m32s"},
+		{"initial", "45,8 с", "45.8s"},
+		{"initial", "2,5", "2.5"},
+		{"initial", "500ms", "500ms"},
+		{"multiplier", "1,5", "1.5"},
+		{"jitter", "proportional:0,2", "proportional:0.2"},
+		{"max", "soon", "soon"},
+	} {
+		if got := normalize(tc.field, tc.in); got != tc.want {
+			t.Errorf("normalize(%s, %q) = %q, want %q", tc.field, tc.in, got, tc.want)
+		}
+	}
+	got := Compute(map[string]string{"initial": "0,5 с", "multiplier": "2", "max": "30 с", "retries": "8"}, Russian)
+	if len(got.Errors) > 0 || got.Summary.Worst != "1 мин 32 с" || !strings.Contains(got.Command, "--initial 500ms") || !strings.Contains(got.Command, "--max 30s") {
+		t.Errorf("the worked example typed in Russian: %+v, command %q", got.Summary, got.Command)
+	}
+}
+
+// TestRussianMessages: on the Russian page every error and solver message
+// is Russian and quotes what was typed.
+func TestRussianMessages(t *testing.T) {
+	for _, tc := range []struct{ field, value string }{
+		{"initial", "fast"}, {"multiplier", "0.5"}, {"max", "-1s"}, {"retries", "many"},
+		{"jitter", "proportional:2"}, {"deadline", "0"}, {"timeout", "x"},
+	} {
+		r := Compute(map[string]string{tc.field: tc.value}, Russian)
+		if len(r.Errors) != 1 {
+			t.Fatalf("%s=%q: errors %v, want one", tc.field, tc.value, r.Errors)
+		}
+		e := r.Errors[0]
+		if e.Field != tc.field || !strings.HasPrefix(e.Text, "Нужна ") || !strings.Contains(e.Text, tc.value) || strings.Contains(e.Text, "must") {
+			t.Errorf("%s=%q: error %+v, want a Russian message for the field quoting the value", tc.field, tc.value, e)
+		}
+		if r.Announce != e.Text {
+			t.Errorf("%s=%q: announces %q, want the error", tc.field, tc.value, r.Announce)
+		}
+	}
+	in := map[string]string{"initial": "2s", "retries": "8", "deadline": "1s"}
+	if got := Solve(in, "multiplier", Russian).Error; got != "Ни при каком значении множителя худшее общее ожидание не укладывается в 1 с." {
+		t.Errorf("solving for the initial delay within 1 s in Russian: %q", got)
+	}
+	in["deadline"] = "60s"
+	if got := Solve(in, "retries", Russian); got.Note != "Число повторов: 7." {
+		t.Errorf("solving for retries in Russian: %+v", got)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		in             map[string]string
+		headline, more string
+	}{
+		{map[string]string{"deadline": "100s"}, "Fits the 1 min 40 s deadline with 8.5 s to spare", ""},
+		{map[string]string{"deadline": "91.5s"}, "Fits the 1 min 32 s deadline exactly", ""},
+		{map[string]string{"deadline": "60s"}, "Misses the 1 min deadline by 31.5 s",
+			"In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, misses it too."},
+		{map[string]string{"deadline": "100ms"}, "Misses the 100 ms deadline by 1 min 31 s",
+			"In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, misses it too."},
+	} {
+		for k, v := range example {
+			tc.in[k] = v
+		}
+		v := Compute(tc.in, English).Summary.Verdict
+		if v.Headline != tc.headline || v.Detail != tc.more {
+			t.Errorf("deadline %s: verdict %q / %q, want %q / %q", tc.in["deadline"], v.Headline, v.Detail, tc.headline, tc.more)
+		}
+	}
+}
+
+// TestTimeout: a per-attempt timeout adds each attempt's own time to the
+// totals, the table, the chart and the verdict.
+func TestTimeout(t *testing.T) {
+	in := map[string]string{"timeout": "2s", "deadline": "2m"}
+	for k, v := range example {
+		in[k] = v
+	}
+	r := Compute(in, English)
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	// 91.5 s of waits and 9 attempts of 2 s.
+	if s := r.Summary; s.Worst != "1 min 50 s" || s.Attempts != "Including the attempts’ own time: 9 × 2 s." {
+		t.Errorf("worst case with 2 s attempts = %q (%q), want 1 min 50 s over 9 attempts", s.Worst, s.Attempts)
+	}
+	if got := r.Rows[0].TotalMax; got != "2.5 s" {
+		t.Errorf("retry 1 starts at the latest at %q, want 2.5 s (one 2 s attempt and 500 ms)", got)
+	}
+	if v := r.Summary.Verdict; !v.Fits || v.Headline != "Fits the 2 min deadline with 10.5 s to spare" {
+		t.Errorf("verdict = %+v", v)
+	}
+	if a := r.Chart.Attempts; a[1].MaxMs != 2500 || a[8].MaxMs != 91500+8*2000 {
+		t.Errorf("timeline = %+v, want attempt 2 at 2.5 s and attempt 9 at 107.5 s", a)
+	}
+	if strings.Contains(r.Command, "timeout") || !strings.Contains(r.Snippet, "context.WithTimeout(ctx, 2 * time.Second)") {
+		t.Errorf("command %q and snippet:\n%s\nwant no --timeout (again calc has none) and the timeout in the Go code", r.Command, r.Snippet)
+	}
+	in["deadline"] = "1m"
+	s := Solve(in, "retries", English)
+	n := s.Value
+	in["retries"] = n
+	if v := Compute(in, English).Summary.Verdict; s.Error != "" || !v.Fits {
+		t.Errorf("solved retries with 2 s attempts = %+v, whose verdict is %+v", s, v)
+	}
+	in["retries"] = n + "1"
+	if v := Compute(in, English).Summary.Verdict; v.Fits {
+		t.Errorf("%s retries still fit: the solver did not find the largest", in["retries"])
+	}
+}
+
+func TestNoRetries(t *testing.T) {
+	r := Compute(map[string]string{"retries": "0", "deadline": "1s"}, English)
+	if r.Chart.Retries != 0 || len(r.Chart.Bars) != 0 || r.Summary.NoRetries == "" || r.Summary.Worst != "0 ms" || !r.Summary.Verdict.Fits {
+		t.Errorf("no retries: chart %+v, summary %+v", r.Chart, r.Summary)
+	}
+}

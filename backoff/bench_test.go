@@ -21,7 +21,7 @@ func BenchmarkDelay(b *testing.B) {
 }
 
 func BenchmarkSample(b *testing.B) {
-	for _, j := range []backoff.Jitter{backoff.Full, backoff.Decorrelated} {
+	for _, j := range []backoff.Jitter{backoff.FullJitter, backoff.DecorrelatedJitter} {
 		b.Run(j.String(), func(b *testing.B) {
 			p := backoff.Default()
 			p.Jitter = j
@@ -40,7 +40,7 @@ func BenchmarkSample(b *testing.B) {
 // BenchmarkStats10000 analyses 10,000 retries (500 ms, ×2, cap 30 s), the
 // largest schedule the issue asks to be prompt.
 func BenchmarkStats10000(b *testing.B) {
-	for _, j := range []backoff.Jitter{backoff.None, backoff.Full, backoff.Equal, backoff.Proportional, backoff.Decorrelated} {
+	for _, j := range []backoff.Jitter{backoff.NoJitter, backoff.FullJitter, backoff.EqualJitter, backoff.ProportionalJitter, backoff.DecorrelatedJitter} {
 		b.Run(j.String(), func(b *testing.B) {
 			p := backoff.Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 10_000, Jitter: j}
 			for b.Loop() {
@@ -53,7 +53,7 @@ func BenchmarkStats10000(b *testing.B) {
 // BenchmarkStatsUncapped10000 has no cap and a slow multiplier, so all
 // 10,000 delays differ.
 func BenchmarkStatsUncapped10000(b *testing.B) {
-	p := backoff.Policy{Initial: time.Millisecond, Multiplier: 1.0005, Retries: 10_000, Jitter: backoff.Full}
+	p := backoff.Policy{Initial: time.Millisecond, Multiplier: 1.0005, Retries: 10_000, Jitter: backoff.FullJitter}
 	for b.Loop() {
 		sink = p.Stats(backoff.DefaultSeed).Total.P99
 	}
@@ -74,7 +74,7 @@ func BenchmarkSolve(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			// 1,000 retries of at most 30 s against a 4 h deadline.
-			p := backoff.Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 1000, Jitter: backoff.Full}
+			p := backoff.Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 1000, Jitter: backoff.FullJitter}
 			for b.Loop() {
 				q, err := backoff.Solve(p, c.param, 4*time.Hour, c.target, backoff.DefaultSeed)
 				if err != nil {

@@ -17,7 +17,7 @@ func workedExample() backoff.Policy {
 		Multiplier: 2,
 		Max:        30 * time.Second,
 		Retries:    8,
-		Jitter:     backoff.Full,
+		Jitter:     backoff.FullJitter,
 	}
 }
 

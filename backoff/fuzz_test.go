@@ -24,12 +24,12 @@ func fuzzPolicy(initial int64, mult float64, maxd int64, retries uint16, jitter 
 }
 
 func addPolicySeeds(f *testing.F) {
-	f.Add(int64(500*time.Millisecond), 2.0, int64(30*time.Second), uint16(8), int8(Full), 0.0, uint64(1), 3)
-	f.Add(int64(time.Hour), 10.0, int64(0), uint16(100), int8(None), 0.0, uint64(2), math.MaxInt)
-	f.Add(int64(time.Millisecond), 1.0001, int64(time.Second), uint16(399), int8(Proportional), 1.0, uint64(3), 1<<40)
-	f.Add(int64(100*time.Millisecond), 3.0, int64(5*time.Second), uint16(20), int8(Decorrelated), 0.0, uint64(4), 7)
+	f.Add(int64(500*time.Millisecond), 2.0, int64(30*time.Second), uint16(8), int8(FullJitter), 0.0, uint64(1), 3)
+	f.Add(int64(time.Hour), 10.0, int64(0), uint16(100), int8(NoJitter), 0.0, uint64(2), math.MaxInt)
+	f.Add(int64(time.Millisecond), 1.0001, int64(time.Second), uint16(399), int8(ProportionalJitter), 1.0, uint64(3), 1<<40)
+	f.Add(int64(100*time.Millisecond), 3.0, int64(5*time.Second), uint16(20), int8(DecorrelatedJitter), 0.0, uint64(4), 7)
 	f.Add(int64(-5), math.NaN(), int64(-1), uint16(3), int8(-3), math.Inf(1), uint64(5), -1)
-	f.Add(int64(math.MaxInt64), math.MaxFloat64, int64(math.MaxInt64), uint16(50), int8(Equal), -1.0, uint64(6), 0)
+	f.Add(int64(math.MaxInt64), math.MaxFloat64, int64(math.MaxInt64), uint16(50), int8(EqualJitter), -1.0, uint64(6), 0)
 }
 
 // FuzzPolicyInvariants checks, for every policy (valid or not): every retry
@@ -81,7 +81,11 @@ func FuzzSolve(f *testing.F) {
 			}
 			return
 		}
-		within := func(q Policy) bool { return q.retriesWithin(q.Retries, deadline) == q.Retries }
+		within := func(q Policy) bool {
+			q = q.resolved()
+			n := max(q.Retries, 0)
+			return q.retriesWithin(n, deadline) == n
+		}
 		if !within(got) {
 			t.Fatalf("Solve(%+v, %v, %v) = %+v, whose worst case exceeds the deadline", p, param, deadline, got)
 		}

@@ -1,6 +1,7 @@
 package backoff
 
 import (
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -9,11 +10,11 @@ import (
 // Jitter is the way a policy draws the actual delay around the nominal delay
 // d(n). With u uniform in [0, 1):
 //
-//   - Full: u × d(n), in [0, d(n)]. The zero value.
-//   - None: exactly d(n).
-//   - Equal: d(n)/2 + u × d(n)/2, in [d(n)/2, d(n)].
-//   - Proportional: d(n) × (1 + f × (2u − 1)), i.e. ±f around d(n), never above Max.
-//   - Decorrelated: next = min(Max, uniform(Initial, previous × Multiplier)),
+//   - FullJitter: u × d(n), in [0, d(n)]. The zero value.
+//   - NoJitter: exactly d(n).
+//   - EqualJitter: d(n)/2 + u × d(n)/2, in [d(n)/2, d(n)].
+//   - ProportionalJitter: d(n) × (1 + f × (2u − 1)), i.e. ±f around d(n), never above Max.
+//   - DecorrelatedJitter: next = min(Max, uniform(Initial, previous × Multiplier)),
 //     previous starting at Initial (Marc Brooker's "decorrelated jitter";
 //     with Multiplier 3 it is exactly the published formula).
 //
@@ -21,22 +22,22 @@ import (
 // otherwise retry at the same moments too, in synchronised waves.
 type Jitter int
 
-// The kinds of jitter. Full is the zero value so that a policy whose author
+// The kinds of jitter. FullJitter is the zero value so that a policy whose author
 // never mentioned jitter still gets it.
 const (
-	Full Jitter = iota
-	None
-	Equal
-	Proportional
-	Decorrelated
+	FullJitter Jitter = iota
+	NoJitter
+	EqualJitter
+	ProportionalJitter
+	DecorrelatedJitter
 )
 
-var jitterNames = [...]string{Full: "full", None: "none", Equal: "equal", Proportional: "proportional", Decorrelated: "decorrelated"}
+var jitterNames = [...]string{FullJitter: "full", NoJitter: "none", EqualJitter: "equal", ProportionalJitter: "proportional", DecorrelatedJitter: "decorrelated"}
 
 // String returns the lowercase name used by the command line and the page:
 // "full", "none", "equal", "proportional" or "decorrelated".
 func (j Jitter) String() string {
-	if j >= Full && j <= Decorrelated {
+	if j >= FullJitter && j <= DecorrelatedJitter {
 		return jitterNames[j]
 	}
 	return "Jitter(" + strconv.Itoa(int(j)) + ")"
@@ -57,20 +58,20 @@ func ParseJitter(s string) (Jitter, float64, error) {
 		if name != n {
 			continue
 		}
-		if Jitter(j) != Proportional {
+		if Jitter(j) != ProportionalJitter {
 			if hasArg {
 				return 0, 0, &FieldError{"Jitter", strconv.Quote(s), JitterSyntax + " (only proportional takes a factor)"}
 			}
 			return Jitter(j), 0, nil
 		}
 		if !hasArg {
-			return Proportional, 0, nil
+			return ProportionalJitter, 0, nil
 		}
 		f, err := strconv.ParseFloat(arg, 64)
 		if err != nil || !(f > 0 && f <= 1) {
 			return 0, 0, &FieldError{"JitterFactor", strconv.Quote(arg), "a number in (0, 1]"}
 		}
-		return Proportional, f, nil
+		return ProportionalJitter, f, nil
 	}
 	return 0, 0, &FieldError{"Jitter", strconv.Quote(s), JitterSyntax}
 }
@@ -78,7 +79,7 @@ func ParseJitter(s string) (Jitter, float64, error) {
 // JitterText returns the policy's jitter in the form ParseJitter accepts,
 // with the effective factor for proportional jitter ("proportional:0.25").
 func (p Policy) JitterText() string {
-	if p.Jitter == Proportional {
+	if p.Jitter == ProportionalJitter {
 		return "proportional:" + strconv.FormatFloat(p.factor(), 'g', -1, 64)
 	}
 	return p.Jitter.String()
@@ -91,16 +92,20 @@ type Rand interface {
 }
 
 // Sample returns a jittered delay before retry n drawn with r. prev is the
-// delay actually used before the previous retry; only Decorrelated jitter
+// delay actually used before the previous retry; only DecorrelatedJitter
 // reads it, and prev <= 0 means Initial. The result is never negative and
 // never above Max (or the largest time.Duration when there is no cap).
-// Sample does not allocate. n < 1 gives 0.
+// A nil r means math/rand/v2's top-level functions, which are safe for
+// concurrent use; pass a seeded source for reproducible delays.
+// Sample applies the zero rule (see Policy) and does not allocate.
+// n < 1 gives 0.
 func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 	if n < 1 {
 		return 0
 	}
+	p = p.resolved()
 	c := p.ceiling()
-	if p.Jitter == Decorrelated {
+	if p.Jitter == DecorrelatedJitter {
 		if prev <= 0 {
 			prev = p.Initial
 		}
@@ -110,25 +115,30 @@ func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 		hi := min(max(float64(prev)*p.multiplier(), lo), 1e300)
 		return min(c, toDuration(lo+unit(r)*(hi-lo)))
 	}
-	d := p.Delay(n)
+	d := p.delay(n)
 	fd := float64(d)
 	switch p.Jitter {
-	case None:
+	case NoJitter:
 		return d
-	case Equal:
+	case EqualJitter:
 		return min(d, toDuration(fd/2+unit(r)*fd/2))
-	case Proportional:
+	case ProportionalJitter:
 		f := p.factor()
 		return min(c, toDuration(fd*(1+f*(2*unit(r)-1))))
-	default: // Full, and values Validate rejects
+	default: // FullJitter, and values Validate rejects
 		return min(d, toDuration(unit(r)*fd))
 	}
 }
 
 // unit returns r.Float64() forced into [0, 1), so that a faulty source can
-// never push a delay out of its bounds.
+// never push a delay out of its bounds; a nil r draws from math/rand/v2.
 func unit(r Rand) float64 {
-	u := r.Float64()
+	var u float64
+	if r == nil {
+		u = rand.Float64()
+	} else {
+		u = r.Float64()
+	}
 	if !(u >= 0) { // negative or NaN
 		return 0
 	}

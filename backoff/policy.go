@@ -15,51 +15,81 @@ import (
 //	d(n) = min(Max, Initial × Multiplier^(n−1))
 //
 // and Jitter spreads the actual delay around it so that clients that failed
-// together do not retry together.
+// together do not retry together. Max is a hard ceiling: no jitter exceeds it.
 //
-// The zero Policy is valid and means "no retries": the first attempt is the
-// only one. Zero fields mean: Initial 0, no wait; Multiplier 0, the default 2;
-// Max 0, no cap; Retries 0, no retries; Jitter zero, [Full] jitter (a schedule
-// without jitter is an explicit choice, [None]); JitterFactor 0 with
-// [Proportional] jitter, the default ±25 %. Most callers start from [Default]
-// and change what they need.
+// # Zero and negative fields
+//
+// Every field follows one rule, the rule of net.Dialer.KeepAlive: zero means
+// the documented default, and a negative value means "none":
+//
+//	Field         zero means          negative means
+//	Initial       500 ms              no wait: retry at once
+//	Multiplier    2                   invalid (it must be 0 or a finite number >= 1)
+//	Max           10 s                no cap ([NoCap])
+//	Retries       3                   no retries: one attempt ([NoRetries])
+//	Jitter        [FullJitter]        invalid
+//	JitterFactor  0.25                invalid (it must be 0 or in (0, 1])
+//
+// So the zero Policy behaves exactly like [Default], and a partly filled
+// Policy such as Policy{Retries: 5} keeps the defaults of the fields it
+// leaves out: it never becomes a burst of retries without waits.
+//
+// Because the default cap is 10 s, Validate rejects a Policy whose Initial is
+// above 10 s while Max is zero (Policy{Initial: 30 * time.Second} would
+// otherwise wait 10 s, not 30 s): set Max, or Max: NoCap. An explicit Max
+// below Initial is accepted and means every delay is Max.
 //
 // A Policy is a plain value: its methods never modify it and are safe for
 // concurrent use.
 type Policy struct {
 	// Initial is the nominal delay before the first retry.
+	// Zero means 500 ms; negative means no wait.
 	Initial time.Duration
 	// Multiplier is the growth factor between consecutive delays, a finite
 	// number >= 1. Zero means 2.
 	Multiplier float64
-	// Max caps every delay, jitter included; 0 means no cap.
+	// Max caps every delay, jitter included. Zero means 10 s; negative
+	// ([NoCap]) means no cap.
 	Max time.Duration
 	// Retries is how many retries follow the first attempt, so an operation
-	// runs at most Retries+1 times.
+	// runs at most Retries+1 times (see MaxAttempts). Zero means 3;
+	// negative ([NoRetries]) means none: the first attempt is the only one.
 	Retries int
 	// Jitter is how the actual delay is drawn around the nominal one.
-	// The zero value is Full.
+	// The zero value is FullJitter.
 	Jitter Jitter
-	// JitterFactor is f for Proportional jitter, in (0, 1]; zero means 0.25.
+	// JitterFactor is f for ProportionalJitter, in (0, 1]; zero means 0.25.
 	// It must be zero for every other kind of jitter.
 	JitterFactor float64
 }
 
+// NoCap is a Max that means "no cap": delays grow until they saturate at
+// the largest time.Duration. Any negative Max means the same.
+const NoCap time.Duration = -1
+
+// NoRetries is a Retries that means "no retries": the first attempt is the
+// only one. Any negative Retries means the same.
+const NoRetries = -1
+
 // Default returns the recommended policy: 500 ms first delay, ×2, capped at
-// 10 s, 3 retries, full jitter. These are the seed article's values, with
+// 10 s, 3 retries, full jitter, with every field spelled out. It behaves
+// exactly like the zero Policy. These are the seed article's values, with
 // full jitter because it minimises total work when many clients contend.
 // Each call returns a new value; change its fields freely.
 func Default() Policy {
 	return Policy{
-		Initial:    500 * time.Millisecond,
-		Multiplier: 2,
-		Max:        10 * time.Second,
-		Retries:    3,
-		Jitter:     Full,
+		Initial:    defaultInitial,
+		Multiplier: defaultMultiplier,
+		Max:        defaultMax,
+		Retries:    defaultRetries,
+		Jitter:     FullJitter,
 	}
 }
 
 const (
+	defaultInitial      = 500 * time.Millisecond
+	defaultMax          = 10 * time.Second
+	defaultRetries      = 3
 	defaultMultiplier   = 2
 	defaultJitterFactor = 0.25
 	// maxDuration is the largest time.Duration; every computation saturates here.
@@ -87,25 +117,55 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // Validate reports the first field that is out of range, as a *FieldError.
-// It accepts every zero field (see Policy for what each one means).
+// It applies the zero rule (see Policy): zero fields take their defaults and
+// negative Initial, Max and Retries mean none. It also rejects an Initial
+// above the default cap of 10 s when Max is zero, since such a policy would
+// silently wait less than Initial.
 func (p Policy) Validate() error {
 	switch {
-	case p.Initial < 0:
-		return &FieldError{"Initial", p.Initial.String(), "a duration >= 0"}
 	case math.IsNaN(p.Multiplier) || math.IsInf(p.Multiplier, 0) || (p.Multiplier != 0 && p.Multiplier < 1):
 		return &FieldError{"Multiplier", fmt.Sprint(p.Multiplier), "a finite number >= 1 (or 0 for the default 2)"}
-	case p.Max < 0:
-		return &FieldError{"Max", p.Max.String(), "a duration >= 0 (0 means no cap)"}
-	case p.Retries < 0:
-		return &FieldError{"Retries", fmt.Sprint(p.Retries), "a whole number >= 0"}
-	case p.Jitter < Full || p.Jitter > Decorrelated:
-		return &FieldError{"Jitter", fmt.Sprint(int(p.Jitter)), "one of Full, None, Equal, Proportional, Decorrelated"}
-	case p.Jitter == Proportional && (math.IsNaN(p.JitterFactor) || p.JitterFactor < 0 || p.JitterFactor > 1):
+	case p.Max == 0 && p.Initial > defaultMax:
+		return &FieldError{"Initial", p.Initial.String(), "at most the default Max of 10s when Max is 0 (set Max, or Max: NoCap)"}
+	case p.Jitter < FullJitter || p.Jitter > DecorrelatedJitter:
+		return &FieldError{"Jitter", fmt.Sprint(int(p.Jitter)), "one of FullJitter, NoJitter, EqualJitter, ProportionalJitter, DecorrelatedJitter"}
+	case p.Jitter == ProportionalJitter && (math.IsNaN(p.JitterFactor) || p.JitterFactor < 0 || p.JitterFactor > 1):
 		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "a number in (0, 1] (or 0 for the default 0.25)"}
-	case p.Jitter != Proportional && p.JitterFactor != 0:
-		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "0 unless Jitter is Proportional"}
+	case p.Jitter != ProportionalJitter && p.JitterFactor != 0:
+		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "0 unless Jitter is ProportionalJitter"}
 	}
 	return nil
+}
+
+// MaxAttempts returns the most attempts p allows, the first included:
+// Retries+1 with the zero rule applied (Retries 0 gives 4, NoRetries gives
+// 1), saturating at the largest int.
+func (p Policy) MaxAttempts() int {
+	n := p.resolved().Retries
+	if n < 0 {
+		return 1
+	}
+	if n == math.MaxInt {
+		return n
+	}
+	return n + 1
+}
+
+// resolved returns p with the zero rule applied: zero Initial, Max and
+// Retries replaced by their defaults. Negative values, which mean none, are
+// kept, and the unexported methods read them as none, so resolved is
+// idempotent and every exported method may call it on entry.
+func (p Policy) resolved() Policy {
+	if p.Initial == 0 {
+		p.Initial = defaultInitial
+	}
+	if p.Max == 0 {
+		p.Max = defaultMax
+	}
+	if p.Retries == 0 {
+		p.Retries = defaultRetries
+	}
+	return p
 }
 
 // multiplier returns the effective multiplier, applying the default and
@@ -135,7 +195,8 @@ func (p *Policy) factor() float64 {
 	return f
 }
 
-// ceiling is the hard upper bound on any delay: Max, or the largest Duration.
+// ceiling is the hard upper bound on any delay of the resolved policy: Max,
+// or the largest Duration when Max is negative (no cap).
 func (p *Policy) ceiling() time.Duration {
 	if p.Max > 0 {
 		return p.Max
@@ -151,7 +212,7 @@ func (p Policy) EffectiveMultiplier() float64 { return p.multiplier() }
 func (p Policy) EffectiveJitterFactor() float64 { return p.factor() }
 
 // raw returns Initial × Multiplier^(n−1) in nanoseconds as a float64, without
-// cap; it may be +Inf. n < 1 gives 0.
+// cap, for the resolved policy; it may be +Inf. n < 1 gives 0.
 func (p *Policy) raw(n int) float64 {
 	if n < 1 || p.Initial <= 0 {
 		return 0
@@ -207,8 +268,13 @@ func toDuration(ns float64) time.Duration {
 // Delay returns the nominal delay before retry n (1-based), with the cap
 // applied and without jitter: min(Max, Initial × Multiplier^(n−1)). It runs in
 // constant time for every n and saturates at the largest time.Duration
-// instead of overflowing. n < 1 gives 0.
+// instead of overflowing. n < 1 gives 0. It applies the zero rule (see Policy).
 func (p Policy) Delay(n int) time.Duration {
+	return p.resolved().delay(n)
+}
+
+// delay is Delay for the resolved policy.
+func (p Policy) delay(n int) time.Duration {
 	var d time.Duration
 	if k := n - 1; (p.Multiplier == 2 || p.Multiplier == 0) && uint(k) < 63 && p.Initial > 0 && p.Initial < 1<<53 {
 		// The default doubling, by shifting: the same value as the float
@@ -227,5 +293,10 @@ func (p Policy) Delay(n int) time.Duration {
 
 // Capped reports whether the cap Max lowered the nominal delay before retry n.
 func (p Policy) Capped(n int) bool {
+	return p.resolved().capped(n)
+}
+
+// capped is Capped for the resolved policy.
+func (p Policy) capped(n int) bool {
 	return p.Max > 0 && p.raw(n) > float64(p.Max)
 }

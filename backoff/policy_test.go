@@ -21,11 +21,11 @@ func TestSeedExample(t *testing.T) {
 		min, mean, max  time.Duration
 		retryMin, retry func(d time.Duration) time.Duration
 	}{
-		{None, 91500 * time.Millisecond, 91500 * time.Millisecond, 91500 * time.Millisecond,
+		{NoJitter, 91500 * time.Millisecond, 91500 * time.Millisecond, 91500 * time.Millisecond,
 			func(d time.Duration) time.Duration { return d }, func(d time.Duration) time.Duration { return d }},
-		{Full, 0, 45750 * time.Millisecond, 91500 * time.Millisecond,
+		{FullJitter, 0, 45750 * time.Millisecond, 91500 * time.Millisecond,
 			func(time.Duration) time.Duration { return 0 }, func(d time.Duration) time.Duration { return d / 2 }},
-		{Equal, 45750 * time.Millisecond, 68625 * time.Millisecond, 91500 * time.Millisecond,
+		{EqualJitter, 45750 * time.Millisecond, 68625 * time.Millisecond, 91500 * time.Millisecond,
 			func(d time.Duration) time.Duration { return d / 2 }, func(d time.Duration) time.Duration { return d * 3 / 4 }},
 	}
 	for _, tt := range tests {
@@ -69,13 +69,13 @@ func TestSeedExample(t *testing.T) {
 			}
 		})
 	}
-	if got := Human(seedExample(Full).Stats(DefaultSeed).Total.Mean); got != "45.8 s" {
+	if got := Human(seedExample(FullJitter).Stats(DefaultSeed).Total.Mean); got != "45.8 s" {
 		t.Errorf("Human(full jitter mean) = %q, want %q", got, "45.8 s")
 	}
 }
 
 func TestDefault(t *testing.T) {
-	want := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 3, Jitter: Full}
+	want := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 3, Jitter: FullJitter}
 	if got := Default(); got != want {
 		t.Errorf("Default() = %+v, want %+v", got, want)
 	}
@@ -93,21 +93,24 @@ func TestValidate(t *testing.T) {
 		{"zero", Policy{}, ""},
 		{"default", Default(), ""},
 		{"multiplier 1", Policy{Multiplier: 1}, ""},
-		{"proportional default factor", Policy{Jitter: Proportional}, ""},
-		{"proportional factor 1", Policy{Jitter: Proportional, JitterFactor: 1}, ""},
-		{"negative initial", Policy{Initial: -1}, "Initial"},
+		{"proportional default factor", Policy{Jitter: ProportionalJitter}, ""},
+		{"proportional factor 1", Policy{Jitter: ProportionalJitter, JitterFactor: 1}, ""},
+		{"negative initial means no wait", Policy{Initial: -1}, ""},
+		{"initial above the default cap", Policy{Initial: 30 * time.Second}, "Initial"},
+		{"initial above an explicit cap", Policy{Initial: 30 * time.Second, Max: time.Second}, ""},
+		{"initial without cap", Policy{Initial: 30 * time.Second, Max: NoCap}, ""},
 		{"multiplier below 1", Policy{Multiplier: 0.5}, "Multiplier"},
 		{"negative multiplier", Policy{Multiplier: -2}, "Multiplier"},
 		{"NaN multiplier", Policy{Multiplier: math.NaN()}, "Multiplier"},
 		{"infinite multiplier", Policy{Multiplier: math.Inf(1)}, "Multiplier"},
-		{"negative max", Policy{Max: -time.Second}, "Max"},
-		{"negative retries", Policy{Retries: -1}, "Retries"},
-		{"unknown jitter", Policy{Jitter: Decorrelated + 1}, "Jitter"},
+		{"negative max means no cap", Policy{Max: -time.Second}, ""},
+		{"negative retries means none", Policy{Retries: -1}, ""},
+		{"unknown jitter", Policy{Jitter: DecorrelatedJitter + 1}, "Jitter"},
 		{"negative jitter", Policy{Jitter: -1}, "Jitter"},
-		{"factor above 1", Policy{Jitter: Proportional, JitterFactor: 1.5}, "JitterFactor"},
-		{"negative factor", Policy{Jitter: Proportional, JitterFactor: -0.1}, "JitterFactor"},
-		{"NaN factor", Policy{Jitter: Proportional, JitterFactor: math.NaN()}, "JitterFactor"},
-		{"factor without proportional", Policy{Jitter: Full, JitterFactor: 0.5}, "JitterFactor"},
+		{"factor above 1", Policy{Jitter: ProportionalJitter, JitterFactor: 1.5}, "JitterFactor"},
+		{"negative factor", Policy{Jitter: ProportionalJitter, JitterFactor: -0.1}, "JitterFactor"},
+		{"NaN factor", Policy{Jitter: ProportionalJitter, JitterFactor: math.NaN()}, "JitterFactor"},
+		{"factor without proportional", Policy{Jitter: FullJitter, JitterFactor: 0.5}, "JitterFactor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,8 +135,77 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestZeroRule checks the one rule for zero and negative fields: the zero
+// Policy behaves exactly like Default, a partly filled Policy keeps the
+// defaults of the fields it leaves out, and negative values mean none.
+func TestZeroRule(t *testing.T) {
+	def := Default()
+	for n := -1; n <= 12; n++ {
+		if got, want := (Policy{}).Delay(n), def.Delay(n); got != want {
+			t.Errorf("Policy{}.Delay(%d) = %v, want Default().Delay(%d) = %v", n, got, n, want)
+		}
+	}
+	if got, want := (Policy{}).Stats(DefaultSeed).Total, def.Stats(DefaultSeed).Total; got != want {
+		t.Errorf("Policy{}.Stats().Total = %+v, want Default's %+v", got, want)
+	}
+	tests := []struct {
+		name     string
+		p        Policy
+		attempts int
+		delays   []time.Duration // Delay(1), Delay(2), ...
+	}{
+		// The two policies of issue 8: neither is a storm any more.
+		{"only Retries set", Policy{Retries: 5}, 6, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
+		{"only Max set", Policy{Max: 5 * time.Second}, 4, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},
+		{"zero", Policy{}, 4, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},
+		{"NoRetries", Policy{Retries: NoRetries}, 1, nil},
+		{"any negative Retries", Policy{Retries: -7}, 1, nil},
+		{"no wait", Policy{Initial: -1, Retries: 2}, 3, []time.Duration{0, 0}},
+		{"NoCap", Policy{Initial: 8 * time.Second, Max: NoCap, Retries: 2}, 3, []time.Duration{8 * time.Second, 16 * time.Second}},
+		{"MaxInt retries", Policy{Retries: math.MaxInt}, math.MaxInt, []time.Duration{500 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.p.Validate(); err != nil {
+				t.Fatalf("Validate() = %v, want nil", err)
+			}
+			if got := tt.p.MaxAttempts(); got != tt.attempts {
+				t.Errorf("MaxAttempts() = %d, want %d", got, tt.attempts)
+			}
+			for i, want := range tt.delays {
+				if got := tt.p.Delay(i + 1); got != want {
+					t.Errorf("Delay(%d) = %v, want %v", i+1, got, want)
+				}
+				if got := tt.p.Sample(i+1, 0, fixed(0.999999)); got > want || got < want*99/100 {
+					t.Errorf("Sample(%d) with u≈1 = %v, want about %v", i+1, got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestSampleNilSource checks that a nil source draws from math/rand/v2
+// instead of panicking, within the same bounds.
+func TestSampleNilSource(t *testing.T) {
+	p := Policy{Initial: time.Second, Max: 3 * time.Second, Retries: 5}
+	for _, j := range []Jitter{FullJitter, NoJitter, EqualJitter, ProportionalJitter, DecorrelatedJitter} {
+		p.Jitter = j
+		distinct := map[time.Duration]bool{}
+		for range 100 {
+			d := p.Sample(3, 0, nil)
+			if d < 0 || d > 3*time.Second {
+				t.Fatalf("%v: Sample(3, 0, nil) = %v, want within [0, 3s]", j, d)
+			}
+			distinct[d] = true
+		}
+		if j != NoJitter && len(distinct) < 10 {
+			t.Errorf("%v: 100 draws with a nil source gave %d distinct delays, want random ones", j, len(distinct))
+		}
+	}
+}
+
 func TestDelay(t *testing.T) {
-	huge := Policy{Initial: time.Hour, Multiplier: 10, Retries: 100}
+	huge := Policy{Initial: time.Hour, Multiplier: 10, Max: NoCap, Retries: 100}
 	tests := []struct {
 		name string
 		p    Policy
@@ -150,7 +222,10 @@ func TestDelay(t *testing.T) {
 		{"huge saturates", huge, 100, maxDuration},
 		{"MaxInt uncapped saturates", huge, math.MaxInt, maxDuration},
 		{"MaxInt multiplier 1", Policy{Initial: time.Second, Multiplier: 1}, math.MaxInt, time.Second},
-		{"zero initial", Policy{Multiplier: 3}, math.MaxInt, 0},
+		{"zero initial means 500ms", Policy{Multiplier: 3}, 1, 500 * time.Millisecond},
+		{"zero max means 10s", Policy{Multiplier: 3}, 5, 10 * time.Second},
+		{"negative initial means no wait", Policy{Initial: -1, Multiplier: 3}, math.MaxInt, 0},
+		{"negative max means no cap", Policy{Max: NoCap}, 20, 500 * time.Millisecond << 19},
 		{"invalid multiplier treated as 1", Policy{Initial: time.Second, Multiplier: math.NaN()}, 50, time.Second},
 		{"cap below initial", Policy{Initial: time.Minute, Max: time.Second}, 1, time.Second},
 	}
@@ -203,14 +278,14 @@ func TestParseJitter(t *testing.T) {
 		factor float64
 		field  string // the *FieldError's field, "" for success
 	}{
-		{"none", None, 0, ""},
-		{"full", Full, 0, ""},
-		{"equal", Equal, 0, ""},
-		{"decorrelated", Decorrelated, 0, ""},
-		{"proportional", Proportional, 0, ""},
-		{"proportional:0.25", Proportional, 0.25, ""},
-		{"proportional:1", Proportional, 1, ""},
-		{"proportional:1e-3", Proportional, 0.001, ""},
+		{"none", NoJitter, 0, ""},
+		{"full", FullJitter, 0, ""},
+		{"equal", EqualJitter, 0, ""},
+		{"decorrelated", DecorrelatedJitter, 0, ""},
+		{"proportional", ProportionalJitter, 0, ""},
+		{"proportional:0.25", ProportionalJitter, 0.25, ""},
+		{"proportional:1", ProportionalJitter, 1, ""},
+		{"proportional:1e-3", ProportionalJitter, 0.001, ""},
 		{"", 0, 0, "Jitter"},
 		{"Full", 0, 0, "Jitter"},
 		{" full", 0, 0, "Jitter"},
@@ -248,7 +323,7 @@ func TestParseJitter(t *testing.T) {
 }
 
 func TestJitterString(t *testing.T) {
-	for j, want := range map[Jitter]string{Full: "full", None: "none", Equal: "equal", Proportional: "proportional", Decorrelated: "decorrelated", 7: "Jitter(7)"} {
+	for j, want := range map[Jitter]string{FullJitter: "full", NoJitter: "none", EqualJitter: "equal", ProportionalJitter: "proportional", DecorrelatedJitter: "decorrelated", 7: "Jitter(7)"} {
 		if got := j.String(); got != want {
 			t.Errorf("Jitter(%d).String() = %q, want %q", int(j), got, want)
 		}
@@ -267,7 +342,7 @@ func TestPowMatchesMathPow(t *testing.T) {
 
 func TestDelayDoublingMatchesFloat(t *testing.T) {
 	for _, initial := range []time.Duration{1, 3, 500 * time.Millisecond, 1<<53 - 1, 1 << 53, 1<<62 + 12345} {
-		p := Policy{Initial: initial, Multiplier: 2}
+		p := Policy{Initial: initial, Multiplier: 2, Max: NoCap}
 		for n := 1; n <= 70; n++ {
 			if got, want := p.Delay(n), min(maxDuration, toDuration(p.raw(n))); got != want {
 				t.Fatalf("Initial %d: Delay(%d) = %d, want %d", initial, n, got, want)
@@ -297,18 +372,21 @@ func TestSample(t *testing.T) {
 		{"full capped", capped, 3, 0, 0.5, 1500 * time.Millisecond},
 		{"full with a faulty source above 1", capped, 2, 0, 7, 2 * s},
 		{"full with a NaN source", capped, 2, 0, math.NaN(), 0},
-		{"none", with(capped, None, 0), 3, 0, 0.9, 3 * s},
-		{"equal low", with(capped, Equal, 0), 2, 0, 0, s},
-		{"equal middle", with(capped, Equal, 0), 2, 0, 0.5, 1500 * time.Millisecond},
-		{"proportional low", with(capped, Proportional, 0.5), 2, 0, 0, s},
-		{"proportional high, under the cap", with(capped, Proportional, 0.25), 2, 0, 0.999, 2*s + 499*time.Millisecond},
-		{"proportional clamped at the cap", with(capped, Proportional, 0.5), 3, 0, 0.999, 3 * s},
+		{"none", with(capped, NoJitter, 0), 3, 0, 0.9, 3 * s},
+		{"equal low", with(capped, EqualJitter, 0), 2, 0, 0, s},
+		{"equal middle", with(capped, EqualJitter, 0), 2, 0, 0.5, 1500 * time.Millisecond},
+		{"proportional low", with(capped, ProportionalJitter, 0.5), 2, 0, 0, s},
+		{"proportional high, under the cap", with(capped, ProportionalJitter, 0.25), 2, 0, 0.999, 2*s + 499*time.Millisecond},
+		{"proportional clamped at the cap", with(capped, ProportionalJitter, 0.5), 3, 0, 0.999, 3 * s},
 		{"retry 0", capped, 0, 0, 0.5, 0},
-		{"decorrelated first", with(capped, Decorrelated, 0), 1, 0, 0.5, 1500 * time.Millisecond},   // uniform(1 s, 2 s)
-		{"decorrelated from prev", with(capped, Decorrelated, 0), 2, 1200 * time.Millisecond, 0, s}, // uniform(1 s, 2.4 s)
-		{"decorrelated capped", with(capped, Decorrelated, 0), 4, 3 * s, 0.99, 3 * s},               // uniform(1 s, 6 s) capped
-		{"decorrelated huge multiplier", Policy{Initial: s, Multiplier: math.MaxFloat64, Jitter: Decorrelated}, 2, 0, 0, s},
-		{"decorrelated huge multiplier, high", Policy{Initial: s, Multiplier: math.MaxFloat64, Jitter: Decorrelated}, 2, 0, 0.5, maxDuration},
+		{"decorrelated first", with(capped, DecorrelatedJitter, 0), 1, 0, 0.5, 1500 * time.Millisecond},   // uniform(1 s, 2 s)
+		{"decorrelated from prev", with(capped, DecorrelatedJitter, 0), 2, 1200 * time.Millisecond, 0, s}, // uniform(1 s, 2.4 s)
+		{"decorrelated capped", with(capped, DecorrelatedJitter, 0), 4, 3 * s, 0.99, 3 * s},               // uniform(1 s, 6 s) capped
+		{"decorrelated huge multiplier", Policy{Initial: s, Multiplier: math.MaxFloat64, Max: NoCap, Jitter: DecorrelatedJitter}, 2, 0, 0, s},
+		{"decorrelated huge multiplier, high", Policy{Initial: s, Multiplier: math.MaxFloat64, Max: NoCap, Jitter: DecorrelatedJitter}, 2, 0, 0.5, maxDuration},
+		{"zero policy is Default", Policy{}, 2, 0, 0.5, 500 * time.Millisecond},
+		{"zero policy decorrelated", Policy{Jitter: DecorrelatedJitter}, 1, 0, 0.5, 750 * time.Millisecond},
+		{"negative initial never waits", Policy{Initial: -1, Jitter: EqualJitter}, 3, 0, 0.5, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,7 +59,7 @@ var ErrUnsolvable = errors.New("backoff: no value fits the deadline")
 // ErrUnbounded is returned by Solve when every value of the parameter keeps
 // the target within the deadline, so there is no largest one: for example
 // the multiplier when even Retries delays of Max each fit, the initial delay
-// when Retries is 0, or the retries when every delay is 0. Under TargetP99,
+// when Retries is NoRetries, or the retries when every delay is 0. Under TargetP99,
 // Solve also returns it for the retries when MaxStatsRetries retries fit,
 // since it analyses no more.
 var ErrUnbounded = errors.New("backoff: every value fits the deadline")
@@ -86,7 +86,7 @@ var ErrArgument = errors.New("backoff: invalid argument")
 //   - an error matching ErrArgument when deadline <= 0 or param or target is
 //     not one of the constants, or a TargetP99 search would exceed MaxStatsRetries;
 //   - ErrUnsolvable, returning p unchanged, when even the smallest value
-//     (Initial 0, Multiplier 1, Retries 0) is too long; only the multiplier
+//     (no wait, Multiplier 1, NoRetries) is too long; only the multiplier
 //     can fail this way, as the other two make the total wait 0;
 //   - ErrUnbounded, returning p unchanged, when every value fits.
 func Solve(p Policy, param Param, deadline time.Duration, target Target, seed uint64) (Policy, error) {
@@ -103,7 +103,7 @@ func Solve(p Policy, param Param, deadline time.Duration, target Target, seed ui
 	case target == TargetP99 && param != ParamRetries && p.Retries > MaxStatsRetries:
 		return p, fmt.Errorf("%w: a p99 target needs at most %d retries, got %d", ErrArgument, MaxStatsRetries, p.Retries)
 	}
-	s := solver{p: p, param: param, deadline: deadline, seed: seed}
+	s := solver{p: p.resolved(), param: param, deadline: deadline, seed: seed}
 	x, err := s.solve(TargetMax, s.smallest(), s.largest())
 	if target == TargetP99 && !errors.Is(err, ErrUnbounded) {
 		// Every value whose worst case fits has its p99 within the deadline
@@ -117,7 +117,17 @@ func Solve(p Policy, param Param, deadline time.Duration, target Target, seed ui
 	if err != nil {
 		return p, err
 	}
-	return s.with(x), nil
+	// Only param changes; the other fields stay as the caller wrote them.
+	q := s.with(x)
+	switch param {
+	case ParamInitial:
+		p.Initial = q.Initial
+	case ParamMultiplier:
+		p.Multiplier = q.Multiplier
+	case ParamRetries:
+		p.Retries = q.Retries
+	}
+	return p, nil
 }
 
 // solver searches one parameter. Values are coded as uint64s whose order is
@@ -148,15 +158,24 @@ func (s solver) largest() uint64 {
 	return math.MaxInt64
 }
 
+// with returns the resolved policy with the value x. The value 0 of Initial
+// and Retries is written as -1 (no wait, NoRetries): zero would mean the
+// default.
 func (s solver) with(x uint64) Policy {
 	q := s.p
 	switch s.param {
 	case ParamInitial:
 		q.Initial = time.Duration(x)
+		if x == 0 {
+			q.Initial = -1
+		}
 	case ParamMultiplier:
 		q.Multiplier = math.Float64frombits(x)
 	case ParamRetries:
 		q.Retries = int(x)
+		if x == 0 {
+			q.Retries = NoRetries
+		}
 	}
 	return q
 }
@@ -165,7 +184,8 @@ func (s solver) with(x uint64) Policy {
 func (s solver) fits(x uint64, target Target) bool {
 	q := s.with(x)
 	if target == TargetMax {
-		return q.retriesWithin(q.Retries, s.deadline) == q.Retries
+		n := max(q.Retries, 0)
+		return q.retriesWithin(n, s.deadline) == n
 	}
 	return q.Stats(s.seed).Total.P99 <= s.deadline
 }
@@ -306,9 +326,9 @@ func (p Policy) retriesWithin(limit int, d time.Duration) int {
 func (p Policy) retriesWithinApprox(i0 int, sum time.Duration, limit int, d time.Duration) int {
 	a := float64(p.Initial)
 	switch p.Jitter {
-	case Proportional:
+	case ProportionalJitter:
 		a *= 1 + p.factor()
-	case Decorrelated:
+	case DecorrelatedJitter:
 		a *= p.multiplier()
 	}
 	m, c := p.multiplier(), float64(p.ceiling())

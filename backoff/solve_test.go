@@ -24,15 +24,15 @@ func TestSolveErrors(t *testing.T) {
 		{"unknown target", Default(), ParamInitial, time.Minute, Target(2), ErrArgument},
 		{"p99 beyond MaxStatsRetries", Policy{Initial: time.Second, Retries: MaxStatsRetries + 1}, ParamInitial, time.Minute, TargetP99, ErrArgument},
 		// Multiplier 1 gives 3 × 1 s, already over 2 s.
-		{"multiplier 1 too long", Policy{Initial: time.Second, Retries: 3, Jitter: None}, ParamMultiplier, 2 * time.Second, TargetMax, ErrUnsolvable},
-		{"multiplier 1 too long at p99", Policy{Initial: time.Second, Retries: 3, Jitter: Equal}, ParamMultiplier, 2 * time.Second, TargetP99, ErrUnsolvable},
+		{"multiplier 1 too long", Policy{Initial: time.Second, Retries: 3, Jitter: NoJitter}, ParamMultiplier, 2 * time.Second, TargetMax, ErrUnsolvable},
+		{"multiplier 1 too long at p99", Policy{Initial: time.Second, Retries: 3, Jitter: EqualJitter}, ParamMultiplier, 2 * time.Second, TargetP99, ErrUnsolvable},
 		// 1 s + 2 s + 2 s fits in 10 s however fast delays grow.
 		{"any multiplier fits", Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetMax, ErrUnbounded},
 		{"any multiplier fits at p99", Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetP99, ErrUnbounded},
 		{"any initial fits under the cap", Policy{Max: time.Second, Retries: 3}, ParamInitial, 5 * time.Second, TargetMax, ErrUnbounded},
-		{"any initial fits without retries", Policy{}, ParamInitial, time.Second, TargetP99, ErrUnbounded},
-		{"any retry count fits without delays", Policy{Multiplier: 3}, ParamRetries, time.Second, TargetMax, ErrUnbounded},
-		{"p99 fits for MaxStatsRetries", Policy{Initial: time.Nanosecond, Multiplier: 1, Jitter: Full}, ParamRetries, time.Hour, TargetP99, ErrUnbounded},
+		{"any initial fits without retries", Policy{Retries: NoRetries}, ParamInitial, time.Second, TargetP99, ErrUnbounded},
+		{"any retry count fits without delays", Policy{Initial: -1, Multiplier: 3}, ParamRetries, time.Second, TargetMax, ErrUnbounded},
+		{"p99 fits for MaxStatsRetries", Policy{Initial: time.Nanosecond, Multiplier: 1, Jitter: FullJitter}, ParamRetries, time.Hour, TargetP99, ErrUnbounded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +48,7 @@ func TestSolveErrors(t *testing.T) {
 }
 
 func TestSolveSeedExample(t *testing.T) {
-	p := seedExample(Full)
+	p := seedExample(FullJitter)
 	got, err := Solve(p, ParamRetries, time.Minute, TargetMax, DefaultSeed)
 	if err != nil || got.Retries != 6 {
 		t.Errorf("Solve(retries, 1 min) = %d, %v; want 6, nil", got.Retries, err)
@@ -69,11 +69,11 @@ func TestSolveSeedExample(t *testing.T) {
 func next(p Policy, param Param) Policy {
 	switch param {
 	case ParamInitial:
-		p.Initial++
+		p.Initial = max(p.Initial, 0) + 1 // from no wait (negative) to 1 ns
 	case ParamMultiplier:
 		p.Multiplier = math.Nextafter(p.Multiplier, math.Inf(1))
 	case ParamRetries:
-		p.Retries++
+		p.Retries = max(p.Retries, 0) + 1 // from NoRetries to 1
 	}
 	return p
 }
@@ -93,9 +93,9 @@ func scale(p Policy, param Param, r float64) Policy {
 
 func TestSolveFindsTheLargestValue(t *testing.T) {
 	policies := []Policy{
-		seedExample(None), seedExample(Full), seedExample(Equal), seedExample(Proportional), seedExample(Decorrelated),
-		{Initial: 10 * time.Millisecond, Multiplier: 1.3, Retries: 40, Jitter: Full},
-		{Initial: 250 * time.Millisecond, Multiplier: 2, Max: 4 * time.Second, Retries: 500, Jitter: Proportional, JitterFactor: 0.5},
+		seedExample(NoJitter), seedExample(FullJitter), seedExample(EqualJitter), seedExample(ProportionalJitter), seedExample(DecorrelatedJitter),
+		{Initial: 10 * time.Millisecond, Multiplier: 1.3, Retries: 40, Jitter: FullJitter},
+		{Initial: 250 * time.Millisecond, Multiplier: 2, Max: 4 * time.Second, Retries: 500, Jitter: ProportionalJitter, JitterFactor: 0.5},
 	}
 	deadlines := []time.Duration{time.Minute, 17*time.Minute + 3*time.Second}
 	for _, p := range policies {

@@ -117,16 +117,16 @@ func (a *running) total() Total {
 // jitterTerm returns the exact distribution of the jittered delay before
 // retry n and its rounded bounds, for every kind of jitter but Decorrelated.
 func (p Policy) jitterTerm(n int) (t term, lo, mean, hi time.Duration) {
-	d := p.Delay(n)
+	d := p.delay(n)
 	fd := float64(d)
 	switch p.Jitter {
-	case None:
+	case NoJitter:
 		t = term{fd, fd, 1}
 		lo, hi = d, d
-	case Equal:
+	case EqualJitter:
 		t = term{fd / 2, fd, 1}
 		lo, hi = toDuration(fd/2), d
-	case Proportional:
+	case ProportionalJitter:
 		f := p.factor()
 		a, b, c := fd*(1-f), fd*(1+f), float64(p.ceiling())
 		if b <= c {
@@ -139,7 +139,7 @@ func (p Policy) jitterTerm(n int) (t term, lo, mean, hi time.Duration) {
 			hi = p.ceiling()
 		}
 		lo = min(toDuration(a), hi)
-	default: // Full, and values Validate rejects
+	default: // FullJitter, and values Validate rejects
 		t = term{0, fd, 1}
 		lo, hi = 0, d
 	}
@@ -164,7 +164,7 @@ func (p Policy) decorrelatedMax(n int) (time.Duration, bool) {
 // retryMax returns the largest possible delay before retry n; it never
 // decreases with n and never exceeds the ceiling.
 func (p Policy) retryMax(n int) time.Duration {
-	if p.Jitter == Decorrelated {
+	if p.Jitter == DecorrelatedJitter {
 		d, _ := p.decorrelatedMax(n)
 		return d
 	}
@@ -180,9 +180,11 @@ func (p Policy) retryMax(n int) time.Duration {
 //
 // Stats for 10,000 retries takes a few milliseconds (see the benchmarks).
 func (p Policy) Stats(seed uint64) Stats {
+	given := p
+	p = p.resolved()
 	n := min(max(p.Retries, 0), MaxStatsRetries)
-	s := Stats{Policy: p, Retries: make([]RetryStats, n), Truncated: p.Retries > n}
-	if p.Jitter == Decorrelated {
+	s := Stats{Policy: given, Retries: make([]RetryStats, n), Truncated: p.Retries > n}
+	if p.Jitter == DecorrelatedJitter {
 		s.Total = p.decorrelatedStats(s.Retries, seed)
 		return s
 	}
@@ -194,7 +196,7 @@ func (p Policy) Stats(seed uint64) Stats {
 		terms[i] = t
 		symmetric = symmetric && t.q == 1
 		s.Retries[i] = RetryStats{
-			Retry: i + 1, Delay: p.Delay(i + 1), Capped: p.Capped(i + 1),
+			Retry: i + 1, Delay: p.delay(i + 1), Capped: p.capped(i + 1),
 			Min: lo, Mean: mean, Max: hi,
 		}
 		tot.add(&s.Retries[i], t.mean())
@@ -362,8 +364,9 @@ type DeadlineFit struct {
 // Deadline compares the worst-case total wait of s.Policy with the deadline
 // d. It is exact and covers every retry, even when s is Truncated.
 func (s Stats) Deadline(d time.Duration) DeadlineFit {
-	n := max(s.Policy.Retries, 0)
-	within := s.Policy.retriesWithin(n, d)
+	p := s.Policy.resolved()
+	n := max(p.Retries, 0)
+	within := p.retriesWithin(n, d)
 	// A negative deadline has passed before the first attempt: nothing fits.
 	return DeadlineFit{Deadline: d, WorstCaseFits: d >= 0 && within == n, RetriesWithin: within}
 }

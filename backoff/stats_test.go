@@ -88,14 +88,14 @@ func TestPercentilesMatchMonteCarlo(t *testing.T) {
 		name string
 		p    Policy
 	}{
-		{"seed example, full", seedExample(Full)},
-		{"seed example, equal", seedExample(Equal)},
-		{"seed example, proportional", seedExample(Proportional)},
+		{"seed example, full", seedExample(FullJitter)},
+		{"seed example, equal", seedExample(EqualJitter)},
+		{"seed example, proportional", seedExample(ProportionalJitter)},
 		{"one retry, full", Policy{Initial: time.Second, Retries: 1}},
-		{"proportional 1 at the cap", Policy{Initial: time.Second, Multiplier: 3, Max: 10 * time.Second, Retries: 6, Jitter: Proportional, JitterFactor: 1}},
+		{"proportional 1 at the cap", Policy{Initial: time.Second, Multiplier: 3, Max: 10 * time.Second, Retries: 6, Jitter: ProportionalJitter, JitterFactor: 1}},
 		{"full, 200 retries, capped", Policy{Initial: 100 * time.Millisecond, Multiplier: 1.5, Max: 5 * time.Second, Retries: 200}},
-		{"proportional, 300 retries, capped", Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 300, Jitter: Proportional, JitterFactor: 0.5}},
-		{"equal, 160 growing retries", Policy{Initial: time.Millisecond, Multiplier: 1.03, Retries: 160, Jitter: Equal}},
+		{"proportional, 300 retries, capped", Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: time.Second, Retries: 300, Jitter: ProportionalJitter, JitterFactor: 0.5}},
+		{"equal, 160 growing retries", Policy{Initial: time.Millisecond, Multiplier: 1.03, Retries: 160, Jitter: EqualJitter}},
 	}
 	const k = 40_000
 	for _, tt := range tests {
@@ -120,7 +120,7 @@ func TestPercentilesMatchMonteCarlo(t *testing.T) {
 }
 
 func TestSymmetricMedianIsMean(t *testing.T) {
-	for _, j := range []Jitter{Full, Equal} {
+	for _, j := range []Jitter{FullJitter, EqualJitter} {
 		for _, p := range []Policy{
 			seedExample(j),
 			{Initial: 3 * time.Millisecond, Multiplier: 1.7, Max: 7 * time.Second, Retries: 1000, Jitter: j},
@@ -135,7 +135,7 @@ func TestSymmetricMedianIsMean(t *testing.T) {
 }
 
 func TestDecorrelatedStats(t *testing.T) {
-	p := Policy{Initial: 100 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 12, Jitter: Decorrelated}
+	p := Policy{Initial: 100 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 12, Jitter: DecorrelatedJitter}
 	st := p.Stats(DefaultSeed)
 	for i, r := range st.Retries {
 		n := i + 1
@@ -177,7 +177,7 @@ func TestDecorrelatedStats(t *testing.T) {
 }
 
 func TestDecorrelatedUncappedMeanIsExact(t *testing.T) {
-	p := Policy{Initial: time.Second, Multiplier: 3, Retries: 5, Jitter: Decorrelated}
+	p := Policy{Initial: time.Second, Multiplier: 3, Max: NoCap, Retries: 5, Jitter: DecorrelatedJitter}
 	// E(n) = (1 s + 3 E(n−1)) / 2 from E(0) = 1 s: 2, 3.5, 5.75, 9.125, 14.1875 s.
 	want := []time.Duration{2 * time.Second, 3500 * time.Millisecond, 5750 * time.Millisecond, 9125 * time.Millisecond, 14187500 * time.Microsecond}
 	st := p.Stats(DefaultSeed)
@@ -199,7 +199,7 @@ func TestDecorrelatedMeanExactBeforeTheCap(t *testing.T) {
 	exact := []time.Duration{750 * time.Millisecond, time.Second, 1250 * time.Millisecond, 1500 * time.Millisecond}
 	t.Run("cap reached", func(t *testing.T) {
 		// Largest delays 1, 2, 4, 8, then 16 and 32 s capped at 10 s.
-		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 6, Jitter: Decorrelated}
+		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 6, Jitter: DecorrelatedJitter}
 		st := p.Stats(DefaultSeed)
 		for i, w := range exact {
 			if got := st.Retries[i].Mean; got != w {
@@ -211,7 +211,7 @@ func TestDecorrelatedMeanExactBeforeTheCap(t *testing.T) {
 		}
 	})
 	t.Run("cap not reached", func(t *testing.T) {
-		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: Decorrelated}
+		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: DecorrelatedJitter}
 		st := p.Stats(DefaultSeed)
 		for i, w := range exact {
 			if got := st.Retries[i].Mean; got != w {
@@ -226,8 +226,8 @@ func TestDecorrelatedMeanExactBeforeTheCap(t *testing.T) {
 }
 
 func TestStatsSaturates(t *testing.T) {
-	for _, j := range []Jitter{None, Full, Equal, Proportional, Decorrelated} {
-		p := Policy{Initial: time.Hour, Multiplier: 10, Retries: 100, Jitter: j}
+	for _, j := range []Jitter{NoJitter, FullJitter, EqualJitter, ProportionalJitter, DecorrelatedJitter} {
+		p := Policy{Initial: time.Hour, Multiplier: 10, Max: NoCap, Retries: 100, Jitter: j}
 		st := p.Stats(DefaultSeed)
 		checkStats(t, st)
 		if st.Total.Max != maxDuration {
@@ -240,7 +240,7 @@ func TestStatsSaturates(t *testing.T) {
 }
 
 func TestStatsTruncated(t *testing.T) {
-	p := Policy{Initial: time.Millisecond, Max: time.Second, Retries: MaxStatsRetries + 1, Jitter: None}
+	p := Policy{Initial: time.Millisecond, Max: time.Second, Retries: MaxStatsRetries + 1, Jitter: NoJitter}
 	st := p.Stats(DefaultSeed)
 	if !st.Truncated || len(st.Retries) != MaxStatsRetries {
 		t.Fatalf("Stats() Truncated, len(Retries) = %v, %d; want true, %d", st.Truncated, len(st.Retries), MaxStatsRetries)
@@ -261,15 +261,16 @@ func TestDeadline(t *testing.T) {
 		deadline time.Duration
 		want     DeadlineFit
 	}{
-		{seedExample(Full), time.Minute, DeadlineFit{time.Minute, false, 6}},
-		{seedExample(Full), 91500 * time.Millisecond, DeadlineFit{91500 * time.Millisecond, true, 8}},
-		{seedExample(Full), 91499 * time.Millisecond, DeadlineFit{91499 * time.Millisecond, false, 7}},
-		{seedExample(Full), 499 * time.Millisecond, DeadlineFit{499 * time.Millisecond, false, 0}},
-		{seedExample(Full), 0, DeadlineFit{0, false, 0}},
-		{seedExample(Decorrelated), 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // maxima 1, 2, 4 s
-		{Policy{Retries: 5}, 0, DeadlineFit{0, true, 5}},
-		{Policy{}, time.Second, DeadlineFit{time.Second, true, 0}},
-		{Policy{}, -time.Second, DeadlineFit{-time.Second, false, 0}},
+		{seedExample(FullJitter), time.Minute, DeadlineFit{time.Minute, false, 6}},
+		{seedExample(FullJitter), 91500 * time.Millisecond, DeadlineFit{91500 * time.Millisecond, true, 8}},
+		{seedExample(FullJitter), 91499 * time.Millisecond, DeadlineFit{91499 * time.Millisecond, false, 7}},
+		{seedExample(FullJitter), 499 * time.Millisecond, DeadlineFit{499 * time.Millisecond, false, 0}},
+		{seedExample(FullJitter), 0, DeadlineFit{0, false, 0}},
+		{seedExample(DecorrelatedJitter), 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // maxima 1, 2, 4 s
+		{Policy{Initial: -1, Retries: 5}, 0, DeadlineFit{0, true, 5}},
+		{Policy{Retries: NoRetries}, time.Second, DeadlineFit{time.Second, true, 0}},
+		{Policy{Retries: NoRetries}, -time.Second, DeadlineFit{-time.Second, false, 0}},
+		{Policy{}, 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // the defaults: maxima 0.5, 1, 2 s
 	}
 	for _, tt := range tests {
 		if got := tt.p.Stats(DefaultSeed).Deadline(tt.deadline); got != tt.want {
@@ -281,7 +282,7 @@ func TestDeadline(t *testing.T) {
 func TestRetriesWithinLongGrowth(t *testing.T) {
 	// A multiplier this close to 1 grows for millions of retries, past the
 	// exact walk; the closed form must agree with the direct sum.
-	p := Policy{Initial: time.Millisecond, Multiplier: 1 + 1e-7, Jitter: None}
+	p := Policy{Initial: time.Millisecond, Multiplier: 1 + 1e-7, Jitter: NoJitter}
 	d := 3000 * time.Second // about 2.9 million retries of just over 1 ms
 	n := p.retriesWithin(math.MaxInt, d)
 	sum := func(n int) float64 { // exact geometric sum
@@ -328,13 +329,13 @@ func checkStats(t *testing.T, st Stats) {
 }
 
 func TestStatsTenThousandRetries(t *testing.T) {
-	for _, j := range []Jitter{None, Full, Equal, Proportional, Decorrelated} {
+	for _, j := range []Jitter{NoJitter, FullJitter, EqualJitter, ProportionalJitter, DecorrelatedJitter} {
 		p := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 10_000, Jitter: j}
 		st := p.Stats(DefaultSeed)
 		checkStats(t, st)
 		// 0.5 + 1 + … + 16 s = 31.5 s for the first 6 retries, then 30 s
 		// for each of the other 9,994.
-		if want := 31500*time.Millisecond + 9994*30*time.Second; (j == None || j == Full || j == Equal) && st.Total.Max != want {
+		if want := 31500*time.Millisecond + 9994*30*time.Second; (j == NoJitter || j == FullJitter || j == EqualJitter) && st.Total.Max != want {
 			t.Errorf("%v: Total.Max = %v, want %v", j, st.Total.Max, want)
 		}
 		if st.Truncated || len(st.Retries) != 10_000 {

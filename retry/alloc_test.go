@@ -106,7 +106,7 @@ func BenchmarkDo(b *testing.B) {
 func TestAllocsPerRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		allocs := func(retries int) float64 {
-			p := backoff.Policy{Initial: time.Millisecond, Retries: retries, Jitter: backoff.None}
+			p := backoff.Policy{Initial: time.Millisecond, Retries: retries, Jitter: backoff.NoJitter}
 			return testing.AllocsPerRun(20, func() {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()

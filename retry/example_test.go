@@ -14,7 +14,7 @@ import (
 
 // A policy with microsecond delays keeps the examples fast; real code starts
 // from backoff.Default().
-var quick = backoff.Policy{Initial: time.Microsecond, Retries: 3, Jitter: backoff.None}
+var quick = backoff.Policy{Initial: time.Microsecond, Retries: 3, Jitter: backoff.NoJitter}
 
 func ExampleDo() {
 	attempts := 0

@@ -21,9 +21,9 @@ func upper(p backoff.Policy, n int) time.Duration {
 	}
 	var d float64
 	switch p.Jitter {
-	case backoff.Decorrelated:
+	case backoff.DecorrelatedJitter:
 		d = float64(p.Initial) * math.Pow(p.EffectiveMultiplier(), float64(n))
-	case backoff.Proportional:
+	case backoff.ProportionalJitter:
 		d = float64(p.Delay(n)) * (1 + p.EffectiveJitterFactor())
 	default:
 		d = float64(p.Delay(n))

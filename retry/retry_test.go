@@ -85,7 +85,7 @@ func checkError(t *testing.T, err error, reason error, attempts int, last error)
 	return re
 }
 
-var policy = backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Retries: 3, Jitter: backoff.None}
+var policy = backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Retries: 3, Jitter: backoff.NoJitter}
 
 // 1. The first attempt runs at once; attempts = retries + 1; the delays come
 // from the policy, jittered with the injected source; no sleep after the last.
@@ -103,7 +103,7 @@ func TestSchedule(t *testing.T) {
 		{"exhausted", policy, nil, 10, ms(0, 100, 300, 700), retry.ErrExhausted},
 		{"no retries", backoff.Policy{}, nil, 10, ms(0), retry.ErrExhausted},
 		{"full jitter", backoff.Policy{Initial: 100 * time.Millisecond, Retries: 2}, constRand(0.5), 10, ms(0, 50, 150), retry.ErrExhausted},
-		{"capped", backoff.Policy{Initial: 100 * time.Millisecond, Max: 150 * time.Millisecond, Retries: 3, Jitter: backoff.None}, nil, 10, ms(0, 100, 250, 400), retry.ErrExhausted},
+		{"capped", backoff.Policy{Initial: 100 * time.Millisecond, Max: 150 * time.Millisecond, Retries: 3, Jitter: backoff.NoJitter}, nil, 10, ms(0, 100, 250, 400), retry.ErrExhausted},
 		{"zero delays", backoff.Policy{Retries: 5}, nil, 10, ms(0, 0, 0, 0, 0, 0), retry.ErrExhausted},
 	}
 	for _, tt := range tests {
@@ -307,7 +307,7 @@ func TestDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		p := backoff.Policy{Initial: 400 * time.Millisecond, Retries: 5, Jitter: backoff.None}
+		p := backoff.Policy{Initial: 400 * time.Millisecond, Retries: 5, Jitter: backoff.NoJitter}
 		s := newScript(failing(10, errFlaky)...)
 		_, err := retry.Do(ctx, p, s.op)
 		// Waits of 400 ms then 800 ms: the second would end at 1.2 s > 1 s.
@@ -346,7 +346,7 @@ func TestCancelDuringWait(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
 		errShutdown := errors.New("shutdown")
 		time.AfterFunc(150*time.Millisecond, func() { cancel(errShutdown) })
-		p := backoff.Policy{Initial: time.Hour, Retries: 3, Jitter: backoff.None}
+		p := backoff.Policy{Initial: time.Hour, Retries: 3, Jitter: backoff.NoJitter}
 		s := newScript(failing(10, errFlaky)...)
 		_, err := retry.Do(ctx, p, s.op)
 		re := checkError(t, err, retry.ErrCanceled, 1, errFlaky)

@@ -30,7 +30,7 @@ func Example() {
 	defer srv.Close()
 
 	client := &http.Client{Transport: &retryhttp.Transport{
-		Policy: backoff.Policy{Initial: 10 * time.Millisecond, Retries: 3, Jitter: backoff.Full},
+		Policy: backoff.Policy{Initial: 10 * time.Millisecond, Retries: 3, Jitter: backoff.FullJitter},
 		OnRetry: func(e retryhttp.Event) {
 			fmt.Printf("attempt %d of %d: %s, retrying in %v\n", e.Attempt, e.MaxAttempts, e.Response.Status, e.Delay)
 		},
@@ -95,7 +95,7 @@ func ExampleTransport_idempotencyKey() {
 	}))
 	defer srv.Close()
 
-	client := &http.Client{Transport: &retryhttp.Transport{Policy: backoff.Policy{Retries: 1, Jitter: backoff.None}}}
+	client := &http.Client{Transport: &retryhttp.Transport{Policy: backoff.Policy{Retries: 1, Jitter: backoff.NoJitter}}}
 	resp, err := client.Post(srv.URL, "application/json", nil)
 	if err != nil {
 		fmt.Println(err)
@@ -153,7 +153,7 @@ func ExampleTransport_logger() {
 	}))
 	client := &http.Client{Transport: &retryhttp.Transport{
 		Base:   base,
-		Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, // no wait, for the example
+		Policy: backoff.Policy{Retries: 2, Jitter: backoff.NoJitter}, // no wait, for the example
 		Logger: logger,
 	}}
 	req, _ := http.NewRequest("GET", "https://user:password@api.example.com/items?token=secret&page=2", nil)

@@ -31,7 +31,7 @@ import (
 
 // noWait retries 3 times at once, so that tests against a real server need
 // no timing; timing is tested inside synctest bubbles.
-var noWait = backoff.Policy{Retries: 3, Jitter: backoff.None}
+var noWait = backoff.Policy{Retries: 3, Jitter: backoff.NoJitter}
 
 func TestStatusScripts(t *testing.T) {
 	tests := []struct {
@@ -90,7 +90,7 @@ func TestStatusScripts(t *testing.T) {
 func TestFinalResponseUntouched(t *testing.T) {
 	// With no AttemptTimeout the caller gets the base's own *http.Response.
 	rt := &recordingRT{base: memRT{newScript(map[string][]step{"/": {retryAfter(503, "1")}})}}
-	tr := &retryhttp.Transport{Base: rt, Policy: backoff.Policy{Retries: 0, Jitter: backoff.None}}
+	tr := &retryhttp.Transport{Base: rt, Policy: backoff.Policy{Retries: 0, Jitter: backoff.NoJitter}}
 	req, _ := http.NewRequest("GET", "http://example.test/", nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
@@ -273,7 +273,7 @@ func TestNoRetryWithoutKey(t *testing.T) {
 	t.Run("no retries planned", func(t *testing.T) {
 		srv, base := newServer(t, map[string][]step{"/": {status(503), status(200)}})
 		var reasons []error
-		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Jitter: backoff.None}, NoIdempotencyKey: true,
+		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Jitter: backoff.NoJitter}, NoIdempotencyKey: true,
 			OnGiveUp: func(e retryhttp.Event) { reasons = append(reasons, e.Reason) }}
 		roundTrip(t, tr, "POST", srv.url("/"), io.MultiReader(strings.NewReader("x")))
 		if len(reasons) != 1 || reasons[0] != retry.ErrExhausted {
@@ -335,7 +335,7 @@ func closedAddr(t *testing.T) string {
 
 func TestExhaustedNetworkError(t *testing.T) {
 	srv, base := newServer(t, map[string][]step{"/": {{reset: true}}})
-	tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}}
+	tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 2, Jitter: backoff.NoJitter}}
 	req, _ := http.NewRequest("GET", srv.url("/"), nil)
 	err := roundTripErr(t, tr, req)
 	var re *retry.Error
@@ -648,7 +648,7 @@ func TestLogRedacts(t *testing.T) {
 	srv, base := newServer(t, map[string][]step{"/path": {status(503), {reset: true}, status(503)}})
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
-	tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, Logger: logger}
+	tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 2, Jitter: backoff.NoJitter}, Logger: logger}
 	u := strings.Replace(srv.url("/path"), "http://", "http://user:secret1@", 1) + "?token=secret2&secret5"
 	req, _ := http.NewRequest("PUT", u, strings.NewReader("secret3"))
 	req.Header.Set("Authorization", "secret4")
@@ -701,7 +701,7 @@ func TestBudget(t *testing.T) {
 // Timing tests run in a synctest bubble with the in-memory round tripper.
 
 func TestRetryAfterTiming(t *testing.T) {
-	policy := backoff.Policy{Initial: 100 * time.Millisecond, Retries: 1, Jitter: backoff.None}
+	policy := backoff.Policy{Initial: 100 * time.Millisecond, Retries: 1, Jitter: backoff.NoJitter}
 	// The bubble's clock starts at 2000-01-01 00:00:00 UTC; the first attempt
 	// is made 300 ms later, so a date 3 s after the start is 2.7 s away.
 	dateIn := func(layout string) string {
@@ -804,7 +804,7 @@ func TestRetryAfterTooLong(t *testing.T) {
 func TestScheduleAndDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newScript(map[string][]step{"/": {status(503)}})
-		p := backoff.Policy{Initial: time.Second, Multiplier: 2, Retries: 5, Jitter: backoff.None}
+		p := backoff.Policy{Initial: time.Second, Multiplier: 2, Retries: 5, Jitter: backoff.NoJitter}
 		tr := &retryhttp.Transport{Base: memRT{s}, Policy: p}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -833,7 +833,7 @@ func TestAttemptTimeout(t *testing.T) {
 			"/late":      {{delay: 3 * time.Second}, status(200)},
 			"/always":    {{hang: true}},
 		})
-		tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None},
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.NoJitter},
 			AttemptTimeout: 2 * time.Second}
 		get := func(path string) (*http.Response, error) {
 			req, _ := http.NewRequest("GET", "http://example.test"+path, nil)
@@ -936,7 +936,7 @@ func TestErrorCountsEveryAttempt(t *testing.T) {
 		t.Run(fmt.Sprintf("budget %v", budget != nil), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newScript(map[string][]step{"/": {{delay: time.Second, reset: true}}})
-				tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.None}, Budget: budget}
+				tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Retries: 2, Jitter: backoff.NoJitter}, Budget: budget}
 				req, _ := http.NewRequest("GET", "http://example.test/", nil)
 				var re *retry.Error
 				if err := roundTripErr(t, tr, req); !errors.As(err, &re) {
@@ -1215,7 +1215,7 @@ func TestDrainIsBounded(t *testing.T) {
 				bodies = append(bodies, b)
 				return &http.Response{StatusCode: 503, Body: b, ContentLength: tt.length, Request: r}, nil
 			})
-			tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 1, Jitter: backoff.None}}
+			tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 1, Jitter: backoff.NoJitter}}
 			req, _ := http.NewRequest("GET", "http://example.test/", nil)
 			resp, err := tr.RoundTrip(req)
 			if err != nil {

@@ -193,10 +193,31 @@ func DefaultValues() Values {
 	}
 }
 
+// noWait is the Policy.Initial that stands for the calculator's "--initial 0":
+// any negative Initial means no wait, while zero would mean the default.
+const noWait time.Duration = -1
+
+// fromUser translates a calculator value, where 0 means none (no wait, no
+// cap, no retries), to backoff.Policy's rule, where zero means the default
+// and a negative value means none.
+func fromUser[T time.Duration | int](v, none T) T {
+	if v == 0 {
+		return none
+	}
+	return v
+}
+
+// toUser is the inverse of fromUser: every negative value shows as 0.
+func toUser[T time.Duration | int](v T) T { return max(v, 0) }
+
 // Input is the validated form of Values: what the calculator computes.
 type Input struct {
-	// Policy is valid (Validate returns nil) and never relies on a zero
-	// field's default for Multiplier: the user's multiplier is kept as given.
+	// Policy is valid (Validate returns nil), never has a zero field that
+	// backoff.Policy would read as its default, and keeps the user's
+	// multiplier as given. The calculator's 0 for --initial, --max and
+	// --retries (no wait, no cap, no retries) is a negative Initial,
+	// backoff.NoCap and backoff.NoRetries here, so that run and fetch
+	// retry exactly as the calculator shows.
 	Policy backoff.Policy
 	// Deadline is the deadline to compare with, or 0 if none was given.
 	Deadline time.Duration
@@ -234,7 +255,7 @@ func Parse(v Values) (Input, error) {
 		if !ok {
 			return Input{}, bad(FieldInitial, acceptInitial)
 		}
-		p.Initial = d
+		p.Initial = fromUser(d, noWait)
 	}
 	if s, ok := get(FieldMultiplier); ok {
 		m, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
@@ -250,14 +271,14 @@ func Parse(v Values) (Input, error) {
 		if !ok {
 			return Input{}, bad(FieldMax, acceptMax)
 		}
-		p.Max = d
+		p.Max = fromUser(d, backoff.NoCap)
 	}
 	if s, ok := get(FieldRetries); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 0 || n > MaxRetries {
 			return Input{}, bad(FieldRetries, acceptRetries)
 		}
-		p.Retries = n
+		p.Retries = fromUser(n, backoff.NoRetries)
 	}
 	if s, ok := get(FieldJitter); ok {
 		j, f, err := backoff.ParseJitter(strings.TrimSpace(s))

@@ -105,6 +105,41 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// TestParseZeroMeansNone checks that the calculator keeps the seed's
+// meaning of 0 (no wait, no cap, no retries) although backoff.Policy reads
+// a zero field as its default, and that the report echoes the user's 0.
+func TestParseZeroMeansNone(t *testing.T) {
+	in, err := Parse(Values{FieldInitial: "0", FieldMax: "0", FieldRetries: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := in.Policy
+	if p.Initial >= 0 || p.Max != backoff.NoCap || p.Retries != backoff.NoRetries {
+		t.Errorf("Parse(initial=0, max=0, retries=0).Policy = %+v, want a negative Initial, NoCap and NoRetries", p)
+	}
+	if got := p.MaxAttempts(); got != 1 {
+		t.Errorf("MaxAttempts() = %d, want 1 for --retries 0", got)
+	}
+	in, err = Parse(Values{FieldInitial: "0", FieldMax: "0", FieldRetries: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PolicyReport{Multiplier: 2, Retries: 3, Jitter: "full"}); rep.Policy != want {
+		t.Errorf("Report.Policy = %+v, want the user's zeros echoed: %+v", rep.Policy, want)
+	}
+	if rep.Total.Max != 0 {
+		t.Errorf("Total.Max = %v with --initial 0, want 0 (no wait)", rep.Total.Max)
+	}
+	in, _ = Parse(Values{FieldInitial: "8s", FieldMax: "0", FieldRetries: "3", FieldJitter: "none"})
+	if rep, _ = Compute(in); rep.Total.Max != Millis(56*time.Second) {
+		t.Errorf("Total.Max = %v with --max 0, want 56000 (8+16+32 s, no cap)", rep.Total.Max)
+	}
+}
+
 func TestParse(t *testing.T) {
 	in, err := Parse(Values{
 		FieldInitial: "250", FieldMultiplier: "1.5", FieldMax: "0", FieldRetries: "10000",
@@ -115,8 +150,8 @@ func TestParse(t *testing.T) {
 	}
 	want := Input{
 		Policy: backoff.Policy{
-			Initial: 250 * time.Millisecond, Multiplier: 1.5, Max: 0, Retries: 10000,
-			Jitter: backoff.Proportional, JitterFactor: 0.5,
+			Initial: 250 * time.Millisecond, Multiplier: 1.5, Max: backoff.NoCap, Retries: 10000,
+			Jitter: backoff.ProportionalJitter, JitterFactor: 0.5,
 		},
 		Deadline: time.Minute, Solve: true, Param: backoff.ParamMultiplier, Target: backoff.TargetP99, Seed: math.MaxUint64,
 	}

@@ -179,21 +179,21 @@ func Compute(in Input) (*Report, error) {
 		solved = &SolvedReport{Parameter: in.Param.String()}
 		switch in.Param {
 		case backoff.ParamInitial:
-			solved.Value = float64(sp.Initial) / float64(time.Millisecond)
+			solved.Value = float64(toUser(sp.Initial)) / float64(time.Millisecond)
 		case backoff.ParamMultiplier:
 			solved.Value = sp.Multiplier
 		case backoff.ParamRetries:
-			solved.Value = float64(sp.Retries)
+			solved.Value = float64(toUser(sp.Retries))
 		}
 		p = sp
 	}
 	s := p.Stats(in.Seed)
 	r := &Report{
 		Policy: PolicyReport{
-			Initial:    Millis(p.Initial),
+			Initial:    Millis(toUser(p.Initial)),
 			Multiplier: p.EffectiveMultiplier(),
-			Max:        Millis(p.Max),
-			Retries:    p.Retries,
+			Max:        Millis(toUser(p.Max)),
+			Retries:    toUser(p.Retries),
 			Jitter:     p.JitterText(),
 		},
 		Solved:  solved,

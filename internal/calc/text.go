@@ -136,21 +136,22 @@ func bar(lo, hi, scale float64) string {
 // reproduce it.
 func (r *Report) writeHeader(w *bufio.Writer, strong string) {
 	p := r.input.Policy
+	initial, maxDelay := time.Duration(r.Policy.Initial), time.Duration(r.Policy.Max)
 	code := ""
 	if strong != "" {
 		code = "`"
 	}
 	fmt.Fprintf(w, "%sPolicy:%s %s--initial %s --multiplier %s --max %s --retries %d --jitter %s%s\n",
-		strong, strong, code, p.Initial, strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64), p.Max, p.Retries, p.JitterText(), code)
+		strong, strong, code, initial, strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64), maxDelay, r.Policy.Retries, p.JitterText(), code)
 	if r.Solved != nil {
 		var v string
 		switch r.input.Param {
 		case backoff.ParamInitial:
-			v = p.Initial.String()
+			v = initial.String()
 		case backoff.ParamMultiplier:
 			v = strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64)
 		default:
-			v = strconv.Itoa(p.Retries)
+			v = strconv.Itoa(r.Policy.Retries)
 		}
 		if strong != "" {
 			w.WriteString("\n") // Markdown would join the two lines

@@ -309,7 +309,7 @@ func TestRunTimeout(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, "block", "0")
-	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := exitCode(err); code != 128+15 {
 		t.Errorf("status %d, want 143 (SIGTERM)", code)
 	}
@@ -328,7 +328,7 @@ func TestRunTimeoutKill(t *testing.T) {
 	var stderr bytes.Buffer
 	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
 		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: time.Second, grace: 50 * time.Millisecond}
-	err := r.run(t.Context(), backoff.Policy{})
+	err := r.run(t.Context(), backoff.Policy{Retries: backoff.NoRetries})
 	if code, _ := exitCode(err); code != 128+9 {
 		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
 	}
@@ -346,7 +346,7 @@ func TestRunTimeoutExitZero(t *testing.T) {
 	// not, SIGTERM kills it, with the same status and lines.
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
 	r.grace = 10 * time.Second // a slow machine must not turn the exit into a SIGKILL
-	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := exitCode(err); code != 128+15 {
 		t.Errorf("status %d, want 143 (timed out, as if SIGTERM had killed it)", code)
 	}
@@ -362,7 +362,7 @@ func TestRunTimeoutNotInRetryList(t *testing.T) {
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 50*time.Millisecond, "block", "0")
 	r.retryOn = map[int]bool{75: true}
-	err := r.run(t.Context(), backoff.Policy{Retries: 1})
+	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := exitCode(err); code != 128+15 || strings.Count(stderr.String(), "timed out") != 2 {
 		t.Errorf("status %d, stderr %q; want 143 and both attempts timed out (timeouts are always retried)", code, stderr.String())
 	}

@@ -321,7 +321,7 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 // estimated reports which of the report's numbers are Monte Carlo
 // estimates: the mean, and the percentiles.
 func estimated(in input, rep *calc.Report) (mean, percentiles bool) {
-	return in.Policy.Jitter == backoff.Decorrelated, in.Policy.Jitter == backoff.Decorrelated
+	return in.Policy.Jitter == backoff.DecorrelatedJitter, in.Policy.Jitter == backoff.DecorrelatedJitter
 }
 
 // announce is the sentence the page's live region reads out.
@@ -400,7 +400,7 @@ func Solve(v map[string]string, param string, l Lang) SolveResult {
 		return SolveResult{Error: message(err, v, l).Text}
 	}
 	if pin.timeout > 0 {
-		own := mulSat(pin.timeout, in.Policy.Retries+1)
+		own := mulSat(pin.timeout, max(in.Policy.Retries, 0)+1)
 		if param == calc.FieldRetries {
 			own = pin.timeout // at least the first attempt; see below
 		}
@@ -441,7 +441,7 @@ func Solve(v map[string]string, param string, l Lang) SolveResult {
 func retriesWithTimeout(in calc.Input, pin input, n int) int {
 	for ; n > 0; n-- {
 		p := in.Policy
-		p.Retries = n
+		p.Retries = n // n > 0: backoff.Policy reads 0 as its default
 		in2 := pin.Input
 		in2.Policy = p
 		in2.Solve = false
@@ -529,16 +529,16 @@ func goDuration(d time.Duration) string {
 // jitterConst returns the Go name of a jitter kind in package backoff.
 func jitterConst(j backoff.Jitter) string {
 	switch j {
-	case backoff.None:
-		return "backoff.None"
-	case backoff.Equal:
-		return "backoff.Equal"
-	case backoff.Proportional:
-		return "backoff.Proportional"
-	case backoff.Decorrelated:
-		return "backoff.Decorrelated"
+	case backoff.NoJitter:
+		return "backoff.NoJitter"
+	case backoff.EqualJitter:
+		return "backoff.EqualJitter"
+	case backoff.ProportionalJitter:
+		return "backoff.ProportionalJitter"
+	case backoff.DecorrelatedJitter:
+		return "backoff.DecorrelatedJitter"
 	}
-	return "backoff.Full"
+	return "backoff.FullJitter"
 }
 
 // snippet returns ready-to-paste Go code that retries with the policy.
@@ -547,14 +547,26 @@ func snippet(in input) string {
 	var b strings.Builder
 	b.WriteString("// import \"github.com/again-go/again/backoff\"\n// import \"github.com/again-go/again/retry\"\n")
 	b.WriteString("policy := backoff.Policy{\n")
-	fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
+	// The calculator's 0 means none; in Go a zero field means its default,
+	// so none is written as a negative value (see backoff.Policy).
+	if p.Initial < 0 {
+		b.WriteString("\tInitial:    -1, // negative: no wait\n")
+	} else {
+		fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
+	}
 	fmt.Fprintf(&b, "\tMultiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
-	if p.Max > 0 {
+	if p.Max < 0 {
+		b.WriteString("\tMax:        backoff.NoCap,\n")
+	} else {
 		fmt.Fprintf(&b, "\tMax:        %s,\n", goDuration(p.Max))
 	}
-	fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
+	if p.Retries < 0 {
+		b.WriteString("\tRetries:    backoff.NoRetries,\n")
+	} else {
+		fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
+	}
 	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst(p.Jitter))
-	if p.Jitter == backoff.Proportional {
+	if p.Jitter == backoff.ProportionalJitter {
 		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
 	}
 	b.WriteString("}\n")

@@ -141,7 +141,7 @@ func TestSnippetIsGo(t *testing.T) {
 		}
 	}
 	s := Compute(example, English).Snippet
-	for _, want := range []string{"500 * time.Millisecond", "30 * time.Second", "Retries:    8", "backoff.Full", "retry.Run(ctx, policy, "} {
+	for _, want := range []string{"500 * time.Millisecond", "30 * time.Second", "Retries:    8", "backoff.FullJitter", "retry.Run(ctx, policy, "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("snippet lacks %q:\n%s", want, s)
 		}

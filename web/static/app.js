@@ -513,7 +513,7 @@
     $('chart-text').textContent = c.text;
     const empty = c.retries === 0;
     // No retries: a sentence instead of two empty full-size charts.
-    $('chart').hidden = empty;
+    $('chart').toggleAttribute('hidden', empty); // an SVG element has no hidden property
     $('legend').hidden = empty;
     $('timeline-box').hidden = empty;
     $('chart-empty').hidden = !empty;

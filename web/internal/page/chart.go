@@ -111,10 +111,12 @@ func logSteps() []time.Duration {
 	}
 }
 
-// scaleFor returns a scale for the values, linear unless the largest is
-// more than ten thousand times the smallest positive one: then a linear
-// axis would draw most of them as a flat line on its floor, and a
-// logarithmic one is used.
+// scaleFor returns a scale for the values: linear, unless they span more
+// than four orders of magnitude and a linear axis would draw a quarter of
+// them or more on its floor (below 1 % of its top), or some of them are the
+// saturated largest duration. An uncapped exponential schedule is such a
+// case: on a linear axis it is a flat line and a wall. A capped one,
+// however long, stays linear.
 func scaleFor(values []time.Duration, l Lang) Scale {
 	hi, lo := time.Duration(0), maxDuration
 	for _, v := range values {
@@ -124,6 +126,15 @@ func scaleFor(values []time.Duration, l Lang) Scale {
 		}
 	}
 	if hi == 0 || float64(hi) <= 1e4*float64(lo) {
+		return linear(hi, l)
+	}
+	floor := 0
+	for _, v := range values {
+		if v < hi/100 {
+			floor++
+		}
+	}
+	if hi < maxDuration && floor*4 < len(values) {
 		return linear(hi, l)
 	}
 	return logarithmic(lo, hi, l)

@@ -584,7 +584,7 @@
     const ex = small ? W - R : xr(end.last) + 8, anchor = small ? 'end' : 'start';
     const ey = y1(end.totalMaxMs), my = y1(end.totalMeanMs);
     nodes.push(el('text', { class: 'end-label', x: ex, y: small ? ey - 8 : ey + 4, 'text-anchor': anchor }, c.worstEnd));
-    if (Math.abs(my - ey) > 14) nodes.push(el('text', { class: 'end-label mean-label', x: ex, y: small ? my - 6 : my + 4, 'text-anchor': anchor }, c.meanEnd));
+    if (Math.abs(my - ey) > 14) nodes.push(el('text', { class: 'end-label mean-label', x: ex, y: small ? my + 16 : my + 4, 'text-anchor': anchor }, c.meanEnd));
     const v = r.summary.verdict;
     if (v) {
       const dy = y1(v.deadlineMs);
@@ -594,8 +594,9 @@
         const b = bars.find((x) => x.last >= c.cross) || end;
         const cx = xr(b.last), cy = y1(b.totalMaxMs);
         nodes.push(el('path', { class: 'cross', d: `M${cx - 7},${cy - 7} L${cx + 7},${cy + 7} M${cx + 7},${cy - 7} L${cx - 7},${cy + 7}` }));
-        // Above and left of the mark: the worst-case line rises from below left.
-        nodes.push(el('text', { class: 'cross-label', x: Math.max(cx - 12, L + 4), y: cy - 12, 'text-anchor': cx - 12 > L + 140 ? 'end' : 'start' }, t.late(c.cross)));
+        // Above and left of the mark, where the rising worst-case line is
+        // not; a phone has no room for it, and the legend names the mark.
+        if (!small) nodes.push(el('text', { class: 'cross-label', x: Math.max(cx - 12, L + 60), y: cy - 12, 'text-anchor': cx - 12 > L + 200 ? 'end' : 'start' }, t.late(c.cross)));
       }
     }
     // Retry numbers along the bottom: 1, round numbers and the last.
@@ -626,8 +627,9 @@
     const x = (ms) => L + place(c.total, ms) * pw;
     const y = (k) => T + (n === 1 ? h / 2 : (k - 1) / (n - 1) * h);
     for (const tick of c.total.ticks) {
-      nodes.push(el('line', { class: 'grid', x1: x(tick.ms), x2: x(tick.ms), y1: T, y2: T + h }));
-      nodes.push(el('text', { class: 'tick', x: x(tick.ms), y: T + h + 16, 'text-anchor': 'middle' }, tick.label));
+      const tx = x(tick.ms), edge = tx + tick.label.length * 3.3 > W - 2;
+      nodes.push(el('line', { class: 'grid', x1: tx, x2: tx, y1: T, y2: T + h }));
+      nodes.push(el('text', { class: 'tick', x: edge ? W - 2 : tx, y: T + h + 16, 'text-anchor': edge ? 'end' : 'middle' }, tick.label));
     }
     nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: T + h, y2: T + h }));
     for (const k of c.attemptTicks) nodes.push(el('text', { class: 'tick', x: L - 8, y: y(k) + 4, 'text-anchor': 'end' }, String(k)));

@@ -37,11 +37,11 @@ func TestAllocs(t *testing.T) {
 	// empty within a few runs, and the runs after that would measure the
 	// ErrBudget path instead of retrying (hidden by AllocsPerRun's rounding
 	// down of the average), so this one is large enough for every run.
-	budget := retry.Budget{MaxTokens: 1e6}
+	budget := retry.TokenBucket{MaxTokens: 1e6}
 	zero := backoff.Policy{Retries: 3}
 	hook := func(retry.Event) {}
 	logger := slog.New(slog.DiscardHandler)
-	opts := []retry.Option{retry.WithBudget(&budget), retry.OnRetry(hook), retry.WithLogger(logger), retry.MaxRetryAfter(0)}
+	opts := []retry.Option{retry.WithBudget(&budget), retry.WithOnRetry(hook), retry.WithLogger(logger), retry.WithMaxRetryAfter(0)}
 	tests := []struct {
 		name string
 		run  func() error
@@ -49,7 +49,7 @@ func TestAllocs(t *testing.T) {
 		{"success", func() error { _, err := retry.Do(ctx, backoff.Default(), succeedOp); return err }},
 		{"success cancelable ctx", func() error { _, err := retry.Do(cctx, backoff.Default(), succeedOp); return err }},
 		{"success with options", func() error {
-			_, err := retry.Do(ctx, backoff.Default(), succeedOp, retry.WithBudget(&budget), retry.OnRetry(hook), retry.WithLogger(logger))
+			_, err := retry.Do(ctx, backoff.Default(), succeedOp, retry.WithBudget(&budget), retry.WithOnRetry(hook), retry.WithLogger(logger))
 			return err
 		}},
 		{"run success", func() error { return retry.Run(ctx, backoff.Default(), func(context.Context) error { return nil }) }},
@@ -96,7 +96,7 @@ func BenchmarkDo(b *testing.B) {
 		var f failTwice
 		hook := func(retry.Event) {}
 		for b.Loop() {
-			_, _ = retry.Do(ctx, p, f.op, retry.OnRetry(hook))
+			_, _ = retry.Do(ctx, p, f.op, retry.WithOnRetry(hook))
 		}
 	})
 }
@@ -134,7 +134,7 @@ func TestMaxAttemptsSaturates(t *testing.T) {
 			return errFlaky
 		}
 		return nil
-	}, retry.OnRetry(func(e retry.Event) { got = e }))
+	}, retry.WithOnRetry(func(e retry.Event) { got = e }))
 	if got.MaxAttempts != math.MaxInt {
 		t.Errorf("MaxAttempts with Retries MaxInt = %d, want %d (no overflow)", got.MaxAttempts, math.MaxInt)
 	}

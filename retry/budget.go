@@ -1,11 +1,33 @@
 package retry
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 )
 
-// Defaults of a Budget whose fields are zero; they are gRPC's usual values.
+// Budget decides whether failed attempts may be retried, across many calls.
+// Do and Run consult the Budget given with WithBudget; retryhttp.Transport
+// consults its Budget field. TokenBucket is the usual implementation; a
+// fleet-wide budget (shared by many processes) implements the same two
+// methods. Implementations must be safe for concurrent use: one Budget is
+// typically shared by every call to the same dependency.
+//
+// Neither method is called for an attempt that was rejected before reaching
+// the dependency (an error with Rejected() true, see Do), nor for an error
+// that is not retried at all (Permanent, the classifier, the caller's
+// context).
+type Budget interface {
+	// Success records an attempt that succeeded.
+	Success()
+	// Failure records an attempt that failed and could be retried, and reports
+	// whether the retry may be made.
+	Failure() bool
+}
+
+// Defaults of a TokenBucket whose fields are zero; they are gRPC's usual
+// values.
 const (
 	DefaultMaxTokens  = 10
 	DefaultTokenRatio = 0.1
@@ -15,25 +37,29 @@ const (
 // TokenRatio to three decimal places, so milli-tokens count it exactly.
 const milli = 1000
 
-// Budget limits retries across many calls, so that when a dependency is
-// down the extra load from retrying stays near zero instead of multiplying
-// the traffic by Retries+1. It is gRPC's retry throttling (proposal A6): a
-// bucket holds up to MaxTokens tokens and starts full; every failed attempt
-// that could be retried costs one token, every success refunds TokenRatio;
-// a retry is allowed only while more than MaxTokens/2 tokens remain. The
-// first attempt of a call is never blocked.
+// TokenBucket is a Budget that limits retries across many calls, so that
+// when a dependency is down the extra load from retrying stays near zero
+// instead of multiplying the traffic by the policy's attempts. It is gRPC's
+// retry throttling (proposal A6): a bucket holds up to MaxTokens tokens and
+// starts full; every failed attempt that could be retried costs one token,
+// every success refunds TokenRatio; a retry is allowed only while more than
+// MaxTokens/2 tokens remain. The first attempt of a call is never blocked.
 //
-// The zero Budget is ready to use, with MaxTokens 10 and TokenRatio 0.1:
-// after about five consecutive failures retries stop, and resume after
+// The zero TokenBucket is ready to use, with MaxTokens 10 and TokenRatio
+// 0.1: after about five consecutive failures retries stop, and resume after
 // about ten successes per missing token. Set the fields before first use
-// and do not change them afterwards. Share one *Budget, typically per
-// downstream service, between the calls that should throttle together
-// with WithBudget. A Budget is safe for concurrent use and lock-free.
-type Budget struct {
-	// MaxTokens is the bucket's capacity, > 0; zero or less means 10.
+// and do not change them afterwards; Validate reports a field out of range,
+// and Do, Run and retryhttp.Transport call it before the first attempt.
+// Share one *TokenBucket, typically per downstream service, between the
+// calls that should throttle together. A TokenBucket is safe for concurrent
+// use and lock-free.
+type TokenBucket struct {
+	// MaxTokens is the bucket's capacity. Zero means 10 (DefaultMaxTokens);
+	// otherwise it must be a finite number > 0.
 	MaxTokens float64
-	// TokenRatio is the tokens refunded by each success, > 0; zero or less
-	// means 0.1. It is counted in thousandths.
+	// TokenRatio is the tokens refunded by each success, counted in
+	// thousandths. Zero means 0.1 (DefaultTokenRatio); otherwise it must be
+	// a finite number > 0.
 	TokenRatio float64
 
 	// used is the number of milli-tokens missing from the full bucket, so
@@ -41,14 +67,37 @@ type Budget struct {
 	used atomic.Int64
 }
 
-func (b *Budget) capacity() int64 {
+var _ Budget = (*TokenBucket)(nil)
+
+// ErrInvalidBudget is matched (errors.Is) by the error of
+// TokenBucket.Validate.
+var ErrInvalidBudget = errors.New("retry: invalid budget")
+
+// Validate reports whether the fields are in range: the error names the
+// field, what it was and what is accepted, and matches ErrInvalidBudget.
+// Negative values are rejected because neither "no capacity" nor "no
+// refund" is a useful budget: to retry without a budget, give none.
+func (b *TokenBucket) Validate() error {
+	check := func(name string, v float64, def string) error {
+		if v == 0 || (v > 0 && !math.IsInf(v, 1)) {
+			return nil
+		}
+		return fmt.Errorf("%w: TokenBucket.%s must be a finite number > 0 (0 means %s), got %v", ErrInvalidBudget, name, def, v)
+	}
+	if err := check("MaxTokens", b.MaxTokens, "10"); err != nil {
+		return err
+	}
+	return check("TokenRatio", b.TokenRatio, "0.1")
+}
+
+func (b *TokenBucket) capacity() int64 {
 	if !(b.MaxTokens > 0) {
 		return DefaultMaxTokens * milli
 	}
 	return int64(math.Min(b.MaxTokens, math.MaxInt64/(4*milli)) * milli)
 }
 
-func (b *Budget) refund() int64 {
+func (b *TokenBucket) refund() int64 {
 	if !(b.TokenRatio > 0) {
 		return DefaultTokenRatio * milli
 	}
@@ -56,24 +105,25 @@ func (b *Budget) refund() int64 {
 }
 
 // Tokens returns the tokens currently in the bucket, between 0 and MaxTokens.
-func (b *Budget) Tokens() float64 {
+func (b *TokenBucket) Tokens() float64 {
 	return float64(b.capacity()-b.used.Load()) / milli
 }
 
-// failure takes one token, leaving at least zero.
-func (b *Budget) failure() {
+// Failure takes one token, leaving at least zero, and reports whether a
+// retry may be made: more than half the tokens remain.
+func (b *TokenBucket) Failure() bool {
 	c := b.capacity()
 	for {
 		u := b.used.Load()
 		n := min(u+milli, c)
 		if n == u || b.used.CompareAndSwap(u, n) {
-			return
+			return c-n > c/2
 		}
 	}
 }
 
-// success refunds TokenRatio tokens, up to a full bucket.
-func (b *Budget) success() {
+// Success refunds TokenRatio tokens, up to a full bucket.
+func (b *TokenBucket) Success() {
 	r := b.refund()
 	for {
 		u := b.used.Load()
@@ -84,10 +134,4 @@ func (b *Budget) success() {
 			return
 		}
 	}
-}
-
-// allow reports whether a retry may be made: more than half the tokens remain.
-func (b *Budget) allow() bool {
-	c := b.capacity()
-	return c-b.used.Load() > c/2
 }

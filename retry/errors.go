@@ -15,7 +15,8 @@ var (
 	// ErrExhausted: every attempt the policy allows (Retries+1) failed.
 	ErrExhausted = errors.New("retry: retries exhausted")
 	// ErrPermanent: the operation returned an error that must not be retried:
-	// one wrapped with Permanent, or one the RetryIf classifier rejected.
+	// one wrapped with Permanent, or one the WithClassifier classifier
+	// rejected.
 	ErrPermanent = errors.New("retry: permanent error")
 	// ErrDeadline: the next wait would end after the context's deadline, so
 	// retrying stopped at once instead of sleeping into certain failure.
@@ -24,11 +25,12 @@ var (
 	// (before an attempt, during a wait, or the operation returned the
 	// context's own error). The context's cause is in the error chain too.
 	ErrCanceled = errors.New("retry: canceled")
-	// ErrRetryAfterTooLong: the operation asked, with After, for a wait longer
-	// than the maximum set by MaxRetryAfter (default 1 minute). The hint stays
-	// readable with RetryAfter so that the caller can reschedule.
+	// ErrRetryAfterTooLong: the operation asked, with a wait hint (see After),
+	// for a wait longer than the limit set with WithMaxRetryAfter (default 1
+	// minute; a negative limit refuses every hint). The hint stays readable
+	// with RetryAfter so that the caller can reschedule.
 	ErrRetryAfterTooLong = errors.New("retry: retry-after hint too long")
-	// ErrBudget: the shared retry Budget is empty, so no retry was made.
+	// ErrBudget: the shared retry Budget refused the retry.
 	ErrBudget = errors.New("retry: retry budget exhausted")
 )
 
@@ -47,10 +49,8 @@ type Error struct {
 	// Attempts is how many times the operation ran (0 if the context was
 	// done before the first attempt).
 	Attempts int
-	// Elapsed is the time that retrying took: from the end of the first
-	// attempt until Do gave up (0 if only one attempt ran). The first
-	// attempt is not timed so that a call that succeeds at once costs no
-	// clock read.
+	// Elapsed is the time since the call began (the first attempt
+	// included) until retrying stopped.
 	Elapsed time.Duration
 	// Last is the error the last attempt returned, exactly as the operation
 	// returned it (still wrapped by Permanent or After, whose hint
@@ -65,7 +65,8 @@ type Error struct {
 
 // Error describes the reason, the attempts, the elapsed time and the last
 // error, e.g. "retry: retries exhausted after 4 attempts in 1.5s: connection
-// refused" (a single attempt is not timed, see Elapsed).
+// refused" (the time of a single attempt is the operation's own, so it is
+// left out of the message; Elapsed has it).
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Reason.Error())
@@ -138,8 +139,7 @@ func Permanent(err error) error {
 // IsPermanent reports whether err, or any error it wraps, was marked with
 // Permanent.
 func IsPermanent(err error) bool {
-	_, _, perm := inspect(err)
-	return perm
+	return inspect(err).permanent
 }
 
 // afterError carries a "retry no sooner than d" hint.
@@ -151,15 +151,22 @@ type afterError struct {
 func (e *afterError) Error() string { return e.err.Error() }
 func (e *afterError) Unwrap() error { return e.err }
 
+// RetryAfter returns the hint: the error is a wait hint for Do and Run.
+func (e *afterError) RetryAfter() time.Duration { return e.d }
+
 // After wraps err with a hint that the operation must not be retried sooner
 // than d from now, typically a server's Retry-After. Do and Run then wait
 // exactly d before the next attempt instead of the policy's delay (never
-// less than asked; the retry still counts against Retries). If d exceeds the
-// maximum set by MaxRetryAfter, or the wait would end after the context's
-// deadline, they stop at once with ErrRetryAfterTooLong or ErrDeadline, and
-// RetryAfter still reads the hint from the returned error. A negative d
-// counts as 0. The wrapper is transparent to errors.Is/As and has err's
-// message. After(d, nil) is nil.
+// less than asked; the retry still counts as an attempt). If d exceeds the
+// limit set with WithMaxRetryAfter, or the wait would end after the
+// context's deadline, they stop at once with ErrRetryAfterTooLong or
+// ErrDeadline, and RetryAfter still reads the hint from the returned error.
+// A negative d counts as 0. The wrapper is transparent to errors.Is/As and
+// has err's message. After(d, nil) is nil.
+//
+// Any error type can carry a hint without importing this package: Do and
+// Run read it from the first error in the chain that has a method
+// RetryAfter() time.Duration (a circuit breaker's rejection, for example).
 func After(d time.Duration, err error) error {
 	if err == nil {
 		return nil
@@ -167,44 +174,61 @@ func After(d time.Duration, err error) error {
 	return &afterError{max(d, 0), err}
 }
 
-// RetryAfter returns the hint of the first error in err's chain made by
-// After, and whether there was one.
+// RetryAfter returns the wait hint of the first error in err's chain that
+// has a method RetryAfter() time.Duration (such as those made by After), and
+// whether there was one. A negative hint reads as 0.
 func RetryAfter(err error) (time.Duration, bool) {
-	d, ok, _ := inspect(err)
-	return d, ok
+	m := inspect(err)
+	return m.hint, m.hinted
+}
+
+// IsRejected reports whether err, or any error it wraps, has a method
+// Rejected() bool that returns true: the attempt was refused before it
+// reached the dependency (by a circuit breaker or a limiter), so Do and Run
+// neither spend nor refund the Budget for it.
+func IsRejected(err error) bool {
+	return inspect(err).rejected
+}
+
+// marks are the control signals found in an error's tree.
+type marks struct {
+	hint      time.Duration
+	hinted    bool
+	permanent bool
+	rejected  bool
 }
 
 // inspect walks err's tree depth-first, as errors.As does, and reports the
-// first After hint and whether any error was marked Permanent. It does not
-// allocate, unlike errors.As with a pointer target, so the loop can call it
-// on every failure.
-func inspect(err error) (hint time.Duration, hinted, permanent bool) {
+// first wait hint and whether any error was marked Permanent or Rejected.
+// It does not allocate, unlike errors.As with a pointer target, so the loop
+// can call it on every failure.
+func inspect(err error) (m marks) {
 	for err != nil {
+		if _, ok := err.(*permanentError); ok {
+			m.permanent = true
+		}
+		if h, ok := err.(interface{ RetryAfter() time.Duration }); ok && !m.hinted {
+			m.hint, m.hinted = max(h.RetryAfter(), 0), true
+		}
+		if r, ok := err.(interface{ Rejected() bool }); ok && r.Rejected() {
+			m.rejected = true
+		}
 		switch e := err.(type) {
-		case *permanentError:
-			permanent = true
-			err = e.err
-			continue
-		case *afterError:
-			if !hinted {
-				hint, hinted = e.d, true
-			}
-			err = e.err
-			continue
 		case interface{ Unwrap() []error }:
 			for _, inner := range e.Unwrap() {
-				h, ok, p := inspect(inner)
-				if ok && !hinted {
-					hint, hinted = h, true
+				im := inspect(inner)
+				if im.hinted && !m.hinted {
+					m.hint, m.hinted = im.hint, true
 				}
-				permanent = permanent || p
+				m.permanent = m.permanent || im.permanent
+				m.rejected = m.rejected || im.rejected
 			}
-			return hint, hinted, permanent
+			return m
 		case interface{ Unwrap() error }:
 			err = e.Unwrap()
-			continue
+		default:
+			return m
 		}
-		break
 	}
-	return hint, hinted, permanent
+	return m
 }

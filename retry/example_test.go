@@ -62,16 +62,16 @@ func ExampleAfter() {
 	// Output: true 2m0s true
 }
 
-func ExampleRetryIf() {
+func ExampleWithClassifier() {
 	errBadRequest := errors.New("bad request")
 	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
 		return errBadRequest
-	}, retry.RetryIf(func(err error) bool { return !errors.Is(err, errBadRequest) }))
+	}, retry.WithClassifier(func(err error) bool { return !errors.Is(err, errBadRequest) }))
 	fmt.Println(err)
 	// Output: retry: permanent error after 1 attempt: bad request
 }
 
-func ExampleOnRetry() {
+func ExampleWithOnRetry() {
 	attempts := 0
 	_ = retry.Run(context.Background(), quick, func(ctx context.Context) error {
 		attempts++
@@ -79,7 +79,7 @@ func ExampleOnRetry() {
 			return errors.New("timeout")
 		}
 		return nil
-	}, retry.OnRetry(func(e retry.Event) {
+	}, retry.WithOnRetry(func(e retry.Event) {
 		fmt.Printf("attempt %d of %d failed (%v); retrying in %v\n", e.Attempt, e.MaxAttempts, e.Err, e.Delay)
 	}))
 	// Output:
@@ -87,9 +87,9 @@ func ExampleOnRetry() {
 	// attempt 2 of 4 failed (timeout); retrying in 2µs
 }
 
-func ExampleBudget() {
+func ExampleTokenBucket() {
 	// One budget per downstream service, shared by every call to it.
-	var budget retry.Budget
+	var budget retry.TokenBucket
 	attempts := 0
 	for range 100 {
 		_ = retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(ctx context.Context) error {

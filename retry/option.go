@@ -8,24 +8,26 @@ import (
 	"github.com/again-go/again/backoff"
 )
 
-// DefaultMaxRetryAfter is the longest After hint honoured when MaxRetryAfter
-// is not given: a server asking for more is better rescheduled by the caller
-// than waited for inside one call.
+// DefaultMaxRetryAfter is the longest wait hint honoured when
+// WithMaxRetryAfter is not given (or given 0): a server asking for more is
+// better rescheduled by the caller than waited for inside one call.
 const DefaultMaxRetryAfter = time.Minute
 
-// Option changes how Do and Run retry. Options are small values: passing
-// them costs no allocation. The zero Option does nothing.
+// Option changes how Do and Run retry. Every option is made by a function
+// named WithX. Options are small values: passing them costs no allocation.
+// The zero Option does nothing; of two options of the same kind, the later
+// wins.
 type Option struct {
 	kind optionKind
 	d    time.Duration
-	v    any // func(error) bool, func(Event), *Budget, *slog.Logger or backoff.Rand
+	v    any // func(error) bool, func(Event), Budget, *slog.Logger or backoff.Rand
 }
 
 type optionKind uint8
 
 const (
 	optNone optionKind = iota
-	optRetryIf
+	optClassifier
 	optMaxRetryAfter
 	optBudget
 	optOnRetry
@@ -34,45 +36,52 @@ const (
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
-// to the OnRetry hook and logged by WithLogger.
+// to the WithOnRetry hook and logged by WithLogger.
 type Event struct {
 	// Attempt is the number of the attempt that just failed, from 1.
 	Attempt int
 	// MaxAttempts is the most attempts the policy allows: Retries+1.
 	MaxAttempts int
 	// Delay is the wait before the next attempt: the policy's jittered delay,
-	// or the operation's After hint.
+	// or the error's wait hint (see After).
 	Delay time.Duration
 	// Err is the error the attempt returned.
 	Err error
 }
 
-// RetryIf sets the classifier: an error for which retryable returns false
-// stops retrying at once with ErrPermanent. It is consulted only for errors
-// that are retryable by the default rules (not Permanent, not the caller's
-// context error). A nil function restores the default, which retries every
-// other error. retryable runs on the calling goroutine.
-func RetryIf(retryable func(error) bool) Option {
-	return Option{kind: optRetryIf, v: retryable}
+// WithClassifier sets the classifier: an error for which retryable returns
+// false stops retrying at once with ErrPermanent. It is consulted only for
+// errors that are retryable by the default rules (not Permanent, not the
+// caller's context error). A nil function restores the default, which
+// retries every other error. retryable runs on the calling goroutine.
+func WithClassifier(retryable func(error) bool) Option {
+	return Option{kind: optClassifier, v: retryable}
 }
 
-// MaxRetryAfter sets the longest After hint to wait for; a longer hint stops
-// retrying at once with ErrRetryAfterTooLong. d <= 0 means
-// DefaultMaxRetryAfter (1 minute).
-func MaxRetryAfter(d time.Duration) Option {
+// WithMaxRetryAfter sets the longest wait hint (see After) to honour; a
+// longer hint stops retrying at once with ErrRetryAfterTooLong. Zero means
+// DefaultMaxRetryAfter (1 minute); a negative d honours no hint at all:
+// any error carrying one stops retrying with ErrRetryAfterTooLong, so that
+// the caller can reschedule the work itself.
+func WithMaxRetryAfter(d time.Duration) Option {
 	return Option{kind: optMaxRetryAfter, d: d}
 }
 
-// WithBudget makes retries draw on b, a token bucket that may be shared by
-// many calls (see Budget). A nil b means no budget, the default.
-func WithBudget(b *Budget) Option {
+// WithBudget makes retries draw on b, which may be shared by many calls
+// (see Budget and TokenBucket). A nil b means no budget, the default. If b
+// has a Validate() error method (as *TokenBucket has), Do and Run call it
+// before the first attempt and return its error.
+func WithBudget(b Budget) Option {
+	if tb, ok := b.(*TokenBucket); ok && tb == nil {
+		b = nil
+	}
 	return Option{kind: optBudget, v: b}
 }
 
-// OnRetry sets a hook called after each failed attempt that will be retried,
-// before the wait, on the goroutine that called Do or Run. It is not called
-// when retrying stops. The wait starts when the hook returns.
-func OnRetry(hook func(Event)) Option {
+// WithOnRetry sets a hook called after each failed attempt that will be
+// retried, before the wait, on the goroutine that called Do or Run. It is
+// not called when retrying stops. The wait starts when the hook returns.
+func WithOnRetry(hook func(Event)) Option {
 	return Option{kind: optOnRetry, v: hook}
 }
 
@@ -93,9 +102,9 @@ func WithRand(r backoff.Rand) Option {
 
 // config is the options, applied.
 type config struct {
-	retryIf       func(error) bool
-	maxRetryAfter time.Duration
-	budget        *Budget
+	classifier    func(error) bool
+	maxRetryAfter time.Duration // < 0: no hint is honoured
+	budget        Budget
 	onRetry       func(Event)
 	logger        *slog.Logger
 	rand          backoff.Rand
@@ -105,15 +114,15 @@ func newConfig(opts []Option) config {
 	c := config{maxRetryAfter: DefaultMaxRetryAfter, rand: globalRand{}}
 	for _, o := range opts {
 		switch o.kind {
-		case optRetryIf:
-			c.retryIf, _ = o.v.(func(error) bool)
+		case optClassifier:
+			c.classifier, _ = o.v.(func(error) bool)
 		case optMaxRetryAfter:
 			c.maxRetryAfter = o.d
-			if c.maxRetryAfter <= 0 {
+			if c.maxRetryAfter == 0 {
 				c.maxRetryAfter = DefaultMaxRetryAfter
 			}
 		case optBudget:
-			c.budget, _ = o.v.(*Budget)
+			c.budget, _ = o.v.(Budget)
 		case optOnRetry:
 			c.onRetry, _ = o.v.(func(Event))
 		case optLogger:

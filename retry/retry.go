@@ -14,60 +14,49 @@ import (
 //
 // The first attempt runs at once; there are at most p.Retries+1 attempts,
 // and the wait before retry n is p.Sample(n, ...) (jittered), or the hint of
-// an error made with After. Do stops, returning the zero T and an *Error
-// whose Reason says why, when:
+// the error (see After). Do stops, returning the zero T and an *Error whose
+// Reason says why, when:
 //
 //   - every attempt failed (ErrExhausted);
-//   - op returned an error wrapped with Permanent, or one the RetryIf
-//     classifier rejects (ErrPermanent);
+//   - op returned an error wrapped with Permanent, or one the classifier of
+//     WithClassifier rejects (ErrPermanent);
 //   - ctx was done before the first attempt, when an attempt failed
 //     (whatever op returned: its own context error or a consequence of
 //     it), or during a wait, which then ends at once (ErrCanceled; the
 //     *Error also matches context.Cause(ctx) and ctx.Err());
 //   - ctx has a deadline and the next wait would end after it (ErrDeadline):
 //     Do never sleeps into certain failure;
-//   - an After hint exceeds MaxRetryAfter (ErrRetryAfterTooLong);
+//   - a wait hint exceeds the limit of WithMaxRetryAfter
+//     (ErrRetryAfterTooLong);
 //   - the Budget given with WithBudget allows no more retries (ErrBudget).
 //
+// An error whose chain holds an error with a method Rejected() bool that
+// returns true (a circuit breaker or a limiter refused the attempt, so the
+// dependency was never called) counts as an attempt and is retried like
+// any other, waiting its RetryAfter hint if it has one, but it neither
+// spends nor refunds the Budget.
+//
 // Do never waits after the last attempt. If p is invalid (see
-// backoff.Policy.Validate), Do returns its *backoff.FieldError without
-// calling op.
+// backoff.Policy.Validate) or the Budget is (see TokenBucket.Validate), Do
+// returns that error without calling op.
 //
 // On success Do allocates nothing; a failed attempt costs no allocation
 // beyond op's own error, except one timer for the first non-zero wait of
 // the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
-	if err := p.Validate(); err != nil {
-		var zero T
+	var zero T
+	l, err := NewLoop(ctx, p, opts...)
+	if err != nil {
 		return zero, err
 	}
-	if ctx.Err() != nil {
-		var zero T
-		return zero, canceled(ctx, 0, 0, nil)
-	}
-	v, err := op(ctx)
-	if err == nil {
-		// The common case returns before the options are even read.
-		if len(opts) != 0 {
-			succeed(opts)
-		}
-		return v, nil
-	}
-	// The clock is read only now, so that success costs no clock read
-	// (tens of nanoseconds on some machines, more than the rest of Do).
-	l := loop{p: p, cfg: newConfig(opts), start: time.Now()}
-	defer l.stop()
 	for {
-		if err = l.failed(ctx, err); err != nil {
-			var zero T
-			return zero, err
-		}
-		v, err = op(ctx)
+		v, err := op(ctx)
 		if err == nil {
-			if l.cfg.budget != nil {
-				l.cfg.budget.success()
-			}
+			l.Succeeded()
 			return v, nil
+		}
+		if err = l.Failed(ctx, err); err != nil {
+			return zero, err
 		}
 	}
 }
@@ -78,77 +67,139 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 	return err
 }
 
-// succeed records a first-attempt success in the budget, if any, without
-// building the whole configuration.
-func succeed(opts []Option) {
-	for _, o := range opts {
-		if o.kind == optBudget {
-			if b, _ := o.v.(*Budget); b != nil {
-				b.success()
-			}
-		}
-	}
-}
-
-// loop is the state of a call after its first failure.
-type loop struct {
+// Loop is the retry loop of Do, for code that makes the attempts itself:
+// after each failed attempt, Failed decides whether to retry and waits
+// (or Next decides and Wait waits); after a success, Succeeded records it. retryhttp.Transport is built on it, and
+// everything Do's documentation says holds for a Loop driven this way:
+//
+//	l, err := retry.NewLoop(ctx, p, opts...)
+//	if err != nil {
+//		return err
+//	}
+//	for {
+//		err := attempt(ctx)
+//		if err == nil {
+//			l.Succeeded()
+//			return nil
+//		}
+//		if err = l.Failed(ctx, err); err != nil {
+//			return err // an *Error saying why retrying stopped
+//		}
+//	}
+//
+// A Loop serves one call, on one goroutine; it holds no resource that needs
+// releasing. The zero Loop is not usable: make one with NewLoop.
+type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Time     // the end of the first attempt
+	start    time.Time     // when the call began
 	attempts int           // attempts made so far
 	prev     time.Duration // the previous wait, for decorrelated jitter
+	last     error         // the latest attempt's error
 	timer    *time.Timer   // created at the first non-zero wait, then reused
 }
 
-func (l *loop) stop() {
-	if l.timer != nil {
-		l.timer.Stop()
+// NewLoop begins a call with the policy p and the options opts. It returns
+// the error of p.Validate or of the Budget's Validate method if either is
+// invalid, and an *Error with Reason ErrCanceled and no attempt if ctx is
+// already done.
+func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
+	if err := p.Validate(); err != nil {
+		return Loop{}, err
+	}
+	// The Loop keeps the options applied, not opts itself: a Loop that
+	// referred to the caller's slice would make it escape to the heap.
+	l := Loop{p: p, cfg: newConfig(opts), start: time.Now()}
+	if v, ok := l.cfg.budget.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return Loop{}, err
+		}
+	}
+	if ctx.Err() != nil {
+		return Loop{}, l.canceled(ctx, nil)
+	}
+	return l, nil
+}
+
+// Attempts returns the number of attempts recorded so far with Failed and
+// Succeeded.
+func (l *Loop) Attempts() int { return l.attempts }
+
+// Succeeded records that the latest attempt succeeded: it refunds the
+// Budget, if any.
+func (l *Loop) Succeeded() {
+	l.attempts++
+	if l.cfg.budget != nil {
+		l.cfg.budget.Success()
 	}
 }
 
-// failed handles the failure err of the latest attempt: it decides whether
-// to retry, and if so waits. It returns nil to make the next attempt, or the
-// *Error that ends the call.
-func (l *loop) failed(ctx context.Context, err error) error {
+// Failed records that the latest attempt failed with err. It returns nil
+// once the next attempt may be made, after waiting for it, or the *Error
+// that ends the call (see Do for the reasons). It must not be called with a
+// nil err. Failed is Next, then the WithOnRetry hook and the WithLogger
+// record, then Wait.
+func (l *Loop) Failed(ctx context.Context, err error) error {
+	d, err := l.Next(ctx, err)
+	if err != nil {
+		return err
+	}
+	if l.cfg.onRetry != nil || l.cfg.logger != nil {
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: maxAttempts(l.p), Delay: d, Err: l.last})
+	}
+	return l.Wait(ctx, d)
+}
+
+// Next records that the latest attempt failed with err and decides, without
+// waiting, what follows: the wait before the next attempt, or the *Error
+// that ends the call. Callers that report a retry in their own words (as
+// retryhttp.Transport does) call Next, report, then Wait; others call
+// Failed. Next calls no hook.
+func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	l.attempts++
+	l.last = err
 	if ctx.Err() != nil {
 		// The failure is ctx's error, or a consequence of ctx ending: either
 		// way no retry can succeed.
-		return canceled(ctx, l.attempts, time.Since(l.start), err)
+		return 0, l.canceled(ctx, err)
 	}
-	hint, hinted, permanent := inspect(err)
-	if permanent || (l.cfg.retryIf != nil && !l.cfg.retryIf(err)) {
-		return l.give(ErrPermanent, err)
+	m := inspect(err)
+	if m.permanent || (l.cfg.classifier != nil && !l.cfg.classifier(err)) {
+		return 0, l.give(ErrPermanent, err)
 	}
-	if l.cfg.budget != nil {
-		l.cfg.budget.failure()
+	allowed := true
+	if l.cfg.budget != nil && !m.rejected {
+		allowed = l.cfg.budget.Failure()
 	}
-	if l.attempts > l.p.Retries { // attempts = Retries+1, without overflow
-		return l.give(ErrExhausted, err)
+	if l.attempts >= maxAttempts(l.p) {
+		return 0, l.give(ErrExhausted, err)
 	}
-	if l.cfg.budget != nil && !l.cfg.budget.allow() {
-		return l.give(ErrBudget, err)
+	if !allowed {
+		return 0, l.give(ErrBudget, err)
 	}
 	var d time.Duration
-	if hinted {
-		if hint > l.cfg.maxRetryAfter {
-			return l.give(ErrRetryAfterTooLong, err)
+	if m.hinted {
+		if l.cfg.maxRetryAfter < 0 || m.hint > l.cfg.maxRetryAfter {
+			return 0, l.give(ErrRetryAfterTooLong, err)
 		}
-		d = hint
+		d = m.hint
 	} else {
 		d = l.p.Sample(l.attempts, l.prev, l.cfg.rand)
 	}
 	l.prev = d
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
 		// A wait ending at the deadline leaves no time for the attempt.
-		return l.give(ErrDeadline, err)
+		return 0, l.give(ErrDeadline, err)
 	}
-	if l.cfg.onRetry != nil || l.cfg.logger != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: maxAttempts(l.p), Delay: d, Err: err})
-	}
+	return d, nil
+}
+
+// Wait waits d, the wait Next returned, and returns nil, or the *Error with
+// Reason ErrCanceled if ctx ends first (at once if it has ended already).
+func (l *Loop) Wait(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		if ctx.Err() != nil {
-			return canceled(ctx, l.attempts, time.Since(l.start), err)
+			return l.canceled(ctx, l.last)
 		}
 		return nil
 	}
@@ -162,11 +213,11 @@ func (l *loop) failed(ctx context.Context, err error) error {
 		return nil
 	case <-ctx.Done():
 		l.timer.Stop()
-		return canceled(ctx, l.attempts, time.Since(l.start), err)
+		return l.canceled(ctx, l.last)
 	}
 }
 
-func (l *loop) notify(ctx context.Context, e Event) {
+func (l *Loop) notify(ctx context.Context, e Event) {
 	if l.cfg.onRetry != nil {
 		l.cfg.onRetry(e)
 	}
@@ -179,13 +230,13 @@ func (l *loop) notify(ctx context.Context, e Event) {
 	}
 }
 
-func (l *loop) give(reason, last error) error {
+func (l *Loop) give(reason, last error) error {
 	return &Error{Reason: reason, Attempts: l.attempts, Elapsed: time.Since(l.start), Last: last}
 }
 
-// canceled returns the error for a run ended by ctx.
-func canceled(ctx context.Context, attempts int, elapsed time.Duration, last error) error {
-	e := &Error{Reason: ErrCanceled, Attempts: attempts, Elapsed: elapsed, Last: last, Cause: context.Cause(ctx)}
+// canceled returns the error for a call ended by ctx.
+func (l *Loop) canceled(ctx context.Context, last error) error {
+	e := &Error{Reason: ErrCanceled, Attempts: l.attempts, Elapsed: time.Since(l.start), Last: last, Cause: context.Cause(ctx)}
 	if err := ctx.Err(); err != e.Cause {
 		e.ctxErr = err
 	}

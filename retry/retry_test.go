@@ -146,7 +146,7 @@ func TestInvalidPolicy(t *testing.T) {
 // 2. Only retryable failures are retried.
 func TestNotRetried(t *testing.T) {
 	errNotFound := errors.New("not found")
-	notFound := retry.RetryIf(func(err error) bool { return !errors.Is(err, errNotFound) })
+	notFound := retry.WithClassifier(func(err error) bool { return !errors.Is(err, errNotFound) })
 	tests := []struct {
 		name     string
 		errs     []error
@@ -159,7 +159,7 @@ func TestNotRetried(t *testing.T) {
 		{"permanent beats hint", []error{retry.After(time.Second, retry.Permanent(errNotFound))}, nil, retry.ErrPermanent, 1},
 		{"classifier rejects", []error{errFlaky, errNotFound}, []retry.Option{notFound}, retry.ErrPermanent, 2},
 		{"classifier accepts", failing(10, errFlaky), []retry.Option{notFound}, retry.ErrExhausted, 4},
-		{"nil classifier", failing(10, errNotFound), []retry.Option{notFound, retry.RetryIf(nil)}, retry.ErrExhausted, 4},
+		{"nil classifier", failing(10, errNotFound), []retry.Option{notFound, retry.WithClassifier(nil)}, retry.ErrExhausted, 4},
 		{"op's own deadline is retried", failing(10, context.DeadlineExceeded), nil, retry.ErrExhausted, 4},
 	}
 	for _, tt := range tests {
@@ -255,9 +255,13 @@ func TestRetryAfter(t *testing.T) {
 		{name: "above the default max", errs: []error{errFlaky, retry.After(61*time.Second, errFlaky)}, at: ms(0, 100),
 			reason: retry.ErrRetryAfterTooLong, hint: 61 * time.Second, attempts: 2},
 		{name: "default max itself", errs: []error{retry.After(time.Minute, errFlaky)}, at: ms(0, 60000)},
-		{name: "above a custom max", errs: []error{retry.After(11*time.Second, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(10 * time.Second)},
+		{name: "above a custom max", errs: []error{retry.After(11*time.Second, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(10 * time.Second)},
 			at: ms(0), reason: retry.ErrRetryAfterTooLong, hint: 11 * time.Second, attempts: 1},
-		{name: "custom max", errs: []error{retry.After(2*time.Minute, errFlaky)}, opts: []retry.Option{retry.MaxRetryAfter(time.Hour)}, at: ms(0, 120000)},
+		{name: "custom max", errs: []error{retry.After(2*time.Minute, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(time.Hour)}, at: ms(0, 120000)},
+		{name: "zero max is the default", errs: []error{retry.After(time.Minute, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(0)}, at: ms(0, 60000)},
+		{name: "negative max honours no hint", errs: []error{errFlaky, retry.After(0, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(-1)},
+			at: ms(0, 100), reason: retry.ErrRetryAfterTooLong, hint: 0, attempts: 2},
+		{name: "any type with RetryAfter", errs: []error{fmt.Errorf("call: %w", hintError{3 * time.Second})}, at: ms(0, 3000)},
 		{name: "past the deadline", errs: []error{retry.After(2*time.Second, errFlaky)}, timeout: time.Second,
 			at: ms(0), reason: retry.ErrDeadline, hint: 2 * time.Second, attempts: 1},
 	}
@@ -397,7 +401,7 @@ func TestErrorMessage(t *testing.T) {
 // through under partial failure.
 func TestBudget(t *testing.T) {
 	t.Run("total outage", func(t *testing.T) {
-		var b retry.Budget
+		var b retry.TokenBucket
 		p := backoff.Policy{Retries: 3}
 		attempts, budgetErrs := 0, 0
 		const calls = 1000
@@ -420,7 +424,7 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("partial failure", func(t *testing.T) {
-		var b retry.Budget
+		var b retry.TokenBucket
 		p := backoff.Policy{Retries: 3}
 		attempts, failures := 0, 0
 		const calls = 1000
@@ -443,7 +447,7 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("recovery", func(t *testing.T) {
-		b := retry.Budget{MaxTokens: 4, TokenRatio: 0.5}
+		b := retry.TokenBucket{MaxTokens: 4, TokenRatio: 0.5}
 		fail := func() error {
 			return retry.Run(context.Background(), backoff.Policy{Retries: 1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
 		}
@@ -481,7 +485,7 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("first attempt never blocked", func(t *testing.T) {
-		b := retry.Budget{MaxTokens: 1}
+		b := retry.TokenBucket{MaxTokens: 1}
 		_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
 		called := false
 		err := retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(context.Context) error { called = true; return nil }, retry.WithBudget(&b))
@@ -490,7 +494,7 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("permanent errors cost nothing", func(t *testing.T) {
-		var b retry.Budget
+		var b retry.TokenBucket
 		for range 20 {
 			_ = retry.Run(context.Background(), policy, func(context.Context) error { return retry.Permanent(errFlaky) }, retry.WithBudget(&b))
 		}
@@ -499,7 +503,7 @@ func TestBudget(t *testing.T) {
 		}
 	})
 	t.Run("concurrent", func(t *testing.T) {
-		var b retry.Budget
+		var b retry.TokenBucket
 		var wg sync.WaitGroup
 		for g := range 8 {
 			wg.Go(func() {
@@ -537,7 +541,7 @@ func TestObservability(t *testing.T) {
 			return a
 		}}))
 		errs := failing(10, errFlaky)
-		_, err := retry.Do(t.Context(), policy, newScript(errs...).op, retry.OnRetry(hook), retry.WithLogger(logger))
+		_, err := retry.Do(t.Context(), policy, newScript(errs...).op, retry.WithOnRetry(hook), retry.WithLogger(logger))
 		checkError(t, err, retry.ErrExhausted, 4, errFlaky)
 		want := []retry.Event{
 			{Attempt: 1, MaxAttempts: 4, Delay: 100 * time.Millisecond, Err: errFlaky},

@@ -76,8 +76,9 @@ func ExampleTransport_maxRetryAfter() {
 	// 429 Too Many Requests Retry-After: 3600
 }
 
-// POST requests get one Idempotency-Key for all their attempts, so that the
-// server can recognise a repeat.
+// A POST is retried only with an Idempotency-Key. For a server known to
+// honour the header, GenerateIdempotencyKey gives each POST one key for all
+// its attempts, so that the server can recognise a repeat.
 func ExampleTransport_idempotencyKey() {
 	var (
 		mu   sync.Mutex
@@ -95,7 +96,10 @@ func ExampleTransport_idempotencyKey() {
 	}))
 	defer srv.Close()
 
-	client := &http.Client{Transport: &retryhttp.Transport{Policy: backoff.Policy{Retries: 1, Jitter: backoff.NoJitter}}}
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Policy:                 backoff.Policy{Retries: 1, Jitter: backoff.NoJitter},
+		GenerateIdempotencyKey: true,
+	}}
 	resp, err := client.Post(srv.URL, "application/json", nil)
 	if err != nil {
 		fmt.Println(err)
@@ -166,6 +170,6 @@ func ExampleTransport_logger() {
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode)
 	// Output:
-	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s retry_after=false
+	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s
 	// 200
 }

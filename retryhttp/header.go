@@ -283,12 +283,20 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~:/", c) >= 0
 }
 
-// serverHint returns the wait a response asks for: its Retry-After if valid,
-// else a RateLimit reset if a quota is exhausted.
-func serverHint(h http.Header, now time.Time) (d time.Duration, fromRetryAfter, ok bool) {
+// Names of the headers a wait hint can come from, as Event.HintHeader
+// reports them.
+const (
+	HeaderRetryAfter = "Retry-After"
+	HeaderRateLimit  = "RateLimit"
+)
+
+// serverHint returns the wait a response asks for and the header it came
+// from: its Retry-After if valid, else a RateLimit reset if a quota is
+// exhausted; header is "" when the response asks for no wait.
+func serverHint(h http.Header, now time.Time) (d time.Duration, header string) {
 	if v, present := h["Retry-After"]; present && len(v) > 0 {
 		if d, ok := ParseRetryAfter(v[0], now); ok {
-			return d, true, true
+			return d, HeaderRetryAfter
 		}
 	}
 	if v, present := h["Ratelimit"]; present && len(v) > 0 {
@@ -297,8 +305,8 @@ func serverHint(h http.Header, now time.Time) (d time.Duration, fromRetryAfter, 
 			joined = strings.Join(v, ", ")
 		}
 		if d, ok := ParseRateLimit(joined); ok {
-			return d, false, true
+			return d, HeaderRateLimit
 		}
 	}
-	return 0, false, false
+	return 0, ""
 }

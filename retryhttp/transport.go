@@ -21,8 +21,10 @@ import (
 // The zero Transport is ready to use: it sends through http.DefaultTransport
 // with backoff.Default() (500 ms, ×2, capped at 10 s, 3 retries, full
 // jitter), retries 429, 502, 503 and 504, waits at most 1 minute for a
-// Retry-After, buffers bodies without GetBody up to 1 MiB, and adds an
-// Idempotency-Key to POST and PATCH requests. Most callers set only Policy:
+// Retry-After, and buffers bodies without GetBody up to 1 MiB. Every field
+// follows the library's rule for zero and negative values: zero means the
+// documented default, negative means "none" (no hint honoured, never
+// buffer, no limit). Most callers set only Policy:
 //
 //	client := &http.Client{Transport: &retryhttp.Transport{Policy: p}}
 //
@@ -30,40 +32,46 @@ import (
 //   - Network failures (connection refused or reset, an HTTP/2 stream
 //     reset, EOF before a response, a timeout of one attempt, including
 //     net/http's TLS handshake and response header timeouts, a failed DNS
-//     lookup). Not the caller's own
-//     context ending, a host name that does not exist (DNS "no such host"),
-//     TLS certificate errors and TLS alerts, redirect-policy errors,
-//     malformed URLs, nor any error the transport does not recognise as a
-//     network failure: retrying those only repeats them.
+//     lookup). Not the caller's own context ending, a host name that does
+//     not exist (DNS "no such host"), TLS certificate errors and TLS
+//     alerts, redirect-policy errors, malformed URLs, nor any error the
+//     transport does not recognise as a network failure: retrying those
+//     only repeats them.
 //   - Responses whose status is in RetryStatuses.
-//   - Only requests that can be repeated safely: GET, HEAD, OPTIONS, TRACE,
-//     PUT and DELETE, and any request with an Idempotency-Key (or
-//     X-Idempotency-Key) header. A request whose connection could not be
-//     established at all (a dial error, a failed DNS lookup) is retried
-//     whatever its method, because the server saw nothing.
+//   - CheckRetry, when set, replaces both rules above.
+//   - Whatever the rules say, only requests that can be repeated safely:
+//     GET, HEAD, OPTIONS, TRACE, PUT and DELETE, and any request with an
+//     Idempotency-Key (or X-Idempotency-Key) header, which the caller sets
+//     or asks the Transport to generate (GenerateIdempotencyKey). A POST or
+//     PATCH without one is sent once, because a server that does not know
+//     the request may have executed it before failing. A request whose
+//     connection could not be established at all (a dial error, a failed
+//     DNS lookup) is retried whatever its method, because the server saw
+//     nothing.
 //
 // The caller's request is never modified: an attempt that needs another
 // body, header or context sends a shallow copy (the first attempt of a
 // request that needs none sends the request itself). The first attempt
-// sends the caller's body; later ones get a fresh body from GetBody (which http.NewRequest sets for bytes.Buffer,
-// bytes.Reader and strings.Reader). A body without GetBody is read into
-// memory first if it is at most MaxBufferedBody bytes; a larger one is
-// streamed once and the request is not retried (OnGiveUp and the log say
-// so, with ErrNotReplayable). The request body is always closed, even on
-// error.
+// sends the caller's body; later ones get a fresh body from GetBody (which
+// http.NewRequest sets for bytes.Buffer, bytes.Reader and strings.Reader).
+// A body without GetBody is read into memory first if it is at most
+// MaxBufferedBody bytes; a larger one is streamed once and the request is
+// not retried (OnGiveUp and the log say so, with ErrNotReplayable). The
+// request body is always closed, even on error.
 //
 // A response that will be retried is drained (up to 64 KiB, and within
-// AttemptTimeout if set) and closed so that its connection is reused; the final response, success or not, is
-// returned with a nil error and its body unread. When retrying stops on an
-// error, RoundTrip returns a *retry.Error that says why (errors.Is with
-// retry.ErrExhausted, retry.ErrPermanent, ...), how many attempts ran, and
-// wraps the last attempt's error.
+// AttemptTimeout if set) and closed so that its connection is reused; the
+// final response, success or not, is returned with a nil error and its body
+// unread. When retrying stops on an error, RoundTrip returns a *retry.Error
+// that says why (errors.Is with retry.ErrExhausted, retry.ErrPermanent,
+// ...), how many attempts ran, and wraps the last attempt's error.
 //
-// Waiting follows the retry package: the schedule of Policy, or exactly the
-// server's Retry-After (or IETF RateLimit reset) when it sent one; no wait
-// that would end after the request context's deadline is started, and a
-// Retry-After longer than MaxRetryAfter or past that deadline ends retrying
-// at once, returning that response unchanged.
+// Waiting follows the retry package, whose loop (retry.Loop) the Transport
+// runs: the schedule of Policy, or exactly the server's Retry-After (or
+// IETF RateLimit reset) when it sent one; no wait that would end after the
+// request context's deadline is started, and a Retry-After longer than
+// MaxRetryAfter or past that deadline ends retrying at once, returning that
+// response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
@@ -85,23 +93,42 @@ type Transport struct {
 
 	// RetryStatuses lists the response statuses that are retried. Nil means
 	// 429, 502, 503 and 504 (DefaultRetryStatuses); an empty non-nil slice
-	// retries no status.
+	// retries no status. Ignored when CheckRetry is set.
 	RetryStatuses []int
 
+	// CheckRetry, if not nil, decides after each attempt whether it failed
+	// in a way worth retrying, in place of RetryStatuses and the built-in
+	// network error rules (DefaultCheckRetry applies those, to build on
+	// them). It has the meaning of go-retryablehttp's CheckRetry: it gets
+	// the attempt's response (nil after a network error) or its error (nil
+	// with a response), and returns true to retry, false to end with this
+	// attempt's outcome (the response, or a *retry.Error with Reason
+	// retry.ErrPermanent wrapping the error), or a non-nil error to stop
+	// retrying with it: RoundTrip then returns a *retry.Error with Reason
+	// retry.ErrPermanent that wraps it (and closes the response).
+	//
+	// CheckRetry never overrides safety: a true answer for a request that
+	// may not be repeated (see above) still ends retrying with
+	// ErrNotReplayable, and it is not called once the request's context has
+	// ended. It may read the response's status and headers, not its body.
+	// It runs on the goroutine that called RoundTrip.
+	CheckRetry func(ctx context.Context, resp *http.Response, err error) (bool, error)
+
 	// MaxRetryAfter is the longest Retry-After the Transport waits for; a
-	// longer one ends retrying and the response is returned. Zero or less
-	// means 1 minute (retry.DefaultMaxRetryAfter).
+	// longer one ends retrying and the response is returned. Zero means 1
+	// minute (retry.DefaultMaxRetryAfter); a negative value honours no
+	// hint: a response carrying one is returned at once.
 	MaxRetryAfter time.Duration
 
 	// AttemptTimeout bounds each attempt from sending the request until its
 	// response headers arrive (and the draining of a response that is
 	// retried); an attempt that times out is retried like a network failure
 	// (ErrAttemptTimeout). It does not bound reading the final response's
-	// body: use the request's context for that. Zero means no limit: then a
-	// retried response whose body stalls is drained until the request's
-	// context ends, so set a limit against servers that may do that. With a
-	// limit, the final response's Body is wrapped so that closing it
-	// releases the attempt's context.
+	// body: use the request's context for that. Zero (the default) and
+	// negative values mean no limit: then a retried response whose body
+	// stalls is drained until the request's context ends, so set a limit
+	// against servers that may do that. With a limit, the final response's
+	// Body is wrapped so that closing it releases the attempt's context.
 	AttemptTimeout time.Duration
 
 	// MaxBufferedBody is the largest request body without GetBody that is
@@ -110,16 +137,20 @@ type Transport struct {
 	// bodies are sent once.
 	MaxBufferedBody int64
 
-	// NoIdempotencyKey stops the Transport adding an Idempotency-Key to
-	// POST and PATCH requests that lack one; such requests are then not
-	// retried, except after a dial error. By default (false) each such
-	// request gets a fresh random key (NewIdempotencyKey), the same on all
-	// its attempts. A key the caller set is always kept as is.
-	NoIdempotencyKey bool
+	// GenerateIdempotencyKey makes the Transport add a fresh random
+	// Idempotency-Key (NewIdempotencyKey), the same on all its attempts, to
+	// each POST or PATCH request that lacks one, so that such requests are
+	// retried. Set it only for servers known to honour the header (Stripe's
+	// API, for example): one that ignores it executes a retried request
+	// twice. By default (false) a POST or PATCH is retried only if the
+	// caller set the key. A key the caller set is always kept as is.
+	GenerateIdempotencyKey bool
 
 	// Budget, if not nil, is a retry budget shared with other calls (see
-	// retry.Budget): when it runs dry, failures are returned without retry.
-	Budget *retry.Budget
+	// retry.Budget and retry.TokenBucket): when it refuses a retry, the
+	// failure is returned without retry (retry.ErrBudget). An invalid
+	// *retry.TokenBucket makes every RoundTrip fail with its Validate error.
+	Budget retry.Budget
 
 	// OnRetry, if not nil, is called after each failed attempt that will be
 	// retried, before the wait. The Event's Response, if any, may be
@@ -132,6 +163,13 @@ type Transport struct {
 	// retried, with the reason in Event.Reason. Event.Response, if any, is
 	// the response RoundTrip is about to return; do not read its body.
 	OnGiveUp func(Event)
+
+	// OnSuccess, if not nil, is called once when RoundTrip returns a
+	// response that is not to be retried (whatever its status: a 404 is
+	// final, not a failure), with Event.Attempt the number of attempts it
+	// took and Event.Response that response (do not read its body in the
+	// hook). It is the way to learn how many attempts a request needed.
+	OnSuccess func(Event)
 
 	// Logger, if not nil, receives one Warn record per retry
 	// ("retryhttp: retrying") and per give-up ("retryhttp: giving up") with
@@ -151,27 +189,44 @@ func DefaultRetryStatuses() []int {
 		http.StatusServiceUnavailable, http.StatusGatewayTimeout}
 }
 
-// Event describes a failed attempt, for the OnRetry and OnGiveUp hooks.
+// DefaultCheckRetry is the rule a Transport with neither CheckRetry nor
+// RetryStatuses applies, for a CheckRetry that builds on it: it retries a
+// response whose status is in DefaultRetryStatuses and an error the
+// Transport recognises as a network failure (see Transport). It never
+// returns an error, and does not itself check the request's context or
+// method (the Transport does).
+func DefaultCheckRetry(_ context.Context, resp *http.Response, err error) (bool, error) {
+	if err != nil {
+		return classify(err) != permanent, nil
+	}
+	return resp != nil && retryableStatus(nil, resp.StatusCode), nil
+}
+
+// Event describes an attempt, for the OnRetry, OnGiveUp and OnSuccess
+// hooks.
 type Event struct {
 	// Request is the caller's request. Do not modify it.
 	Request *http.Request
-	// Attempt is the number of the attempt that failed, from 1. In OnRetry
-	// it is also the resend count of the retry that follows (the
-	// OpenTelemetry attribute http.request.resend_count).
+	// Attempt is the number of the attempt, from 1: the one that failed in
+	// OnRetry and OnGiveUp, the one that succeeded in OnSuccess (so the
+	// number of attempts the request took). In OnRetry it is also the
+	// resend count of the retry that follows (the OpenTelemetry attribute
+	// http.request.resend_count).
 	Attempt int
 	// MaxAttempts is the most attempts the policy allows (Retries+1).
 	MaxAttempts int
-	// Response is the failed attempt's response, nil after a network
-	// failure.
+	// Response is the attempt's response, nil after a network failure.
 	Response *http.Response
 	// Err is the failed attempt's error, nil when there is a Response.
 	Err error
 	// Delay is the wait before the next attempt (OnRetry only).
 	Delay time.Duration
-	// RetryAfter reports whether Delay, or in OnGiveUp the hint that was
-	// refused, came from the server's Retry-After or RateLimit header.
-	RetryAfter bool
-	// Hint is the server's requested wait when RetryAfter is true.
+	// HintHeader names the response header that asked for a wait:
+	// HeaderRetryAfter, HeaderRateLimit, or "" when the response asked for
+	// none (or there was no response). In OnRetry, Delay is then Hint; in
+	// OnGiveUp the hint may be the reason retrying stopped.
+	HintHeader string
+	// Hint is the wait the server asked for, when HintHeader is not "".
 	Hint time.Duration
 	// Reason is why retrying stopped (OnGiveUp only): retry.ErrExhausted,
 	// retry.ErrRetryAfterTooLong, retry.ErrDeadline, retry.ErrBudget,
@@ -201,30 +256,27 @@ var ErrAttemptTimeout = errors.New("retryhttp: attempt timed out")
 
 // RoundTrip sends req, retrying as described on Transport. It returns a
 // response with a nil error, or a nil response with an error: the error
-// of Policy.Validate, an error reading a body without GetBody, or a
-// *retry.Error wrapping the last attempt's error.
+// of Policy.Validate or of the Budget's Validate, an error reading a body
+// without GetBody, or a *retry.Error wrapping the last attempt's error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	c := call{t: t, req: req, base: t.Base, header: req.Header}
-	if c.base == nil {
-		c.base = http.DefaultTransport
-	}
 	p := t.Policy
 	if p == (backoff.Policy{}) {
 		p = backoff.Default()
 	}
-	c.max = p.Retries + 1
-	if p.Retries == int(^uint(0)>>1) {
-		c.max = p.Retries
+	c := call{t: t, req: req, base: t.Base, header: req.Header, max: maxAttempts(p)}
+	if c.base == nil {
+		c.base = http.DefaultTransport
 	}
 	limit := t.MaxBufferedBody
 	if limit == 0 {
 		limit = DefaultMaxBufferedBody
 	}
 	var err error
-	if c.body, err = newBody(req, limit, p.Retries > 0); err != nil {
+	if c.body, err = newBody(req, limit, c.max > 1); err != nil {
 		return nil, err
 	}
-	if !t.NoIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) && !hasKey(req.Header) {
+	defer c.body.close()
+	if t.GenerateIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) && !hasKey(req.Header) {
 		c.header = req.Header.Clone()
 		if c.header == nil {
 			c.header = make(http.Header, 1)
@@ -235,64 +287,36 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.changed = c.changed || c.body.own
 	c.replayable = replayableMethod(req.Method, c.header)
 
-	// The first attempt is made here rather than in the retry loop, so that
-	// a success costs nothing beyond the base's own allocations: call stays
-	// on the stack. With a Budget the loop must see the success (it refunds
-	// tokens), so it makes every attempt.
 	ctx := req.Context()
-	if t.Budget == nil && ctx.Err() == nil && p.Validate() == nil {
-		resp, err := c.attempt(ctx)
-		if err == nil {
-			c.body.close()
-			return resp, nil
-		}
-		c.first = err
-	}
-	return retryLoop(c, p)
-}
-
-// retryLoop runs the retry loop for a call, on a copy of it on the heap. If
-// the call's first attempt failed already, the loop's first attempt returns
-// that failure instead of sending the request again.
-func retryLoop(c call, p backoff.Policy) (*http.Response, error) {
-	h := &c
-	resp, err := retry.Do(h.req.Context(), p, h.resume, h.options()...)
-	h.body.close()
-	if err == nil {
-		return resp, nil
-	}
-	var re *retry.Error
-	if !errors.As(err, &re) {
-		return nil, err // invalid policy: no attempt ran
-	}
-	if h.first != nil && re.Attempts == 0 {
-		// The context ended before the loop replayed the attempt made
-		// before it: count that attempt. (Elapsed, timed from the end of
-		// the first attempt, is right as it is.)
-		re.Attempts, re.Last = 1, h.first
-	}
-	var se *statusError
-	if errors.As(re.Last, &se) {
-		if re.Reason == retry.ErrCanceled {
-			h.release(se)
-			h.giveUp(re)
-			return nil, err
-		}
-		h.giveUp(re)
-		return h.final(se.resp, se.lim), nil
-	}
-	h.giveUp(re)
-	return nil, err
-}
-
-// resume is the operation of the retry loop: it replays the failure of the
-// attempt made before the loop, if any, then makes attempts.
-func (c *call) resume(ctx context.Context) (*http.Response, error) {
-	if err := c.first; err != nil && c.n == 1 && !c.replayed {
-		c.replayed = true
+	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget)}
+	l, err := retry.NewLoop(ctx, p, opts[:]...)
+	if err != nil {
 		return nil, err
 	}
-	return c.attempt(ctx)
+	for {
+		resp, err := c.attempt(ctx)
+		if err == nil {
+			l.Succeeded()
+			c.succeeded(resp, l.Attempts())
+			return resp, nil
+		}
+		d, err := l.Next(ctx, err)
+		if err == nil {
+			c.retrying(l.Attempts(), d)
+			err = l.Wait(ctx, d)
+		}
+		if err != nil {
+			return c.stop(err)
+		}
+	}
+}
+
+// maxAttempts returns Retries+1, saturating instead of overflowing.
+func maxAttempts(p backoff.Policy) int {
+	if p.Retries == int(^uint(0)>>1) {
+		return p.Retries
+	}
+	return p.Retries + 1
 }
 
 // CloseIdleConnections closes the idle connections of Base (or of
@@ -320,44 +344,34 @@ type call struct {
 	changed    bool // the first attempt cannot send the caller's request as is
 	max        int  // attempts the policy allows
 	n          int  // attempts started
-	pending    *statusError
-	opts       [3]retry.Option
-	first      error // the failure of the first attempt, made before the loop
-	replayed   bool  // the loop has seen first
+
+	// The latest failed attempt: its response with a retryable status (held
+	// until the loop decides; the error given to the loop describes it but
+	// does not carry it), or its network error.
+	resp       *http.Response
+	lim        *limit // the response's AttemptTimeout, or nil
+	hint       time.Duration
+	hintHeader string
+	netErr     error
 }
 
-// options returns the retry options, kept in the call (already on the heap)
-// to spare an allocation.
-func (c *call) options() []retry.Option {
-	c.opts[0] = retry.MaxRetryAfter(c.t.MaxRetryAfter)
-	c.opts[1] = retry.OnRetry(c.onRetry)
-	if c.t.Budget == nil {
-		return c.opts[:2]
-	}
-	c.opts[2] = retry.WithBudget(c.t.Budget)
-	return c.opts[:3]
-}
-
-// statusError is the failure of an attempt that got a retryable status.
+// statusError is the failure of an attempt that got a retryable status. It
+// describes the response; the call keeps the response itself.
 type statusError struct {
-	resp    *http.Response
-	lim     *limit // the attempt's AttemptTimeout, or nil
-	hint    time.Duration
-	hinted  bool
+	status  string
 	refused error // why it may not be retried, or nil
-	done    bool  // drained and released
 }
 
 func (e *statusError) Error() string {
-	return "retryhttp: server answered " + e.resp.Status
+	return "retryhttp: server answered " + e.status
 }
 
 // Unwrap returns why the response may not be retried, if it may not.
 func (e *statusError) Unwrap() error { return e.refused }
 
 // attemptError is a network failure with a second error that explains what
-// the transport did about it: why it is not retried, or the caller's
-// context error.
+// the transport did about it: why it is not retried, the caller's context
+// error, or CheckRetry's error.
 type attemptError struct {
 	err  error
 	also error
@@ -366,11 +380,13 @@ type attemptError struct {
 func (e *attemptError) Error() string   { return e.also.Error() + ": " + e.err.Error() }
 func (e *attemptError) Unwrap() []error { return []error{e.err, e.also} }
 
-// attempt is the operation the retry loop runs.
+// attempt sends the request once. It returns the final response, or the
+// error for the retry loop: a network failure, or a *statusError for a
+// response with a retryable status, which the call holds in c.resp. Either
+// may be marked with retry.Permanent (not to be retried) or carry the
+// server's wait with retry.After.
 func (c *call) attempt(ctx context.Context) (*http.Response, error) {
-	if c.pending != nil { // normally drained by onRetry already
-		c.release(c.pending)
-	}
+	c.resp, c.lim, c.hint, c.hintHeader, c.netErr = nil, nil, 0, "", nil
 	c.n++
 	rb, err := c.body.next(c.n)
 	if err != nil {
@@ -404,7 +420,17 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 		// and so must the drain and the final response's wrapper.
 		resp.Body = http.NoBody
 	}
-	retryable := err == nil && retryableStatus(c.t.RetryStatuses, resp.StatusCode)
+	retryable := false
+	if err == nil {
+		var stop error
+		if retryable, stop = c.checkResponse(ctx, resp); stop != nil {
+			drain(resp)
+			if lim != nil {
+				lim.release()
+			}
+			return nil, retry.Permanent(&attemptError{err: &statusError{status: resp.Status}, also: stop})
+		}
+	}
 	if lim != nil && err == nil && !retryable && !lim.timer.Stop() {
 		// The limit passed as the headers arrived: the body is doomed.
 		drain(resp)
@@ -421,11 +447,12 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 		return nil, c.failure(ctx, err)
 	}
 	if !retryable {
-		return c.final(resp, lim), nil
+		return finalResponse(resp, lim), nil
 	}
 	// The attempt's limit keeps running: it bounds the draining too.
-	se := &statusError{resp: resp, lim: lim}
-	se.hint, _, se.hinted = serverHint(resp.Header, time.Now())
+	c.resp, c.lim = resp, lim
+	c.hint, c.hintHeader = serverHint(resp.Header, time.Now())
+	se := &statusError{status: resp.Status}
 	switch {
 	case c.max == 1:
 		// No retry is planned: the loop reports exhaustion, which is the
@@ -438,15 +465,24 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	if se.refused != nil {
 		return nil, retry.Permanent(se)
 	}
-	c.pending = se
-	if se.hinted {
-		return nil, retry.After(se.hint, se)
+	if c.hintHeader != "" {
+		return nil, retry.After(c.hint, se)
 	}
 	return nil, se
 }
 
+// checkResponse reports whether resp is a failure to retry, by CheckRetry
+// or else RetryStatuses, and CheckRetry's error if it has one.
+func (c *call) checkResponse(ctx context.Context, resp *http.Response) (bool, error) {
+	if c.t.CheckRetry != nil && ctx.Err() == nil {
+		return c.t.CheckRetry(ctx, resp, nil)
+	}
+	return retryableStatus(c.t.RetryStatuses, resp.StatusCode), nil
+}
+
 // failure turns a network error into what the retry loop must do with it.
 func (c *call) failure(ctx context.Context, err error) error {
+	c.netErr = err
 	if ctx.Err() != nil {
 		// The caller's context ended: make sure the loop sees its error.
 		if !errors.Is(err, ctx.Err()) {
@@ -459,6 +495,17 @@ func (c *call) failure(ctx context.Context, err error) error {
 		kind = mayBeSent
 	} else {
 		kind = classify(err)
+	}
+	if c.t.CheckRetry != nil {
+		ok, stop := c.t.CheckRetry(ctx, nil, err)
+		switch {
+		case stop != nil:
+			return retry.Permanent(&attemptError{err: err, also: stop})
+		case !ok:
+			return retry.Permanent(err)
+		case kind == permanent:
+			kind = mayBeSent // retried on the hook's word, as safely as any other
+		}
 	}
 	switch {
 	case kind == permanent:
@@ -514,25 +561,21 @@ func (c *call) clone(ctx context.Context, rb io.ReadCloser) *http.Request {
 	return r
 }
 
-// release drains and closes a response that is not returned.
-func (c *call) release(se *statusError) {
-	if c.pending == se {
-		c.pending = nil
-	}
-	if se.done {
+// release drains and closes the held response, if any.
+func (c *call) release() {
+	if c.resp == nil {
 		return
 	}
-	se.done = true
-	drain(se.resp)
-	if se.lim != nil {
-		se.lim.release()
+	drain(c.resp)
+	if c.lim != nil {
+		c.lim.release()
 	}
+	c.resp, c.lim = nil, nil
 }
 
-// final returns resp as it is, except that with an AttemptTimeout its body
-// releases the attempt's context when closed.
-func (c *call) final(resp *http.Response, lim *limit) *http.Response {
-	c.pending = nil
+// finalResponse returns resp as it is, except that with an AttemptTimeout
+// its body releases the attempt's context when closed.
+func finalResponse(resp *http.Response, lim *limit) *http.Response {
 	if lim != nil {
 		lim.timer.Stop()
 		resp.Body = newReleasingBody(resp.Body, lim.release)
@@ -553,22 +596,51 @@ func (l *limit) release() {
 	l.cancel(nil)
 }
 
-// onRetry runs before each wait: it tells the caller, then frees the
+// retrying runs before each wait: it tells the caller, then frees the
 // connection of a failed response so that it is reused rather than held
 // during the wait.
-func (c *call) onRetry(e retry.Event) {
-	ev := c.event(e.Attempt, e.Err)
-	ev.Delay = e.Delay
-	if c.t.OnRetry != nil {
-		c.t.OnRetry(ev)
+func (c *call) retrying(attempt int, d time.Duration) {
+	if c.t.OnRetry != nil || c.t.Logger != nil {
+		ev := c.event(attempt)
+		ev.Delay = d
+		if c.t.OnRetry != nil {
+			c.t.OnRetry(ev)
+		}
+		if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelWarn) {
+			attrs := append(c.attrs(ev), slog.Duration("delay", ev.Delay))
+			if ev.HintHeader != "" {
+				attrs = append(attrs, slog.String("hint_header", ev.HintHeader))
+			}
+			lg.LogAttrs(c.req.Context(), slog.LevelWarn, "retryhttp: retrying", attrs...)
+		}
 	}
-	if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelWarn) {
-		lg.LogAttrs(c.req.Context(), slog.LevelWarn, "retryhttp: retrying", append(c.attrs(ev),
-			slog.Duration("delay", ev.Delay), slog.Bool("retry_after", ev.RetryAfter))...)
+	c.release()
+}
+
+// succeeded reports a response that ends the call.
+func (c *call) succeeded(resp *http.Response, attempts int) {
+	if c.t.OnSuccess != nil {
+		ev := Event{Request: c.req, Attempt: attempts, MaxAttempts: c.max, Response: resp}
+		c.t.OnSuccess(ev)
 	}
-	if c.pending != nil {
-		c.release(c.pending)
+}
+
+// stop ends a call on err, the *retry.Error of the loop: it returns the
+// response of a retryable status as it is, unless the caller's context
+// ended, and otherwise err.
+func (c *call) stop(err error) (*http.Response, error) {
+	re, _ := err.(*retry.Error)
+	if re == nil {
+		return nil, err // not from the loop: cannot happen, but stay honest
 	}
+	c.giveUp(re)
+	if c.resp == nil || re.Reason == retry.ErrCanceled {
+		c.release()
+		return nil, err
+	}
+	resp := finalResponse(c.resp, c.lim)
+	c.resp, c.lim = nil, nil
+	return resp, nil
 }
 
 // giveUp reports the end of retrying after a failure.
@@ -576,7 +648,7 @@ func (c *call) giveUp(re *retry.Error) {
 	if (c.t.OnGiveUp == nil && c.t.Logger == nil) || re.Attempts == 0 {
 		return // no hook, or no attempt failed: the context ended first
 	}
-	ev := c.event(re.Attempts, re.Last)
+	ev := c.event(re.Attempts)
 	ev.Reason = re.Reason
 	if re.Reason == retry.ErrPermanent {
 		var r *refusal
@@ -590,29 +662,21 @@ func (c *call) giveUp(re *retry.Error) {
 	}
 	if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelWarn) {
 		attrs := append(c.attrs(ev), slog.String("reason", ev.Reason.Error()))
-		if ev.RetryAfter {
-			attrs = append(attrs, slog.Duration("retry_after", ev.Hint))
+		if ev.HintHeader != "" {
+			attrs = append(attrs, slog.String("hint_header", ev.HintHeader), slog.Duration("hint", ev.Hint))
 		}
 		lg.LogAttrs(c.req.Context(), slog.LevelWarn, "retryhttp: giving up", attrs...)
 	}
 }
 
-func (c *call) event(attempt int, err error) Event {
+// event describes the latest failed attempt.
+func (c *call) event(attempt int) Event {
 	ev := Event{Request: c.req, Attempt: attempt, MaxAttempts: c.max}
-	var se *statusError
-	if errors.As(err, &se) {
-		ev.Response, ev.RetryAfter, ev.Hint = se.resp, se.hinted, se.hint
+	if c.resp != nil {
+		ev.Response, ev.HintHeader, ev.Hint = c.resp, c.hintHeader, c.hint
 		return ev
 	}
-	var ae *attemptError
-	if errors.As(err, &ae) {
-		err = ae.err
-	}
-	var te *timeoutError
-	if errors.As(err, &te) {
-		err = te
-	}
-	ev.Err = err
+	ev.Err = c.netErr
 	return ev
 }
 

@@ -41,34 +41,41 @@ func TestStatusScripts(t *testing.T) {
 		retryOn      []int
 		wantAttempts int
 		wantStatus   int
+		key          string // "auto": GenerateIdempotencyKey; else the caller's key, if any
 	}{
-		{"success at once", "GET", []step{status(200)}, nil, 1, 200},
-		{"503 then 200", "GET", []step{status(503), status(503), status(200)}, nil, 3, 200},
-		{"429 502 504 then 200", "GET", []step{status(429), status(502), status(504), status(200)}, nil, 4, 200},
-		{"retries exhausted returns the last 503", "GET", []step{status(503)}, nil, 4, 503},
-		{"404 is final", "GET", []step{status(404), status(200)}, nil, 1, 404},
-		{"500 is final by default", "GET", []step{status(500), status(200)}, nil, 1, 500},
-		{"500 retried when configured", "GET", []step{status(500), status(200)}, []int{500, 408}, 2, 200},
-		{"408 retried when configured", "GET", []step{status(408), status(200)}, []int{500, 408}, 2, 200},
-		{"503 final when not configured", "GET", []step{status(503), status(200)}, []int{500}, 1, 503},
-		{"empty set retries nothing", "GET", []step{status(503), status(200)}, []int{}, 1, 503},
-		{"HEAD retried", "HEAD", []step{status(503), status(200)}, nil, 2, 200},
-		{"PUT retried", "PUT", []step{status(503), status(200)}, nil, 2, 200},
-		{"DELETE retried", "DELETE", []step{status(503), status(200)}, nil, 2, 200},
-		{"OPTIONS retried", "OPTIONS", []step{status(503), status(200)}, nil, 2, 200},
-		{"POST retried with its automatic key", "POST", []step{status(503), status(200)}, nil, 2, 200},
-		{"PATCH retried with its automatic key", "PATCH", []step{status(503), status(200)}, nil, 2, 200},
-		{"connection reset then 200", "GET", []step{{reset: true}, status(200)}, nil, 2, 200},
-		{"EOF before a response then 200", "GET", []step{{close: true}, status(200)}, nil, 2, 200},
-		{"EOF before a response, POST with its automatic key", "POST", []step{{close: true}, status(200)}, nil, 2, 200},
-		{"Retry-After garbage falls back to the schedule", "GET", []step{retryAfter(503, "soon"), status(200)}, nil, 2, 200},
-		{"Retry-After 0 retries at once", "GET", []step{retryAfter(429, "0"), status(200)}, nil, 2, 200},
+		{"success at once", "GET", []step{status(200)}, nil, 1, 200, ""},
+		{"503 then 200", "GET", []step{status(503), status(503), status(200)}, nil, 3, 200, ""},
+		{"429 502 504 then 200", "GET", []step{status(429), status(502), status(504), status(200)}, nil, 4, 200, ""},
+		{"retries exhausted returns the last 503", "GET", []step{status(503)}, nil, 4, 503, ""},
+		{"404 is final", "GET", []step{status(404), status(200)}, nil, 1, 404, ""},
+		{"500 is final by default", "GET", []step{status(500), status(200)}, nil, 1, 500, ""},
+		{"500 retried when configured", "GET", []step{status(500), status(200)}, []int{500, 408}, 2, 200, ""},
+		{"408 retried when configured", "GET", []step{status(408), status(200)}, []int{500, 408}, 2, 200, ""},
+		{"503 final when not configured", "GET", []step{status(503), status(200)}, []int{500}, 1, 503, ""},
+		{"empty set retries nothing", "GET", []step{status(503), status(200)}, []int{}, 1, 503, ""},
+		{"HEAD retried", "HEAD", []step{status(503), status(200)}, nil, 2, 200, ""},
+		{"PUT retried", "PUT", []step{status(503), status(200)}, nil, 2, 200, ""},
+		{"DELETE retried", "DELETE", []step{status(503), status(200)}, nil, 2, 200, ""},
+		{"OPTIONS retried", "OPTIONS", []step{status(503), status(200)}, nil, 2, 200, ""},
+		{"POST retried with a generated key", "POST", []step{status(503), status(200)}, nil, 2, 200, "auto"},
+		{"PATCH retried with a generated key", "PATCH", []step{status(503), status(200)}, nil, 2, 200, "auto"},
+		{"POST retried with the caller's key", "POST", []step{status(503), status(200)}, nil, 2, 200, "k1"},
+		{"POST without a key is final", "POST", []step{status(503), status(200)}, nil, 1, 503, ""},
+		{"PATCH without a key is final", "PATCH", []step{status(503), status(200)}, nil, 1, 503, ""},
+		{"connection reset then 200", "GET", []step{{reset: true}, status(200)}, nil, 2, 200, ""},
+		{"EOF before a response then 200", "GET", []step{{close: true}, status(200)}, nil, 2, 200, ""},
+		{"EOF before a response, POST with a generated key", "POST", []step{{close: true}, status(200)}, nil, 2, 200, "auto"},
+		{"Retry-After garbage falls back to the schedule", "GET", []step{retryAfter(503, "soon"), status(200)}, nil, 2, 200, ""},
+		{"Retry-After 0 retries at once", "GET", []step{retryAfter(429, "0"), status(200)}, nil, 2, 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, base := newServer(t, map[string][]step{"/": tt.steps})
-			tr := &retryhttp.Transport{Base: base, Policy: noWait, RetryStatuses: tt.retryOn}
+			tr := &retryhttp.Transport{Base: base, Policy: noWait, RetryStatuses: tt.retryOn, GenerateIdempotencyKey: tt.key == "auto"}
 			req, _ := http.NewRequest(tt.method, srv.url("/"), nil)
+			if tt.key != "" && tt.key != "auto" {
+				req.Header.Set("Idempotency-Key", tt.key)
+			}
 			resp, err := tr.RoundTrip(req)
 			if err != nil {
 				t.Fatalf("RoundTrip: %v", err)
@@ -194,7 +201,7 @@ func TestIdempotencyKey(t *testing.T) {
 		"/own": {status(503), status(200)},
 		"/put": {status(503), status(200)},
 	})
-	tr := &retryhttp.Transport{Base: base, Policy: noWait}
+	tr := &retryhttp.Transport{Base: base, Policy: noWait, GenerateIdempotencyKey: true}
 	send := func(method, path, key string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, srv.url(path), strings.NewReader("the same body"))
@@ -250,10 +257,21 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestNoRetryWithoutKey(t *testing.T) {
+	for _, method := range []string{"POST", "PATCH"} {
+		t.Run(method+" gets no key by default", func(t *testing.T) {
+			srv, base := newServer(t, map[string][]step{"/": {status(502), status(200)}})
+			tr := &retryhttp.Transport{Base: base, Policy: noWait}
+			resp, _ := roundTrip(t, tr, method, srv.url("/"), strings.NewReader("x"))
+			reqs := srv.requests("/")
+			if resp.StatusCode != 502 || len(reqs) != 1 || len(reqs[0].keys) != 0 {
+				t.Errorf("status %d, %d attempts, keys %q; want the 502 after one attempt without Idempotency-Key", resp.StatusCode, len(reqs), reqs[0].keys)
+			}
+		})
+	}
 	t.Run("503", func(t *testing.T) {
 		srv, base := newServer(t, map[string][]step{"/": {status(503), status(200)}})
 		var gaveUp []retryhttp.Event
-		tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true,
+		tr := &retryhttp.Transport{Base: base, Policy: noWait,
 			OnGiveUp: func(e retryhttp.Event) { gaveUp = append(gaveUp, e) }}
 		req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
 		resp, err := tr.RoundTrip(req)
@@ -273,7 +291,7 @@ func TestNoRetryWithoutKey(t *testing.T) {
 	t.Run("no retries planned", func(t *testing.T) {
 		srv, base := newServer(t, map[string][]step{"/": {status(503), status(200)}})
 		var reasons []error
-		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Jitter: backoff.NoJitter}, NoIdempotencyKey: true,
+		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Jitter: backoff.NoJitter},
 			OnGiveUp: func(e retryhttp.Event) { reasons = append(reasons, e.Reason) }}
 		roundTrip(t, tr, "POST", srv.url("/"), io.MultiReader(strings.NewReader("x")))
 		if len(reasons) != 1 || reasons[0] != retry.ErrExhausted {
@@ -283,7 +301,7 @@ func TestNoRetryWithoutKey(t *testing.T) {
 	for name, fault := range map[string]step{"reset": {reset: true}, "EOF": {close: true}} {
 		t.Run(name, func(t *testing.T) {
 			srv, base := newServer(t, map[string][]step{"/": {fault, status(200)}})
-			tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}
+			tr := &retryhttp.Transport{Base: base, Policy: noWait}
 			req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
 			err := roundTripErr(t, tr, req)
 			if !errors.Is(err, retryhttp.ErrNotReplayable) || errors.Is(err, retryhttp.ErrBodyTooLarge) {
@@ -305,7 +323,7 @@ func TestNoRetryWithoutKey(t *testing.T) {
 		}}
 		defer base.CloseIdleConnections()
 		var retries int
-		tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true,
+		tr := &retryhttp.Transport{Base: base, Policy: noWait,
 			OnRetry: func(retryhttp.Event) { retries++ }}
 		req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
 		resp, err := tr.RoundTrip(req)
@@ -601,7 +619,7 @@ func TestConcurrent(t *testing.T) {
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
 	var retries atomic.Int32
-	tr := &retryhttp.Transport{Base: base, Policy: noWait, OnRetry: func(retryhttp.Event) { retries.Add(1) }}
+	tr := &retryhttp.Transport{Base: base, Policy: noWait, GenerateIdempotencyKey: true, OnRetry: func(retryhttp.Event) { retries.Add(1) }}
 	client := &http.Client{Transport: tr}
 	const n = 200
 	var wg sync.WaitGroup
@@ -681,7 +699,7 @@ func TestLogRedacts(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	srv, base := newServer(t, map[string][]step{"/": {status(503)}})
-	budget := &retry.Budget{MaxTokens: 4}
+	budget := &retry.TokenBucket{MaxTokens: 4}
 	var reasons []error
 	tr := &retryhttp.Transport{Base: base, Policy: noWait, Budget: budget,
 		OnGiveUp: func(e retryhttp.Event) { reasons = append(reasons, e.Reason) }}
@@ -711,22 +729,22 @@ func TestRetryAfterTiming(t *testing.T) {
 		name   string
 		first  step
 		wait   time.Duration
-		hinted bool
+		header string // Event.HintHeader
 	}{
-		{"delay-seconds", retryAfter(503, "2"), 2 * time.Second, true},
-		{"delay-seconds with spaces", retryAfter(429, " 7 "), 7 * time.Second, true},
-		{"IMF-fixdate", retryAfter(503, dateIn(http.TimeFormat)), 2700 * time.Millisecond, true},
-		{"RFC 850 date", retryAfter(503, dateIn(time.RFC850)), 2700 * time.Millisecond, true},
-		{"asctime date", retryAfter(503, dateIn(time.ANSIC)), 2700 * time.Millisecond, true},
-		{"on a configured status", retryAfter(502, "4"), 4 * time.Second, true},
-		{"past date ignored", retryAfter(503, "Fri, 31 Dec 1999 23:59:59 GMT"), 100 * time.Millisecond, false},
-		{"negative ignored", retryAfter(503, "-5"), 100 * time.Millisecond, false},
-		{"fraction ignored", retryAfter(503, "1.5"), 100 * time.Millisecond, false},
-		{"garbage ignored", retryAfter(503, "tomorrow"), 100 * time.Millisecond, false},
-		{"RateLimit reset", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=30`}}}, 30 * time.Second, true},
-		{"RateLimit with quota left ignored", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=5;t=30`}}}, 100 * time.Millisecond, false},
-		{"Retry-After beats RateLimit", step{status: 429, header: http.Header{"Retry-After": {"3"}, "Ratelimit": {`"d";r=0;t=30`}}}, 3 * time.Second, true},
-		{"no hint: the schedule", status(503), 100 * time.Millisecond, false},
+		{"delay-seconds", retryAfter(503, "2"), 2 * time.Second, retryhttp.HeaderRetryAfter},
+		{"delay-seconds with spaces", retryAfter(429, " 7 "), 7 * time.Second, retryhttp.HeaderRetryAfter},
+		{"IMF-fixdate", retryAfter(503, dateIn(http.TimeFormat)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter},
+		{"RFC 850 date", retryAfter(503, dateIn(time.RFC850)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter},
+		{"asctime date", retryAfter(503, dateIn(time.ANSIC)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter},
+		{"on a configured status", retryAfter(502, "4"), 4 * time.Second, retryhttp.HeaderRetryAfter},
+		{"past date ignored", retryAfter(503, "Fri, 31 Dec 1999 23:59:59 GMT"), 100 * time.Millisecond, ""},
+		{"negative ignored", retryAfter(503, "-5"), 100 * time.Millisecond, ""},
+		{"fraction ignored", retryAfter(503, "1.5"), 100 * time.Millisecond, ""},
+		{"garbage ignored", retryAfter(503, "tomorrow"), 100 * time.Millisecond, ""},
+		{"RateLimit reset", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=30`}}}, 30 * time.Second, retryhttp.HeaderRateLimit},
+		{"RateLimit with quota left ignored", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=5;t=30`}}}, 100 * time.Millisecond, ""},
+		{"Retry-After beats RateLimit", step{status: 429, header: http.Header{"Retry-After": {"3"}, "Ratelimit": {`"d";r=0;t=30`}}}, 3 * time.Second, retryhttp.HeaderRetryAfter},
+		{"no hint: the schedule", status(503), 100 * time.Millisecond, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -749,8 +767,11 @@ func TestRetryAfterTiming(t *testing.T) {
 				if got := reqs[1].at.Sub(reqs[0].at); got != tt.wait {
 					t.Errorf("second attempt %v after the first, want %v", got, tt.wait)
 				}
-				if len(events) != 1 || events[0].Delay != tt.wait || events[0].RetryAfter != tt.hinted || events[0].Attempt != 1 {
-					t.Errorf("OnRetry events %+v, want one with Attempt 1, Delay %v, RetryAfter %v", events, tt.wait, tt.hinted)
+				if len(events) != 1 || events[0].Delay != tt.wait || events[0].HintHeader != tt.header || events[0].Attempt != 1 {
+					t.Errorf("OnRetry events %+v, want one with Attempt 1, Delay %v, HintHeader %q", events, tt.wait, tt.header)
+				}
+				if tt.header != "" && events[0].Hint != tt.wait {
+					t.Errorf("OnRetry Hint = %v, want %v", events[0].Hint, tt.wait)
 				}
 			})
 		})
@@ -767,6 +788,7 @@ func TestRetryAfterTooLong(t *testing.T) {
 	}{
 		{"above the default maximum", "61", 0, 0, retry.ErrRetryAfterTooLong},
 		{"above a set maximum", "11", 10 * time.Second, 0, retry.ErrRetryAfterTooLong},
+		{"negative maximum: no hint honoured", "1", -1, 0, retry.ErrRetryAfterTooLong},
 		{"past the deadline", "10", 0, 5 * time.Second, retry.ErrDeadline},
 	}
 	for _, tt := range tests {
@@ -793,7 +815,7 @@ func TestRetryAfterTooLong(t *testing.T) {
 				if got := len(s.requests("/")); got != 1 {
 					t.Errorf("%d attempts, want 1", got)
 				}
-				if len(gaveUp) != 1 || gaveUp[0].Reason != tt.wantReason || !gaveUp[0].RetryAfter {
+				if len(gaveUp) != 1 || gaveUp[0].Reason != tt.wantReason || gaveUp[0].HintHeader != retryhttp.HeaderRetryAfter {
 					t.Errorf("OnGiveUp events %+v, want one with Reason %v and the Retry-After hint", gaveUp, tt.wantReason)
 				}
 			})
@@ -932,7 +954,7 @@ func TestSuccessAllocatesNothing(t *testing.T) {
 }
 
 func TestErrorCountsEveryAttempt(t *testing.T) {
-	for _, budget := range []*retry.Budget{nil, {MaxTokens: 100}} {
+	for _, budget := range []retry.Budget{nil, &retry.TokenBucket{MaxTokens: 100}} {
 		t.Run(fmt.Sprintf("budget %v", budget != nil), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newScript(map[string][]step{"/": {{delay: time.Second, reset: true}}})
@@ -942,10 +964,10 @@ func TestErrorCountsEveryAttempt(t *testing.T) {
 				if err := roundTripErr(t, tr, req); !errors.As(err, &re) {
 					t.Fatalf("error %v, want a *retry.Error", err)
 				}
-				// Elapsed is timed from the end of the first attempt, as the
-				// retry package defines it, wherever that attempt ran.
-				if re.Attempts != 3 || re.Elapsed != 2*time.Second || !errors.Is(re, syscall.ECONNRESET) {
-					t.Errorf("*retry.Error{Attempts: %d, Elapsed: %v, Last: %v}, want 3 attempts, 2s after the first, wrapping ECONNRESET", re.Attempts, re.Elapsed, re.Last)
+				// Elapsed is timed from the start of the call, as the retry
+				// package defines it.
+				if re.Attempts != 3 || re.Elapsed != 3*time.Second || !errors.Is(re, syscall.ECONNRESET) {
+					t.Errorf("*retry.Error{Attempts: %d, Elapsed: %v, Last: %v}, want 3 attempts in 3s, wrapping ECONNRESET", re.Attempts, re.Elapsed, re.Last)
 				}
 			})
 		})
@@ -1040,7 +1062,7 @@ func TestBaseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rt := &failFirstRT{memRT: memRT{newScript(nil)}, err: tt.err}
-			tr := &retryhttp.Transport{Base: rt, Policy: noWait, NoIdempotencyKey: true}
+			tr := &retryhttp.Transport{Base: rt, Policy: noWait}
 			req, _ := http.NewRequest(tt.method, "http://api.example/", strings.NewReader("x"))
 			resp, err := tr.RoundTrip(req)
 			if tt.wantCalls == 1 {
@@ -1164,7 +1186,7 @@ func TestCanceledDuringWait(t *testing.T) {
 func TestKeyWithNilHeader(t *testing.T) {
 	// A request built by hand may have no Header map at all.
 	rt := &recordingRT{base: memRT{newScript(nil)}}
-	tr := &retryhttp.Transport{Base: rt, Policy: noWait}
+	tr := &retryhttp.Transport{Base: rt, Policy: noWait, GenerateIdempotencyKey: true}
 	req := &http.Request{Method: "POST", URL: &url.URL{Scheme: "http", Host: "example.test", Path: "/"}}
 	resp, err := tr.RoundTrip(req)
 	if err != nil {
@@ -1295,7 +1317,7 @@ func TestHTTP2StreamReset(t *testing.T) {
 			defer srv.Close()
 			base := srv.Client().Transport.(*http.Transport)
 			defer base.CloseIdleConnections()
-			tr := &retryhttp.Transport{Base: base, Policy: noWait, NoIdempotencyKey: true}
+			tr := &retryhttp.Transport{Base: base, Policy: noWait}
 			req, _ := http.NewRequest(tt.method, srv.URL, strings.NewReader("x"))
 			resp, err := tr.RoundTrip(req)
 			if tt.wantAttempts == 2 {

@@ -29,6 +29,7 @@ func subcommands(env *Env) []*cobra.Command {
 		newCalcCmd(env),
 		newFetchCmd(env),
 		newRunCmd(env),
+		newSimCmd(env),
 		newWebCmd(env),
 	}
 }

@@ -38,7 +38,7 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"frobnicate"}, `again: unknown command "frobnicate"; want one of calc, fetch, run, web (see 'again --help')`},
+		{[]string{"frobnicate"}, `again: unknown command "frobnicate"; want one of calc, fetch, run, sim, web (see 'again --help')`},
 		{[]string{"--frobnicate"}, `again: unknown flag: --frobnicate (see 'again --help')`},
 		{[]string{"calc", "--frobnicate"}, `again calc: unknown flag: --frobnicate (see 'again calc --help')`},
 		{[]string{"calc", "-x"}, `again calc: unknown shorthand flag: 'x' in -x (see 'again calc --help')`},

@@ -205,9 +205,9 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 		return nil, nil, err
 	}
 	if tr.MaxRetryAfter == 0 {
-		// 0 means "wait for no Retry-After at all"; the retry package reads
-		// 0 as its default, so ask for the shortest positive limit.
-		tr.MaxRetryAfter = time.Nanosecond
+		// The flag's 0 means "wait for no Retry-After at all", which the
+		// Transport spells as a negative limit (its 0 is the default).
+		tr.MaxRetryAfter = -1
 	}
 	if tr.RetryStatuses, err = parseStatuses(f.retryOn); err != nil {
 		return nil, nil, err
@@ -243,8 +243,10 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	}
 	switch f.key {
 	case "auto":
+		// The library adds no key unless asked: a person asked to retry
+		// this one request, so fetch asks.
+		tr.GenerateIdempotencyKey = true
 	case "off":
-		tr.NoIdempotencyKey = true
 	default:
 		if !validHeaderValue(f.key) {
 			return nil, nil, Usagef("--idempotency-key must be auto, off or a key without control characters, got %q", f.key)
@@ -315,12 +317,14 @@ func stringBody(s string) requestBody {
 // fetch sends req through tr, reporting retries on stderr, and writes the
 // final response.
 func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *output, env *Env) (err error) {
+	// Every response RoundTrip returns is reported to OnSuccess or OnGiveUp,
+	// with the attempts of its own hop (with -L each hop is a round trip).
 	attempts := 1
+	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt }
 	tr.OnRetry = func(e retryhttp.Event) {
-		attempts = e.Attempt + 1
 		wait := "retrying in " + roundDelay(e.Delay).String()
-		if e.RetryAfter {
-			wait += " as " + hintHeader(e.Response) + " asks"
+		if e.HintHeader != "" {
+			wait += " as " + hintHeader(e) + " asks"
 		}
 		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), wait)
 	}
@@ -331,11 +335,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		}
 		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
 	}
-	// With -L each hop is a round trip of its own: count its attempts alone.
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		attempts = 1
-		return tr.RoundTrip(r)
-	})}
+	client := &http.Client{Transport: tr}
 	if !f.location {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
@@ -361,10 +361,6 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	}
 	return nil
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // write writes the final response to the output: the status line and
 // headers with --include, then the body.
@@ -410,9 +406,9 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 	switch {
 	case e.Reason == retry.ErrRetryAfterTooLong:
 		return fmt.Sprintf("giving up: %s asks for %s, more than --max-retry-after %s",
-			hintHeader(e.Response), backoff.Human(e.Hint), f.maxRetryWait)
-	case e.Reason == retry.ErrDeadline && e.RetryAfter:
-		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e.Response), backoff.Human(e.Hint))
+			hintHeader(e), backoff.Human(e.Hint), f.maxRetryWait)
+	case e.Reason == retry.ErrDeadline && e.HintHeader != "":
+		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), backoff.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
 	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.data == "@-":
@@ -433,13 +429,8 @@ func outcome(e retryhttp.Event) string {
 
 // hintHeader names the header that set a server-requested wait, with its
 // value as the server sent it: "Retry-After: 30".
-func hintHeader(resp *http.Response) string {
-	if v := resp.Header.Get("Retry-After"); v != "" {
-		if _, ok := retryhttp.ParseRetryAfter(v, time.Now()); ok {
-			return "Retry-After: " + v
-		}
-	}
-	return "RateLimit: " + strings.Join(resp.Header.Values("RateLimit"), ", ")
+func hintHeader(e retryhttp.Event) string {
+	return e.HintHeader + ": " + strings.Join(e.Response.Header.Values(e.HintHeader), ", ")
 }
 
 func plural(n int) string {

@@ -205,7 +205,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		return struct{}{}, r.attempt(procCtx)
-	}, retry.OnRetry(r.report))
+	}, retry.WithOnRetry(r.report))
 	if err == nil {
 		return nil
 	}

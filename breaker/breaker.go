@@ -1,0 +1,557 @@
+package breaker
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Breaker is a circuit breaker: it stops calling a dependency that fails too
+// often, and lets a few probes find out when it is back. One Breaker guards
+// calls of any result type; most callers use Do, or Call and CallJudged for
+// calls that return a value.
+//
+// The zero Breaker is ready to use with the zero Config's rules (see Config);
+// New applies a Config. A Breaker must not be copied after first use. It is
+// safe for concurrent use by many goroutines, and never starts goroutines or
+// timers: it reads its clock when a call is admitted or reports, so time
+// passes for it only through calls.
+type Breaker struct {
+	// sg packs the state (low 2 bits) and a generation that grows with
+	// every state change, so that outcomes of calls admitted before a
+	// change are ignored. The closed path reads it without the lock.
+	sg atomic.Uint64
+	_  [56]byte // keep sg, read by every call, off pending's cache line
+	// pending counts successes reported in the closed state and not yet
+	// placed in the window, so that the success path reads no clock and
+	// takes no lock; every flushEvery-th success places them.
+	pending atomic.Int64
+	// run counts failures in a row (ConsecutiveFailures).
+	run atomic.Int64
+	// nextRefresh is when (ns on the breaker's clock) a call should next
+	// read the shared state.
+	nextRefresh atomic.Int64
+	// storeDown is set while the shared store fails to answer.
+	storeDown atomic.Bool
+
+	// Set by New, read without the lock afterwards.
+	clock  Clock
+	shared Shared
+	slow   bool
+	watch  bool // shared || slow: closed calls need more than the fast path
+	exact  bool // tests: place every success in the window at once
+
+	mu        sync.Mutex
+	ready     bool
+	s         settings
+	base      time.Time
+	win       window
+	until     time.Duration // Open: when the open period ends
+	trips     int           // opens since the breaker was last closed
+	lastOpen  time.Duration // the previous open period (decorrelated jitter)
+	probes    []probe       // half-open: probes in flight
+	probeSeq  uint64
+	probeOK   int    // half-open: probes that succeeded
+	ver       uint64 // the shared state's version this process knows
+	asking    bool   // a call is asking the store for the fleet's probe
+	notes     []Change
+	notifying bool
+	pushes    []SharedState
+	pushing   bool
+}
+
+// flushMask: the success path places pending successes in the window every
+// 16 successes, so at most 15 successes are counted late (at the next flush
+// rather than when they happened), and the clock read and lock cost under
+// 2 ns per call.
+const flushMask = 15
+
+type probe struct {
+	id    uint64
+	start time.Duration
+}
+
+// New returns a breaker with cfg's rules, or cfg.Validate's error.
+func New(cfg Config) (*Breaker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &Breaker{clock: cfg.Clock, shared: cfg.Shared, slow: cfg.SlowCall > 0}
+	b.watch = b.shared != nil || b.slow
+	b.setup(cfg.settings())
+	return b, nil
+}
+
+func (b *Breaker) setup(s settings) {
+	b.s = s
+	b.win = newWindow(s.buckets, s.width)
+	if b.clock != nil {
+		b.base = b.clock.Now()
+	} else {
+		b.base = time.Now()
+	}
+	b.ready = true
+}
+
+// init applies the zero Config's rules to a zero Breaker. Called with b.mu held.
+func (b *Breaker) init() {
+	if !b.ready {
+		b.setup(Config{}.settings())
+	}
+}
+
+// now is the time on b's clock, as a duration since b was set up, never negative.
+func (b *Breaker) now() time.Duration {
+	var d time.Duration
+	if b.clock != nil {
+		d = b.clock.Now().Sub(b.base)
+	} else {
+		d = time.Since(b.base)
+	}
+	return max(d, 0)
+}
+
+func (b *Breaker) state() State { return State(b.sg.Load() & 3) }
+
+// Ticket is a call admitted by Allow. Report its outcome exactly once, with
+// Done or Record. The zero Ticket ignores reports.
+type Ticket struct {
+	b     *Breaker
+	sg    uint64        // state and generation at admission
+	start time.Duration // admission time (SlowCall or probe), or untimed
+	probe uint64        // half-open probe id; 0 for other calls
+}
+
+// untimed is Ticket.start when the call's duration does not matter.
+const untimed = -1
+
+// Allow admits a call or rejects it with an *OpenError (matched by
+// ErrOpen). Run the call only when err is nil, then report its outcome with
+// the Ticket's Done or Record. Prefer Do, Call or CallJudged, which also
+// count a panicking call as a failure.
+//
+// ctx is passed, without its cancellation, to the Shared store if the call
+// must consult it; Allow does not check whether ctx is done.
+func (b *Breaker) Allow(ctx context.Context) (Ticket, error) {
+	// Kept small enough to inline: the closed path without rules that
+	// need the clock.
+	if sg := b.sg.Load(); State(sg&3) == Closed && !b.watch {
+		return Ticket{b: b, sg: sg, start: untimed}, nil
+	}
+	return b.allow(ctx)
+}
+
+// allow is Allow's path for every state but closed, and for closed calls
+// that need the clock.
+func (b *Breaker) allow(ctx context.Context) (Ticket, error) {
+	if b.shared != nil {
+		b.refresh(ctx)
+	}
+	if sg := b.sg.Load(); State(sg&3) == Closed {
+		t := Ticket{b: b, sg: sg, start: untimed}
+		if b.slow {
+			t.start = b.now()
+		}
+		return t, nil
+	}
+	b.mu.Lock()
+	b.init()
+	now := b.now()
+	t, err, ask := b.admit(now)
+	b.unlock(ctx)
+	if ask {
+		t, err = b.askProbe(ctx)
+	}
+	return t, err
+}
+
+// admit decides on a call at now. ask reports that the decision needs the
+// shared store: the open period is over and the fleet's probe must be
+// claimed. Called with b.mu held.
+func (b *Breaker) admit(now time.Duration) (t Ticket, err error, ask bool) {
+	switch b.state() {
+	case Closed:
+		t = Ticket{b: b, sg: b.sg.Load(), start: untimed}
+		if b.slow {
+			t.start = now
+		}
+		return t, nil, false
+	case Open:
+		if now < b.until {
+			return t, &OpenError{State: Open, Wait: b.until - now}, false
+		}
+		if b.shared != nil && !b.storeDown.Load() {
+			if b.asking {
+				return t, &OpenError{State: HalfOpen, Wait: b.probeWait()}, false
+			}
+			b.asking = true
+			return t, nil, true
+		}
+		b.set(HalfOpen, now, 0)
+	case Isolated:
+		return t, &OpenError{State: Isolated, Wait: forever}, false
+	}
+	// Half-open.
+	if b.s.probeTimeout > 0 {
+		for _, p := range b.probes {
+			if now-p.start >= b.s.probeTimeout {
+				b.reopen(now)
+				return t, &OpenError{State: Open, Wait: b.until - now}, false
+			}
+		}
+	}
+	if len(b.probes) >= b.probeLimit() {
+		wait := b.probeWait()
+		if b.s.probeTimeout > 0 {
+			wait = b.probes[0].start + b.s.probeTimeout - now
+		}
+		return t, &OpenError{State: HalfOpen, Wait: wait}, false
+	}
+	b.probeSeq++
+	b.probes = append(b.probes, probe{b.probeSeq, now})
+	return Ticket{b: b, sg: b.sg.Load(), start: now, probe: b.probeSeq}, nil, false
+}
+
+// probeLimit is how many probes half-open admits at once: one for the
+// whole fleet while the shared store answers.
+func (b *Breaker) probeLimit() int {
+	if b.shared != nil && !b.storeDown.Load() {
+		return 1
+	}
+	return b.s.probes
+}
+
+// probeWait is the hint given when a probe's outcome is awaited and its
+// timeout is unknown: the probe timeout, or the first open period.
+func (b *Breaker) probeWait() time.Duration {
+	if b.s.probeTimeout > 0 {
+		return b.s.probeTimeout
+	}
+	return b.s.open.Delay(1)
+}
+
+// Done reports the outcome of the call admitted with t: a nil err is a
+// Success; other errors are classified by Config.Classify (by default, the
+// package function Classify). Reports after the breaker changed state since
+// t was issued are ignored, as are reports on the zero Ticket.
+func (t Ticket) Done(err error) {
+	if err == nil {
+		t.Record(Success)
+		return
+	}
+	b := t.b
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.init()
+	o := b.s.classify(err)
+	b.mu.Unlock()
+	t.Record(o)
+}
+
+// Record reports the outcome of the call admitted with t, as judged by the
+// caller. Like Done, it ignores stale reports.
+func (t Ticket) Record(o Outcome) {
+	if o == Success && t.start == untimed && t.b != nil {
+		t.b.success(t.sg)
+		return
+	}
+	t.record(o)
+}
+
+// success counts a closed call's success: no clock, no lock.
+func (b *Breaker) success(sg uint64) {
+	if b.sg.Load() != sg {
+		return
+	}
+	if b.run.Load() != 0 {
+		b.run.Store(0)
+	}
+	if n := b.pending.Add(1); n&flushMask == 0 || b.exact {
+		b.mu.Lock()
+		b.init()
+		if b.sg.Load() == sg {
+			b.win.add(b.now(), b.pending.Swap(0), 0)
+		}
+		b.mu.Unlock()
+	}
+}
+
+func (t Ticket) record(o Outcome) {
+	b := t.b
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.init()
+	now := b.now()
+	if t.start != untimed && o == Success && b.s.slow > 0 && now-t.start >= b.s.slow {
+		o = Failure
+	}
+	if b.sg.Load() == t.sg {
+		if t.probe != 0 {
+			b.probeDone(t.probe, o, now)
+		} else {
+			b.closedDone(o, now)
+		}
+	}
+	b.unlock(context.Background())
+}
+
+// closedDone counts an outcome in the closed state. Called with b.mu held.
+func (b *Breaker) closedDone(o Outcome, now time.Duration) {
+	switch o {
+	case Success:
+		b.run.Store(0)
+		b.win.add(now, b.pending.Swap(0)+1, 0)
+	case Failure:
+		run := b.run.Add(1)
+		b.win.add(now, b.pending.Swap(0), 1)
+		calls, fail := b.win.sums(now)
+		if (b.s.ratio > 0 && calls >= b.s.minCalls && float64(fail) >= b.s.ratio*float64(calls)) ||
+			(b.s.consecutive > 0 && run >= b.s.consecutive) {
+			b.trip(now, 1)
+		}
+	}
+}
+
+// probeDone counts a probe's outcome. Called with b.mu held.
+func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration) {
+	i := slices.IndexFunc(b.probes, func(p probe) bool { return p.id == id })
+	if i < 0 {
+		return // timed out already
+	}
+	b.probes = slices.Delete(b.probes, i, i+1)
+	switch o {
+	case Success:
+		b.probeOK++
+		need := b.s.probeSuccesses
+		if b.shared != nil && !b.storeDown.Load() {
+			need = 1
+		}
+		if b.probeOK >= need {
+			b.close(now)
+		}
+	case Failure:
+		b.reopen(now)
+	}
+}
+
+// trip opens the breaker for step n of the open schedule. Called with b.mu held.
+func (b *Breaker) trip(now time.Duration, n int) {
+	d := b.sample(n)
+	b.trips = n
+	b.until = now + d
+	b.set(Open, now, d)
+	b.push(SharedState{State: Open, Wait: d, Trips: n})
+}
+
+// reopen opens the breaker again after a failed probe, for longer.
+func (b *Breaker) reopen(now time.Duration) { b.trip(now, b.trips+1) }
+
+// close closes the breaker after enough successful probes.
+func (b *Breaker) close(now time.Duration) {
+	b.set(Closed, now, 0)
+	b.push(SharedState{State: Closed})
+}
+
+func (b *Breaker) sample(n int) time.Duration {
+	var r = b.s.rand
+	if r == nil {
+		r = globalRand{}
+	}
+	d := b.s.open.Sample(n, b.lastOpen, r)
+	b.lastOpen = d
+	return d
+}
+
+// globalRand is math/rand/v2's global source, safe for concurrent use.
+type globalRand struct{}
+
+func (globalRand) Float64() float64 { return rand.Float64() }
+
+// set changes the state, forgetting what the previous state counted, and
+// queues the change for OnStateChange. Called with b.mu held.
+func (b *Breaker) set(to State, now, wait time.Duration) {
+	sg := b.sg.Load()
+	from := State(sg & 3)
+	b.sg.Store((sg>>2+1)<<2 | uint64(to))
+	b.win.reset()
+	b.pending.Store(0)
+	b.run.Store(0)
+	b.probes = b.probes[:0]
+	b.probeOK = 0
+	if to == Closed {
+		b.trips = 0
+		b.lastOpen = 0
+	}
+	if b.s.onChange != nil {
+		b.notes = append(b.notes, Change{From: from, To: to, At: b.base.Add(now), Trips: b.trips, Wait: wait})
+	}
+}
+
+// unlock releases b.mu, then tells the shared store about this process's
+// transitions and calls OnStateChange for each change, outside the lock.
+func (b *Breaker) unlock(ctx context.Context) {
+	push := len(b.pushes) > 0 && !b.pushing
+	notify := len(b.notes) > 0 && !b.notifying
+	b.mu.Unlock()
+	if push {
+		b.pushAll(ctx)
+		notify = true
+	}
+	if notify {
+		b.notify()
+	}
+}
+
+// notify calls OnStateChange for each queued change, one at a time and in
+// order: if another goroutine is already doing so, it delivers ours too.
+func (b *Breaker) notify() {
+	b.mu.Lock()
+	if b.notifying {
+		b.mu.Unlock()
+		return
+	}
+	b.notifying = true
+	defer func() { // even if the hook panics
+		b.notifying = false
+		b.mu.Unlock()
+	}()
+	for len(b.notes) > 0 {
+		c := b.notes[0]
+		b.notes = b.notes[1:]
+		b.mu.Unlock()
+		b.s.onChange(c)
+		b.mu.Lock()
+	}
+}
+
+// Do runs op if the breaker admits it and counts its outcome: a nil error is
+// a Success, other errors are judged by Config.Classify, and a panic is a
+// Failure (the panic continues). A rejected call returns an *OpenError
+// matched by ErrOpen without running op; otherwise Do returns op's error
+// unchanged.
+func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error {
+	t, err := b.Allow(ctx)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done {
+			t.Record(Failure)
+		}
+	}()
+	err = op(ctx)
+	done = true
+	t.Done(err)
+	return err
+}
+
+// Call is Do for an operation that returns a value: it returns op's value
+// and error, or the zero T and an *OpenError if the breaker rejected the
+// call.
+func Call[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error)) (T, error) {
+	return CallJudged(ctx, b, op, nil)
+}
+
+// CallJudged is Call with the outcome judged by judge from the value and the
+// error, for results that are failures although the error is nil (an HTTP
+// response with status 503) or successes although it is not. A nil judge
+// means Call's rule.
+func CallJudged[T any](ctx context.Context, b *Breaker, op func(context.Context) (T, error), judge func(T, error) Outcome) (T, error) {
+	t, err := b.Allow(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			t.Record(Failure)
+		}
+	}()
+	v, err := op(ctx)
+	done = true
+	if judge != nil {
+		t.Record(judge(v, err))
+	} else {
+		t.Done(err)
+	}
+	return v, err
+}
+
+// Isolate opens the breaker by hand: every call is rejected with an
+// *OpenError whose State is Isolated until Reset. With a Shared store, the
+// whole fleet is isolated.
+func (b *Breaker) Isolate() {
+	b.mu.Lock()
+	b.init()
+	if b.state() != Isolated {
+		b.set(Isolated, b.now(), 0)
+		b.push(SharedState{State: Isolated})
+	}
+	b.unlock(context.Background())
+}
+
+// Reset closes the breaker by hand, from any state, and forgets every count
+// and the open schedule's progress. With a Shared store, the whole fleet is
+// reset.
+func (b *Breaker) Reset() {
+	b.mu.Lock()
+	b.init()
+	b.close(b.now())
+	b.unlock(context.Background())
+}
+
+// Snapshot describes a breaker at one moment, for metrics and health pages.
+type Snapshot struct {
+	State State
+	// Calls and Failures are the outcomes counted in the rolling window
+	// (closed state only; up to 15 recent successes may not be counted
+	// yet). Neutral outcomes are not calls.
+	Calls, Failures int64
+	// ConsecutiveFailures is the current run of failures (closed state).
+	ConsecutiveFailures int64
+	// Trips is how many times the breaker opened since it was last closed.
+	Trips int
+	// Probes is how many probes are in flight (half-open).
+	Probes int
+	// NextProbe is when the open period ends and a probe may be admitted
+	// (Open only; the zero time otherwise).
+	NextProbe time.Time
+	// SharedDown reports that the Shared store did not answer last time, so
+	// that the breaker decides on its own.
+	SharedDown bool
+}
+
+// Snapshot returns the breaker's state and counts now.
+func (b *Breaker) Snapshot() Snapshot {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.init()
+	now := b.now()
+	s := Snapshot{
+		State:               b.state(),
+		ConsecutiveFailures: b.run.Load(),
+		Trips:               b.trips,
+		Probes:              len(b.probes),
+		SharedDown:          b.storeDown.Load(),
+	}
+	switch s.State {
+	case Closed:
+		s.Calls, s.Failures = b.win.sums(now)
+	case Open:
+		s.NextProbe = b.base.Add(b.until)
+	}
+	return s
+}
+
+// State returns the breaker's state. An Open breaker whose open period is
+// over still reports Open until a call is admitted as a probe.
+func (b *Breaker) State() State { return b.state() }

@@ -1,0 +1,123 @@
+package breaker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
+)
+
+// manualClock is a clock that moves only when told to, as in tests and the
+// simulator.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func Example() {
+	clock := &manualClock{t: time.Unix(0, 0)}
+	b, err := breaker.New(breaker.Config{
+		MinCalls: 4,
+		Open:     backoff.Policy{Initial: 2 * time.Second, Multiplier: 2, Max: time.Minute, Jitter: backoff.NoJitter},
+		Clock:    clock,
+	})
+	if err != nil {
+		panic(err)
+	}
+	down := errors.New("connection refused")
+	ctx := context.Background()
+	for i := range 6 {
+		err := b.Do(ctx, func(context.Context) error { return down })
+		fmt.Printf("call %d: %v\n", i+1, err)
+	}
+	clock.Advance(2 * time.Second) // the open period ends: one probe is admitted
+	err = b.Do(ctx, func(context.Context) error { return nil })
+	fmt.Println("probe:", err, "→", b.State())
+	// Output:
+	// call 1: connection refused
+	// call 2: connection refused
+	// call 3: connection refused
+	// call 4: connection refused
+	// call 5: breaker: open, next probe in 2s
+	// call 6: breaker: open, next probe in 2s
+	// probe: <nil> → closed
+}
+
+// A 503 arrives as a response, not an error: CallJudged judges the value.
+func ExampleCallJudged() {
+	var b breaker.Breaker
+	judge := func(resp *http.Response, err error) breaker.Outcome {
+		switch {
+		case err != nil:
+			return breaker.Classify(err)
+		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+			return breaker.Failure
+		}
+		return breaker.Success
+	}
+	get := func(ctx context.Context) (*http.Response, error) {
+		return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody}, nil
+	}
+	for range 25 {
+		resp, err := breaker.CallJudged(context.Background(), &b, get, judge)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}
+	fmt.Println(b.State())
+	// Output: open
+}
+
+// Two processes share one breaker state through a store (here in memory; on
+// Redis with package fleet). When one trips, the other sees it open until the
+// same moment.
+func ExampleMemoryStore() {
+	clock := &manualClock{t: time.Unix(0, 0)}
+	store := breaker.NewMemoryStore(clock)
+	cfg := breaker.Config{
+		ConsecutiveFailures: 3,
+		Open:                backoff.Policy{Initial: 10 * time.Second, Jitter: backoff.NoJitter},
+		Clock:               clock,
+		Shared:              store,
+	}
+	a, _ := breaker.New(cfg)
+	b, _ := breaker.New(cfg)
+	ctx := context.Background()
+	for range 3 {
+		_ = a.Do(ctx, func(context.Context) error { return errors.New("timeout") })
+	}
+	clock.Advance(time.Second) // b refreshes at most once a second
+	err := b.Do(ctx, func(context.Context) error { return nil })
+	fmt.Println("a:", a.State())
+	fmt.Println("b:", err)
+	// Output:
+	// a: open
+	// b: breaker: open, next probe in 9s
+}
+
+func ExampleBreaker_Snapshot() {
+	var b breaker.Breaker
+	for range 5 {
+		_ = b.Do(context.Background(), func(context.Context) error { return errors.New("no") })
+	}
+	s := b.Snapshot()
+	fmt.Println(s.State, s.Calls, s.Failures)
+	// Output: closed 5 5
+}

@@ -1,0 +1,91 @@
+package breaker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeClock is a virtual clock that moves only when told to.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var errBoom = errors.New("boom")
+
+// noJitter is an open schedule without jitter: 1s, 2s, 4s, ... capped at 8s.
+var noJitter = backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 8 * time.Second, Retries: 3, Jitter: backoff.NoJitter}
+
+// newTest returns a breaker on clock c that counts every success in the
+// window at once, so that tests can check the window's counts exactly.
+func newTest(t testing.TB, cfg Config, c *fakeClock) *Breaker {
+	t.Helper()
+	if cfg.Clock == nil {
+		cfg.Clock = c
+	}
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	b.exact = true
+	return b
+}
+
+// call runs one call that returns err through b and reports whether b
+// admitted it.
+func call(b *Breaker, err error) bool {
+	ran := false
+	got := b.Do(context.Background(), func(context.Context) error { ran = true; return err })
+	if !ran && !errors.Is(got, ErrOpen) {
+		panic("rejected call without ErrOpen: " + got.Error())
+	}
+	return ran
+}
+
+func calls(b *Breaker, n int, err error) {
+	for range n {
+		call(b, err)
+	}
+}
+
+func wantState(t *testing.T, b *Breaker, want State) {
+	t.Helper()
+	if got := b.State(); got != want {
+		t.Fatalf("State() = %v, want %v", got, want)
+	}
+}
+
+// rejection returns the *OpenError of a call that b rejects.
+func rejection(t *testing.T, b *Breaker) *OpenError {
+	t.Helper()
+	_, err := b.Allow(context.Background())
+	var oe *OpenError
+	if !errors.As(err, &oe) {
+		t.Fatalf("Allow() = %v, want an *OpenError", err)
+	}
+	return oe
+}

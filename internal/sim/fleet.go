@@ -1,0 +1,222 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/retry"
+)
+
+// FleetConfig configures Fleet. Zero fields mean the values in brackets.
+type FleetConfig struct {
+	// Clients lists the fleet sizes [10, 100, 1000], from 1 to MaxClients.
+	Clients []int
+	// Failures lists the probabilities that an attempt fails, each in
+	// [0, 1] [0, 0.1, …, 1].
+	Failures []float64
+	// Strategies lists the strategies to compare [FleetStrategies()].
+	Strategies []Strategy
+	// Rate is the calls per second of the whole fleet [1000], spread evenly
+	// over its clients, for Duration [10 s].
+	Rate     float64
+	Duration time.Duration
+	// Retries is the most retries per call [3]; negative means none.
+	Retries int
+	// Seed seeds the random streams; every value, 0 included, is a seed.
+	Seed uint64
+	// Runner runs the cells; nil runs them one by one.
+	Runner Runner
+}
+
+// FleetRow is one cell of the fleet table. Its JSON form is a row of
+// `again sim fleet --format json`.
+type FleetRow struct {
+	Clients  int      `json:"clients"`
+	Failure  float64  `json:"failure"`
+	Strategy Strategy `json:"strategy"`
+	// Amplification is the attempts that reached the dependency ÷ the
+	// calls: 1 means no retries, Retries+1 every call retried to the end.
+	Amplification float64 `json:"amplification"`
+	// SuccessRatio is the share of calls that eventually succeeded.
+	SuccessRatio float64 `json:"success_ratio"`
+}
+
+// Brooker's per-client token bucket (the Bucket strategy).
+const (
+	bucketCapacity = 5   // tokens; the bucket starts full
+	bucketPerCall  = 0.1 // tokens added by every call
+)
+
+func (c *FleetConfig) withDefaults() (FleetConfig, error) {
+	d := *c
+	if len(d.Clients) == 0 {
+		d.Clients = []int{10, 100, 1000}
+	}
+	if len(d.Failures) == 0 {
+		for i := range 11 {
+			d.Failures = append(d.Failures, float64(i)/10)
+		}
+	}
+	if len(d.Strategies) == 0 {
+		d.Strategies = FleetStrategies()
+	}
+	if d.Rate == 0 {
+		d.Rate = 1000
+	}
+	if d.Duration == 0 {
+		d.Duration = 10 * time.Second
+	}
+	switch {
+	case d.Retries == 0:
+		d.Retries = 3
+	case d.Retries < 0:
+		d.Retries = 0
+	}
+	for _, n := range d.Clients {
+		if err := checkInt("Clients", n, 1, MaxClients); err != nil {
+			return d, err
+		}
+	}
+	for _, p := range d.Failures {
+		if !(p >= 0 && p <= 1) {
+			return d, &FieldError{"Failures", fmt.Sprint(p), "probabilities from 0 to 1"}
+		}
+	}
+	if err := checkStrategies(d.Strategies, FleetStrategies(), "none, retries, bucket, budget, shared or breaker"); err != nil {
+		return d, err
+	}
+	if !(d.Rate > 0 && d.Rate <= MaxRate) {
+		return d, &FieldError{"Rate", fmt.Sprint(d.Rate), fmt.Sprintf("a number of calls per second above 0 and up to %d", MaxRate)}
+	}
+	if d.Duration < 0 || d.Duration > MaxDuration {
+		return d, &FieldError{"Duration", d.Duration.String(), "a duration from 0 to " + MaxDuration.String()}
+	}
+	if err := checkInt("Retries", d.Retries, 0, 100); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// Fleet runs the model of Marc Brooker's "Fixing retries with token buckets
+// and circuit breakers" (2022): a fleet of clients shares Rate calls per
+// second for Duration, spread evenly and in turn over the clients; each
+// attempt fails independently with a fixed probability; a failed attempt is
+// retried at once, up to Retries times, as the strategy allows:
+//
+//   - none: never; retries: always.
+//   - bucket: Brooker's per-client token bucket, which every call fills by
+//     0.1 token up to 5 (it starts full) and a retry empties by 1.
+//   - budget: a retry.TokenBucket per client; shared: one for the fleet.
+//   - breaker: a circuit breaker per client (attempts it rejects never reach
+//     the dependency).
+//
+// Small clients are the point: a per-client bucket or budget starts full,
+// and a client that makes few calls spends its initial tokens on retries
+// before it has earned any, so the fleet's amplification grows with its size
+// while a shared budget's does not.
+//
+// Fleet returns one row per client count, failure probability and strategy,
+// in that order, or a *FieldError.
+func Fleet(c FleetConfig) ([]FleetRow, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	nf, ns := len(c.Failures), len(c.Strategies)
+	rows := make([]FleetRow, len(c.Clients)*nf*ns)
+	c.Runner.run(len(rows), func(i int) {
+		n, p, s := c.Clients[i/(nf*ns)], c.Failures[i/ns%nf], c.Strategies[i%ns]
+		rows[i] = fleetRun(&c, n, p, s)
+	})
+	return rows, nil
+}
+
+// fleetRun runs one cell. The failures come from a stream shared by every
+// strategy of the cell, so that the strategies face the same luck.
+func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
+	r := stream(c.Seed, stringID("fleet"), uint64(n), floatID(p))
+	calls := int(math.Round(c.Rate * c.Duration.Seconds()))
+	var (
+		tokens  []float64           // bucket
+		budgets []retry.TokenBucket // budget
+		shared  retry.TokenBucket
+		clock   virtualClock
+		gates   []*breaker.Breaker // breaker
+	)
+	switch s {
+	case Bucket:
+		tokens = make([]float64, n)
+		for i := range tokens {
+			tokens[i] = bucketCapacity
+		}
+	case Budget:
+		budgets = make([]retry.TokenBucket, n)
+	case Breaker:
+		gates = make([]*breaker.Breaker, n)
+		for i := range gates {
+			gates[i] = newBreaker(&clock, r)
+		}
+	}
+	var attempts, succeeded int
+	for j := range calls {
+		client := j % n
+		clock.now = time.Duration(float64(j) / c.Rate * float64(time.Second))
+		if s == Bucket {
+			tokens[client] = min(bucketCapacity, tokens[client]+bucketPerCall)
+		}
+		for try := 0; ; try++ {
+			var ticket breaker.Ticket
+			if s == Breaker {
+				t, ok, _ := admit(gates[client])
+				if !ok {
+					break // rejected: the dependency never sees it, and no wait is worth it here
+				}
+				ticket = t
+			}
+			attempts++
+			ok := r.Float64() >= p
+			var b retry.Budget
+			switch s {
+			case Budget:
+				b = &budgets[client]
+			case Shared:
+				b = &shared
+			case Breaker:
+				ticket.Record(outcome(ok))
+			}
+			if ok {
+				if b != nil {
+					b.Success()
+				}
+				succeeded++
+				break
+			}
+			if try >= c.Retries {
+				break
+			}
+			retryOK := true
+			switch s {
+			case NoRetries:
+				retryOK = false
+			case Bucket:
+				if retryOK = tokens[client] >= 1; retryOK {
+					tokens[client]--
+				}
+			case Budget, Shared:
+				retryOK = b.Failure()
+			}
+			if !retryOK {
+				break
+			}
+		}
+	}
+	return FleetRow{
+		Clients:       n,
+		Failure:       p,
+		Strategy:      s,
+		Amplification: float64(attempts) / float64(calls),
+		SuccessRatio:  float64(succeeded) / float64(calls),
+	}
+}

@@ -812,7 +812,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the live region said %q, want once %q", got, want)
 		}
 		tb.click("#lang-ru")
-		if got := eval[[]string](tb, `[...document.querySelectorAll('pre')].map(p => p.lang)`); !slices.Equal(got, []string{"en", "en"}) {
+		if got := eval[[]string](tb, `[...document.querySelectorAll('pre')].map(p => p.lang)`); !slices.Equal(got, []string{"en", "en", "en"}) {
 			t.Errorf("the code blocks on the Russian page have lang %q, want en", got)
 		}
 		reduceMotion(t, tb)
@@ -1146,5 +1146,60 @@ func TestLooks(t *testing.T) {
 				tb.screenshot("look")
 			}
 		})
+	}
+}
+
+// Point 6: the storm view draws internal/sim's numbers, the code of
+// `again sim storm` (TestStormIsSim in package page compares the two).
+func TestStormView(t *testing.T) {
+	bctx, origin := startBrowser(t)
+	tb := newTab(t, bctx, origin)
+	waitStorm := func() {
+		t.Helper()
+		tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+	}
+	tb.open(exampleQuery)
+	waitStorm()
+	in := map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
+	want := page.Storm(in, page.English)
+	got := eval[page.StormResult](tb, `againCall('Storm', JSON.stringify({initial: '500ms', multiplier: '2', max: '30s', retries: '8', jitter: 'full'}), 'en').then(JSON.parse)`, chromedp.EvalAwaitPromise)
+	if !slices.Equal(got.Attempts, want.Attempts) || !slices.Equal(got.NoJitter, want.NoJitter) || got.Text != want.Text {
+		t.Errorf("the page's storm (again.wasm) is %+v, the Go code's %+v", got, want)
+	}
+	if got := tb.text("#storm-text"); got != want.Text {
+		t.Errorf("the storm view says %q, want %q", got, want.Text)
+	}
+	var nonzero [2]int
+	for i := range want.Attempts {
+		if want.Attempts[i] > 0 {
+			nonzero[0]++
+		}
+		if want.NoJitter[i] > 0 {
+			nonzero[1]++
+		}
+	}
+	if n := eval[[]int](tb, `['rect.storm-jit', 'rect.storm-flat'].map(s => document.querySelectorAll('#storm ' + s).length)`); n[0] != nonzero[0] || n[1] != nonzero[1] {
+		t.Errorf("the storm view draws %v bars, want %v (jittered, without jitter)", n, nonzero)
+	}
+	if got := tb.text("#storm-command"); got != want.Command {
+		t.Errorf("storm command = %q, want %q", got, want.Command)
+	}
+	// The number of clients is an input, kept in the URL.
+	tb.typeInto("clients", "1000")
+	waitStorm()
+	in["clients"] = "1000"
+	if got, want := tb.text("#storm-text"), page.Storm(in, page.English).Text; got != want || tb.query().Get("clients") != "1000" {
+		t.Errorf("with 1000 clients the storm view says %q, want %q (URL %v)", got, want, tb.query())
+	}
+	tb.typeInto("clients", "0")
+	waitStorm()
+	if got := tb.text("#clients-err"); !strings.HasPrefix(got, "Must be a whole number from 1 to") {
+		t.Errorf("0 clients: error %q", got)
+	}
+	tb.open(exampleQuery + "&lang=ru&clients=50")
+	waitStorm()
+	in["clients"] = "50"
+	if got, want := tb.text("#storm-text"), page.Storm(in, page.Russian).Text; got != want {
+		t.Errorf("the Russian storm view says %q, want %q", got, want)
 	}
 }

@@ -40,7 +40,7 @@
       },
       source: 'Source', asOf: (d) => `(as of ${d})`, none: 'none', more: 'More',
       capped: 'capped',
-      axisRetry: 'Retry', axisStart: 'Latest start', axisDelay: 'Delay', axisTime: 'Time since the first attempt', axisAttempt: 'Attempt',
+      axisRetry: 'Retry', axisStart: 'Latest start', axisDelay: 'Delay', axisTime: 'Time since the first attempt', axisAttempt: 'Attempt', axisFailure: 'Time since the failure',
       panelTotal: 'When each retry starts', panelDelay: 'Delay before each retry',
       late: (n) => `retry ${n} may start late`,
       commandNote: 'again calc has no per-attempt timeout; the command leaves it out.',
@@ -67,7 +67,7 @@
       },
       source: 'Источник', asOf: (d) => `(по состоянию на ${d})`, none: 'нет', more: 'Подробнее',
       capped: 'потолок',
-      axisRetry: 'Повтор', axisStart: 'Позднее начало', axisDelay: 'Задержка', axisTime: 'Время с первой попытки', axisAttempt: 'Попытка',
+      axisRetry: 'Повтор', axisStart: 'Позднее начало', axisDelay: 'Задержка', axisTime: 'Время с первой попытки', axisAttempt: 'Попытка', axisFailure: 'Время с момента сбоя',
       panelTotal: 'Когда начинается каждый повтор', panelDelay: 'Задержка перед каждым повтором',
       late: (n) => `повтор ${n} может опоздать`,
       commandNote: 'У again calc нет тайм-аута попытки; в команде его нет.',
@@ -209,6 +209,7 @@
     for (const f of FIELDS) v[f] = f === 'jitter' ? jitterText() : $(f).value.trim();
     for (const f of FIELDS) if (v[f] === '') delete v[f];
     if ($('target').value !== 'max') v.target = $('target').value;
+    if ($('clients').value.trim() !== '') v.clients = $('clients').value.trim();
     Object.assign(v, extra);
     return v;
   }
@@ -240,6 +241,7 @@
     const q = new URLSearchParams();
     for (const f of FIELDS) if (v[f] !== undefined && v[f] !== '') q.set(f, v[f]);
     if (v.target) q.set('target', v.target);
+    if (v.clients) q.set('clients', v.clients);
     for (const k of Object.keys(extra)) q.set(k, extra[k]);
     if (langChosen) q.set('lang', lang);
     const s = '?' + q.toString();
@@ -251,6 +253,7 @@
     const v = {};
     for (const f of FIELDS) if (params.has(f)) v[f] = params.get(f);
     if (params.has('seed')) extra.seed = params.get('seed');
+    if (params.has('clients')) $('clients').value = params.get('clients');
     if (params.get('target')) $('target').value = params.get('target') === 'p99' ? 'p99' : 'max';
     return { v, params };
   }
@@ -458,6 +461,85 @@
     $('command-note').textContent = req.timeout ? t.commandNote : '';
     $('snippet').textContent = r.snippet;
     scheduleDownloads();
+    scheduleStorm();
+  }
+
+  // ---- the storm ----
+  // Simulating the storm costs more than the rest of an update, and it is
+  // further down the page: it runs when typing pauses.
+  let stormFor = null; // the inputs and language the storm view shows
+  let lastStorm = null; // and its result
+  let stormTimer = 0;
+
+  function scheduleStorm() {
+    clearTimeout(stormTimer);
+    $('storm-box').classList.add('stale');
+    stormTimer = setTimeout(runStorm, 300);
+  }
+
+  async function runStorm() {
+    const inputs = JSON.stringify(readInputs());
+    const key = inputs + lang;
+    if (stormFor === key) {
+      $('storm-box').classList.remove('stale');
+      return;
+    }
+    const r = JSON.parse(await call('Storm', inputs, lang));
+    if (JSON.stringify(readInputs()) + lang !== key) return; // an edit came in meanwhile
+    stormFor = key;
+    lastStorm = r;
+    drawStorm(r);
+    $('storm-box').classList.remove('stale');
+    document.body.dataset.storm = key;
+  }
+
+  // drawStorm draws the attempts per bucket: the jittered ones as filled
+  // bars, the ones without jitter as outlined bars over them.
+  function drawStorm(r) {
+    const svg = $('storm');
+    const bad = !!r.error;
+    $('clients-err').textContent = bad ? r.error : '';
+    if (bad) $('clients').setAttribute('aria-invalid', 'true');
+    else $('clients').removeAttribute('aria-invalid');
+    svg.toggleAttribute('hidden', bad);
+    $('storm-legend').hidden = bad;
+    $('storm-text').textContent = bad ? '' : r.text;
+    $('storm-command').textContent = bad ? '' : r.command;
+    if (bad) return;
+    $('storm-key-flat').textContent = r.legend[0];
+    $('storm-key-jit').textContent = r.legend[1];
+    $('storm-key-jit-item').hidden = !r.jittered;
+    const t = TEXT[lang];
+    const W = Math.max(300, Math.round(svg.getBoundingClientRect().width) || 720);
+    const L = 52, R = 14, T = 12, h = W < 560 ? 150 : 190, B = 40;
+    const H = T + h + B, pw = W - L - R;
+    svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
+    const nodes = [];
+    const top = r.counts[r.counts.length - 1] || 1;
+    const y = (n) => T + h - n / top * h;
+    for (const c of r.counts) {
+      nodes.push(el('line', { class: 'grid', x1: L, x2: W - R, y1: y(c), y2: y(c) }));
+      nodes.push(el('text', { class: 'tick', x: L - 6, y: y(c) + 4, 'text-anchor': 'end' }, String(c)));
+    }
+    const n = r.attempts.length, span = n * r.bucketMs;
+    const x = (ms) => L + Math.min(ms, span) / Math.max(span, 1e-9) * pw;
+    const bw = pw / Math.max(n, 1);
+    r.attempts.forEach((a, i) => {
+      if (r.jittered && a > 0) nodes.push(el('rect', { class: 'storm-jit', x: L + i * bw, y: y(a), width: Math.max(bw - 0.5, 0.8), height: y(0) - y(a) }));
+    });
+    r.noJitter.forEach((a, i) => {
+      if (a > 0) nodes.push(el('rect', { class: 'storm-flat', x: L + i * bw + bw * 0.2, y: y(a), width: Math.max(bw * 0.6, 1), height: y(0) - y(a) }));
+    });
+    nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: y(0), y2: y(0) }));
+    nodes.push(el('line', { class: 'axis', x1: L, x2: L, y1: T, y2: T + h }));
+    for (const tick of r.time.ticks) {
+      if (tick.ms > span) continue;
+      const tx = x(tick.ms), edge = tx + tick.label.length * 3.3 > W - 2;
+      nodes.push(el('text', { class: 'tick', x: edge ? W - 2 : tx, y: T + h + 16, 'text-anchor': edge ? 'end' : 'middle' }, tick.label));
+    }
+    nodes.push(el('text', { class: 'axis-title', x: 12, y: T + h / 2, transform: `rotate(-90 12 ${T + h / 2})`, 'text-anchor': 'middle' }, r.yTitle));
+    nodes.push(el('text', { class: 'axis-title', x: L + pw / 2, y: H - 4, 'text-anchor': 'middle' }, t.axisFailure));
+    svg.replaceChildren(...nodes);
   }
 
   // ---- downloads ----
@@ -680,6 +762,7 @@
       update();
     });
     $('target').addEventListener('change', update);
+    $('clients').addEventListener('input', () => { writeURL(readInputs()); scheduleStorm(); });
     for (const b of document.querySelectorAll('[data-solve]')) b.addEventListener('click', () => solve(b.dataset.solve));
     $('lang-en').addEventListener('click', () => { langChosen = true; setLanguage('en'); writeURL(readInputs()); });
     $('lang-ru').addEventListener('click', () => { langChosen = true; setLanguage('ru'); writeURL(readInputs()); });
@@ -697,7 +780,10 @@
     let resizing = 0;
     window.addEventListener('resize', () => {
       cancelAnimationFrame(resizing);
-      resizing = requestAnimationFrame(() => { if (last) drawCharts(last); });
+      resizing = requestAnimationFrame(() => {
+        if (last) drawCharts(last);
+        if (lastStorm) drawStorm(lastStorm);
+      });
     });
     // A link followed before its file is written: write it, then follow it.
     for (const [id] of DOWNLOADS) {

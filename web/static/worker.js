@@ -23,7 +23,7 @@ const ready = (async () => {
   await started;
 })();
 
-const FUNCS = ['Compute', 'Solve', 'Export', 'Defaults'];
+const FUNCS = ['Compute', 'Solve', 'Export', 'Storm', 'Defaults'];
 
 self.onmessage = async (e) => {
   const { id, fn, args } = e.data;

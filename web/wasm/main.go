@@ -5,7 +5,8 @@
 // Web Worker (static/worker.js), so that a long computation never blocks
 // typing. It installs globalThis.againCompute(inputs, lang),
 // globalThis.againSolve(inputs, param, lang), globalThis.againExport(inputs,
-// format) and globalThis.againDefaults(), which take and return JSON
+// format), globalThis.againStorm(inputs, lang) (the storm view, computed by
+// internal/sim, the code of `again sim storm`) and globalThis.againDefaults(), which take and return JSON
 // strings (inputs is a JSON object keyed by flag name), then calls
 // globalThis.againReady and waits forever.
 //
@@ -53,6 +54,12 @@ func main() {
 			return reply(page.Download{Error: "page: againExport takes two arguments"})
 		}
 		return reply(page.Export(inputs(args[0]), args[1].String()))
+	}))
+	js.Global().Set("againStorm", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) != 2 {
+			return reply(page.StormResult{Error: "page: againStorm takes two arguments"})
+		}
+		return reply(page.Storm(inputs(args[0]), page.Lang(args[1].String())))
 	}))
 	js.Global().Set("againDefaults", js.FuncOf(func(js.Value, []js.Value) any {
 		return reply(page.Defaults())

@@ -1,12 +1,16 @@
 package page
 
 import (
+	"bytes"
+	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/cli"
 )
 
 // TestDurationIsHumanBelowADay: below a day the page writes durations as
@@ -183,5 +187,60 @@ func TestNoRetries(t *testing.T) {
 	r := Compute(map[string]string{"retries": "0", "deadline": "1s"}, English)
 	if r.Chart.Retries != 0 || len(r.Chart.Bars) != 0 || r.Summary.NoRetries == "" || r.Summary.Worst != "0 ms" || !r.Summary.Verdict.Fits {
 		t.Errorf("no retries: chart %+v, summary %+v", r.Chart, r.Summary)
+	}
+}
+
+// TestStormIsSim: the storm view's numbers are `again sim storm`'s for the
+// command the page shows, run in-process.
+func TestStormIsSim(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "50"},
+		{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": "12", "jitter": "decorrelated", "seed": "7", "clients": "1000"},
+		{"initial": "250ms", "retries": "5", "jitter": "proportional:0.2", "timeout": "1s", "deadline": "1m"},
+	} {
+		r := Storm(in, English)
+		if r.Error != "" {
+			t.Fatalf("Storm(%v): %s", in, r.Error)
+		}
+		words := strings.Fields(r.Command)
+		var stdout, stderr bytes.Buffer
+		if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
+		}
+		var rows []struct {
+			StartMS  float64 `json:"start_ms"`
+			Attempts int     `json:"attempts"`
+			NoJitter int     `json:"no_jitter"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
+			t.Fatalf("%s: %v\n%.200s", r.Command, err, stdout.String())
+		}
+		if len(rows) != len(r.Attempts) {
+			t.Fatalf("%s: %d buckets, the page has %d", r.Command, len(rows), len(r.Attempts))
+		}
+		total := 0
+		for i, row := range rows {
+			if row.Attempts != r.Attempts[i] || row.NoJitter != r.NoJitter[i] || row.StartMS != float64(i)*r.BucketMs {
+				t.Errorf("%s: bucket %d is %+v, the page has %d and %d", r.Command, i, row, r.Attempts[i], r.NoJitter[i])
+			}
+			total += r.Attempts[i]
+		}
+		if want := r.Clients * (Compute(in, English).Retries + 1); total != want {
+			t.Errorf("%s: %d attempts in all, want %d", r.Command, total, want)
+		}
+		if n := len(r.Attempts); n > maxStormBuckets+1 || r.Counts[0] != 0 || r.Counts[len(r.Counts)-1] < slices.Max(r.NoJitter) {
+			t.Errorf("%s: %d buckets, counts %v", r.Command, n, r.Counts)
+		}
+	}
+	if r := Storm(map[string]string{"clients": "0"}, Russian); !strings.HasPrefix(r.Error, "Нужно целое число от 1 до") {
+		t.Errorf("0 clients in Russian: %q", r.Error)
+	}
+	if r := Storm(map[string]string{"retries": "100000", "clients": "100"}, English); !strings.Contains(r.Error, "again sim storm") {
+		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
+	}
+	r := Storm(example, Russian)
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера они повторяют синхронными волнами (8); пик — 200 за 1 с. С полным джиттером пик — ") {
+		t.Errorf("the storm in Russian: %q", r.Text)
 	}
 }

@@ -1151,6 +1151,7 @@ func TestLooks(t *testing.T) {
 				t.Errorf("the verdict ends %.0f px down a %d px screen, want it in the upper half", bottom, tc.height)
 			}
 			if os.Getenv("AGAIN_SCREENSHOTS") != "" {
+				tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
 				tb.screenshot("look")
 			}
 		})

@@ -409,6 +409,8 @@
     // Every result that no longer matches the inputs goes grey: the
     // headline and verdict, the details, the charts, the table and the code.
     $('calculator').classList.toggle('invalid', any);
+    if (any) clearTimeout(stormTimer);
+    $('status').classList.remove('loading');
     $('status').textContent = !any ? '' : last ? TEXT[lang].invalid : TEXT[lang].invalidNone;
   }
 
@@ -478,6 +480,9 @@
   }
 
   async function runStorm() {
+    // Only for inputs the calculator accepts: invalid ones keep the old
+    // storm, greyed out with every other result.
+    if ($('calculator').classList.contains('invalid')) return;
     const inputs = JSON.stringify(readInputs());
     const key = inputs + lang;
     if (stormFor === key) {
@@ -618,7 +623,9 @@
     const W = Math.max(300, Math.round(svg.getBoundingClientRect().width) || 720);
     const small = W < 560;
     const labels = [...c.total.ticks, ...c.delay.ticks].map((k) => k.label.length);
-    const L = Math.max(40, Math.ceil(Math.max(0, ...labels) * 6.4) + 26), R = small ? 14 : 70, T = 24, gap = 44, B = 40;
+    // Room on the right for the end values (12px text), on a wide screen.
+    const ends = Math.max(c.worstEnd.length, c.meanEnd.length);
+    const L = Math.max(40, Math.ceil(Math.max(0, ...labels) * 6.4) + 26), R = small ? 14 : Math.ceil(ends * 7) + 16, T = 24, gap = 44, B = 40;
     const h1 = small ? 150 : 190, h2 = small ? 100 : 120;
     const H = T + h1 + gap + h2 + B;
     const pw = W - L - R;

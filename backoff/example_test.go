@@ -3,6 +3,7 @@ package backoff_test
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"time"
 
@@ -24,36 +25,17 @@ func workedExample() backoff.Policy {
 func ExamplePolicy_Delay() {
 	p := workedExample()
 	for n := 1; n <= p.Retries; n++ {
-		fmt.Printf("retry %d: %v capped=%v\n", n, p.Delay(n), p.Capped(n))
+		fmt.Printf("retry %d: %v\n", n, p.Delay(n))
 	}
 	// Output:
-	// retry 1: 500ms capped=false
-	// retry 2: 1s capped=false
-	// retry 3: 2s capped=false
-	// retry 4: 4s capped=false
-	// retry 5: 8s capped=false
-	// retry 6: 16s capped=false
-	// retry 7: 30s capped=true
-	// retry 8: 30s capped=true
-}
-
-func ExamplePolicy_Stats() {
-	s := workedExample().Stats(backoff.DefaultSeed)
-	t := s.Total
-	fmt.Println("shortest:", backoff.Human(t.Min))
-	fmt.Println("mean:    ", backoff.Human(t.Mean))
-	fmt.Println("longest: ", backoff.Human(t.Max))
-	fmt.Println("median:  ", backoff.Human(t.P50)) // full jitter: the median is the mean
-	fmt.Println("p99:     ", backoff.Human(t.P99))
-	fit := s.Deadline(time.Minute)
-	fmt.Printf("within 1 min: worst case fits=%v, retries that fit=%d\n", fit.WorstCaseFits, fit.RetriesWithin)
-	// Output:
-	// shortest: 0 ms
-	// mean:     45.8 s
-	// longest:  1 min 32 s
-	// median:   45.8 s
-	// p99:      1 min 15 s
-	// within 1 min: worst case fits=false, retries that fit=6
+	// retry 1: 500ms
+	// retry 2: 1s
+	// retry 3: 2s
+	// retry 4: 4s
+	// retry 5: 8s
+	// retry 6: 16s
+	// retry 7: 30s
+	// retry 8: 30s
 }
 
 func ExamplePolicy_Sample() {
@@ -72,26 +54,6 @@ func ExamplePolicy_Sample() {
 	// retry 3: 1.017s (between 0 and 2s)
 }
 
-func ExampleSolve() {
-	p := workedExample()
-	// How many retries fit a one-minute budget in the worst case?
-	q, err := backoff.Solve(p, backoff.ParamRetries, time.Minute, backoff.TargetMax, backoff.DefaultSeed)
-	fmt.Println(q.Retries, err)
-
-	// And how large may the first delay be for all 8 retries to fit?
-	q, err = backoff.Solve(p, backoff.ParamInitial, time.Minute, backoff.TargetMax, backoff.DefaultSeed)
-	fmt.Println(q.Initial, backoff.Human(q.Stats(backoff.DefaultSeed).Total.Max), err)
-
-	// With a 2 s cap, 8 retries never exceed 16 s, however fast delays grow.
-	p.Max = 2 * time.Second
-	_, err = backoff.Solve(p, backoff.ParamMultiplier, time.Minute, backoff.TargetMax, backoff.DefaultSeed)
-	fmt.Println(errors.Is(err, backoff.ErrUnbounded))
-	// Output:
-	// 6 <nil>
-	// 236.220472ms 1 min <nil>
-	// true
-}
-
 func ExampleParseJitter() {
 	j, f, err := backoff.ParseJitter("proportional:0.1")
 	fmt.Println(j, f, err)
@@ -104,26 +66,15 @@ func ExampleParseJitter() {
 	// true
 }
 
-func ExampleHuman() {
-	for _, d := range []time.Duration{250 * time.Millisecond, 45750 * time.Millisecond, 91500 * time.Millisecond, time.Hour + 5*time.Second} {
-		fmt.Println(backoff.Human(d))
-	}
-	// Output:
-	// 250 ms
-	// 45.8 s
-	// 1 min 32 s
-	// 1 h 5 s
-}
-
 func ExampleDefault() {
 	p := backoff.Default()
 	fmt.Println(p.Initial, p.EffectiveMultiplier(), p.Max, p.Retries, p.JitterText())
 	// Change what you need; every call returns a fresh value.
 	p.Retries = 5
-	fmt.Println(p.Delay(5), p.Capped(5), backoff.Default().Retries)
+	fmt.Println(p.Delay(5), p.MaxAttempts(), backoff.Default().Retries)
 	// Output:
 	// 500ms 2 10s 3 full
-	// 8s false 3
+	// 8s 6 3
 }
 
 func ExamplePolicy_Validate() {
@@ -137,4 +88,61 @@ func ExamplePolicy_Validate() {
 	// Output:
 	// Multiplier 0.5 true
 	// backoff: Multiplier must be a finite number >= 1 (or 0 for the default 2), got 0.5
+}
+
+// The zero rule: a zero field takes its default and a negative one means
+// none, so a partly filled Policy is never a burst of instant retries.
+func ExamplePolicy_zeroRule() {
+	p := backoff.Policy{Retries: 5} // Initial 500ms, ×2, Max 10s, full jitter
+	fmt.Println(p.MaxAttempts(), p.Delay(1), p.Delay(5), p.Delay(6))
+
+	once := backoff.Policy{Retries: backoff.NoRetries}
+	fmt.Println(once.MaxAttempts())
+
+	uncapped := backoff.Policy{Initial: 8 * time.Second, Max: backoff.NoCap, Jitter: backoff.NoJitter}
+	fmt.Println(uncapped.Delay(3))
+
+	// Zero Max means the default 10 s cap, so a larger Initial is rejected
+	// instead of silently shortened.
+	fmt.Println(backoff.Policy{Initial: 30 * time.Second}.Validate())
+	// Output:
+	// 6 500ms 8s 10s
+	// 1
+	// 32s
+	// backoff: Initial must be at most the default Max of 10s when Max is 0 (set Max, or Max: NoCap), got 30s
+}
+
+func ExamplePolicy_Waits() {
+	p := workedExample()
+	p.Retries = 4
+	p.Jitter = backoff.EqualJitter
+	r := rand.New(rand.NewPCG(1, 2)) // fixed for the example; nil in real code
+	for d := range p.Waits(r) {
+		fmt.Println(d.Round(time.Millisecond))
+	}
+	// Output:
+	// 419ms
+	// 731ms
+	// 1.509s
+	// 2.86s
+}
+
+// Code written for cenkalti/backoff's NextBackOff can pull the waits one
+// at a time.
+func ExamplePolicy_Waits_pull() {
+	p := backoff.Policy{Initial: time.Second, Retries: 2, Jitter: backoff.NoJitter}
+	next, stop := iter.Pull(p.Waits(nil))
+	defer stop()
+	for {
+		d, ok := next()
+		if !ok { // cenkalti/backoff's Stop
+			fmt.Println("give up")
+			break
+		}
+		fmt.Println("wait", d)
+	}
+	// Output:
+	// wait 1s
+	// wait 2s
+	// give up
 }

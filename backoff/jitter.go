@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/again-go/again/backoff/internal/sched"
 )
 
 // Jitter is the way a policy draws the actual delay around the nominal delay
@@ -43,8 +45,8 @@ func (j Jitter) String() string {
 	return "Jitter(" + strconv.Itoa(int(j)) + ")"
 }
 
-// JitterSyntax lists the forms that ParseJitter accepts, for error messages.
-const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
+// jitterSyntax lists the forms that ParseJitter accepts, for its errors.
+const jitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
 
 // ParseJitter parses the textual form of a jitter kind: "none", "full",
 // "equal", "decorrelated", or "proportional:F" with F in (0, 1], such as
@@ -60,7 +62,7 @@ func ParseJitter(s string) (Jitter, float64, error) {
 		}
 		if Jitter(j) != ProportionalJitter {
 			if hasArg {
-				return 0, 0, &FieldError{"Jitter", strconv.Quote(s), JitterSyntax + " (only proportional takes a factor)"}
+				return 0, 0, &FieldError{"Jitter", strconv.Quote(s), jitterSyntax + " (only proportional takes a factor)"}
 			}
 			return Jitter(j), 0, nil
 		}
@@ -73,14 +75,14 @@ func ParseJitter(s string) (Jitter, float64, error) {
 		}
 		return ProportionalJitter, f, nil
 	}
-	return 0, 0, &FieldError{"Jitter", strconv.Quote(s), JitterSyntax}
+	return 0, 0, &FieldError{"Jitter", strconv.Quote(s), jitterSyntax}
 }
 
 // JitterText returns the policy's jitter in the form ParseJitter accepts,
 // with the effective factor for proportional jitter ("proportional:0.25").
 func (p Policy) JitterText() string {
 	if p.Jitter == ProportionalJitter {
-		return "proportional:" + strconv.FormatFloat(p.factor(), 'g', -1, 64)
+		return "proportional:" + strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64)
 	}
 	return p.Jitter.String()
 }
@@ -103,30 +105,31 @@ func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 	if n < 1 {
 		return 0
 	}
-	p = p.resolved()
-	c := p.ceiling()
+	// The zero rule, field by field: inlined, unlike a whole Resolve.
+	initial, maxDelay := sched.InitialOf(p.Initial), sched.MaxOf(p.Max)
+	c := sched.CeilingOf(maxDelay)
 	if p.Jitter == DecorrelatedJitter {
 		if prev <= 0 {
-			prev = p.Initial
+			prev = initial
 		}
-		lo := float64(max(p.Initial, 0))
+		lo := float64(max(initial, 0))
 		// Bounding hi keeps u × (hi − lo) finite (and never NaN) with a huge
 		// multiplier; anything above the ceiling is clamped to it anyway.
-		hi := min(max(float64(prev)*p.multiplier(), lo), 1e300)
-		return min(c, toDuration(lo+unit(r)*(hi-lo)))
+		hi := min(max(float64(prev)*sched.MultiplierOf(p.Multiplier), lo), 1e300)
+		return min(c, sched.ToDuration(lo+unit(r)*(hi-lo)))
 	}
-	d := p.delay(n)
+	d := sched.Delay(initial, sched.MultiplierOf(p.Multiplier), maxDelay, n)
 	fd := float64(d)
 	switch p.Jitter {
 	case NoJitter:
 		return d
 	case EqualJitter:
-		return min(d, toDuration(fd/2+unit(r)*fd/2))
+		return min(d, sched.ToDuration(fd/2+unit(r)*fd/2))
 	case ProportionalJitter:
-		f := p.factor()
-		return min(c, toDuration(fd*(1+f*(2*unit(r)-1))))
+		f := sched.FactorOf(p.JitterFactor)
+		return min(c, sched.ToDuration(fd*(1+f*(2*unit(r)-1))))
 	default: // FullJitter, and values Validate rejects
-		return min(d, toDuration(unit(r)*fd))
+		return min(d, sched.ToDuration(unit(r)*fd))
 	}
 }
 

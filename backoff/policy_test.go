@@ -7,73 +7,6 @@ import (
 	"time"
 )
 
-// seedExample is the worked example of the seed's calculator: 500 ms, ×2,
-// capped at 30 s, 8 retries.
-func seedExample(j Jitter) Policy {
-	return Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 30 * time.Second, Retries: 8, Jitter: j}
-}
-
-func TestSeedExample(t *testing.T) {
-	const s = time.Second
-	delays := []time.Duration{s / 2, s, 2 * s, 4 * s, 8 * s, 16 * s, 30 * s, 30 * s}
-	tests := []struct {
-		jitter          Jitter
-		min, mean, max  time.Duration
-		retryMin, retry func(d time.Duration) time.Duration
-	}{
-		{NoJitter, 91500 * time.Millisecond, 91500 * time.Millisecond, 91500 * time.Millisecond,
-			func(d time.Duration) time.Duration { return d }, func(d time.Duration) time.Duration { return d }},
-		{FullJitter, 0, 45750 * time.Millisecond, 91500 * time.Millisecond,
-			func(time.Duration) time.Duration { return 0 }, func(d time.Duration) time.Duration { return d / 2 }},
-		{EqualJitter, 45750 * time.Millisecond, 68625 * time.Millisecond, 91500 * time.Millisecond,
-			func(d time.Duration) time.Duration { return d / 2 }, func(d time.Duration) time.Duration { return d * 3 / 4 }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.jitter.String(), func(t *testing.T) {
-			p := seedExample(tt.jitter)
-			st := p.Stats(DefaultSeed)
-			if len(st.Retries) != len(delays) {
-				t.Fatalf("len(Stats().Retries) = %d, want %d", len(st.Retries), len(delays))
-			}
-			for i, want := range delays {
-				n := i + 1
-				r := st.Retries[i]
-				if got := p.Delay(n); got != want {
-					t.Errorf("Delay(%d) = %v, want %v", n, got, want)
-				}
-				if r.Delay != want {
-					t.Errorf("Retries[%d].Delay = %v, want %v", i, r.Delay, want)
-				}
-				if wantCapped := n >= 7; p.Capped(n) != wantCapped || r.Capped != wantCapped {
-					t.Errorf("Capped(%d) = %v, Retries[%d].Capped = %v, want %v", n, p.Capped(n), i, r.Capped, wantCapped)
-				}
-				if r.Min != tt.retryMin(want) || r.Mean != tt.retry(want) || r.Max != want {
-					t.Errorf("Retries[%d] min, mean, max = %v, %v, %v; want %v, %v, %v", i, r.Min, r.Mean, r.Max, tt.retryMin(want), tt.retry(want), want)
-				}
-			}
-			tot := st.Total
-			if tot.Min != tt.min || tot.Mean != tt.mean || tot.Max != tt.max {
-				t.Errorf("Total min, mean, max = %v, %v, %v; want %v, %v, %v", tot.Min, tot.Mean, tot.Max, tt.min, tt.mean, tt.max)
-			}
-			if last := st.Retries[len(st.Retries)-1]; last.TotalMin != tot.Min || last.TotalMean != tot.Mean || last.TotalMax != tot.Max {
-				t.Errorf("last retry's totals = %v, %v, %v; want the Total's %v, %v, %v", last.TotalMin, last.TotalMean, last.TotalMax, tot.Min, tot.Mean, tot.Max)
-			}
-			if tot.P50 != tot.Mean {
-				t.Errorf("Total.P50 = %v, want the mean %v (the total is symmetric)", tot.P50, tot.Mean)
-			}
-			if got := Human(tot.Max); got != "1 min 32 s" {
-				t.Errorf("Human(Total.Max) = %q, want %q", got, "1 min 32 s")
-			}
-			if tot.Estimated || tot.StdErr != 0 {
-				t.Errorf("Total.Estimated, StdErr = %v, %v; want false, 0", tot.Estimated, tot.StdErr)
-			}
-		})
-	}
-	if got := Human(seedExample(FullJitter).Stats(DefaultSeed).Total.Mean); got != "45.8 s" {
-		t.Errorf("Human(full jitter mean) = %q, want %q", got, "45.8 s")
-	}
-}
-
 func TestDefault(t *testing.T) {
 	want := Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 3, Jitter: FullJitter}
 	if got := Default(); got != want {
@@ -145,8 +78,8 @@ func TestZeroRule(t *testing.T) {
 			t.Errorf("Policy{}.Delay(%d) = %v, want Default().Delay(%d) = %v", n, got, n, want)
 		}
 	}
-	if got, want := (Policy{}).Stats(DefaultSeed).Total, def.Stats(DefaultSeed).Total; got != want {
-		t.Errorf("Policy{}.Stats().Total = %+v, want Default's %+v", got, want)
+	if got, want := (Policy{}).MaxAttempts(), def.MaxAttempts(); got != want {
+		t.Errorf("Policy{}.MaxAttempts() = %d, want Default's %d", got, want)
 	}
 	tests := []struct {
 		name     string
@@ -219,8 +152,8 @@ func TestDelay(t *testing.T) {
 		{"multiplier 1", Policy{Initial: time.Second, Multiplier: 1}, 1000, time.Second},
 		{"capped", Default(), 10, 10 * time.Second},
 		{"MaxInt capped", Default(), math.MaxInt, 10 * time.Second},
-		{"huge saturates", huge, 100, maxDuration},
-		{"MaxInt uncapped saturates", huge, math.MaxInt, maxDuration},
+		{"huge saturates", huge, 100, math.MaxInt64},
+		{"MaxInt uncapped saturates", huge, math.MaxInt, math.MaxInt64},
 		{"MaxInt multiplier 1", Policy{Initial: time.Second, Multiplier: 1}, math.MaxInt, time.Second},
 		{"zero initial means 500ms", Policy{Multiplier: 3}, 1, 500 * time.Millisecond},
 		{"zero max means 10s", Policy{Multiplier: 3}, 5, 10 * time.Second},
@@ -235,39 +168,6 @@ func TestDelay(t *testing.T) {
 				t.Errorf("Delay(%d) = %v, want %v", tt.n, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestHuman(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0 ms"},
-		{time.Nanosecond, "0 ms"},
-		{499 * time.Microsecond, "0 ms"},
-		{500 * time.Microsecond, "1 ms"},
-		{250 * time.Millisecond, "250 ms"},
-		{999*time.Millisecond + 499*time.Microsecond, "999 ms"},
-		{999*time.Millisecond + 500*time.Microsecond, "1 s"},
-		{time.Second, "1 s"},
-		{12100 * time.Millisecond, "12.1 s"},
-		{45750 * time.Millisecond, "45.8 s"},
-		{59949 * time.Millisecond, "59.9 s"},
-		{59950 * time.Millisecond, "1 min"},
-		{91500 * time.Millisecond, "1 min 32 s"},
-		{2 * time.Minute, "2 min"},
-		{time.Hour + 5*time.Second, "1 h 5 s"},
-		{25*time.Hour + 61*time.Second, "25 h 1 min 1 s"},
-		{maxDuration - 1, "2562047 h 47 min 17 s"},
-		{maxDuration, "more than 292 years"},
-		{-250 * time.Millisecond, "−250 ms"},
-		{-maxDuration - 1, "−more than 292 years"},
-	}
-	for _, tt := range tests {
-		if got := Human(tt.d); got != tt.want {
-			t.Errorf("Human(%v) = %q, want %q", tt.d, got, tt.want)
-		}
 	}
 }
 
@@ -330,27 +230,6 @@ func TestJitterString(t *testing.T) {
 	}
 }
 
-func TestPowMatchesMathPow(t *testing.T) {
-	for _, m := range []float64{1, 2, 3, 10, 1 << 25, 1.5, 1.0000001} {
-		for k := range 1100 {
-			if got, want := pow(m, k), math.Pow(m, float64(k)); got != want {
-				t.Fatalf("pow(%v, %d) = %v, want %v", m, k, got, want)
-			}
-		}
-	}
-}
-
-func TestDelayDoublingMatchesFloat(t *testing.T) {
-	for _, initial := range []time.Duration{1, 3, 500 * time.Millisecond, 1<<53 - 1, 1 << 53, 1<<62 + 12345} {
-		p := Policy{Initial: initial, Multiplier: 2, Max: NoCap}
-		for n := 1; n <= 70; n++ {
-			if got, want := p.Delay(n), min(maxDuration, toDuration(p.raw(n))); got != want {
-				t.Fatalf("Initial %d: Delay(%d) = %d, want %d", initial, n, got, want)
-			}
-		}
-	}
-}
-
 // fixed is a Rand that always returns u, possibly out of range.
 type fixed float64
 
@@ -383,7 +262,7 @@ func TestSample(t *testing.T) {
 		{"decorrelated from prev", with(capped, DecorrelatedJitter, 0), 2, 1200 * time.Millisecond, 0, s}, // uniform(1 s, 2.4 s)
 		{"decorrelated capped", with(capped, DecorrelatedJitter, 0), 4, 3 * s, 0.99, 3 * s},               // uniform(1 s, 6 s) capped
 		{"decorrelated huge multiplier", Policy{Initial: s, Multiplier: math.MaxFloat64, Max: NoCap, Jitter: DecorrelatedJitter}, 2, 0, 0, s},
-		{"decorrelated huge multiplier, high", Policy{Initial: s, Multiplier: math.MaxFloat64, Max: NoCap, Jitter: DecorrelatedJitter}, 2, 0, 0.5, maxDuration},
+		{"decorrelated huge multiplier, high", Policy{Initial: s, Multiplier: math.MaxFloat64, Max: NoCap, Jitter: DecorrelatedJitter}, 2, 0, 0.5, math.MaxInt64},
 		{"zero policy is Default", Policy{}, 2, 0, 0.5, 500 * time.Millisecond},
 		{"zero policy decorrelated", Policy{Jitter: DecorrelatedJitter}, 1, 0, 0.5, 750 * time.Millisecond},
 		{"negative initial never waits", Policy{Initial: -1, Jitter: EqualJitter}, 3, 0, 0.5, 0},

@@ -7,15 +7,25 @@
 //
 //	in, err := calc.Parse(calc.Values{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8"})
 //	if err != nil {
-//		var ie *calc.InputError // names the field and what it accepts
+//		var ie *calc.InputError // Field, Value, and a Key with Args for any language
 //		...
 //	}
 //	rep, err := calc.Compute(in) // a *calc.SolveError when solving has no answer to show
+//	rep.Total.Estimated          // which totals are Monte Carlo estimates
 //	rep.WriteJSON(w)             // or WriteCSV, WriteTable, WriteMarkdown
+//
+// The Report is the one place where the calculator's facts live: what is
+// estimated, whether the worst case and the 99th percentile fit the
+// deadline, each value in Human form. Every output format and the web page
+// render it, so they cannot disagree.
 //
 // Fields missing from Values take their defaults (DefaultValues), those of
 // backoff.Default(). Parse rejects what backoff.Policy would silently
 // reinterpret, such as a multiplier of 0, and bounds retries at MaxRetries.
+// The calculator keeps the seed's meaning of 0 for --initial, --max and
+// --retries (no wait, no cap, no retries); Input.Policy spells them as
+// backoff.Policy does (a negative Initial, backoff.NoCap, backoff.NoRetries),
+// and reports echo the user's 0.
 //
 // Durations are Go syntax ("500ms", "1.5s", "2m") or a bare number of
 // milliseconds, as the seed's calculator reads them (see ParseDuration).

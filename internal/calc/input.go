@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 // The names of the input fields. They are the flag names of `again calc`
@@ -28,45 +29,85 @@ const (
 )
 
 // MaxRetries is the largest retry count Parse accepts: the most that
-// backoff.Stats analyses one by one. It is far beyond any useful schedule,
+// plan.Stats analyses one by one. It is far beyond any useful schedule,
 // and small enough that a report for it stays a few megabytes.
-const MaxRetries = backoff.MaxStatsRetries
+const MaxRetries = plan.MaxStatsRetries
 
-// What each field accepts, for error messages and help texts.
-const (
-	durationSyntax   = "Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds"
-	acceptInitial    = "a duration from 0 to 2562047h (" + durationSyntax + ")"
-	acceptMax        = "a duration from 0 to 2562047h, 0 meaning no cap (" + durationSyntax + ")"
-	acceptDeadline   = "a duration above 0 and up to 2562047h (" + durationSyntax + ")"
-	acceptMultiplier = "a finite number >= 1"
-	acceptRetries    = "a whole number from 0 to 100000"
-	acceptSolve      = "one of initial, multiplier or retries"
-	acceptTarget     = "one of max or p99"
-	acceptSeed       = "a whole number from 0 to 18446744073709551615"
-)
+// JitterSyntax lists the forms of --jitter that backoff.ParseJitter accepts,
+// for messages and help texts. A test keeps it equal to ParseJitter's own.
+const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
+
+// JitterNames returns the names of the kinds of jitter, as --jitter and
+// backoff.ParseJitter take them, in the order of backoff's constants:
+// "full", "none", "equal", "proportional", "decorrelated".
+func JitterNames() []string {
+	var names []string
+	for j := backoff.FullJitter; j <= backoff.DecorrelatedJitter; j++ {
+		names = append(names, j.String())
+	}
+	return names
+}
+
+// durationSyntax is how the calculator reads durations, in English.
+const durationSyntax = "Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds"
 
 // ErrInvalid is matched by errors.Is for every error that ParseDuration and
 // Parse return.
 var ErrInvalid = errors.New("calc: invalid input")
 
+// Key names the message of an InputError, independently of its language:
+// what the field accepts, or what is wrong with the input. The page can
+// render a key and its Args in any language; Message renders English.
+type Key string
+
+// The messages of InputError. The Args each one uses are listed after it.
+const (
+	KeyDuration         Key = "duration"          // a duration from Args["min"] to Args["max"]
+	KeyDurationNoCap    Key = "duration_no_cap"   // as KeyDuration, 0 meaning no cap
+	KeyPositiveDuration Key = "positive_duration" // a duration above 0 and up to Args["max"]
+	KeyNumberAtLeast    Key = "number_at_least"   // a finite number >= Args["min"]
+	KeyWholeNumber      Key = "whole_number"      // a whole number from Args["min"] to Args["max"]
+	KeyJitter           Key = "jitter"            // one of the jitter forms (JitterSyntax)
+	KeyOneOf            Key = "one_of"            // one of Args["choices"], separated by ", "
+	KeyUnknownField     Key = "unknown_field"     // Field is not a field; Args["fields"] lists them
+	KeyRequiresDeadline Key = "requires_deadline" // solving Args["param"] needs a deadline
+	KeyInvalidPolicy    Key = "invalid_policy"    // backoff.Policy.Validate's Args["error"]
+)
+
+// english renders each key in English; {name} stands for Args["name"]
+// and {value} for the rejected value. It is never modified.
+var english = map[Key]string{
+	KeyDuration:         "must be a duration from {min} to {max} (" + durationSyntax + "), got {value}",
+	KeyDurationNoCap:    "must be a duration from {min} to {max}, 0 meaning no cap (" + durationSyntax + "), got {value}",
+	KeyPositiveDuration: "must be a duration above 0 and up to {max} (" + durationSyntax + "), got {value}",
+	KeyNumberAtLeast:    "must be a finite number >= {min}, got {value}",
+	KeyWholeNumber:      "must be a whole number from {min} to {max}, got {value}",
+	KeyJitter:           "must be " + JitterSyntax + ", got {value}",
+	KeyOneOf:            "must be one of {choices}, got {value}",
+	KeyUnknownField:     "is not a calculator field; want one of {fields}",
+	KeyRequiresDeadline: "requires --deadline: the solver finds the largest {param} whose total wait fits a deadline",
+	KeyInvalidPolicy:    "{error}",
+}
+
 // InputError reports an input field whose text is not accepted. It matches
-// ErrInvalid with errors.Is.
+// ErrInvalid with errors.Is. Key and Args describe the problem without
+// words, so that a page can say it in its own language; Message says it in
+// English, as the command line prints it.
 type InputError struct {
-	Field    string // the field (flag) name, such as "multiplier"; empty from ParseDuration
-	Value    string // the text as given
-	Accepted string // what the field accepts, such as "a finite number >= 1"
-	// Reason, when set, replaces the "must be Accepted, got Value" wording,
-	// for errors about a combination of fields ("requires --deadline").
-	Reason string
+	Field string            // the field (flag) name, such as "multiplier"; empty from ParseDuration
+	Value string            // the text as given
+	Key   Key               // what the field accepts, or what is wrong
+	Args  map[string]string // the key's parameters, such as {"min": "1"}
 }
 
 // Detail returns the message without the field name:
 // "must be a finite number >= 1, got 0.5". Message adds the flag name.
 func (e *InputError) Detail() string {
-	if e.Reason != "" {
-		return e.Reason
+	pairs := []string{"{value}", showValue(e.Value)}
+	for k, v := range e.Args {
+		pairs = append(pairs, "{"+k+"}", v)
 	}
-	return "must be " + e.Accepted + ", got " + showValue(e.Value)
+	return strings.NewReplacer(pairs...).Replace(english[e.Key])
 }
 
 // Message returns the message as the command line and the page show it,
@@ -87,13 +128,43 @@ func (e *InputError) Error() string { return "calc: " + e.Message() }
 // Is reports whether target is ErrInvalid.
 func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 
+// maxShown is the longest value, in bytes, that a message repeats whole.
+const maxShown = 64
+
 // showValue returns numbers as they are and quotes anything else, so that
-// an empty or odd value is still visible in a message.
+// an empty or odd value is still visible in a message. A value longer than
+// maxShown is cut, saying how long it was.
 func showValue(s string) string {
+	if len(s) > maxShown {
+		cut := strings.ToValidUTF8(s[:maxShown-16], "")
+		return strconv.Quote(cut) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+	}
 	if isNumber(s) {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// fieldArgs returns the Args of each field's error, a new map each time.
+func fieldArgs(field string) map[string]string {
+	const longest = "2562047h" // the largest time.Duration, in hours
+	switch field {
+	case FieldInitial, FieldMax, "":
+		return map[string]string{"min": "0", "max": longest}
+	case FieldDeadline:
+		return map[string]string{"max": longest}
+	case FieldMultiplier:
+		return map[string]string{"min": "1"}
+	case FieldRetries:
+		return map[string]string{"min": "0", "max": strconv.Itoa(MaxRetries)}
+	case FieldSeed:
+		return map[string]string{"min": "0", "max": strconv.FormatUint(math.MaxUint64, 10)}
+	case FieldSolve:
+		return map[string]string{"choices": "initial, multiplier or retries"}
+	case FieldTarget:
+		return map[string]string{"choices": "max or p99"}
+	}
+	return nil
 }
 
 // ParseDuration parses a non-negative duration in Go syntax ("500ms", "1.5s",
@@ -105,7 +176,7 @@ func showValue(s string) string {
 func ParseDuration(s string) (time.Duration, error) {
 	d, ok := parseDuration(strings.TrimSpace(s))
 	if !ok {
-		return 0, &InputError{Value: s, Accepted: acceptInitial}
+		return 0, &InputError{Value: s, Key: KeyDuration, Args: fieldArgs("")}
 	}
 	return d, nil
 }
@@ -172,7 +243,7 @@ var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9
 // Values holds the calculator's inputs as text, keyed by field name
 // (FieldInitial, ...). A missing or empty value means the default: the
 // field's value in backoff.Default() for the policy fields, no deadline, no
-// solving, target max and backoff.DefaultSeed.
+// solving, target max and plan.DefaultSeed.
 type Values map[string]string
 
 // DefaultValues returns the text of every field's default, as a form or a
@@ -189,7 +260,7 @@ func DefaultValues() Values {
 		FieldDeadline:   "",
 		FieldSolve:      "",
 		FieldTarget:     "max",
-		FieldSeed:       strconv.FormatUint(backoff.DefaultSeed, 10),
+		FieldSeed:       strconv.FormatUint(plan.DefaultSeed, 10),
 	}
 }
 
@@ -224,8 +295,8 @@ type Input struct {
 	// Solve reports that Param is to be solved for within Deadline,
 	// holding Target to it.
 	Solve  bool
-	Param  backoff.Param
-	Target backoff.Target
+	Param  plan.Param
+	Target plan.Target
 	// Seed seeds the Monte Carlo estimates (decorrelated jitter).
 	Seed uint64
 }
@@ -238,22 +309,22 @@ func Parse(v Values) (Input, error) {
 	known := DefaultValues()
 	for _, k := range slices.Sorted(maps.Keys(v)) {
 		if _, ok := known[k]; !ok {
-			return Input{}, &InputError{Field: k, Reason: "is not a calculator field; want one of initial, multiplier, max, retries, jitter, deadline, solve, target or seed"}
+			return Input{}, &InputError{Field: k, Key: KeyUnknownField, Args: map[string]string{"fields": "initial, multiplier, max, retries, jitter, deadline, solve, target or seed"}}
 		}
 	}
-	in := Input{Policy: backoff.Default(), Seed: backoff.DefaultSeed}
+	in := Input{Policy: backoff.Default(), Seed: plan.DefaultSeed}
 	get := func(field string) (string, bool) {
 		s, ok := v[field]
 		return s, ok && s != ""
 	}
-	bad := func(field, accepted string) error {
-		return &InputError{Field: field, Value: v[field], Accepted: accepted}
+	bad := func(field string, key Key) error {
+		return &InputError{Field: field, Value: v[field], Key: key, Args: fieldArgs(field)}
 	}
 	p := &in.Policy
 	if s, ok := get(FieldInitial); ok {
 		d, ok := parseDuration(strings.TrimSpace(s))
 		if !ok {
-			return Input{}, bad(FieldInitial, acceptInitial)
+			return Input{}, bad(FieldInitial, KeyDuration)
 		}
 		p.Initial = fromUser(d, noWait)
 	}
@@ -262,75 +333,75 @@ func Parse(v Values) (Input, error) {
 		// An explicit 0 is rejected although backoff.Policy reads it as 2:
 		// the calculator must compute what the user typed or say why not.
 		if err != nil || !isNumber(strings.TrimSpace(s)) || !(m >= 1) || math.IsInf(m, 0) {
-			return Input{}, bad(FieldMultiplier, acceptMultiplier)
+			return Input{}, bad(FieldMultiplier, KeyNumberAtLeast)
 		}
 		p.Multiplier = m
 	}
 	if s, ok := get(FieldMax); ok {
 		d, ok := parseDuration(strings.TrimSpace(s))
 		if !ok {
-			return Input{}, bad(FieldMax, acceptMax)
+			return Input{}, bad(FieldMax, KeyDurationNoCap)
 		}
 		p.Max = fromUser(d, backoff.NoCap)
 	}
 	if s, ok := get(FieldRetries); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 0 || n > MaxRetries {
-			return Input{}, bad(FieldRetries, acceptRetries)
+			return Input{}, bad(FieldRetries, KeyWholeNumber)
 		}
 		p.Retries = fromUser(n, backoff.NoRetries)
 	}
 	if s, ok := get(FieldJitter); ok {
 		j, f, err := backoff.ParseJitter(strings.TrimSpace(s))
 		if err != nil {
-			return Input{}, bad(FieldJitter, backoff.JitterSyntax)
+			return Input{}, bad(FieldJitter, KeyJitter)
 		}
 		p.Jitter, p.JitterFactor = j, f
 	}
 	if s, ok := get(FieldDeadline); ok {
 		d, ok := parseDuration(strings.TrimSpace(s))
 		if !ok || d == 0 {
-			return Input{}, bad(FieldDeadline, acceptDeadline)
+			return Input{}, bad(FieldDeadline, KeyPositiveDuration)
 		}
 		in.Deadline = d
 	}
 	if s, ok := get(FieldSolve); ok {
 		switch strings.TrimSpace(s) {
 		case "initial":
-			in.Param = backoff.ParamInitial
+			in.Param = plan.ParamInitial
 		case "multiplier":
-			in.Param = backoff.ParamMultiplier
+			in.Param = plan.ParamMultiplier
 		case "retries":
-			in.Param = backoff.ParamRetries
+			in.Param = plan.ParamRetries
 		default:
-			return Input{}, bad(FieldSolve, acceptSolve)
+			return Input{}, bad(FieldSolve, KeyOneOf)
 		}
 		in.Solve = true
 	}
 	if s, ok := get(FieldTarget); ok {
 		switch strings.TrimSpace(s) {
 		case "max":
-			in.Target = backoff.TargetMax
+			in.Target = plan.TargetMax
 		case "p99":
-			in.Target = backoff.TargetP99
+			in.Target = plan.TargetP99
 		default:
-			return Input{}, bad(FieldTarget, acceptTarget)
+			return Input{}, bad(FieldTarget, KeyOneOf)
 		}
 	}
 	if s, ok := get(FieldSeed); ok {
 		n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
 		if err != nil {
-			return Input{}, bad(FieldSeed, acceptSeed)
+			return Input{}, bad(FieldSeed, KeyWholeNumber)
 		}
 		in.Seed = n
 	}
 	if in.Solve && in.Deadline == 0 {
-		return Input{}, &InputError{Field: FieldSolve, Value: v[FieldSolve], Reason: "requires --deadline: the solver finds the largest " + strings.TrimSpace(v[FieldSolve]) + " whose total wait fits a deadline"}
+		return Input{}, &InputError{Field: FieldSolve, Value: v[FieldSolve], Key: KeyRequiresDeadline, Args: map[string]string{"param": strings.TrimSpace(v[FieldSolve])}}
 	}
 	if err := p.Validate(); err != nil {
 		// Unreachable when the checks above are complete; kept so that a
 		// future Policy rule cannot slip through as a wrong report.
-		return Input{}, &InputError{Field: "policy", Reason: err.Error()}
+		return Input{}, &InputError{Field: "policy", Key: KeyInvalidPolicy, Args: map[string]string{"error": err.Error()}}
 	}
 	return in, nil
 }

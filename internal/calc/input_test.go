@@ -2,12 +2,14 @@ package calc
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 func TestParseDuration(t *testing.T) {
@@ -98,7 +100,7 @@ func TestParseDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Parse(%v) error: %v", v, err)
 		}
-		want := Input{Policy: backoff.Default(), Seed: backoff.DefaultSeed}
+		want := Input{Policy: backoff.Default(), Seed: plan.DefaultSeed}
 		if in != want {
 			t.Errorf("Parse(%v) = %+v, want %+v", v, in, want)
 		}
@@ -153,15 +155,15 @@ func TestParse(t *testing.T) {
 			Initial: 250 * time.Millisecond, Multiplier: 1.5, Max: backoff.NoCap, Retries: 10000,
 			Jitter: backoff.ProportionalJitter, JitterFactor: 0.5,
 		},
-		Deadline: time.Minute, Solve: true, Param: backoff.ParamMultiplier, Target: backoff.TargetP99, Seed: math.MaxUint64,
+		Deadline: time.Minute, Solve: true, Param: plan.ParamMultiplier, Target: plan.TargetP99, Seed: math.MaxUint64,
 	}
 	if in != want {
 		t.Errorf("Parse = %+v, want %+v", in, want)
 	}
 	for _, tt := range []struct {
 		solve string
-		want  backoff.Param
-	}{{"initial", backoff.ParamInitial}, {"multiplier", backoff.ParamMultiplier}, {"retries", backoff.ParamRetries}} {
+		want  plan.Param
+	}{{"initial", plan.ParamInitial}, {"multiplier", plan.ParamMultiplier}, {"retries", plan.ParamRetries}} {
 		in, err := Parse(Values{FieldSolve: tt.solve, FieldDeadline: "10s"})
 		if err != nil || !in.Solve || in.Param != tt.want {
 			t.Errorf("Parse(solve %s) = %+v, %v; want Param %v", tt.solve, in, err, tt.want)
@@ -250,4 +252,76 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%v) = %+v, out of the documented bounds", v, in)
 		}
 	})
+}
+
+// TestJitterSyntaxMatchesBackoff keeps the calculator's JitterSyntax equal to
+// what backoff.ParseJitter says it accepts.
+func TestJitterSyntaxMatchesBackoff(t *testing.T) {
+	_, _, err := backoff.ParseJitter("gaussian")
+	var fe *backoff.FieldError
+	if !errors.As(err, &fe) || fe.Accepted != JitterSyntax {
+		t.Errorf("ParseJitter(\"gaussian\") error = %v; want Accepted = JitterSyntax %q", err, JitterSyntax)
+	}
+}
+
+// TestInputErrorStructured checks that an error carries its field, the
+// rejected value and a language-free key with arguments, so that the page
+// can say it in Russian, and that every key has an English message.
+func TestInputErrorStructured(t *testing.T) {
+	tests := []struct {
+		field, value string
+		key          Key
+		args         map[string]string
+	}{
+		{FieldInitial, "abc", KeyDuration, map[string]string{"min": "0", "max": "2562047h"}},
+		{FieldMax, "-1", KeyDurationNoCap, map[string]string{"min": "0", "max": "2562047h"}},
+		{FieldDeadline, "0", KeyPositiveDuration, map[string]string{"max": "2562047h"}},
+		{FieldMultiplier, "0.5", KeyNumberAtLeast, map[string]string{"min": "1"}},
+		{FieldRetries, "100001", KeyWholeNumber, map[string]string{"min": "0", "max": "100000"}},
+		{FieldJitter, "gaussian", KeyJitter, nil},
+		{FieldTarget, "p50", KeyOneOf, map[string]string{"choices": "max or p99"}},
+		{FieldSolve, "initial", KeyRequiresDeadline, map[string]string{"param": "initial"}},
+	}
+	for _, tt := range tests {
+		_, err := Parse(Values{tt.field: tt.value})
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("Parse(%s=%q) = %v, want an *InputError", tt.field, tt.value, err)
+		}
+		if ie.Field != tt.field || ie.Value != tt.value || ie.Key != tt.key || !maps.Equal(ie.Args, tt.args) {
+			t.Errorf("Parse(%s=%q) error = %+v, want key %q, args %v", tt.field, tt.value, ie, tt.key, tt.args)
+		}
+	}
+	for _, k := range []Key{KeyDuration, KeyDurationNoCap, KeyPositiveDuration, KeyNumberAtLeast, KeyWholeNumber,
+		KeyJitter, KeyOneOf, KeyUnknownField, KeyRequiresDeadline, KeyInvalidPolicy} {
+		if english[k] == "" {
+			t.Errorf("key %q has no English message", k)
+		}
+	}
+}
+
+// TestLongValueShortened checks that a very long rejected value is cut in
+// the message, which still says how long it was.
+func TestLongValueShortened(t *testing.T) {
+	long := strings.Repeat("x", 10_000)
+	_, err := Parse(Values{FieldMultiplier: long})
+	msg := err.Error()
+	if len(msg) > 200 || !strings.Contains(msg, "(10000 bytes)") {
+		t.Errorf("error for a 10,000-byte value = %q (%d bytes), want it cut and the length named", msg, len(msg))
+	}
+}
+
+// TestJitterNames checks that every name JitterNames lists is accepted by
+// --jitter and names its own kind.
+func TestJitterNames(t *testing.T) {
+	names := JitterNames()
+	if len(names) != 5 {
+		t.Fatalf("JitterNames() = %v, want the five kinds", names)
+	}
+	for i, name := range names {
+		j, _, err := backoff.ParseJitter(name)
+		if err != nil || int(j) != i || !strings.Contains(JitterSyntax, name) {
+			t.Errorf("JitterNames()[%d] = %q: ParseJitter gives %v, %v; want kind %d, named in JitterSyntax", i, name, j, err, i)
+		}
+	}
 }

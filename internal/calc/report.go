@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 // Millis is a duration that JSON and CSV show as a number of milliseconds,
@@ -57,11 +60,18 @@ func (m Millis) MarshalJSON() ([]byte, error) { return m.append(nil), nil }
 //	 "retries": [{"retry": 1, "delay_ms": 500, "capped": false, "min_ms": 0, "mean_ms": 250,
 //	              "max_ms": 500, "total_min_ms": 0, "total_mean_ms": 250, "total_max_ms": 500}, ...],
 //	 "total": {"min_ms": 0, "mean_ms": 45750, "max_ms": 91500, "p50_ms": 45750, "p90_ms": ...,
-//	           "p99_ms": ..., "min_human": "0 ms", "mean_human": "45.8 s", "max_human": "1 min 32 s"},
-//	 "deadline": {"deadline_ms": 60000, "worst_case_fits": false, "retries_within_deadline": 6}}
+//	           "p99_ms": ..., "min_human": "0 ms", "mean_human": "45.8 s", "max_human": "1 min 32 s",
+//	           "p50_human": ..., "p90_human": ..., "p99_human": ...,
+//	           "estimated": [], "monte_carlo": {"seed": 1, "mean_std_err_ms": 12.5}},
+//	 "deadline": {"deadline_ms": 60000, "deadline_human": "1 min", "worst_case_fits": false,
+//	              "p99_fits": false, "retries_within_deadline": 6}}
 //
-// with "solved" only when the input asked to solve and "deadline" only when
-// it gave one. A Report is not modified by its methods.
+// with "solved" only when the input asked to solve, "deadline" only when it
+// gave one and "monte_carlo" only when some value is estimated ("estimated"
+// names which: "mean", "p50", "p90", "p99"; a row whose mean is estimated
+// has "mean_estimated": true). The CLI's table and Markdown and the web page
+// render this one value, so they cannot disagree about what is estimated or
+// what fits. A Report is not modified by its methods.
 type Report struct {
 	Policy   PolicyReport    `json:"policy"`
 	Solved   *SolvedReport   `json:"solved,omitempty"`
@@ -70,7 +80,6 @@ type Report struct {
 	Deadline *DeadlineReport `json:"deadline,omitempty"`
 
 	input Input
-	stats backoff.Stats
 }
 
 // PolicyReport is the policy the report describes (after solving).
@@ -92,6 +101,8 @@ type SolvedReport struct {
 
 // RetryReport is one retry's row: its delay and the running totals.
 // For decorrelated jitter Delay is the retry's largest possible delay.
+// MeanEstimated marks a Mean (and so the TotalMeans from this row on) that
+// is a Monte Carlo estimate: a capped retry under decorrelated jitter.
 type RetryReport struct {
 	Retry     int    `json:"retry"`
 	Delay     Millis `json:"delay_ms"`
@@ -102,9 +113,20 @@ type RetryReport struct {
 	TotalMin  Millis `json:"total_min_ms"`
 	TotalMean Millis `json:"total_mean_ms"`
 	TotalMax  Millis `json:"total_max_ms"`
+
+	MeanEstimated bool `json:"mean_estimated,omitempty"`
 }
 
-// TotalReport describes the total wait over all retries.
+// The names of the totals that Total.Estimated may list.
+const (
+	EstimatedMean = "mean"
+	EstimatedP50  = "p50"
+	EstimatedP90  = "p90"
+	EstimatedP99  = "p99"
+)
+
+// TotalReport describes the total wait over all retries, with each value
+// also in Human form.
 type TotalReport struct {
 	Min       Millis `json:"min_ms"`
 	Mean      Millis `json:"mean_ms"`
@@ -115,22 +137,50 @@ type TotalReport struct {
 	MinHuman  string `json:"min_human"`
 	MeanHuman string `json:"mean_human"`
 	MaxHuman  string `json:"max_human"`
+	P50Human  string `json:"p50_human"`
+	P90Human  string `json:"p90_human"`
+	P99Human  string `json:"p99_human"`
+	// Estimated names the values above that are Monte Carlo estimates
+	// (EstimatedMean, EstimatedP50, ...), in that order; it is empty, never
+	// nil, when every value is exact. Min and Max are always exact.
+	Estimated []string `json:"estimated"`
+	// MonteCarlo says how the estimates were made; nil when none was.
+	MonteCarlo *MonteCarloReport `json:"monte_carlo,omitempty"`
 }
 
-// DeadlineReport compares the worst case with the deadline.
+// MeanEstimated reports whether Mean is a Monte Carlo estimate.
+func (t *TotalReport) MeanEstimated() bool { return slices.Contains(t.Estimated, EstimatedMean) }
+
+// PercentilesEstimated reports whether P50, P90 and P99 are Monte Carlo
+// estimates.
+func (t *TotalReport) PercentilesEstimated() bool { return slices.Contains(t.Estimated, EstimatedP99) }
+
+// MonteCarloReport describes the simulation behind the estimated values.
+type MonteCarloReport struct {
+	// Seed is the --seed that reproduces the estimates exactly.
+	Seed uint64 `json:"seed"`
+	// MeanStdErr is the standard error of the estimated mean: the true mean
+	// lies within ±2 of it about 95 % of the time. 0 when the mean is exact.
+	MeanStdErr Millis `json:"mean_std_err_ms"`
+}
+
+// DeadlineReport compares the total wait with the deadline: the worst case
+// (WorstCaseFits, RetriesWithin) and the 99th percentile (P99Fits).
 type DeadlineReport struct {
 	Deadline      Millis `json:"deadline_ms"`
+	DeadlineHuman string `json:"deadline_human"`
 	WorstCaseFits bool   `json:"worst_case_fits"`
+	P99Fits       bool   `json:"p99_fits"`
 	RetriesWithin int    `json:"retries_within_deadline"`
 }
 
 // SolveError reports that solving found no answer to show. Err is
-// backoff.ErrUnsolvable (no value fits), backoff.ErrUnbounded (every value
+// plan.ErrUnsolvable (no value fits), plan.ErrUnbounded (every value
 // fits) or ErrTooManyRetries (the answer is more retries than the
 // calculator analyses; Retries holds it).
 type SolveError struct {
-	Param    backoff.Param
-	Target   backoff.Target
+	Param    plan.Param
+	Target   plan.Target
 	Deadline time.Duration
 	Retries  int
 	Err      error
@@ -145,7 +195,11 @@ var ErrTooManyRetries = errors.New("calc: the answer is more retries than the ca
 func (e *SolveError) Detail() string {
 	what := fmt.Sprintf("%s total wait within %s", targetName(e.Target), durationText(e.Deadline))
 	switch {
-	case errors.Is(e.Err, backoff.ErrUnbounded):
+	case errors.Is(e.Err, plan.ErrUnbounded) && e.Param == plan.ParamRetries && e.Target == plan.TargetP99:
+		// The p99 search stops at the most retries Stats analyses: say so
+		// rather than claim that every number fits.
+		return fmt.Sprintf("even %d retries, the most the calculator analyses, keep the %s; it checks no more, so it has no largest number to show", MaxRetries, what)
+	case errors.Is(e.Err, plan.ErrUnbounded):
 		return fmt.Sprintf("every %s keeps the %s, so there is no largest one to show", paramName(e.Param), what)
 	case errors.Is(e.Err, ErrTooManyRetries):
 		return fmt.Sprintf("up to %d retries keep the %s, more than the %d the calculator shows; raise --initial or --max", e.Retries, what, MaxRetries)
@@ -165,11 +219,11 @@ func Compute(in Input) (*Report, error) {
 	p := in.Policy
 	var solved *SolvedReport
 	if in.Solve {
-		sp, err := backoff.Solve(p, in.Param, in.Deadline, in.Target, in.Seed)
+		sp, err := plan.Solve(p, in.Param, in.Deadline, in.Target, in.Seed)
 		if sp.Retries > MaxRetries && err == nil {
 			err = ErrTooManyRetries
 		}
-		if errors.Is(err, backoff.ErrUnsolvable) || errors.Is(err, backoff.ErrUnbounded) || errors.Is(err, ErrTooManyRetries) {
+		if errors.Is(err, plan.ErrUnsolvable) || errors.Is(err, plan.ErrUnbounded) || errors.Is(err, ErrTooManyRetries) {
 			return nil, &SolveError{Param: in.Param, Target: in.Target, Deadline: in.Deadline, Retries: sp.Retries, Err: err}
 		}
 		if err != nil {
@@ -178,16 +232,18 @@ func Compute(in Input) (*Report, error) {
 		}
 		solved = &SolvedReport{Parameter: in.Param.String()}
 		switch in.Param {
-		case backoff.ParamInitial:
+		case plan.ParamInitial:
 			solved.Value = float64(toUser(sp.Initial)) / float64(time.Millisecond)
-		case backoff.ParamMultiplier:
+		case plan.ParamMultiplier:
+			sp.Multiplier = shortMultiplier(sp, in)
 			solved.Value = sp.Multiplier
-		case backoff.ParamRetries:
+		case plan.ParamRetries:
 			solved.Value = float64(toUser(sp.Retries))
 		}
 		p = sp
 	}
-	s := p.Stats(in.Seed)
+	s := plan.Analyze(p, in.Seed)
+	st := s.Total
 	r := &Report{
 		Policy: PolicyReport{
 			Initial:    Millis(toUser(p.Initial)),
@@ -201,10 +257,11 @@ func Compute(in Input) (*Report, error) {
 		Total: TotalReport{
 			Min: Millis(s.Total.Min), Mean: Millis(s.Total.Mean), Max: Millis(s.Total.Max),
 			P50: Millis(s.Total.P50), P90: Millis(s.Total.P90), P99: Millis(s.Total.P99),
-			MinHuman: backoff.Human(s.Total.Min), MeanHuman: backoff.Human(s.Total.Mean), MaxHuman: backoff.Human(s.Total.Max),
+			MinHuman: Human(st.Min), MeanHuman: Human(st.Mean), MaxHuman: Human(st.Max),
+			P50Human: Human(st.P50), P90Human: Human(st.P90), P99Human: Human(st.P99),
+			Estimated: []string{},
 		},
 		input: in,
-		stats: s,
 	}
 	r.input.Policy = p
 	for i, rs := range s.Retries {
@@ -212,28 +269,85 @@ func Compute(in Input) (*Report, error) {
 			Retry: rs.Retry, Delay: Millis(rs.Delay), Capped: rs.Capped,
 			Min: Millis(rs.Min), Mean: Millis(rs.Mean), Max: Millis(rs.Max),
 			TotalMin: Millis(rs.TotalMin), TotalMean: Millis(rs.TotalMean), TotalMax: Millis(rs.TotalMax),
+			MeanEstimated: st.Estimated && rs.Capped,
 		}
+	}
+	if st.Estimated {
+		// The mean is simulated only where the cap clamps decorrelated
+		// delays (StdErr > 0); without that it is exact, as plan.Total says.
+		if st.StdErr > 0 {
+			r.Total.Estimated = append(r.Total.Estimated, EstimatedMean)
+		}
+		r.Total.Estimated = append(r.Total.Estimated, EstimatedP50, EstimatedP90, EstimatedP99)
+		r.Total.MonteCarlo = &MonteCarloReport{Seed: in.Seed, MeanStdErr: Millis(st.StdErr)}
 	}
 	if in.Deadline > 0 {
 		f := s.Deadline(in.Deadline)
-		r.Deadline = &DeadlineReport{Deadline: Millis(f.Deadline), WorstCaseFits: f.WorstCaseFits, RetriesWithin: f.RetriesWithin}
+		r.Deadline = &DeadlineReport{
+			Deadline: Millis(f.Deadline), DeadlineHuman: durationText(f.Deadline),
+			WorstCaseFits: f.WorstCaseFits, P99Fits: st.P99 <= in.Deadline, RetriesWithin: f.RetriesWithin,
+		}
 	}
 	return r, nil
 }
 
+// shortMultiplier returns the solved multiplier sp.Multiplier, an exact
+// float64 such as 1.0000000009999999, as the shortest decimal that is no
+// larger (so it still fits: a smaller multiplier never lengthens the wait)
+// and gives the same solved statistic to the microsecond (the finest unit
+// the calculator shows), or to the solver's own precision for a p99 target.
+// Reports then show a value such as 1.000000001 instead of the float64's
+// rounding noise, and every number in the report is computed with it.
+func shortMultiplier(sp backoff.Policy, in Input) float64 {
+	exact := sp.Multiplier
+	stat := func(m float64) time.Duration {
+		q := sp
+		q.Multiplier = m
+		if in.Target == plan.TargetP99 {
+			return plan.Analyze(q, in.Seed).Total.P99
+		}
+		return plan.Analyze(q, in.Seed).Total.Max
+	}
+	want := stat(exact)
+	tolerance := time.Microsecond
+	if in.Target == plan.TargetP99 {
+		tolerance = max(tolerance, want>>14) // the p99 search stops at this precision
+	}
+	for digits := 1; digits <= 17; digits++ {
+		m := truncate(exact, digits)
+		if m >= 1 && want-stat(m) <= tolerance {
+			return m
+		}
+	}
+	return exact
+}
+
+// truncate returns x (>= 1) cut to the given number of significant decimal
+// digits, rounding toward zero, so that the result never exceeds x.
+func truncate(x float64, digits int) float64 {
+	s := strconv.FormatFloat(x, 'e', 20, 64) // enough digits to cut from
+	mantissa, exp, _ := strings.Cut(s, "e")
+	mantissa = strings.Replace(mantissa, ".", "", 1)[:digits]
+	t, err := strconv.ParseFloat(mantissa[:1]+"."+mantissa[1:]+"e"+exp, 64)
+	if err != nil || t > x {
+		return x
+	}
+	return t
+}
+
 // paramName returns a Param in words for messages.
-func paramName(p backoff.Param) string {
+func paramName(p plan.Param) string {
 	switch p {
-	case backoff.ParamMultiplier:
+	case plan.ParamMultiplier:
 		return "multiplier"
-	case backoff.ParamRetries:
+	case plan.ParamRetries:
 		return "number of retries"
 	}
 	return "initial delay"
 }
 
-func targetName(t backoff.Target) string {
-	if t == backoff.TargetP99 {
+func targetName(t plan.Target) string {
+	if t == plan.TargetP99 {
 		return "99th-percentile"
 	}
 	return "worst-case"
@@ -242,7 +356,7 @@ func targetName(t backoff.Target) string {
 // durationText shows a duration in human form, adding the exact Go form
 // when the human one rounds: "1 min", "1 min 32 s (1m31.5s)".
 func durationText(d time.Duration) string {
-	h := backoff.Human(d)
+	h := Human(d)
 	exact := d%time.Second == 0 ||
 		d < time.Minute && d%(100*time.Millisecond) == 0 ||
 		d < time.Second && d%time.Millisecond == 0
@@ -265,10 +379,19 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // CSVHeader is the first line WriteCSV writes: the fields of a JSON row.
 const CSVHeader = "retry,delay_ms,capped,min_ms,mean_ms,max_ms,total_min_ms,total_mean_ms,total_max_ms"
 
-// WriteCSV writes a header line and one line per retry with the same fields
-// and numbers as the JSON rows. Lines end with "\n".
+// CSVSummaryHeader starts WriteCSV's second table, after a blank line.
+const CSVSummaryHeader = "field,value"
+
+// WriteCSV writes two tables separated by an empty line. The first is a
+// header line (CSVHeader) and one line per retry, with the same fields and
+// numbers as the JSON rows. The second (CSVSummaryHeader) has one line per
+// value of the rest of the report, named by its JSON path: "total.mean_ms",
+// "total.p99_ms", "total.estimated" (the names of the estimated values,
+// separated by spaces), "total.monte_carlo.seed", "deadline.p99_fits",
+// "solved.value" and so on, each only when the JSON has it. Lines end with
+// "\n"; no value needs quoting.
 func (r *Report) WriteCSV(w io.Writer) error {
-	b := make([]byte, 0, 64*(len(r.Retries)+1))
+	b := make([]byte, 0, 64*(len(r.Retries)+1)+512)
 	b = append(b, CSVHeader+"\n"...)
 	for _, x := range r.Retries {
 		b = strconv.AppendInt(b, int64(x.Retry), 10)
@@ -279,6 +402,36 @@ func (r *Report) WriteCSV(w io.Writer) error {
 		}
 		b = append(b, '\n')
 	}
+	b = append(b, "\n"+CSVSummaryHeader+"\n"...)
+	for _, kv := range r.summary() {
+		b = append(append(append(append(b, kv[0]...), ','), kv[1]...), '\n')
+	}
 	_, err := w.Write(b)
 	return err
+}
+
+// summary returns the report's values other than the rows as pairs of
+// JSON path and text, in the JSON's order, for WriteCSV.
+func (r *Report) summary() [][2]string {
+	t := r.Total
+	out := [][2]string{
+		{"total.min_ms", t.Min.String()}, {"total.mean_ms", t.Mean.String()}, {"total.max_ms", t.Max.String()},
+		{"total.p50_ms", t.P50.String()}, {"total.p90_ms", t.P90.String()}, {"total.p99_ms", t.P99.String()},
+		{"total.estimated", strings.Join(t.Estimated, " ")},
+	}
+	if mc := t.MonteCarlo; mc != nil {
+		out = append(out, [2]string{"total.monte_carlo.seed", strconv.FormatUint(mc.Seed, 10)},
+			[2]string{"total.monte_carlo.mean_std_err_ms", mc.MeanStdErr.String()})
+	}
+	if d := r.Deadline; d != nil {
+		out = append(out, [2]string{"deadline.deadline_ms", d.Deadline.String()},
+			[2]string{"deadline.worst_case_fits", strconv.FormatBool(d.WorstCaseFits)},
+			[2]string{"deadline.p99_fits", strconv.FormatBool(d.P99Fits)},
+			[2]string{"deadline.retries_within_deadline", strconv.Itoa(d.RetriesWithin)})
+	}
+	if s := r.Solved; s != nil {
+		out = append(out, [2]string{"solved.parameter", s.Parameter},
+			[2]string{"solved.value", strconv.FormatFloat(s.Value, 'f', -1, 64)})
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 func TestMillisString(t *testing.T) {
@@ -158,7 +158,8 @@ func TestJSONShape(t *testing.T) {
 			if got, want := keys(m["policy"]), sorted("initial_ms", "multiplier", "max_ms", "retries", "jitter"); !slices.Equal(got, want) {
 				t.Errorf("policy keys = %v, want %v", got, want)
 			}
-			if got, want := keys(m["total"]), sorted("min_ms", "mean_ms", "max_ms", "p50_ms", "p90_ms", "p99_ms", "min_human", "mean_human", "max_human"); !slices.Equal(got, want) {
+			if got, want := keys(m["total"]), sorted("min_ms", "mean_ms", "max_ms", "p50_ms", "p90_ms", "p99_ms", "min_human", "mean_human", "max_human",
+				"p50_human", "p90_human", "p99_human", "estimated"); !slices.Equal(got, want) {
 				t.Errorf("total keys = %v, want %v", got, want)
 			}
 			rows, _ := m["retries"].([]any)
@@ -179,10 +180,14 @@ func TestJSONShape(t *testing.T) {
 				tot["p50_ms"] != json.Number("45750") || tot["max_human"] != "1 min 32 s" || tot["mean_human"] != "45.8 s" || tot["min_human"] != "0 ms" {
 				t.Errorf("total = %v", tot)
 			}
+			if est, ok := tot["estimated"].([]any); !ok || len(est) != 0 {
+				t.Errorf(`total "estimated" = %v, want [] (full jitter is exact)`, tot["estimated"])
+			}
 			if tt.extra != nil {
-				want := map[string]any{"deadline_ms": json.Number("60000"), "worst_case_fits": false, "retries_within_deadline": json.Number("6")}
+				want := map[string]any{"deadline_ms": json.Number("60000"), "deadline_human": "1 min", "worst_case_fits": false, "p99_fits": false, "retries_within_deadline": json.Number("6")}
 				got, _ := m["deadline"].(map[string]any)
-				if len(got) != len(want) || got["deadline_ms"] != want["deadline_ms"] || got["worst_case_fits"] != false || got["retries_within_deadline"] != want["retries_within_deadline"] {
+				if len(got) != len(want) || got["deadline_ms"] != want["deadline_ms"] || got["worst_case_fits"] != false || got["p99_fits"] != false ||
+					got["retries_within_deadline"] != want["retries_within_deadline"] || got["deadline_human"] != "1 min" {
 					t.Errorf("deadline = %v, want %v", got, want)
 				}
 			}
@@ -190,18 +195,28 @@ func TestJSONShape(t *testing.T) {
 	}
 }
 
+// jsonAndCSV returns r written by WriteJSON and by WriteCSV.
+func jsonAndCSV(t *testing.T, r *Report) (jb, cb *bytes.Buffer) {
+	t.Helper()
+	jb, cb = new(bytes.Buffer), new(bytes.Buffer)
+	if err := r.WriteJSON(jb); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteCSV(cb); err != nil {
+		t.Fatal(err)
+	}
+	return jb, cb
+}
+
 // TestCSVMatchesJSON checks that every CSV row carries the JSON row's
 // fields, in the header's order, with the same numbers.
 func TestCSVMatchesJSON(t *testing.T) {
-	r := workedExample(t, "equal", nil)
-	var jb, cb bytes.Buffer
-	if err := r.WriteJSON(&jb); err != nil {
-		t.Fatal(err)
+	jb, cb := jsonAndCSV(t, workedExample(t, "equal", nil))
+	rowsCSV, _, ok := strings.Cut(cb.String(), "\n\n")
+	if !ok {
+		t.Fatalf("CSV has no empty line before its summary:\n%s", cb.String())
 	}
-	if err := r.WriteCSV(&cb); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSuffix(cb.String(), "\n"), "\n")
+	lines := strings.Split(rowsCSV, "\n")
 	if lines[0] != CSVHeader {
 		t.Fatalf("CSV header = %q, want %q", lines[0], CSVHeader)
 	}
@@ -220,6 +235,68 @@ func TestCSVMatchesJSON(t *testing.T) {
 	}
 	if want := "4,4000,false,2000,3000,4000,3750,5625,7500"; lines[4] != want {
 		t.Errorf("CSV row 4 = %q, want %q", lines[4], want)
+	}
+}
+
+// TestCSVSummaryMatchesJSON checks that the CSV's second table carries the
+// totals, the estimates, the deadline verdict and the solved value, each
+// equal to the JSON value at the path it names.
+func TestCSVSummaryMatchesJSON(t *testing.T) {
+	for _, v := range []Values{
+		{FieldJitter: "equal"},
+		{FieldJitter: "decorrelated", FieldMax: "5s", FieldSeed: "7", FieldDeadline: "1m"},
+		{FieldDeadline: "1m", FieldMax: "0", FieldRetries: "8", FieldSolve: "multiplier"},
+		{FieldDeadline: "1m", FieldSolve: "retries", FieldTarget: "p99"},
+	} {
+		in, err := Parse(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jb, cb := jsonAndCSV(t, r)
+		_, summary, _ := strings.Cut(cb.String(), "\n\n")
+		lines := strings.Split(strings.TrimSuffix(summary, "\n"), "\n")
+		if lines[0] != CSVSummaryHeader {
+			t.Fatalf("%v: summary header = %q, want %q", v, lines[0], CSVSummaryHeader)
+		}
+		m := decode(t, jb.Bytes())
+		seen := map[string]bool{}
+		for _, line := range lines[1:] {
+			path, value, _ := strings.Cut(line, ",")
+			seen[path] = true
+			var node any = m
+			for _, k := range strings.Split(path, ".") {
+				node = node.(map[string]any)[k]
+			}
+			want := strings.Trim(fmtJSON(node), `"`)
+			if list, ok := node.([]any); ok {
+				var names []string
+				for _, x := range list {
+					names = append(names, x.(string))
+				}
+				want = strings.Join(names, " ")
+			}
+			if value != want {
+				t.Errorf("%v: CSV %s = %q, JSON has %s", v, path, value, want)
+			}
+		}
+		for _, path := range []string{"total.mean_ms", "total.p99_ms", "total.estimated"} {
+			if !seen[path] {
+				t.Errorf("%v: CSV summary lacks %s", v, path)
+			}
+		}
+		if v[FieldDeadline] != "" && (!seen["deadline.worst_case_fits"] || !seen["deadline.p99_fits"]) {
+			t.Errorf("%v: CSV summary lacks the deadline verdict:\n%s", v, summary)
+		}
+		if v[FieldSolve] != "" && !seen["solved.value"] {
+			t.Errorf("%v: CSV summary lacks the solved value:\n%s", v, summary)
+		}
+		if v[FieldJitter] == "decorrelated" && !seen["total.monte_carlo.seed"] {
+			t.Errorf("%v: CSV summary lacks the Monte Carlo seed:\n%s", v, summary)
+		}
 	}
 }
 
@@ -264,8 +341,8 @@ func TestUnsolvable(t *testing.T) {
 	}
 	_, err = Compute(in)
 	var se *SolveError
-	if !errors.Is(err, backoff.ErrUnsolvable) || !errors.As(err, &se) {
-		t.Fatalf("Compute = %v, want a *SolveError matching backoff.ErrUnsolvable", err)
+	if !errors.Is(err, plan.ErrUnsolvable) || !errors.As(err, &se) {
+		t.Fatalf("Compute = %v, want a *SolveError matching plan.ErrUnsolvable", err)
 	}
 	if want := "no multiplier keeps the worst-case total wait within 1 s"; se.Detail() != want {
 		t.Errorf("Detail() = %q, want %q", se.Detail(), want)
@@ -410,6 +487,153 @@ func FuzzMillis(f *testing.F) {
 		u := w*1e6 + fr
 		if ns < 0 && u != uint64(-(ns+1))+1 || ns >= 0 && u != uint64(ns) {
 			t.Fatalf("Millis(%d) = %q reads back as %d ns", ns, s, u)
+		}
+	})
+}
+
+// TestEstimated checks that the report, which the table, Markdown and the
+// page all render, says exactly which totals are Monte Carlo estimates.
+func TestEstimated(t *testing.T) {
+	tests := []struct {
+		name      string
+		v         Values
+		estimated []string
+		stdErr    bool // MonteCarlo.MeanStdErr > 0
+	}{
+		{"full jitter is exact", Values{FieldJitter: "full", FieldMax: "30s", FieldRetries: "8"}, []string{}, false},
+		{"decorrelated below the cap: exact mean", Values{FieldJitter: "decorrelated", FieldMax: "1h", FieldRetries: "4", FieldSeed: "7"},
+			[]string{EstimatedP50, EstimatedP90, EstimatedP99}, false},
+		{"decorrelated at the cap: estimated mean", Values{FieldJitter: "decorrelated", FieldMax: "2s", FieldRetries: "8", FieldSeed: "7"},
+			[]string{EstimatedMean, EstimatedP50, EstimatedP90, EstimatedP99}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := Parse(tt.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Compute(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tot := r.Total
+			if !slices.Equal(tot.Estimated, tt.estimated) || tot.Estimated == nil {
+				t.Errorf("Total.Estimated = %#v, want %#v", tot.Estimated, tt.estimated)
+			}
+			mc := tot.MonteCarlo
+			if (mc != nil) != (len(tt.estimated) > 0) {
+				t.Fatalf("Total.MonteCarlo = %+v, want it set exactly when something is estimated", mc)
+			}
+			if mc != nil && (mc.Seed != 7 || (mc.MeanStdErr > 0) != tt.stdErr) {
+				t.Errorf("Total.MonteCarlo = %+v, want seed 7 and a standard error only for an estimated mean", mc)
+			}
+			for _, row := range r.Retries {
+				if row.MeanEstimated != (tt.stdErr && row.Capped) {
+					t.Errorf("retry %d: MeanEstimated = %v, want %v", row.Retry, row.MeanEstimated, tt.stdErr && row.Capped)
+				}
+			}
+		})
+	}
+}
+
+// TestSolvedMultiplierIsShort checks that a solved multiplier is reported
+// as a short decimal, not a float64's rounding noise such as
+// 1.0000000009999999, that still keeps the worst case within the deadline.
+func TestSolvedMultiplierIsShort(t *testing.T) {
+	for _, retries := range []string{"8", "30", "100", "1000"} {
+		in, err := Parse(Values{FieldInitial: "1s", FieldMax: "0", FieldRetries: retries, FieldDeadline: "1h", FieldSolve: "multiplier", FieldJitter: "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := plan.Solve(in.Policy, in.Param, in.Deadline, in.Target, in.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := r.Solved.Value
+		if got > exact.Multiplier || got != r.Policy.Multiplier {
+			t.Errorf("retries %s: solved %v, policy %v; want at most the exact %v", retries, got, r.Policy.Multiplier, exact.Multiplier)
+		}
+		if text := strconv.FormatFloat(got, 'g', -1, 64); len(text) > 15 || len(text) >= len(strconv.FormatFloat(exact.Multiplier, 'g', -1, 64)) {
+			t.Errorf("retries %s: solved multiplier %s, want a short decimal (exact %v)", retries, text, exact.Multiplier)
+		}
+		if r.Total.Max > Millis(time.Hour) || r.Total.Max < Millis(time.Hour-time.Millisecond) {
+			t.Errorf("retries %s: worst case %v ms with the reported multiplier, want just within 1 h", retries, r.Total.Max)
+		}
+	}
+	if got := truncate(1.0000000009999999, 10); got != 1 {
+		t.Errorf("truncate(1.0000000009999999, 10) = %v, want 1", got)
+	}
+	if got := truncate(1.0000000009999999, 11); got != 1.0000000009 {
+		t.Errorf("truncate(1.0000000009999999, 11) = %v, want 1.0000000009", got)
+	}
+}
+
+// TestP99RetriesUnboundedSaysHowFar checks that solving retries for a p99
+// target never claims every number fits when it checked only MaxRetries.
+func TestP99RetriesUnboundedSaysHowFar(t *testing.T) {
+	in, err := Parse(Values{FieldInitial: "1ns", FieldMultiplier: "1", FieldDeadline: "1h", FieldSolve: "retries", FieldTarget: "p99"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compute(in)
+	var se *SolveError
+	if !errors.As(err, &se) || !errors.Is(err, plan.ErrUnbounded) {
+		t.Fatalf("Compute() error = %v, want a *SolveError matching plan.ErrUnbounded", err)
+	}
+	msg := se.Detail()
+	if strings.Contains(msg, "every") || !strings.Contains(msg, "100000") {
+		t.Errorf("Detail() = %q, want it to name the 100000 retries checked and not claim every number", msg)
+	}
+}
+
+// TestSubMillisecondTable checks that a sub-millisecond schedule is shown
+// in µs, not as "0 ms".
+func TestSubMillisecondTable(t *testing.T) {
+	in, err := Parse(Values{FieldInitial: "0.25", FieldRetries: "3", FieldJitter: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Contains(out, "0 ms") || !strings.Contains(out, "250 µs") || !strings.Contains(out, "1.75 ms") && !strings.Contains(out, "2 ms") {
+		t.Errorf("table for 250µs delays:\n%s\nwant µs, never 0 ms", out)
+	}
+}
+
+// FuzzTruncate checks the invariants the solved multiplier relies on:
+// truncate never exceeds its input (so a truncated answer still fits),
+// never decreases as digits are added, and 17 digits give the input back
+// (or the float64 just below it).
+func FuzzTruncate(f *testing.F) {
+	for _, x := range []float64{1, 1.0000000009999999, 3.043230628040466, 1e300, math.MaxFloat64, 1.5} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		if !(x >= 1) || math.IsInf(x, 0) {
+			return
+		}
+		prev := 0.0
+		for digits := 1; digits <= 17; digits++ {
+			got := truncate(x, digits)
+			if got > x || got < prev || got < 1 {
+				t.Fatalf("truncate(%v, %d) = %v, want in [max(1, %v), %v]", x, digits, got, prev, x)
+			}
+			prev = got
+		}
+		// 17 digits identify a float64, but cutting (not rounding) them may
+		// land one step below it.
+		if prev != x && math.Nextafter(prev, math.Inf(1)) != x {
+			t.Fatalf("truncate(%v, 17) = %v, want the input or the float64 just below it", x, prev)
 		}
 	})
 }

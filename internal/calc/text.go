@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 )
 
 // barWidth is the number of cells in a table row's range bar.
@@ -84,7 +84,7 @@ func (r *Report) cells() [][]string {
 	return rows
 }
 
-func human(m Millis) string { return backoff.Human(time.Duration(m)) }
+func human(m Millis) string { return Human(time.Duration(m)) }
 
 func (r *Report) anyCapped() bool {
 	for _, x := range r.Retries {
@@ -146,9 +146,9 @@ func (r *Report) writeHeader(w *bufio.Writer, strong string) {
 	if r.Solved != nil {
 		var v string
 		switch r.input.Param {
-		case backoff.ParamInitial:
+		case plan.ParamInitial:
 			v = initial.String()
-		case backoff.ParamMultiplier:
+		case plan.ParamMultiplier:
 			v = strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64)
 		default:
 			v = strconv.Itoa(r.Policy.Retries)
@@ -180,15 +180,15 @@ func (r *Report) writeTotals(w *bufio.Writer, prefix string) {
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("shortest:"), t.MinHuman)
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("mean:"), t.MeanHuman)
 	fmt.Fprintf(w, "%s%s%s\n", prefix, pad("longest:"), t.MaxHuman)
-	fmt.Fprintf(w, "%s%sp50 %s, p90 %s, p99 %s\n", prefix, pad("percentiles:"), human(t.P50), human(t.P90), human(t.P99))
-	switch s := r.stats.Total; {
-	case s.Estimated && s.StdErr > 0:
+	fmt.Fprintf(w, "%s%sp50 %s, p90 %s, p99 %s\n", prefix, pad("percentiles:"), t.P50Human, t.P90Human, t.P99Human)
+	switch mc := t.MonteCarlo; {
+	case t.MeanEstimated():
 		fmt.Fprintf(w, "%sthe mean and percentiles are a Monte Carlo estimate (--seed %d; standard error of the mean %s)\n",
-			prefix, r.input.Seed, backoff.Human(s.StdErr))
-	case s.Estimated:
+			prefix, mc.Seed, human(mc.MeanStdErr))
+	case t.PercentilesEstimated():
 		// The mean is exact (no retry reaches the cap); only the
 		// percentiles are simulated.
-		fmt.Fprintf(w, "%sthe percentiles are a Monte Carlo estimate (--seed %d)\n", prefix, r.input.Seed)
+		fmt.Fprintf(w, "%sthe percentiles are a Monte Carlo estimate (--seed %d)\n", prefix, mc.Seed)
 	}
 }
 
@@ -198,16 +198,16 @@ func (r *Report) writeVerdict(w *bufio.Writer, strong string) {
 	if d == nil {
 		return
 	}
-	fmt.Fprintf(w, "\n%sDeadline %s:%s ", strong, durationText(time.Duration(d.Deadline)), strong)
+	fmt.Fprintf(w, "\n%sDeadline %s:%s ", strong, d.DeadlineHuman, strong)
 	if d.WorstCaseFits {
 		fmt.Fprintf(w, "fits; even the worst case, %s, ends within it.\n", r.Total.MaxHuman)
 		return
 	}
 	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. In the worst case only the first %d of %d retries end within the deadline.",
 		r.Total.MaxHuman, d.RetriesWithin, len(r.Retries))
-	if p99 := r.Total.P99; p99 <= d.Deadline {
-		fmt.Fprintf(w, " The 99th percentile, %s, ends within it.\n", human(p99))
+	if d.P99Fits {
+		fmt.Fprintf(w, " The 99th percentile, %s, ends within it.\n", r.Total.P99Human)
 	} else {
-		fmt.Fprintf(w, " The 99th percentile, %s, exceeds it too.\n", human(p99))
+		fmt.Fprintf(w, " The 99th percentile, %s, exceeds it too.\n", r.Total.P99Human)
 	}
 }

@@ -22,8 +22,14 @@ number of retries whose worst-case (or, with --target p99, 99th-percentile)
 total wait fits the deadline, and shows the resulting schedule. If no value
 fits it says so and exits 1.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
-JSON and CSV numbers are milliseconds.
+Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds;
+the table shows sub-millisecond values in µs. --max 0 means no cap, --retries 0
+no retries and --initial 0 no wait.
+JSON and CSV numbers are milliseconds. JSON holds the rows, the totals and
+percentiles, the deadline verdict and the solved value, and names the values
+that are Monte Carlo estimates (decorrelated jitter) with the seed and the
+standard error; CSV has the rows, an empty line, then the same summary as
+"field,value" lines named by JSON path (total.p99_ms, deadline.p99_fits, ...).
 Exit status: 0 when the schedule is shown (even one that misses --deadline),
 1 when --solve has no answer (no value fits, or every value does), 2 for a
 usage error.`,

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
@@ -406,9 +405,9 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 	switch {
 	case e.Reason == retry.ErrRetryAfterTooLong:
 		return fmt.Sprintf("giving up: %s asks for %s, more than --max-retry-after %s",
-			hintHeader(e), backoff.Human(e.Hint), f.maxRetryWait)
+			hintHeader(e), calc.Human(e.Hint), f.maxRetryWait)
 	case e.Reason == retry.ErrDeadline && e.HintHeader != "":
-		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), backoff.Human(e.Hint))
+		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), calc.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
 	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.data == "@-":

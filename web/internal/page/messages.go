@@ -8,50 +8,49 @@ import (
 	"strings"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 	"github.com/again-go/again/internal/calc"
 )
 
-// accepted says in Russian what each field accepts; English comes from
-// internal/calc's own message, the one `again calc` prints.
-var acceptedRU = map[string]string{
-	calc.FieldInitial:    "длительность от 0 до 2562047h (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд)",
-	calc.FieldMax:        "длительность от 0 до 2562047h, 0 — без ограничения (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд)",
-	calc.FieldDeadline:   "длительность больше 0 и не больше 2562047h (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд)",
-	calc.FieldMultiplier: "конечное число не меньше 1",
-	calc.FieldRetries:    "целое число от 0 до 100000",
-	calc.FieldJitter:     "none, full, equal, decorrelated или proportional:F, где F в (0, 1]",
-	calc.FieldTarget:     "max или p99",
-	calc.FieldSolve:      "initial, multiplier или retries",
-	calc.FieldSeed:       "целое число от 0 до 18446744073709551615",
+// russian renders each of internal/calc's message keys in Russian, as
+// calc renders them in English: {name} stands for Args["name"] and {value}
+// for the rejected value. A key missing here falls back to English
+// (TestEveryKeyIsRussian fails first).
+var russian = map[calc.Key]string{
+	calc.KeyDuration:         "Нужна длительность от {min} до {max} (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
+	calc.KeyDurationNoCap:    "Нужна длительность от {min} до {max}, 0 — без ограничения (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
+	calc.KeyPositiveDuration: "Нужна длительность больше 0 и не больше {max} (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
+	calc.KeyNumberAtLeast:    "Нужно конечное число не меньше {min}; введено {value}.",
+	calc.KeyWholeNumber:      "Нужно целое число от {min} до {max}; введено {value}.",
+	calc.KeyJitter:           "Нужно одно из: none, full, equal, decorrelated или proportional:F, где F в (0, 1]; введено {value}.",
+	calc.KeyOneOf:            "Нужно одно из: {choices}; введено {value}.",
+	calc.KeyUnknownField:     "Это не поле калькулятора; допустимые: {fields}.",
+	calc.KeyRequiresDeadline: "Нужен дедлайн: подбор ищет наибольшее значение {param}, при котором общее ожидание укладывается в дедлайн.",
+	calc.KeyInvalidPolicy:    "Неверная политика: {error}.",
 }
 
 // message returns err, an error of internal/calc about the inputs v, as
-// the page shows it under the field, in language l. The value it quotes is
-// what the user typed, not its Go-syntax form (see normalize).
+// the page shows it under the field, in language l: calc's own English
+// message (the one `again calc` prints, without the flag name), or its
+// key and arguments in Russian. The value it quotes is what the user
+// typed, not its Go-syntax form (see normalize).
 func message(err error, v map[string]string, l Lang) Message {
 	var ie *calc.InputError
 	if !errors.As(err, &ie) {
 		return Message{Text: err.Error()}
 	}
-	got := quote(v[ie.Field])
-	if ie.Field == "" || ie.Reason != "" {
-		// Errors about a combination of fields or an unknown field: the
-		// page's form cannot produce them, the URL can.
-		return Message{Field: ie.Field, Text: l.pick(capitalize(ie.Detail()), "Неверное значение "+got+" ("+ie.Detail()+").")}
+	e := *ie
+	if typed, ok := v[e.Field]; ok {
+		e.Value = typed
 	}
-	if l.ru() {
-		if a, ok := acceptedRU[ie.Field]; ok {
-			return Message{Field: ie.Field, Text: "Нужна " + a + "; введено " + got + "."}
+	if t, ok := russian[e.Key]; ok && l.ru() {
+		pairs := []string{"{value}", quote(e.Value)}
+		for k, a := range e.Args {
+			pairs = append(pairs, "{"+k+"}", strings.ReplaceAll(a, " or ", " или "))
 		}
+		return Message{Field: e.Field, Text: strings.NewReplacer(pairs...).Replace(t)}
 	}
-	return Message{Field: ie.Field, Text: "Must be " + ie.Accepted + ", got " + got + "."}
-}
-
-// timeoutError is the message for a per-attempt timeout that is not a duration.
-func timeoutError(s string, l Lang) string {
-	return l.pick("Must be a duration from 0 (none) to 2562047h, such as 2s or 500ms, got ",
-		"Нужна длительность от 0 (нет ограничения) до 2562047h, например 2s или 500ms; введено ") + quote(s) + "."
+	return Message{Field: e.Field, Text: capitalize(e.Detail()) + "."}
 }
 
 // quote shows a value in a message: numbers as they are, anything else in
@@ -76,18 +75,18 @@ func solveError(err error, deadline time.Duration, l Lang) string {
 	if !errors.As(err, &se) {
 		return err.Error()
 	}
-	param := map[backoff.Param][2]string{
-		backoff.ParamInitial:    {"initial delay", "первой задержки"},
-		backoff.ParamMultiplier: {"multiplier", "множителя"},
-		backoff.ParamRetries:    {"number of retries", "числа повторов"},
+	param := map[plan.Param][2]string{
+		plan.ParamInitial:    {"initial delay", "первой задержки"},
+		plan.ParamMultiplier: {"multiplier", "множителя"},
+		plan.ParamRetries:    {"number of retries", "числа повторов"},
 	}[se.Param]
 	what := [2]string{"worst-case total wait", "худшее общее ожидание"}
-	if se.Target == backoff.TargetP99 {
+	if se.Target == plan.TargetP99 {
 		what = [2]string{"99th-percentile total wait", "99-й процентиль общего ожидания"}
 	}
 	dl := l.Duration(deadline)
 	switch {
-	case errors.Is(se.Err, backoff.ErrUnbounded):
+	case errors.Is(se.Err, plan.ErrUnbounded):
 		return fmt.Sprintf(l.pick("Every %[1]s keeps the %[2]s within %[3]s, so there is no largest one to show.",
 			"При любом значении %[1]s %[2]s укладывается в %[3]s, так что наибольшего нет."), l.pick(param[0], param[1]), l.pick(what[0], what[1]), dl)
 	case errors.Is(se.Err, calc.ErrTooManyRetries):
@@ -101,9 +100,10 @@ func solveError(err error, deadline time.Duration, l Lang) string {
 
 // humanPart matches one number and unit of the page's own duration output,
 // in either language: "1 min", "32 s", "45,8 с", "3 дн.".
-var humanPart = regexp.MustCompile(`^([0-9]+(?:[.,][0-9]+)?)\s*(ms|мс|s|с|sec|сек|min|мин|m|h|ч|d|дн\.?|д)$`)
+var humanPart = regexp.MustCompile(`^([0-9]+(?:[.,][0-9]+)?)\s*(ns|нс|µs|us|мкс|ms|мс|s|с|sec|сек|min|мин|m|h|ч|d|дн\.?|д)$`)
 
 var humanUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "нс": time.Nanosecond, "µs": time.Microsecond, "us": time.Microsecond, "мкс": time.Microsecond,
 	"ms": time.Millisecond, "мс": time.Millisecond, "s": time.Second, "с": time.Second, "sec": time.Second, "сек": time.Second,
 	"min": time.Minute, "мин": time.Minute, "m": time.Minute, "h": time.Hour, "ч": time.Hour,
 	"d": day, "дн.": day, "дн": day, "д": day,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/plan"
 	"github.com/again-go/again/internal/calc"
 )
 
@@ -188,7 +189,9 @@ func parse(v map[string]string, l Lang) (input, []Message) {
 	if s := strings.TrimSpace(v[FieldTimeout]); s != "" {
 		d, err := calc.ParseDuration(normalize(FieldTimeout, s))
 		if err != nil {
-			errs = append(errs, Message{Field: FieldTimeout, Text: timeoutError(s, l)})
+			m := message(err, map[string]string{"": s}, l)
+			m.Field = FieldTimeout
+			errs = append(errs, m)
 		}
 		timeout = d
 	}
@@ -248,7 +251,10 @@ func summary(in input, rep *calc.Report, a attempts, l Lang) *Summary {
 		Worst: total(t.Max), Mean: total(t.Mean), Shortest: total(t.Min),
 		P50: total(t.P50), P90: total(t.P90), P99: total(t.P99),
 	}
-	s.MeanEstimated, s.PercentilesEstimated = estimated(in, rep)
+	// Which numbers are estimates is the report's to say, as again calc
+	// says it: under decorrelated jitter the mean is exact unless the cap
+	// clamps a delay.
+	s.MeanEstimated, s.PercentilesEstimated = t.MeanEstimated(), t.PercentilesEstimated()
 	switch {
 	case s.MeanEstimated:
 		s.Estimate = fmt.Sprintf(l.pick("The mean and the percentiles are a Monte Carlo estimate (seed %d), as in again calc.",
@@ -283,6 +289,11 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 	v := &Verdict{
 		Fits: worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Duration(dl), RetriesWithin: within,
 	}
+	if d := rep.Deadline; a.timeout == 0 && d != nil {
+		// Without attempts of their own the report has the verdict, as
+		// again calc prints it; TestVerdictIsCalcs checks the two agree.
+		v.Fits, v.P99Fits, v.RetriesWithin = d.WorstCaseFits, d.P99Fits, d.RetriesWithin
+	}
 	if v.Fits {
 		if gap := dl - worst; gap == 0 {
 			v.Headline = fmt.Sprintf(l.pick("Fits the %s deadline exactly", "Укладывается в дедлайн %s впритык"), v.Deadline)
@@ -316,12 +327,6 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 	}
 	v.Detail = strings.Join(parts, " ")
 	return v
-}
-
-// estimated reports which of the report's numbers are Monte Carlo
-// estimates: the mean, and the percentiles.
-func estimated(in input, rep *calc.Report) (mean, percentiles bool) {
-	return in.Policy.Jitter == backoff.DecorrelatedJitter, in.Policy.Jitter == backoff.DecorrelatedJitter
 }
 
 // announce is the sentence the page's live region reads out.
@@ -450,7 +455,7 @@ func retriesWithTimeout(in calc.Input, pin input, n int) int {
 			continue
 		}
 		var worst time.Duration
-		if pin.Target == backoff.TargetP99 {
+		if pin.Target == plan.TargetP99 {
 			worst = time.Duration(rep.Total.P99)
 		} else {
 			worst = time.Duration(rep.Total.Max)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/internal/cli"
 )
 
@@ -453,7 +454,7 @@ func FuzzCompute(f *testing.F) {
 		r := Compute(in, Russian)
 		if len(r.Errors) > 0 {
 			for _, e := range r.Errors {
-				if !slices.Contains(Fields(), e.Field) || !strings.HasPrefix(e.Text, "Нужна ") {
+				if !slices.Contains(Fields(), e.Field) || !strings.HasPrefix(e.Text, "Нужн") {
 					t.Errorf("error %+v: want a known field and a Russian message", e)
 				}
 			}
@@ -481,8 +482,9 @@ func TestLongSchedulesStayLight(t *testing.T) {
 	if len(r.Rows) != MaxRows || r.Retries != 5000 {
 		t.Errorf("%d rows of %d retries, want the first %d of 5000", len(r.Rows), r.Retries, MaxRows)
 	}
-	if n := strings.Count(Export(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"}, "csv").Text, "\n"); n != 5001 {
-		t.Errorf("CSV has %d lines, want a header and all 5000 retries", n)
+	rows, _, _ := strings.Cut(Export(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"}, "csv").Text, "\n\n")
+	if n := strings.Count(rows, "\n"); n != 5000 {
+		t.Errorf("CSV's first table has %d lines, want a header and all 5000 retries", n+1)
 	}
 	bars := r.Chart.Bars
 	if len(bars) > MaxBars || bars[0].First != 1 || bars[len(bars)-1].Last != 5000 {
@@ -611,6 +613,64 @@ func TestCommandRuns(t *testing.T) {
 		}
 		if want := Export(in, "csv").Text; stdout.String() != want {
 			t.Errorf("%s --format csv printed\n%.200s\nbut the page's download is\n%.200s", Compute(in, English).Command, stdout.String(), want)
+		}
+	}
+}
+
+// TestPageAndCLICannotDrift checks that the page shows what `again calc`
+// prints for the same inputs: the totals, which of them are estimates, and
+// the deadline verdict all come from the one calc.Report both render.
+func TestPageAndCLICannotDrift(t *testing.T) {
+	for _, v := range []map[string]string{
+		{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"},
+		{"jitter": "decorrelated", "max": "1h", "retries": "4", "seed": "3", "deadline": "2s"},   // exact mean, estimated percentiles
+		{"jitter": "decorrelated", "max": "2s", "retries": "12", "seed": "3", "deadline": "20s"}, // estimated mean
+		{"initial": "0.25", "retries": "3", "jitter": "equal"},                                   // sub-millisecond
+		{"jitter": "proportional:0.5", "max": "0", "retries": "20", "deadline": "10m"},
+	} {
+		res := Compute(v, English)
+		if len(res.Errors) > 0 {
+			t.Fatalf("Compute(%v) errors: %v", v, res.Errors)
+		}
+		in, err := calc.Parse(values(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := calc.Compute(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table bytes.Buffer
+		if err := rep.WriteTable(&table); err != nil {
+			t.Fatal(err)
+		}
+		cli := table.String()
+		tot := res.Summary
+		// The page's text is the report's number in Lang.Duration, which is
+		// calc.Human's text below a day (and days or years above, where the
+		// CLI prints hours).
+		tr := rep.Total
+		for _, c := range []struct {
+			page string
+			m    calc.Millis
+		}{{tot.Shortest, tr.Min}, {tot.Mean, tr.Mean}, {tot.Worst, tr.Max}, {tot.P50, tr.P50}, {tot.P90, tr.P90}, {tot.P99, tr.P99}} {
+			if d := time.Duration(c.m); c.page != English.Duration(d) || d < day && !strings.Contains(cli, c.page) {
+				t.Errorf("%v: the page shows %q for %v, which `again calc` does not print:\n%s", v, c.page, d, cli)
+			}
+		}
+		cliMean := strings.Contains(cli, "the mean and percentiles are a Monte Carlo estimate")
+		cliPct := cliMean || strings.Contains(cli, "the percentiles are a Monte Carlo estimate")
+		if tot.MeanEstimated != cliMean || tot.PercentilesEstimated != cliPct || (tot.Estimate != "") != cliPct {
+			t.Errorf("%v: page estimated (note %q, mean %v, percentiles %v), CLI (mean %v, percentiles %v)",
+				v, tot.Estimate, tot.MeanEstimated, tot.PercentilesEstimated, cliMean, cliPct)
+		}
+		if vd := res.Summary.Verdict; vd != nil {
+			if vd.Fits != strings.Contains(cli, ": fits;") {
+				t.Errorf("%v: page worst case fits = %v, CLI says:\n%s", v, vd.Fits, cli)
+			}
+			if !vd.Fits && vd.P99Fits != strings.Contains(cli, "ends within it.\n") {
+				t.Errorf("%v: page p99 fits = %v, CLI says:\n%s", v, vd.P99Fits, cli)
+			}
 		}
 	}
 }

@@ -34,7 +34,7 @@ const (
 )
 
 // Duration writes d the way the page shows it in language l. Below a day it
-// is the calculator's backoff.Human form ("1 min 32 s", "45.8 s"; in
+// is the calculator's calc.Human form ("1 min 32 s", "45.8 s"; in
 // Russian "1 мин 32 с", "45,8 с"), so the page and `again calc` print the
 // same text for every realistic schedule. From a day on it switches to
 // units a reader can take in, where Human would write "1281023 h 53 min":
@@ -48,7 +48,14 @@ func (l Lang) Duration(d time.Duration) string {
 	switch {
 	case d == maxDuration:
 		return l.pick("more than 292 years", "больше 292 лет")
-	case d < time.Second:
+	case d == 0:
+		return l.pick("0 ms", "0 мс")
+	case d < time.Microsecond:
+		return strconv.FormatInt(int64(d), 10) + l.pick(" ns", " нс")
+	case roundTo(d, time.Microsecond) < 1000:
+		// A sub-millisecond schedule never shows as "0 ms".
+		return strconv.FormatInt(roundTo(d, time.Microsecond), 10) + l.pick(" µs", " мкс")
+	case roundTo(d, time.Millisecond) < 1000:
 		return strconv.FormatInt(roundTo(d, time.Millisecond), 10) + l.pick(" ms", " мс")
 	case roundTo(d, 100*time.Millisecond) < 600:
 		tenths := roundTo(d, 100*time.Millisecond)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/internal/cli"
 )
 
@@ -19,8 +19,11 @@ func TestDurationIsHumanBelowADay(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 2000 {
 		d := time.Duration(r.Int64N(int64(day - 500*time.Millisecond)))
-		if got, want := English.Duration(d), backoff.Human(d); got != want {
-			t.Errorf("English.Duration(%v) = %q, want backoff.Human's %q", d, got, want)
+		if r.IntN(3) == 0 {
+			d %= time.Second // sub-millisecond and millisecond values too
+		}
+		if got, want := English.Duration(d), calc.Human(d); got != want {
+			t.Errorf("English.Duration(%v) = %q, want calc.Human's %q", d, got, want)
 		}
 	}
 }
@@ -31,6 +34,9 @@ func TestDuration(t *testing.T) {
 		en, ru string
 	}{
 		{0, "0 ms", "0 мс"},
+		{250 * time.Microsecond, "250 µs", "250 мкс"},
+		{999999, "1 ms", "1 мс"},
+		{7, "7 ns", "7 нс"},
 		{45750 * time.Millisecond, "45.8 s", "45,8 с"},
 		{91500 * time.Millisecond, "1 min 32 s", "1 мин 32 с"},
 		{3*time.Hour + 5*time.Second, "3 h 5 s", "3 ч 5 с"},
@@ -104,7 +110,7 @@ func TestRussianMessages(t *testing.T) {
 			t.Fatalf("%s=%q: errors %v, want one", tc.field, tc.value, r.Errors)
 		}
 		e := r.Errors[0]
-		if e.Field != tc.field || !strings.HasPrefix(e.Text, "Нужна ") || !strings.Contains(e.Text, tc.value) || strings.Contains(e.Text, "must") {
+		if e.Field != tc.field || !strings.HasPrefix(e.Text, "Нужн") || !strings.Contains(e.Text, tc.value) || strings.Contains(e.Text, "must") {
 			t.Errorf("%s=%q: error %+v, want a Russian message for the field quoting the value", tc.field, tc.value, e)
 		}
 		if r.Announce != e.Text {
@@ -242,5 +248,23 @@ func TestStormIsSim(t *testing.T) {
 	r := Storm(example, Russian)
 	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера они повторяют синхронными волнами (8); пик — 200 за 1 с. С полным джиттером пик — ") {
 		t.Errorf("the storm in Russian: %q", r.Text)
+	}
+}
+
+// TestEveryKeyIsRussian: every message internal/calc can give about an
+// input has a Russian form, with the same placeholders as its arguments.
+func TestEveryKeyIsRussian(t *testing.T) {
+	for _, k := range []calc.Key{calc.KeyDuration, calc.KeyDurationNoCap, calc.KeyPositiveDuration, calc.KeyNumberAtLeast,
+		calc.KeyWholeNumber, calc.KeyJitter, calc.KeyOneOf, calc.KeyUnknownField, calc.KeyRequiresDeadline, calc.KeyInvalidPolicy} {
+		if _, ok := russian[k]; !ok {
+			t.Errorf("calc key %q has no Russian message", k)
+		}
+	}
+	for _, in := range []map[string]string{{"target": "p100"}, {"seed": "-1"}, {"max": "x"}, {"deadline": "0"}, {"solve": "retries"}} {
+		for _, e := range Compute(in, Russian).Errors {
+			if strings.ContainsAny(e.Text, "{}") || strings.Contains(e.Text, "must") {
+				t.Errorf("%v: %q, want a Russian message with its arguments filled in", in, e.Text)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
-package backoff
+package calc
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -8,7 +9,11 @@ import (
 
 // Human formats a duration the way the calculator shows it:
 //
-//   - under 1 s, whole milliseconds: "0 ms", "250 ms";
+//   - zero: "0 ms";
+//   - under 1 µs, nanoseconds: "500 ns";
+//   - under 1 ms, whole microseconds, so that a sub-millisecond schedule
+//     never shows as "0 ms": "1 µs", "250 µs";
+//   - under 1 s, whole milliseconds: "1 ms", "250 ms";
 //   - under 1 min, seconds with at most one decimal and no trailing ".0":
 //     "1 s", "12.1 s", "45.8 s";
 //   - from 1 min, hours, minutes and seconds rounded to the whole second,
@@ -17,14 +22,23 @@ import (
 //
 // Negative durations get a leading "−" sign.
 func Human(d time.Duration) string {
-	if d == maxDuration {
+	if d == math.MaxInt64 {
 		return "more than 292 years"
 	}
 	if d < 0 {
-		if d == -maxDuration-1 {
+		if d == -math.MaxInt64-1 {
 			return "−more than 292 years"
 		}
 		return "−" + Human(-d)
+	}
+	if d == 0 {
+		return "0 ms"
+	}
+	if d < time.Microsecond {
+		return strconv.FormatInt(int64(d), 10) + " ns"
+	}
+	if us := round(d, time.Microsecond); us < 1000 {
+		return strconv.FormatInt(us, 10) + " µs"
 	}
 	if ms := round(d, time.Millisecond); ms < 1000 {
 		return strconv.FormatInt(ms, 10) + " ms"

@@ -1,10 +1,13 @@
-package backoff
+package plan
 
 import (
 	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/backoff/internal/sched"
 )
 
 // RetryStats describes the delay before one retry.
@@ -62,8 +65,8 @@ type Total struct {
 // totals. Durations saturate at the largest time.Duration, which Human
 // shows as "more than 292 years".
 type Stats struct {
-	// Policy is the policy analysed, as given to Stats.
-	Policy Policy
+	// Policy is the policy analysed, as given to Analyze.
+	Policy backoff.Policy
 	// Retries has one entry per retry analysed (see Truncated), in order:
 	// Retries[i].Retry is i+1.
 	Retries []RetryStats
@@ -83,14 +86,6 @@ const MaxStatsRetries = 100_000
 // caller has no reason to choose one; it makes output reproducible.
 const DefaultSeed uint64 = 1
 
-// addSat adds two non-negative durations, saturating at the largest Duration.
-func addSat(a, b time.Duration) time.Duration {
-	if s := a + b; s >= a {
-		return s
-	}
-	return maxDuration
-}
-
 // running accumulates the totals of consecutive retries. The mean is summed
 // exactly and rounded once, so that rounding each retry's mean to the
 // nanosecond does not add up over thousands of retries.
@@ -101,70 +96,70 @@ type running struct {
 
 // add adds the retry r, whose exact mean is mean, and sets r's totals.
 func (a *running) add(r *RetryStats, mean float64) {
-	a.min, a.max = addSat(a.min, r.Min), addSat(a.max, r.Max)
+	a.min, a.max = sched.AddSat(a.min, r.Min), sched.AddSat(a.max, r.Max)
 	a.mean += mean
 	r.TotalMin, r.TotalMax = a.min, a.max
 	// Clamping keeps the order, and the totals non-decreasing, even where
 	// the rounded bounds and the float64 sum disagree by a nanosecond.
-	r.TotalMean = min(a.max, max(a.min, toDuration(a.mean)))
+	r.TotalMean = min(a.max, max(a.min, sched.ToDuration(a.mean)))
 }
 
 // total returns the totals so far, without percentiles.
 func (a *running) total() Total {
-	return Total{Min: a.min, Mean: min(a.max, max(a.min, toDuration(a.mean))), Max: a.max}
+	return Total{Min: a.min, Mean: min(a.max, max(a.min, sched.ToDuration(a.mean))), Max: a.max}
 }
 
 // jitterTerm returns the exact distribution of the jittered delay before
 // retry n and its rounded bounds, for every kind of jitter but Decorrelated.
-func (p Policy) jitterTerm(n int) (t term, lo, mean, hi time.Duration) {
-	d := p.delay(n)
+func (p schedule) jitterTerm(n int) (t term, lo, mean, hi time.Duration) {
+	d := p.Delay(n)
 	fd := float64(d)
-	switch p.Jitter {
-	case NoJitter:
+	switch p.jitter {
+	case backoff.NoJitter:
 		t = term{fd, fd, 1}
 		lo, hi = d, d
-	case EqualJitter:
+	case backoff.EqualJitter:
 		t = term{fd / 2, fd, 1}
-		lo, hi = toDuration(fd/2), d
-	case ProportionalJitter:
-		f := p.factor()
-		a, b, c := fd*(1-f), fd*(1+f), float64(p.ceiling())
+		lo, hi = sched.ToDuration(fd/2), d
+	case backoff.ProportionalJitter:
+		f := p.Factor
+		a, b, c := fd*(1-f), fd*(1+f), float64(p.Ceiling())
 		if b <= c {
 			t = term{a, b, 1}
-			hi = min(toDuration(b), p.ceiling())
+			hi = min(sched.ToDuration(b), p.Ceiling())
 		} else {
 			// The part of [a, b] above the cap is clamped to it: a uniform
 			// part plus a point mass at the cap.
 			t = term{a, c, (c - a) / (b - a)}
-			hi = p.ceiling()
+			hi = p.Ceiling()
 		}
-		lo = min(toDuration(a), hi)
-	default: // FullJitter, and values Validate rejects
+		lo = min(sched.ToDuration(a), hi)
+	default: // backoff.FullJitter, and values Validate rejects
 		t = term{0, fd, 1}
 		lo, hi = 0, d
 	}
 	if t.q == 0 || t.hi <= t.lo {
 		t = term{t.hi, t.hi, 1}
 	}
-	return t, lo, min(hi, max(lo, toDuration(t.mean()))), hi
+	return t, lo, min(hi, max(lo, sched.ToDuration(t.mean()))), hi
 }
 
 // decorrelatedMax returns the largest possible delay before retry n under
 // Decorrelated jitter, min(Max, Initial × Multiplier^n), and whether the cap
 // lowered it.
-func (p Policy) decorrelatedMax(n int) (time.Duration, bool) {
+func (p schedule) decorrelatedMax(n int) (time.Duration, bool) {
 	if n < 1 || p.Initial <= 0 {
 		return 0, false
 	}
-	raw := float64(p.Initial) * pow(p.multiplier(), n)
-	c := p.ceiling()
-	return min(c, toDuration(raw)), p.Max > 0 && raw > float64(p.Max)
+	raw := float64(p.Initial) * sched.Pow(p.Multiplier, n)
+	c := p.Ceiling()
+	return min(c, sched.ToDuration(raw)), p.Max > 0 && raw > float64(p.Max)
 }
 
 // retryMax returns the largest possible delay before retry n; it never
 // decreases with n and never exceeds the ceiling.
-func (p Policy) retryMax(n int) time.Duration {
-	if p.Jitter == DecorrelatedJitter {
+func (p schedule) retryMax(n int) time.Duration {
+	if p.jitter == backoff.DecorrelatedJitter {
 		d, _ := p.decorrelatedMax(n)
 		return d
 	}
@@ -172,19 +167,36 @@ func (p Policy) retryMax(n int) time.Duration {
 	return hi
 }
 
-// Stats analyses the policy: the bounds of every retry's delay and of the
-// total wait, and the total's percentiles. seed fixes the Monte Carlo
-// estimates made for Decorrelated jitter, so equal inputs give equal output;
-// use DefaultSeed if unsure. Stats never panics, whatever the policy: values
-// Validate rejects are analysed as the methods of Policy treat them.
+// schedule is a policy with the zero rule applied, and its jitter.
+type schedule struct {
+	sched.Schedule
+	jitter backoff.Jitter
+}
+
+// resolve applies the zero rule of backoff.Policy to p.
+func resolve(p backoff.Policy) schedule {
+	return schedule{sched.Resolve(p.Initial, p.Multiplier, p.Max, p.Retries, p.JitterFactor), p.Jitter}
+}
+
+// Analyze analyses the policy p, with the zero rule of backoff.Policy
+// applied: the bounds of every retry's delay and of the total wait, and the
+// total's percentiles. seed fixes the Monte Carlo estimates made for
+// DecorrelatedJitter, so equal inputs give equal output; use DefaultSeed if
+// unsure. Analyze never panics, whatever the policy: values Validate
+// rejects are analysed as backoff.Policy's methods treat them.
 //
-// Stats for 10,000 retries takes a few milliseconds (see the benchmarks).
-func (p Policy) Stats(seed uint64) Stats {
-	given := p
-	p = p.resolved()
-	n := min(max(p.Retries, 0), MaxStatsRetries)
-	s := Stats{Policy: given, Retries: make([]RetryStats, n), Truncated: p.Retries > n}
-	if p.Jitter == DecorrelatedJitter {
+// Analyze for 10,000 retries takes a few milliseconds (see the benchmarks).
+func Analyze(p backoff.Policy, seed uint64) Stats {
+	s := resolve(p).stats(seed)
+	s.Policy = p
+	return s
+}
+
+// stats is Analyze for the resolved schedule; Policy is left unset.
+func (p schedule) stats(seed uint64) Stats {
+	n := min(p.RetryCount(), MaxStatsRetries)
+	s := Stats{Retries: make([]RetryStats, n), Truncated: p.Retries > n}
+	if p.jitter == backoff.DecorrelatedJitter {
 		s.Total = p.decorrelatedStats(s.Retries, seed)
 		return s
 	}
@@ -196,7 +208,7 @@ func (p Policy) Stats(seed uint64) Stats {
 		terms[i] = t
 		symmetric = symmetric && t.q == 1
 		s.Retries[i] = RetryStats{
-			Retry: i + 1, Delay: p.delay(i + 1), Capped: p.capped(i + 1),
+			Retry: i + 1, Delay: p.Delay(i + 1), Capped: p.Capped(i + 1),
 			Min: lo, Mean: mean, Max: hi,
 		}
 		tot.add(&s.Retries[i], t.mean())
@@ -221,7 +233,7 @@ func (p Policy) Stats(seed uint64) Stats {
 // setPercentiles rounds the percentiles, clamps them into [Min, Max] and
 // keeps them in order, so that numerical error can never break an invariant.
 func (t *Total) setPercentiles(p50, p90, p99 float64) {
-	clamp := func(x float64) time.Duration { return min(t.Max, max(t.Min, toDuration(x))) }
+	clamp := func(x float64) time.Duration { return min(t.Max, max(t.Min, sched.ToDuration(x))) }
 	t.P50 = clamp(p50)
 	t.P90 = max(t.P50, clamp(p90))
 	t.P99 = max(t.P90, clamp(p99))
@@ -242,9 +254,9 @@ const (
 // Multiplier × E(n−1)) / 2 with E(0) = Initial; the means of capped retries
 // and the percentiles come from simulating whole schedules with a PCG
 // generator seeded by seed.
-func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
+func (p schedule) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 	n := len(rs)
-	c := p.ceiling()
+	c := p.Ceiling()
 	first := min(c, max(p.Initial, 0))
 	for i := range rs {
 		hi, capped := p.decorrelatedMax(i + 1)
@@ -268,7 +280,7 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 	schedules := min(maxSchedules, max(minSchedules, monteCarloDraws/n))
 	means, totals, tails := p.simulate(n, schedules, exact, seed)
 
-	e, m := float64(max(p.Initial, 0)), p.multiplier()
+	e, m := float64(max(p.Initial, 0)), p.Multiplier
 	var tot running
 	for i := range rs {
 		r := &rs[i]
@@ -277,7 +289,7 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 			e = (float64(p.Initial) + m*e) / 2
 			mean = e
 		}
-		r.Mean = min(r.Max, max(r.Min, toDuration(mean)))
+		r.Mean = min(r.Max, max(r.Min, sched.ToDuration(mean)))
 		tot.add(r, mean)
 	}
 	t := tot.total()
@@ -292,7 +304,7 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 		for _, x := range tails {
 			sq += (x - avg) * (x - avg)
 		}
-		t.StdErr = toDuration(math.Sqrt(sq / float64(len(tails)-1) / float64(len(tails))))
+		t.StdErr = sched.ToDuration(math.Sqrt(sq / float64(len(tails)-1) / float64(len(tails))))
 	}
 	slices.Sort(totals)
 	t.setPercentiles(quantile(totals, 0.5), quantile(totals, 0.9), quantile(totals, 0.99))
@@ -303,10 +315,10 @@ func (p Policy) decorrelatedStats(rs []RetryStats, seed uint64) Total {
 // returns the mean delay before each retry, every schedule's total, and
 // every schedule's sum of the delays from retry from+1 on (its tail), in
 // nanoseconds. It follows Sample exactly, on float64s.
-func (p Policy) simulate(n, schedules, from int, seed uint64) (means, totals, tails []float64) {
+func (p schedule) simulate(n, schedules, from int, seed uint64) (means, totals, tails []float64) {
 	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
 	means, totals, tails = make([]float64, n), make([]float64, schedules), make([]float64, schedules)
-	lo, m, c := float64(max(p.Initial, 0)), p.multiplier(), float64(p.ceiling())
+	lo, m, c := float64(max(p.Initial, 0)), p.Multiplier, float64(p.Ceiling())
 	for s := range totals {
 		prev, total, tail := lo, 0.0, 0.0
 		for i := range means {
@@ -364,8 +376,8 @@ type DeadlineFit struct {
 // Deadline compares the worst-case total wait of s.Policy with the deadline
 // d. It is exact and covers every retry, even when s is Truncated.
 func (s Stats) Deadline(d time.Duration) DeadlineFit {
-	p := s.Policy.resolved()
-	n := max(p.Retries, 0)
+	p := resolve(s.Policy)
+	n := p.RetryCount()
 	within := p.retriesWithin(n, d)
 	// A negative deadline has passed before the first attempt: nothing fits.
 	return DeadlineFit{Deadline: d, WorstCaseFits: d >= 0 && within == n, RetriesWithin: within}

@@ -1,10 +1,12 @@
-package backoff
+package plan
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/again-go/again/backoff"
 )
 
 // Param names the Policy field that Solve searches for. The zero value is
@@ -54,7 +56,7 @@ func (t Target) String() string {
 
 // ErrUnsolvable is returned by Solve when no value of the parameter keeps
 // the target within the deadline: the smallest value is already too long.
-var ErrUnsolvable = errors.New("backoff: no value fits the deadline")
+var ErrUnsolvable = errors.New("plan: no value fits the deadline")
 
 // ErrUnbounded is returned by Solve when every value of the parameter keeps
 // the target within the deadline, so there is no largest one: for example
@@ -62,16 +64,16 @@ var ErrUnsolvable = errors.New("backoff: no value fits the deadline")
 // when Retries is NoRetries, or the retries when every delay is 0. Under TargetP99,
 // Solve also returns it for the retries when MaxStatsRetries retries fit,
 // since it analyses no more.
-var ErrUnbounded = errors.New("backoff: every value fits the deadline")
+var ErrUnbounded = errors.New("plan: every value fits the deadline")
 
 // ErrArgument is matched by errors.Is for the errors Solve returns when its
 // deadline, param or target is out of range.
-var ErrArgument = errors.New("backoff: invalid argument")
+var ErrArgument = errors.New("plan: invalid argument")
 
 // Solve returns p with param set to the largest value for which the target
 // statistic of the total wait stays within deadline; the other fields of p
-// are kept. The statistics are those of p.Stats(seed), so the returned
-// policy's Stats show a target within deadline.
+// are kept. The statistics are those of Analyze(p, seed), so the returned
+// policy's statistics show a target within deadline.
 //
 // Larger values never shorten the total wait, so a search finds the answer:
 // for TargetMax, to the nanosecond for Initial, the exact float64 for
@@ -82,14 +84,14 @@ var ErrArgument = errors.New("backoff: invalid argument")
 // Initial and Multiplier.
 //
 // Solve fails with
-//   - the error of p.Validate (matching ErrInvalid) for an invalid policy;
+//   - the error of p.Validate (matching backoff.ErrInvalid) for an invalid policy;
 //   - an error matching ErrArgument when deadline <= 0 or param or target is
 //     not one of the constants, or a TargetP99 search would exceed MaxStatsRetries;
 //   - ErrUnsolvable, returning p unchanged, when even the smallest value
 //     (no wait, Multiplier 1, NoRetries) is too long; only the multiplier
 //     can fail this way, as the other two make the total wait 0;
 //   - ErrUnbounded, returning p unchanged, when every value fits.
-func Solve(p Policy, param Param, deadline time.Duration, target Target, seed uint64) (Policy, error) {
+func Solve(p backoff.Policy, param Param, deadline time.Duration, target Target, seed uint64) (backoff.Policy, error) {
 	if err := p.Validate(); err != nil {
 		return p, err
 	}
@@ -103,7 +105,7 @@ func Solve(p Policy, param Param, deadline time.Duration, target Target, seed ui
 	case target == TargetP99 && param != ParamRetries && p.Retries > MaxStatsRetries:
 		return p, fmt.Errorf("%w: a p99 target needs at most %d retries, got %d", ErrArgument, MaxStatsRetries, p.Retries)
 	}
-	s := solver{p: p.resolved(), param: param, deadline: deadline, seed: seed}
+	s := solver{p: resolve(p), param: param, deadline: deadline, seed: seed}
 	x, err := s.solve(TargetMax, s.smallest(), s.largest())
 	if target == TargetP99 && !errors.Is(err, ErrUnbounded) {
 		// Every value whose worst case fits has its p99 within the deadline
@@ -135,7 +137,7 @@ func Solve(p Policy, param Param, deadline time.Duration, target Target, seed ui
 // and the IEEE 754 bits for Multiplier (for positive floats the bits order as
 // the values do).
 type solver struct {
-	p        Policy
+	p        schedule
 	param    Param
 	deadline time.Duration
 	seed     uint64
@@ -161,7 +163,7 @@ func (s solver) largest() uint64 {
 // with returns the resolved policy with the value x. The value 0 of Initial
 // and Retries is written as -1 (no wait, NoRetries): zero would mean the
 // default.
-func (s solver) with(x uint64) Policy {
+func (s solver) with(x uint64) schedule {
 	q := s.p
 	switch s.param {
 	case ParamInitial:
@@ -174,7 +176,7 @@ func (s solver) with(x uint64) Policy {
 	case ParamRetries:
 		q.Retries = int(x)
 		if x == 0 {
-			q.Retries = NoRetries
+			q.Retries = backoff.NoRetries
 		}
 	}
 	return q
@@ -187,7 +189,7 @@ func (s solver) fits(x uint64, target Target) bool {
 		n := max(q.Retries, 0)
 		return q.retriesWithin(n, s.deadline) == n
 	}
-	return q.Stats(s.seed).Total.P99 <= s.deadline
+	return q.stats(s.seed).Total.P99 <= s.deadline
 }
 
 // solve finds the largest x in [lo, hi] that fits by bisection, after
@@ -293,14 +295,14 @@ const exactWalk = 1 << 20
 // wait over n retries, the sum of retryMax(1..n), is at most d. Delays never
 // shrink, and once they stop growing (at the cap, with Multiplier 1, or with
 // Initial 0) the rest follows by division, so this is fast for every input.
-func (p Policy) retriesWithin(limit int, d time.Duration) int {
+func (p schedule) retriesWithin(limit int, d time.Duration) int {
 	if d < 0 || limit <= 0 {
 		return 0
 	}
 	var sum time.Duration
 	for i := 1; i <= limit; i++ {
 		hi := p.retryMax(i)
-		if hi == p.ceiling() || p.Initial <= 0 || p.multiplier() == 1 {
+		if hi == p.Ceiling() || p.Initial <= 0 || p.Multiplier == 1 {
 			// Every later delay equals hi.
 			if hi == 0 {
 				return limit
@@ -323,15 +325,15 @@ func (p Policy) retriesWithin(limit int, d time.Duration) int {
 // is sum, with the geometric closed form of the maxima on float64s. It is
 // reached only with more than a million retries that still grow, which takes
 // a multiplier within about 10⁻⁵ of 1.
-func (p Policy) retriesWithinApprox(i0 int, sum time.Duration, limit int, d time.Duration) int {
+func (p schedule) retriesWithinApprox(i0 int, sum time.Duration, limit int, d time.Duration) int {
 	a := float64(p.Initial)
-	switch p.Jitter {
-	case ProportionalJitter:
-		a *= 1 + p.factor()
-	case DecorrelatedJitter:
-		a *= p.multiplier()
+	switch p.jitter {
+	case backoff.ProportionalJitter:
+		a *= 1 + p.Factor
+	case backoff.DecorrelatedJitter:
+		a *= p.Multiplier
 	}
-	m, c := p.multiplier(), float64(p.ceiling())
+	m, c := p.Multiplier, float64(p.Ceiling())
 	// g(k) is the sum of min(c, a·m^(i−1)) over i = 1..k.
 	uncapped := math.Floor(math.Log(c/a)/math.Log(m)) + 1
 	g := func(k int) float64 {

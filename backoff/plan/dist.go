@@ -1,4 +1,4 @@
-package backoff
+package plan
 
 import (
 	"cmp"

@@ -1,7 +1,8 @@
-package backoff
+package plan
 
 import (
 	"errors"
+	"github.com/again-go/again/backoff"
 	"math"
 	"testing"
 	"time"
@@ -10,29 +11,29 @@ import (
 func TestSolveErrors(t *testing.T) {
 	tests := []struct {
 		name     string
-		p        Policy
+		p        backoff.Policy
 		param    Param
 		deadline time.Duration
 		target   Target
 		want     error
 	}{
-		{"invalid policy", Policy{Multiplier: 0.5}, ParamInitial, time.Minute, TargetMax, ErrInvalid},
-		{"zero deadline", Default(), ParamInitial, 0, TargetMax, ErrArgument},
-		{"negative deadline", Default(), ParamRetries, -time.Second, TargetMax, ErrArgument},
-		{"unknown param", Default(), Param(3), time.Minute, TargetMax, ErrArgument},
-		{"negative param", Default(), Param(-1), time.Minute, TargetMax, ErrArgument},
-		{"unknown target", Default(), ParamInitial, time.Minute, Target(2), ErrArgument},
-		{"p99 beyond MaxStatsRetries", Policy{Initial: time.Second, Retries: MaxStatsRetries + 1}, ParamInitial, time.Minute, TargetP99, ErrArgument},
+		{"invalid policy", backoff.Policy{Multiplier: 0.5}, ParamInitial, time.Minute, TargetMax, backoff.ErrInvalid},
+		{"zero deadline", backoff.Default(), ParamInitial, 0, TargetMax, ErrArgument},
+		{"negative deadline", backoff.Default(), ParamRetries, -time.Second, TargetMax, ErrArgument},
+		{"unknown param", backoff.Default(), Param(3), time.Minute, TargetMax, ErrArgument},
+		{"negative param", backoff.Default(), Param(-1), time.Minute, TargetMax, ErrArgument},
+		{"unknown target", backoff.Default(), ParamInitial, time.Minute, Target(2), ErrArgument},
+		{"p99 beyond MaxStatsRetries", backoff.Policy{Initial: time.Second, Retries: MaxStatsRetries + 1}, ParamInitial, time.Minute, TargetP99, ErrArgument},
 		// Multiplier 1 gives 3 × 1 s, already over 2 s.
-		{"multiplier 1 too long", Policy{Initial: time.Second, Retries: 3, Jitter: NoJitter}, ParamMultiplier, 2 * time.Second, TargetMax, ErrUnsolvable},
-		{"multiplier 1 too long at p99", Policy{Initial: time.Second, Retries: 3, Jitter: EqualJitter}, ParamMultiplier, 2 * time.Second, TargetP99, ErrUnsolvable},
+		{"multiplier 1 too long", backoff.Policy{Initial: time.Second, Retries: 3, Jitter: backoff.NoJitter}, ParamMultiplier, 2 * time.Second, TargetMax, ErrUnsolvable},
+		{"multiplier 1 too long at p99", backoff.Policy{Initial: time.Second, Retries: 3, Jitter: backoff.EqualJitter}, ParamMultiplier, 2 * time.Second, TargetP99, ErrUnsolvable},
 		// 1 s + 2 s + 2 s fits in 10 s however fast delays grow.
-		{"any multiplier fits", Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetMax, ErrUnbounded},
-		{"any multiplier fits at p99", Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetP99, ErrUnbounded},
-		{"any initial fits under the cap", Policy{Max: time.Second, Retries: 3}, ParamInitial, 5 * time.Second, TargetMax, ErrUnbounded},
-		{"any initial fits without retries", Policy{Retries: NoRetries}, ParamInitial, time.Second, TargetP99, ErrUnbounded},
-		{"any retry count fits without delays", Policy{Initial: -1, Multiplier: 3}, ParamRetries, time.Second, TargetMax, ErrUnbounded},
-		{"p99 fits for MaxStatsRetries", Policy{Initial: time.Nanosecond, Multiplier: 1, Jitter: FullJitter}, ParamRetries, time.Hour, TargetP99, ErrUnbounded},
+		{"any multiplier fits", backoff.Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetMax, ErrUnbounded},
+		{"any multiplier fits at p99", backoff.Policy{Initial: time.Second, Max: 2 * time.Second, Retries: 3}, ParamMultiplier, 10 * time.Second, TargetP99, ErrUnbounded},
+		{"any initial fits under the cap", backoff.Policy{Max: time.Second, Retries: 3}, ParamInitial, 5 * time.Second, TargetMax, ErrUnbounded},
+		{"any initial fits without retries", backoff.Policy{Retries: backoff.NoRetries}, ParamInitial, time.Second, TargetP99, ErrUnbounded},
+		{"any retry count fits without delays", backoff.Policy{Initial: -1, Multiplier: 3}, ParamRetries, time.Second, TargetMax, ErrUnbounded},
+		{"p99 fits for MaxStatsRetries", backoff.Policy{Initial: time.Nanosecond, Multiplier: 1, Jitter: backoff.FullJitter}, ParamRetries, time.Hour, TargetP99, ErrUnbounded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestSolveErrors(t *testing.T) {
 }
 
 func TestSolveSeedExample(t *testing.T) {
-	p := seedExample(FullJitter)
+	p := seedExample(backoff.FullJitter)
 	got, err := Solve(p, ParamRetries, time.Minute, TargetMax, DefaultSeed)
 	if err != nil || got.Retries != 6 {
 		t.Errorf("Solve(retries, 1 min) = %d, %v; want 6, nil", got.Retries, err)
@@ -66,20 +67,20 @@ func TestSolveSeedExample(t *testing.T) {
 
 // next returns the policy with param one step larger: 1 ns, the next
 // float64 or one more retry.
-func next(p Policy, param Param) Policy {
+func next(p backoff.Policy, param Param) backoff.Policy {
 	switch param {
 	case ParamInitial:
 		p.Initial = max(p.Initial, 0) + 1 // from no wait (negative) to 1 ns
 	case ParamMultiplier:
 		p.Multiplier = math.Nextafter(p.Multiplier, math.Inf(1))
 	case ParamRetries:
-		p.Retries = max(p.Retries, 0) + 1 // from NoRetries to 1
+		p.Retries = max(p.Retries, 0) + 1 // from backoff.NoRetries to 1
 	}
 	return p
 }
 
 // scale returns the policy with param larger by the relative step r.
-func scale(p Policy, param Param, r float64) Policy {
+func scale(p backoff.Policy, param Param, r float64) backoff.Policy {
 	switch param {
 	case ParamInitial:
 		p.Initial = max(p.Initial+1, time.Duration(float64(p.Initial)*(1+r)))
@@ -92,10 +93,10 @@ func scale(p Policy, param Param, r float64) Policy {
 }
 
 func TestSolveFindsTheLargestValue(t *testing.T) {
-	policies := []Policy{
-		seedExample(NoJitter), seedExample(FullJitter), seedExample(EqualJitter), seedExample(ProportionalJitter), seedExample(DecorrelatedJitter),
-		{Initial: 10 * time.Millisecond, Multiplier: 1.3, Retries: 40, Jitter: FullJitter},
-		{Initial: 250 * time.Millisecond, Multiplier: 2, Max: 4 * time.Second, Retries: 500, Jitter: ProportionalJitter, JitterFactor: 0.5},
+	policies := []backoff.Policy{
+		seedExample(backoff.NoJitter), seedExample(backoff.FullJitter), seedExample(backoff.EqualJitter), seedExample(backoff.ProportionalJitter), seedExample(backoff.DecorrelatedJitter),
+		{Initial: 10 * time.Millisecond, Multiplier: 1.3, Retries: 40, Jitter: backoff.FullJitter},
+		{Initial: 250 * time.Millisecond, Multiplier: 2, Max: 4 * time.Second, Retries: 500, Jitter: backoff.ProportionalJitter, JitterFactor: 0.5},
 	}
 	deadlines := []time.Duration{time.Minute, 17*time.Minute + 3*time.Second}
 	for _, p := range policies {
@@ -110,11 +111,11 @@ func TestSolveFindsTheLargestValue(t *testing.T) {
 						t.Errorf("%v jitter: Solve(%v, %v, %v) error %v", p.Jitter, param, d, target, err)
 						continue
 					}
-					stat := func(q Policy) time.Duration {
+					stat := func(q backoff.Policy) time.Duration {
 						if target == TargetMax {
-							return q.Stats(DefaultSeed).Total.Max
+							return Analyze(q, DefaultSeed).Total.Max
 						}
-						return q.Stats(DefaultSeed).Total.P99
+						return Analyze(q, DefaultSeed).Total.P99
 					}
 					if s := stat(got); s > d {
 						t.Errorf("%v jitter: Solve(%v, %v, %v) = %+v whose %v total is %v, over the deadline", p.Jitter, param, d, target, got, target, s)

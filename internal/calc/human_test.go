@@ -1,0 +1,122 @@
+package calc
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHuman(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 ms"},
+		{time.Nanosecond, "1 ns"},
+		{999 * time.Nanosecond, "999 ns"},
+		{time.Microsecond, "1 µs"},
+		{1499 * time.Nanosecond, "1 µs"},
+		{250 * time.Microsecond, "250 µs"},
+		{499 * time.Microsecond, "499 µs"},
+		{999*time.Microsecond + 499, "999 µs"},
+		{999*time.Microsecond + 500, "1 ms"},
+		{1500 * time.Microsecond, "2 ms"},
+		{250 * time.Millisecond, "250 ms"},
+		{999*time.Millisecond + 499*time.Microsecond, "999 ms"},
+		{999*time.Millisecond + 500*time.Microsecond, "1 s"},
+		{time.Second, "1 s"},
+		{12100 * time.Millisecond, "12.1 s"},
+		{45750 * time.Millisecond, "45.8 s"},
+		{59949 * time.Millisecond, "59.9 s"},
+		{59950 * time.Millisecond, "1 min"},
+		{91500 * time.Millisecond, "1 min 32 s"},
+		{2 * time.Minute, "2 min"},
+		{time.Hour + 5*time.Second, "1 h 5 s"},
+		{25*time.Hour + 61*time.Second, "25 h 1 min 1 s"},
+		{math.MaxInt64 - 1, "2562047 h 47 min 17 s"},
+		{math.MaxInt64, "more than 292 years"},
+		{-250 * time.Millisecond, "−250 ms"},
+		{-math.MaxInt64 - 1, "−more than 292 years"},
+	}
+	for _, tt := range tests {
+		if got := Human(tt.d); got != tt.want {
+			t.Errorf("Human(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// parseHuman reads Human's output back, returning the duration and how far
+// the rounding may have moved it.
+func parseHuman(t *testing.T, s string) (d, tolerance time.Duration) {
+	t.Helper()
+	for _, u := range []struct {
+		suffix string
+		unit   time.Duration
+	}{{" ns", time.Nanosecond}, {" µs", time.Microsecond}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			v, err := strconv.Atoi(n)
+			if err != nil || v <= 0 || v >= 1000 {
+				t.Fatalf("Human gave %q", s)
+			}
+			return time.Duration(v) * u.unit, u.unit / 2
+		}
+	}
+	if n, ok := strings.CutSuffix(s, " ms"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil {
+			t.Fatalf("Human gave %q", s)
+		}
+		return time.Duration(v) * time.Millisecond, time.Millisecond / 2
+	}
+	if n, ok := strings.CutSuffix(s, " s"); ok && !strings.Contains(n, " ") {
+		v, err := strconv.ParseFloat(n, 64)
+		if err != nil || strings.HasSuffix(n, ".0") {
+			t.Fatalf("Human gave %q", s)
+		}
+		return time.Duration(v * float64(time.Second)), 50 * time.Millisecond
+	}
+	fields := strings.Fields(s)
+	if len(fields)%2 != 0 || len(fields) == 0 {
+		t.Fatalf("Human gave %q", s)
+	}
+	units := map[string]time.Duration{"h": time.Hour, "min": time.Minute, "s": time.Second}
+	for i := 0; i < len(fields); i += 2 {
+		v, err := strconv.ParseInt(fields[i], 10, 64)
+		u, ok := units[fields[i+1]]
+		if err != nil || !ok || v <= 0 || (u != time.Hour && v >= 60) {
+			t.Fatalf("Human gave %q", s)
+		}
+		d += time.Duration(v) * u
+	}
+	return d, time.Second / 2
+}
+
+// FuzzHuman checks that Human never panics and that its text reads back to
+// the duration within the rounding of its unit.
+func FuzzHuman(f *testing.F) {
+	for _, d := range []int64{0, 1, 499_999, 999_500_000, 59_950_000_000, 91_500_000_000, math.MaxInt64, math.MaxInt64 - 1, math.MinInt64, -1} {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, n int64) {
+		d := time.Duration(n)
+		s := Human(d)
+		if d < 0 {
+			if !strings.HasPrefix(s, "−") {
+				t.Fatalf("Human(%v) = %q, want a leading minus sign", d, s)
+			}
+			return
+		}
+		if d == math.MaxInt64 {
+			if s != "more than 292 years" {
+				t.Fatalf("Human(%v) = %q", d, s)
+			}
+			return
+		}
+		got, tol := parseHuman(t, s)
+		if diff := got - d; diff > tol || diff < -tol {
+			t.Fatalf("Human(%v) = %q, which reads as %v", d, s, got)
+		}
+	})
+}

@@ -526,13 +526,13 @@
       nodes.push(el('line', { class: 'grid', x1: L, x2: W - R, y1: y(c), y2: y(c) }));
       nodes.push(el('text', { class: 'tick', x: L - 6, y: y(c) + 4, 'text-anchor': 'end' }, String(c)));
     }
-    const n = r.attempts.length, span = n * r.bucketMs;
+    const n = r.shown, span = n * r.bucketMs;
     const x = (ms) => L + Math.min(ms, span) / Math.max(span, 1e-9) * pw;
     const bw = pw / Math.max(n, 1);
-    r.attempts.forEach((a, i) => {
+    r.attempts.slice(0, n).forEach((a, i) => {
       if (r.jittered && a > 0) nodes.push(el('rect', { class: 'storm-jit', x: L + i * bw, y: y(a), width: Math.max(bw - 0.5, 0.8), height: y(0) - y(a) }));
     });
-    r.noJitter.forEach((a, i) => {
+    r.noJitter.slice(0, n).forEach((a, i) => {
       if (a > 0) nodes.push(el('rect', { class: 'storm-flat', x: L + i * bw + bw * 0.2, y: y(a), width: Math.max(bw * 0.6, 1), height: y(0) - y(a) }));
     });
     nodes.push(el('line', { class: 'axis', x1: L, x2: W - R, y1: y(0), y2: y(0) }));

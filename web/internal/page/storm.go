@@ -44,7 +44,12 @@ type StormResult struct {
 	// Jittered is false when the policy has no jitter: Attempts and
 	// NoJitter are then the same.
 	Jittered bool `json:"jittered"`
-	// Time is the time axis; Counts lists the labelled attempt counts, 0 first.
+	// Shown is how many buckets the view draws: all of them, or, when one
+	// storm ends long before the other, the shorter one and a little more
+	// (Text says so).
+	Shown int `json:"shown"`
+	// Time is the time axis of the drawn buckets; Counts lists the labelled
+	// attempt counts, 0 first.
 	Time   Scale `json:"time"`
 	Counts []int `json:"counts"`
 	// YTitle and Legend name the axis and the two series.
@@ -80,25 +85,49 @@ func Storm(v map[string]string, l Lang) StormResult {
 	if err != nil {
 		return StormResult{Error: err.Error()}
 	}
-	bucket := stormBucket(time.Duration(rep.Total.Max))
-	rows, err := sim.StormTable(sim.StormConfig{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed})
+	// The bucket fits the shorter of the two storms: the jittered one's
+	// 99th percentile (decorrelated jitter's worst case is far beyond its
+	// usual course) or the schedule without jitter, whose waves are exact.
+	var flat time.Duration
+	for n := 1; n < attempts && flat < maxDuration; n++ {
+		flat = addSat(flat, in.Policy.Delay(n))
+	}
+	bucket := stormBucket(min(time.Duration(rep.Total.P99), flat))
+	c := sim.StormConfig{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed}
+	rows, err := sim.StormTable(c)
+	if err != nil {
+		// Too many buckets for the longer storm: size them for it.
+		c.Bucket = stormBucket(max(time.Duration(rep.Total.Max), flat))
+		rows, err = sim.StormTable(c)
+	}
 	if err != nil {
 		return StormResult{Error: err.Error()}
 	}
+	bucket = c.Bucket
 	r := StormResult{
 		Clients: clients, BucketMs: ms(bucket), Bucket: bucket.String(),
 		Attempts: make([]int, len(rows)), NoJitter: make([]int, len(rows)),
 		Jittered: rep.Policy.Jitter != "none",
-		Time:     linear(time.Duration(len(rows))*bucket, l),
 	}
-	peak, peakFlat, waves := 0, 0, 0
+	peak, peakFlat, waves, lastJit, lastFlat := 0, 0, 0, 0, 0
 	for i, row := range rows {
 		r.Attempts[i], r.NoJitter[i] = row.Attempts, row.NoJitter
 		peak, peakFlat = max(peak, row.Attempts), max(peakFlat, row.NoJitter)
 		if row.NoJitter > 0 {
 			waves++
+			lastFlat = i
+		}
+		if row.Attempts > 0 {
+			lastJit = i
 		}
 	}
+	// When one storm ends long before the other, the view shows the
+	// shorter one (and a little after it) and says where the other ends.
+	r.Shown = len(rows)
+	if short := min(lastJit, lastFlat); r.Jittered && (short+1)*4 < len(rows) {
+		r.Shown = min(len(rows), (short+1)*3/2+1)
+	}
+	r.Time = linear(time.Duration(r.Shown)*bucket, l)
 	r.Counts = countTicks(max(peak, peakFlat))
 	per := l.Duration(bucket)
 	r.YTitle = fmt.Sprintf(l.pick("Attempts per %s", "Попыток за %s"), per)
@@ -115,6 +144,15 @@ func Storm(v map[string]string, l Lang) StormResult {
 		if r.Jittered {
 			r.Text += fmt.Sprintf(" With %s jitter the busiest %s has %d.", name[0], per, peak)
 		}
+	}
+	if r.Shown < len(rows) {
+		end := l.Duration(time.Duration(max(lastJit, lastFlat)) * bucket)
+		who := l.pick("without jitter", "без джиттера")
+		if lastJit > lastFlat {
+			who = l.pick("with jitter", "с джиттером")
+		}
+		r.Text += " " + fmt.Sprintf(l.pick("The view shows the first %s; the attempts %s go on until %s.", "Показаны первые %s; попытки %s продолжаются до %s."),
+			l.Duration(time.Duration(r.Shown)*bucket), who, end)
 	}
 	r.Command = stormCommand(v, clients, bucket)
 	return r

@@ -235,9 +235,15 @@ func TestStormIsSim(t *testing.T) {
 		if want := r.Clients * (Compute(in, English).Retries + 1); total != want {
 			t.Errorf("%s: %d attempts in all, want %d", r.Command, total, want)
 		}
-		if n := len(r.Attempts); n > maxStormBuckets+1 || r.Counts[0] != 0 || r.Counts[len(r.Counts)-1] < slices.Max(r.NoJitter) {
+		if n := len(r.Attempts); n > 4*maxStormBuckets || r.Shown > n || r.Counts[0] != 0 || r.Counts[len(r.Counts)-1] < slices.Max(r.NoJitter) {
 			t.Errorf("%s: %d buckets, counts %v", r.Command, n, r.Counts)
 		}
+	}
+	// Decorrelated jitter ends long before the same schedule without it:
+	// the view shows the short storm and says where the long one ends.
+	d := Storm(map[string]string{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": "40", "jitter": "decorrelated"}, English)
+	if d.Error != "" || d.Shown*4 > len(d.Attempts) || !strings.Contains(d.Text, "the attempts without jitter go on until") {
+		t.Errorf("decorrelated storm: %d of %d buckets shown, text %q", d.Shown, len(d.Attempts), d.Text)
 	}
 	if r := Storm(map[string]string{"clients": "0"}, Russian); !strings.HasPrefix(r.Error, "Нужно целое число от 1 до") {
 		t.Errorf("0 clients in Russian: %q", r.Error)
@@ -246,7 +252,7 @@ func TestStormIsSim(t *testing.T) {
 		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
 	}
 	r := Storm(example, Russian)
-	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера они повторяют синхронными волнами (8); пик — 200 за 1 с. С полным джиттером пик — ") {
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера они повторяют синхронными волнами (9); пик — 100 за 500 мс. С полным джиттером пик — ") {
 		t.Errorf("the storm in Russian: %q", r.Text)
 	}
 }

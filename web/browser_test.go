@@ -779,22 +779,35 @@ func TestBrowser(t *testing.T) {
 	t.Run("accessibility", func(t *testing.T) {
 		tb := newTab(t, bctx, origin)
 		tb.open(exampleQuery + "&deadline=60s")
-		bg := eval[string](tb, `getComputedStyle(document.querySelector('form')).backgroundColor`)
-		for _, sel := range []string{"#initial", "#jitter"} {
-			if c := contrast(t, []string{eval[string](tb, `getComputedStyle(document.querySelector('`+sel+`')).borderTopColor`), bg}); c < 3 {
-				t.Errorf("%s's border has %.2f:1 contrast with the form, want at least 3:1", sel, c)
+		for _, scheme := range []string{"light", "dark"} {
+			if _, err := chromedp.Call(tb.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			}); err != nil {
+				t.Fatal(err)
 			}
-		}
-		tb.do(chromedp.Focus("#initial"))
-		ring := eval[string](tb, `getComputedStyle(document.getElementById('initial')).outlineColor`)
-		if c := contrast(t, []string{ring, bg}); c < 3 {
-			t.Errorf("the focus ring %s has %.2f:1 contrast, want at least 3:1", ring, c)
-		}
-		panel := eval[string](tb, `getComputedStyle(document.getElementById('chart')).backgroundColor`)
-		for _, m := range [][2]string{{"rect.bar", "fill"}, {"polyline.cum", "stroke"}, {"line.deadline", "stroke"}, {"line.mean", "stroke"}} {
-			col := eval[string](tb, `getComputedStyle(document.querySelector('#chart `+m[0]+`')).`+m[1])
-			if c := contrast(t, []string{col, panel}); c < 3 {
-				t.Errorf("chart mark %s (%s) has %.2f:1 contrast, want at least 3:1", m[0], col, c)
+			bg := eval[string](tb, `getComputedStyle(document.querySelector('form')).backgroundColor`)
+			for _, sel := range []string{"#initial", "#jitter"} {
+				if c := contrast(t, []string{eval[string](tb, `getComputedStyle(document.querySelector('`+sel+`')).borderTopColor`), bg}); c < 3 {
+					t.Errorf("%s: %s's border has %.2f:1 contrast with the form, want at least 3:1", scheme, sel, c)
+				}
+			}
+			tb.do(chromedp.Focus("#initial"))
+			ring := eval[string](tb, `getComputedStyle(document.getElementById('initial')).outlineColor`)
+			if c := contrast(t, []string{ring, bg}); c < 3 {
+				t.Errorf("%s: the focus ring %s has %.2f:1 contrast, want at least 3:1", scheme, ring, c)
+			}
+			panel := eval[string](tb, `getComputedStyle(document.getElementById('chart')).backgroundColor`)
+			for _, m := range [][2]string{{"rect.bar", "fill"}, {"polyline.cum", "stroke"}, {"line.deadline", "stroke"}, {"line.mean", "stroke"}} {
+				col := eval[string](tb, `getComputedStyle(document.querySelector('#chart `+m[0]+`')).`+m[1])
+				if c := contrast(t, []string{col, panel}); c < 3 {
+					t.Errorf("%s: chart mark %s (%s) has %.2f:1 contrast, want at least 3:1", scheme, m[0], col, c)
+				}
+			}
+			if c := contrast(t, eval[[]string](tb, `['line.deadline', 'polyline.cum'].map(s => getComputedStyle(document.querySelector('#chart ' + s)).stroke)`)); c < 3 {
+				t.Errorf("%s: contrast between the deadline and the worst-case line = %.2f, want at least 3", scheme, c)
+			}
+			if c := contrast(t, eval[[]string](tb, `[getComputedStyle(document.querySelector('#chart line.mean')).stroke, getComputedStyle(document.querySelector('#chart rect.bar')).fill]`)); c < 3 {
+				t.Errorf("%s: the mean's line on its bar has %.2f:1 contrast, want at least 3:1", scheme, c)
 			}
 		}
 		// One live region, read out once after a burst of edits.

@@ -50,7 +50,7 @@ type lib struct {
 
 var libs = []lib{
 	{"again", func(ctx context.Context, op func() (int, error)) func() (int, error) {
-		p := backoff.Policy{Retries: 3}
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		f := func(context.Context) (int, error) { return op() }
 		return func() (int, error) { return retry.Do(ctx, p, f) }
 	}, errFlaky},

@@ -31,7 +31,7 @@ var httpClients = []httpClient{
 		return (&http.Client{Transport: base}).Do
 	}},
 	{"again", func(base *http.Transport) func(*http.Request) (*http.Response, error) {
-		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: 3, Jitter: backoff.NoJitter}}
+		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Initial: -1, Retries: 3, Jitter: backoff.NoJitter}}
 		return (&http.Client{Transport: tr}).Do
 	}},
 	{"retryablehttp", func(base *http.Transport) func(*http.Request) (*http.Response, error) {

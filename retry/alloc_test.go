@@ -38,7 +38,7 @@ func TestAllocs(t *testing.T) {
 	// ErrBudget path instead of retrying (hidden by AllocsPerRun's rounding
 	// down of the average), so this one is large enough for every run.
 	budget := retry.TokenBucket{MaxTokens: 1e6}
-	zero := backoff.Policy{Retries: 3}
+	zero := backoff.Policy{Initial: -1, Retries: 3}
 	hook := func(retry.Event) {}
 	logger := slog.New(slog.DiscardHandler)
 	opts := []retry.Option{retry.WithBudget(&budget), retry.WithOnRetry(hook), retry.WithLogger(logger), retry.WithMaxRetryAfter(0)}
@@ -84,7 +84,7 @@ func BenchmarkDo(b *testing.B) {
 	})
 	b.Run("fail twice zero delay", func(b *testing.B) {
 		b.ReportAllocs()
-		p := backoff.Policy{Retries: 3}
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		var f failTwice
 		for b.Loop() {
 			_, _ = retry.Do(ctx, p, f.op)
@@ -92,7 +92,7 @@ func BenchmarkDo(b *testing.B) {
 	})
 	b.Run("fail twice with hook", func(b *testing.B) {
 		b.ReportAllocs()
-		p := backoff.Policy{Retries: 3}
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		var f failTwice
 		hook := func(retry.Event) {}
 		for b.Loop() {
@@ -129,7 +129,7 @@ func TestAllocsPerRetry(t *testing.T) {
 func TestMaxAttemptsSaturates(t *testing.T) {
 	var got retry.Event
 	n := 0
-	_ = retry.Run(context.Background(), backoff.Policy{Retries: math.MaxInt}, func(context.Context) error {
+	_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: math.MaxInt}, func(context.Context) error {
 		if n++; n < 2 {
 			return errFlaky
 		}

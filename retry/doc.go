@@ -12,7 +12,20 @@
 //		return err
 //	}
 //
-// Run is the same for an operation that returns only an error.
+// Run is the same for an operation that returns only an error. Options
+// (WithClassifier, WithBudget, WithMaxRetryAfter, WithOnRetry, WithLogger,
+// WithRand) change how it retries. Loop is the same loop for code that
+// makes its attempts itself; retryhttp.Transport is built on it.
+//
+// # Zero and negative values
+//
+// One rule holds in every struct and option of this module, as for
+// net.Dialer.KeepAlive: zero means the documented default, negative means
+// "none" where that makes sense (backoff.Policy{Retries: -1}: no retries;
+// WithMaxRetryAfter(-1): honour no wait hint), and is rejected with an
+// error naming the field where it does not (TokenBucket.Validate). So
+// backoff.Policy{} is backoff.Default(), and a partly filled policy takes
+// the defaults for the rest.
 //
 // # What is retried
 //
@@ -20,25 +33,46 @@
 //   - errors wrapped with Permanent;
 //   - the caller's own context error (context.Canceled or
 //     context.DeadlineExceeded coming from ctx);
-//   - errors that the classifier given with RetryIf rejects.
+//   - errors that the classifier given with WithClassifier rejects.
 //
 // An operation that knows when to try again (an HTTP 429 or 503 with
-// Retry-After) returns After(d, err): the next wait is exactly d instead of
-// the policy's delay.
+// Retry-After) returns After(d, err), or any error with a method
+// RetryAfter() time.Duration: the next wait is exactly d instead of the
+// policy's delay. An error with a method Rejected() bool that returns true
+// (a circuit breaker refused the attempt) is retried without touching the
+// Budget.
 //
 // # Why it stops
 //
 // The returned *Error says why (ErrExhausted, ErrPermanent, ErrDeadline,
 // ErrCanceled, ErrRetryAfterTooLong, ErrBudget, all matched with
-// errors.Is), how many attempts ran, how long it took, and unwraps to the
-// last error of the operation. Retrying never sleeps after the last attempt
-// nor into a wait that would end after the context's deadline.
+// errors.Is), how many attempts ran, how long the call took, and unwraps to
+// the last error of the operation. Retrying never sleeps after the last
+// attempt nor into a wait that would end after the context's deadline.
+//
+// # Loops inside loops
+//
+// An operation may itself retry: a function calling an HTTP API through a
+// retryhttp client, run by Do, is the common case. The outer loop treats
+// the inner *Error like any other error of the operation:
+//   - the outer *Error matches exactly one reason, its own: the inner
+//     error's reason is hidden from errors.Is (errors.As still finds the
+//     inner *Error in Last);
+//   - a Permanent error inside the inner *Error (the inner loop stopped on
+//     it) stops the outer loop too, with ErrPermanent: repeating the call
+//     would meet it again;
+//   - a wait hint inside it (an After error whose wait the inner loop would
+//     not make) sets the outer wait, within the outer limit;
+//   - any other inner reason (ErrExhausted, ErrBudget, ErrDeadline of an
+//     inner deadline) is an ordinary failure, retried on the outer
+//     schedule, and the caller's context ending ends both loops.
 //
 // # Under load
 //
-// A Budget shared by many calls stops retries when most attempts fail, so
-// that a struggling dependency does not receive Retries+1 times its normal
-// traffic. OnRetry and WithLogger report each retry.
+// A Budget (usually a TokenBucket) shared by many calls stops retries when
+// most attempts fail, so that a struggling dependency does not receive
+// MaxAttempts times its normal traffic. WithOnRetry and WithLogger report
+// each retry.
 //
 // Everything runs on the calling goroutine; the package starts no
 // goroutines and keeps no global state.

@@ -12,7 +12,8 @@ import (
 // of them with errors.Is (ErrDeadline additionally matches
 // context.DeadlineExceeded).
 var (
-	// ErrExhausted: every attempt the policy allows (Retries+1) failed.
+	// ErrExhausted: every attempt the policy allows (Policy.MaxAttempts)
+	// failed.
 	ErrExhausted = errors.New("retry: retries exhausted")
 	// ErrPermanent: the operation returned an error that must not be retried:
 	// one wrapped with Permanent, or one the WithClassifier classifier
@@ -34,11 +35,13 @@ var (
 	ErrBudget = errors.New("retry: retry budget exhausted")
 )
 
-// Error is returned by Do and Run when retrying stops without success. It
+// Error is returned by Do, Run and Loop when retrying stops without success. It
 // says why (Reason, one of the Err* sentinels), how many attempts ran, how
 // long it took, and carries the last error of the operation.
 //
-// errors.Is(err, ErrExhausted) (or another sentinel) tests the reason;
+// errors.Is(err, ErrExhausted) (or another sentinel) tests the reason, and
+// exactly one sentinel matches, even when Last holds the *Error of an inner
+// loop (see Unwrap and the package's "Loops inside loops");
 // errors.Is and errors.As also see through to Last and, when the context
 // ended the run, to the context's cause (context.Cause), so both
 // errors.Is(err, io.EOF) and errors.Is(err, context.Canceled) work.
@@ -110,15 +113,48 @@ func (e *Error) Is(target error) bool {
 // Unwrap returns Last and, when the context ended the run, Cause and the
 // context's error (context.Canceled or context.DeadlineExceeded, if it
 // differs from Cause), so that errors.Is and errors.As search them all.
+//
+// Last is returned behind a wrapper that hides the Reason of any *Error
+// inside it (the error of an inner loop) from errors.Is, so that an *Error
+// matches exactly one of the reason sentinels, its own. Everything else in
+// Last, the inner *Error included, stays visible to errors.Is and
+// errors.As.
 func (e *Error) Unwrap() []error {
 	errs := make([]error, 0, 3)
-	for _, err := range [...]error{e.Last, e.Cause, e.ctxErr} {
+	if e.Last != nil {
+		errs = append(errs, inner{e.Last})
+	}
+	for _, err := range [...]error{e.Cause, e.ctxErr} {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errs
 }
+
+// isReason reports whether err is one of the reason sentinels.
+func isReason(err error) bool {
+	switch err {
+	case ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled, ErrRetryAfterTooLong, ErrBudget:
+		return true
+	}
+	return false
+}
+
+// inner is the Last error of an *Error as Unwrap returns it: errors.Is
+// sees through it to everything but the reason sentinels, which only the
+// outermost *Error answers for. It has no Unwrap method, so that errors.Is
+// asks it rather than walking past it; errors.As and this package's own
+// inspection see through it.
+type inner struct{ err error }
+
+func (w inner) Error() string { return w.err.Error() }
+
+func (w inner) Is(target error) bool {
+	return !isReason(target) && errors.Is(w.err, target)
+}
+
+func (w inner) As(target any) bool { return errors.As(w.err, target) }
 
 // permanentError marks an error that must not be retried.
 type permanentError struct{ err error }
@@ -214,6 +250,8 @@ func inspect(err error) (m marks) {
 			m.rejected = true
 		}
 		switch e := err.(type) {
+		case inner:
+			err = e.err
 		case interface{ Unwrap() []error }:
 			for _, inner := range e.Unwrap() {
 				im := inspect(inner)

@@ -92,7 +92,7 @@ func ExampleTokenBucket() {
 	var budget retry.TokenBucket
 	attempts := 0
 	for range 100 {
-		_ = retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(ctx context.Context) error {
+		_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 3}, func(ctx context.Context) error {
 			attempts++
 			return errors.New("service down")
 		}, retry.WithBudget(&budget))
@@ -122,4 +122,67 @@ func ExampleWithLogger() {
 	}, retry.WithLogger(logger))
 	// Output:
 	// level=WARN msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=1µs error="connection reset"
+}
+
+// Loop is Do's loop for code that makes its attempts itself, here to keep
+// state between them without a closure.
+func ExampleLoop() {
+	ctx := context.Background()
+	l, err := retry.NewLoop(ctx, quick)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for {
+		err := dial(l.Attempts() + 1)
+		if err == nil {
+			l.Succeeded()
+			break
+		}
+		if err = l.Failed(ctx, err); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	fmt.Println("connected after", l.Attempts(), "attempts")
+	// Output: connected after 3 attempts
+}
+
+// dial fails twice, then succeeds.
+func dial(attempt int) error {
+	if attempt < 3 {
+		return errors.New("connection refused")
+	}
+	return nil
+}
+
+// breakerOpen is how another package (a circuit breaker) tells the loop
+// that the attempt never reached the dependency and when to come back,
+// without importing retry.
+type breakerOpen struct{ wait time.Duration }
+
+func (e breakerOpen) Error() string             { return "circuit open" }
+func (e breakerOpen) Rejected() bool            { return true }
+func (e breakerOpen) RetryAfter() time.Duration { return e.wait }
+
+func ExampleIsRejected() {
+	var budget retry.TokenBucket
+	attempts := 0
+	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		attempts++
+		return breakerOpen{time.Microsecond}
+	}, retry.WithBudget(&budget))
+	// Rejections count as attempts but cost the budget nothing.
+	fmt.Println(errors.Is(err, retry.ErrExhausted), retry.IsRejected(err), attempts, budget.Tokens())
+	// Output: true true 4 10
+}
+
+func ExampleWithMaxRetryAfter() {
+	// A negative limit honours no hint: the caller reschedules the work.
+	err := retry.Run(context.Background(), quick, func(ctx context.Context) error {
+		return retry.After(time.Second, errors.New("429 too many requests"))
+	}, retry.WithMaxRetryAfter(-1))
+	d, _ := retry.RetryAfter(err)
+	fmt.Println(errors.Is(err, retry.ErrRetryAfterTooLong), d)
+	// Output: true 1s
 }

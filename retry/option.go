@@ -40,7 +40,8 @@ const (
 type Event struct {
 	// Attempt is the number of the attempt that just failed, from 1.
 	Attempt int
-	// MaxAttempts is the most attempts the policy allows: Retries+1.
+	// MaxAttempts is the most attempts the policy allows:
+	// Policy.MaxAttempts().
 	MaxAttempts int
 	// Delay is the wait before the next attempt: the policy's jittered delay,
 	// or the error's wait hint (see After).
@@ -142,3 +143,15 @@ func newConfig(opts []Option) config {
 type globalRand struct{}
 
 func (globalRand) Float64() float64 { return rand.Float64() }
+
+// budgetOf returns the Budget among opts (the last one given) without
+// applying the other options.
+func budgetOf(opts []Option) Budget {
+	var b Budget
+	for _, o := range opts {
+		if o.kind == optBudget {
+			b, _ = o.v.(Budget)
+		}
+	}
+	return b
+}

@@ -12,9 +12,10 @@ import (
 // returns op's value. It is synchronous: op, the hooks and the waits all run
 // on the calling goroutine, and Do starts no goroutine.
 //
-// The first attempt runs at once; there are at most p.Retries+1 attempts,
-// and the wait before retry n is p.Sample(n, ...) (jittered), or the hint of
-// the error (see After). Do stops, returning the zero T and an *Error whose
+// The first attempt runs at once; there are at most p.MaxAttempts()
+// attempts, and the wait before retry n is p.Sample(n, ...) (jittered), or
+// the hint of the error (see After). Zero fields of p take their defaults
+// (backoff.Policy{} is backoff.Default()), negative ones mean none. Do stops, returning the zero T and an *Error whose
 // Reason says why, when:
 //
 //   - every attempt failed (ErrExhausted);
@@ -45,18 +46,26 @@ import (
 // the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
-	l, err := NewLoop(ctx, p, opts...)
-	if err != nil {
+	start := clock()
+	if err := begin(ctx, p, opts, start); err != nil {
 		return zero, err
 	}
-	for {
-		v, err := op(ctx)
-		if err == nil {
-			l.Succeeded()
-			return v, nil
+	v, err := op(ctx)
+	if err == nil {
+		// The common case: the options are not even applied.
+		if b := budgetOf(opts); b != nil {
+			b.Success()
 		}
+		return v, nil
+	}
+	l := Loop{p: p, cfg: newConfig(opts), start: start}
+	for {
 		if err = l.Failed(ctx, err); err != nil {
 			return zero, err
+		}
+		if v, err = op(ctx); err == nil {
+			l.Succeeded()
+			return v, nil
 		}
 	}
 }
@@ -92,9 +101,9 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Time     // when the call began
+	start    time.Duration // when the call began, on clock()
 	attempts int           // attempts made so far
-	prev     time.Duration // the previous wait, for decorrelated jitter
+	prev     time.Duration // the policy's previous wait, for decorrelated jitter
 	last     error         // the latest attempt's error
 	timer    *time.Timer   // created at the first non-zero wait, then reused
 }
@@ -104,21 +113,31 @@ type Loop struct {
 // invalid, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
-	if err := p.Validate(); err != nil {
+	start := clock()
+	if err := begin(ctx, p, opts, start); err != nil {
 		return Loop{}, err
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	l := Loop{p: p, cfg: newConfig(opts), start: time.Now()}
-	if v, ok := l.cfg.budget.(interface{ Validate() error }); ok {
+	return Loop{p: p, cfg: newConfig(opts), start: start}, nil
+}
+
+// begin checks what must hold before a call's first attempt: a valid
+// policy and budget, and a context not done yet.
+func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Duration) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if v, ok := budgetOf(opts).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
-			return Loop{}, err
+			return err
 		}
 	}
 	if ctx.Err() != nil {
-		return Loop{}, l.canceled(ctx, nil)
+		l := Loop{p: p, start: start}
+		return l.canceled(ctx, nil)
 	}
-	return l, nil
+	return nil
 }
 
 // Attempts returns the number of attempts recorded so far with Failed and
@@ -145,7 +164,7 @@ func (l *Loop) Failed(ctx context.Context, err error) error {
 		return err
 	}
 	if l.cfg.onRetry != nil || l.cfg.logger != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: maxAttempts(l.p), Delay: d, Err: l.last})
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
 	}
 	return l.Wait(ctx, d)
 }
@@ -171,7 +190,7 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	if l.cfg.budget != nil && !m.rejected {
 		allowed = l.cfg.budget.Failure()
 	}
-	if l.attempts >= maxAttempts(l.p) {
+	if l.attempts >= l.p.MaxAttempts() {
 		return 0, l.give(ErrExhausted, err)
 	}
 	if !allowed {
@@ -184,9 +203,11 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 		}
 		d = m.hint
 	} else {
+		// A hint replaces one wait, not the schedule: decorrelated jitter
+		// grows from the policy's own previous wait, not the server's.
 		d = l.p.Sample(l.attempts, l.prev, l.cfg.rand)
+		l.prev = d
 	}
-	l.prev = d
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
 		// A wait ending at the deadline leaves no time for the attempt.
 		return 0, l.give(ErrDeadline, err)
@@ -231,22 +252,24 @@ func (l *Loop) notify(ctx context.Context, e Event) {
 }
 
 func (l *Loop) give(reason, last error) error {
-	return &Error{Reason: reason, Attempts: l.attempts, Elapsed: time.Since(l.start), Last: last}
+	return &Error{Reason: reason, Attempts: l.attempts, Elapsed: clock() - l.start, Last: last}
 }
 
 // canceled returns the error for a call ended by ctx.
 func (l *Loop) canceled(ctx context.Context, last error) error {
-	e := &Error{Reason: ErrCanceled, Attempts: l.attempts, Elapsed: time.Since(l.start), Last: last, Cause: context.Cause(ctx)}
+	e := &Error{Reason: ErrCanceled, Attempts: l.attempts, Elapsed: clock() - l.start, Last: last, Cause: context.Cause(ctx)}
 	if err := ctx.Err(); err != e.Cause {
 		e.ctxErr = err
 	}
 	return e
 }
 
-// maxAttempts returns Retries+1, saturating instead of overflowing.
-func maxAttempts(p backoff.Policy) int {
-	if p.Retries == int(^uint(0)>>1) {
-		return p.Retries
-	}
-	return p.Retries + 1
-}
+// epoch is the fixed origin of clock. It is set once, at package
+// initialisation, and never changed.
+var epoch = time.Now()
+
+// clock returns the time elapsed since epoch. time.Since reads only the
+// monotonic clock, where time.Now reads the wall clock too: on the success
+// path, which reads the clock once so that Error.Elapsed can count the
+// first attempt, that halves the cost of the read.
+func clock() time.Duration { return time.Since(epoch) }

@@ -53,6 +53,17 @@ func failing(n int, err error) []error {
 	return errs
 }
 
+// timeoutContext returns the test's context, with a timeout of d unless d is
+// zero.
+func timeoutContext(t *testing.T, d time.Duration) context.Context {
+	if d == 0 {
+		return t.Context()
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 func ms(n ...int) []time.Duration {
 	d := make([]time.Duration, len(n))
 	for i, v := range n {
@@ -101,10 +112,10 @@ func TestSchedule(t *testing.T) {
 		{"success at once", policy, nil, 0, ms(0), nil},
 		{"two failures", policy, nil, 2, ms(0, 100, 300), nil},
 		{"exhausted", policy, nil, 10, ms(0, 100, 300, 700), retry.ErrExhausted},
-		{"no retries", backoff.Policy{}, nil, 10, ms(0), retry.ErrExhausted},
+		{"no retries", backoff.Policy{Retries: backoff.NoRetries}, nil, 10, ms(0), retry.ErrExhausted},
 		{"full jitter", backoff.Policy{Initial: 100 * time.Millisecond, Retries: 2}, constRand(0.5), 10, ms(0, 50, 150), retry.ErrExhausted},
 		{"capped", backoff.Policy{Initial: 100 * time.Millisecond, Max: 150 * time.Millisecond, Retries: 3, Jitter: backoff.NoJitter}, nil, 10, ms(0, 100, 250, 400), retry.ErrExhausted},
-		{"zero delays", backoff.Policy{Retries: 5}, nil, 10, ms(0, 0, 0, 0, 0, 0), retry.ErrExhausted},
+		{"zero delays", backoff.Policy{Initial: -1, Retries: 5}, nil, 10, ms(0, 0, 0, 0, 0, 0), retry.ErrExhausted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -134,9 +145,9 @@ func TestSchedule(t *testing.T) {
 
 func TestInvalidPolicy(t *testing.T) {
 	called := false
-	err := retry.Run(context.Background(), backoff.Policy{Retries: -1}, func(context.Context) error { called = true; return nil })
+	err := retry.Run(context.Background(), backoff.Policy{Multiplier: 0.5}, func(context.Context) error { called = true; return nil })
 	if !errors.Is(err, backoff.ErrInvalid) {
-		t.Errorf("Run with Retries -1 = %v, want backoff.ErrInvalid", err)
+		t.Errorf("Run with Multiplier 0.5 = %v, want backoff.ErrInvalid", err)
 	}
 	if called {
 		t.Error("Run called the operation with an invalid policy")
@@ -268,12 +279,7 @@ func TestRetryAfter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ctx := t.Context()
-				if tt.timeout > 0 {
-					var cancel context.CancelFunc
-					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
-					defer cancel()
-				}
+				ctx := timeoutContext(t, tt.timeout)
 				s := newScript(tt.errs...)
 				_, err := retry.Do(ctx, policy, s.op, tt.opts...)
 				if !equalDurations(s.at, tt.at) {
@@ -350,7 +356,7 @@ func TestCancelDuringWait(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
 		errShutdown := errors.New("shutdown")
 		time.AfterFunc(150*time.Millisecond, func() { cancel(errShutdown) })
-		p := backoff.Policy{Initial: time.Hour, Retries: 3, Jitter: backoff.NoJitter}
+		p := backoff.Policy{Initial: time.Hour, Max: backoff.NoCap, Retries: 3, Jitter: backoff.NoJitter}
 		s := newScript(failing(10, errFlaky)...)
 		_, err := retry.Do(ctx, p, s.op)
 		re := checkError(t, err, retry.ErrCanceled, 1, errFlaky)
@@ -382,7 +388,7 @@ func TestErrorMessage(t *testing.T) {
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q (the message rounds Elapsed)", err, want)
 		}
-		_, err = retry.Do(t.Context(), backoff.Policy{}, newScript(errFlaky).op)
+		_, err = retry.Do(t.Context(), backoff.Policy{Retries: backoff.NoRetries}, newScript(errFlaky).op)
 		want = "retry: retries exhausted after 1 attempt: flaky"
 		if err.Error() != want {
 			t.Errorf("Error() = %q, want %q", err, want)
@@ -402,7 +408,7 @@ func TestErrorMessage(t *testing.T) {
 func TestBudget(t *testing.T) {
 	t.Run("total outage", func(t *testing.T) {
 		var b retry.TokenBucket
-		p := backoff.Policy{Retries: 3}
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		attempts, budgetErrs := 0, 0
 		const calls = 1000
 		for range calls {
@@ -425,7 +431,7 @@ func TestBudget(t *testing.T) {
 	})
 	t.Run("partial failure", func(t *testing.T) {
 		var b retry.TokenBucket
-		p := backoff.Policy{Retries: 3}
+		p := backoff.Policy{Initial: -1, Retries: 3}
 		attempts, failures := 0, 0
 		const calls = 1000
 		for range calls {
@@ -449,7 +455,7 @@ func TestBudget(t *testing.T) {
 	t.Run("recovery", func(t *testing.T) {
 		b := retry.TokenBucket{MaxTokens: 4, TokenRatio: 0.5}
 		fail := func() error {
-			return retry.Run(context.Background(), backoff.Policy{Retries: 1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
+			return retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
 		}
 		for range 5 {
 			_ = fail()
@@ -459,7 +465,7 @@ func TestBudget(t *testing.T) {
 		}
 		succeed := func(n int) {
 			for range n {
-				_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return nil }, retry.WithBudget(&b))
+				_ = retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error { return nil }, retry.WithBudget(&b))
 			}
 		}
 		succeed(5)
@@ -478,7 +484,7 @@ func TestBudget(t *testing.T) {
 			t.Errorf("Tokens() = %v, want 1.5", b.Tokens())
 		}
 		for range 10 {
-			_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return nil }, retry.WithBudget(&b))
+			_ = retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error { return nil }, retry.WithBudget(&b))
 		}
 		if b.Tokens() != 4 {
 			t.Errorf("Tokens() = %v, want full bucket 4", b.Tokens())
@@ -486,9 +492,9 @@ func TestBudget(t *testing.T) {
 	})
 	t.Run("first attempt never blocked", func(t *testing.T) {
 		b := retry.TokenBucket{MaxTokens: 1}
-		_ = retry.Run(context.Background(), backoff.Policy{}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
+		_ = retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error { return errFlaky }, retry.WithBudget(&b))
 		called := false
-		err := retry.Run(context.Background(), backoff.Policy{Retries: 3}, func(context.Context) error { called = true; return nil }, retry.WithBudget(&b))
+		err := retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 3}, func(context.Context) error { called = true; return nil }, retry.WithBudget(&b))
 		if !called || err != nil {
 			t.Errorf("with an empty budget: called %v, err %v; want true, nil", called, err)
 		}
@@ -508,7 +514,7 @@ func TestBudget(t *testing.T) {
 		for g := range 8 {
 			wg.Go(func() {
 				for i := range 500 {
-					_ = retry.Run(context.Background(), backoff.Policy{Retries: 2}, func(context.Context) error {
+					_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 2}, func(context.Context) error {
 						if (g+i)%3 == 0 {
 							return errFlaky
 						}
@@ -566,7 +572,7 @@ level=WARN msg="retry: attempt failed; retrying" attempt=3 max_attempts=4 delay=
 
 func TestZeroOption(t *testing.T) {
 	n := 0
-	err := retry.Run(context.Background(), backoff.Policy{Retries: 1}, func(context.Context) error { n++; return errFlaky }, retry.Option{})
+	err := retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 1}, func(context.Context) error { n++; return errFlaky }, retry.Option{})
 	if n != 2 || !errors.Is(err, retry.ErrExhausted) {
 		t.Errorf("with a zero Option: %d attempts, %v; want 2, exhausted", n, err)
 	}

@@ -23,8 +23,14 @@
 //	}}
 //	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 //	defer cancel()
-//	req, _ := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(payload))
+//	req, _ := http.NewRequestWithContext(ctx, "PUT", url, bytes.NewReader(payload))
 //	resp, err := client.Do(req)
+//
+// Every field follows the library's rule for zero and negative values:
+// zero means the documented default (Policy{} is backoff.Default(), a
+// partly filled Policy takes the defaults for the rest), negative means
+// "none" (MaxRetryAfter -1 honours no Retry-After, MaxBufferedBody -1 never
+// buffers, AttemptTimeout -1 sets no limit).
 //
 // Because it is a RoundTripper, it composes with other transports: wrap an
 // OAuth or tracing transport as Base, or wrap the Transport in them.
@@ -32,15 +38,29 @@
 // # Safety
 //
 // The Transport retries only what cannot do harm twice: safe and idempotent
-// methods, requests carrying an Idempotency-Key (which it adds, as a random
-// UUID v4, to POST and PATCH by default), and any request whose connection
-// could not be established. It never retries sooner than a server's
+// methods, requests carrying an Idempotency-Key, and any request whose
+// connection could not be established. A POST or PATCH is retried only if
+// the caller set the key, or set GenerateIdempotencyKey for a server known
+// to honour generated keys: a server that ignores the header would execute
+// a retried request twice. It never retries sooner than a server's
 // Retry-After asks, and never waits longer than MaxRetryAfter or past the
 // request's deadline: it returns that response instead. It replays bodies
 // with GetBody rather than copying them, drains the responses it discards so
 // that connections are reused, and hands the final response to the caller
 // untouched.
 //
-// ParseRetryAfter, ParseRateLimit and NewIdempotencyKey are exported for
-// callers that build their own loop on the retry package.
+// # Hooks and errors
+//
+// OnRetry, OnGiveUp and OnSuccess receive an Event: the attempt, the
+// response or error, the wait and which header asked for it (HintHeader),
+// and, in OnSuccess, how many attempts the response took. CheckRetry
+// replaces the status list and the network rules with the caller's own,
+// with go-retryablehttp's meaning. An error from RoundTrip is a
+// *retry.Error (inside the http.Client's *url.Error) that matches one
+// reason; a retry.Do around a client using this Transport treats it as
+// the retry package's "Loops inside loops" section says.
+//
+// The Transport runs retry.Loop, the loop of retry.Do. ParseRetryAfter,
+// ParseRateLimit and NewIdempotencyKey are exported for callers that build
+// their own loop.
 package retryhttp

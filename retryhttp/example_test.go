@@ -1,6 +1,8 @@
 package retryhttp_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 )
 
@@ -32,7 +35,10 @@ func Example() {
 	client := &http.Client{Transport: &retryhttp.Transport{
 		Policy: backoff.Policy{Initial: 10 * time.Millisecond, Retries: 3, Jitter: backoff.FullJitter},
 		OnRetry: func(e retryhttp.Event) {
-			fmt.Printf("attempt %d of %d: %s, retrying in %v\n", e.Attempt, e.MaxAttempts, e.Response.Status, e.Delay)
+			fmt.Printf("attempt %d of %d: %s, retrying in %v as %s asks\n", e.Attempt, e.MaxAttempts, e.Response.Status, e.Delay, e.HintHeader)
+		},
+		OnSuccess: func(e retryhttp.Event) {
+			fmt.Printf("%s after %d attempts\n", e.Response.Status, e.Attempt)
 		},
 	}}
 	resp, err := client.Get(srv.URL)
@@ -44,8 +50,9 @@ func Example() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Print(resp.Status, ": ", string(body))
 	// Output:
-	// attempt 1 of 4: 503 Service Unavailable, retrying in 0s
-	// attempt 2 of 4: 503 Service Unavailable, retrying in 0s
+	// attempt 1 of 4: 503 Service Unavailable, retrying in 0s as Retry-After asks
+	// attempt 2 of 4: 503 Service Unavailable, retrying in 0s as Retry-After asks
+	// 200 OK after 3 attempts
 	// 200 OK: hello
 }
 
@@ -97,7 +104,7 @@ func ExampleTransport_idempotencyKey() {
 	defer srv.Close()
 
 	client := &http.Client{Transport: &retryhttp.Transport{
-		Policy:                 backoff.Policy{Retries: 1, Jitter: backoff.NoJitter},
+		Policy:                 backoff.Policy{Initial: -1, Retries: 1, Jitter: backoff.NoJitter},
 		GenerateIdempotencyKey: true,
 	}}
 	resp, err := client.Post(srv.URL, "application/json", nil)
@@ -157,7 +164,7 @@ func ExampleTransport_logger() {
 	}))
 	client := &http.Client{Transport: &retryhttp.Transport{
 		Base:   base,
-		Policy: backoff.Policy{Retries: 2, Jitter: backoff.NoJitter}, // no wait, for the example
+		Policy: backoff.Policy{Initial: -1, Retries: 2, Jitter: backoff.NoJitter}, // no wait, for the example
 		Logger: logger,
 	}}
 	req, _ := http.NewRequest("GET", "https://user:password@api.example.com/items?token=secret&page=2", nil)
@@ -172,4 +179,39 @@ func ExampleTransport_logger() {
 	// Output:
 	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s
 	// 200
+}
+
+// CheckRetry replaces the status list with the caller's own rule, here an
+// API that signals overload with a 500 and an error code, and that must
+// not be retried when it says the account is suspended. The idempotency
+// rule still holds: a POST without Idempotency-Key would be sent once.
+func ExampleTransport_checkRetry() {
+	answers := []struct {
+		code int
+		err  string
+	}{{500, "overloaded"}, {500, "suspended"}}
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		a := answers[0]
+		answers = answers[1:]
+		h := http.Header{"X-Error": {a.err}}
+		return &http.Response{StatusCode: a.code, Status: http.StatusText(a.code), Header: h, Body: http.NoBody, Request: r}, nil
+	})
+	errSuspended := errors.New("account suspended")
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Base:   base,
+		Policy: backoff.Policy{Initial: -1, Retries: 3}, // no wait, for the example
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if resp != nil && resp.Header.Get("X-Error") == "suspended" {
+				return false, errSuspended
+			}
+			if resp != nil && resp.Header.Get("X-Error") == "overloaded" {
+				return true, nil
+			}
+			return retryhttp.DefaultCheckRetry(ctx, resp, err)
+		},
+	}}
+	_, err := client.Get("https://api.example.com/items")
+	var re *retry.Error
+	fmt.Println(errors.Is(err, errSuspended), errors.As(err, &re) && re.Attempts == 2)
+	// Output: true true
 }

@@ -1,13 +1,23 @@
+// The Transport's tests, one file per concern: status_test.go (which
+// statuses end or continue a call), request_test.go (the caller's request
+// and body), idempotency_test.go (POST/PATCH and keys), network_test.go
+// (which errors are retried), connection_test.go (draining, reuse,
+// concurrency), timing_test.go (schedule, hints, deadlines, AttemptTimeout,
+// on synctest's clock), hooks_test.go (events, logs, budget),
+// checkretry_test.go, nested_test.go and alloc_test.go. This file holds
+// their fakes: a fault-injecting server, an in-memory RoundTripper playing
+// the same scripts, and small RoundTrippers and bodies.
 package retryhttp_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
 	"go.uber.org/goleak"
 )
 
@@ -54,13 +66,15 @@ type seen struct {
 
 // script plays steps per URL path, counting what it sees.
 type script struct {
-	mu    sync.Mutex
-	steps map[string][]step
-	seen  map[string][]seen
+	mu      sync.Mutex
+	steps   map[string][]step
+	seen    map[string][]seen
+	arrived chan struct{} // closed when the first request arrives
+	once    sync.Once
 }
 
 func newScript(steps map[string][]step) *script {
-	return &script{steps: steps, seen: map[string][]seen{}}
+	return &script{steps: steps, seen: map[string][]seen{}, arrived: make(chan struct{})}
 }
 
 // next records r (reading its body) and returns the step to play.
@@ -74,6 +88,7 @@ func (s *script) next(r *http.Request) step {
 	defer s.mu.Unlock()
 	p := r.URL.Path
 	s.seen[p] = append(s.seen[p], seen{method: r.Method, body: string(body), keys: r.Header.Values("Idempotency-Key"), at: time.Now()})
+	s.once.Do(func() { close(s.arrived) })
 	steps := s.steps[p]
 	if len(steps) == 0 {
 		return step{}
@@ -224,8 +239,6 @@ func readBody(t *testing.T, resp *http.Response) string {
 
 func nopLogger() *log.Logger { return log.New(io.Discard, "", 0) }
 
-func runtimeGosched() { runtime.Gosched() }
-
 // roundTripErr sends req through tr and returns the error it must fail with.
 func roundTripErr(t *testing.T, tr http.RoundTripper, req *http.Request) error {
 	t.Helper()
@@ -255,4 +268,142 @@ func roundTripCtx(t *testing.T, ctx context.Context, tr http.RoundTripper, metho
 		t.Fatalf("RoundTrip: %v", err)
 	}
 	return resp, readBody(t, resp)
+}
+
+// noWait retries 3 times at once, so that tests against a real server need
+// no timing; timing is tested inside synctest bubbles.
+var noWait = backoff.Policy{Initial: -1, Retries: 3, Jitter: backoff.NoJitter}
+
+type recordingRT struct {
+	base http.RoundTripper
+	reqs []*http.Request
+	last *http.Response
+}
+
+func (r *recordingRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.reqs = append(r.reqs, req)
+	resp, err := r.base.RoundTrip(req)
+	r.last = resp
+	return resp, err
+}
+
+type failingRT struct{ err error }
+
+func (f failingRT) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+// closeCounter is a request body without GetBody that records Close.
+type closeCounter struct {
+	io.Reader
+	closed atomic.Int32
+}
+
+func (c *closeCounter) Close() error { c.closed.Add(1); return nil }
+
+var uuidV4 = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// closedAddr returns a loopback address where nothing listens.
+func closedAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// fixedRT answers every request with the same response, allocating nothing.
+type fixedRT struct{ resp *http.Response }
+
+func (f fixedRT) RoundTrip(*http.Request) (*http.Response, error) { return f.resp, nil }
+
+// idleCounter is a RoundTripper that counts CloseIdleConnections calls.
+type idleCounter struct {
+	memRT
+	closes int
+}
+
+func (c *idleCounter) CloseIdleConnections() { c.closes++ }
+
+// failFirstRT fails its first call with err, then plays its script.
+type failFirstRT struct {
+	memRT
+	err   error
+	calls atomic.Int32
+}
+
+func (f *failFirstRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.calls.Add(1) == 1 {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, f.err
+	}
+	return f.memRT.RoundTrip(r)
+}
+
+// headerTimeout is like net/http's "timeout awaiting response headers".
+type headerTimeout struct{}
+
+func (headerTimeout) Error() string { return "net/http: timeout awaiting response headers" }
+
+func (headerTimeout) Timeout() bool { return true }
+
+// errReader fails every read.
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// brokenRT breaks the RoundTripper contract in the way its fields say.
+type brokenRT struct {
+	resp *http.Response
+	err  error
+}
+
+func (b brokenRT) RoundTrip(*http.Request) (*http.Response, error) { return b.resp, b.err }
+
+// closingRT answers with a retryable status whose body records Close.
+type closingRT struct {
+	status int
+	header http.Header
+	bodies []*closeCounter
+}
+
+func (c *closingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	b := &closeCounter{Reader: strings.NewReader("busy")}
+	c.bodies = append(c.bodies, b)
+	return &http.Response{StatusCode: c.status, Status: http.StatusText(c.status), Header: c.header.Clone(),
+		Body: b, ContentLength: -1, Request: r}, nil
+}
+
+// countingBody is a 1 MiB response body that counts the bytes read.
+type countingBody struct {
+	read   int64
+	closed bool
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n := min(int64(len(p)), 1<<20-b.read)
+	if n == 0 {
+		return 0, io.EOF
+	}
+	b.read += n
+	return int(n), nil
+}
+
+func (b *countingBody) Close() error { b.closed = true; return nil }
+
+// reasons are the retry package's reasons for stopping: every error the
+// Transport returns from its loop matches exactly one.
+var reasons = []error{retry.ErrExhausted, retry.ErrPermanent, retry.ErrDeadline, retry.ErrCanceled, retry.ErrRetryAfterTooLong, retry.ErrBudget}
+
+// matchedReasons returns the reasons err matches with errors.Is.
+func matchedReasons(err error) []error {
+	var got []error
+	for _, r := range reasons {
+		if errors.Is(err, r) {
+			got = append(got, r)
+		}
+	}
+	return got
 }

@@ -8,8 +8,8 @@ import (
 // NewIdempotencyKey returns a random UUID version 4 (RFC 9562) such as
 // "3b241101-e2bb-4255-8caf-4136c566a962", drawn from crypto/rand so that keys
 // cannot be predicted or collide across clients. It is safe for concurrent
-// use. The Transport calls it once per POST or PATCH request that lacks an
-// Idempotency-Key.
+// use. A Transport with GenerateIdempotencyKey calls it once per POST or
+// PATCH request that lacks an Idempotency-Key.
 func NewIdempotencyKey() string {
 	var u [16]byte
 	// crypto/rand.Read never fails: since Go 1.24 it crashes the program

@@ -85,10 +85,11 @@ type Transport struct {
 	// passed on).
 	Base http.RoundTripper
 
-	// Policy is the retry schedule. The zero Policy means backoff.Default();
-	// any other value is used as is (so Retries 0 with another field set
-	// disables retrying). An invalid Policy makes every RoundTrip fail with
-	// its *backoff.FieldError.
+	// Policy is the retry schedule. Each zero field takes its default, so
+	// the zero Policy is backoff.Default() and Policy{Retries: 5} waits as
+	// the default does; Retries backoff.NoRetries sends every request once.
+	// An invalid Policy makes every RoundTrip fail with its
+	// *backoff.FieldError.
 	Policy backoff.Policy
 
 	// RetryStatuses lists the response statuses that are retried. Nil means
@@ -213,7 +214,8 @@ type Event struct {
 	// resend count of the retry that follows (the OpenTelemetry attribute
 	// http.request.resend_count).
 	Attempt int
-	// MaxAttempts is the most attempts the policy allows (Retries+1).
+	// MaxAttempts is the most attempts the policy allows
+	// (Policy.MaxAttempts()).
 	MaxAttempts int
 	// Response is the attempt's response, nil after a network failure.
 	Response *http.Response
@@ -260,10 +262,7 @@ var ErrAttemptTimeout = errors.New("retryhttp: attempt timed out")
 // without GetBody, or a *retry.Error wrapping the last attempt's error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.Policy
-	if p == (backoff.Policy{}) {
-		p = backoff.Default()
-	}
-	c := call{t: t, req: req, base: t.Base, header: req.Header, max: maxAttempts(p)}
+	c := call{t: t, req: req, base: t.Base, header: req.Header, max: p.MaxAttempts()}
 	if c.base == nil {
 		c.base = http.DefaultTransport
 	}
@@ -309,14 +308,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return c.stop(err)
 		}
 	}
-}
-
-// maxAttempts returns Retries+1, saturating instead of overflowing.
-func maxAttempts(p backoff.Policy) int {
-	if p.Retries == int(^uint(0)>>1) {
-		return p.Retries
-	}
-	return p.Retries + 1
 }
 
 // CloseIdleConnections closes the idle connections of Base (or of

@@ -2,7 +2,9 @@
 // library used through its idiomatic API with the reusable parts (options,
 // policies, executors) built once outside the loop where the library
 // allows it: github.com/cenkalti/backoff/v5, github.com/avast/retry-go/v4,
-// github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go.
+// github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go, and
+// the breaker package with github.com/sony/gobreaker/v2 and failsafe-go's
+// circuitbreaker.
 //
 // It is a separate module so that the main module's go.mod never lists the
 // peers. Run it with

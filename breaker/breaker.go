@@ -418,17 +418,30 @@ func (b *Breaker) notify() {
 		return
 	}
 	b.notifying = true
-	defer func() { // even if the hook panics
-		b.notifying = false
-		b.mu.Unlock()
-	}()
 	for len(b.notes) > 0 {
 		c := b.notes[0]
 		b.notes = b.notes[1:]
 		b.mu.Unlock()
-		b.s.onChange(c)
+		b.hook(c)
 		b.mu.Lock()
 	}
+	b.notifying = false
+	b.mu.Unlock()
+}
+
+// hook calls OnStateChange without the lock. If it panics, the panic goes on
+// to the caller and the changes still queued are delivered with the next one.
+func (b *Breaker) hook(c Change) {
+	returned := false
+	defer func() {
+		if !returned {
+			b.mu.Lock()
+			b.notifying = false
+			b.mu.Unlock()
+		}
+	}()
+	b.s.onChange(c)
+	returned = true
 }
 
 // Do runs op if the breaker admits it and counts its outcome: a nil error is

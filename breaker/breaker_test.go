@@ -443,3 +443,32 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestOnStateChangePanicDoesNotStopLaterChanges(t *testing.T) {
+	var got []State
+	b := newTest(t, Config{MinCalls: -1, OnStateChange: func(ch Change) {
+		got = append(got, ch.To)
+		if ch.To == Open {
+			panic("hook")
+		}
+	}}, newClock())
+	func() {
+		defer func() { _ = recover() }()
+		call(b, errBoom)
+	}()
+	b.Reset()
+	if fmt.Sprint(got) != "[open closed]" {
+		t.Fatalf("hook saw %v, want [open closed]", got)
+	}
+}
+
+func TestSlowProbeReopens(t *testing.T) {
+	c := newClock()
+	b := newTest(t, Config{MinCalls: -1, Open: noJitter, SlowCall: time.Second}, c)
+	call(b, errBoom)
+	c.Advance(time.Second)
+	_ = b.Do(context.Background(), func(context.Context) error { c.Advance(2 * time.Second); return nil })
+	if s := b.Snapshot(); s.State != Open || s.Trips != 2 {
+		t.Fatalf("after a slow successful probe: %+v, want open, trip 2", s)
+	}
+}

@@ -96,13 +96,15 @@ type Config struct {
 	// ProbeTimeout bounds how long a probe may run: a probe that has not
 	// reported after that long (its caller hung or vanished without
 	// calling Done) counts as a failed probe, so the breaker is never stuck
-	// in half-open. Zero means 10 s; negative means no limit.
+	// in half-open. Zero means 10 s; negative means no limit (but with
+	// Shared, the fleet's probe claim still expires after 10 s).
 	ProbeTimeout time.Duration
 
-	// Classify decides how a call's error counts. Nil means the package
-	// function Classify (nil error: Success; context.Canceled and NotFault
-	// errors: Neutral; the rest: Failure). CallJudged judges from the
-	// value as well.
+	// Classify decides how a call's non-nil error counts (a nil error is
+	// always a Success; CallJudged judges from the value as well). Nil
+	// means the package function Classify: context.Canceled and NotFault
+	// errors are Neutral, the rest Failure. It must be safe for concurrent
+	// use.
 	Classify func(error) Outcome
 	// OnStateChange, if set, is called after each state change, never
 	// while a lock is held, so it may call the breaker's methods. Calls are
@@ -124,13 +126,13 @@ type Config struct {
 
 // Defaults of Config, applied by New to zero fields.
 const (
-	DefaultWindow       = 10 * time.Second
-	DefaultBuckets      = 10
-	DefaultFailureRatio = 0.5
-	DefaultMinCalls     = 20
-	DefaultProbeTimeout = 10 * time.Second
-	DefaultRefresh      = time.Second
-	maxBuckets          = 1000
+	DefaultWindow        = 10 * time.Second
+	DefaultBuckets       = 10
+	DefaultFailureRatio  = 0.5
+	DefaultMinCalls      = 20
+	DefaultProbeTimeout  = 10 * time.Second
+	DefaultSharedRefresh = time.Second
+	maxBuckets           = 1000
 )
 
 // DefaultOpen returns the default schedule of open periods: 5 s before the
@@ -142,7 +144,6 @@ func DefaultOpen() backoff.Policy {
 		Initial:    5 * time.Second,
 		Multiplier: 2,
 		Max:        time.Minute,
-		Retries:    3,
 		Jitter:     backoff.EqualJitter,
 	}
 }
@@ -260,7 +261,7 @@ func (c Config) settings() settings {
 		s.classify = Classify
 	}
 	if s.refresh == 0 {
-		s.refresh = DefaultRefresh
+		s.refresh = DefaultSharedRefresh
 	}
 	return s
 }

@@ -27,6 +27,10 @@ import (
 // an implementation must bound each call's time itself (tens of
 // milliseconds) and must be safe for concurrent use.
 //
+// With Shared set, every call reads the breaker's clock (about 25 ns) to see
+// whether a refresh is due; the closed state's success path still takes no
+// lock and makes no store call.
+//
 // Times are durations measured on the store's clock at the moment it
 // answers, never absolute times, so the processes' clocks need not agree.
 type Shared interface {
@@ -40,7 +44,10 @@ type Shared interface {
 	// tripped first) adopts the winner's state. An Update also releases
 	// any probe claim.
 	Update(ctx context.Context, ver uint64, next SharedState) (SharedState, error)
-	// Probe claims the fleet's single probe for ttl: it succeeds (true)
+	// Probe claims the fleet's single probe for ttl (> 0: the breaker's
+	// ProbeTimeout, or DefaultProbeTimeout when that has no limit, so that
+	// a process that dies while probing cannot block the fleet for long):
+	// it succeeds (true)
 	// only if the version is still ver, the state is Open, its open period
 	// is over (Wait <= 0), and no live claim exists. The claim ends at the
 	// next Update or after ttl (a probe whose process died). It returns
@@ -105,7 +112,13 @@ func (b *Breaker) askProbe(ctx context.Context) (Ticket, error) {
 	b.mu.Lock()
 	ver := b.ver
 	b.mu.Unlock()
-	st, ok, err := b.shared.Probe(context.WithoutCancel(ctx), ver, b.s.probeTimeout)
+	// The claim always expires, so that a process that dies while probing
+	// cannot block the fleet, even when this one's probes have no limit.
+	ttl := b.s.probeTimeout
+	if ttl <= 0 {
+		ttl = DefaultProbeTimeout
+	}
+	st, ok, err := b.shared.Probe(context.WithoutCancel(ctx), ver, ttl)
 	b.mu.Lock()
 	b.asking = false
 	now := b.now()
@@ -144,7 +157,7 @@ func (b *Breaker) refresh(ctx context.Context) {
 			b.nextRefresh.Store(int64(forever))
 			return
 		}
-		every = DefaultRefresh
+		every = DefaultSharedRefresh
 	}
 	if !b.nextRefresh.CompareAndSwap(next, int64(now+every)) {
 		return
@@ -173,7 +186,7 @@ func (b *Breaker) storeFailed(now time.Duration) {
 	b.pushes = b.pushes[:0]
 	every := b.s.refresh
 	if every <= 0 {
-		every = DefaultRefresh
+		every = DefaultSharedRefresh
 	}
 	b.nextRefresh.Store(int64(now + every))
 }

@@ -199,3 +199,19 @@ func TestSharedIsolateAndReset(t *testing.T) {
 		t.Fatal("A: rejected after B's Reset")
 	}
 }
+
+func TestSharedRefreshNegativeReadsOnlyOnTransitions(t *testing.T) {
+	cfg := sharedCfg
+	cfg.SharedRefresh = -1
+	world, _, bs := fleet(t, 2, cfg)
+	a, b := bs[0], bs[1]
+	call(a, errBoom)
+	world.Advance(500 * time.Millisecond)
+	if !call(b, nil) {
+		t.Fatal("B: rejected a call without any transition of its own to learn of A's trip")
+	}
+	call(b, errBoom) // B's own trip loses the race and adopts A's state
+	if oe := rejection(t, b); oe.Wait != 500*time.Millisecond {
+		t.Fatalf("B: Wait %v, want the rest of A's period: 500ms", oe.Wait)
+	}
+}

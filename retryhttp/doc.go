@@ -49,6 +49,19 @@
 // that connections are reused, and hands the final response to the caller
 // untouched.
 //
+// # Circuit breakers
+//
+// Retrying a host that is down, even with jitter, keeps sending it traffic.
+// Set Breakers to put a circuit breaker (package breaker) in front of every
+// attempt, one per host (or per BreakerKey): once a host fails too often,
+// its requests fail at once with an error matching breaker.ErrOpen,
+// without touching the network, and the retry loop waits for the breaker's
+// probe as it waits for a Retry-After:
+//
+//	client := &http.Client{Transport: &retryhttp.Transport{
+//		Breakers: &breaker.Group{}, // per host, the breaker's defaults
+//	}}
+//
 // # Hooks and errors
 //
 // OnRetry, OnGiveUp and OnSuccess receive an Event: the attempt, the
@@ -61,6 +74,6 @@
 // the retry package's "Loops inside loops" section says.
 //
 // The Transport runs retry.Loop, the loop of retry.Do. ParseRetryAfter,
-// ParseRateLimit and NewIdempotencyKey are exported for callers that build
-// their own loop.
+// ParseRateLimit, ParseRateLimitReset and NewIdempotencyKey are exported
+// for callers that build their own loop.
 package retryhttp

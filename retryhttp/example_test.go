@@ -1,6 +1,7 @@
 package retryhttp_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -137,6 +138,60 @@ func ExampleParseRateLimit() {
 	d, ok := retryhttp.ParseRateLimit(`"default";r=0;t=30`)
 	fmt.Println(d, ok)
 	// Output: 30s true
+}
+
+func ExampleParseRateLimitReset() {
+	now := time.Unix(1_800_000_000, 0)
+	for _, v := range []string{"30", "1800000045", "soon"} {
+		d, ok := retryhttp.ParseRateLimitReset(v, now)
+		fmt.Printf("%q: %v %v\n", v, d, ok)
+	}
+	// Output:
+	// "30": 30s true
+	// "1800000045": 45s true
+	// "soon": 0s false
+}
+
+// With ReadBody, the body is read inside its attempt: a body cut off
+// mid-way is retried like a connection reset, and AttemptTimeout bounds
+// the whole attempt. ReadBody starts over on each call.
+func ExampleTransport_readBody() {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 1 {
+			// Promise 100 bytes, send 7, hang up.
+			w.Header().Set("Content-Length", "100")
+			fmt.Fprint(w, "partial")
+			w.(http.Flusher).Flush()
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		fmt.Fprint(w, "the whole body")
+	}))
+	defer srv.Close()
+
+	var body bytes.Buffer
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Policy:         backoff.Policy{Initial: -1, Retries: 3},
+		AttemptTimeout: 10 * time.Second,
+		ReadBody: func(resp *http.Response) error {
+			body.Reset() // a retry starts over
+			_, err := io.Copy(&body, resp.Body)
+			return err
+		},
+		OnRetry: func(e retryhttp.Event) { fmt.Printf("attempt %d failed: %v\n", e.Attempt, e.Err) },
+	}}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close() // already read: empty
+	fmt.Println(resp.Status, body.String())
+	// Output:
+	// attempt 1 failed: unexpected EOF
+	// 200 OK the whole body
 }
 
 // roundTripFunc adapts a function to http.RoundTripper, to stand in for a

@@ -45,6 +45,7 @@ type step struct {
 	close  bool          // close the connection (FIN) before answering: EOF
 	hang   bool          // never send headers (slow headers) until the client leaves
 	stall  bool          // send headers and the body, then stall before its end
+	cut    bool          // send headers and the body, then close before its end
 	delay  time.Duration // in-memory only: time before the headers arrive
 }
 
@@ -155,11 +156,19 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = v
 	}
 	code := cmp(st.status, http.StatusOK)
-	if st.stall {
+	if st.stall || st.cut {
 		w.Header().Set("Content-Length", strconv.Itoa(len(st.body)+1))
 		w.WriteHeader(code)
 		io.WriteString(w, st.body)
 		w.(http.Flusher).Flush()
+		if st.cut {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				panic(err)
+			}
+			conn.Close()
+			return
+		}
 		<-r.Context().Done()
 		return
 	}
@@ -213,6 +222,9 @@ func (m memRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	var body io.Reader = strings.NewReader(st.body)
 	if st.stall {
 		body = io.MultiReader(body, ctxReader{ctx})
+	}
+	if st.cut {
+		body = io.MultiReader(body, errReader{io.ErrUnexpectedEOF})
 	}
 	return &http.Response{
 		StatusCode:    code,

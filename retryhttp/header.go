@@ -283,16 +283,45 @@ func isTokenChar(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~:/", c) >= 0
 }
 
+// ParseRateLimitReset interprets a RateLimit-Reset or X-RateLimit-Reset
+// header value (earlier drafts of the IETF RateLimit fields, and the
+// X-RateLimit family of GitHub, Twitter and others) relative to now, and
+// reports how long to wait before the quota resets.
+//
+// The value is a non-negative decimal integer: a number of seconds, or,
+// when it is larger than now's Unix time, the Unix time of the reset (as
+// GitHub sends it), measured against now with full precision. Surrounding
+// whitespace is ignored; seconds too large for a time.Duration saturate at
+// the largest one. ok is false, and the value must be ignored, for an empty
+// value and anything else ("soon", "1.5", "-3", a date).
+func ParseRateLimitReset(value string, now time.Time) (d time.Duration, ok bool) {
+	v := strings.TrimSpace(value)
+	if !isDigits(v) {
+		return 0, false
+	}
+	d = secondsToDuration(v)
+	if unix := now.Unix(); unix > 0 && d > time.Duration(unix)*time.Second && d < maxDuration {
+		return time.Unix(int64(d/time.Second), 0).Sub(now), true
+	}
+	return d, true
+}
+
 // Names of the headers a wait hint can come from, as Event.HintHeader
 // reports them.
 const (
-	HeaderRetryAfter = "Retry-After"
-	HeaderRateLimit  = "RateLimit"
+	HeaderRetryAfter      = "Retry-After"
+	HeaderRateLimit       = "RateLimit"
+	HeaderRateLimitReset  = "RateLimit-Reset"
+	HeaderXRateLimitReset = "X-RateLimit-Reset"
 )
 
 // serverHint returns the wait a response asks for and the header it came
 // from: its Retry-After if valid, else a RateLimit reset if a quota is
-// exhausted; header is "" when the response asks for no wait.
+// exhausted, else a RateLimit-Reset or X-RateLimit-Reset unless the
+// matching RateLimit-Remaining or X-RateLimit-Remaining says the quota is
+// not used up (these are sent with every response by many servers, and a
+// 503 for another reason must not wait for a quota's reset); header is ""
+// when the response asks for no wait.
 func serverHint(h http.Header, now time.Time) (d time.Duration, header string) {
 	if v, present := h["Retry-After"]; present && len(v) > 0 {
 		if d, ok := ParseRetryAfter(v[0], now); ok {
@@ -306,6 +335,18 @@ func serverHint(h http.Header, now time.Time) (d time.Duration, header string) {
 		}
 		if d, ok := ParseRateLimit(joined); ok {
 			return d, HeaderRateLimit
+		}
+	}
+	for _, name := range [...]string{HeaderRateLimitReset, HeaderXRateLimitReset} {
+		v := h.Get(name)
+		if v == "" {
+			continue
+		}
+		if left := h.Get(strings.TrimSuffix(name, "Reset") + "Remaining"); left != "" && strings.TrimSpace(left) != "0" {
+			continue
+		}
+		if d, ok := ParseRateLimitReset(v, now); ok {
+			return d, name
 		}
 	}
 	return 0, ""

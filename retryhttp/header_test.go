@@ -87,6 +87,66 @@ func TestParseRateLimit(t *testing.T) {
 	}
 }
 
+func TestParseRateLimitReset(t *testing.T) {
+	epoch := strconv.FormatInt(now.Unix(), 10) // 12:00:00, 250 ms before now
+	tests := []struct {
+		value  string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"0", 0, true},
+		{"30", 30 * time.Second, true},
+		{" 30 ", 30 * time.Second, true},
+		{strconv.FormatInt(now.Unix()+10, 10), 9750 * time.Millisecond, true}, // an epoch time: 12:00:10
+		{epoch, time.Duration(now.Unix()) * time.Second, true},                // not after now: seconds
+		{"99999999999999999999999", time.Duration(math.MaxInt64), true},
+		{"", 0, false},
+		{"-1", 0, false},
+		{"1.5", 0, false},
+		{"soon", 0, false},
+		{"Mon, 30 Nov 2026 12:00:10 GMT", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := retryhttp.ParseRateLimitReset(tt.value, now)
+		if got != tt.want || ok != tt.wantOK {
+			t.Errorf("ParseRateLimitReset(%q) = %v, %v; want %v, %v", tt.value, got, ok, tt.want, tt.wantOK)
+		}
+	}
+}
+
+func FuzzParseRateLimitReset(f *testing.F) {
+	for _, s := range []string{"0", "30", " 7 ", "-1", "1.5", "soon", "99999999999999999999", "1796040010"} {
+		f.Add(s, int64(0))
+	}
+	f.Fuzz(func(t *testing.T, value string, offset int64) {
+		at := now.Add(time.Duration(offset))
+		d, ok := retryhttp.ParseRateLimitReset(value, at)
+		if !ok {
+			if d != 0 {
+				t.Fatalf("ParseRateLimitReset(%q) = %v, false; want 0 when not ok", value, d)
+			}
+			return
+		}
+		v := strings.TrimSpace(value)
+		if d < 0 || strings.Trim(v, "0123456789") != "" || v == "" {
+			t.Fatalf("ParseRateLimitReset(%q) = %v, true; want a non-negative wait from digits only", value, d)
+		}
+		// The time until that Unix time when it is later than at, else
+		// the seconds themselves.
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n > math.MaxInt64/int64(time.Second) {
+			return // saturates, as TestParseRateLimitReset checks
+		}
+		want := time.Duration(n) * time.Second
+		if unix := at.Unix(); unix > 0 && n > unix {
+			want = time.Unix(n, 0).Sub(at)
+		}
+		if d != want {
+			t.Fatalf("ParseRateLimitReset(%q) at %v = %v, want %v", value, at, d, want)
+		}
+	})
+}
+
 func FuzzParseRetryAfter(f *testing.F) {
 	for _, s := range []string{"0", "120", " 7 ", "-1", "1.5", "soon", "99999999999999999999",
 		"Mon, 30 Nov 2026 12:00:10 GMT", "Monday, 30-Nov-26 12:00:10 GMT", "Mon Nov 30 12:00:10 2026"} {

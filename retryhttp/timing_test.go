@@ -43,6 +43,12 @@ func TestRetryAfterTiming(t *testing.T) {
 		{"RateLimit reset", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=30`}}}, 30 * time.Second, retryhttp.HeaderRateLimit},
 		{"RateLimit with quota left ignored", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=5;t=30`}}}, 100 * time.Millisecond, ""},
 		{"Retry-After beats RateLimit", step{status: 429, header: http.Header{"Retry-After": {"3"}, "Ratelimit": {`"d";r=0;t=30`}}}, 3 * time.Second, retryhttp.HeaderRetryAfter},
+		{"RateLimit-Reset seconds", step{status: 429, header: http.Header{"Ratelimit-Reset": {"5"}}}, 5 * time.Second, retryhttp.HeaderRateLimitReset},
+		{"X-RateLimit-Reset seconds", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"5"}, "X-Ratelimit-Remaining": {"0"}}}, 5 * time.Second, retryhttp.HeaderXRateLimitReset},
+		{"X-RateLimit-Reset epoch", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"946684803"}}}, 2700 * time.Millisecond, retryhttp.HeaderXRateLimitReset},
+		{"X-RateLimit-Reset with quota left ignored", step{status: 503, header: http.Header{"X-Ratelimit-Reset": {"5"}, "X-Ratelimit-Remaining": {"4999"}}}, 100 * time.Millisecond, ""},
+		{"RateLimit beats RateLimit-Reset", step{status: 429, header: http.Header{"Ratelimit": {`"d";r=0;t=3`}, "Ratelimit-Reset": {"9"}}}, 3 * time.Second, retryhttp.HeaderRateLimit},
+		{"RateLimit-Reset beats X-RateLimit-Reset", step{status: 429, header: http.Header{"Ratelimit-Reset": {"4"}, "X-Ratelimit-Reset": {"9"}}}, 4 * time.Second, retryhttp.HeaderRateLimitReset},
 		{"no hint: the schedule", status(503), 100 * time.Millisecond, ""},
 	}
 	for _, tt := range tests {

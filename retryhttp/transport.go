@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/retry"
 )
 
@@ -67,11 +68,12 @@ import (
 // ...), how many attempts ran, and wraps the last attempt's error.
 //
 // Waiting follows the retry package, whose loop (retry.Loop) the Transport
-// runs: the schedule of Policy, or exactly the server's Retry-After (or
-// IETF RateLimit reset) when it sent one; no wait that would end after the
-// request context's deadline is started, and a Retry-After longer than
-// MaxRetryAfter or past that deadline ends retrying at once, returning that
-// response unchanged.
+// runs: the schedule of Policy, or exactly the server's Retry-After (or,
+// without one, the reset of an exhausted quota from RateLimit,
+// RateLimit-Reset or X-RateLimit-Reset) when it sent one; no wait that
+// would end after the request context's deadline is started, and a
+// Retry-After longer than MaxRetryAfter or past that deadline ends retrying
+// at once, returning that response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
@@ -125,12 +127,29 @@ type Transport struct {
 	// response headers arrive (and the draining of a response that is
 	// retried); an attempt that times out is retried like a network failure
 	// (ErrAttemptTimeout). It does not bound reading the final response's
-	// body: use the request's context for that. Zero (the default) and
+	// body, unless ReadBody reads it within the attempt: otherwise use the
+	// request's context for that. Zero (the default) and
 	// negative values mean no limit: then a retried response whose body
 	// stalls is drained until the request's context ends, so set a limit
 	// against servers that may do that. With a limit, the final response's
 	// Body is wrapped so that closing it releases the attempt's context.
 	AttemptTimeout time.Duration
+
+	// ReadBody, if not nil, reads the body of the response that would end
+	// the call (one whose status is not retried) inside its attempt, before
+	// RoundTrip returns, so that a body cut off mid-way is retried like any
+	// other network failure, and AttemptTimeout bounds the whole attempt,
+	// body included. An error reading the body (a reset, a connection
+	// closed early, the attempt's timeout) is the attempt's failure,
+	// retried under the usual rules (a replayable request, within the
+	// Policy); any other error ReadBody returns (its own, writing what it
+	// read) ends the call at once, wrapped in a *retry.Error with Reason
+	// retry.ErrPermanent. ReadBody must therefore start over each time it
+	// is called: what it kept of a failed attempt's body is stale. The
+	// response RoundTrip returns then has an empty Body, already consumed.
+	// ReadBody runs on the goroutine that called RoundTrip; it need not
+	// close the body.
+	ReadBody func(*http.Response) error
 
 	// MaxBufferedBody is the largest request body without GetBody that is
 	// read into memory so that it can be replayed. Zero means 1 MiB
@@ -171,6 +190,29 @@ type Transport struct {
 	// took and Event.Response that response (do not read its body in the
 	// hook). It is the way to learn how many attempts a request needed.
 	OnSuccess func(Event)
+
+	// Breakers, if not nil, puts a circuit breaker (package breaker) in
+	// front of every attempt, one per host by default (see BreakerKey), so
+	// that requests to a host that is down stop reaching it. A network
+	// failure or a status that is retried (RetryStatuses, or CheckRetry's
+	// true) counts as a failure of the host, any other response as a
+	// success, and the caller's context ending as neither. An attempt the
+	// breaker rejects is not sent: it fails with an error matching
+	// breaker.ErrOpen, which the retry loop treats as a Retry-After (it
+	// waits until the breaker admits a probe, or stops at once when that is
+	// longer than MaxRetryAfter or past the request's deadline) and which
+	// costs the Budget nothing. OnRetry and OnGiveUp see it as Event.Err,
+	// and the log records it with rejected=true. When retrying stops on a
+	// rejection, RoundTrip returns a *retry.Error that matches
+	// breaker.ErrOpen. Get's error (an invalid Config) fails every
+	// RoundTrip.
+	Breakers *breaker.Group
+
+	// BreakerKey, if not nil, names the breaker of a request in Breakers,
+	// in place of its URL's host (with the port, if any): a key per API
+	// endpoint, or per tenant. Keys should come from a bounded set: a
+	// Group keeps every breaker it made.
+	BreakerKey func(*http.Request) string
 
 	// Logger, if not nil, receives one Warn record per retry
 	// ("retryhttp: retrying") and per give-up ("retryhttp: giving up") with
@@ -224,7 +266,8 @@ type Event struct {
 	// Delay is the wait before the next attempt (OnRetry only).
 	Delay time.Duration
 	// HintHeader names the response header that asked for a wait:
-	// HeaderRetryAfter, HeaderRateLimit, or "" when the response asked for
+	// HeaderRetryAfter, HeaderRateLimit, HeaderRateLimitReset,
+	// HeaderXRateLimitReset, or "" when the response asked for
 	// none (or there was no response). In OnRetry, Delay is then Hint; in
 	// OnGiveUp the hint may be the reason retrying stopped.
 	HintHeader string
@@ -258,8 +301,9 @@ var ErrAttemptTimeout = errors.New("retryhttp: attempt timed out")
 
 // RoundTrip sends req, retrying as described on Transport. It returns a
 // response with a nil error, or a nil response with an error: the error
-// of Policy.Validate or of the Budget's Validate, an error reading a body
-// without GetBody, or a *retry.Error wrapping the last attempt's error.
+// of Policy.Validate, of the Budget's Validate or of Breakers' Config, an
+// error reading a body without GetBody, or a *retry.Error wrapping the last
+// attempt's error.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.Policy
 	c := call{t: t, req: req, base: t.Base, header: req.Header, max: p.MaxAttempts()}
@@ -285,6 +329,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.changed = c.changed || c.body.own
 	c.replayable = replayableMethod(req.Method, c.header)
+	if c.br, err = t.breakerFor(req); err != nil {
+		return nil, err
+	}
 
 	ctx := req.Context()
 	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget)}
@@ -293,7 +340,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	for {
-		resp, err := c.attempt(ctx)
+		resp, err := c.guarded(ctx)
 		if err == nil {
 			l.Succeeded()
 			c.succeeded(resp, l.Attempts())
@@ -328,6 +375,7 @@ func (t *Transport) CloseIdleConnections() {
 type call struct {
 	t          *Transport
 	req        *http.Request
+	br         *breaker.Breaker // the request's breaker, or nil
 	base       http.RoundTripper
 	header     http.Header // req.Header, or a clone with an Idempotency-Key
 	body       body
@@ -422,6 +470,9 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 			return nil, retry.Permanent(&attemptError{err: &statusError{status: resp.Status}, also: stop})
 		}
 	}
+	if err == nil && !retryable && c.t.ReadBody != nil {
+		return c.readBody(ctx, r, resp, lim)
+	}
 	if lim != nil && err == nil && !retryable && !lim.timer.Stop() {
 		// The limit passed as the headers arrived: the body is doomed.
 		drain(resp)
@@ -461,6 +512,49 @@ func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	}
 	return nil, se
 }
+
+// readBody gives the final response to ReadBody within the attempt and its
+// limit, and returns it consumed, or the attempt's failure.
+func (c *call) readBody(ctx context.Context, r *http.Request, resp *http.Response, lim *limit) (*http.Response, error) {
+	body := &watchedBody{rc: resp.Body}
+	resp.Body = body
+	err := c.t.ReadBody(resp)
+	body.rc.Close()
+	resp.Body = http.NoBody
+	var cause error
+	if lim != nil {
+		cause = context.Cause(r.Context())
+		lim.release()
+	}
+	switch {
+	case err == nil:
+		return resp, nil
+	case body.err == nil || !errors.Is(err, body.err):
+		// ReadBody's own failure: retrying would not help it.
+		return nil, retry.Permanent(err)
+	}
+	if te, ok := cause.(*timeoutError); ok && ctx.Err() == nil {
+		err = te
+	}
+	return nil, c.failure(ctx, err)
+}
+
+// watchedBody remembers the error its reader returned, so that a failure
+// to read the body is told apart from ReadBody's own.
+type watchedBody struct {
+	rc  io.ReadCloser
+	err error
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error { return nil } // readBody closes it
 
 // checkResponse reports whether resp is a failure to retry, by CheckRetry
 // or else RetryStatuses, and CheckRetry's error if it has one.
@@ -682,6 +776,9 @@ func (c *call) attrs(ev Event) []slog.Attr {
 		attrs = append(attrs, slog.Int("status", ev.Response.StatusCode))
 	} else if ev.Err != nil {
 		attrs = append(attrs, slog.String("error", ev.Err.Error()))
+		if retry.IsRejected(ev.Err) {
+			attrs = append(attrs, slog.Bool("rejected", true))
+		}
 	}
 	return attrs
 }

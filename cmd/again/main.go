@@ -1,6 +1,7 @@
 // Command again is the command-line face of the again toolkit: a backoff
 // calculator (calc), a runner that retries any command (run), a curl that
-// retries safely (fetch) and the calculator page (web). See `again --help`.
+// retries safely (fetch), the calculator page (web) and a simulator of
+// request storms (sim). See `again --help`.
 package main
 
 import (

@@ -76,8 +76,13 @@ func newRoot(subs ...*cobra.Command) *cobra.Command {
 		Long: `again retries failed operations with exponential backoff and jitter, and
 computes what a retry schedule costs before you ship it.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
-Exit status: 0 success, 1 failure, 2 usage error.`,
+Durations are Go syntax (500ms, 1.5s, 2m). calc, and the schedule flags
+--initial and --max everywhere, also take a bare number of milliseconds;
+the time limits of run and fetch (--timeout, --deadline) need a unit.
+Exit status: 0 success, 1 failure, 2 usage error (run and fetch say more).
+
+Install with: go install github.com/again-go/again/cmd/again@latest
+Shell completion: again completion bash|zsh|fish (see 'again completion --help').`,
 		Example: `  # What does a schedule cost, and does it fit a one-minute deadline?
   again calc --initial 500ms --max 30s --retries 8 --deadline 1m
 
@@ -88,7 +93,10 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
   again fetch --retries 5 https://api.example.com/items
 
   # The same calculator in a browser page.
-  again web --open`,
+  again web --open
+
+  # Why jitter and budgets: request storms, simulated on this library's code.
+  again sim outage --svg outage.svg`,
 		Version:       version(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -100,12 +108,32 @@ Exit status: 0 success, 1 failure, 2 usage error.`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
+	// `again completion bash|zsh|fish|powershell` prints a completion script.
+	root.SetHelpCommand(newHelpCmd())
 	root.SetVersionTemplate("again {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(subs...)
 	markErrors(root)
 	return root
+}
+
+// newHelpCmd returns `again help [command]`: cobra's own prints "Unknown
+// help topic" and exits 0 for a command that does not exist, which a
+// script cannot tell from success.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of a command: again help run is again run --help.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			target, rest, err := root.Find(args)
+			if err != nil || target == nil || len(rest) > 0 || (len(args) > 0 && target == root) {
+				return Usagef("unknown help topic %q; want one of %s (see 'again --help')", strings.Join(args, " "), strings.Join(commandNames(root), ", "))
+			}
+			return target.Help()
+		},
+	}
 }
 
 // commandNames lists root's subcommands for messages.
@@ -217,3 +245,20 @@ func (f textFlag) Set(s string) error {
 var errEmpty = errors.New("must not be empty")
 
 var _ pflag.Value = textFlag{}
+
+// repeatedFlag is a pflag.Value for a flag given any number of times, such
+// as fetch's -H and -d: each value is kept as given, empty ones included
+// (an empty -d is an empty body), in order. typ names the value in the help.
+type repeatedFlag struct {
+	s   *[]string
+	typ string
+}
+
+func (f repeatedFlag) String() string { return strings.Join(*f.s, ", ") }
+func (f repeatedFlag) Type() string   { return f.typ }
+func (f repeatedFlag) Set(s string) error {
+	*f.s = append(*f.s, s)
+	return nil
+}
+
+var _ pflag.Value = repeatedFlag{}

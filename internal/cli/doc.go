@@ -1,5 +1,5 @@
 // Package cli implements the again command line: the root command, its
-// subcommands (calc, run, fetch, web) and their shared conventions. The
+// subcommands (calc, run, fetch, web, sim) and their shared conventions. The
 // program's main is a few lines around Run:
 //
 //	ctx, stop := cli.NotifyContext(context.Background())
@@ -22,9 +22,10 @@
 //   - Retry policies come from PolicyFlags (--initial, --max, --multiplier,
 //     --retries, --jitter, --deadline), validated by internal/calc so that
 //     the command line and the web page accept exactly the same input.
-//   - The first SIGINT or SIGTERM cancels the context (context.Cause is a
-//     *SignalError); Signals delivers every one to a subcommand that
-//     forwards them.
+//   - The first SIGINT, SIGTERM, SIGHUP or SIGQUIT cancels the context
+//     (context.Cause is a *SignalError); Signals delivers every one to a
+//     subcommand that forwards them. A subcommand stopped by signal N exits
+//     128+N with one line saying so.
 //
 // Nothing in the package is global: each Run builds its commands afresh, so
 // concurrent Runs (as in parallel tests) do not share state.

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Exit statuses shared by every subcommand.
@@ -40,9 +42,40 @@ func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
 // Usagef returns a usage error (exit status 2) with a formatted message. The
 // message names the flag or argument at fault and what it accepts, such as
-// "--retries must be a whole number from 0 to 100000, got -1".
+// "--retries must be a whole number from 0 to 100000, got -1". String
+// arguments, the values the user gave, are shortened when very long (see
+// longValue) so that a huge value cannot bury the message.
 func Usagef(format string, args ...any) error {
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > maxEcho {
+			args[i] = longValue(s)
+		}
+	}
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// usage returns a usage error with a message already formed, such as
+// calc's (which shortens its values itself).
+func usage(msg string) error {
+	return &ExitError{Code: ExitUsage, Err: errors.New(msg)}
+}
+
+// maxEcho is the longest value, in bytes, that a message repeats whole:
+// longer than calc's limit for its numbers and durations, since paths and
+// URLs are worth reading whole up to a point.
+const maxEcho = 200
+
+// longValue is a value too long to repeat whole. It formats as calc does
+// its own long values: its first bytes (whole UTF-8 characters), quoted
+// with %q, then how long it was: "aaaa"… (100000 bytes).
+type longValue string
+
+func (v longValue) Format(f fmt.State, verb rune) {
+	cut := strings.ToValidUTF8(string(v)[:maxEcho-16], "")
+	if verb == 'q' {
+		cut = strconv.Quote(cut)
+	}
+	fmt.Fprintf(f, "%s… (%d bytes)", cut, len(v))
 }
 
 // exitCode returns the status for err and whether its message is printed.

@@ -21,11 +21,13 @@ import (
 
 // fetchFlags holds the flags of `again fetch` as given.
 type fetchFlags struct {
-	method, data, dataRaw, output  string
+	method, output                 string
+	data, dataRaw, json            []string
 	headers                        []string
 	include, location              bool
 	timeout, retryOn, maxRetryWait string
 	key                            string
+	curl                           curlFlags
 }
 
 func newFetchCmd(env *Env) *cobra.Command {
@@ -35,9 +37,16 @@ func newFetchCmd(env *Env) *cobra.Command {
 		Long: `fetch sends one HTTP request, like a small curl, and retries it with
 exponential backoff and jitter when it fails for a reason worth retrying:
 a network failure, or a status in --retry-on (429, 502, 503, 504 by
-default). A server's Retry-After (or IETF RateLimit reset) replaces the
-schedule's wait; one longer than --max-retry-after, or past --deadline,
-ends retrying at once.
+default). A server's Retry-After (or, without one, the reset of an
+exhausted quota from RateLimit, RateLimit-Reset or X-RateLimit-Reset, in
+seconds or as a Unix time) replaces the schedule's wait; one longer than
+--max-retry-after, or past --deadline, ends retrying at once.
+
+--timeout bounds each attempt as a whole, the response body included, and
+--connect-timeout each connection's setup. A body cut off mid-way (or
+timed out) is retried like any network failure when the request may be
+repeated and the output can start over: a regular -o file is emptied for
+the next attempt; on stdout, what arrived stays and retrying stops.
 
 POST and PATCH requests are retried only with an Idempotency-Key, which
 fetch adds (a random UUID, the same on every attempt) unless
@@ -47,15 +56,31 @@ attempt, the status or error, and the wait. Redirects are not followed
 unless -L is given.
 
 Only the final response's body is written, whatever its status, as curl
---fail-with-body does. The -o file is opened before anything is sent, so
-one that cannot be created is a usage error, but emptied only when the
-final response arrives: a fetch that gets no response leaves an existing
-file as it was and removes one it created; a body cut short leaves what
-arrived, as in curl.
+--fail-with-body does; with -f/--fail, none is written for a status of
+400 or more. The -o file is opened before anything is sent, so one that
+cannot be created is a usage error, but emptied only when the final
+response arrives: a fetch that gets no usable response (a network
+failure, a redirect loop with -L, an error status with --fail) leaves an
+existing file as it was and removes one it created; a body cut short
+leaves what arrived, as in curl.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.
+As in curl: -d is repeatable, the parts joined with &; --json sends JSON
+(repeated: concatenated) with Content-Type and Accept application/json;
+-u user:password sends basic authentication; -v prints each attempt's
+request and response headers on stderr, with credentials, cookies and
+query values masked; --cacert FILE trusts the authorities in a PEM file.
+A body from stdin (-d @-) is read first: up to 1 MiB it is sent with its
+length and can be retried, a larger one is streamed once.
+
+SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
+143 (129, 131) and one line saying so.
+
+Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
+--max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).
+--initial and --max also take a bare number of milliseconds.
 Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
-or a network failure after all retries, 2 for a usage error.`,
+or a network failure after all retries, 2 for a usage error, 128+N when
+signal N stops it.`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
@@ -69,31 +94,43 @@ or a network failure after all retries, 2 for a usage error.`,
 	var f fetchFlags
 	fs := cmd.Flags()
 	fs.SortFlags = false
-	fs.StringVarP(&f.method, "method", "X", "", "request method (default GET, or POST when data is given)")
-	fs.StringVarP(&f.data, "data", "d", "", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB)")
-	fs.StringVar(&f.dataRaw, "data-raw", "", "request body sent as is, even when it starts with @")
-	fs.StringArrayVarP(&f.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
-	fs.StringVarP(&f.output, "output", "o", "-", "write the body to this file instead of stdout")
+	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
+	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
+	fs.Var(repeatedFlag{s: &f.dataRaw, typ: "data"}, "data-raw", "request body sent as is, even when it starts with @; repeated, joined with &")
+	fs.Var(repeatedFlag{s: &f.json, typ: "data"}, "json", "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
+	fs.VarP(repeatedFlag{s: &f.headers, typ: "header"}, "header", "H", "request header 'Name: value' (repeatable)")
+	f.output = "-"
+	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout")
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10)")
 	pf := AddPolicyFlags(fs)
-	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt until its response headers arrive (default none)")
+	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt, its response body included (default none)")
 	f.retryOn = "429,502,503,504"
 	fs.Var(textFlag{s: &f.retryOn, typ: "list"}, "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
 	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying")
 	f.key = "auto"
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
+	f.curl.add(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
+			return err
+		}
 		in, err := pf.Parse()
 		if err != nil {
 			return err
 		}
+		base, rt, err := f.curl.transport(env)
+		if err != nil {
+			return err
+		}
+		defer base.CloseIdleConnections()
 		req, tr, err := f.build(cmd, args, env, in)
 		if err != nil {
 			return err
 		}
+		tr.Base = rt
 		out, err := openOutput(f.output, env.Stdout)
 		if err != nil {
 			if req.Body != nil {
@@ -107,9 +144,6 @@ or a network failure after all retries, 2 for a usage error.`,
 			ctx, cancel = context.WithTimeout(ctx, in.Deadline)
 			defer cancel()
 		}
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		defer base.CloseIdleConnections()
-		tr.Base = base
 		return f.fetch(req.WithContext(ctx), tr, out, env)
 	}
 	return cmd
@@ -125,6 +159,13 @@ type output struct {
 	w       io.Writer
 	file    *os.File // nil for stdout
 	created bool     // the file did not exist before
+	wrote   bool     // something was written since start
+}
+
+// Write writes to the output, noting that it did.
+func (o *output) Write(p []byte) (int, error) {
+	o.wrote = o.wrote || len(p) > 0
+	return o.w.Write(p)
 }
 
 func openOutput(path string, stdout io.Writer) (*output, error) {
@@ -147,15 +188,29 @@ func openOutput(path string, stdout io.Writer) (*output, error) {
 // start readies the output for the final response: an existing regular
 // file is emptied (a device or a pipe cannot be).
 func (o *output) start() error {
+	o.wrote = false
 	if o.file == nil {
 		return nil
 	}
-	if st, err := o.file.Stat(); err == nil && st.Mode().IsRegular() {
+	if o.rewindable() {
 		if err := o.file.Truncate(0); err != nil {
+			return fmt.Errorf("cannot write the response: %w", err)
+		}
+		if _, err := o.file.Seek(0, io.SeekStart); err != nil {
 			return fmt.Errorf("cannot write the response: %w", err)
 		}
 	}
 	return nil
+}
+
+// rewindable reports whether start can empty the output for another
+// attempt's body: a regular -o file can, stdout cannot.
+func (o *output) rewindable() bool {
+	if o.file == nil {
+		return false
+	}
+	st, err := o.file.Stat()
+	return err == nil && st.Mode().IsRegular()
 }
 
 // close closes the file, removing it if it was created for a response that
@@ -211,10 +266,10 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	if tr.RetryStatuses, err = parseStatuses(f.retryOn); err != nil {
 		return nil, nil, err
 	}
-	if cmd.Flags().Changed("data") && cmd.Flags().Changed("data-raw") {
-		return nil, nil, Usagef("--data and --data-raw are exclusive; give one request body")
+	_, _, _, hasData, err := f.bodyParts(cmd.Flags())
+	if err != nil {
+		return nil, nil, err
 	}
-	hasData := cmd.Flags().Changed("data") || cmd.Flags().Changed("data-raw")
 	method := f.method
 	if method == "" {
 		method = http.MethodGet
@@ -239,6 +294,20 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 			continue
 		}
 		req.Header.Add(name, value)
+	}
+	if cmd.Flags().Changed("json") {
+		// As curl's --json: unless a -H says otherwise.
+		for _, name := range []string{"Content-Type", "Accept"} {
+			if req.Header.Get(name) == "" {
+				req.Header.Set(name, "application/json")
+			}
+		}
+	}
+	if f.curl.user != "" && req.Header.Get("Authorization") != "" {
+		return nil, nil, Usagef("--user conflicts with the Authorization header; give the credentials once")
+	}
+	if err := f.curl.apply(req); err != nil {
+		return nil, nil, err
 	}
 	switch f.key {
 	case "auto":
@@ -273,22 +342,56 @@ type requestBody struct {
 	size    int64
 }
 
-// body opens the body given with --data or --data-raw. A file is opened
-// now, to report a missing one as a usage error, and reopened for each
-// retry, so it is never read whole into memory; stdin cannot be reopened,
-// so the transport buffers it (up to 1 MiB) to be able to retry.
+// body opens the body given with --data, --data-raw or --json. A single
+// @FILE is opened now, to report a missing one as a usage error, and
+// reopened for each retry, so it is never read whole into memory; stdin
+// cannot be reopened, so it is read into memory when small enough to be
+// retried (see readStdinBody). Several parts are joined in memory, with &
+// for --data and --data-raw as curl does, or concatenated for --json.
 func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
-	switch {
-	case cmd.Flags().Changed("data-raw"):
-		return stringBody(f.dataRaw), nil
-	case !cmd.Flags().Changed("data"):
-		return requestBody{}, nil
-	case f.data == "@-":
-		return requestBody{rc: io.NopCloser(env.Stdin)}, nil
-	case !strings.HasPrefix(f.data, "@"):
-		return stringBody(f.data), nil
+	parts, raw, sep, given, err := f.bodyParts(cmd.Flags())
+	if err != nil || !given {
+		return requestBody{}, err
 	}
-	path := f.data[1:]
+	if raw {
+		return stringBody(strings.Join(parts, sep)), nil
+	}
+	if len(parts) == 1 {
+		return openPart(parts[0], env)
+	}
+	var joined strings.Builder
+	for i, part := range parts {
+		if i > 0 {
+			joined.WriteString(sep)
+		}
+		b, err := openPart(part, env)
+		if err != nil {
+			return requestBody{}, err
+		}
+		err = func() error {
+			defer b.rc.Close()
+			if b.size < 0 {
+				return Usagef("a body part from stdin (@-) joined with others must be at most %d bytes, as the joined body is kept in memory", retryhttp.DefaultMaxBufferedBody)
+			}
+			_, err := io.Copy(&joined, b.rc)
+			return err
+		}()
+		if err != nil {
+			return requestBody{}, err
+		}
+	}
+	return stringBody(joined.String()), nil
+}
+
+// openPart opens one part of the body: a string, @FILE or @-.
+func openPart(part string, env *Env) (requestBody, error) {
+	switch {
+	case part == "@-":
+		return readStdinBody(env.Stdin)
+	case !strings.HasPrefix(part, "@"):
+		return stringBody(part), nil
+	}
+	path := part[1:]
 	file, err := os.Open(path)
 	if err != nil {
 		return requestBody{}, Usagef("--data @FILE: cannot open %q: %v", path, errors.Unwrap(err))
@@ -305,7 +408,16 @@ func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
 	}, nil
 }
 
+// stringBody is a body held in memory. An empty one is http.NoBody, which
+// net/http sends with "Content-Length: 0" (an empty reader would be sent
+// chunked, its length unknown).
 func stringBody(s string) requestBody {
+	if s == "" {
+		return requestBody{
+			rc:      http.NoBody,
+			getBody: func() (io.ReadCloser, error) { return http.NoBody, nil },
+		}
+	}
 	return requestBody{
 		rc:      io.NopCloser(strings.NewReader(s)),
 		getBody: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(s)), nil },
@@ -338,13 +450,59 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	if !f.location {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
-	resp, err := client.Do(req)
+	// The output is written only for a usable response: not for an error
+	// (with -L, a redirect loop returns the last redirect with one), nor
+	// for a failed status with --fail. Otherwise a file -o created is
+	// removed, and an existing one left as it was.
+	written := false
 	defer func() {
-		if cerr := out.close(resp != nil); err == nil {
+		if cerr := out.close(written); err == nil {
 			err = cerr
 		}
+		if sig := signalCause(req.Context()); sig != nil && err != nil {
+			// Whatever the error says (a cancelled attempt, a cut body,
+			// a retry loop that stopped), a signal stopped the fetch.
+			err = Exit(signalStatus(sig), fmt.Errorf("stopped: received %s", signalName(sig)))
+		}
 	}()
+	usable := func(resp *http.Response) bool {
+		return !f.curl.fail || resp.StatusCode < 400
+	}
+	// The body of a response that ends the request is read within its
+	// attempt: --timeout bounds it too, and a body cut off mid-way is
+	// retried like any network failure, if the output can start over.
+	var read *http.Response
+	var own error // ReadBody's last error that is not reading the body
+	tr.ReadBody = func(resp *http.Response) error {
+		read, own = resp, nil
+		if f.location && followed(resp) || !usable(resp) {
+			return nil // not the output: the client follows it, or --fail
+		}
+		written = true
+		err := f.write(resp, out)
+		var re *bodyReadError
+		switch {
+		case err == nil:
+		case !errors.As(err, &re):
+			own = err // writing the output failed
+		case out.wrote && !out.rewindable():
+			// Another attempt would add its body to what this one
+			// wrote: keep what arrived, as curl does, and stop.
+			own = fmt.Errorf("%v (not retried: the output cannot start over)", err)
+		}
+		if own != nil {
+			return own
+		}
+		return err
+	}
+	resp, err := client.Do(req)
 	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if own != nil && errors.Is(err, own) {
+			return own // retry's account adds nothing to it
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the URL, query values included
@@ -352,11 +510,36 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return err
 	}
 	defer resp.Body.Close()
-	if err := f.write(resp, out); err != nil {
-		return err
+	if resp != read && usable(resp) {
+		// A response with a status to retry, returned once retrying
+		// stopped: ReadBody has not seen it.
+		written = true
+		if err := f.write(resp, out); err != nil {
+			return err
+		}
 	}
 	if resp.StatusCode >= 400 {
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
+	}
+	return nil
+}
+
+// followed reports whether http.Client follows resp, a redirect with a
+// Location, when redirects are followed.
+func followed(resp *http.Response) bool {
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return resp.Header.Get("Location") != ""
+	}
+	return false
+}
+
+// signalCause returns the signal that cancelled ctx, if one did.
+func signalCause(ctx context.Context) os.Signal {
+	var se *SignalError
+	if errors.As(context.Cause(ctx), &se) {
+		return se.Signal
 	}
 	return nil
 }
@@ -367,7 +550,7 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	if err := o.start(); err != nil {
 		return err
 	}
-	out := &writeErr{w: o.w}
+	out := &writeErr{w: o}
 	if f.include {
 		fmt.Fprintf(out, "%s %s\r\n", resp.Proto, resp.Status)
 		resp.Header.Write(out)
@@ -375,7 +558,7 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	}
 	if out.err == nil {
 		if _, err := io.Copy(out, resp.Body); err != nil && out.err == nil {
-			return fmt.Errorf("reading the response body: %w", err)
+			return &bodyReadError{err}
 		}
 	}
 	if out.err != nil {
@@ -383,6 +566,13 @@ func (f *fetchFlags) write(resp *http.Response, o *output) error {
 	}
 	return nil
 }
+
+// bodyReadError is a failure to read the response body, told apart from a
+// failure to write it.
+type bodyReadError struct{ err error }
+
+func (e *bodyReadError) Error() string { return "reading the response body: " + e.err.Error() }
+func (e *bodyReadError) Unwrap() error { return e.err }
 
 // writeErr remembers the first error of its writer, so that a failure to
 // write the output is told apart from a failure to read the response.
@@ -410,12 +600,22 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), calc.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
-	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.data == "@-":
+	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.fromStdin():
 		return "not retried: standard input was more than 1 MiB, too much to keep for a retry (send a file with -d @FILE instead)"
 	case errors.Is(e.Reason, retryhttp.ErrNotReplayable):
 		return strings.TrimPrefix(e.Reason.Error(), "retryhttp: ")
 	}
 	return "giving up: " + e.Reason.Error()
+}
+
+// fromStdin reports whether the body is read from stdin.
+func (f *fetchFlags) fromStdin() bool {
+	for _, part := range append(f.data, f.json...) {
+		if part == "@-" {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome is the status or the error of a failed attempt.
@@ -439,15 +639,19 @@ func plural(n int) string {
 	return "s"
 }
 
-// durationFlag parses the duration flag name; empty means 0 when optional.
+// durationFlag parses the duration flag name, which needs a unit unless it
+// is 0 (see requireUnit); empty means 0 when optional.
 func durationFlag(name, s string, optional bool) (time.Duration, error) {
 	if s == "" && optional {
 		return 0, nil
 	}
+	if err := requireUnit(name, s); err != nil {
+		return 0, err
+	}
 	d, err := calc.ParseDuration(s)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return 0, Usagef("--%s %s", name, ie.Detail())
+		return 0, usage("--" + name + " " + ie.Detail())
 	}
 	return d, err
 }

@@ -26,12 +26,16 @@ type answer struct {
 	reset  bool // drop the connection before answering
 	hang   bool // never answer (slow headers) until the client leaves
 	cut    bool // promise a longer body than is sent, then close
+	stall  bool // send the headers and the body, then nothing until the client leaves
 }
 
 // received is a request as the fetch test server saw it.
 type received struct {
-	method, body string
-	header       http.Header
+	method, body  string
+	header        http.Header
+	contentLength int64    // -1 when unknown
+	encoding      []string // Transfer-Encoding: ["chunked"] for a body of unknown length
+	url           string   // the request URI
 }
 
 // fetchServer answers each path's requests with its script, repeating the
@@ -48,7 +52,7 @@ func newFetchServer(t *testing.T, scripts map[string][]answer) *fetchServer {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.seen[r.URL.Path] = append(s.seen[r.URL.Path], received{r.Method, string(body), r.Header.Clone()})
+		s.seen[r.URL.Path] = append(s.seen[r.URL.Path], received{r.Method, string(body), r.Header.Clone(), r.ContentLength, r.TransferEncoding, r.RequestURI})
 		script := scripts[r.URL.Path]
 		a := answer{}
 		if len(script) > 0 {
@@ -68,11 +72,16 @@ func newFetchServer(t *testing.T, scripts map[string][]answer) *fetchServer {
 		for k, v := range a.header {
 			w.Header().Set(k, v)
 		}
-		if a.cut {
+		if a.cut || a.stall {
 			w.Header().Set("Content-Length", strconv.Itoa(len(a.body)+100))
 		}
 		w.WriteHeader(max(a.status, 200))
 		io.WriteString(w, a.body)
+		if a.stall {
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		if a.cut {
 			w.(http.Flusher).Flush()
 			conn, _, _ := w.(http.Hijacker).Hijack()
@@ -99,6 +108,8 @@ func TestFetch(t *testing.T) {
 		"/flaky":     {{reset: true}, {status: 503, body: "busy"}, {body: "done\n"}},
 		"/ra0":       {{status: 429, header: map[string]string{"Retry-After": "0"}}, {body: "done\n"}},
 		"/ratelimit": {{status: 429, header: map[string]string{"RateLimit": `"default";r=0;t=0`}}, {body: "done\n"}},
+		"/xreset":    {{status: 429, header: map[string]string{"X-RateLimit-Reset": "0"}}, {body: "done\n"}},
+		"/reset":     {{status: 503, header: map[string]string{"RateLimit-Reset": "120", "RateLimit-Remaining": "0"}, body: "quota"}},
 		"/down":      {{status: 503, body: "still busy"}},
 		"/missing":   {{status: 404, body: "no such thing"}},
 		"/moved":     {{status: 302, header: map[string]string{"Location": "/ok"}}},
@@ -122,6 +133,11 @@ func TestFetch(t *testing.T) {
 			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as Retry-After: 0 asks\n"},
 		{"RateLimit sets the wait", []string{"/ratelimit"}, 0, "done\n",
 			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as RateLimit: \"default\";r=0;t=0 asks\n"},
+		{"X-RateLimit-Reset sets the wait", []string{"/xreset"}, 0, "done\n",
+			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as X-RateLimit-Reset: 0 asks\n"},
+		{"RateLimit-Reset above --max-retry-after", []string{"/reset"}, 1, "quota",
+			"again: attempt 1/4 failed (503 Service Unavailable); giving up: RateLimit-Reset: 120 asks for 2 min, more than --max-retry-after 1m\n" +
+				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"retries exhausted", []string{"--retries", "2", "/down"}, 1, "still busy",
 			"again: attempt 1/3 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again: attempt 2/3 failed (503 Service Unavailable); retrying in 0s\n" +
@@ -336,7 +352,13 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "-H", "X-A: a\x01b", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name and no control characters, got "X-A: a\x01b"`},
 		{[]string{"fetch", "-X", "GET /", "http://a/"}, `again fetch: --method must be an HTTP method such as GET or POST, got "GET /"`},
 		{[]string{"fetch", "-d", "@/nonexistent/file", "http://a/"}, `again fetch: --data @FILE: cannot open "/nonexistent/file": no such file or directory`},
-		{[]string{"fetch", "-d", "x", "--data-raw", "y", "http://a/"}, `again fetch: --data and --data-raw are exclusive; give one request body`},
+		{[]string{"fetch", "-d", "x", "--data-raw", "y", "http://a/"}, `again fetch: --data, --data-raw and --json are exclusive; give the body with one of them`},
+		{[]string{"fetch", "-d", "x", "--json", "{}", "http://a/"}, `again fetch: --data, --data-raw and --json are exclusive; give the body with one of them`},
+		{[]string{"fetch", "-u", "alice", "http://a/"}, `again fetch: --user must be user:password; fetch never prompts for a password`},
+		{[]string{"fetch", "-u", ":secret", "http://a/"}, `again fetch: --user must be user:password with a user name before the ':'`},
+		{[]string{"fetch", "-u", "alice:secret", "-H", "Authorization: Bearer t", "http://a/"}, `again fetch: --user conflicts with the Authorization header; give the credentials once`},
+		{[]string{"fetch", "--cacert", "/nonexistent/ca.pem", "http://a/"}, `again fetch: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
+		{[]string{"fetch", "--cacert", "/dev/null", "http://a/"}, `again fetch: --cacert must name a file of PEM certificates, found none in "/dev/null"`},
 		{[]string{"fetch", "--idempotency-key", "a\nb", "-d", "x", "http://a/"}, `again fetch: --idempotency-key must be auto, off or a key without control characters, got "a\nb"`},
 		{[]string{"fetch", "-H", "Idempotency-Key: a", "--idempotency-key", "b", "-d", "x", "http://a/"}, `again fetch: --idempotency-key "b" conflicts with the Idempotency-Key header; give the key once`},
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 
 	"github.com/again-go/again/internal/calc"
 	"github.com/spf13/pflag"
@@ -56,7 +58,27 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 	in, err := calc.Parse(v)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return in, Usagef("%s", ie.Message())
+		return in, usage(ie.Message())
 	}
 	return in, err
+}
+
+// Text returns the text given for field, or its default.
+func (f *PolicyFlags) Text(field string) string {
+	return *f.values[field]
+}
+
+// requireUnit rejects a bare number other than 0 as the value s of the
+// duration flag name. In run and fetch a bare 30 would be 30 ms to calc's
+// parser but 30 s to users of timeout(1) and curl: rather than guess, ask
+// for the unit.
+func requireUnit(name, s string) error {
+	t := strings.TrimSpace(s)
+	if !strings.ContainsAny(t, "0123456789") || strings.Trim(t, "0123456789.+-eE") != "" {
+		return nil // not a bare number: the duration parser judges it
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil && f == 0 {
+		return nil // 0 is 0 in every unit
+	}
+	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to calc), got %s", name, t, t, t)
 }

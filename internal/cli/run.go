@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -15,12 +16,16 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/spf13/cobra"
 )
 
 // Exit statuses of `again run` besides the child's own, as shells use them.
 const (
+	// ExitTimedOut: --timeout or --deadline stopped the last attempt, as
+	// GNU timeout exits; a SIGTERM from outside gives 143 (128+15).
+	ExitTimedOut      = 124
 	ExitCannotExecute = 126 // the command exists but cannot be run
 	ExitNotFound      = 127 // the command was not found
 )
@@ -36,28 +41,45 @@ func newRunCmd(env *Env) *cobra.Command {
 		Long: `run runs CMD with ARGS and, while it exits with a non-zero status, runs it
 again after a backoff delay drawn from the policy flags, at most --retries
 times. The command inherits again's stdin, stdout and stderr unbuffered.
+Every attempt reads the same stdin from where the previous one stopped:
+input that an attempt consumed is not given again to the next (redirect
+from a file inside the command, sh -c 'cmd < file', to give each attempt
+all of it).
 
 Each retry prints one line on stderr, such as
   again: attempt 2/4 failed (exit status 7); retrying in 400ms
 and --quiet silences them.
 
---timeout limits each attempt: the command gets SIGTERM, then SIGKILL 2s
-later, and the attempt counts as failed (with status 143, as if SIGTERM
-had killed it, if the command exits 0). --deadline limits the whole run:
-again never starts a wait that would end after it, and stops a command
-still running when it passes. --retry-on-exit retries only the listed exit
-statuses (a command killed by signal N has status 128+N); a timed-out
-attempt is always retried.
+Each attempt runs in a process group of its own. --timeout limits each
+attempt: the group (the command and everything it started) gets SIGTERM,
+then SIGKILL once the command has exited or 2s have passed, and the
+attempt counts as failed, whatever its status. --deadline limits the whole
+run: again never starts a wait that would end after it, and stops a
+command still running when it passes, in the same way.
 
-SIGINT and SIGTERM sent to again are forwarded to the command, and no
-further attempt is made. (Ctrl-C in a terminal also reaches the command
-directly, as it reaches every process of the foreground job.)
+--retry-on-exit retries only the listed exit statuses (a command killed
+by signal N has status 128+N), and a timed-out attempt. By default every
+non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
+or SIGPIPE: someone stopped it, or nothing reads its output any more).
 
-Exit status: the last attempt's (128+N if signal N killed it; 128+N also
-when signal N stops again between attempts), 127 if the command is not
+SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
+command's group, no further attempt is made, and again exits when the
+command has. When again runs in the foreground of a terminal (its stdin,
+stdout or stderr), each attempt gets the terminal: it can read it, Ctrl-Z
+stops it and again together (fg continues both), and Ctrl-C reaches it
+once, from the terminal, ending the retries if the command dies of it or
+exits 130. Otherwise Ctrl-C reaches again alone, which passes it on once.
+(Windows has no process groups: there a timeout or a signal stops the
+command but not what it started.)
+
+Exit status: the last attempt's (128+N if signal N killed it), 124 if
+--timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
+when signal N stops again between attempts, 127 if the command is not
 found, 126 if it cannot be executed, 2 for a usage error.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
+Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
+unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
+--initial and --max also take a bare number of milliseconds.`,
 		Example: `  # Wait for a database in a container entrypoint: up to 10 retries, 30 s in all.
   again run --retries 10 --deadline 30s -- pg_isready -h db
 
@@ -83,11 +105,15 @@ Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds.`,
 	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
+			return err
+		}
 		in, err := pf.Parse()
 		if err != nil {
 			return err
 		}
-		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline}
+		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
+			tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
 		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
 			return err
 		}
@@ -165,23 +191,43 @@ type runner struct {
 	timeout  time.Duration // per attempt; 0 means none
 	deadline time.Duration // for the whole run; 0 means none
 	grace    time.Duration // between SIGTERM and SIGKILL
-	retryOn  map[int]bool  // nil: every non-zero status
+	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
 	quiet    bool
+	tty      *os.File // the terminal handed to each attempt, if any
 
 	mu      sync.Mutex
-	proc    *os.Process // the running child, if any
-	signal  os.Signal   // the first signal received, if any
-	stopped bool        // whether a signal arrived while no child ran
+	pid     int       // the running child, 0 if none
+	signal  os.Signal // the first signal received, if any
+	stopped bool      // whether a signal arrived while no child ran
 }
 
 // attemptError is a failed attempt: the status again exits with if it is
 // the last, and why it failed ("exit status 7", "timed out after 2s").
 type attemptError struct {
-	status int
-	why    string
+	status     int
+	why        string
+	atDeadline bool // the --deadline stopped it
 }
 
 func (e *attemptError) Error() string { return e.why }
+
+// notRetried says why status is not retried unless --retry-on-exit names
+// it, or "" if it is retried: a command killed by SIGINT or SIGQUIT (or
+// exiting 130 after its clean-up on Ctrl-C) was stopped by someone who
+// wants it stopped, and one killed by SIGPIPE writes to a reader that has
+// gone (again run -- yes | head -1): running it again would meet the same
+// closed pipe.
+func notRetried(status int) string {
+	switch status {
+	case 128 + int(syscall.SIGINT):
+		return "interrupted"
+	case 128 + int(syscall.SIGQUIT):
+		return "quit"
+	case 128 + int(syscall.SIGPIPE):
+		return "nothing reads its output any more"
+	}
+	return ""
+}
 
 func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	// The child's life is bounded by the deadline and the timeout only; a
@@ -240,24 +286,26 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		status = signalStatus(sig)
 	}
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, sig))
+		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
 	}
 	return Exit(status, nil)
 }
 
-// stopReason says why no retry follows the failed attempt.
-func (r *runner) stopReason(re *retry.Error, sig os.Signal) string {
+// stopReason says why no retry follows the failed attempt last. Whichever
+// timer noticed the --deadline first (the attempt's, or the wait's), the
+// words are the same.
+func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) string {
 	switch {
 	case sig != nil:
 		return "stopping: received " + signalName(sig)
+	case last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded):
+		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
 	case errors.Is(re, retry.ErrExhausted):
 		return "giving up"
-	case errors.Is(re, retry.ErrPermanent):
+	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
 		return "not retrying: status not in --retry-on-exit"
-	case errors.Is(re, retry.ErrDeadline):
-		return fmt.Sprintf("giving up: the next attempt would start after the --deadline %v", r.deadline)
-	case errors.Is(re.Cause, context.DeadlineExceeded):
-		return fmt.Sprintf("stopping: the --deadline %v passed", r.deadline)
+	case errors.Is(re, retry.ErrPermanent):
+		return fmt.Sprintf("not retrying: %s (list %d in --retry-on-exit to retry it)", notRetried(last.status), last.status)
 	}
 	return fmt.Sprintf("stopping: %v", re.Cause)
 }
@@ -282,8 +330,8 @@ func roundDelay(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
-// forward relays each signal to the running child and stops further
-// attempts, until done is closed.
+// forward relays each signal to the running child's process group and
+// stops further attempts, until done is closed.
 func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, done <-chan struct{}) {
 	for {
 		select {
@@ -292,8 +340,8 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 			if r.signal == nil {
 				r.signal = s
 			}
-			if r.proc != nil {
-				_ = r.proc.Signal(s)
+			if r.pid != 0 {
+				_ = signalGroup(r.pid, s)
 			} else {
 				r.stopped = true
 			}
@@ -305,39 +353,66 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 	}
 }
 
-// setProc records the running child; a signal that arrived while it was
-// starting is passed on at once.
-func (r *runner) setProc(p *os.Process) {
+// setProc records the running child, pid (0 for none); a signal that
+// arrived while it was starting is passed on at once. It reports whether a
+// signal reached the child.
+func (r *runner) setProc(pid int) (signalled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.proc = p
-	if p != nil && r.signal != nil {
+	r.pid = pid
+	if pid != 0 && r.signal != nil {
 		r.stopped = false
-		_ = p.Signal(r.signal)
+		_ = signalGroup(pid, r.signal)
 	}
+	return r.signal != nil
 }
 
 // attempt runs the command once, within procCtx (the --deadline). It
 // returns nil on exit status 0, an *attemptError for a failure, wrapped with
 // retry.Permanent if its status is not to be retried.
+//
+// The command runs in a process group of its own. An attempt stopped by
+// the --timeout, the --deadline or a signal leaves nothing behind: the
+// group gets SIGTERM (or the signal), then SIGKILL when the command has
+// exited or the grace has passed, whichever comes first.
 func (r *runner) attempt(procCtx context.Context) error {
-	ctx := procCtx
+	// One timer per attempt, at the earlier of its --timeout and the
+	// --deadline, decided now: what stopped the attempt never depends on
+	// which of two timers fired first.
+	ctx, atDeadline := procCtx, true
 	if r.timeout > 0 {
+		end := time.Now().Add(r.timeout)
+		dl, ok := procCtx.Deadline()
+		atDeadline = ok && !end.Before(dl)
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		ctx, cancel = context.WithDeadline(ctx, end)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, r.path, r.args...)
+	// os/exec only starts the command: its Wait would neither report a
+	// command stopped by Ctrl-Z nor return before every process that
+	// inherited an output pipe has closed it. waitCommand does the first,
+	// childOutput the second, and the context's end is watched here.
+	cmd := exec.Command(r.path, r.args...)
 	cmd.Args[0] = r.name
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.env.Stdin, r.env.Stdout, r.env.Stderr
-	// cancelled records that the timeout or the deadline struck while the
-	// child ran, rather than just after it exited by itself.
-	var cancelled atomic.Bool
-	cmd.Cancel = func() error {
-		cancelled.Store(true)
-		return cmd.Process.Signal(syscall.SIGTERM)
+	stdin, err := newInput(r.env.Stdin)
+	if err != nil {
+		return retry.Permanent(err)
 	}
-	cmd.WaitDelay = r.grace
+	defer stdin.finish(r.grace)
+	stdout, err := newOutput(r.env.Stdout)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdout.finish(r.grace)
+	stderr := stdout
+	if !sameWriter(r.env.Stderr, r.env.Stdout) {
+		if stderr, err = newOutput(r.env.Stderr); err != nil {
+			return retry.Permanent(err)
+		}
+		defer stderr.finish(r.grace)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin.file, stdout.file, stderr.file
+	startInGroup(cmd, r.tty)
 	if err := cmd.Start(); err != nil {
 		// lookPath found the command before the first attempt; if it has
 		// gone since, it is not found, as a shell would say. A missing
@@ -347,32 +422,180 @@ func (r *runner) attempt(procCtx context.Context) error {
 		}
 		return retry.Permanent(cannotExecute(r.name, err))
 	}
-	r.setProc(cmd.Process)
-	_ = cmd.Wait() // the ProcessState says all that matters
-	r.setProc(nil)
-	st := cmd.ProcessState
-	ae := &attemptError{status: st.ExitCode(), why: fmt.Sprintf("exit status %d", st.ExitCode())}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	stdin.started()
+	pid := cmd.Process.Pid
+	defer cmd.Process.Release() // after every use of pid below
+	r.setProc(pid)
+	// At the --timeout or the --deadline the group gets SIGTERM, then
+	// SIGKILL after the grace. cancelled records that this happened while
+	// the command ran, rather than just after it exited by itself.
+	var cancelled, exited atomic.Bool
+	var kill *time.Timer
+	watched := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(watched)
+		if exited.Load() {
+			return // too late: the command ended by itself
+		}
+		cancelled.Store(true)
+		kill = time.AfterFunc(r.grace, func() { killGroup(pid) })
+		_ = signalGroup(pid, syscall.SIGTERM)
+	})
+	ws, werr := waitCommand(cmd, r.tty)
+	exited.Store(true)
+	if !stopWatch() {
+		<-watched // the context ended: its function has run
+		if kill != nil {
+			kill.Stop()
+		}
+	}
+	signalled := r.setProc(0)
+	if cancelled.Load() || signalled {
+		killGroup(pid)
+	}
+	stdout.finish(r.grace) // the group is gone: its output is complete
+	stderr.finish(r.grace)
+	reclaimTerminal(r.tty, pid)
+	if werr != nil {
+		return retry.Permanent(fmt.Errorf("waiting for %s: %w", r.name, werr))
+	}
+	ae := &attemptError{status: ws.ExitStatus(), why: fmt.Sprintf("exit status %d", ws.ExitStatus())}
+	if ws.Signaled() {
 		ae.status = signalStatus(ws.Signal())
 		ae.why = "killed by " + signalName(ws.Signal())
 	}
 	switch {
-	case cancelled.Load() && procCtx.Err() == nil:
-		// Whatever its status, a child stopped by --timeout failed; and it
-		// is retried even with --retry-on-exit, as documented. One that
-		// exits 0 on SIGTERM gets the status SIGTERM would have given it,
-		// so that a run that timed out never exits 0.
+	case cancelled.Load():
+		// Whatever its status, a child stopped by --timeout or --deadline
+		// failed, with status 124 as GNU timeout has it; and it is retried
+		// even with --retry-on-exit, as documented (--deadline leaves no
+		// time for a retry anyway).
+		ae.status = ExitTimedOut
+		ae.atDeadline = atDeadline
 		ae.why = fmt.Sprintf("timed out after %v", r.timeout)
-		if ae.status == 0 {
-			ae.status = signalStatus(syscall.SIGTERM)
+		if atDeadline {
+			ae.why = "timed out at the --deadline"
 		}
 		return ae
 	case ae.status == 0:
 		return nil
 	case r.retryOn != nil && !r.retryOn[ae.status]:
 		return retry.Permanent(ae)
+	case r.retryOn == nil && notRetried(ae.status) != "":
+		return retry.Permanent(ae)
 	}
 	return ae
+}
+
+// childInput is what an attempt reads: the Env's reader itself when it is
+// a file (or nothing), else a pipe that it is copied to, as os/exec would.
+type childInput struct {
+	file   *os.File      // the command's stdin; nil for /dev/null
+	write  *os.File      // again's end of the pipe, nil for a file
+	copied chan struct{} // closed when the copy ends
+}
+
+func newInput(r io.Reader) (*childInput, error) {
+	if r == nil {
+		return &childInput{}, nil
+	}
+	if f, ok := r.(*os.File); ok && f != nil {
+		return &childInput{file: f}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	in := &childInput{file: pr, write: pw, copied: make(chan struct{})}
+	go func() {
+		defer close(in.copied)
+		_, _ = io.Copy(pw, r) // ends at EOF, or when finish closes pw
+		pw.Close()
+	}()
+	return in, nil
+}
+
+// started closes again's copy of the command's end of the pipe.
+func (in *childInput) started() {
+	if in.write != nil {
+		in.file.Close()
+	}
+}
+
+// finish stops the copy once the command has exited: what it did not read
+// is not given to the next attempt's command either (stdin is consumed as
+// it is read, whoever reads it). A copy still blocked reading again's own
+// stdin after grace is left to end with it.
+func (in *childInput) finish(grace time.Duration) {
+	if in.write == nil {
+		return
+	}
+	in.write.Close()
+	in.file.Close() // in case Start failed
+	in.write = nil
+	select {
+	case <-in.copied:
+	case <-time.After(grace):
+	}
+}
+
+// childOutput is what an attempt writes to: the Env's writer itself when it
+// is a file, else a pipe copied to it. Either way the command's output is a
+// file, so waiting for the command ends when it exits, not when the last
+// process that inherited the output closes it: again then kills what is
+// left of a stopped attempt's group, and only then waits for the output to
+// end.
+type childOutput struct {
+	file   *os.File
+	copied chan struct{} // closed when the copy ends; nil for a file
+	read   *os.File
+}
+
+func newOutput(w io.Writer) (*childOutput, error) {
+	if f, ok := w.(*os.File); ok && f != nil {
+		return &childOutput{file: f}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	o := &childOutput{file: pw, read: pr, copied: make(chan struct{})}
+	go func() {
+		defer close(o.copied)
+		_, _ = io.Copy(w, pr)
+	}()
+	return o, nil
+}
+
+// finish closes again's end of the pipe and waits for the copy to end: at
+// once if the command's processes are gone, at most grace if a process
+// outside its group (a daemon) still holds the pipe, whose later output is
+// then dropped. Calling it again does nothing.
+func (o *childOutput) finish(grace time.Duration) {
+	if o.copied == nil {
+		return
+	}
+	o.file.Close()
+	select {
+	case <-o.copied:
+	case <-time.After(grace):
+	}
+	o.read.Close()
+	<-o.copied
+	o.copied = nil
+}
+
+// sameWriter reports whether a and b are the same writer, so that the
+// command's stdout and stderr share one pipe and their copies never write
+// to it at the same time, as os/exec does. Writers of types that cannot be
+// compared are different.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 func signalStatus(s os.Signal) int {

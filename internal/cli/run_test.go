@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -21,10 +22,21 @@ import (
 )
 
 // helperEnv makes the test binary act as the child command of `again run`
-// (see runHelper) instead of running the tests.
-const helperEnv = "AGAIN_RUN_TEST_HELPER"
+// (see runHelper) instead of running the tests; mainEnv makes it act as
+// the again program itself, signals and all (see againProcess).
+const (
+	helperEnv = "AGAIN_RUN_TEST_HELPER"
+	mainEnv   = "AGAIN_RUN_TEST_MAIN"
+)
 
 func init() {
+	if os.Getenv(mainEnv) == "1" {
+		os.Unsetenv(mainEnv) // the command it runs is the helper
+		ctx, stop := NotifyContext(context.Background())
+		code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(runHelper(os.Args[1:]))
 	}
@@ -39,6 +51,14 @@ func init() {
 //	trap-term N     print "ready", exit N on SIGTERM
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
+//	yes             write lines to stdout until that fails
+//	count-int       print "ready PGID" (its process group), then
+//	                "interrupted" at the first SIGINT;
+//	                then exit 130 when a line arrives on stdin, or 3 (and
+//	                print "interrupted again") at a second SIGINT
+//	tty-child       print "ready PGID", read two lines and print "read LINE"
+//	                for each, then as count-int
+//	dev-tty         print "ready", read a line from /dev/tty, print "read LINE"
 func runHelper(args []string) int {
 	switch args[0] {
 	case "exit":
@@ -77,6 +97,45 @@ func runHelper(args []string) int {
 	case "cat":
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 		return 0
+	case "dev-tty":
+		tty, err := os.Open("/dev/tty")
+		if err != nil {
+			return 101
+		}
+		fmt.Println("ready")
+		var line string
+		_, _ = fmt.Fscanln(tty, &line)
+		fmt.Println("read " + line)
+		return 0
+	case "yes":
+		for {
+			if _, err := os.Stdout.WriteString("y\n"); err != nil {
+				return 1 // SIGPIPE kills the helper first: fd 1 is a broken pipe
+			}
+		}
+	case "count-int", "tty-child":
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt)
+		fmt.Printf("ready %d\n", syscall.Getpgrp())
+		for range map[bool]int{true: 2}[args[0] == "tty-child"] {
+			var line string
+			_, _ = fmt.Scanln(&line)
+			fmt.Println("read " + line)
+		}
+		<-ch
+		fmt.Println("interrupted")
+		line := make(chan struct{})
+		go func() {
+			_, _ = fmt.Scanln()
+			close(line)
+		}()
+		select {
+		case <-ch:
+			fmt.Println("interrupted again")
+			return 3
+		case <-line:
+			return 130
+		}
 	}
 	return 100
 }
@@ -98,14 +157,15 @@ func helper(t *testing.T, args ...string) []string {
 // waitWriter is a concurrency-safe buffer that reports when its content
 // first contains a string.
 type waitWriter struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	want    string
+	seen    chan struct{}
+	changed chan struct{} // closed and replaced at every write
 }
 
 func newWaitWriter(want string) *waitWriter {
-	return &waitWriter{want: want, seen: make(chan struct{})}
+	return &waitWriter{want: want, seen: make(chan struct{}), changed: make(chan struct{})}
 }
 
 func (w *waitWriter) Write(p []byte) (int, error) {
@@ -116,6 +176,8 @@ func (w *waitWriter) Write(p []byte) (int, error) {
 	if w.want != "" && !hadIt && strings.Contains(w.buf.String(), w.want) {
 		close(w.seen)
 	}
+	close(w.changed)
+	w.changed = make(chan struct{})
 	return n, err
 }
 
@@ -123,6 +185,27 @@ func (w *waitWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// waitFor waits until w's content contains s, failing the test if that
+// takes more than 30 s.
+func waitFor(t *testing.T, w *waitWriter, s string) {
+	t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		w.mu.Lock()
+		found, changed := strings.Contains(w.buf.String(), s), w.changed
+		w.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			t.Fatalf("no %q after 30s; output %q", s, w.String())
+		}
+	}
 }
 
 // runAgain runs `again args...` in-process and returns the status and what
@@ -171,7 +254,7 @@ func TestRunStatusAndLines(t *testing.T) {
 			"again: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
 			"again: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
 		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h"}, []string{"exit", "1"}, 1, lines(
-			"again: attempt 1/4 failed (exit status 1); giving up: the next attempt would start after the --deadline 1h0m0s"), ""},
+			"again: attempt 1/4 failed (exit status 1); giving up: the --deadline 1h0m0s leaves no time for another attempt"), ""},
 		{"real delays", []string{"run", "--initial", "1ms", "--multiplier", "1", "--retries", "1", "--jitter", "none"}, []string{"exit", "7"}, 7, lines(
 			"again: attempt 1/2 failed (exit status 7); retrying in 1ms",
 			"again: attempt 2/2 failed (exit status 7); giving up"), ""},
@@ -310,8 +393,8 @@ func TestRunTimeout(t *testing.T) {
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 100*time.Millisecond, "block", "0")
 	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
-	if code, _ := exitCode(err); code != 128+15 {
-		t.Errorf("status %d, want 143 (SIGTERM)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out)", code)
 	}
 	want := lines(
 		"again: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
@@ -329,8 +412,8 @@ func TestRunTimeoutKill(t *testing.T) {
 	r := &runner{env: &Env{Stdout: io.Discard, Stderr: &stderr}, name: "sh", path: "/bin/sh",
 		args: []string{"-c", "trap '' TERM; exec sleep 3600"}, timeout: time.Second, grace: 50 * time.Millisecond}
 	err := r.run(t.Context(), backoff.Policy{Retries: backoff.NoRetries})
-	if code, _ := exitCode(err); code != 128+9 {
-		t.Errorf("status %d, want 137 (SIGKILL after the grace)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out, even when SIGKILL ended it)", code)
 	}
 	if want := lines("again: attempt 1/1 failed (timed out after 1s); giving up"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
@@ -338,7 +421,7 @@ func TestRunTimeoutKill(t *testing.T) {
 }
 
 // A command that exits 0 when --timeout sends it SIGTERM has still failed:
-// it is retried, and a last attempt that timed out never exits 0.
+// it is retried, and a last attempt that timed out exits 124, never 0.
 func TestRunTimeoutExitZero(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	var stderr bytes.Buffer
@@ -347,8 +430,8 @@ func TestRunTimeoutExitZero(t *testing.T) {
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 500*time.Millisecond, "trap-term", "0")
 	r.grace = 10 * time.Second // a slow machine must not turn the exit into a SIGKILL
 	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
-	if code, _ := exitCode(err); code != 128+15 {
-		t.Errorf("status %d, want 143 (timed out, as if SIGTERM had killed it)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out)", code)
 	}
 	want := lines(
 		"again: attempt 1/2 failed (timed out after 500ms); retrying in 0s",
@@ -363,8 +446,8 @@ func TestRunTimeoutNotInRetryList(t *testing.T) {
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, 50*time.Millisecond, "block", "0")
 	r.retryOn = map[int]bool{75: true}
 	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
-	if code, _ := exitCode(err); code != 128+15 || strings.Count(stderr.String(), "timed out") != 2 {
-		t.Errorf("status %d, stderr %q; want 143 and both attempts timed out (timeouts are always retried)", code, stderr.String())
+	if code, _ := exitCode(err); code != ExitTimedOut || strings.Count(stderr.String(), "timed out") != 2 {
+		t.Errorf("status %d, stderr %q; want 124 and both attempts timed out (timeouts are always retried)", code, stderr.String())
 	}
 }
 
@@ -460,10 +543,10 @@ func TestRunDeadlineDuringAttempt(t *testing.T) {
 	r := newTestRunner(t, &Env{Stdout: io.Discard, Stderr: &stderr}, time.Hour, "block", "0")
 	r.deadline = 100 * time.Millisecond
 	err := r.run(t.Context(), backoff.Policy{Retries: 3})
-	if code, _ := exitCode(err); code != 128+15 {
-		t.Errorf("status %d, want 143 (SIGTERM at the deadline)", code)
+	if code, _ := exitCode(err); code != ExitTimedOut {
+		t.Errorf("status %d, want 124 (timed out at the deadline)", code)
 	}
-	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: the --deadline 100ms passed"); stderr.String() != want {
+	if want := lines("again: attempt 1/4 failed (timed out at the --deadline); giving up: the --deadline 100ms leaves no time for another attempt"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }
@@ -492,4 +575,159 @@ func FuzzParseExitList(f *testing.F) {
 			t.Errorf("parseExitList(%q) = empty set without error", s)
 		}
 	})
+}
+
+// A command killed by SIGPIPE (its reader has gone, as in `again run -- yes
+// | head -1`) is not retried unless --retry-on-exit lists 141: every
+// attempt would meet the same closed pipe.
+func TestRunSIGPIPENotRetried(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, tt := range []struct {
+		flags  []string
+		stderr string
+	}{
+		{nil, lines("again: attempt 1/4 failed (killed by SIGPIPE); not retrying: nothing reads its output any more (list 141 in --retry-on-exit to retry it)")},
+		{[]string{"--retry-on-exit", "141", "--retries", "1"}, lines(
+			"again: attempt 1/2 failed (killed by SIGPIPE); retrying in 0s",
+			"again: attempt 2/2 failed (killed by SIGPIPE); giving up")},
+	} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close() // nothing reads: the first write gets SIGPIPE
+		var stderr bytes.Buffer
+		args := append(append(append([]string{"run", "--initial", "0"}, tt.flags...), "--"), helper(t, "yes")...)
+		code := Run(t.Context(), args, nil, w, &stderr)
+		w.Close()
+		if code != 128+13 || stderr.String() != tt.stderr {
+			t.Errorf("again %v: status %d, stderr %q; want 141, %q", tt.flags, code, stderr.String(), tt.stderr)
+		}
+	}
+}
+
+// Every attempt reads again's own stdin from where the previous attempt
+// stopped, as the help says: a retry does not see the input again.
+func TestRunStdinAcrossAttempts(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := w.WriteString("first\nsecond\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	code, stdout, _ := runAgain(t.Context(), r, "run", "--initial", "0", "--retries", "2", "--", "sh", "-c", `read -r line; echo "got $line"; exit 1`)
+	if want := "got first\ngot second\ngot \n"; code != 1 || stdout != want {
+		t.Errorf("status %d, stdout %q; want 1, %q", code, stdout, want)
+	}
+}
+
+// Whether --timeout or --deadline fires first, a run that the deadline ends
+// says so in the same words, and exits 124.
+func TestRunDeadlineMessageWhicheverTimer(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, timeout := range []string{"150ms", "200ms", "190ms", "1h"} {
+		t.Run(timeout, func(t *testing.T) {
+			args := append([]string{"run", "--initial", "0", "--retries", "5", "--timeout", timeout, "--deadline", "200ms", "--"}, helper(t, "block", "0")...)
+			code, _, stderr := runAgain(t.Context(), nil, args...)
+			const want = "; giving up: the --deadline 200ms leaves no time for another attempt\n"
+			if code != ExitTimedOut || !strings.HasSuffix(stderr, want) {
+				t.Errorf("--timeout %s --deadline 200ms: status %d, stderr %q; want 124 and a last line ending %q", timeout, code, stderr, want)
+			}
+		})
+	}
+}
+
+// againProcess starts the test binary as the again program (signals taken
+// over by NotifyContext, as in cmd/again) with args, in a process group of
+// its own as a shell starts a job, with stdin a pipe. It returns the
+// process, the write end of its stdin and what it writes on stdout and
+// stderr.
+func againProcess(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, *waitWriter) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1", helperEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	out := newWaitWriter("")
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	return cmd, stdin, out
+}
+
+// One Ctrl-C in a terminal (SIGINT to every process of the foreground job)
+// reaches the command once: it is in a group of its own, so only again's
+// forwarding delivers it, and it can finish its clean-up.
+func TestRunCtrlCReachesCommandOnce(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, stdin, out := againProcess(t, "run", "--initial", "0", "--", exe, "count-int")
+	waitFor(t, out, "ready")
+	// The terminal's Ctrl-C goes to every process of again's group, the
+	// foreground job; the command must not be one of them. (Two SIGINTs
+	// sent together can arrive as one, so the group is checked as well as
+	// the count.)
+	ready := fmt.Sprintf("ready %d\n", cmd.Process.Pid)
+	if strings.HasPrefix(out.String(), ready) {
+		t.Fatalf("the command is in again's process group %d: %q", cmd.Process.Pid, out.String())
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "interrupted\n")
+	// A second delivery, if any, was sent with the first; by the time the
+	// command has printed, it has arrived.
+	if _, err := io.WriteString(stdin, "done\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	_, got, _ := strings.Cut(out.String(), "\n") // after "ready PGID"
+	want := "interrupted\nagain: attempt 1/4 failed (exit status 130); stopping: received SIGINT\n"
+	if code := cmd.ProcessState.ExitCode(); code != 130 || got != want {
+		t.Errorf("status %d (%v), output %q; want 130, %q", code, err, out.String(), want)
+	}
+}
+
+// policyRetries is a policy with no wait and n retries.
+func policyRetries(n int) backoff.Policy {
+	return backoff.Policy{Initial: -1, Retries: n}
+}
+
+// SIGHUP and SIGQUIT, like SIGINT and SIGTERM, reach the command and end
+// the retries.
+func TestRunForwardsHangupAndQuit(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		ch := make(chan os.Signal, 1)
+		stdout := newWaitWriter("")
+		var stderr bytes.Buffer
+		done := make(chan int)
+		go func() {
+			done <- Run(WithSignals(t.Context(), ch), []string{"run", "--", "sh", "-c", "echo ready; exec sleep 1000"}, nil, stdout, &stderr)
+		}()
+		waitFor(t, stdout, "ready")
+		ch <- sig
+		name := signalName(sig)
+		want := lines("again: attempt 1/4 failed (killed by " + name + "); stopping: received " + name)
+		if code := <-done; code != 128+int(sig) || stderr.String() != want {
+			t.Errorf("%s: status %d, stderr %q; want %d, %q", name, code, stderr.String(), 128+int(sig), want)
+		}
+	}
 }

@@ -24,9 +24,9 @@ func WithSignals(ctx context.Context, ch <-chan os.Signal) context.Context {
 	return context.WithValue(ctx, signalsKey{}, ch)
 }
 
-// Signals returns the channel on which the process's SIGINT and SIGTERM are
-// delivered, every one of them, for a subcommand that forwards them to a
-// child process; up to 8 signals wait there unread, later ones are dropped
+// Signals returns the channel on which the process's SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT are delivered, every one of them, for a subcommand that
+// forwards them to a child process; up to 8 signals wait there unread, later ones are dropped
 // (the context is cancelled by then anyway). It returns nil (a channel that
 // never delivers) when the context has none.
 func Signals(ctx context.Context) <-chan os.Signal {
@@ -35,7 +35,8 @@ func Signals(ctx context.Context) <-chan os.Signal {
 }
 
 // NotifyContext returns a context that is cancelled, with a *SignalError as
-// its cause, when the process first receives SIGINT or SIGTERM, and that
+// its cause, when the process first receives SIGINT, SIGTERM, SIGHUP or
+// SIGQUIT, and that
 // carries every such signal for Signals. Once it is in place these signals
 // no longer stop the process: each subcommand decides what they mean (most
 // stop when the context is done; `again run` forwards them to its child).
@@ -45,7 +46,9 @@ func Signals(ctx context.Context) <-chan os.Signal {
 func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
 	notify := make(chan os.Signal, 1)
 	relay := make(chan os.Signal, 8)
-	signal.Notify(notify, os.Interrupt, syscall.SIGTERM)
+	// The signals that ask a command line program to stop: from a terminal
+	// (SIGINT, SIGQUIT, SIGHUP when it closes) or from a supervisor (SIGTERM).
+	signal.Notify(notify, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	ctx, cancel := context.WithCancelCause(parent)
 	done := make(chan struct{})
 	go func() {

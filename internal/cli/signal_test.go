@@ -12,23 +12,29 @@ import (
 	"go.uber.org/goleak"
 )
 
+// Every signal that asks a command line program to stop cancels the
+// context and is delivered for forwarding, instead of ending the process
+// (which would leave `again run`'s command running without it).
 func TestNotifyContext(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	ctx, stop := NotifyContext(context.Background())
-	// The signal goes to this test process; NotifyContext has taken over
-	// SIGTERM, so it is delivered on the channel instead of ending the process.
-	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT} {
+		ctx, stop := NotifyContext(context.Background())
+		// The signal goes to this test process; NotifyContext has taken
+		// it over, so it is delivered on the channel instead of ending the
+		// process.
+		if err := syscall.Kill(os.Getpid(), sig); err != nil {
+			t.Fatal(err)
+		}
+		<-ctx.Done()
+		var se *SignalError
+		if cause := context.Cause(ctx); !errors.As(cause, &se) || se.Signal != sig {
+			t.Errorf("context.Cause = %v, want a *SignalError for %v", cause, sig)
+		}
+		if s := <-Signals(ctx); s != sig {
+			t.Errorf("Signals delivered %v, want %v", s, sig)
+		}
+		stop()
 	}
-	<-ctx.Done()
-	var se *SignalError
-	if cause := context.Cause(ctx); !errors.As(cause, &se) || se.Signal != syscall.SIGTERM {
-		t.Errorf("context.Cause = %v, want a *SignalError for SIGTERM", cause)
-	}
-	if s := <-Signals(ctx); s != syscall.SIGTERM {
-		t.Errorf("Signals delivered %v, want SIGTERM", s)
-	}
-	stop()
 }
 
 func TestSignalsWithoutNotify(t *testing.T) {

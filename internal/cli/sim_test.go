@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/internal/sim"
+	"go.uber.org/goleak"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 )
 
 func TestSimUsageErrors(t *testing.T) {
@@ -28,6 +34,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
 		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},
 		{[]string{"sim", "outage", "--spike", "2h"}, `again sim outage: --spike must be a duration from 0s to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "2h"`},
+		{[]string{"sim", "outage", "--spike", "30s", "--duration", "50s"}, `again sim outage: --duration must be at least 55s (past the spike's end at 50s, plus 5s to measure a recovery), got "50s"`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
@@ -182,5 +189,135 @@ func TestSimStormIsStormTable(t *testing.T) {
 		if r["start_ms"] != w.StartMS || r["attempts"] != float64(w.Attempts) || r["no_jitter"] != float64(w.NoJitter) {
 			t.Errorf("row %d: %v, want %+v", i, r, w)
 		}
+	}
+}
+
+// FuzzSimParseList checks that a list flag either parses into accepted values
+// or is a usage error naming the flag, never a panic or a huge list.
+func FuzzSimParseList(f *testing.F) {
+	for _, s := range []string{"10-190/10", "0-1/0.1", "1,2,3", "0-1/1e-300", "5-1", "1-", "-1", ",", "1e9", "0-1/0", "NaN", "0.1-0.9/0.2,1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fs, err := parseList("failure", s, "probabilities from 0 to 1",
+			func(s string) (float64, error) { return strconv.ParseFloat(s, 64) },
+			func(f float64) bool { return f >= 0 && f <= 1 })
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "--failure ") {
+				t.Fatalf("parseList(%q): error %q does not name the flag", s, err)
+			}
+			return
+		}
+		if len(fs) == 0 || len(fs) > 10_000 {
+			t.Fatalf("parseList(%q) = %d values", s, len(fs))
+		}
+		for _, v := range fs {
+			if !(v >= 0 && v <= 1) {
+				t.Fatalf("parseList(%q) gave %v", s, v)
+			}
+		}
+		ns, err := parseClients(s)
+		for _, n := range ns {
+			if err != nil || n < 1 || n > sim.MaxClients {
+				t.Fatalf("parseClients(%q) gave %v, %v", s, n, err)
+			}
+		}
+	})
+}
+
+// TestSimProgress checks the progress line: nothing for a run shorter than
+// a second, then "again sim NAME: DONE/N runs" redrawn in place, erased at
+// the end. (Run only draws it when stderr is a terminal: the in-process
+// runs above, with buffers, print nothing on stderr.)
+func TestSimProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b strings.Builder
+		var done atomic.Int64
+		stop, fin := make(chan struct{}), make(chan struct{})
+		go func() { showProgress(&b, "occ", 10, &done, stop); close(fin) }()
+		time.Sleep(950 * time.Millisecond)
+		synctest.Wait()
+		if b.Len() != 0 {
+			t.Errorf("progress before a second: %q, want nothing", b.String())
+		}
+		done.Store(4)
+		time.Sleep(100 * time.Millisecond)
+		synctest.Wait()
+		if want := "\r\033[Kagain sim occ: 4/10 runs"; !strings.HasSuffix(b.String(), want) {
+			t.Errorf("progress after a second: %q, want it to end with %q", b.String(), want)
+		}
+		close(stop)
+		<-fin
+		if !strings.HasSuffix(b.String(), "runs\r\033[K") {
+			t.Errorf("progress at the end: %q, want the line erased", b.String())
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var b strings.Builder
+		var done atomic.Int64
+		stop, fin := make(chan struct{}), make(chan struct{})
+		go func() { showProgress(&b, "occ", 10, &done, stop); close(fin) }()
+		time.Sleep(500 * time.Millisecond)
+		close(stop)
+		<-fin
+		if b.Len() != 0 {
+			t.Errorf("progress of a half-second run: %q, want nothing", b.String())
+		}
+	})
+}
+
+// TestSimCancel checks that a cancelled command stops without output and
+// leaves no goroutine behind.
+func TestSimCancel(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errOut strings.Builder
+	code := Run(ctx, []string{"sim", "occ"}, strings.NewReader(""), &out, &errOut)
+	if code != ExitFailure || out.Len() != 0 || errOut.String() != "again sim occ: context canceled\n" {
+		t.Errorf("cancelled again sim occ: exit %d, stdout %q, stderr %q; want 1, nothing, the cancellation", code, out.String(), errOut.String())
+	}
+}
+
+// TestSimREADMECharts keeps the README's charts true: each is what the
+// command the README shows above it writes (-update rewrites them).
+func TestSimREADMECharts(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(readme)) {
+		cmd, ok := strings.CutPrefix(strings.TrimSpace(line), "go run ./cmd/again sim ")
+		if !ok || !strings.Contains(cmd, "--svg docs/") {
+			continue
+		}
+		n++
+		args := strings.Fields(cmd)
+		t.Run(args[0], func(t *testing.T) {
+			if args[0] == "occ" && testing.Short() {
+				t.Skip("the full OCC table; runs without -short")
+			}
+			i := slices.Index(args, "--svg")
+			committed := filepath.Join("../..", args[i+1])
+			args[i+1] = filepath.Join(t.TempDir(), "chart.svg")
+			if r := run(t, append([]string{"sim"}, args...)...); r.code != 0 {
+				t.Fatalf("again sim %v: exit %d, stderr %q", args, r.code, r.stderr)
+			}
+			got, _ := os.ReadFile(args[i+1])
+			if *update {
+				if err := os.WriteFile(committed, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(committed)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s is not what 'again sim %s' writes (%v); rerun the command or this test with -update", committed, cmd, err)
+			}
+		})
+	}
+	if n != 3 {
+		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 3 (one chart per model)", n)
 	}
 }

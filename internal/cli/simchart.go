@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -39,8 +40,12 @@ func occChart(rows []sim.OCCRow) *chart.Figure {
 // outageChart draws, for each strategy, the new requests, the attempts
 // sent and the successes per second, on one time axis, the spike shaded.
 func outageChart(res []sim.OutageResult, spike time.Duration) *chart.Figure {
+	title := fmt.Sprintf("A %g s spike", spike.Seconds())
+	if spike <= 0 {
+		title = "No spike"
+	}
 	f := &chart.Figure{
-		Title:   "A 20 s spike: attempts and goodput per second (again sim outage)",
+		Title:   title + ": attempts and goodput per second (again sim outage)",
 		Note:    "Poisson demand, server latency 1 s + 10 ms × requests in progress, 3 s timeout, up to 3 attempts.",
 		Columns: 1,
 	}
@@ -49,9 +54,9 @@ func outageChart(res []sim.OutageResult, spike time.Duration) *chart.Figure {
 	}
 	const start = 20 // OutageConfig's default SpikeStart, which the CLI keeps
 	for _, r := range res {
-		p := chart.Panel{
-			Title: string(r.Summary.Strategy), XLabel: "time (s)", YLabel: "per second",
-			Shade: [][2]float64{{start, start + spike.Seconds()}}, ShadeLabel: "spike",
+		p := chart.Panel{Title: string(r.Summary.Strategy), XLabel: "time (s)", YLabel: "per second"}
+		if spike > 0 {
+			p.Shade, p.ShadeLabel = [][2]float64{{start, start + spike.Seconds()}}, "spike"
 		}
 		demand := chart.Series{Name: "new requests"}
 		attempts := chart.Series{Name: "attempts"}
@@ -133,8 +138,8 @@ func stormChart(rows []sim.StormRow, jitter string, c sim.StormConfig) *chart.Fi
 	}
 	p.Series = []chart.Series{without, with}
 	return &chart.Figure{
-		Title:  "What the schedule does to a server when clients fail together (again sim storm)",
-		Note:   "Every attempt fails; each client retries on the policy until its retries run out.",
+		Title:  "Clients failing together (again sim storm)",
+		Note:   "Every attempt fails; each client retries until its retries run out.",
 		Panels: []chart.Panel{p},
 	}
 }

@@ -56,7 +56,10 @@ Strategies (--strategy, several at once; every one sees the same arrivals):
   immediate  retry at once after a timeout
   backoff    retry after the schedule of --initial, --multiplier, --max, --jitter
   budget     backoff, and a retry.TokenBucket shared by all clients
-  breaker    backoff, and a circuit breaker shared by all clients
+  breaker    backoff, and a circuit breaker shared by all clients (an
+             attempt it rejects never reaches the server; the client waits
+             for the breaker to admit calls again, or gives up if that is
+             longer than the 3 s timeout)
 
 One row per strategy: amplification, the attempts ÷ the new requests after
 the spike; recovered and recovery_s, whether and how many seconds after
@@ -103,9 +106,13 @@ new_requests, attempts sent and successes (the goodput).`,
 		if c.Duration, err = parseSimDuration("duration", duration, time.Second); err != nil {
 			return err
 		}
+		// The summary is about what follows the spike: leave room to see it.
+		if least := 20*time.Second + c.Spike + 5*time.Second; c.Duration < least {
+			return Usagef("--duration must be at least %v (past the spike's end at %v, plus 5s to measure a recovery), got %q", least, 20*time.Second+c.Spike, duration)
+		}
+		spikeLen := c.Spike
 		if c.Spike == 0 {
-			c.SpikeRate = c.Rate // a spike of zero length: nothing changes
-			c.Spike = time.Nanosecond
+			c.Spike = sim.NoSpike
 		}
 		res, err := sim.Outage(c)
 		if err != nil {
@@ -114,7 +121,7 @@ new_requests, attempts sent and successes (the goodput).`,
 		if err := cmd.Context().Err(); err != nil {
 			return err
 		}
-		svg := func(w io.Writer) error { return outageChart(res, c.Spike).Render(w) }
+		svg := func(w io.Writer) error { return outageChart(res, spikeLen).Render(w) }
 		if perSecond {
 			var rows []sim.OutageSecond
 			for _, r := range res {

@@ -180,10 +180,11 @@ func parseList[T int | float64](flag, s, accepted string, parse func(string) (T,
 		}
 		// Multiples of the step from a, not repeated additions, so that
 		// 0-1/0.1 gives 0.3 and not 0.30000000000000004.
-		n := int(float64(b-a)/float64(d) + 1e-9)
-		if n > 10_000 || len(out)+n > 10_000 {
+		count := float64(b-a)/float64(d) + 1e-9
+		if !(count < 10_000) || len(out)+int(count) >= 10_000 {
 			return nil, Usagef("--%s lists more than 10000 values, got %q", flag, s)
 		}
+		n := int(count)
 		for i := 0; i <= n; i++ {
 			v := a + T(i)*d
 			if isFloat[T]() {

@@ -12,14 +12,29 @@
 // the order in which runs execute: a [Runner] may run them on every core and
 // the results do not change.
 //
-// Quick start, the optimistic-concurrency model of the AWS Architecture
-// Blog's "Exponential Backoff And Jitter":
+// The models:
 //
-//	rows := sim.OCC(sim.OCCConfig{Clients: []int{50}, Runs: 100, Seed: 1})
+//   - [OCC]: the optimistic-concurrency model of the AWS Architecture Blog's
+//     "Exponential Backoff And Jitter" (2015), backoff algorithms compared;
+//   - [Outage]: a load spike that leaves a server collapsed unless a retry
+//     budget or a circuit breaker limits the retries;
+//   - [Fleet]: retry amplification across a fleet, per-client and shared
+//     budgets, buckets and breakers;
+//   - [Storm] and [StormTable]: the attempts per time bucket when N clients
+//     fail at once on one policy, with and without jitter (the calculator
+//     page's storm view).
+//
+// Quick start:
+//
+//	rows, err := sim.OCC(sim.OCCConfig{Clients: []int{50}, Seed: 1})
+//	if err != nil {
+//		return err // a *sim.FieldError naming the field
+//	}
 //	for _, r := range rows {
 //		fmt.Println(r.Algorithm, r.Calls, r.TimeMS)
 //	}
 //
-// and, for a page that shows what one schedule does to a server when many
-// clients fail at once, [Storm].
+// Configurations are plain values whose zero fields mean the published
+// models' parameters. The functions are safe for concurrent use; a Runner
+// other than nil runs a model's independent runs concurrently.
 package sim

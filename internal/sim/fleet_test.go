@@ -11,8 +11,14 @@ import (
 // but leak toward 1.5× with 1000 small ones; a shared budget holds about
 // 1.1× at any fleet size and failure rate; per-client breakers leak like
 // per-client buckets.
-func TestFleetConclusions(t *testing.T) {
-	rows, err := Fleet(FleetConfig{Seed: 1, Runner: parallel})
+func TestSimFleetConclusions(t *testing.T) {
+	for seed := range uint64(3) {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { fleetConclusions(t, seed) })
+	}
+}
+
+func fleetConclusions(t *testing.T, seed uint64) {
+	rows, err := Fleet(FleetConfig{Seed: seed, Runner: parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +72,7 @@ func TestFleetConclusions(t *testing.T) {
 	}
 }
 
-func TestFleetGolden(t *testing.T) {
+func TestSimFleetGolden(t *testing.T) {
 	c := FleetConfig{Seed: 1, Failures: []float64{0.2, 0.6, 1}}
 	serial, err := Fleet(c)
 	if err != nil {
@@ -84,7 +90,7 @@ func TestFleetGolden(t *testing.T) {
 	golden(t, "fleet-seed-1.csv", b.String())
 }
 
-func TestFleetRejects(t *testing.T) {
+func TestSimFleetRejects(t *testing.T) {
 	for _, c := range []FleetConfig{
 		{Clients: []int{0}},
 		{Failures: []float64{1.5}},

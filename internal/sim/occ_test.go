@@ -20,7 +20,7 @@ func (s *seq) Float64() float64 { u := (*s)[0]; *s = (*s)[1:]; return u }
 // TestAlgorithmPolicy checks that each algorithm's Policy samples exactly
 // the post's formula, so that the model runs the library's code and still
 // reproduces the published algorithms.
-func TestAlgorithmPolicy(t *testing.T) {
+func TestSimAlgorithmPolicy(t *testing.T) {
 	const base, cap = 5 * time.Millisecond, 2000 * time.Millisecond
 	expo := func(n int) time.Duration { return min(cap, base*time.Duration(math.Pow(2, float64(n)))) }
 	us := []float64{0, 0.25, 0.5, 0.999}
@@ -141,7 +141,7 @@ func within(got, want, frac float64) bool { return math.Abs(got-want) <= frac*ma
 
 // TestOCCMatchesReference compares the model with the reference
 // implementation of the original algorithm: every cell within 10 %.
-func TestOCCMatchesReference(t *testing.T) {
+func TestSimOCCMatchesReference(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long Monte Carlo comparison; runs without -short")
 	}
@@ -164,7 +164,7 @@ func TestOCCMatchesReference(t *testing.T) {
 // TestOCCMatchesOriginal compares the default table with the original
 // Python simulator's output (testdata/aws-original.csv): every cell within
 // 10 %.
-func TestOCCMatchesOriginal(t *testing.T) {
+func TestSimOCCMatchesOriginal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the full default table; runs without -short")
 	}
@@ -222,7 +222,7 @@ func readOriginal(t *testing.T) map[occKey]OCCRow {
 // TestOCCConclusions asserts the post's conclusions on the model's table.
 // Decorrelated finishing soonest holds up to about 130 clients, in the
 // original simulator as here; beyond, full jitter catches up.
-func TestOCCConclusions(t *testing.T) {
+func TestSimOCCConclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo; runs without -short")
 	}
@@ -261,7 +261,7 @@ func TestOCCConclusions(t *testing.T) {
 
 // TestOCCDeterministic checks that a seed gives the same table whatever the
 // Runner and whatever other rows are computed alongside.
-func TestOCCDeterministic(t *testing.T) {
+func TestSimOCCDeterministic(t *testing.T) {
 	c := OCCConfig{Clients: []int{5, 30}, Runs: 20, Seed: 3}
 	serial, err := OCC(c)
 	if err != nil {
@@ -284,7 +284,7 @@ func TestOCCDeterministic(t *testing.T) {
 	}
 }
 
-func TestOCCGolden(t *testing.T) {
+func TestSimOCCGolden(t *testing.T) {
 	rows, err := OCC(OCCConfig{Clients: []int{10}, Runs: 10, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestOCCGolden(t *testing.T) {
 	golden(t, "occ-10-clients.csv", b.String())
 }
 
-func TestOCCRejects(t *testing.T) {
+func TestSimOCCRejects(t *testing.T) {
 	for _, c := range []OCCConfig{
 		{Clients: []int{0}},
 		{Clients: []int{MaxClients + 1}},

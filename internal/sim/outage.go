@@ -18,7 +18,9 @@ type OutageConfig struct {
 	// Rate is the rate of new requests per second [40]; during the spike
 	// it is SpikeRate [80].
 	Rate, SpikeRate float64
-	// SpikeStart [20 s] and Spike [20 s] place the spike; Duration [120 s]
+	// SpikeStart [20 s] and Spike [20 s] place the spike; a negative Spike
+	// (NoSpike) means none, the summary then covering what follows
+	// SpikeStart. Duration [120 s]
 	// is how long new requests arrive.
 	SpikeStart, Spike, Duration time.Duration
 	// Latency [1 s] plus PerRequest [10 ms] for every request in progress is
@@ -109,7 +111,7 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 		v    *time.Duration
 		def  time.Duration
 	}{
-		{"SpikeStart", &d.SpikeStart, 20 * time.Second}, {"Spike", &d.Spike, 20 * time.Second},
+		{"SpikeStart", &d.SpikeStart, 20 * time.Second},
 		{"Duration", &d.Duration, 120 * time.Second}, {"Latency", &d.Latency, time.Second},
 		{"PerRequest", &d.PerRequest, 10 * time.Millisecond}, {"Timeout", &d.Timeout, 3 * time.Second},
 		{"NetMean", &d.NetMean, 100 * time.Millisecond},
@@ -120,6 +122,14 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 		if *f.v < 0 || *f.v > MaxDuration {
 			return d, &FieldError{f.name, f.v.String(), "a duration from 0 to " + MaxDuration.String()}
 		}
+	}
+	switch {
+	case d.Spike == 0:
+		d.Spike = 20 * time.Second
+	case d.Spike < 0:
+		d.Spike = 0
+	case d.Spike > MaxDuration:
+		return d, &FieldError{"Spike", d.Spike.String(), "a duration up to " + MaxDuration.String() + ", or NoSpike"}
 	}
 	if d.Attempts == 0 {
 		d.Attempts = 3
@@ -132,6 +142,9 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	}
 	return d, nil
 }
+
+// NoSpike is an OutageConfig.Spike that means no spike at all.
+const NoSpike time.Duration = -1
 
 // Limits of the outage model.
 const (

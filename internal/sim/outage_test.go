@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/backoff"
 )
@@ -14,7 +15,7 @@ import (
 // collapsed long after the spike (amplification near 3, no recovery), while
 // without retries or with a budget it recovers within seconds at an
 // amplification near 1.
-func TestOutageConclusions(t *testing.T) {
+func TestSimOutageConclusions(t *testing.T) {
 	for seed := range uint64(3) {
 		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: parallel})
 		if err != nil {
@@ -47,7 +48,7 @@ func fmtPtr(p *float64) string {
 
 // TestOutageSameDemand checks that every strategy faces the same arrivals,
 // and that the counts add up.
-func TestOutageSameDemand(t *testing.T) {
+func TestSimOutageSameDemand(t *testing.T) {
 	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default()})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestOutageSameDemand(t *testing.T) {
 	}
 }
 
-func TestOutageGolden(t *testing.T) {
+func TestSimOutageGolden(t *testing.T) {
 	c := OutageConfig{Seed: 1, Policy: backoff.Default()}
 	serial, err := Outage(c)
 	if err != nil {
@@ -95,7 +96,7 @@ func TestOutageGolden(t *testing.T) {
 	golden(t, "outage-seed-1.txt", b.String())
 }
 
-func TestOutageRejects(t *testing.T) {
+func TestSimOutageRejects(t *testing.T) {
 	for _, c := range []OutageConfig{
 		{Strategies: []Strategy{Shared}},
 		{Rate: -1},
@@ -106,6 +107,22 @@ func TestOutageRejects(t *testing.T) {
 	} {
 		if _, err := Outage(c); err == nil {
 			t.Errorf("Outage(%+v) returned no error", c)
+		}
+	}
+}
+
+// TestSimOutageNoSpike checks the baseline: without a spike, the server
+// keeps up whatever the strategy.
+func TestSimOutageNoSpike(t *testing.T) {
+	res, err := Outage(OutageConfig{Spike: NoSpike, Duration: 60 * time.Second, Seed: 1, Policy: backoff.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		s := r.Summary
+		if !s.Recovered || *s.RecoveryS != 0 || s.Amplification > 1.02 || s.SuccessRatio < 0.97 {
+			t.Errorf("%s without a spike: recovered %v after %s s, amplification %.3f, success %.3f; want at once, about 1, about 1",
+				s.Strategy, s.Recovered, fmtPtr(s.RecoveryS), s.Amplification, s.SuccessRatio)
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/again-go/again/backoff"
 )
 
-func TestStorm(t *testing.T) {
+func TestSimStorm(t *testing.T) {
 	p := backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 30 * time.Second, Retries: 4, Jitter: backoff.NoJitter}
 	got, err := Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second})
 	if err != nil {
@@ -51,7 +51,7 @@ func TestStorm(t *testing.T) {
 	}
 }
 
-func TestStormRejects(t *testing.T) {
+func TestSimStormRejects(t *testing.T) {
 	uncapped := backoff.Policy{Initial: time.Second, Multiplier: 10, Max: backoff.NoCap, Retries: 30}
 	for _, c := range []StormConfig{
 		{Policy: backoff.Policy{Multiplier: 0.5}},
@@ -66,7 +66,7 @@ func TestStormRejects(t *testing.T) {
 	}
 }
 
-func TestStormTable(t *testing.T) {
+func TestSimStormTable(t *testing.T) {
 	p := backoff.Default() // 500 ms, ×2, cap 10 s, 3 retries, full jitter
 	c := StormConfig{Policy: p, Clients: 50, Bucket: 500 * time.Millisecond, Seed: 2}
 	rows, err := StormTable(c)
@@ -97,4 +97,30 @@ func TestStormTable(t *testing.T) {
 	if sumA != 200 || sumN != 200 {
 		t.Errorf("StormTable counts %d and %d attempts, want 200 each (50 clients × 4)", sumA, sumN)
 	}
+}
+
+// FuzzSimStorm checks Storm's invariants for any policy: no panic; every
+// client's attempts are counted once, all of them at t = 0 first.
+func FuzzSimStorm(f *testing.F) {
+	f.Add(int64(time.Second), 2.0, int64(30*time.Second), 3, 0, 0.0, 10, int64(time.Second), uint64(1))
+	f.Add(int64(-1), 3.0, int64(-1), 50, 4, 0.0, 7, int64(time.Millisecond), uint64(2))
+	f.Add(int64(0), 0.0, int64(0), 0, 3, 0.5, 1, int64(0), uint64(3))
+	f.Fuzz(func(t *testing.T, initial int64, mult float64, maxd int64, retries, jitter int, factor float64, clients int, bucket int64, seed uint64) {
+		p := backoff.Policy{Initial: time.Duration(initial), Multiplier: mult, Max: time.Duration(maxd), Retries: retries % 1000, Jitter: backoff.Jitter(jitter), JitterFactor: factor}
+		c := StormConfig{Policy: p, Clients: clients % 200, Bucket: time.Duration(bucket), Seed: seed}
+		got, err := Storm(c)
+		if err != nil {
+			return
+		}
+		if c.Clients == 0 {
+			c.Clients = 100
+		}
+		total := 0
+		for _, n := range got {
+			total += n
+		}
+		if want := c.Clients * p.MaxAttempts(); total != want || got[0] < c.Clients {
+			t.Fatalf("Storm(%+v): %d attempts, %d in the first bucket; want %d, >= %d", c, total, got[0], want, c.Clients)
+		}
+	})
 }

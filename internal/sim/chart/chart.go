@@ -22,6 +22,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Series is one line: points (X[i], Y[i]), drawn in order. X and Y have the
@@ -77,7 +78,10 @@ func (f *Figure) Render(w io.Writer) error {
 	names := f.names()
 	legendRows := (len(names) + 5) / 6
 	head := headH + 18*(legendRows-1)
-	width, height := cols*panelW, head+rows*panelH
+	// Wide enough for the title and the note (about 9 and 7 pixels a
+	// character), which no panel may clip.
+	width := max(cols*panelW, padL+20+max(9*utf8.RuneCountInString(f.Title), 7*utf8.RuneCountInString(f.Note)))
+	height := head + rows*panelH
 	b := bufio.NewWriter(w)
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" font-size="12" role="img">`+"\n", width, height, width, height)
 	fmt.Fprintf(b, "<title>%s</title>\n", esc(f.Title))

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestTicks(t *testing.T) {
+func TestSimTicks(t *testing.T) {
 	tests := []struct {
 		lo, hi float64
 		log    bool
@@ -29,7 +29,7 @@ func TestTicks(t *testing.T) {
 	}
 }
 
-func TestNum(t *testing.T) {
+func TestSimNum(t *testing.T) {
 	for v, want := range map[float64]string{0: "0", 0.2: "0.2", 1000: "1000", 20000: "20k", 1e6: "1M", 2.5e6: "2.5M", 0.30000000000000004: "0.3"} {
 		if got := num(v); got != want {
 			t.Errorf("num(%v) = %q, want %q", v, got, want)
@@ -39,7 +39,7 @@ func TestNum(t *testing.T) {
 
 // TestRender checks that a figure is well-formed XML with its title, axis
 // titles, legend and shading, and that names are escaped.
-func TestRender(t *testing.T) {
+func TestSimRender(t *testing.T) {
 	f := Figure{
 		Title: "A <storm> & more", Note: "note",
 		Panels: []Panel{{

@@ -1,0 +1,46 @@
+package breaker
+
+import "sync"
+
+// Group holds one Breaker per key, such as a host name or an endpoint, each
+// made on first use with the same Config, so that one failing host does not
+// open the breaker of the others. retryhttp.Transport uses one per host.
+//
+// The zero Group is ready to use with the zero Config's rules. Set Config
+// (and Shared) before first use and do not change them afterwards. A Group
+// never forgets a key: use keys from a bounded set. It is safe for
+// concurrent use.
+type Group struct {
+	// Config is every breaker's configuration; Get returns its Validate
+	// error if it is invalid.
+	Config Config
+	// Shared, if not nil, gives the Shared store of the breaker for key
+	// (a Redis key per host, for example), in place of Config.Shared.
+	Shared func(key string) Shared
+
+	m sync.Map // key -> *Breaker
+}
+
+// Get returns the breaker for key, making it if needed, or the error of
+// Config.Validate.
+func (g *Group) Get(key string) (*Breaker, error) {
+	if b, ok := g.m.Load(key); ok {
+		return b.(*Breaker), nil
+	}
+	cfg := g.Config
+	if g.Shared != nil {
+		cfg.Shared = g.Shared(key)
+	}
+	b, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := g.m.LoadOrStore(key, b)
+	return actual.(*Breaker), nil
+}
+
+// Range calls f for each key and its breaker, in no particular order, until
+// f returns false, for metrics and health pages.
+func (g *Group) Range(f func(key string, b *Breaker) bool) {
+	g.m.Range(func(k, v any) bool { return f(k.(string), v.(*Breaker)) })
+}

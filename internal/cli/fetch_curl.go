@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/again-go/again/retryhttp"
+	"github.com/spf13/pflag"
+)
+
+// curlFlags are the flags of `again fetch` that mean what they mean in
+// curl, beyond the request itself.
+type curlFlags struct {
+	fail, verbose  bool
+	user, cacert   string
+	connectTimeout string
+}
+
+func (c *curlFlags) add(fs *pflag.FlagSet) {
+	fs.BoolVarP(&c.fail, "fail", "f", false, "write no body when the final status is 400 or more (the -o file is left as without a response)")
+	fs.VarP(textFlag{s: &c.user, typ: "user:password"}, "user", "u", "HTTP basic authentication")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "print each attempt's request and response headers on stderr (credentials, cookies and query values masked)")
+	fs.Var(textFlag{s: &c.cacert, typ: "file"}, "cacert", "PEM file of the certificate authorities to trust instead of the system's")
+	fs.Var(textFlag{s: &c.connectTimeout, typ: "duration"}, "connect-timeout", "limit on each connection's setup, TCP and TLS handshake (default none; a failed connection is retried)")
+}
+
+// apply adds basic authentication to req.
+func (c *curlFlags) apply(req *http.Request) error {
+	if c.user == "" {
+		return nil
+	}
+	// The value is never echoed: it holds a password.
+	user, password, ok := strings.Cut(c.user, ":")
+	if !ok {
+		// curl would prompt for the password; a retrying tool in a script
+		// must not wait for a person.
+		return Usagef("--user must be user:password; fetch never prompts for a password")
+	}
+	if user == "" {
+		return Usagef("--user must be user:password with a user name before the ':'")
+	}
+	req.SetBasicAuth(user, password)
+	return nil
+}
+
+// transport returns the base transport: http.DefaultTransport's settings,
+// with --cacert's authorities, and -v's logging of every attempt.
+func (c *curlFlags) transport(env *Env) (*http.Transport, http.RoundTripper, error) {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	connect, err := durationFlag("connect-timeout", c.connectTimeout, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if connect > 0 {
+		// http.DefaultTransport's dialer, with the limit; the TLS handshake
+		// is part of connecting too, as in curl.
+		base.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+		base.TLSHandshakeTimeout = connect
+	}
+	if c.cacert != "" {
+		pem, err := os.ReadFile(c.cacert)
+		if err != nil {
+			return nil, nil, Usagef("--cacert: cannot read %q: %v", c.cacert, errors.Unwrap(err))
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, nil, Usagef("--cacert must name a file of PEM certificates, found none in %q", c.cacert)
+		}
+		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	if !c.verbose {
+		return base, base, nil
+	}
+	return base, &verboseTransport{base: base, w: env.Stderr}, nil
+}
+
+// verboseTransport prints each attempt's request and response headers, as
+// curl -v does: "> " for what is sent, "< " for what arrives.
+type verboseTransport struct {
+	base http.RoundTripper
+	mu   sync.Mutex // one attempt's lines at a time
+	w    io.Writer
+}
+
+func (v *verboseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	var b bytes.Buffer
+	target := redactedTarget(req)
+	fmt.Fprintf(&b, "> %s %s HTTP/1.1\n> Host: %s\n", req.Method, target, req.Host)
+	if req.Host == "" {
+		b.Truncate(b.Len() - len("> Host: \n"))
+		fmt.Fprintf(&b, "> Host: %s\n", req.URL.Host)
+	}
+	writeHeaders(&b, "> ", req.Header)
+	b.WriteString(">\n")
+	v.print(b.Bytes())
+	resp, err := v.base.RoundTrip(req)
+	if err != nil {
+		v.print([]byte("* " + err.Error() + "\n"))
+		return resp, err
+	}
+	b.Reset()
+	fmt.Fprintf(&b, "< %s %s\n", resp.Proto, resp.Status)
+	writeHeaders(&b, "< ", resp.Header)
+	b.WriteString("<\n")
+	v.print(b.Bytes())
+	return resp, nil
+}
+
+func (v *verboseTransport) print(p []byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, _ = v.w.Write(p)
+}
+
+// masked reports whether -v hides the value of the header name:
+// credentials and cookies.
+func masked(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie":
+		return true
+	}
+	return false
+}
+
+func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, value := range h[name] {
+			if masked(name) {
+				value = "(masked)"
+			}
+			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, value)
+		}
+	}
+}
+
+// redactedTarget is the request's path with its query values masked, as
+// retryhttp logs it.
+func redactedTarget(req *http.Request) string {
+	u := *req.URL
+	if u.RawQuery != "" {
+		q := strings.Split(u.RawQuery, "&")
+		for i, kv := range q {
+			if k, _, ok := strings.Cut(kv, "="); ok {
+				q[i] = k + "=(masked)"
+			} else if kv != "" {
+				q[i] = "(masked)"
+			}
+		}
+		u.RawQuery = strings.Join(q, "&")
+	}
+	return u.RequestURI()
+}
+
+var _ http.RoundTripper = (*verboseTransport)(nil)
+
+// bodyParts reads the request body flags: -d (repeated: joined with &),
+// --data-raw (likewise), --json (repeated: concatenated). It returns the
+// parts and how to join them, and whether a body was given at all.
+func (f *fetchFlags) bodyParts(fs *pflag.FlagSet) (parts []string, raw bool, sep string, given bool, err error) {
+	n := 0
+	for _, name := range []string{"data", "data-raw", "json"} {
+		if fs.Changed(name) {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return nil, false, "", false, Usagef("--data, --data-raw and --json are exclusive; give the body with one of them")
+	case fs.Changed("data"):
+		return f.data, false, "&", true, nil
+	case fs.Changed("data-raw"):
+		return f.dataRaw, true, "&", true, nil
+	case fs.Changed("json"):
+		return f.json, false, "", true, nil
+	}
+	return nil, false, "", false, nil
+}
+
+// readStdinBody reads standard input as a request body: into memory, so
+// that it is sent with its length and can be retried, when it is at most
+// retryhttp.DefaultMaxBufferedBody bytes; otherwise the bytes read, then
+// the rest, streamed once (the Transport then says why it does not retry).
+func readStdinBody(stdin io.Reader) (requestBody, error) {
+	if stdin == nil {
+		return stringBody(""), nil
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(stdin, retryhttp.DefaultMaxBufferedBody+1)); err != nil {
+		return requestBody{}, fmt.Errorf("reading standard input: %w", err)
+	}
+	if buf.Len() <= retryhttp.DefaultMaxBufferedBody {
+		return stringBody(buf.String()), nil
+	}
+	return requestBody{rc: io.NopCloser(io.MultiReader(&buf, stdin)), size: -1}, nil
+}

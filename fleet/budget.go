@@ -1,0 +1,441 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/again-go/again/retry"
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of a BudgetConfig (and BreakerStoreConfig) whose fields are zero.
+const (
+	// DefaultTimeout bounds every Redis round trip: a decision that Redis
+	// has not answered by then is made locally.
+	DefaultTimeout = 50 * time.Millisecond
+	// DefaultFlushInterval is how often successes counted locally are sent
+	// to Redis, in one round trip.
+	DefaultFlushInterval = 100 * time.Millisecond
+)
+
+// The same defaults as retry's local token bucket (gRPC's usual values).
+const (
+	defaultMaxTokens  = retry.DefaultMaxTokens
+	defaultTokenRatio = retry.DefaultTokenRatio
+)
+
+// milli is the fixed-point scale of the shared token count, as in retry's
+// local bucket: gRPC specifies TokenRatio to three decimal places.
+const milli = 1000
+
+// ErrConfig is matched (errors.Is) by every error that NewBudget,
+// NewBreakerStore, ParseURL and OpenBudget return for a configuration they
+// reject.
+var ErrConfig = errors.New("fleet: invalid configuration")
+
+// configError names the field that was wrong and what is accepted.
+type configError struct{ msg string }
+
+func (e *configError) Error() string { return "fleet: " + e.msg }
+func (e *configError) Is(target error) bool {
+	return target == ErrConfig
+}
+
+// BudgetConfig configures a Budget. Only Client and Key are required; every
+// zero field has the documented default.
+type BudgetConfig struct {
+	// Client is the Redis (or Valkey) client, a *redis.Client,
+	// *redis.ClusterClient or *redis.Ring. It must have
+	// ContextTimeoutEnabled set, so that Timeout bounds each round trip
+	// (without it go-redis waits up to its ReadTimeout whatever the
+	// context says); OpenBudget makes such a client. The Budget does not
+	// close it.
+	Client redis.UniversalClient
+	// Key names the budget: every process that uses the same Key on the
+	// same Redis shares one bucket. It is stored under the Redis key
+	// "again:{Key}:budget" (a hash tag, so it works on Redis Cluster) and
+	// must be non-empty, without '{' or '}'.
+	Key string
+	// MaxTokens is the bucket's capacity, as in retry.TokenBucket: zero
+	// means 10; otherwise it must be a finite number > 0.
+	MaxTokens float64
+	// TokenRatio is the tokens refunded by each success, counted in
+	// thousandths: zero means 0.1; otherwise it must be a finite number > 0.
+	TokenRatio float64
+	// Timeout bounds each Redis round trip: zero means DefaultTimeout
+	// (50 ms); negative is rejected.
+	Timeout time.Duration
+	// FlushInterval is how often successes counted locally are sent to
+	// Redis: zero means DefaultFlushInterval (100 ms); negative is
+	// rejected. While Redis is unreachable it is also how often the Budget
+	// tries it again.
+	FlushInterval time.Duration
+	// Logger receives one line each time the Budget switches between the
+	// shared and the local bucket. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Budget is a retry budget shared by every process that uses the same
+// Redis and Key: gRPC A6's token bucket (retry.TokenBucket's rule), held
+// in Redis so that a fleet of N processes retries as much as one process
+// would, not N times as much. It implements retry.Budget (Success and
+// Failure).
+//
+// Costs: Success never waits for Redis; successes are counted in memory
+// and sent every FlushInterval in one round trip by a goroutine that Close
+// stops. Failure, a retry decision, costs at most one round trip: one Lua
+// script on one key, atomic on the server, which also carries this
+// process's successes not yet sent. Concurrent decisions share round
+// trips (the calls that arrive while one is in flight go together in the
+// next), with the same answers as one at a time. The shared bucket
+// therefore sees another process's successes up to FlushInterval late,
+// and its failures at once. No tokens are leased: the fleet never retries
+// more than one bucket allows.
+//
+// When Redis is slow or unreachable, no call waits longer than Timeout:
+// the Budget decides with a local bucket of the same settings, which has
+// recorded every Success and Failure of this process all along (so it does
+// not start full in the middle of an outage), logs one line, and tries
+// Redis again every FlushInterval; the next answer switches it back, with
+// one more line. A script missing after a failover or SCRIPT FLUSH is
+// loaded again (EVALSHA, then EVAL on NOSCRIPT). Failures decided locally
+// are not sent to Redis later; successes are.
+//
+// A Budget is safe for concurrent use. Create it with NewBudget or
+// OpenBudget and Close it when done; the zero Budget is not usable.
+type Budget struct {
+	client   redis.UniversalClient
+	owned    bool // client made by OpenBudget: Close closes it
+	keys     []string
+	capArg   int64 // capacity in milli-tokens
+	refund   int64 // refund per success in milli-tokens
+	timeout  time.Duration
+	interval time.Duration
+	logger   *slog.Logger
+	local    retry.Budget
+
+	pending atomic.Int64 // successes not yet sent to Redis
+	shared  atomic.Bool  // decisions use Redis (false: the local bucket)
+	closed  atomic.Bool  // Close began: decisions are local
+	flushMu sync.Mutex   // one flush at a time
+
+	batchMu sync.Mutex
+	running *batch // in flight, or nil
+	open    *batch // waiting for running to end, open to joiners, or nil
+
+	ctx       context.Context // cancelled by Close: ends the warm-up
+	cancel    context.CancelFunc
+	warm      chan struct{} // closed when the warm-up is over
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewBudget returns a Budget on cfg.Client, validated, whose flushing
+// goroutine runs until Close. It does not wait for Redis: that goroutine
+// connects and loads the script in the background, and an unreachable
+// server only makes decisions local until it answers. Errors match
+// ErrConfig and name the field.
+func NewBudget(cfg BudgetConfig) (*Budget, error) {
+	if cfg.Client == nil {
+		return nil, &configError{"BudgetConfig.Client must be a Redis client, got nil"}
+	}
+	if !contextTimeouts(cfg.Client) {
+		return nil, &configError{"the Redis client must have ContextTimeoutEnabled set, so that BudgetConfig.Timeout bounds each round trip"}
+	}
+	if !validKey(cfg.Key) {
+		return nil, &configError{fmt.Sprintf("BudgetConfig.Key must be a non-empty name without '{' or '}', got %q", cfg.Key)}
+	}
+	capArg, err := milliTokens("MaxTokens", cfg.MaxTokens, defaultMaxTokens)
+	if err != nil {
+		return nil, err
+	}
+	refund, err := milliTokens("TokenRatio", cfg.TokenRatio, defaultTokenRatio)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := duration("BudgetConfig.Timeout", cfg.Timeout, DefaultTimeout)
+	if err != nil {
+		return nil, err
+	}
+	interval, err := duration("BudgetConfig.FlushInterval", cfg.FlushInterval, DefaultFlushInterval)
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	b := &Budget{
+		client:   cfg.Client,
+		keys:     []string{"again:{" + cfg.Key + "}:budget"},
+		capArg:   capArg,
+		refund:   max(1, refund),
+		timeout:  timeout,
+		interval: interval,
+		logger:   logger.With(slog.String("budget", cfg.Key)),
+		local:    newLocal(cfg.MaxTokens, cfg.TokenRatio),
+		warm:     make(chan struct{}),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.shared.Store(true)
+	go b.flushLoop()
+	return b, nil
+}
+
+// contextTimeouts reports whether c's waits end at its context's deadline.
+// Clients of other types are trusted.
+func contextTimeouts(c redis.UniversalClient) bool {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		return c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		return c.Options().ContextTimeoutEnabled
+	}
+	return true
+}
+
+// validKey reports whether name can be a Key: its braces would break the
+// hash tag that keeps a fleet's keys in one Redis Cluster slot.
+func validKey(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "{}")
+}
+
+func milliTokens(field string, v, def float64) (int64, error) {
+	switch {
+	case v == 0:
+		v = def
+	case !(v > 0) || math.IsInf(v, 1):
+		return 0, &configError{fmt.Sprintf("BudgetConfig.%s must be a finite number > 0, or 0 for the default %g, got %g", field, def, v)}
+	}
+	// The same clamp as retry's bucket, far beyond any real budget.
+	return int64(math.Min(v, math.MaxInt64/(4*milli)) * milli), nil
+}
+
+func duration(field string, d, def time.Duration) (time.Duration, error) {
+	switch {
+	case d == 0:
+		return def, nil
+	case d < 0:
+		return 0, &configError{fmt.Sprintf("%s must be > 0, or 0 for the default %v, got %v", field, def, d)}
+	}
+	return d, nil
+}
+
+// Success records an attempt that succeeded. It makes no round trip and
+// does not allocate: the success is sent to Redis with the next flush or
+// retry decision.
+func (b *Budget) Success() {
+	b.local.Success()
+	b.pending.Add(1)
+}
+
+// Failure records an attempt that failed and could be retried, and
+// reports whether the retry may be made, by the shared bucket in one round
+// trip, or by the local bucket, without waiting, when Redis did not answer
+// within Timeout (see Budget). Concurrent calls share round trips: while
+// one is in flight, the calls that arrive meanwhile are decided together
+// by the next.
+func (b *Budget) Failure() bool {
+	localAllow := b.local.Failure()
+	if !b.shared.Load() || b.closed.Load() {
+		return localAllow
+	}
+	allow, err := b.decide(time.Now().Add(b.timeout))
+	if err != nil {
+		b.fallBack(err)
+		return localAllow
+	}
+	return allow
+}
+
+// batch is one round trip's worth of retry decisions: n failures, of which
+// the first allowed may be retried (the bucket only empties along a batch,
+// so the allowed ones come first, as they would one by one).
+type batch struct {
+	n       int
+	allowed int
+	err     error
+	done    chan struct{} // closed when allowed and err are set
+}
+
+// decide adds one failure to the batch that will be sent next and waits
+// for its answer, until deadline at most. At most one batch is in flight
+// and one is open to joiners, so that concurrent decisions cost one round
+// trip per batch instead of one each, and a decision waits for at most the
+// round trip in flight and its own.
+func (b *Budget) decide(deadline time.Time) (bool, error) {
+	b.batchMu.Lock()
+	if bt := b.open; bt != nil {
+		i := bt.n
+		bt.n++
+		b.batchMu.Unlock()
+		<-bt.done
+		return i < bt.allowed, bt.err
+	}
+	bt := &batch{n: 1, done: make(chan struct{})}
+	if prev := b.running; prev != nil {
+		// Lead the next batch: collect joiners until the one in flight ends.
+		b.open = bt
+		b.batchMu.Unlock()
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-prev.done:
+			t.Stop()
+		case <-t.C:
+		}
+		b.batchMu.Lock()
+		b.open = nil
+	}
+	b.running = bt
+	n := bt.n
+	b.batchMu.Unlock()
+
+	successes := b.pending.Swap(0)
+	if time.Now().Before(deadline) {
+		bt.allowed, bt.err = b.eval(deadline, successes, n)
+	} else {
+		bt.err = errors.New("the previous round trip took the whole Timeout")
+	}
+	if bt.err != nil {
+		b.pending.Add(successes)
+	}
+	b.batchMu.Lock()
+	if b.running == bt {
+		b.running = nil
+	}
+	b.batchMu.Unlock()
+	close(bt.done)
+	return 0 < bt.allowed, bt.err
+}
+
+// Shared reports whether the Budget's decisions currently use the shared
+// bucket in Redis (true) or the local one because Redis did not answer.
+func (b *Budget) Shared() bool { return b.shared.Load() && !b.closed.Load() }
+
+// SharedTokens returns the tokens in the shared bucket now, between 0 and
+// MaxTokens, in one round trip bounded by ctx. Successes not yet flushed,
+// by this process or others, are not counted.
+func (b *Budget) SharedTokens(ctx context.Context) (float64, error) {
+	used, err := b.client.Get(ctx, b.keys[0]).Int64()
+	if errors.Is(err, redis.Nil) {
+		used, err = 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("fleet: reading the shared budget: %w", err)
+	}
+	return float64(b.capArg-min(max(used, 0), b.capArg)) / milli, nil
+}
+
+// Close stops the flushing goroutine and sends the successes not yet sent,
+// waiting at most Timeout. It returns the error of that last flush, if
+// any. After Close, Success and Failure still work, on the local bucket
+// only. Close does not close a client given in BudgetConfig; it closes the
+// one that OpenBudget made. Calling Close again returns the same result.
+func (b *Budget) Close() error {
+	b.closeOnce.Do(func() {
+		b.cancel()
+		close(b.stop)
+		<-b.done
+		b.closed.Store(true) // decisions from now on are local
+		b.flushMu.Lock()
+		if n := b.pending.Swap(0); n > 0 {
+			if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
+				b.closeErr = fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err)
+			}
+		}
+		b.flushMu.Unlock()
+		if b.owned {
+			if err := b.client.Close(); err != nil && b.closeErr == nil {
+				b.closeErr = fmt.Errorf("fleet: closing the Redis client: %w", err)
+			}
+		}
+	})
+	return b.closeErr
+}
+
+// flushLoop sends the pending successes every interval, and while Redis is
+// unreachable, tries it every interval.
+func (b *Budget) flushLoop() {
+	defer close(b.done)
+	b.warmUp()
+	t := time.NewTicker(b.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			b.flush()
+		}
+	}
+}
+
+// warmUp connects and loads the script in the background, so that the
+// first retry decision is one round trip on a ready connection rather than
+// a dial, an EVALSHA answered NOSCRIPT and an EVAL, which a cold start on a
+// loaded machine may not fit in Timeout. It waits up to ten Timeouts (no
+// caller waits for it) or until Close; a failure changes nothing: the
+// first decision will find out.
+func (b *Budget) warmUp() {
+	defer close(b.warm)
+	ctx, cancel := context.WithTimeout(b.ctx, 10*b.timeout)
+	defer cancel()
+	budgetScript.Load(ctx, b.client)
+}
+
+// flush sends the pending successes in one round trip. While the Budget
+// decides locally it runs even with nothing pending: its answer is what
+// switches the Budget back to the shared bucket.
+func (b *Budget) flush() {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	shared := b.shared.Load()
+	n := b.pending.Swap(0)
+	if n == 0 && shared {
+		return
+	}
+	if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
+		b.pending.Add(n)
+		b.fallBack(err)
+		return
+	}
+	if b.shared.CompareAndSwap(false, true) {
+		b.logger.LogAttrs(context.Background(), slog.LevelInfo,
+			"fleet: Redis answers again; retry decisions use the shared budget")
+	}
+}
+
+// fallBack switches to the local bucket, logging once per switch.
+func (b *Budget) fallBack(err error) {
+	// A decision in flight when Close closed the client is no news.
+	if !b.closed.Load() && b.shared.CompareAndSwap(true, false) {
+		b.logger.LogAttrs(context.Background(), slog.LevelWarn,
+			"fleet: Redis did not answer; retry decisions use a local budget until it does",
+			slog.Duration("timeout", b.timeout), slog.String("error", err.Error()))
+	}
+}
+
+// eval runs the budget script with successes and failures until
+// deadline, and returns how many of the failures may be retried.
+func (b *Budget) eval(deadline time.Time, successes int64, failures int) (int, error) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, failures).Int()
+	if err != nil {
+		return 0, err
+	}
+	return v, nil
+}

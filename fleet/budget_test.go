@@ -1,0 +1,232 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// TestConfigRejected: NewBudget and NewBreakerStore reject each bad field
+// with an ErrConfig naming it and what is accepted.
+func TestConfigRejected(t *testing.T) {
+	good := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
+	defer good.Close()
+	noCtx := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer noCtx.Close()
+	budget := func(cfg BudgetConfig) func() error {
+		return func() error {
+			b, err := NewBudget(cfg)
+			if err == nil {
+				b.Close()
+			}
+			return err
+		}
+	}
+	store := func(cfg BreakerStoreConfig) func() error {
+		return func() error {
+			_, err := NewBreakerStore(cfg)
+			return err
+		}
+	}
+	tests := []struct {
+		name string
+		new  func() error
+		want string
+	}{
+		{"no client", budget(BudgetConfig{Key: "k"}), "BudgetConfig.Client must be a Redis client, got nil"},
+		{"no context timeouts", budget(BudgetConfig{Client: noCtx, Key: "k"}), "ContextTimeoutEnabled"},
+		{"empty key", budget(BudgetConfig{Client: good}), `BudgetConfig.Key must be a non-empty name without '{' or '}', got ""`},
+		{"brace in key", budget(BudgetConfig{Client: good, Key: "a{b"}), `got "a{b"`},
+		{"negative MaxTokens", budget(BudgetConfig{Client: good, Key: "k", MaxTokens: -1}), "BudgetConfig.MaxTokens must be a finite number > 0, or 0 for the default 10, got -1"},
+		{"NaN TokenRatio", budget(BudgetConfig{Client: good, Key: "k", TokenRatio: nan()}), "BudgetConfig.TokenRatio must be a finite number > 0"},
+		{"negative Timeout", budget(BudgetConfig{Client: good, Key: "k", Timeout: -time.Second}), "BudgetConfig.Timeout must be > 0, or 0 for the default 50ms, got -1s"},
+		{"negative FlushInterval", budget(BudgetConfig{Client: good, Key: "k", FlushInterval: -1}), "BudgetConfig.FlushInterval must be > 0"},
+		{"store without client", store(BreakerStoreConfig{Key: "k"}), "BreakerStoreConfig.Client must be a Redis client, got nil"},
+		{"store without context timeouts", store(BreakerStoreConfig{Client: noCtx, Key: "k"}), "ContextTimeoutEnabled"},
+		{"store with empty key", store(BreakerStoreConfig{Client: good}), `BreakerStoreConfig.Key must be a non-empty name without '{' or '}', got ""`},
+		{"store with negative Timeout", store(BreakerStoreConfig{Client: good, Key: "k", Timeout: -1}), "BreakerStoreConfig.Timeout must be > 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.new()
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want ErrConfig containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
+
+// newTestBudget makes a Budget on c, closed at the end of the test.
+func newTestBudget(t *testing.T, cfg BudgetConfig) *Budget {
+	t.Helper()
+	if cfg.Key == "" {
+		cfg.Key = t.Name()
+	}
+	b, err := NewBudget(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	<-b.warm // so that round trips are counted from a known state
+	return b
+}
+
+// TestSharedMatchesLocal checks the shared bucket decides exactly as the
+// local one (gRPC A6) on the same sequence of outcomes, in one process.
+func TestSharedMatchesLocal(t *testing.T) {
+	s := startServer(t)
+	for _, ratio := range []float64{0, 0.5, 1} {
+		c := s.client(nil)
+		b := newTestBudget(t, BudgetConfig{Client: c, Key: "match", MaxTokens: 6, TokenRatio: ratio, Timeout: time.Second, FlushInterval: time.Hour})
+		ref := newLocal(6, ratio)
+		// 12 failures drain it, then successes and failures interleave.
+		seq := strings.Repeat("F", 12) + strings.Repeat("S", 7) + "FFSFSSSSSSFFFSSSSSSSSSSSSSSSSSSSSSFFFFF"
+		for i, o := range seq {
+			if o == 'S' {
+				b.Success()
+				ref.Success()
+				continue
+			}
+			if got, want := b.Failure(), ref.Failure(); got != want {
+				t.Fatalf("ratio %v: outcome %d (%s): Failure() = %v, want %v as the local bucket", ratio, i, seq[:i+1], got, want)
+			}
+		}
+		if !b.Shared() {
+			t.Fatalf("ratio %v: Shared() = false: decisions fell back to the local bucket", ratio)
+		}
+		c.Del(context.Background(), "again:{match}:budget")
+	}
+}
+
+// TestRoundTrips checks the costs a caller relies on: successes cost no
+// round trip at call time and one per flush; a decision costs one.
+func TestRoundTrips(t *testing.T) {
+	s := startServer(t)
+	var rt atomic.Int64
+	b := newTestBudget(t, BudgetConfig{Client: s.client(&rt), FlushInterval: time.Hour, Timeout: time.Second})
+	rt.Store(0) // the warm-up's
+	for range 1000 {
+		b.Success()
+	}
+	if n := rt.Load(); n != 0 {
+		t.Errorf("1000 Success calls made %d round trips, want 0", n)
+	}
+	// The warm-up connected and loaded the script: the first decision is
+	// one round trip, as the others.
+	rt.Store(0)
+	for i := range 5 {
+		b.Failure()
+		if n := rt.Load(); n != int64(i+1) {
+			t.Fatalf("after %d Failure calls: %d round trips, want %d", i+1, n, i+1)
+		}
+	}
+	rt.Store(0)
+	for range 10 {
+		b.Success()
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := rt.Load(); n != 1 {
+		t.Errorf("Close with 10 pending successes made %d round trips, want 1", n)
+	}
+}
+
+// TestFlushesPeriodically checks successes reach Redis without any
+// Failure or Close, on the flushing goroutine.
+func TestFlushesPeriodically(t *testing.T) {
+	s := startServer(t)
+	c := s.client(nil)
+	b := newTestBudget(t, BudgetConfig{Client: c, FlushInterval: 10 * time.Millisecond, Timeout: time.Second})
+	for range 6 {
+		b.Failure()
+	}
+	tok := func() float64 {
+		v, err := b.SharedTokens(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := tok(); got != 4 {
+		t.Fatalf("after 6 failures SharedTokens = %v, want 4", got)
+	}
+	for range 10 {
+		b.Success()
+	}
+	eventually(t, "5 tokens after 10 successes are flushed", func() bool { return tok() == 5 })
+	for range 100 {
+		b.Success()
+	}
+	eventually(t, "the key deleted once the bucket is full", func() bool {
+		return c.Exists(context.Background(), "again:{"+t.Name()+"}:budget").Val() == 0
+	})
+}
+
+// TestScriptReloaded checks a script missing after a failover (SCRIPT
+// FLUSH) is loaded again without falling back.
+func TestScriptReloaded(t *testing.T) {
+	s := startServer(t)
+	var rt atomic.Int64
+	c := s.client(&rt)
+	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: time.Second, FlushInterval: time.Hour})
+	b.Failure()
+	if err := c.ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	rt.Store(0)
+	if !b.Failure() {
+		t.Error("second failure of 10 tokens: Failure() = false, want true")
+	}
+	if !b.Shared() {
+		t.Error("after SCRIPT FLUSH the Budget fell back to the local bucket, want the script reloaded")
+	}
+	if n := rt.Load(); n != 2 {
+		t.Errorf("a decision after SCRIPT FLUSH made %d round trips, want 2 (EVALSHA, EVAL)", n)
+	}
+	if got, _ := b.SharedTokens(context.Background()); got != 8 {
+		t.Errorf("SharedTokens = %v, want 8", got)
+	}
+}
+
+// TestConcurrentDecisions: decisions that share round trips allow exactly
+// what one-by-one decisions allow.
+func TestConcurrentDecisions(t *testing.T) {
+	s := startServer(t)
+	var rt atomic.Int64
+	b := newTestBudget(t, BudgetConfig{Client: s.client(&rt), MaxTokens: 100, Timeout: 5 * time.Second, FlushInterval: time.Hour})
+	const goroutines, each = 64, 20
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if b.Failure() {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// 100 tokens: failures are allowed down to 51 tokens left.
+	if got := allowed.Load(); got != 49 {
+		t.Errorf("%d concurrent failures on 100 tokens: %d allowed, want 49", goroutines*each, got)
+	}
+	if !b.Shared() {
+		t.Error("Shared() = false: some decisions fell back")
+	}
+	if got, _ := b.SharedTokens(context.Background()); got != 0 {
+		t.Errorf("SharedTokens = %v after %d failures, want 0", got, goroutines*each)
+	}
+	t.Logf("%d decisions in %d round trips", goroutines*each, rt.Load())
+}

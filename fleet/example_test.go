@@ -1,0 +1,76 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/fleet"
+	"github.com/again-go/again/retry"
+	"github.com/again-go/again/retryhttp"
+	"github.com/redis/go-redis/v9"
+)
+
+// Every process that opens the same URL retries on one budget. The
+// examples need a Redis server, so they are compiled but not run.
+func ExampleOpenBudget() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	budget, err := fleet.OpenBudget("redis://localhost:6379/0?key=payments", logger)
+	if err != nil {
+		logger.Error("budget", "error", err) // a malformed URL; an unreachable server is not an error
+		return
+	}
+	defer budget.Close()
+
+	err = retry.Run(context.Background(), backoff.Default(), func(ctx context.Context) error {
+		return errors.New("connection refused")
+	}, retry.WithBudget(budget))
+	logger.Info("done", "error", err)
+}
+
+// The same budget throttles an HTTP client's retries.
+func ExampleOpenBudget_http() {
+	budget, err := fleet.OpenBudget("redis://localhost:6379/0?key=search-api&timeout=20ms", nil)
+	if err != nil {
+		return
+	}
+	defer budget.Close()
+	client := &http.Client{Transport: &retryhttp.Transport{Budget: budget}}
+	_ = client
+}
+
+// With a client of your own: it must have ContextTimeoutEnabled, so that
+// Timeout bounds every round trip.
+func ExampleNewBudget() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	budget, err := fleet.NewBudget(fleet.BudgetConfig{Client: client, Key: "payments", MaxTokens: 20})
+	if err != nil {
+		return
+	}
+	defer budget.Close()
+	_ = retry.WithBudget(budget)
+}
+
+// One breaker state for the fleet: when one process trips it, the others
+// reject calls too until the same moment, and one probe runs for all.
+func ExampleNewBreakerStore() {
+	client := redis.NewClient(&redis.Options{Addr: "localhost:6379", ContextTimeoutEnabled: true})
+	defer client.Close()
+	store, err := fleet.NewBreakerStore(fleet.BreakerStoreConfig{Client: client, Key: "payments"})
+	if err != nil {
+		return
+	}
+	b, err := breaker.New(breaker.Config{Shared: store})
+	if err != nil {
+		return
+	}
+	err = b.Do(context.Background(), func(ctx context.Context) error {
+		return nil // the call to the dependency
+	})
+	_ = err
+}

@@ -1,0 +1,39 @@
+package fleet
+
+import "github.com/redis/go-redis/v9"
+
+// budgetScript applies, atomically on one key, a batch of successes and at
+// most one failure to the shared bucket, and reports whether that failure
+// may be retried. It is gRPC A6's rule, exactly as retry's local bucket
+// applies it: a failure takes one token (never below zero), a success
+// refunds TokenRatio (never above MaxTokens), and a retry is allowed while
+// more than half the tokens remain after the failure. A batch applies the
+// successes first (they happened before the failures were decided), then
+// the failures one by one.
+//
+// The key holds the milli-tokens missing from a full bucket, so that a
+// missing key is a full bucket: the script deletes the key when the bucket
+// is full again, and a fleet at rest keeps nothing in Redis. It writes
+// with SET even then, so that a server that refuses writes (maxmemory with
+// noeviction) fails every run, flushes included, and the Budget keeps
+// deciding locally instead of switching back and forth. The budget has no
+// notion of time, so the script needs no clock.
+//
+// KEYS[1]: the bucket. ARGV[1]: capacity in milli-tokens; ARGV[2]: refund
+// per success in milli-tokens; ARGV[3]: the number of successes; ARGV[4]:
+// the number of failures asking for a retry, 0 for a flush of successes
+// only. Returns how many of the failures may be retried: as the bucket
+// only empties along them, the allowed ones are the first.
+var budgetScript = redis.NewScript(`
+local cap = tonumber(ARGV[1])
+local used = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+used = math.max(0, math.min(used, cap) - tonumber(ARGV[2]) * tonumber(ARGV[3]))
+local allowed = 0
+for _ = 1, tonumber(ARGV[4]) do
+	used = math.min(used + 1000, cap)
+	if cap - used > math.floor(cap / 2) then allowed = allowed + 1 end
+end
+redis.call('SET', KEYS[1], string.format('%d', used))
+if used <= 0 then redis.call('DEL', KEYS[1]) end
+return allowed
+`)

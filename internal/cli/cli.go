@@ -8,17 +8,33 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/again-go/again/retry"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 // Env is what a subcommand may touch of the outside world: the streams Run
-// was given. Subcommands write only here, never to os.Stdout, so that tests
-// run them in-process.
+// was given, and the optional pieces a build of again adds. Subcommands
+// write only here, never to os.Stdout, so that tests run them in-process.
+// The zero Env has no streams; Run fills them.
 type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+
+	// OpenBudget, if not nil, opens the shared retry budget that run's and
+	// fetch's --budget URL names: the budget, what closes it (the command
+	// closes it when it ends, which sends what the budget counted but has
+	// not sent yet), or an error saying what is wrong with the URL without
+	// repeating its password, reported as a usage error. log receives the
+	// budget's own lines (such as "Redis did not answer"). It must not wait
+	// for the budget's server: one that does not answer makes the budget
+	// decide locally, never fails the command.
+	//
+	// Nil, as in cmd/again, makes --budget a usage error naming the build
+	// that has it: fleet/cmd/again, which sets it to open a fleet.Budget,
+	// so that this module never depends on a Redis client.
+	OpenBudget func(url string, log io.Writer) (retry.Budget, io.Closer, error)
 }
 
 // subcommands returns every `again` subcommand. To add one, write a
@@ -41,8 +57,13 @@ func subcommands(env *Env) []*cobra.Command {
 // usage error prints nothing on stdout. ctx reaches every subcommand
 // (cmd.Context()); see NotifyContext for signals.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	return execute(ctx, newRoot(subcommands(env)...), args, env)
+	return RunEnv(ctx, args, Env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// RunEnv is Run with an Env: the streams and what this build adds to the
+// command line, such as Env.OpenBudget. fleet/cmd/again calls it.
+func RunEnv(ctx context.Context, args []string, env Env) int {
+	return execute(ctx, newRoot(subcommands(&env)...), args, &env)
 }
 
 // execute runs root with args; tests call it with extra commands.

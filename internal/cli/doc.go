@@ -7,6 +7,11 @@
 //	stop()
 //	os.Exit(code)
 //
+// A build that adds to the command line calls RunEnv instead, with an Env:
+// fleet/cmd/again sets Env.OpenBudget so that run and fetch take --budget
+// (a retry budget shared through Redis) while this module links no Redis
+// client.
+//
 // # Conventions every subcommand follows
 //
 //   - A subcommand is a constructor func(env *Env) *cobra.Command registered

@@ -72,6 +72,8 @@ query values masked; --cacert FILE trusts the authorities in a PEM file.
 A body from stdin (-d @-) is read first: up to 1 MiB it is sent with its
 length and can be retried, a larger one is streamed once.
 
+` + budgetHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -112,6 +114,7 @@ signal N stops it.`,
 	f.key = "auto"
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
 	f.curl.add(fs)
+	budgetURL := addBudgetFlag(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
@@ -131,13 +134,20 @@ signal N stops it.`,
 			return err
 		}
 		tr.Base = rt
-		out, err := openOutput(f.output, env.Stdout)
+		budget, closer, err := openBudget(env, *budgetURL)
+		var out *output
+		if err == nil {
+			out, err = openOutput(f.output, env.Stdout)
+		}
 		if err != nil {
 			if req.Body != nil {
 				req.Body.Close()
 			}
+			closeBudget(closer)
 			return err
 		}
+		defer closeBudget(closer)
+		tr.Budget = budget
 		ctx := cmd.Context()
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc
@@ -600,6 +610,8 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), calc.Human(e.Hint))
 	case e.Reason == retry.ErrDeadline:
 		return "giving up: the next retry would start after the --deadline"
+	case e.Reason == retry.ErrBudget:
+		return budgetSpent
 	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.fromStdin():
 		return "not retried: standard input was more than 1 MiB, too much to keep for a retry (send a file with -d @FILE instead)"
 	case errors.Is(e.Reason, retryhttp.ErrNotReplayable):

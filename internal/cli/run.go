@@ -72,6 +72,8 @@ exits 130. Otherwise Ctrl-C reaches again alone, which passes it on once.
 (Windows has no process groups: there a timeout or a signal stops the
 command but not what it started.)
 
+` + budgetHelp + `
+
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
 --timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
 when signal N stops again between attempts, 127 if the command is not
@@ -87,7 +89,10 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
   again run --timeout 20s -- curl -fsS -o data.json https://example.com/data.json
 
   # Retry only exit status 75 (EX_TEMPFAIL), without the progress lines.
-  again run --retry-on-exit 75 --quiet -- ./sync.sh`,
+  again run --retry-on-exit 75 --quiet -- ./sync.sh
+
+  # Every container's entrypoint shares one retry budget (Redis-enabled build).
+  again run --deadline 1m --budget 'redis://redis:6379/0?key=db-wait' -- pg_isready -h db`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return Usagef("missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')")
@@ -104,6 +109,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	retryOn := ""
 	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
+	budgetURL := addBudgetFlag(fs)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
 			return err
@@ -123,6 +129,12 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 		if r.path, err = lookPath(args[0]); err != nil {
 			return err
 		}
+		budget, closer, err := openBudget(env, *budgetURL)
+		if err != nil {
+			return err
+		}
+		defer closeBudget(closer)
+		r.budget = budget
 		return r.run(cmd.Context(), in.Policy)
 	}
 	return cmd
@@ -193,7 +205,8 @@ type runner struct {
 	grace    time.Duration // between SIGTERM and SIGKILL
 	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
 	quiet    bool
-	tty      *os.File // the terminal handed to each attempt, if any
+	tty      *os.File     // the terminal handed to each attempt, if any
+	budget   retry.Budget // --budget's, or nil
 
 	mu      sync.Mutex
 	pid     int       // the running child, 0 if none
@@ -251,7 +264,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		return struct{}{}, r.attempt(procCtx)
-	}, retry.WithOnRetry(r.report))
+	}, retry.WithOnRetry(r.report), retry.WithBudget(r.budget))
 	if err == nil {
 		return nil
 	}
@@ -302,6 +315,8 @@ func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) 
 		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
 	case errors.Is(re, retry.ErrExhausted):
 		return "giving up"
+	case errors.Is(re, retry.ErrBudget):
+		return budgetSpent
 	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
 		return "not retrying: status not in --retry-on-exit"
 	case errors.Is(re, retry.ErrPermanent):

@@ -24,25 +24,30 @@ type Breaker struct {
 	// every state change, so that outcomes of calls admitted before a
 	// change are ignored. The closed path reads it without the lock.
 	sg atomic.Uint64
-	_  [56]byte // keep sg, read by every call, off pending's cache line
-	// pending counts successes reported in the closed state and not yet
-	// placed in the window, so that the success path reads no clock and
-	// takes no lock; every flushEvery-th success places them.
-	pending atomic.Int64
-	// run counts failures in a row (ConsecutiveFailures).
-	run atomic.Int64
-	// nextRefresh is when (ns on the breaker's clock) a call should next
-	// read the shared state.
-	nextRefresh atomic.Int64
-	// storeDown is set while the shared store fails to answer.
-	storeDown atomic.Bool
 
-	// Set by New, read without the lock afterwards.
+	// Set by New, read without the lock afterwards: they share sg's cache
+	// line, which changes only with the state.
 	clock  Clock
 	shared Shared
 	slow   bool
 	watch  bool // shared || slow: closed calls need more than the fast path
 	exact  bool // tests: place every success in the window at once
+	_      [64 - 8 - 16 - 16 - 3]byte
+
+	// pending counts successes reported in the closed state and not yet
+	// placed in the window, so that the success path reads no clock and
+	// takes no lock; every 16th success places them. It and run, written
+	// by calls, have a cache line of their own.
+	pending atomic.Int64
+	// run counts failures in a row (ConsecutiveFailures).
+	run atomic.Int64
+	_   [64 - 16]byte
+
+	// nextRefresh is when (ns on the breaker's clock) a call should next
+	// read the shared state.
+	nextRefresh atomic.Int64
+	// storeDown is set while the shared store fails to answer.
+	storeDown atomic.Bool
 
 	mu        sync.Mutex
 	ready     bool

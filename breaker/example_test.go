@@ -121,3 +121,23 @@ func ExampleBreaker_Snapshot() {
 	fmt.Println(s.State, s.Calls, s.Failures)
 	// Output: closed 5 5
 }
+
+// One breaker per host: a host that fails does not stop calls to the others.
+func ExampleGroup() {
+	hosts := &breaker.Group{Config: breaker.Config{ConsecutiveFailures: 3}}
+	call := func(host string, err error) error {
+		b, cerr := hosts.Get(host)
+		if cerr != nil {
+			return cerr
+		}
+		return b.Do(context.Background(), func(context.Context) error { return err })
+	}
+	for range 3 {
+		_ = call("db-1.internal", errors.New("connection refused"))
+	}
+	fmt.Println(errors.Is(call("db-1.internal", nil), breaker.ErrOpen))
+	fmt.Println(call("db-2.internal", nil))
+	// Output:
+	// true
+	// <nil>
+}

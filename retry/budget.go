@@ -57,9 +57,10 @@ type TokenBucket struct {
 	// MaxTokens is the bucket's capacity. Zero means 10 (DefaultMaxTokens);
 	// otherwise it must be a finite number > 0.
 	MaxTokens float64
-	// TokenRatio is the tokens refunded by each success, counted in
-	// thousandths. Zero means 0.1 (DefaultTokenRatio); otherwise it must be
-	// a finite number > 0.
+	// TokenRatio is the number of tokens each success refunds, such as 0.1
+	// for a tenth of a token. Zero means 0.1 (DefaultTokenRatio); otherwise
+	// it must be a finite number > 0. The bucket counts in thousandths of a
+	// token, so a ratio below 0.001 refunds 0.001.
 	TokenRatio float64
 
 	// used is the number of milli-tokens missing from the full bucket, so

@@ -13,7 +13,7 @@ import (
 // better rescheduled by the caller than waited for inside one call.
 const DefaultMaxRetryAfter = time.Minute
 
-// Option changes how Do and Run retry. Every option is made by a function
+// Option changes how Do, Run and NewLoop retry. Every option is made by a function
 // named WithX. Options are small values: passing them costs no allocation.
 // The zero Option does nothing; of two options of the same kind, the later
 // wins.
@@ -70,8 +70,8 @@ func WithMaxRetryAfter(d time.Duration) Option {
 
 // WithBudget makes retries draw on b, which may be shared by many calls
 // (see Budget and TokenBucket). A nil b means no budget, the default. If b
-// has a Validate() error method (as *TokenBucket has), Do and Run call it
-// before the first attempt and return its error.
+// has a Validate() error method (as *TokenBucket has), Do, Run and NewLoop
+// call it before the first attempt and return its error.
 func WithBudget(b Budget) Option {
 	if tb, ok := b.(*TokenBucket); ok && tb == nil {
 		b = nil

@@ -15,8 +15,9 @@ import (
 // The first attempt runs at once; there are at most p.MaxAttempts()
 // attempts, and the wait before retry n is p.Sample(n, ...) (jittered), or
 // the hint of the error (see After). Zero fields of p take their defaults
-// (backoff.Policy{} is backoff.Default()), negative ones mean none. Do stops, returning the zero T and an *Error whose
-// Reason says why, when:
+// (backoff.Policy{} is backoff.Default()); a negative Initial, Max or
+// Retries means no wait, no cap or no retries (see backoff.Policy). Do
+// stops, returning the zero T and an *Error whose Reason says why, when:
 //
 //   - every attempt failed (ErrExhausted);
 //   - op returned an error wrapped with Permanent, or one the classifier of

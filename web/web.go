@@ -21,10 +21,12 @@ var static embed.FS
 
 // CSP is the Content-Security-Policy the page is served with: only the
 // page's own files may load, WebAssembly may compile ('wasm-unsafe-eval'),
-// and nothing may connect anywhere else, so what a user types cannot leave
+// the page's own worker.js may run as a Web Worker (worker-src 'self': it
+// runs the Go code off the main thread, so that typing never blocks), and
+// nothing may connect anywhere else, so what a user types cannot leave
 // the browser. index.html repeats it (minus frame-ancestors, which a meta
 // element cannot set) for copies hosted elsewhere.
-const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; " +
+const CSP = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; " +
 	"img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // contentType returns the Content-Type of an embedded file by its name.

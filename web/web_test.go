@@ -53,6 +53,7 @@ func TestHandlerFiles(t *testing.T) {
 		{"/app.js", "text/javascript; charset=utf-8"},
 		{"/app.css", "text/css; charset=utf-8"},
 		{"/wasm_exec.js", "text/javascript; charset=utf-8"},
+		{"/worker.js", "text/javascript; charset=utf-8"},
 		{"/again.wasm", "application/wasm"},
 		{"/favicon.svg", "image/svg+xml"},
 	} {
@@ -78,12 +79,12 @@ func TestHandlerFiles(t *testing.T) {
 }
 
 func TestCSPAllowsOnlyOwnFiles(t *testing.T) {
-	for _, want := range []string{"default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "connect-src 'self'", "frame-ancestors 'none'"} {
+	for _, want := range []string{"default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
 		if !strings.Contains(web.CSP, want) {
 			t.Errorf("CSP %q lacks %q", web.CSP, want)
 		}
 	}
-	for _, bad := range []string{"unsafe-inline", "unsafe-eval'", "*", "http:", "https:", "data:"} {
+	for _, bad := range []string{"unsafe-inline", "unsafe-eval'", "*", "http:", "https:", "data:", "blob:"} {
 		if strings.Contains(strings.ReplaceAll(web.CSP, "'wasm-unsafe-eval'", ""), bad) {
 			t.Errorf("CSP %q allows %q", web.CSP, bad)
 		}

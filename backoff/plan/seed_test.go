@@ -39,7 +39,7 @@ func TestSeedExample(t *testing.T) {
 			p := seedExample(tt.jitter)
 			st := Analyze(p, DefaultSeed)
 			if len(st.Retries) != len(delays) {
-				t.Fatalf("len(Stats().Retries) = %d, want %d", len(st.Retries), len(delays))
+				t.Fatalf("len(Analyze().Retries) = %d, want %d", len(st.Retries), len(delays))
 			}
 			for i, want := range delays {
 				n := i + 1

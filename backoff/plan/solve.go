@@ -77,7 +77,7 @@ var ErrArgument = errors.New("plan: invalid argument")
 //
 // Larger values never shorten the total wait, so a search finds the answer:
 // for TargetMax, to the nanosecond for Initial, the exact float64 for
-// Multiplier and the exact count for Retries. TargetP99 calls Stats at
+// Multiplier and the exact count for Retries. TargetP99 calls Analyze at
 // each step and stops at a relative precision of about 10⁻⁴ for Initial
 // and Multiplier (the percentile itself is only that accurate); the retry
 // count is exact. A TargetP99 search needs p.Retries <= MaxStatsRetries for
@@ -224,7 +224,7 @@ func (s solver) bisect(lo, hi uint64, target Target, done func(lo, hi uint64) bo
 
 // solveP99 finds the largest value whose p99 fits, starting from lo, a value
 // whose worst case fits (or the smallest value). It gallops upwards to
-// bracket the answer, then bisects; each step costs one Stats.
+// bracket the answer, then bisects; each step costs one Analyze.
 func (s solver) solveP99(lo uint64) (uint64, error) {
 	top := s.largest()
 	if s.param == ParamRetries {

@@ -13,13 +13,13 @@ import (
 // RetryStats describes the delay before one retry.
 type RetryStats struct {
 	Retry int // 1-based retry number
-	// Delay is the nominal delay d(n). For Decorrelated jitter, which has no
+	// Delay is the nominal delay d(n). For DecorrelatedJitter, which has no
 	// nominal delay, it is the largest possible delay, min(Max, Initial × Multiplier^n).
 	Delay time.Duration
 	// Capped reports whether Max lowered Delay.
 	Capped bool
 	// Min, Mean and Max bound the jittered delay before this retry. They are
-	// exact except the Mean of a Capped retry under Decorrelated jitter,
+	// exact except the Mean of a Capped retry under DecorrelatedJitter,
 	// which is estimated (see Total.Estimated): the cap clamps delays that
 	// depend on the previous ones, which has no closed form.
 	Min, Mean, Max time.Duration
@@ -30,21 +30,21 @@ type RetryStats struct {
 
 // Total describes the total wait over all of a policy's retries.
 type Total struct {
-	// Min and Max are exact. Mean is exact except under Decorrelated jitter
+	// Min and Max are exact. Mean is exact except under DecorrelatedJitter
 	// when some retry is Capped: the capped retries' share of it is then a
 	// Monte Carlo estimate.
 	Min, Mean, Max time.Duration
 	// P50, P90 and P99 are percentiles of the total wait, always within
-	// [Min, Max] and in order. For None, Full, Equal and Proportional jitter
-	// they are computed numerically from the exact distribution of the sum
+	// [Min, Max] and in order. For NoJitter, FullJitter, EqualJitter and
+	// ProportionalJitter they are computed numerically from the exact distribution of the sum
 	// of independent delays, to within 0.5 % of Max − Min (in practice far
-	// closer; see the package tests). Under Full and Equal jitter the total
-	// is symmetric about its mean and P50 is exactly Mean. For Decorrelated
-	// jitter they are Monte Carlo estimates (see Estimated).
+	// closer; see the package tests). Under FullJitter and EqualJitter the
+	// total is symmetric about its mean and P50 is exactly Mean. For
+	// DecorrelatedJitter they are Monte Carlo estimates (see Estimated).
 	P50, P90, P99 time.Duration
 	// Estimated reports that the percentiles (and, if a retry is Capped,
 	// part of Mean) come from a seeded Monte Carlo simulation, as they do
-	// for Decorrelated jitter, whose delays depend on each other. The
+	// for DecorrelatedJitter, whose delays depend on each other. The
 	// simulation runs as many whole schedules as take about two million
 	// delays, but never fewer than 256 nor more than 20,000; equal seeds
 	// give equal numbers.
@@ -57,13 +57,13 @@ type Total struct {
 	// percentiles; with 20,000 (up to 100 retries), between the 98.93rd and
 	// 99.07th.
 	// StdErr is 0 when Mean is exact: always when Estimated is false, and
-	// under Decorrelated jitter when no retry is Capped.
+	// under DecorrelatedJitter when no retry is Capped.
 	StdErr time.Duration
 }
 
 // Stats is the full analysis of a policy: one RetryStats per retry and the
-// totals. Durations saturate at the largest time.Duration, which Human
-// shows as "more than 292 years".
+// totals. Durations saturate at the largest time.Duration (about 292 years)
+// instead of overflowing.
 type Stats struct {
 	// Policy is the policy analysed, as given to Analyze.
 	Policy backoff.Policy
@@ -77,13 +77,14 @@ type Stats struct {
 	Truncated bool
 }
 
-// MaxStatsRetries is the largest number of retries that Stats analyses one by
-// one. It is far beyond any useful schedule and keeps Stats's memory bounded
-// (about 100 bytes per retry).
+// MaxStatsRetries is the largest number of retries that Analyze analyses one
+// by one (see Stats.Truncated). It is far beyond any useful schedule and keeps
+// a Stats's memory bounded (about 100 bytes per retry).
 const MaxStatsRetries = 100_000
 
-// DefaultSeed is the seed Stats uses for Monte Carlo estimates when the
-// caller has no reason to choose one; it makes output reproducible.
+// DefaultSeed is the seed to give Analyze and Solve for their Monte Carlo
+// estimates when the caller has no reason to choose one; the same seed always
+// gives the same numbers.
 const DefaultSeed uint64 = 1
 
 // running accumulates the totals of consecutive retries. The mean is summed

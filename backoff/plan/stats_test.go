@@ -174,10 +174,10 @@ func TestDecorrelatedStats(t *testing.T) {
 		}
 	}
 	if again := Analyze(p, DefaultSeed); again.Total != tot {
-		t.Errorf("Stats(DefaultSeed) twice = %+v and %+v, want equal", tot, again.Total)
+		t.Errorf("Analyze(p, DefaultSeed) twice = %+v and %+v, want equal", tot, again.Total)
 	}
 	if other := Analyze(p, 2).Total; other == tot {
-		t.Errorf("Stats(2).Total = Stats(1).Total = %+v, want the seed to matter", tot)
+		t.Errorf("Analyze(p, 2).Total = Analyze(p, 1).Total = %+v, want the seed to matter", tot)
 	}
 }
 
@@ -245,7 +245,7 @@ func TestStatsTruncated(t *testing.T) {
 	p := backoff.Policy{Initial: time.Millisecond, Max: time.Second, Retries: MaxStatsRetries + 1, Jitter: backoff.NoJitter}
 	st := Analyze(p, DefaultSeed)
 	if !st.Truncated || len(st.Retries) != MaxStatsRetries {
-		t.Fatalf("Stats() Truncated, len(Retries) = %v, %d; want true, %d", st.Truncated, len(st.Retries), MaxStatsRetries)
+		t.Fatalf("Analyze() Truncated, len(Retries) = %v, %d; want true, %d", st.Truncated, len(st.Retries), MaxStatsRetries)
 	}
 	// Deadline still covers every retry.
 	fit := st.Deadline(time.Duration(MaxStatsRetries+1) * time.Second)
@@ -253,7 +253,7 @@ func TestStatsTruncated(t *testing.T) {
 		t.Errorf("Deadline() = %+v, want the worst case to fit with %d retries", fit, MaxStatsRetries+1)
 	}
 	if p.Retries = MaxStatsRetries; Analyze(p, DefaultSeed).Truncated {
-		t.Errorf("Stats() with MaxStatsRetries retries: Truncated = true, want false")
+		t.Errorf("Analyze() with MaxStatsRetries retries: Truncated = true, want false")
 	}
 }
 

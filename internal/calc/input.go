@@ -29,7 +29,7 @@ const (
 )
 
 // MaxRetries is the largest retry count Parse accepts: the most that
-// plan.Stats analyses one by one. It is far beyond any useful schedule,
+// plan.Analyze analyses one by one. It is far beyond any useful schedule,
 // and small enough that a report for it stays a few megabytes.
 const MaxRetries = plan.MaxStatsRetries
 

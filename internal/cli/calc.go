@@ -19,8 +19,9 @@ with --deadline, whether the worst case fits.
 
 With --solve and --deadline it finds the largest initial delay, multiplier or
 number of retries whose worst-case (or, with --target p99, 99th-percentile)
-total wait fits the deadline, and shows the resulting schedule. If no value
-fits it says so and exits 1.
+total wait fits the deadline, and shows the resulting schedule. If there is
+no such value (none fits, or every value up to the most the calculator
+analyses does) it says so and exits 1.
 
 Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds;
 the table shows sub-millisecond values in µs. --max 0 means no cap, --retries 0

@@ -59,7 +59,7 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
 		// A very long value is echoed shortened.
 		{[]string{"run", "--retry-on-exit", strings.Repeat("9", 100000), "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "` + strings.Repeat("9", 184) + `"… (100000 bytes)`},
-		{[]string{"run", "--timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "` + strings.Repeat("x", 48) + `"… (1000 bytes)`},
+		{[]string{"run", "--timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "` + strings.Repeat("x", 184) + `"… (1000 bytes)`},
 		{[]string{"calc", "--multiplier", strings.Repeat("y", 1000)}, `again calc: --multiplier must be a finite number >= 1, got "` + strings.Repeat("y", 48) + `"… (1000 bytes)`},
 		{[]string{strings.Repeat("z", 300)}, `again: unknown command "` + strings.Repeat("z", 184) + `"… (300 bytes); want one of calc, completion, fetch, run, sim, web (see 'again --help')`},
 	}

@@ -64,7 +64,8 @@ failure, a redirect loop with -L, an error status with --fail) leaves an
 existing file as it was and removes one it created; a body cut short
 leaves what arrived, as in curl.
 
-As in curl: -d is repeatable, the parts joined with &; --json sends JSON
+As in curl: -d is repeatable, the parts joined with &, and sent as a form
+(Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON
 (repeated: concatenated) with Content-Type and Accept application/json;
 -u user:password sends basic authentication; -v prints each attempt's
 request and response headers on stderr, with credentials, cookies and
@@ -110,7 +111,7 @@ signal N stops it.`,
 	f.retryOn = "429,502,503,504"
 	fs.Var(textFlag{s: &f.retryOn, typ: "list"}, "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
-	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying")
+	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for (default 1m); a longer one ends retrying, and 0 waits for none")
 	f.key = "auto"
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
 	f.curl.add(fs)
@@ -312,6 +313,10 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 				req.Header.Set(name, "application/json")
 			}
 		}
+	} else if (cmd.Flags().Changed("data") || cmd.Flags().Changed("data-raw")) && req.Header.Get("Content-Type") == "" {
+		// As curl's -d: a form, unless a -H says otherwise, so that
+		// servers that read forms see the data.
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	if f.curl.user != "" && req.Header.Get("Authorization") != "" {
 		return nil, nil, Usagef("--user conflicts with the Authorization header; give the credentials once")
@@ -663,7 +668,9 @@ func durationFlag(name, s string, optional bool) (time.Duration, error) {
 	d, err := calc.ParseDuration(s)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return 0, usage("--" + name + " " + ie.Detail())
+		// Not ie.Detail(): it offers calc's bare milliseconds, which
+		// requireUnit has just refused for these flags.
+		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
 	}
 	return d, err
 }

@@ -360,8 +360,8 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{"no command", []string{"run"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
 		{"only dash", []string{"run", "--"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
-		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
-		{"negative timeout", []string{"run", "--timeout", "-1s", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
+		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
+		{"negative timeout", []string{"run", "--timeout", "-1s", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
 		{"zero exit code", []string{"run", "--retry-on-exit", "0", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "0"`},
 		{"exit code too big", []string{"run", "--retry-on-exit", "1,256", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,256"`},
 		{"not a number", []string{"run", "--retry-on-exit", "1,,2", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,,2"`},

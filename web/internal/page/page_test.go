@@ -24,13 +24,13 @@ import (
 var example = map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
 
 func TestComputeWorkedExample(t *testing.T) {
-	r := Compute(example)
+	r := Compute(example, English)
 	if len(r.Errors) > 0 {
-		t.Fatalf("Compute(example) errors: %v", r.Errors)
+		t.Fatalf("Compute(example, English) errors: %v", r.Errors)
 	}
 	wantDelay := []string{"500 ms", "1 s", "2 s", "4 s", "8 s", "16 s", "30 s", "30 s"}
 	if len(r.Rows) != len(wantDelay) {
-		t.Fatalf("Compute(example) has %d rows, want %d", len(r.Rows), len(wantDelay))
+		t.Fatalf("Compute(example, English) has %d rows, want %d", len(r.Rows), len(wantDelay))
 	}
 	for i, want := range wantDelay {
 		if got := r.Rows[i].Delay; got != want {
@@ -43,14 +43,20 @@ func TestComputeWorkedExample(t *testing.T) {
 	if got := r.Rows[7].TotalMax; got != "1 min 32 s" {
 		t.Errorf("cumulative worst case after retry 8 = %q, want 1 min 32 s", got)
 	}
-	if r.Totals.Max != "1 min 32 s" || r.Totals.Mean != "45.8 s" || r.Totals.Min != "0 ms" {
-		t.Errorf("totals min, mean, max = %q, %q, %q; want 0 ms, 45.8 s, 1 min 32 s", r.Totals.Min, r.Totals.Mean, r.Totals.Max)
+	if s := r.Summary; s.Worst != "1 min 32 s" || s.Mean != "45.8 s" || s.Shortest != "0 ms" {
+		t.Errorf("headline worst, mean and shortest = %q, %q, %q; want 1 min 32 s, 45.8 s, 0 ms", s.Worst, s.Mean, s.Shortest)
 	}
-	if r.Verdict != nil {
-		t.Errorf("verdict without a deadline = %+v, want none", r.Verdict)
+	if r.Summary.Verdict != nil {
+		t.Errorf("verdict without a deadline = %+v, want none", r.Summary.Verdict)
 	}
-	if len(r.Bars) != 8 || r.Bars[7].TotalMaxMs != 91500 || r.Bars[7].MaxMs != 30000 || r.Bars[0].First != 1 || r.Bars[0].Last != 1 {
-		t.Errorf("chart bars = %+v, want one per retry ending at 30 s and 91500 ms cumulative", r.Bars)
+	if r.Announce != "Worst case 1 min 32 s, mean 45.8 s." {
+		t.Errorf("Announce = %q", r.Announce)
+	}
+	if b := r.Chart.Bars; len(b) != 8 || b[7].TotalMaxMs != 91500 || b[7].MaxMs != 30000 || b[0].First != 1 || b[0].Last != 1 {
+		t.Errorf("chart bars = %+v, want one per retry ending at 30 s and 91500 ms cumulative", b)
+	}
+	if a := r.Chart.Attempts; len(a) != 9 || a[0] != (Attempt{N: 1}) || a[8].N != 9 || a[8].MaxMs != 91500 {
+		t.Errorf("timeline attempts = %+v, want 9 from t = 0 to 91500 ms", a)
 	}
 	if r.Chart.Delay.Top < 30000 || r.Chart.Delay.Top > 60000 {
 		t.Errorf("delay scale %+v does not fit the longest delay, 30 s", r.Chart.Delay)
@@ -68,12 +74,16 @@ func TestComputeDeadline(t *testing.T) {
 	for k, v := range example {
 		in[k] = v
 	}
-	r := Compute(in)
-	if r.Verdict == nil {
+	r := Compute(in, English)
+	v := r.Summary.Verdict
+	if v == nil {
 		t.Fatal("no verdict with a deadline")
 	}
-	if r.Verdict.WorstCaseFits || r.Verdict.RetriesWithin != 6 || r.Verdict.Deadline != "1 min" {
-		t.Errorf("verdict = %+v, want worst case not fitting, 6 retries within, deadline 1 min", *r.Verdict)
+	if v.Fits || v.RetriesWithin != 6 || v.Deadline != "1 min" || v.Headline != "Misses the 1 min deadline by 31.5 s" {
+		t.Errorf("verdict = %+v, want worst case missing by 31.5 s, 6 retries within, deadline 1 min", *v)
+	}
+	if r.Chart.Cross != 7 {
+		t.Errorf("chart marks retry %d as the first to start late, want 7", r.Chart.Cross)
 	}
 	if r.Chart.Total.Top < 91500 {
 		t.Errorf("chart top %v ms is below the worst case", r.Chart.Total.Top)
@@ -96,12 +106,11 @@ func TestComputeErrorsNameTheField(t *testing.T) {
 				in[k] = v
 			}
 			in[tc.field] = tc.value
-			r := Compute(in)
-			msg := r.Errors[tc.field]
-			if msg == "" {
+			r := Compute(in, English)
+			if len(r.Errors) != 1 || r.Errors[0].Field != tc.field || r.Errors[0].Text == "" {
 				t.Fatalf("Compute with %s=%q: errors %v, want one for %s", tc.field, tc.value, r.Errors, tc.field)
 			}
-			if r.Rows != nil || r.Totals != nil {
+			if r.Rows != nil || r.Summary != nil || r.Chart != nil {
 				t.Errorf("Compute with %s=%q returned results along with the error", tc.field, tc.value)
 			}
 		})
@@ -110,7 +119,7 @@ func TestComputeErrorsNameTheField(t *testing.T) {
 
 func TestCommandKeepsWhatWasTyped(t *testing.T) {
 	in := map[string]string{"initial": "1.5s", "multiplier": "2", "max": "1m", "retries": "3", "jitter": "proportional:0.2", "deadline": "10s"}
-	got := Compute(in).Command
+	got := Compute(in, English).Command
 	want := "again calc --initial 1.5s --multiplier 2 --max 1m --retries 3 --jitter proportional:0.2 --deadline 10s"
 	if got != want {
 		t.Errorf("Command = %q, want %q", got, want)
@@ -126,13 +135,13 @@ func TestSnippetIsGo(t *testing.T) {
 		{"initial": "1.5s", "multiplier": "1.6", "max": "0", "retries": "2", "jitter": "proportional:0.2", "deadline": "90s"},
 		{"initial": "250", "retries": "1", "jitter": "decorrelated"},
 	} {
-		s := Compute(in).Snippet
+		s := Compute(in, English).Snippet
 		src := "package p\nfunc f() {\n" + s + "}\n"
 		if _, err := parser.ParseFile(token.NewFileSet(), "snippet.go", src, 0); err != nil {
 			t.Errorf("snippet for %v does not parse: %v\n%s", in, err, s)
 		}
 	}
-	s := Compute(example).Snippet
+	s := Compute(example, English).Snippet
 	for _, want := range []string{"500 * time.Millisecond", "30 * time.Second", "Retries:    8", "backoff.FullJitter", "retry.Run(ctx, policy, "} {
 		if !strings.Contains(s, want) {
 			t.Errorf("snippet lacks %q:\n%s", want, s)
@@ -161,42 +170,89 @@ func TestGoDuration(t *testing.T) {
 
 func TestScale(t *testing.T) {
 	for _, hi := range []time.Duration{0, time.Millisecond, 91500 * time.Millisecond, 7 * time.Hour, 1 << 62, time.Duration(1<<63 - 1)} {
-		c := scale(hi)
-		if len(c.Ticks) == 0 || len(c.Ticks) > 6 {
-			t.Errorf("scale(%v) has %d gridlines, want 1 to 6", hi, len(c.Ticks))
+		c := linear(hi, English)
+		if len(c.Ticks) < 2 || len(c.Ticks) > 7 || c.Ticks[0] != (Tick{0, "0"}) {
+			t.Errorf("linear(%v) has gridlines %v, want 0 labelled \"0\" and 1 to 6 more", hi, c.Ticks)
 		}
 		if c.Top < ms(hi)*(1-1e-9) {
-			t.Errorf("scale(%v).Top = %v ms, below %v ms", hi, c.Top, ms(hi))
+			t.Errorf("linear(%v).Top = %v ms, below %v ms", hi, c.Top, ms(hi))
 		}
 	}
 	for _, tc := range []struct {
 		hi   time.Duration
 		want []string
 	}{
-		{91500 * time.Millisecond, []string{"30 s", "1 min", "1 min 30 s", "2 min"}},
-		{7 * time.Hour, []string{"2 h", "4 h", "6 h", "8 h"}},
-		{4650 * time.Hour, []string{"50 d", "100 d", "150 d", "200 d"}},
-		{time.Duration(1<<63 - 1), []string{"20000 d", "40000 d", "60000 d", "80000 d", "100000 d"}},
+		{91500 * time.Millisecond, []string{"0", "30 s", "1 min", "1 min 30 s", "2 min"}},
+		{7 * time.Hour, []string{"0", "2 h", "4 h", "6 h", "8 h"}},
+		{4650 * time.Hour, []string{"0", "50 d", "100 d", "150 d", "200 d"}},
 	} {
 		var got []string
-		for _, tick := range scale(tc.hi).Ticks {
+		for _, tick := range linear(tc.hi, English).Ticks {
 			got = append(got, tick.Label)
 		}
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("scale(%v) labels = %q, want %q", tc.hi, got, tc.want)
+			t.Errorf("linear(%v) labels = %q, want %q", tc.hi, got, tc.want)
+		}
+	}
+}
+
+// TestHugeSchedulesChangeUnits: an uncapped schedule that grows beyond
+// any human scale is drawn on a logarithmic axis with familiar units, and
+// its cells say years, not "1281023 h 53 min".
+func TestHugeSchedulesChangeUnits(t *testing.T) {
+	r := Compute(map[string]string{"initial": "1s", "multiplier": "2", "max": "0", "retries": "100", "jitter": "none"}, English)
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	for _, sc := range []Scale{r.Chart.Total, r.Chart.Delay} {
+		if !sc.Log || len(sc.Ticks) < 3 || len(sc.Ticks) > 8 {
+			t.Errorf("scale %+v: want a logarithmic one with 3 to 8 gridlines", sc)
+		}
+		for _, tick := range sc.Ticks {
+			if tick.Ms < sc.Bottom || tick.Ms > sc.Top || strings.Contains(tick.Label, "000 d") {
+				t.Errorf("gridline %+v outside %v..%v or in thousands of days", tick, sc.Bottom, sc.Top)
+			}
+		}
+	}
+	if got := r.Rows[29].Delay; got != "17 years" {
+		t.Errorf("delay of retry 30 (2^29 s) = %q, want 17 years", got)
+	}
+	if got := r.Summary.Worst; got != "more than 292 years" {
+		t.Errorf("worst case = %q, want more than 292 years", got)
+	}
+	if r := Compute(example, English); r.Chart.Total.Log || r.Chart.Delay.Log {
+		t.Errorf("the worked example is drawn on a logarithmic scale: %+v", r.Chart)
+	}
+}
+
+func TestRetryTicks(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want []int
+	}{
+		{0, nil},
+		{1, []int{1}},
+		{8, []int{1, 2, 3, 4, 5, 6, 7, 8}},
+		{9, []int{1, 2, 4, 6, 8, 9}},
+		{40, []int{1, 5, 10, 15, 20, 25, 30, 35, 40}},
+		{99, []int{1, 20, 40, 60, 80, 99}},
+		{100000, []int{1, 20000, 40000, 60000, 80000, 100000}},
+	} {
+		if got := retryTicks(tc.n); !slices.Equal(got, tc.want) {
+			t.Errorf("retryTicks(%d) = %v, want %v", tc.n, got, tc.want)
 		}
 	}
 }
 
 func TestSolveNeedsDeadline(t *testing.T) {
-	if r := Solve(example, "retries"); r.Error == "" {
+	if r := Solve(example, "retries", English); r.Error == "" {
 		t.Errorf("Solve without a deadline = %+v, want an error", r)
 	}
 	in := map[string]string{"deadline": "1m"}
 	for k, v := range example {
 		in[k] = v
 	}
-	if r := Solve(in, "jitter"); r.Error == "" {
+	if r := Solve(in, "jitter", English); r.Error == "" {
 		t.Errorf("Solve for jitter = %+v, want an error", r)
 	}
 }
@@ -227,12 +283,12 @@ func TestSolve(t *testing.T) {
 	for _, tc := range []struct{ param, want string }{
 		{"retries", "6"},
 	} {
-		if r := Solve(in, tc.param); r.Field != tc.param || r.Value != tc.want {
+		if r := Solve(in, tc.param, English); r.Field != tc.param || r.Value != tc.want {
 			t.Errorf("Solve(example, deadline 60s, %s) = %+v, want %s", tc.param, r, tc.want)
 		}
 	}
 	for _, param := range []string{"initial", "multiplier"} {
-		r := Solve(in, param)
+		r := Solve(in, param, English)
 		if r.Error != "" {
 			t.Fatalf("Solve(example, %s) = %+v", param, r)
 		}
@@ -241,7 +297,7 @@ func TestSolve(t *testing.T) {
 			in2[k] = v
 		}
 		in2[param] = r.Value
-		if v := Compute(in2).Verdict; v == nil || !v.WorstCaseFits {
+		if v := Compute(in2, English).Summary.Verdict; v == nil || !v.Fits {
 			t.Errorf("with the solved %s = %s the worst case does not fit: %+v", param, r.Value, v)
 		}
 	}
@@ -260,11 +316,16 @@ func TestEmptyFieldMeansDefault(t *testing.T) {
 }
 
 func TestEveryWrongFieldIsMarked(t *testing.T) {
-	r := Compute(map[string]string{"initial": "soon", "retries": "-1", "jitter": "some"})
-	for _, f := range []string{"initial", "retries", "jitter"} {
-		if !strings.HasPrefix(r.Errors[f], "--"+f+" must be ") {
-			t.Errorf("error for %s = %q, want the CLI's message naming --%s", f, r.Errors[f], f)
+	r := Compute(map[string]string{"initial": "soon", "retries": "-1", "jitter": "some", "timeout": "x"}, English)
+	var fields []string
+	for _, e := range r.Errors {
+		fields = append(fields, e.Field)
+		if !strings.HasPrefix(e.Text, "Must be ") {
+			t.Errorf("error for %s = %q, want it to say what the field must be", e.Field, e.Text)
 		}
+	}
+	if want := []string{"initial", "retries", "jitter", "timeout"}; !slices.Equal(fields, want) {
+		t.Errorf("errors for %q, want one for each of %q in the form's order", fields, want)
 	}
 }
 
@@ -296,13 +357,13 @@ func TestSnippetCompiles(t *testing.T) {
 		})
 	}
 	for _, in := range inputs {
-		want, errs := parse(in)
+		want, errs := parse(in, English)
 		if len(errs) > 0 {
 			t.Fatalf("inputs %v: %v", in, errs)
 		}
 		src := "package p\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"github.com/again-go/again/backoff\"\n\t\"github.com/again-go/again/retry\"\n)\n\n" +
 			"var _ = time.Second\n\nfunc callTheService(context.Context) error { return nil }\n\n" +
-			"func f(ctx context.Context) error {\n" + Compute(in).Snippet + "return err\n}\n"
+			"func f(ctx context.Context) error {\n" + Compute(in, English).Snippet + "return err\n}\n"
 		f, err := parser.ParseFile(fset, "snippet.go", src, 0)
 		if err != nil {
 			t.Fatalf("snippet for %v does not parse: %v\n%s", in, err, src)
@@ -390,20 +451,17 @@ func FuzzCompute(f *testing.F) {
 		if n, err := strconv.Atoi(strings.TrimSpace(retries)); err == nil && n > 200 {
 			return // long schedules are internal/calc's to fuzz; keep each input fast
 		}
-		r := Compute(in)
+		r := Compute(in, Russian)
 		if len(r.Errors) > 0 {
-			for f, msg := range r.Errors {
-				if f != "" && !slices.Contains(Fields(), f) {
-					t.Errorf("error for unknown field %q: %s", f, msg)
-				}
-				if f != "" && !strings.HasPrefix(msg, "--"+f+" ") {
-					t.Errorf("error %q for %s does not name the flag first, as the CLI does", msg, f)
+			for _, e := range r.Errors {
+				if !slices.Contains(Fields(), e.Field) || !strings.HasPrefix(e.Text, "Нужн") {
+					t.Errorf("error %+v: want a known field and a Russian message", e)
 				}
 			}
 			return
 		}
 		j, c := Export(in, "json"), Export(in, "csv")
-		if r.Totals == nil || r.Chart == nil || !json.Valid([]byte(j.Text)) || !strings.HasPrefix(c.Text, "retry,") {
+		if r.Summary == nil || r.Chart == nil || !json.Valid([]byte(j.Text)) || !strings.HasPrefix(c.Text, "retry,") {
 			t.Fatalf("valid input %v gave an incomplete result", in)
 		}
 		var rep struct {
@@ -417,7 +475,7 @@ func FuzzCompute(f *testing.F) {
 }
 
 func TestLongSchedulesStayLight(t *testing.T) {
-	r := Compute(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"})
+	r := Compute(map[string]string{"initial": "100ms", "max": "1m", "retries": "5000", "jitter": "equal"}, English)
 	if len(r.Errors) > 0 {
 		t.Fatal(r.Errors)
 	}
@@ -428,15 +486,16 @@ func TestLongSchedulesStayLight(t *testing.T) {
 	if n := strings.Count(rows, "\n"); n != 5000 {
 		t.Errorf("CSV's first table has %d lines, want a header and all 5000 retries", n+1)
 	}
-	if len(r.Bars) > MaxBars || r.Bars[0].First != 1 || r.Bars[len(r.Bars)-1].Last != 5000 {
-		t.Fatalf("%d bars from retry %d to %d, want at most %d covering 1..5000", len(r.Bars), r.Bars[0].First, r.Bars[len(r.Bars)-1].Last, MaxBars)
+	bars := r.Chart.Bars
+	if len(bars) > MaxBars || bars[0].First != 1 || bars[len(bars)-1].Last != 5000 {
+		t.Fatalf("%d bars from retry %d to %d, want at most %d covering 1..5000", len(bars), bars[0].First, bars[len(bars)-1].Last, MaxBars)
 	}
-	for i, b := range r.Bars {
+	for i, b := range bars {
 		if !(b.MinMs <= b.MeanMs && b.MeanMs <= b.MaxMs) || b.MaxMs > 60000 {
 			t.Errorf("bar %d = %+v: want min <= mean <= max <= 60000 ms", i, b)
 		}
-		if i > 0 && b.First != r.Bars[i-1].Last+1 {
-			t.Errorf("bar %d starts at retry %d after a bar ending at %d", i, b.First, r.Bars[i-1].Last)
+		if i > 0 && b.First != bars[i-1].Last+1 {
+			t.Errorf("bar %d starts at retry %d after a bar ending at %d", i, b.First, bars[i-1].Last)
 		}
 	}
 }
@@ -444,12 +503,12 @@ func TestLongSchedulesStayLight(t *testing.T) {
 // BenchmarkCompute measures what the page does on every keystroke, natively;
 // in the browser the same code runs as WebAssembly, a few times slower.
 func BenchmarkCompute(b *testing.B) {
-	for _, jitter := range []string{"full", "decorrelated"} {
-		in := map[string]string{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": "100", "jitter": jitter, "deadline": "30m"}
-		b.Run("100retries/"+jitter, func(b *testing.B) {
+	for _, tc := range []struct{ retries, jitter string }{{"100", "full"}, {"100", "decorrelated"}, {"100000", "full"}} {
+		in := map[string]string{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": tc.retries, "jitter": tc.jitter, "deadline": "30m"}
+		b.Run(tc.retries+"retries/"+tc.jitter, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				Compute(in)
+				Compute(in, English)
 			}
 		})
 	}
@@ -468,7 +527,8 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		code := cli.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
-		page := Compute(map[string]string{tc.field: tc.value}).Errors[tc.field]
+		e := Compute(map[string]string{tc.field: tc.value}, English).Errors[0]
+		page := "--" + e.Field + " " + strings.ToLower(e.Text[:1]) + strings.TrimSuffix(e.Text[1:], ".")
 		if code != cli.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
 			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
 		}
@@ -480,18 +540,18 @@ func TestSolveForP99(t *testing.T) {
 	for k, v := range example {
 		in[k] = v
 	}
-	r := Solve(in, "retries")
+	r := Solve(in, "retries", English)
 	n, err := strconv.Atoi(r.Value)
 	if r.Error != "" || err != nil || n < 6 {
 		t.Fatalf("Solve(example, p99 within 60 s, retries) = %+v, want at least the 6 retries whose worst case fits", r)
 	}
 	in["retries"] = r.Value
-	res := Compute(in)
-	if res.Verdict == nil || !res.Verdict.P99Fits {
-		t.Errorf("with %d retries the 99th percentile does not fit: %+v", n, res.Verdict)
+	res := Compute(in, English)
+	if res.Summary.Verdict == nil || !res.Summary.Verdict.P99Fits {
+		t.Errorf("with %d retries the 99th percentile does not fit: %+v", n, res.Summary.Verdict)
 	}
 	in["retries"] = strconv.Itoa(n + 1)
-	if res := Compute(in); res.Verdict.P99Fits {
+	if res := Compute(in, English); res.Summary.Verdict.P99Fits {
 		t.Errorf("with %d retries the 99th percentile still fits: the solver did not find the largest", n+1)
 	}
 }
@@ -542,17 +602,17 @@ func TestCommandRuns(t *testing.T) {
 		{"initial": "250", "retries": "20", "jitter": "decorrelated", "deadline": "1h", "target": "max", "seed": "7"},
 		{"retries": "2"},
 	} {
-		words := strings.Fields(Compute(in).Command)
+		words := strings.Fields(Compute(in, English).Command)
 		if len(words) < 2 || words[0] != "again" || words[1] != "calc" {
-			t.Fatalf("command for %v = %q, want again calc ...", in, Compute(in).Command)
+			t.Fatalf("command for %v = %q, want again calc ...", in, Compute(in, English).Command)
 		}
 		var stdout, stderr bytes.Buffer
 		if code := cli.Run(t.Context(), append(words[1:], "--format", "csv"), strings.NewReader(""), &stdout, &stderr); code != 0 {
-			t.Errorf("%s: exit status %d, %s", Compute(in).Command, code, stderr.String())
+			t.Errorf("%s: exit status %d, %s", Compute(in, English).Command, code, stderr.String())
 			continue
 		}
 		if want := Export(in, "csv").Text; stdout.String() != want {
-			t.Errorf("%s --format csv printed\n%.200s\nbut the page's download is\n%.200s", Compute(in).Command, stdout.String(), want)
+			t.Errorf("%s --format csv printed\n%.200s\nbut the page's download is\n%.200s", Compute(in, English).Command, stdout.String(), want)
 		}
 	}
 }
@@ -568,7 +628,7 @@ func TestPageAndCLICannotDrift(t *testing.T) {
 		{"initial": "0.25", "retries": "3", "jitter": "equal"},                                   // sub-millisecond
 		{"jitter": "proportional:0.5", "max": "0", "retries": "20", "deadline": "10m"},
 	} {
-		res := Compute(v)
+		res := Compute(v, English)
 		if len(res.Errors) > 0 {
 			t.Fatalf("Compute(%v) errors: %v", v, res.Errors)
 		}
@@ -585,26 +645,30 @@ func TestPageAndCLICannotDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 		cli := table.String()
-		tot := res.Totals
-		for _, s := range []string{tot.Min, tot.Mean, tot.Max} {
-			if !strings.Contains(cli, s) {
-				t.Errorf("%v: the page shows %q, which `again calc` does not print:\n%s", v, s, cli)
+		tot := res.Summary
+		// The page's text is the report's number in Lang.Duration, which is
+		// calc.Human's text below a day (and days or years above, where the
+		// CLI prints hours).
+		tr := rep.Total
+		for _, c := range []struct {
+			page string
+			m    calc.Millis
+		}{{tot.Shortest, tr.Min}, {tot.Mean, tr.Mean}, {tot.Worst, tr.Max}, {tot.P50, tr.P50}, {tot.P90, tr.P90}, {tot.P99, tr.P99}} {
+			if d := time.Duration(c.m); c.page != English.Duration(d) || d < day && !strings.Contains(cli, c.page) {
+				t.Errorf("%v: the page shows %q for %v, which `again calc` does not print:\n%s", v, c.page, d, cli)
 			}
-		}
-		if want := "p50 " + tot.P50 + ", p90 " + tot.P90 + ", p99 " + tot.P99; !strings.Contains(cli, want) {
-			t.Errorf("%v: the page's percentiles %q are not the CLI's:\n%s", v, want, cli)
 		}
 		cliMean := strings.Contains(cli, "the mean and percentiles are a Monte Carlo estimate")
 		cliPct := cliMean || strings.Contains(cli, "the percentiles are a Monte Carlo estimate")
-		if tot.MeanEstimated != cliMean || tot.PercentilesEstimated != cliPct || tot.Estimated != cliPct {
-			t.Errorf("%v: page estimated (any %v, mean %v, percentiles %v), CLI (mean %v, percentiles %v)",
-				v, tot.Estimated, tot.MeanEstimated, tot.PercentilesEstimated, cliMean, cliPct)
+		if tot.MeanEstimated != cliMean || tot.PercentilesEstimated != cliPct || (tot.Estimate != "") != cliPct {
+			t.Errorf("%v: page estimated (note %q, mean %v, percentiles %v), CLI (mean %v, percentiles %v)",
+				v, tot.Estimate, tot.MeanEstimated, tot.PercentilesEstimated, cliMean, cliPct)
 		}
-		if vd := res.Verdict; vd != nil {
-			if vd.WorstCaseFits != strings.Contains(cli, ": fits;") {
-				t.Errorf("%v: page worst case fits = %v, CLI says:\n%s", v, vd.WorstCaseFits, cli)
+		if vd := res.Summary.Verdict; vd != nil {
+			if vd.Fits != strings.Contains(cli, ": fits;") {
+				t.Errorf("%v: page worst case fits = %v, CLI says:\n%s", v, vd.Fits, cli)
 			}
-			if !vd.WorstCaseFits && vd.P99Fits != strings.Contains(cli, "ends within it.\n") {
+			if !vd.Fits && vd.P99Fits != strings.Contains(cli, "ends within it.\n") {
 				t.Errorf("%v: page p99 fits = %v, CLI says:\n%s", v, vd.P99Fits, cli)
 			}
 		}

@@ -1,0 +1,119 @@
+package page
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Lang is a language of the page: "en" or "ru". Any other value reads as
+// English, so that a bad query parameter cannot break the page.
+type Lang string
+
+// The page's languages.
+const (
+	English Lang = "en"
+	Russian Lang = "ru"
+)
+
+func (l Lang) ru() bool { return l == Russian }
+
+// pick returns en or ru by the language.
+func (l Lang) pick(en, ru string) string {
+	if l.ru() {
+		return ru
+	}
+	return en
+}
+
+const (
+	day         = 24 * time.Hour
+	maxDuration = time.Duration(math.MaxInt64)
+)
+
+// Duration writes d the way the page shows it in language l. Below a day it
+// is the calculator's calc.Human form ("1 min 32 s", "45.8 s"; in
+// Russian "1 мин 32 с", "45,8 с"), so the page and `again calc` print the
+// same text for every realistic schedule. From a day on it switches to
+// units a reader can take in, where Human would write "1281023 h 53 min":
+// days and hours ("3 d 4 h") below 1,000 days, whole years above, and
+// "more than 292 years" for the largest duration, where saturated sums
+// end.
+func (l Lang) Duration(d time.Duration) string {
+	if d < 0 {
+		return "−" + l.Duration(-max(d, -maxDuration))
+	}
+	switch {
+	case d == maxDuration:
+		return l.pick("more than 292 years", "больше 292 лет")
+	case d == 0:
+		return l.pick("0 ms", "0 мс")
+	case d < time.Microsecond:
+		return strconv.FormatInt(int64(d), 10) + l.pick(" ns", " нс")
+	case roundTo(d, time.Microsecond) < 1000:
+		// A sub-millisecond schedule never shows as "0 ms".
+		return strconv.FormatInt(roundTo(d, time.Microsecond), 10) + l.pick(" µs", " мкс")
+	case roundTo(d, time.Millisecond) < 1000:
+		return strconv.FormatInt(roundTo(d, time.Millisecond), 10) + l.pick(" ms", " мс")
+	case roundTo(d, 100*time.Millisecond) < 600:
+		tenths := roundTo(d, 100*time.Millisecond)
+		s := strconv.FormatInt(tenths/10, 10)
+		if t := tenths % 10; t != 0 {
+			s += l.pick(".", ",") + strconv.FormatInt(t, 10)
+		}
+		return s + l.pick(" s", " с")
+	case roundTo(d, time.Second) < 86400:
+		secs := roundTo(d, time.Second)
+		return l.parts([]int64{secs / 3600, secs / 60 % 60, secs % 60}, []string{l.pick("h", "ч"), l.pick("min", "мин"), l.pick("s", "с")})
+	case d < 1000*day:
+		hours := roundTo(d, time.Hour)
+		return l.parts([]int64{hours / 24, hours % 24}, []string{l.pick("d", "дн."), l.pick("h", "ч")})
+	}
+	years := roundTo(d, time.Duration(365.25*float64(day)))
+	if l.ru() {
+		return strconv.FormatInt(years, 10) + " " + ruPlural(years, "год", "года", "лет")
+	}
+	return strconv.FormatInt(years, 10) + " years"
+}
+
+// parts joins the non-zero values with their units: "1 h 5 s".
+func (l Lang) parts(vals []int64, units []string) string {
+	var out []string
+	for i, v := range vals {
+		if v != 0 {
+			out = append(out, strconv.FormatInt(v, 10)+" "+units[i])
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// roundTo returns d (>= 0) in units of unit, rounded half up. A quotient
+// of two durations is exact in a float64 at the halves that matter (k + 0.5
+// is representable), so this rounds as backoff.Human does.
+func roundTo(d, unit time.Duration) int64 {
+	return int64(math.Floor(float64(d)/float64(unit) + 0.5))
+}
+
+// ruPlural picks the Russian form for n: 1 год, 2 года, 5 лет, 21 год.
+func ruPlural(n int64, one, few, many string) string {
+	switch n10, n100 := n%10, n%100; {
+	case n10 == 1 && n100 != 11:
+		return one
+	case n10 >= 2 && n10 <= 4 && (n100 < 12 || n100 > 14):
+		return few
+	}
+	return many
+}
+
+// retriesOf writes "n retries" after "of": "of 8 retries", "из 8 повторов".
+func (l Lang) retriesOf(n int) string {
+	if l.ru() {
+		return fmt.Sprintf("из %d %s", n, ruPlural(int64(n), "повтора", "повторов", "повторов"))
+	}
+	if n == 1 {
+		return "of 1 retry"
+	}
+	return fmt.Sprintf("of %d retries", n)
+}

@@ -66,8 +66,10 @@ type BudgetConfig struct {
 	// MaxTokens is the bucket's capacity, as in retry.TokenBucket: zero
 	// means 10; otherwise it must be a finite number > 0.
 	MaxTokens float64
-	// TokenRatio is the tokens refunded by each success, counted in
-	// thousandths: zero means 0.1; otherwise it must be a finite number > 0.
+	// TokenRatio is the number of tokens each success refunds, as in
+	// retry.TokenBucket, such as 0.1 for a tenth of a token: zero means 0.1;
+	// otherwise it must be a finite number > 0. The bucket counts in
+	// thousandths of a token, so a ratio below 0.001 refunds 0.001.
 	TokenRatio float64
 	// Timeout bounds each Redis round trip: zero means DefaultTimeout
 	// (50 ms); negative is rejected.

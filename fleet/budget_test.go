@@ -3,12 +3,14 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/again-go/again/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -168,6 +170,31 @@ func TestFlushesPeriodically(t *testing.T) {
 	}
 	eventually(t, "the key deleted once the bucket is full", func() bool {
 		return c.Exists(context.Background(), "again:{"+t.Name()+"}:budget").Val() == 0
+	})
+}
+
+// TestTinyRatioRefunds checks a TokenRatio below the bucket's precision
+// refunds a thousandth per success, as the local bucket does, not nothing.
+func TestTinyRatioRefunds(t *testing.T) {
+	s := startServer(t)
+	c := s.client(nil)
+	b := newTestBudget(t, BudgetConfig{Client: c, TokenRatio: 0.0001, FlushInterval: 10 * time.Millisecond, Timeout: time.Second})
+	ref := newLocal(0, 0.0001).(*retry.TokenBucket)
+	for range 6 {
+		b.Failure()
+		ref.Failure()
+	}
+	for range 500 {
+		b.Success()
+		ref.Success()
+	}
+	want := ref.Tokens() // 4.5
+	eventually(t, fmt.Sprintf("%v tokens, as the local bucket, after 500 successes", want), func() bool {
+		v, err := b.SharedTokens(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v == want
 	})
 }
 

@@ -148,11 +148,15 @@ func parseRate(flag, s string) (float64, error) {
 }
 
 // parseSimDuration parses a duration from least to sim.MaxDuration, in the
-// calculator's syntax.
+// calculator's syntax but with a unit: --spike 30 would be 30 ms to calc's
+// parser and 30 s to most readers, as in run and fetch.
 func parseSimDuration(flag, s string, least time.Duration) (time.Duration, error) {
+	if err := requireUnit(flag, s); err != nil {
+		return 0, err
+	}
 	d, err := calc.ParseDuration(s)
 	if err != nil || d < least || d > sim.MaxDuration {
-		return 0, Usagef("--%s must be a duration from %v to %v (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got %q", flag, least, sim.MaxDuration, s)
+		return 0, Usagef("--%s must be a duration from %v to %v (Go syntax such as 500ms, 1.5s or 2m), got %q", flag, least, sim.MaxDuration, s)
 	}
 	return d, nil
 }

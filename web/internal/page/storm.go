@@ -109,12 +109,11 @@ func Storm(v map[string]string, l Lang) StormResult {
 		Attempts: make([]int, len(rows)), NoJitter: make([]int, len(rows)),
 		Jittered: rep.Policy.Jitter != "none",
 	}
-	peak, peakFlat, waves, lastJit, lastFlat := 0, 0, 0, 0, 0
+	peak, peakFlat, lastJit, lastFlat := 0, 0, 0, 0
 	for i, row := range rows {
 		r.Attempts[i], r.NoJitter[i] = row.Attempts, row.NoJitter
 		peak, peakFlat = max(peak, row.Attempts), max(peakFlat, row.NoJitter)
 		if row.NoJitter > 0 {
-			waves++
 			lastFlat = i
 		}
 		if row.Attempts > 0 {
@@ -133,16 +132,49 @@ func Storm(v map[string]string, l Lang) StormResult {
 	r.YTitle = fmt.Sprintf(l.pick("Attempts per %s", "Попыток за %s"), per)
 	name := jitterName(rep.Policy.Jitter)
 	r.Legend = [2]string{l.pick("no jitter", "без джиттера"), l.pick(name[0]+" jitter", name[1]+" джиттер")}
+	// The summary compares the retries: the first attempts, all at t = 0
+	// in bucket 0, are the same with and without jitter, and counting them
+	// would make full jitter's first bucket look like a bigger peak. Without
+	// jitter every retry is a wave of all the clients at one instant.
+	retries, peakRetry, peakFlatRetry := attempts-1, 0, 0
+	for i, row := range rows {
+		first := 0
+		if i == 0 {
+			first = clients
+		}
+		peakRetry, peakFlatRetry = max(peakRetry, row.Attempts-first), max(peakFlatRetry, row.NoJitter-first)
+	}
 	if l.ru() {
-		r.Text = fmt.Sprintf("%d %s получают ошибку одновременно. Без джиттера они повторяют синхронными волнами (%d); пик — %d за %s.",
-			clients, ruPlural(int64(clients), "клиент", "клиента", "клиентов"), waves, peakFlat, per)
-		if r.Jittered {
-			r.Text += fmt.Sprintf(" С %s джиттером пик — %d за %s.", name[2], peak, per)
+		r.Text = fmt.Sprintf("%d %s %s ошибку одновременно.", clients, ruPlural(int64(clients), "клиент", "клиента", "клиентов"),
+			ruPlural(int64(clients), "получает", "получают", "получают"))
+		switch {
+		case retries == 0:
+			r.Text += " Повторов нет."
+		default:
+			r.Text += fmt.Sprintf(" Без джиттера повторы идут синхронными волнами (%d) по %d %s", retries, clients, ruPlural(int64(clients), "попытке", "попытки", "попыток"))
+			if peakFlatRetry > clients {
+				r.Text += fmt.Sprintf(", до %d за %s", peakFlatRetry, per)
+			}
+			if r.Jittered {
+				r.Text += fmt.Sprintf("; с %s джиттером пик повторов — %d за %s", name[2], peakRetry, per)
+			}
+			r.Text += "."
 		}
 	} else {
-		r.Text = fmt.Sprintf("%d clients fail at once. Without jitter they retry in %d synchronised waves; the busiest %s has %d attempts.", clients, waves, per, peakFlat)
-		if r.Jittered {
-			r.Text += fmt.Sprintf(" With %s jitter the busiest %s has %d.", name[0], per, peak)
+		r.Text = fmt.Sprintf("%d %s at once.", clients, enPlural(clients, "client fails", "clients fail"))
+		switch {
+		case retries == 0:
+			r.Text += " They do not retry."
+		default:
+			r.Text += fmt.Sprintf(" Without jitter their retries come in %d synchronised %s of %d %s", retries, enPlural(retries, "wave", "waves"),
+				clients, enPlural(clients, "attempt", "attempts"))
+			if peakFlatRetry > clients {
+				r.Text += fmt.Sprintf(", up to %d in one %s", peakFlatRetry, per)
+			}
+			if r.Jittered {
+				r.Text += fmt.Sprintf("; with %s jitter the busiest %s of retries has %d", name[0], per, peakRetry)
+			}
+			r.Text += "."
 		}
 	}
 	if r.Shown < len(rows) {
@@ -156,6 +188,14 @@ func Storm(v map[string]string, l Lang) StormResult {
 	}
 	r.Command = stormCommand(v, clients, bucket)
 	return r
+}
+
+// enPlural picks the English form for n: 1 wave, 2 waves.
+func enPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // stormBucket returns the bucket width for a storm whose last attempt

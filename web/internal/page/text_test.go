@@ -3,6 +3,7 @@ package page
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -252,8 +253,44 @@ func TestStormIsSim(t *testing.T) {
 		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
 	}
 	r := Storm(example, Russian)
-	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера они повторяют синхронными волнами (9); пик — 100 за 500 мс. С полным джиттером пик — ") {
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток; с полным джиттером пик повторов — ") {
 		t.Errorf("the storm in Russian: %q", r.Text)
+	}
+}
+
+// TestStormComparesRetries: in the worked example the storm view's text
+// compares the retries, not the first attempts at t = 0 that full
+// jitter's first bucket adds to. With 500 ms buckets full jitter draws all
+// 100 first retries within the first bucket (their window is the initial
+// 500 ms), so that bucket's retries are not below the waves of 100; every
+// later bucket is.
+func TestStormComparesRetries(t *testing.T) {
+	r := Storm(example, English)
+	if r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if r.BucketMs != 500 || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
+		t.Fatalf("%v ms buckets, without jitter %v", r.BucketMs, r.NoJitter)
+	}
+	later := slices.Max(r.Attempts[1:])
+	if later >= r.Clients {
+		t.Errorf("full jitter's busiest bucket after the first has %d retries, want fewer than the %d of a wave", later, r.Clients)
+	}
+	peak := max(r.Attempts[0]-r.Clients, later) // the first attempts are all at t = 0, in bucket 0
+	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts; with full jitter the busiest 500 ms of retries has %d.", peak)
+	if r.Text != want {
+		t.Errorf("the storm says %q, want %q", r.Text, want)
+	}
+	// Without jitter, and with one bucket holding several waves.
+	if got, want := Storm(map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English).Text,
+		"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."; got != want {
+		t.Errorf("one client without jitter: %q, want %q", got, want)
+	}
+	if got := Storm(map[string]string{"initial": "100ms", "max": "30s", "retries": "30", "jitter": "full"}, English).Text; !strings.Contains(got, "waves of 100 attempts, up to 500 in one 5 s; with full jitter the busiest 5 s of retries has ") {
+		t.Errorf("waves sharing a bucket: %q", got)
+	}
+	if got, want := Storm(map[string]string{"retries": "0", "clients": "21"}, Russian).Text, "21 клиент получает ошибку одновременно. Повторов нет."; got != want {
+		t.Errorf("no retries in Russian: %q, want %q", got, want)
 	}
 }
 

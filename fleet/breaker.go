@@ -62,14 +62,8 @@ var _ breaker.Shared = (*BreakerStore)(nil)
 // NewBreakerStore returns a BreakerStore on cfg.Client. It makes no round
 // trip. Errors match ErrConfig and name the field.
 func NewBreakerStore(cfg BreakerStoreConfig) (*BreakerStore, error) {
-	if cfg.Client == nil {
-		return nil, &configError{"BreakerStoreConfig.Client must be a Redis client, got nil"}
-	}
-	if !contextTimeouts(cfg.Client) {
-		return nil, &configError{"the Redis client must have ContextTimeoutEnabled set, so that BreakerStoreConfig.Timeout bounds each round trip"}
-	}
-	if !validKey(cfg.Key) {
-		return nil, &configError{fmt.Sprintf("BreakerStoreConfig.Key must be a non-empty name without '{' or '}', got %q", cfg.Key)}
+	if err := checkStore("BreakerStoreConfig", cfg.Client, cfg.Key); err != nil {
+		return nil, err
 	}
 	timeout, err := duration("BreakerStoreConfig.Timeout", cfg.Timeout, DefaultTimeout)
 	if err != nil {

@@ -147,14 +147,8 @@ type Budget struct {
 // server only makes decisions local until it answers. Errors match
 // ErrConfig and name the field.
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
-	if cfg.Client == nil {
-		return nil, &configError{"BudgetConfig.Client must be a Redis client, got nil"}
-	}
-	if !contextTimeouts(cfg.Client) {
-		return nil, &configError{"the Redis client must have ContextTimeoutEnabled set, so that BudgetConfig.Timeout bounds each round trip"}
-	}
-	if !validKey(cfg.Key) {
-		return nil, &configError{fmt.Sprintf("BudgetConfig.Key must be a non-empty name without '{' or '}', got %q", cfg.Key)}
+	if err := checkStore("BudgetConfig", cfg.Client, cfg.Key); err != nil {
+		return nil, err
 	}
 	capArg, err := milliTokens("MaxTokens", cfg.MaxTokens, defaultMaxTokens)
 	if err != nil {
@@ -193,6 +187,21 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	b.shared.Store(true)
 	go b.flushLoop()
 	return b, nil
+}
+
+// checkStore validates the Client and Key fields that BudgetConfig and
+// BreakerStoreConfig share; typ names the config type in the error.
+func checkStore(typ string, c redis.UniversalClient, key string) error {
+	if c == nil {
+		return &configError{typ + ".Client must be a Redis client, got nil"}
+	}
+	if !contextTimeouts(c) {
+		return &configError{"the Redis client must have ContextTimeoutEnabled set, so that " + typ + ".Timeout bounds each round trip"}
+	}
+	if !validKey(key) {
+		return &configError{fmt.Sprintf("%s.Key must be a non-empty name without '{' or '}', got %q", typ, key)}
+	}
+	return nil
 }
 
 // contextTimeouts reports whether c's waits end at its context's deadline.

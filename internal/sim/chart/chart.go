@@ -20,6 +20,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -154,7 +155,7 @@ func (p *Panel) render(b *bufio.Writer, ox, oy int, names []string) {
 	fmt.Fprintf(b, `<text x="%g" y="%g" text-anchor="middle" fill="#111">%s</text>`+"\n", (left+right)/2, bottom+38, esc(p.XLabel))
 	fmt.Fprintf(b, `<text transform="translate(%g %g) rotate(-90)" text-anchor="middle" fill="#111">%s</text>`+"\n", float64(ox+16), (top+bottom)/2, esc(p.YLabel))
 	for _, s := range p.Series {
-		i := index(names, s.Name)
+		i := slices.Index(names, s.Name) // names holds every series name
 		var d strings.Builder
 		move := true
 		for j := range s.X {
@@ -259,15 +260,6 @@ func num(v float64) string {
 		return strconv.FormatFloat(v/1e3, 'f', -1, 64) + "k"
 	}
 	return strconv.FormatFloat(math.Round(v*1e6)/1e6, 'f', -1, 64)
-}
-
-func index(names []string, n string) int {
-	for i, m := range names {
-		if m == n {
-			return i
-		}
-	}
-	return 0
 }
 
 func esc(s string) string { return html.EscapeString(s) }

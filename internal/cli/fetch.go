@@ -118,10 +118,7 @@ signal N stops it.`,
 	budgetURL := addBudgetFlag(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
-			return err
-		}
-		in, err := pf.Parse()
+		in, err := pf.parseTimed()
 		if err != nil {
 			return err
 		}

@@ -63,9 +63,13 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 	return in, err
 }
 
-// Text returns the text given for field, or its default.
-func (f *PolicyFlags) Text(field string) string {
-	return *f.values[field]
+// parseTimed is Parse for run and fetch, whose --deadline is a time limit
+// and so needs a unit (see requireUnit).
+func (f *PolicyFlags) parseTimed() (calc.Input, error) {
+	if err := requireUnit(calc.FieldDeadline, *f.values[calc.FieldDeadline]); err != nil {
+		return calc.Input{}, err
+	}
+	return f.Parse()
 }
 
 // requireUnit rejects a bare number other than 0 as the value s of the

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
-	"github.com/again-go/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/spf13/cobra"
 )
@@ -111,10 +110,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	quiet := fs.Bool("quiet", false, "print no line per retry")
 	budgetURL := addBudgetFlag(fs)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		if err := requireUnit(calc.FieldDeadline, pf.Text(calc.FieldDeadline)); err != nil {
-			return err
-		}
-		in, err := pf.Parse()
+		in, err := pf.parseTimed()
 		if err != nil {
 			return err
 		}

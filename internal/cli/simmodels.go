@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,11 +21,7 @@ func parseStrategies(s string, valid []sim.Strategy) ([]sim.Strategy, error) {
 	var out []sim.Strategy
 	for item := range strings.SplitSeq(s, ",") {
 		st := sim.Strategy(strings.TrimSpace(item))
-		ok := false
-		for _, v := range valid {
-			ok = ok || st == v
-		}
-		if !ok {
+		if !slices.Contains(valid, st) {
 			return nil, Usagef("--strategy must be a comma-separated list of %s, got %q", strings.Join(names, ", "), s)
 		}
 		out = append(out, st)

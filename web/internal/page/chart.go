@@ -219,14 +219,7 @@ func retryTicks(n int) []int {
 	if n <= 0 {
 		return nil
 	}
-	step := 1
-	for base := 1; n/step > 8; base *= 10 {
-		for _, m := range []int{1, 2, 5} {
-			if step = base * m; n/step <= 8 {
-				break
-			}
-		}
-	}
+	step := roundStep(func(step int) bool { return n/step <= 8 })
 	ticks := []int{1}
 	for k := step; k <= n; k += step {
 		if k > 1 {
@@ -241,6 +234,19 @@ func retryTicks(n int) []int {
 		}
 	}
 	return ticks
+}
+
+// roundStep returns the smallest step of the series 1, 2, 5, 10, 20, 50 …
+// for which fits holds; the axes of the chart and of the storm view label
+// their gridlines with it.
+func roundStep(fits func(step int) bool) int {
+	for base := 1; ; base *= 10 {
+		for _, m := range []int{1, 2, 5} {
+			if step := base * m; fits(step) {
+				return step
+			}
+		}
+	}
 }
 
 // chart returns the chart for the report, the attempts' own time included

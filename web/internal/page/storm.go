@@ -213,14 +213,7 @@ func stormBucket(worst time.Duration) time.Duration {
 // countTicks returns round attempt counts from 0 to at least hi, at most
 // six of them.
 func countTicks(hi int) []int {
-	step := 1
-	for base := 1; (hi+step-1)/step > 5; base *= 10 {
-		for _, m := range []int{1, 2, 5} {
-			if step = base * m; (hi+step-1)/step <= 5 {
-				break
-			}
-		}
-	}
+	step := roundStep(func(step int) bool { return (hi+step-1)/step <= 5 })
 	ticks := []int{0}
 	for k := step; k < hi+step; k += step {
 		ticks = append(ticks, k)

@@ -2,15 +2,4 @@ module github.com/again-go/again
 
 go 1.25
 
-require (
-	github.com/chromedp/cdproto v0.159.0
-	github.com/chromedp/chromedp v0.23.0
-	github.com/spf13/cobra v1.10.2
-	github.com/spf13/pflag v1.0.9
-	go.uber.org/goleak v1.3.0
-)
-
-require (
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
-	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-)
+require go.uber.org/goleak v1.3.0

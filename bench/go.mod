@@ -2,10 +2,8 @@ module github.com/again-go/again/bench
 
 go 1.25
 
-replace github.com/again-go/again => ../
-
 require (
-	github.com/again-go/again v0.0.0-00010101000000-000000000000
+	github.com/again-go/again v0.1.0
 	github.com/avast/retry-go/v4 v4.7.0
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8

@@ -8,7 +8,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/again-go/again/internal/cli"
+	"github.com/again-go/again/cmd/again/internal/cli"
 )
 
 func main() {

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/again-go/again/retry"
+)
+
+// fakeBudget is what the fake opener opens: a local token bucket (10
+// tokens: 4 retries from full) that records how it was opened and whether
+// it was closed.
+type fakeBudget struct {
+	retry.TokenBucket
+	url      string
+	log      io.Writer
+	failures int
+	closed   int
+}
+
+func (b *fakeBudget) Failure() bool {
+	b.failures++
+	return b.TokenBucket.Failure()
+}
+
+func (b *fakeBudget) Close() error {
+	b.closed++
+	return errors.New("fake: flushing failed") // which must not fail the command
+}
+
+// withBudget runs the command line with an Env whose opener opens b, or
+// fails with openErr.
+func withBudget(t *testing.T, b *fakeBudget, openErr error, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+		OpenBudget: func(url string, log io.Writer) (retry.Budget, io.Closer, error) {
+			if openErr != nil {
+				return nil, nil, openErr
+			}
+			b.url, b.log = url, log
+			return b, b, nil
+		}}
+	code := RunEnv(t.Context(), args, env)
+	if b != nil && b.log != nil && b.log != env.Stderr {
+		t.Errorf("the budget's log is %v, want again's stderr", b.log)
+	}
+	return result{code, out.String(), errOut.String()}
+}
+
+const budgetURL = "redis://127.0.0.1:6379/0?key=test"
+
+func TestRunBudget(t *testing.T) {
+	// Two runs of a command that always fails share one budget: the first
+	// spends it (4 retries from full), the second makes none.
+	b := &fakeBudget{}
+	count := filepath.Join(t.TempDir(), "count")
+	var last string
+	for range 2 {
+		args := append([]string{"run", "--initial", "0", "--retries", "9", "--budget", budgetURL, "--"}, helper(t, "count", count, "100")...)
+		r := withBudget(t, b, nil, args...)
+		if r.code != 1 {
+			t.Fatalf("again %q: exit %d, stderr %q; want 1", args, r.code, r.stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		last = lines[len(lines)-1]
+	}
+	data, _ := os.ReadFile(count)
+	if n, _ := strconv.Atoi(string(data)); n != 6 {
+		t.Errorf("two runs sharing a 10-token budget made %d attempts, want 6 (5, then 1)", n)
+	}
+	if want := "again: attempt 1/10 failed (exit status 1); " + budgetSpent; last != want {
+		t.Errorf("the second run's last line is %q, want %q", last, want)
+	}
+	if b.url != budgetURL || b.closed != 2 {
+		t.Errorf("opened with %q and closed %d times; want %q and closed once per run (2)", b.url, b.closed, budgetURL)
+	}
+}
+
+func TestFetchBudget(t *testing.T) {
+	srv := newFetchServer(t, map[string][]answer{"/down": {{status: 503, body: "busy"}}})
+	b := &fakeBudget{}
+	args := append(append([]string{}, fast...), "--retries", "9", "--budget", budgetURL, srv.URL+"/down")
+	r := withBudget(t, b, nil, args...)
+	if r.code != 1 || r.stdout != "busy" {
+		t.Errorf("again %q: exit %d, stdout %q; want 1 and the last body", args, r.code, r.stdout)
+	}
+	if n := len(srv.requests("/down")); n != 5 {
+		t.Errorf("a 10-token budget let fetch send %d requests, want 5 (4 retries)", n)
+	}
+	if !strings.Contains(r.stderr, "again: attempt 5/10 failed (503 Service Unavailable); "+budgetSpent+"\n") {
+		t.Errorf("stderr %q does not say the budget stopped the retries", r.stderr)
+	}
+	if b.failures != 5 || b.closed != 1 {
+		t.Errorf("the budget saw %d failures and was closed %d times; want 5 and 1", b.failures, b.closed)
+	}
+}
+
+func TestBudgetUsageErrors(t *testing.T) {
+	// The installed again opens a fleet budget: a URL without a key is
+	// refused before anything runs, naming what is missing, and without
+	// the URL's password.
+	const noKey = "redis://:hunter2@127.0.0.1:1/0"
+	for _, sub := range [][]string{{"run", "--budget", noKey, "--", "true"}, {"fetch", "--budget", noKey, "http://127.0.0.1:1/"}} {
+		r := run(t, sub...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "again "+sub[0]+": --budget: ") || !strings.Contains(r.stderr, "key") || strings.Contains(r.stderr, "hunter2") {
+			t.Errorf("again %q: exit %d, stderr %q; want a usage error about the missing key, without the password", sub, r.code, r.stderr)
+		}
+	}
+	wantUsageError(t, run(t, "run", "--budget", "", "--", "true"),
+		"again run: --budget must not be empty; leave it out for its default (see 'again run --help')")
+
+	// A URL the opener rejects is a usage error naming the flag, with the
+	// opener's words and never the URL, whose password would be in it.
+	const secret = "redis://:hunter2@127.0.0.1:6379/0"
+	bad := errors.New("fleet: a budget URL must name the budget with ?key=NAME")
+	r := withBudget(t, nil, bad, "run", "--budget", secret, "--", "true")
+	wantUsageError(t, r, "again run: --budget: "+bad.Error())
+	r = withBudget(t, nil, bad, "fetch", "--budget", secret, "http://127.0.0.1:1/")
+	wantUsageError(t, r, "again fetch: --budget: "+bad.Error())
+}
+
+func TestBudgetHelp(t *testing.T) {
+	for _, sub := range []string{"run", "fetch"} {
+		r := run(t, sub, "--help")
+		for _, want := range []string{"--budget url", "redis://HOST:PORT/DB?key=NAME"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("again %s --help lacks %q", sub, want)
+			}
+		}
+	}
+}

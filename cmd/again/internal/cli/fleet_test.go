@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/again-go/again/fleet/fleettest"
+)
+
+// againBinary returns the command line of the again program for a
+// process of its own: this test binary, which acts as again when mainEnv
+// is set (see run_test.go).
+func againBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// againCommand is exec.Command for the again program with args.
+func againCommand(t *testing.T, args ...string) *exec.Cmd {
+	cmd := exec.Command(againBinary(t), args...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "GORACE=atexit_sleep_ms=0")
+	return cmd
+}
+
+// TestCLIRunBudget runs `again run --budget` as containers would: two
+// processes at once, each retrying a command that always fails. Sharing one
+// budget, they retry as much as one process alone (4 times from a full
+// bucket of 10 tokens); with a budget each, twice as much.
+func TestCLIRunBudget(t *testing.T) {
+	s := fleettest.Start(t)
+	dir := t.TempDir()
+	// retries counts the retries of two concurrent runs with these keys,
+	// from the lines the command appends to a file at each attempt.
+	retries := func(keys ...string) int {
+		t.Helper()
+		cmds := make([]*exec.Cmd, len(keys))
+		logs := make([]bytes.Buffer, len(keys))
+		files := make([]string, len(keys))
+		for i, key := range keys {
+			files[i] = filepath.Join(dir, fmt.Sprintf("%s-%d", key, i))
+			// A generous timeout: a loaded machine must not make the
+			// budget fall back to a local bucket.
+			url := "redis://" + s.Addr() + "/0?key=" + key + "&timeout=2s"
+			cmds[i] = againCommand(t, "run", "--initial", "1ms", "--max", "2ms", "--retries", "9", "--budget", url,
+				"--", "sh", "-c", `echo attempt >> "$0"; exit 1`, files[i])
+			cmds[i].Stderr = &logs[i]
+			if err := cmds[i].Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		attempts := 0
+		for i, cmd := range cmds {
+			if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 1 {
+				t.Fatalf("again run: %v (exit %d), want exit 1; stderr:\n%s", err, cmd.ProcessState.ExitCode(), logs[i].String())
+			}
+			if strings.Contains(logs[i].String(), "did not answer") {
+				t.Fatalf("the budget fell back to a local one; stderr:\n%s", logs[i].String())
+			}
+			data, err := os.ReadFile(files[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			attempts += strings.Count(string(data), "attempt\n")
+		}
+		return attempts - len(keys)
+	}
+	shared := retries("cli-shared", "cli-shared")
+	separate := retries("cli-one", "cli-two")
+	if shared != 4 || separate != 8 {
+		t.Errorf("two again run --budget sharing one budget retried %d times, with a budget each %d; want 4 and 8", shared, separate)
+	}
+}
+
+// TestCLIBudgetUsage checks again's usage errors for --budget as a process
+// of its own: a bad URL is named without its password.
+func TestCLIBudgetUsage(t *testing.T) {
+	for _, sub := range [][]string{{"run", "--", "true"}, {"fetch", "http://127.0.0.1:1/"}} {
+		args := []string{sub[0], "--budget", "redis://:hunter2@127.0.0.1:1/0"}
+		cmd := againCommand(t, append(args, sub[1:]...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		want := "again " + sub[0] + ": --budget: fleet: a budget URL must name the budget with ?key=NAME, as in redis://HOST:PORT/DB?key=NAME\n"
+		if err == nil || cmd.ProcessState.ExitCode() != 2 || stderr.String() != want {
+			t.Errorf("again %q: %v, stderr %q; want exit 2 and %q", args, err, stderr.String(), want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/spf13/pflag"
+)
+
+// PolicyFlags holds the text of the shared policy flags, --initial, --max,
+// --multiplier, --retries, --jitter and --deadline, and of any other
+// calculator field a subcommand adds with Add. Every subcommand that takes
+// a retry policy (calc, run, fetch) uses it, so they accept exactly the
+// same values with the same messages as the web page:
+//
+//	pf := AddPolicyFlags(cmd.Flags())
+//	...
+//	in, err := pf.Parse() // in the RunE; err is already a usage error
+//	policy, deadline := in.Policy, in.Deadline
+//
+// The defaults are backoff.Default(); no deadline.
+type PolicyFlags struct {
+	values map[string]*string
+}
+
+// AddPolicyFlags registers the shared policy flags on fs.
+func AddPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
+	f := &PolicyFlags{values: map[string]*string{}}
+	f.Add(fs, calc.FieldInitial, "duration", "delay before the first retry")
+	f.Add(fs, calc.FieldMultiplier, "float", "growth factor between delays, a finite number >= 1")
+	f.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
+	f.Add(fs, calc.FieldRetries, "n", "retries after the first attempt, 0 to 100000")
+	f.Add(fs, calc.FieldJitter, "kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]")
+	f.Add(fs, calc.FieldDeadline, "duration", "deadline for the whole retry loop (default none)")
+	return f
+}
+
+// Add registers the calculator field as a flag of the same name on fs, with
+// its default from calc.DefaultValues. typ names the value in the help
+// ("duration"); usage describes it.
+func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
+	s := new(string)
+	*s = calc.DefaultValues()[field]
+	f.values[field] = s
+	fs.Var(textFlag{s: s, typ: typ}, field, usage)
+}
+
+// Parse validates the flags with calc.Parse. A value it rejects becomes a
+// usage error (exit status 2) naming the flag and what it accepts, such as
+// "--multiplier must be a finite number >= 1, got 0.5".
+func (f *PolicyFlags) Parse() (calc.Input, error) {
+	v := calc.Values{}
+	for k, s := range f.values {
+		v[k] = *s
+	}
+	in, err := calc.Parse(v)
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		return in, usage(ie.Message())
+	}
+	return in, err
+}
+
+// parseTimed is Parse for run and fetch, whose --deadline is a time limit
+// and so needs a unit (see requireUnit).
+func (f *PolicyFlags) parseTimed() (calc.Input, error) {
+	if err := requireUnit(calc.FieldDeadline, *f.values[calc.FieldDeadline]); err != nil {
+		return calc.Input{}, err
+	}
+	return f.Parse()
+}
+
+// requireUnit rejects a bare number other than 0 as the value s of the
+// duration flag name. In run and fetch a bare 30 would be 30 ms to calc's
+// parser but 30 s to users of timeout(1) and curl: rather than guess, ask
+// for the unit.
+func requireUnit(name, s string) error {
+	t := strings.TrimSpace(s)
+	if !strings.ContainsAny(t, "0123456789") || strings.Trim(t, "0123456789.+-eE") != "" {
+		return nil // not a bare number: the duration parser judges it
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil && f == 0 {
+		return nil // 0 is 0 in every unit
+	}
+	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to calc), got %s", name, t, t, t)
+}

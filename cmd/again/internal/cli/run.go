@@ -1,0 +1,638 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of `again run` besides the child's own, as shells use them.
+const (
+	// ExitTimedOut: --timeout or --deadline stopped the last attempt, as
+	// GNU timeout exits; a SIGTERM from outside gives 143 (128+15).
+	ExitTimedOut      = 124
+	ExitCannotExecute = 126 // the command exists but cannot be run
+	ExitNotFound      = 127 // the command was not found
+)
+
+// killGrace is how long a child that overstays its --timeout (or the
+// --deadline) has after SIGTERM before it gets SIGKILL.
+const killGrace = 2 * time.Second
+
+func newRunCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a command, retrying it with exponential backoff while it fails",
+		Long: `run runs CMD with ARGS and, while it exits with a non-zero status, runs it
+again after a backoff delay drawn from the policy flags, at most --retries
+times. The command inherits again's stdin, stdout and stderr unbuffered.
+Every attempt reads the same stdin from where the previous one stopped:
+input that an attempt consumed is not given again to the next (redirect
+from a file inside the command, sh -c 'cmd < file', to give each attempt
+all of it).
+
+Each retry prints one line on stderr, such as
+  again: attempt 2/4 failed (exit status 7); retrying in 400ms
+and --quiet silences them.
+
+Each attempt runs in a process group of its own. --timeout limits each
+attempt: the group (the command and everything it started) gets SIGTERM,
+then SIGKILL once the command has exited or 2s have passed, and the
+attempt counts as failed, whatever its status. --deadline limits the whole
+run: again never starts a wait that would end after it, and stops a
+command still running when it passes, in the same way.
+
+--retry-on-exit retries only the listed exit statuses (a command killed
+by signal N has status 128+N), and a timed-out attempt. By default every
+non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
+or SIGPIPE: someone stopped it, or nothing reads its output any more).
+
+SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
+command's group, no further attempt is made, and again exits when the
+command has. When again runs in the foreground of a terminal (its stdin,
+stdout or stderr), each attempt gets the terminal: it can read it, Ctrl-Z
+stops it and again together (fg continues both), and Ctrl-C reaches it
+once, from the terminal, ending the retries if the command dies of it or
+exits 130. Otherwise Ctrl-C reaches again alone, which passes it on once.
+(Windows has no process groups: there a timeout or a signal stops the
+command but not what it started.)
+
+` + budgetHelp + `
+
+Exit status: the last attempt's (128+N if signal N killed it), 124 if
+--timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
+when signal N stops again between attempts, 127 if the command is not
+found, 126 if it cannot be executed, 2 for a usage error.
+
+Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
+unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
+--initial and --max also take a bare number of milliseconds.`,
+		Example: `  # Wait for a database in a container entrypoint: up to 10 retries, 30 s in all.
+  again run --retries 10 --deadline 30s -- pg_isready -h db
+
+  # Retry a flaky download, each attempt limited to 20 s.
+  again run --timeout 20s -- curl -fsS -o data.json https://example.com/data.json
+
+  # Retry only exit status 75 (EX_TEMPFAIL), without the progress lines.
+  again run --retry-on-exit 75 --quiet -- ./sync.sh
+
+  # Every container's entrypoint shares one retry budget.
+  again run --deadline 1m --budget 'redis://redis:6379/0?key=db-wait' -- pg_isready -h db`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return Usagef("missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')")
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	// Everything after CMD belongs to it, even without "--".
+	fs.SetInterspersed(false)
+	pf := AddPolicyFlags(fs)
+	timeout := ""
+	fs.Var(textFlag{s: &timeout, typ: "duration"}, "timeout", "limit on each attempt, after which the command is stopped (default none)")
+	retryOn := ""
+	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
+	quiet := fs.Bool("quiet", false, "print no line per retry")
+	budgetURL := addBudgetFlag(fs)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		in, err := pf.parseTimed()
+		if err != nil {
+			return err
+		}
+		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
+			tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
+		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
+			return err
+		}
+		if r.retryOn, err = parseExitList(retryOn); err != nil {
+			return err
+		}
+		if r.path, err = lookPath(args[0]); err != nil {
+			return err
+		}
+		budget, closer, err := openBudget(env, *budgetURL)
+		if err != nil {
+			return err
+		}
+		defer closeBudget(closer)
+		r.budget = budget
+		return r.run(cmd.Context(), in.Policy)
+	}
+	return cmd
+}
+
+// parseExitList parses --retry-on-exit: "" means any non-zero status.
+func parseExitList(s string) (map[int]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	set := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 255 {
+			return nil, Usagef("--retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got %q", s)
+		}
+		set[n] = true
+	}
+	return set, nil
+}
+
+// lookPath finds the command as a shell would, and reports a command that
+// cannot run with the shell's status and a message naming it.
+func lookPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return path, nil
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return "", notFound(name)
+	}
+	return "", cannotExecute(name, err)
+}
+
+// notFound is the error for a command that does not exist: status 127.
+func notFound(name string) error {
+	return Exit(ExitNotFound, fmt.Errorf("%s: command not found", name))
+}
+
+// cannotExecute is the error for a command that exists but cannot run:
+// status 126.
+func cannotExecute(name string, err error) error {
+	return Exit(ExitCannotExecute, fmt.Errorf("%s: cannot execute: %w", name, unwrapPathError(err)))
+}
+
+// unwrapPathError drops the repetition of the command's name from the
+// errors of os/exec ("exec: \"x\": permission denied" becomes "permission denied").
+func unwrapPathError(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err
+}
+
+// runner is one `again run`.
+type runner struct {
+	env      *Env
+	name     string // the command as given, the child's argv[0]
+	path     string // the command found in $PATH
+	args     []string
+	timeout  time.Duration // per attempt; 0 means none
+	deadline time.Duration // for the whole run; 0 means none
+	grace    time.Duration // between SIGTERM and SIGKILL
+	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
+	quiet    bool
+	tty      *os.File     // the terminal handed to each attempt, if any
+	budget   retry.Budget // --budget's, or nil
+
+	mu      sync.Mutex
+	pid     int       // the running child, 0 if none
+	signal  os.Signal // the first signal received, if any
+	stopped bool      // whether a signal arrived while no child ran
+}
+
+// attemptError is a failed attempt: the status again exits with if it is
+// the last, and why it failed ("exit status 7", "timed out after 2s").
+type attemptError struct {
+	status     int
+	why        string
+	atDeadline bool // the --deadline stopped it
+}
+
+func (e *attemptError) Error() string { return e.why }
+
+// notRetried says why status is not retried unless --retry-on-exit names
+// it, or "" if it is retried: a command killed by SIGINT or SIGQUIT (or
+// exiting 130 after its clean-up on Ctrl-C) was stopped by someone who
+// wants it stopped, and one killed by SIGPIPE writes to a reader that has
+// gone (again run -- yes | head -1): running it again would meet the same
+// closed pipe.
+func notRetried(status int) string {
+	switch status {
+	case 128 + int(syscall.SIGINT):
+		return "interrupted"
+	case 128 + int(syscall.SIGQUIT):
+		return "quit"
+	case 128 + int(syscall.SIGPIPE):
+		return "nothing reads its output any more"
+	}
+	return ""
+}
+
+func (r *runner) run(ctx context.Context, p backoff.Policy) error {
+	// The child's life is bounded by the deadline and the timeout only; a
+	// signal reaches it by forwarding, so that it can exit in its own way.
+	procCtx := context.WithoutCancel(ctx)
+	if r.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.deadline)
+		defer cancel()
+		dl, _ := ctx.Deadline()
+		procCtx, cancel = context.WithDeadline(procCtx, dl)
+		defer cancel()
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.forward(Signals(ctx), stop, done) })
+	defer wg.Wait()
+	defer close(done)
+
+	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
+		return struct{}{}, r.attempt(procCtx)
+	}, retry.WithOnRetry(r.report), retry.WithBudget(r.budget))
+	if err == nil {
+		return nil
+	}
+	var re *retry.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	r.mu.Lock()
+	sig, stopped := r.signal, r.stopped
+	r.mu.Unlock()
+	var se *SignalError
+	if sig == nil && errors.As(re.Cause, &se) {
+		// NotifyContext cancels the context before it relays the signal,
+		// so Do can stop before forward has seen it; no child runs now.
+		sig, stopped = se.Signal, true
+	}
+	var last *attemptError
+	if !errors.As(re.Last, &last) {
+		if re.Attempts == 0 && sig != nil {
+			return Exit(signalStatus(sig), nil) // stopped before the first attempt
+		}
+		// A start error: Last is an *ExitError (126) inside Permanent,
+		// whose message is the ExitError's; retry's own account of the
+		// stop would only bury the command's name.
+		if re.Last == nil {
+			return err // stopped before the first attempt, not by a signal
+		}
+		return re.Last
+	}
+	status := last.status
+	if stopped {
+		status = signalStatus(sig)
+	}
+	if !r.quiet {
+		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
+	}
+	return Exit(status, nil)
+}
+
+// stopReason says why no retry follows the failed attempt last. Whichever
+// timer noticed the --deadline first (the attempt's, or the wait's), the
+// words are the same.
+func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) string {
+	switch {
+	case sig != nil:
+		return "stopping: received " + signalName(sig)
+	case last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded):
+		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
+	case errors.Is(re, retry.ErrExhausted):
+		return "giving up"
+	case errors.Is(re, retry.ErrBudget):
+		return budgetSpent
+	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
+		return "not retrying: status not in --retry-on-exit"
+	case errors.Is(re, retry.ErrPermanent):
+		return fmt.Sprintf("not retrying: %s (list %d in --retry-on-exit to retry it)", notRetried(last.status), last.status)
+	}
+	return fmt.Sprintf("stopping: %v", re.Cause)
+}
+
+// report prints the line for a retry.
+func (r *runner) report(e retry.Event) {
+	if !r.quiet {
+		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%v); retrying in %s\n", e.Attempt, e.MaxAttempts, e.Err, roundDelay(e.Delay))
+	}
+}
+
+// roundDelay shortens a jittered delay for people: 1.234567891s is 1.23s.
+func roundDelay(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// forward relays each signal to the running child's process group and
+// stops further attempts, until done is closed.
+func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, done <-chan struct{}) {
+	for {
+		select {
+		case s := <-sigs:
+			r.mu.Lock()
+			if r.signal == nil {
+				r.signal = s
+			}
+			if r.pid != 0 {
+				_ = signalGroup(r.pid, s)
+			} else {
+				r.stopped = true
+			}
+			r.mu.Unlock()
+			stop(&SignalError{Signal: s})
+		case <-done:
+			return
+		}
+	}
+}
+
+// setProc records the running child, pid (0 for none); a signal that
+// arrived while it was starting is passed on at once. It reports whether a
+// signal reached the child.
+func (r *runner) setProc(pid int) (signalled bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pid = pid
+	if pid != 0 && r.signal != nil {
+		r.stopped = false
+		_ = signalGroup(pid, r.signal)
+	}
+	return r.signal != nil
+}
+
+// attempt runs the command once, within procCtx (the --deadline). It
+// returns nil on exit status 0, an *attemptError for a failure, wrapped with
+// retry.Permanent if its status is not to be retried.
+//
+// The command runs in a process group of its own. An attempt stopped by
+// the --timeout, the --deadline or a signal leaves nothing behind: the
+// group gets SIGTERM (or the signal), then SIGKILL when the command has
+// exited or the grace has passed, whichever comes first.
+func (r *runner) attempt(procCtx context.Context) error {
+	// One timer per attempt, at the earlier of its --timeout and the
+	// --deadline, decided now: what stopped the attempt never depends on
+	// which of two timers fired first.
+	ctx, atDeadline := procCtx, true
+	if r.timeout > 0 {
+		end := time.Now().Add(r.timeout)
+		dl, ok := procCtx.Deadline()
+		atDeadline = ok && !end.Before(dl)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, end)
+		defer cancel()
+	}
+	// os/exec only starts the command: its Wait would neither report a
+	// command stopped by Ctrl-Z nor return before every process that
+	// inherited an output pipe has closed it. waitCommand does the first,
+	// childOutput the second, and the context's end is watched here.
+	cmd := exec.Command(r.path, r.args...)
+	cmd.Args[0] = r.name
+	stdin, err := newInput(r.env.Stdin)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdin.finish(r.grace)
+	stdout, err := newOutput(r.env.Stdout)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdout.finish(r.grace)
+	stderr := stdout
+	if !sameWriter(r.env.Stderr, r.env.Stdout) {
+		if stderr, err = newOutput(r.env.Stderr); err != nil {
+			return retry.Permanent(err)
+		}
+		defer stderr.finish(r.grace)
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin.file, stdout.file, stderr.file
+	startInGroup(cmd, r.tty)
+	if err := cmd.Start(); err != nil {
+		// lookPath found the command before the first attempt; if it has
+		// gone since, it is not found, as a shell would say. A missing
+		// interpreter (#!) fails the same way, but the file is still there.
+		if _, serr := os.Stat(r.path); errors.Is(serr, fs.ErrNotExist) {
+			return retry.Permanent(notFound(r.name))
+		}
+		return retry.Permanent(cannotExecute(r.name, err))
+	}
+	stdin.started()
+	pid := cmd.Process.Pid
+	defer cmd.Process.Release() // after every use of pid below
+	r.setProc(pid)
+	// At the --timeout or the --deadline the group gets SIGTERM, then
+	// SIGKILL after the grace. cancelled records that this happened while
+	// the command ran, rather than just after it exited by itself.
+	var cancelled, exited atomic.Bool
+	var kill *time.Timer
+	watched := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(watched)
+		if exited.Load() {
+			return // too late: the command ended by itself
+		}
+		cancelled.Store(true)
+		kill = time.AfterFunc(r.grace, func() { killGroup(pid) })
+		_ = signalGroup(pid, syscall.SIGTERM)
+	})
+	ws, werr := waitCommand(cmd, r.tty)
+	exited.Store(true)
+	if !stopWatch() {
+		<-watched // the context ended: its function has run
+		if kill != nil {
+			kill.Stop()
+		}
+	}
+	signalled := r.setProc(0)
+	if cancelled.Load() || signalled {
+		killGroup(pid)
+	}
+	stdout.finish(r.grace) // the group is gone: its output is complete
+	stderr.finish(r.grace)
+	reclaimTerminal(r.tty, pid)
+	if werr != nil {
+		return retry.Permanent(fmt.Errorf("waiting for %s: %w", r.name, werr))
+	}
+	ae := &attemptError{status: ws.ExitStatus(), why: fmt.Sprintf("exit status %d", ws.ExitStatus())}
+	if ws.Signaled() {
+		ae.status = signalStatus(ws.Signal())
+		ae.why = "killed by " + signalName(ws.Signal())
+	}
+	switch {
+	case cancelled.Load():
+		// Whatever its status, a child stopped by --timeout or --deadline
+		// failed, with status 124 as GNU timeout has it; and it is retried
+		// even with --retry-on-exit, as documented (--deadline leaves no
+		// time for a retry anyway).
+		ae.status = ExitTimedOut
+		ae.atDeadline = atDeadline
+		ae.why = fmt.Sprintf("timed out after %v", r.timeout)
+		if atDeadline {
+			ae.why = "timed out at the --deadline"
+		}
+		return ae
+	case ae.status == 0:
+		return nil
+	case r.retryOn != nil && !r.retryOn[ae.status]:
+		return retry.Permanent(ae)
+	case r.retryOn == nil && notRetried(ae.status) != "":
+		return retry.Permanent(ae)
+	}
+	return ae
+}
+
+// childInput is what an attempt reads: the Env's reader itself when it is
+// a file (or nothing), else a pipe that it is copied to, as os/exec would.
+type childInput struct {
+	file   *os.File      // the command's stdin; nil for /dev/null
+	write  *os.File      // again's end of the pipe, nil for a file
+	copied chan struct{} // closed when the copy ends
+}
+
+func newInput(r io.Reader) (*childInput, error) {
+	if r == nil {
+		return &childInput{}, nil
+	}
+	if f, ok := r.(*os.File); ok && f != nil {
+		return &childInput{file: f}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	in := &childInput{file: pr, write: pw, copied: make(chan struct{})}
+	go func() {
+		defer close(in.copied)
+		_, _ = io.Copy(pw, r) // ends at EOF, or when finish closes pw
+		pw.Close()
+	}()
+	return in, nil
+}
+
+// started closes again's copy of the command's end of the pipe.
+func (in *childInput) started() {
+	if in.write != nil {
+		in.file.Close()
+	}
+}
+
+// finish stops the copy once the command has exited: what it did not read
+// is not given to the next attempt's command either (stdin is consumed as
+// it is read, whoever reads it). A copy still blocked reading again's own
+// stdin after grace is left to end with it.
+func (in *childInput) finish(grace time.Duration) {
+	if in.write == nil {
+		return
+	}
+	in.write.Close()
+	in.file.Close() // in case Start failed
+	in.write = nil
+	select {
+	case <-in.copied:
+	case <-time.After(grace):
+	}
+}
+
+// childOutput is what an attempt writes to: the Env's writer itself when it
+// is a file, else a pipe copied to it. Either way the command's output is a
+// file, so waiting for the command ends when it exits, not when the last
+// process that inherited the output closes it: again then kills what is
+// left of a stopped attempt's group, and only then waits for the output to
+// end.
+type childOutput struct {
+	file   *os.File
+	copied chan struct{} // closed when the copy ends; nil for a file
+	read   *os.File
+}
+
+func newOutput(w io.Writer) (*childOutput, error) {
+	if f, ok := w.(*os.File); ok && f != nil {
+		return &childOutput{file: f}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	o := &childOutput{file: pw, read: pr, copied: make(chan struct{})}
+	go func() {
+		defer close(o.copied)
+		_, _ = io.Copy(w, pr)
+	}()
+	return o, nil
+}
+
+// finish closes again's end of the pipe and waits for the copy to end: at
+// once if the command's processes are gone, at most grace if a process
+// outside its group (a daemon) still holds the pipe, whose later output is
+// then dropped. Calling it again does nothing.
+func (o *childOutput) finish(grace time.Duration) {
+	if o.copied == nil {
+		return
+	}
+	o.file.Close()
+	select {
+	case <-o.copied:
+	case <-time.After(grace):
+	}
+	o.read.Close()
+	<-o.copied
+	o.copied = nil
+}
+
+// sameWriter reports whether a and b are the same writer, so that the
+// command's stdout and stderr share one pipe and their copies never write
+// to it at the same time, as os/exec does. Writers of types that cannot be
+// compared are different.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+func signalStatus(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return ExitFailure
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM",
+	syscall.SIGTERM: "SIGTERM",
+}
+
+// signalName returns "SIGTERM" for syscall.SIGTERM, "signal 10" for a
+// signal without a name here.
+func signalName(s os.Signal) string {
+	n, ok := s.(syscall.Signal)
+	if !ok {
+		return s.String()
+	}
+	if name, ok := signalNames[n]; ok {
+		return name
+	}
+	return "signal " + strconv.Itoa(int(n))
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/web"
+	"github.com/spf13/cobra"
+)
+
+// defaultWebAddr is where `again web` listens unless told otherwise:
+// loopback only, so the page is not served to the network by accident.
+const defaultWebAddr = "127.0.0.1:8080"
+
+func newWebCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Serve the backoff calculator page, or write it out as static files",
+		Long: `web serves the backoff calculator page: the schedule, total wait,
+percentiles, deadline check, solver and Go code for a policy, computed in the
+browser by the same Go code as 'again calc', compiled to WebAssembly. The
+page sends nothing anywhere; its Content-Security-Policy forbids it to.
+
+It listens on 127.0.0.1:8080 unless --addr says otherwise, prints the URL and
+serves until interrupted (Ctrl-C). Port 0 picks a free port. --open also
+opens the page in the default browser.
+
+With --export DIR it writes the page's files into DIR instead, to host on
+any static file server, and exits.`,
+		Example: `  # Serve the page on http://127.0.0.1:8080/ and open it.
+  again web --open
+
+  # Any free port; the URL is printed.
+  again web --addr 127.0.0.1:0
+
+  # Write the page out for a static host.
+  again web --export ./site`,
+		Args: NoArgs,
+	}
+	addr := defaultWebAddr
+	var open bool
+	var export string
+	flags := cmd.Flags()
+	flags.StringVar(&addr, "addr", addr, "host:port to listen on; loopback unless you choose otherwise")
+	flags.BoolVar(&open, "open", false, "open the page in the default browser")
+	flags.StringVar(&export, "export", "", "write the page's files into this directory and exit instead of serving")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if cmd.Flags().Changed("export") {
+			if export == "" {
+				return Usagef("--export must name a directory, got \"\"")
+			}
+			if cmd.Flags().Changed("addr") || open {
+				return Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")
+			}
+			if err := web.Export(export); err != nil {
+				// The file system's error says what failed without web's prefix,
+				// which would only repeat the subcommand's name.
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe
+				}
+				return Exit(ExitFailure, fmt.Errorf("cannot write the page into %s: %w", export, err))
+			}
+			fmt.Fprintf(env.Stdout, "Wrote the calculator page to %s\n", export)
+			return nil
+		}
+		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
+			return Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got %q", addr)
+		}
+		return serveWeb(cmd.Context(), env, addr, open)
+	}
+	return cmd
+}
+
+// serveWeb serves the page on addr until ctx is done, then shuts down,
+// letting requests in flight finish for up to five seconds.
+func serveWeb(ctx context.Context, env *Env, addr string, open bool) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		// The *net.OpError's own text repeats the address as "listen tcp
+		// ADDR:"; its cause alone says what went wrong.
+		var oe *net.OpError
+		if errors.As(err, &oe) && oe.Err != nil {
+			err = oe.Err
+		}
+		return fmt.Errorf("cannot listen on %s: %w", addr, err)
+	}
+	url := pageURL(ln.Addr().(*net.TCPAddr))
+	srv := &http.Server{
+		Handler:           web.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       time.Minute,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		fmt.Fprintf(env.Stderr, "again web: listening on %s, beyond this machine; use --addr 127.0.0.1:PORT to keep the page local\n", ln.Addr())
+	}
+	fmt.Fprintf(env.Stdout, "Serving the backoff calculator at %s\nPress Ctrl-C to stop.\n", url)
+	if open {
+		if err := openBrowser(url); err != nil {
+			fmt.Fprintf(env.Stderr, "again web: could not open a browser (%v); open %s yourself\n", err, url)
+		}
+	}
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = srv.Shutdown(shutdown)
+	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
+		return serr
+	}
+	return err
+}
+
+// validPort reports whether port is a decimal port number net.Listen
+// accepts, or a service name such as "http" that it looks up itself.
+func validPort(port string) bool {
+	if port != "" && ('a' <= port[0] && port[0] <= 'z' || 'A' <= port[0] && port[0] <= 'Z') {
+		return true // a service name: net.Listen says if it knows it
+	}
+	_, err := strconv.ParseUint(port, 10, 16) // fails above 65535
+	return err == nil
+}
+
+// pageURL returns the URL a browser on this machine reaches the listener
+// at: an unspecified address (0.0.0.0, ::) becomes the loopback one.
+func pageURL(a *net.TCPAddr) string {
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return fmt.Sprintf("http://%s:%d/", host, a.Port)
+}
+
+// openBrowser asks the desktop to open url, without waiting for the browser.
+func openBrowser(url string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", url)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", url)
+	default:
+		cmd = exec.Command("xdg-open", url)
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go cmd.Wait() // reap the opener; its exit status says nothing useful
+	return nil
+}

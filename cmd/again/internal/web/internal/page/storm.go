@@ -1,0 +1,257 @@
+package page
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/cmd/again/internal/sim"
+)
+
+// FieldClients is the storm view's input: how many clients fail together.
+// It is a key of the inputs and of the page's URL, as `again sim storm`
+// names its flag.
+const FieldClients = "clients"
+
+// DefaultClients is the storm view's number of clients when none is given.
+const DefaultClients = 100
+
+// MaxStormAttempts is the most attempts (clients × attempts per client)
+// the page simulates: about a second of WebAssembly. `again sim storm`
+// takes up to sim.MaxStormAttempts.
+const MaxStormAttempts = 200_000
+
+// maxStormBuckets is about the most buckets the storm view draws: one
+// bucket is as wide as the smallest familiar duration that keeps the
+// worst case within this many.
+const maxStormBuckets = 150
+
+// StormResult is the storm view: Clients clients fail at once and retry on
+// the schedule; Attempts counts the attempts that start in each Bucket of
+// time with the policy's jitter, NoJitter the same without jitter. The
+// numbers are internal/sim's StormTable, the code of `again sim storm`.
+type StormResult struct {
+	Error    string  `json:"error,omitempty"` // in the page's language; nothing else is set
+	Clients  int     `json:"clients"`
+	BucketMs float64 `json:"bucketMs"`
+	// Bucket is the bucket's width in Go syntax, as `again sim storm
+	// --bucket` takes it.
+	Bucket   string `json:"bucket"`
+	Attempts []int  `json:"attempts"`
+	NoJitter []int  `json:"noJitter"`
+	// Jittered is false when the policy has no jitter: Attempts and
+	// NoJitter are then the same.
+	Jittered bool `json:"jittered"`
+	// Shown is how many buckets the view draws: all of them, or, when one
+	// storm ends long before the other, the shorter one and a little more
+	// (Text says so).
+	Shown int `json:"shown"`
+	// Time is the time axis of the drawn buckets; Counts lists the labelled
+	// attempt counts, 0 first.
+	Time   Scale `json:"time"`
+	Counts []int `json:"counts"`
+	// YTitle and Legend name the axis and the two series.
+	YTitle string    `json:"yTitle"`
+	Legend [2]string `json:"legend"`
+	// Text says what the view shows, with its numbers; Command is the
+	// `again sim storm` command that prints the same numbers.
+	Text    string `json:"text"`
+	Command string `json:"command"`
+}
+
+// Storm simulates the storm view for the inputs v (the calculator's fields
+// and FieldClients) in language l.
+func Storm(v map[string]string, l Lang) StormResult {
+	in, errs := parse(v, l)
+	if len(errs) > 0 {
+		return StormResult{Error: errs[0].Text}
+	}
+	clients := DefaultClients
+	if s := strings.TrimSpace(v[FieldClients]); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > sim.MaxClients {
+			return StormResult{Error: fmt.Sprintf(l.pick("Must be a whole number from 1 to %d, got %s.", "Нужно целое число от 1 до %d; введено %s."), sim.MaxClients, quote(s))}
+		}
+		clients = n
+	}
+	attempts := in.Policy.MaxAttempts()
+	if int64(clients)*int64(attempts) > MaxStormAttempts {
+		return StormResult{Error: fmt.Sprintf(l.pick("%d clients × %d attempts is more than the %d attempts the page simulates; again sim storm runs it.",
+			"%d клиентов × %d попыток — больше %d попыток, которые моделирует страница; again sim storm справится."), clients, attempts, MaxStormAttempts)}
+	}
+	rep, err := calc.Compute(in.Input)
+	if err != nil {
+		return StormResult{Error: err.Error()}
+	}
+	// The bucket fits the shorter of the two storms: the jittered one's
+	// 99th percentile (decorrelated jitter's worst case is far beyond its
+	// usual course) or the schedule without jitter, whose waves are exact.
+	var flat time.Duration
+	for n := 1; n < attempts && flat < maxDuration; n++ {
+		flat = addSat(flat, in.Policy.Delay(n))
+	}
+	bucket := stormBucket(min(time.Duration(rep.Total.P99), flat))
+	c := sim.StormConfig{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed}
+	rows, err := sim.StormTable(c)
+	if err != nil {
+		// Too many buckets for the longer storm: size them for it.
+		c.Bucket = stormBucket(max(time.Duration(rep.Total.Max), flat))
+		rows, err = sim.StormTable(c)
+	}
+	if err != nil {
+		return StormResult{Error: err.Error()}
+	}
+	bucket = c.Bucket
+	r := StormResult{
+		Clients: clients, BucketMs: ms(bucket), Bucket: bucket.String(),
+		Attempts: make([]int, len(rows)), NoJitter: make([]int, len(rows)),
+		Jittered: rep.Policy.Jitter != "none",
+	}
+	peak, peakFlat, lastJit, lastFlat := 0, 0, 0, 0
+	for i, row := range rows {
+		r.Attempts[i], r.NoJitter[i] = row.Attempts, row.NoJitter
+		peak, peakFlat = max(peak, row.Attempts), max(peakFlat, row.NoJitter)
+		if row.NoJitter > 0 {
+			lastFlat = i
+		}
+		if row.Attempts > 0 {
+			lastJit = i
+		}
+	}
+	// When one storm ends long before the other, the view shows the
+	// shorter one (and a little after it) and says where the other ends.
+	r.Shown = len(rows)
+	if short := min(lastJit, lastFlat); r.Jittered && (short+1)*4 < len(rows) {
+		r.Shown = min(len(rows), (short+1)*3/2+1)
+	}
+	r.Time = linear(time.Duration(r.Shown)*bucket, l)
+	r.Counts = countTicks(max(peak, peakFlat))
+	per := l.Duration(bucket)
+	r.YTitle = fmt.Sprintf(l.pick("Attempts per %s", "Попыток за %s"), per)
+	name := jitterName(rep.Policy.Jitter)
+	r.Legend = [2]string{l.pick("no jitter", "без джиттера"), l.pick(name[0]+" jitter", name[1]+" джиттер")}
+	// The summary compares the retries: the first attempts, all at t = 0
+	// in bucket 0, are the same with and without jitter, and counting them
+	// would make full jitter's first bucket look like a bigger peak. Without
+	// jitter every retry is a wave of all the clients at one instant.
+	retries, peakRetry, peakFlatRetry := attempts-1, 0, 0
+	for i, row := range rows {
+		first := 0
+		if i == 0 {
+			first = clients
+		}
+		peakRetry, peakFlatRetry = max(peakRetry, row.Attempts-first), max(peakFlatRetry, row.NoJitter-first)
+	}
+	if l.ru() {
+		r.Text = fmt.Sprintf("%d %s %s ошибку одновременно.", clients, ruPlural(int64(clients), "клиент", "клиента", "клиентов"),
+			ruPlural(int64(clients), "получает", "получают", "получают"))
+		switch {
+		case retries == 0:
+			r.Text += " Повторов нет."
+		default:
+			r.Text += fmt.Sprintf(" Без джиттера повторы идут синхронными волнами (%d) по %d %s", retries, clients, ruPlural(int64(clients), "попытке", "попытки", "попыток"))
+			if peakFlatRetry > clients {
+				r.Text += fmt.Sprintf(", до %d за %s", peakFlatRetry, per)
+			}
+			if r.Jittered {
+				r.Text += fmt.Sprintf("; с %s джиттером пик повторов — %d за %s", name[2], peakRetry, per)
+			}
+			r.Text += "."
+		}
+	} else {
+		r.Text = fmt.Sprintf("%d %s at once.", clients, enPlural(clients, "client fails", "clients fail"))
+		switch {
+		case retries == 0:
+			r.Text += " They do not retry."
+		default:
+			r.Text += fmt.Sprintf(" Without jitter their retries come in %d synchronised %s of %d %s", retries, enPlural(retries, "wave", "waves"),
+				clients, enPlural(clients, "attempt", "attempts"))
+			if peakFlatRetry > clients {
+				r.Text += fmt.Sprintf(", up to %d in one %s", peakFlatRetry, per)
+			}
+			if r.Jittered {
+				r.Text += fmt.Sprintf("; with %s jitter the busiest %s of retries has %d", name[0], per, peakRetry)
+			}
+			r.Text += "."
+		}
+	}
+	if r.Shown < len(rows) {
+		end := l.Duration(time.Duration(max(lastJit, lastFlat)) * bucket)
+		who := l.pick("without jitter", "без джиттера")
+		if lastJit > lastFlat {
+			who = l.pick("with jitter", "с джиттером")
+		}
+		r.Text += " " + fmt.Sprintf(l.pick("The view shows the first %s; the attempts %s go on until %s.", "Показаны первые %s; попытки %s продолжаются до %s."),
+			l.Duration(time.Duration(r.Shown)*bucket), who, end)
+	}
+	r.Command = stormCommand(v, clients, bucket)
+	return r
+}
+
+// enPlural picks the English form for n: 1 wave, 2 waves.
+func enPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// stormBucket returns the bucket width for a storm whose last attempt
+// starts by worst: the smallest familiar duration, 1 ms at least, that
+// keeps it within about maxStormBuckets buckets.
+func stormBucket(worst time.Duration) time.Duration {
+	for _, s := range niceSteps() {
+		if worst/s < maxStormBuckets {
+			return s
+		}
+	}
+	return niceSteps()[len(niceSteps())-1]
+}
+
+// countTicks returns round attempt counts from 0 to at least hi, at most
+// six of them.
+func countTicks(hi int) []int {
+	step := roundStep(func(step int) bool { return (hi+step-1)/step <= 5 })
+	ticks := []int{0}
+	for k := step; k < hi+step; k += step {
+		ticks = append(ticks, k)
+	}
+	return ticks
+}
+
+// stormCommand returns the `again sim storm` command that prints the
+// storm view's numbers.
+func stormCommand(v map[string]string, clients int, bucket time.Duration) string {
+	var b strings.Builder
+	b.WriteString("again sim storm")
+	for _, f := range []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldSeed} {
+		if s := strings.TrimSpace(v[f]); s != "" {
+			b.WriteString(" --" + f + " " + shellQuote(normalize(f, s)))
+		}
+	}
+	fmt.Fprintf(&b, " --clients %d --bucket %s", clients, bucket)
+	return b.String()
+}
+
+// jitterName names a jitter (in ParseJitter's syntax) in English and in
+// Russian, nominative and instrumental: "full", "полный", "полным".
+func jitterName(text string) [3]string {
+	kind, factor, _ := strings.Cut(text, ":")
+	names := map[string][3]string{
+		"none": {"no", "без", "без"}, "full": {"full", "полный", "полным"}, "equal": {"equal", "равный", "равным"},
+		"proportional": {"proportional", "пропорциональный", "пропорциональным"},
+		"decorrelated": {"decorrelated", "декоррелированный", "декоррелированным"},
+	}
+	n, ok := names[kind]
+	if !ok {
+		return [3]string{text, text, text}
+	}
+	if factor != "" {
+		for i := range n {
+			n[i] += " ±" + factor
+		}
+	}
+	return n
+}

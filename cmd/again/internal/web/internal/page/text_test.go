@@ -1,0 +1,313 @@
+package page
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/cmd/again/internal/cli"
+)
+
+// TestDurationIsHumanBelowADay: below a day the page writes durations as
+// `again calc` does, so the two never show different text for one number.
+func TestDurationIsHumanBelowADay(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		d := time.Duration(r.Int64N(int64(day - 500*time.Millisecond)))
+		if r.IntN(3) == 0 {
+			d %= time.Second // sub-millisecond and millisecond values too
+		}
+		if got, want := English.Duration(d), calc.Human(d); got != want {
+			t.Errorf("English.Duration(%v) = %q, want calc.Human's %q", d, got, want)
+		}
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d      time.Duration
+		en, ru string
+	}{
+		{0, "0 ms", "0 мс"},
+		{250 * time.Microsecond, "250 µs", "250 мкс"},
+		{999999, "1 ms", "1 мс"},
+		{7, "7 ns", "7 нс"},
+		{45750 * time.Millisecond, "45.8 s", "45,8 с"},
+		{91500 * time.Millisecond, "1 min 32 s", "1 мин 32 с"},
+		{3*time.Hour + 5*time.Second, "3 h 5 s", "3 ч 5 с"},
+		{26 * time.Hour, "1 d 2 h", "1 дн. 2 ч"},
+		{1281023*time.Hour + 53*time.Minute, "146 years", "146 лет"},
+		{time.Duration(365.25 * 3 * float64(day)), "3 years", "3 года"},
+		{999 * day, "999 d", "999 дн."},
+		{time.Duration(365.25 * 21 * float64(day)), "21 years", "21 год"},
+		{maxDuration, "more than 292 years", "больше 292 лет"},
+		{-1500 * time.Millisecond, "−1.5 s", "−1,5 с"},
+	} {
+		if got := English.Duration(tc.d); got != tc.en {
+			t.Errorf("English.Duration(%v) = %q, want %q", tc.d, got, tc.en)
+		}
+		if got := Russian.Duration(tc.d); got != tc.ru {
+			t.Errorf("Russian.Duration(%v) = %q, want %q", tc.d, got, tc.ru)
+		}
+	}
+}
+
+// TestOwnOutputTypedBack: whatever the page writes in either language
+// can be typed back into a field and means that duration (to the
+// precision shown).
+func TestOwnOutputTypedBack(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		d := time.Duration(r.Int64N(int64(900 * day)))
+		for _, l := range []Lang{English, Russian} {
+			text := l.Duration(d)
+			got, ok := humanDuration(text)
+			if !ok {
+				t.Fatalf("%s: %q (for %v) is not read back", l, text, d)
+			}
+			if l.Duration(got) != text {
+				t.Errorf("%s: %q reads back as %v, shown as %q", l, text, got, l.Duration(got))
+			}
+			if res := Compute(map[string]string{"initial": text, "retries": "2", "timeout": text}, l); len(res.Errors) > 0 {
+				t.Errorf("%s: initial and timeout %q: %v", l, text, res.Errors)
+			}
+		}
+	}
+	for _, tc := range []struct{ field, in, want string }{
+		{"max", "30 s", "30s"},
+		{"deadline", "1 min 32 s", "1m32s"},
+		{"initial", "45,8 с", "45.8s"},
+		{"initial", "2,5", "2.5"},
+		{"initial", "500ms", "500ms"},
+		{"multiplier", "1,5", "1.5"},
+		{"jitter", "proportional:0,2", "proportional:0.2"},
+		{"max", "soon", "soon"},
+	} {
+		if got := normalize(tc.field, tc.in); got != tc.want {
+			t.Errorf("normalize(%s, %q) = %q, want %q", tc.field, tc.in, got, tc.want)
+		}
+	}
+	got := Compute(map[string]string{"initial": "0,5 с", "multiplier": "2", "max": "30 с", "retries": "8"}, Russian)
+	if len(got.Errors) > 0 || got.Summary.Worst != "1 мин 32 с" || !strings.Contains(got.Command, "--initial 500ms") || !strings.Contains(got.Command, "--max 30s") {
+		t.Errorf("the worked example typed in Russian: %+v, command %q", got.Summary, got.Command)
+	}
+}
+
+// TestRussianMessages: on the Russian page every error and solver message
+// is Russian and quotes what was typed.
+func TestRussianMessages(t *testing.T) {
+	for _, tc := range []struct{ field, value string }{
+		{"initial", "fast"}, {"multiplier", "0.5"}, {"max", "-1s"}, {"retries", "many"},
+		{"jitter", "proportional:2"}, {"deadline", "0"}, {"timeout", "x"},
+	} {
+		r := Compute(map[string]string{tc.field: tc.value}, Russian)
+		if len(r.Errors) != 1 {
+			t.Fatalf("%s=%q: errors %v, want one", tc.field, tc.value, r.Errors)
+		}
+		e := r.Errors[0]
+		if e.Field != tc.field || !strings.HasPrefix(e.Text, "Нужн") || !strings.Contains(e.Text, tc.value) || strings.Contains(e.Text, "must") {
+			t.Errorf("%s=%q: error %+v, want a Russian message for the field quoting the value", tc.field, tc.value, e)
+		}
+		if r.Announce != e.Text {
+			t.Errorf("%s=%q: announces %q, want the error", tc.field, tc.value, r.Announce)
+		}
+	}
+	in := map[string]string{"initial": "2s", "retries": "8", "deadline": "1s"}
+	if got := Solve(in, "multiplier", Russian).Error; got != "Ни при каком значении множителя худшее общее ожидание не укладывается в 1 с." {
+		t.Errorf("solving for the initial delay within 1 s in Russian: %q", got)
+	}
+	in["deadline"] = "60s"
+	if got := Solve(in, "retries", Russian); got.Note != "Число повторов: 7." {
+		t.Errorf("solving for retries in Russian: %+v", got)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		in             map[string]string
+		headline, more string
+	}{
+		{map[string]string{"deadline": "100s"}, "Fits the 1 min 40 s deadline with 8.5 s to spare", ""},
+		{map[string]string{"deadline": "91.5s"}, "Fits the 1 min 32 s deadline exactly", ""},
+		{map[string]string{"deadline": "60s"}, "Misses the 1 min deadline by 31.5 s",
+			"In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, misses it too."},
+		{map[string]string{"deadline": "100ms"}, "Misses the 100 ms deadline by 1 min 31 s",
+			"In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, misses it too."},
+	} {
+		for k, v := range example {
+			tc.in[k] = v
+		}
+		v := Compute(tc.in, English).Summary.Verdict
+		if v.Headline != tc.headline || v.Detail != tc.more {
+			t.Errorf("deadline %s: verdict %q / %q, want %q / %q", tc.in["deadline"], v.Headline, v.Detail, tc.headline, tc.more)
+		}
+	}
+}
+
+// TestTimeout: a per-attempt timeout adds each attempt's own time to the
+// totals, the table, the chart and the verdict.
+func TestTimeout(t *testing.T) {
+	in := map[string]string{"timeout": "2s", "deadline": "2m"}
+	for k, v := range example {
+		in[k] = v
+	}
+	r := Compute(in, English)
+	if len(r.Errors) > 0 {
+		t.Fatal(r.Errors)
+	}
+	// 91.5 s of waits and 9 attempts of 2 s.
+	if s := r.Summary; s.Worst != "1 min 50 s" || s.Attempts != "Including the attempts’ own time: 9 × 2 s." {
+		t.Errorf("worst case with 2 s attempts = %q (%q), want 1 min 50 s over 9 attempts", s.Worst, s.Attempts)
+	}
+	if got := r.Rows[0].TotalMax; got != "2.5 s" {
+		t.Errorf("retry 1 starts at the latest at %q, want 2.5 s (one 2 s attempt and 500 ms)", got)
+	}
+	if v := r.Summary.Verdict; !v.Fits || v.Headline != "Fits the 2 min deadline with 10.5 s to spare" {
+		t.Errorf("verdict = %+v", v)
+	}
+	if a := r.Chart.Attempts; a[1].MaxMs != 2500 || a[8].MaxMs != 91500+8*2000 {
+		t.Errorf("timeline = %+v, want attempt 2 at 2.5 s and attempt 9 at 107.5 s", a)
+	}
+	if strings.Contains(r.Command, "timeout") || !strings.Contains(r.Snippet, "context.WithTimeout(ctx, 2 * time.Second)") {
+		t.Errorf("command %q and snippet:\n%s\nwant no --timeout (again calc has none) and the timeout in the Go code", r.Command, r.Snippet)
+	}
+	in["deadline"] = "1m"
+	s := Solve(in, "retries", English)
+	n := s.Value
+	in["retries"] = n
+	if v := Compute(in, English).Summary.Verdict; s.Error != "" || !v.Fits {
+		t.Errorf("solved retries with 2 s attempts = %+v, whose verdict is %+v", s, v)
+	}
+	in["retries"] = n + "1"
+	if v := Compute(in, English).Summary.Verdict; v.Fits {
+		t.Errorf("%s retries still fit: the solver did not find the largest", in["retries"])
+	}
+}
+
+func TestNoRetries(t *testing.T) {
+	r := Compute(map[string]string{"retries": "0", "deadline": "1s"}, English)
+	if r.Chart.Retries != 0 || len(r.Chart.Bars) != 0 || r.Summary.NoRetries == "" || r.Summary.Worst != "0 ms" || !r.Summary.Verdict.Fits {
+		t.Errorf("no retries: chart %+v, summary %+v", r.Chart, r.Summary)
+	}
+}
+
+// TestStormIsSim: the storm view's numbers are `again sim storm`'s for the
+// command the page shows, run in-process.
+func TestStormIsSim(t *testing.T) {
+	for _, in := range []map[string]string{
+		example,
+		{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "50"},
+		{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": "12", "jitter": "decorrelated", "seed": "7", "clients": "1000"},
+		{"initial": "250ms", "retries": "5", "jitter": "proportional:0.2", "timeout": "1s", "deadline": "1m"},
+	} {
+		r := Storm(in, English)
+		if r.Error != "" {
+			t.Fatalf("Storm(%v): %s", in, r.Error)
+		}
+		words := strings.Fields(r.Command)
+		var stdout, stderr bytes.Buffer
+		if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
+		}
+		var rows []struct {
+			StartMS  float64 `json:"start_ms"`
+			Attempts int     `json:"attempts"`
+			NoJitter int     `json:"no_jitter"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
+			t.Fatalf("%s: %v\n%.200s", r.Command, err, stdout.String())
+		}
+		if len(rows) != len(r.Attempts) {
+			t.Fatalf("%s: %d buckets, the page has %d", r.Command, len(rows), len(r.Attempts))
+		}
+		total := 0
+		for i, row := range rows {
+			if row.Attempts != r.Attempts[i] || row.NoJitter != r.NoJitter[i] || row.StartMS != float64(i)*r.BucketMs {
+				t.Errorf("%s: bucket %d is %+v, the page has %d and %d", r.Command, i, row, r.Attempts[i], r.NoJitter[i])
+			}
+			total += r.Attempts[i]
+		}
+		if want := r.Clients * (Compute(in, English).Retries + 1); total != want {
+			t.Errorf("%s: %d attempts in all, want %d", r.Command, total, want)
+		}
+		if n := len(r.Attempts); n > 4*maxStormBuckets || r.Shown > n || r.Counts[0] != 0 || r.Counts[len(r.Counts)-1] < slices.Max(r.NoJitter) {
+			t.Errorf("%s: %d buckets, counts %v", r.Command, n, r.Counts)
+		}
+	}
+	// Decorrelated jitter ends long before the same schedule without it:
+	// the view shows the short storm and says where the long one ends.
+	d := Storm(map[string]string{"initial": "100ms", "multiplier": "1.5", "max": "1m", "retries": "40", "jitter": "decorrelated"}, English)
+	if d.Error != "" || d.Shown*4 > len(d.Attempts) || !strings.Contains(d.Text, "the attempts without jitter go on until") {
+		t.Errorf("decorrelated storm: %d of %d buckets shown, text %q", d.Shown, len(d.Attempts), d.Text)
+	}
+	if r := Storm(map[string]string{"clients": "0"}, Russian); !strings.HasPrefix(r.Error, "Нужно целое число от 1 до") {
+		t.Errorf("0 clients in Russian: %q", r.Error)
+	}
+	if r := Storm(map[string]string{"retries": "100000", "clients": "100"}, English); !strings.Contains(r.Error, "again sim storm") {
+		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
+	}
+	r := Storm(example, Russian)
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток; с полным джиттером пик повторов — ") {
+		t.Errorf("the storm in Russian: %q", r.Text)
+	}
+}
+
+// TestStormComparesRetries: in the worked example the storm view's text
+// compares the retries, not the first attempts at t = 0 that full
+// jitter's first bucket adds to. With 500 ms buckets full jitter draws all
+// 100 first retries within the first bucket (their window is the initial
+// 500 ms), so that bucket's retries are not below the waves of 100; every
+// later bucket is.
+func TestStormComparesRetries(t *testing.T) {
+	r := Storm(example, English)
+	if r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	if r.BucketMs != 500 || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
+		t.Fatalf("%v ms buckets, without jitter %v", r.BucketMs, r.NoJitter)
+	}
+	later := slices.Max(r.Attempts[1:])
+	if later >= r.Clients {
+		t.Errorf("full jitter's busiest bucket after the first has %d retries, want fewer than the %d of a wave", later, r.Clients)
+	}
+	peak := max(r.Attempts[0]-r.Clients, later) // the first attempts are all at t = 0, in bucket 0
+	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts; with full jitter the busiest 500 ms of retries has %d.", peak)
+	if r.Text != want {
+		t.Errorf("the storm says %q, want %q", r.Text, want)
+	}
+	// Without jitter, and with one bucket holding several waves.
+	if got, want := Storm(map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English).Text,
+		"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."; got != want {
+		t.Errorf("one client without jitter: %q, want %q", got, want)
+	}
+	if got := Storm(map[string]string{"initial": "100ms", "max": "30s", "retries": "30", "jitter": "full"}, English).Text; !strings.Contains(got, "waves of 100 attempts, up to 500 in one 5 s; with full jitter the busiest 5 s of retries has ") {
+		t.Errorf("waves sharing a bucket: %q", got)
+	}
+	if got, want := Storm(map[string]string{"retries": "0", "clients": "21"}, Russian).Text, "21 клиент получает ошибку одновременно. Повторов нет."; got != want {
+		t.Errorf("no retries in Russian: %q, want %q", got, want)
+	}
+}
+
+// TestEveryKeyIsRussian: every message internal/calc can give about an
+// input has a Russian form, with the same placeholders as its arguments.
+func TestEveryKeyIsRussian(t *testing.T) {
+	for _, k := range []calc.Key{calc.KeyDuration, calc.KeyDurationNoCap, calc.KeyPositiveDuration, calc.KeyNumberAtLeast,
+		calc.KeyWholeNumber, calc.KeyJitter, calc.KeyOneOf, calc.KeyUnknownField, calc.KeyRequiresDeadline, calc.KeyInvalidPolicy} {
+		if _, ok := russian[k]; !ok {
+			t.Errorf("calc key %q has no Russian message", k)
+		}
+	}
+	for _, in := range []map[string]string{{"target": "p100"}, {"seed": "-1"}, {"max": "x"}, {"deadline": "0"}, {"solve": "retries"}} {
+		for _, e := range Compute(in, Russian).Errors {
+			if strings.ContainsAny(e.Text, "{}") || strings.Contains(e.Text, "must") {
+				t.Errorf("%v: %q, want a Russian message with its arguments filled in", in, e.Text)
+			}
+		}
+	}
+}

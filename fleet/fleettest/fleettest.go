@@ -1,0 +1,169 @@
+// Package fleettest starts a real redis-server for tests of code that uses
+// package fleet: on a free loopback port, in a temporary directory, saving
+// nothing, and stopped when the test ends. It is to fleet what
+// net/http/httptest is to net/http, except that the server is Redis itself
+// (Debian's redis-server package), never a fake: a test that needs one
+// fails when redis-server is not installed, and skips only under -short.
+//
+//	s := fleettest.Start(t)
+//	b, err := fleet.OpenBudget("redis://"+s.Addr()+"/0?key=test", nil)
+//
+// Kill, Stop, Continue and Restart let a test play the faults a fleet
+// meets: a crash, a hang, and a restart that lost every key.
+package fleettest
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a redis-server of a test's own. Its methods are safe for
+// concurrent use. The zero value is not usable: call Start.
+type Server struct {
+	t    testing.TB
+	port int
+	dir  string
+	args []string
+
+	mu  sync.Mutex
+	cmd *exec.Cmd
+}
+
+// Start starts redis-server on a free loopback port with args appended to
+// its command line (such as "--maxmemory", "1mb"), waits until it answers
+// PING, and stops it when the test ends. Under -short it skips the test.
+func Start(t testing.TB, args ...string) *Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs redis-server; skipped under -short")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redis-server is not installed (scripts/test installs it: apt-get install redis-server): %v", err)
+	}
+	s := &Server{t: t, port: FreePort(t), dir: t.TempDir(), args: args}
+	s.start()
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// FreePort returns a loopback TCP port that nothing listened on a moment
+// ago: for a server that the test starts itself, or a closed port.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Addr is the server's host:port on loopback.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// URL is a fleet URL for the server's database 0 with the given query
+// (such as "key=test&timeout=1s"), without a leading "?".
+func (s *Server) URL(query string) string { return "redis://" + s.Addr() + "/0?" + query }
+
+// Dir is the server's working directory, where its log (redis.log) is.
+func (s *Server) Dir() string { return s.dir }
+
+func (s *Server) start() {
+	s.t.Helper()
+	cmd := exec.Command("redis-server",
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--dir", s.dir, "--save", "", "--appendonly", "no",
+		"--logfile", "redis.log", "--daemonize", "no")
+	cmd.Args = append(cmd.Args, s.args...)
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("starting redis-server: %v", err)
+	}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.Do("PING")
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.Kill()
+			s.t.Fatalf("redis-server on %s did not answer within 10s: %v", s.Addr(), err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Do sends one command to the server on a connection of its own and
+// returns an error for a failed dial, a timeout (1 s) or an error reply.
+// It needs no Redis client, so that this package depends on none.
+func (s *Server) Do(args ...string) error {
+	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := c.Write([]byte(b.String())); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(line, "-") {
+		return fmt.Errorf("redis: %s", strings.TrimSpace(line[1:]))
+	}
+	return nil
+}
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.cmd.Process.Signal(sig)
+	}
+}
+
+// Kill kills the server with SIGKILL, as a crash would, and waits for it
+// to exit. Killing a server that is not running does nothing.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGCONT) // a stopped process must run to die
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Stop stops the server with SIGSTOP: it keeps its port and connections
+// but answers nothing, as a server stuck in a long command or swapping
+// would, until Continue.
+func (s *Server) Stop() { s.signal(syscall.SIGSTOP) }
+
+// Continue lets a stopped server run again.
+func (s *Server) Continue() { s.signal(syscall.SIGCONT) }
+
+// Restart starts a killed server again on the same port. It comes back
+// empty: it saves nothing.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.start()
+}

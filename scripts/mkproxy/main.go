@@ -48,7 +48,7 @@ func run(args []string) error {
 		return err
 	}
 	if fs.NArg() < 2 || *version == "" || *out == "" {
-		return errors.New("usage: mkproxy -version vX.Y.Z -out DIR SRC MODDIR...")
+		return errors.New("usage: mkproxy -version vX.Y.Z -out DIR SRC MODDIR [MODDIR]")
 	}
 	if err := module.Check("example.com/m", *version); err != nil {
 		return fmt.Errorf("-version %q is not a module version such as v0.1.0", *version)

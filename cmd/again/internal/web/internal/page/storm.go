@@ -132,18 +132,17 @@ func Storm(v map[string]string, l Lang) StormResult {
 	r.YTitle = fmt.Sprintf(l.pick("Attempts per %s", "Попыток за %s"), per)
 	name := jitterName(rep.Policy.Jitter)
 	r.Legend = [2]string{l.pick("no jitter", "без джиттера"), l.pick(name[0]+" jitter", name[1]+" джиттер")}
-	// The summary compares the retries: the first attempts, all at t = 0
-	// in bucket 0, are the same with and without jitter, and counting them
-	// would make full jitter's first bucket look like a bigger peak. Without
-	// jitter every retry is a wave of all the clients at one instant.
-	retries, peakRetry, peakFlatRetry := attempts-1, 0, 0
-	for i, row := range rows {
-		first := 0
-		if i == 0 {
-			first = clients
-		}
-		peakRetry, peakFlatRetry = max(peakRetry, row.Attempts-first), max(peakFlatRetry, row.NoJitter-first)
+	// The summary compares the retries over a window narrow enough that a
+	// wave without jitter is one instant (sim.StormWindow): over the
+	// chart's wider buckets, full jitter's first retries, all drawn within
+	// the first delay, would look like a bigger peak than the waves. The
+	// first attempts, all at t = 0, are the same with and without jitter.
+	retries := attempts - 1
+	pk, err := sim.StormPeaks(c, 0)
+	if err != nil {
+		return StormResult{Error: err.Error()}
 	}
+	win := l.Duration(pk.Window)
 	if l.ru() {
 		r.Text = fmt.Sprintf("%d %s %s ошибку одновременно.", clients, ruPlural(int64(clients), "клиент", "клиента", "клиентов"),
 			ruPlural(int64(clients), "получает", "получают", "получают"))
@@ -152,11 +151,14 @@ func Storm(v map[string]string, l Lang) StormResult {
 			r.Text += " Повторов нет."
 		default:
 			r.Text += fmt.Sprintf(" Без джиттера повторы идут синхронными волнами (%d) по %d %s", retries, clients, ruPlural(int64(clients), "попытке", "попытки", "попыток"))
-			if peakFlatRetry > clients {
-				r.Text += fmt.Sprintf(", до %d за %s", peakFlatRetry, per)
+			if clients > 1 {
+				r.Text += " в один момент"
+			}
+			if pk.NoJitter > clients {
+				r.Text += fmt.Sprintf(", до %d за %s", pk.NoJitter, win)
 			}
 			if r.Jittered {
-				r.Text += fmt.Sprintf("; с %s джиттером пик повторов — %d за %s", name[2], peakRetry, per)
+				r.Text += fmt.Sprintf("; с %s джиттером за любые %s — не больше %d %s", name[2], win, pk.Retries, ruPlural(int64(pk.Retries), "повтора", "повторов", "повторов"))
 			}
 			r.Text += "."
 		}
@@ -168,11 +170,14 @@ func Storm(v map[string]string, l Lang) StormResult {
 		default:
 			r.Text += fmt.Sprintf(" Without jitter their retries come in %d synchronised %s of %d %s", retries, enPlural(retries, "wave", "waves"),
 				clients, enPlural(clients, "attempt", "attempts"))
-			if peakFlatRetry > clients {
-				r.Text += fmt.Sprintf(", up to %d in one %s", peakFlatRetry, per)
+			if clients > 1 {
+				r.Text += " at one instant"
+			}
+			if pk.NoJitter > clients {
+				r.Text += fmt.Sprintf(", up to %d within %s", pk.NoJitter, win)
 			}
 			if r.Jittered {
-				r.Text += fmt.Sprintf("; with %s jitter the busiest %s of retries has %d", name[0], per, peakRetry)
+				r.Text += fmt.Sprintf("; with %s jitter no %s holds more than %d %s", name[0], win, pk.Retries, enPlural(pk.Retries, "retry", "retries"))
 			}
 			r.Text += "."
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cli"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
 // TestDurationIsHumanBelowADay: below a day the page writes durations as
@@ -305,7 +306,7 @@ func TestStormComparesRetries(t *testing.T) {
 func TestEveryKeyIsRussian(t *testing.T) {
 	for _, k := range []calc.Key{calc.KeyDuration, calc.KeyDurationNoCap, calc.KeyPositiveDuration, calc.KeyNumberAtLeast,
 		calc.KeyWholeNumber, calc.KeyJitter, calc.KeyOneOf, calc.KeyUnknownField, calc.KeyRequiresDeadline, calc.KeyInvalidPolicy} {
-		if _, ok := russian[k]; !ok {
+		if _, ok := catalog.Lookup("ru", "calc."+string(k)); !ok {
 			t.Errorf("calc key %q has no Russian message", k)
 		}
 	}

@@ -81,7 +81,7 @@ func TestNoInternalWords(t *testing.T) {
 			}
 		}
 	}
-	if s := Text("en", "preset.example.short"); s != "The worked example." {
+	if s := Text("en", "preset.example.short"); s != "The worked example explained below the calculator." {
 		t.Errorf("the worked example's preset note is %q", s)
 	}
 }

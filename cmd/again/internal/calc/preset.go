@@ -8,7 +8,9 @@ import (
 // Preset is a named retry policy to start from: the documented defaults of
 // a widely used retry library or service, or the worked example. `again
 // calc --preset NAME` and the web page's preset menu offer the same ones,
-// from Presets.
+// from Presets. The zero Preset is no preset: it sets no field. A Preset
+// is a value whose Values map the caller owns: share one between
+// goroutines only to read it.
 type Preset struct {
 	// Name is what --preset takes and the page's URL and menu use: "aws".
 	Name string

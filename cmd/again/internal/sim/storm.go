@@ -161,7 +161,10 @@ func StormTable(c StormConfig) ([]StormRow, error) {
 // that start within any window of width Window. The first attempts, all
 // at t = 0 and the same with jitter and without, are left out: counting
 // them would credit the jitter's early retries to it.
+//
+// A StormPeak is a plain value: safe to copy and to share.
 type StormPeak struct {
+	// Window is the width of the windows compared.
 	Window time.Duration `json:"window_ns"`
 	// Retries is the peak with the policy's jitter; NoJitter the same
 	// without jitter, where a whole wave of Clients retries starts at one

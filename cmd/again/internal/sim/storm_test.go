@@ -123,6 +123,13 @@ func FuzzSimStorm(f *testing.F) {
 		if want := c.Clients * p.MaxAttempts(); total != want || got[0] < c.Clients {
 			t.Fatalf("Storm(%+v): %d attempts, %d in the first bucket; want %d, >= %d", c, total, got[0], want, c.Clients)
 		}
+		// The peaks count retries only, and without jitter a whole wave
+		// starts at one instant.
+		pk, perr := StormPeaks(c, 0)
+		all := c.Clients * (p.MaxAttempts() - 1)
+		if perr != nil || pk.Window <= 0 || pk.Retries > all || pk.NoJitter > all || all > 0 && (pk.Retries < 1 || pk.NoJitter < c.Clients) {
+			t.Fatalf("StormPeaks(%+v) = %+v, %v; want positive peaks of at most %d retries, at least a wave without jitter", c, pk, perr, all)
+		}
 	})
 }
 

@@ -22,12 +22,13 @@
 // Fields missing from Values take their defaults (DefaultValues), those of
 // backoff.Default(). Parse rejects what backoff.Policy would silently
 // reinterpret, such as a multiplier of 0, and bounds retries at MaxRetries.
-// The calculator keeps the seed's meaning of 0 for --initial, --max and
+// The calculator keeps its own meaning of 0 for --initial, --max and
 // --retries (no wait, no cap, no retries); Input.Policy spells them as
 // backoff.Policy does (a negative Initial, backoff.NoCap, backoff.NoRetries),
 // and reports echo the user's 0.
 //
 // Durations are Go syntax ("500ms", "1.5s", "2m") or a bare number of
-// milliseconds, as the seed's calculator reads them (see ParseDuration).
+// milliseconds (see ParseDuration). Presets are named policies to start
+// from, the ones `again calc --preset` and the page's menu offer.
 // Everything here is pure computation on values: safe for concurrent use.
 package calc

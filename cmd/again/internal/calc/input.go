@@ -168,8 +168,8 @@ func fieldArgs(field string) map[string]string {
 }
 
 // ParseDuration parses a non-negative duration in Go syntax ("500ms", "1.5s",
-// "2m", "1h30m") or a bare number of milliseconds ("500", "0.5"), as the
-// seed's calculator takes it. Surrounding spaces are ignored. It rejects
+// "2m", "1h30m") or a bare number of milliseconds ("500", "0.5").
+// Surrounding spaces are ignored. It rejects
 // negative values, NaN, infinities and anything longer than the largest
 // time.Duration (about 292 years) with an *InputError that says what is
 // accepted.

@@ -3,6 +3,8 @@ package cli
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/spf13/cobra"
@@ -33,7 +35,11 @@ standard error; CSV has the rows, an empty line, then the same summary as
 "field,value" lines named by JSON path (total.p99_ms, deadline.p99_fits, ...).
 Exit status: 0 when the schedule is shown (even one that misses --deadline),
 1 when --solve has no answer (no value fits, or every value does), 2 for a
-usage error.`,
+usage error.
+
+--preset NAME starts from a named policy, the same ones the web page offers;
+flags given with it override its fields. The presets:
+` + presetHelp(),
 		Example: `  # The worked example: 500 ms doubling up to 30 s, 8 retries, full jitter.
   again calc --initial 500ms --multiplier 2 --max 30s --retries 8
 
@@ -42,6 +48,9 @@ usage error.`,
 
   # The largest first delay that keeps 5 retries within 10 s in the worst case.
   again calc --retries 5 --solve initial --deadline 10s
+
+  # AWS SDKs' standard mode, with 4 retries instead of its 2.
+  again calc --preset aws --retries 4
 
   # Decorrelated jitter, machine-readable.
   again calc --jitter decorrelated --multiplier 3 --format json`,
@@ -52,9 +61,23 @@ usage error.`,
 	pf.Add(fs, calc.FieldSolve, "param", "find the largest initial, multiplier or retries that fits --deadline")
 	pf.Add(fs, calc.FieldTarget, "stat", "with --solve: what it keeps within the deadline, max (worst case) or p99")
 	pf.Add(fs, calc.FieldSeed, "n", "seed for the Monte Carlo estimates of decorrelated jitter")
+	preset := ""
+	fs.Var(textFlag{s: &preset, typ: "name"}, calc.FieldPreset, "start from a named policy (listed above); flags given with it override its fields")
 	format := "table"
 	fs.Var(textFlag{s: &format, typ: "format"}, "format", "output format: table, json, csv or markdown")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if fs.Changed(calc.FieldPreset) {
+			p, err := calc.PresetByName(preset)
+			var ie *calc.InputError
+			if errors.As(err, &ie) {
+				return usage(ie.Message())
+			}
+			for _, f := range calc.PolicyFields() {
+				if !fs.Changed(f) {
+					*pf.values[f] = p.Values[f]
+				}
+			}
+		}
 		in, err := pf.Parse()
 		if err != nil {
 			return err
@@ -93,4 +116,19 @@ usage error.`,
 		return w.Flush()
 	}
 	return cmd
+}
+
+// presetHelp lists the presets for the help, one a line, with the flags
+// each stands for.
+func presetHelp() string {
+	var b strings.Builder
+	ps := calc.Presets()
+	width := 0
+	for _, p := range ps {
+		width = max(width, len(p.Name))
+	}
+	for _, p := range ps {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, p.Name, p.Command())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }

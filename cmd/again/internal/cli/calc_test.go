@@ -339,3 +339,35 @@ func TestCalcGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestCalcPreset checks that --preset stands for its flags, that flags
+// given with it override its fields, and that an unknown name is a usage
+// error listing the names.
+func TestCalcPreset(t *testing.T) {
+	tests := []struct {
+		name          string
+		preset, flags []string
+	}{
+		{"alone", []string{"--preset", "aws"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "2", "--jitter", "full"}},
+		{"overridden", []string{"--preset", "aws", "--retries", "4", "--jitter=equal"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "4", "--jitter", "equal"}},
+		{"override first", []string{"--max", "1s", "--preset", "polly"}, []string{"--initial", "2s", "--multiplier", "1", "--max", "1s", "--retries", "3", "--jitter", "none"}},
+		{"with a deadline", []string{"--preset", "example", "--deadline", "1m", "--format", "json"}, withArgs(workedExample[1:], "--jitter", "full", "--deadline", "1m", "--format", "json")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run(t, withArgs([]string{"calc"}, tt.preset...)...)
+			want := run(t, withArgs([]string{"calc"}, tt.flags...)...)
+			if got.code != 0 || got.stdout != want.stdout {
+				t.Errorf("again calc %s: exit %d, printed\n%s\nwant what %s prints\n%s", strings.Join(tt.preset, " "), got.code, got.stdout, strings.Join(tt.flags, " "), want.stdout)
+			}
+		})
+	}
+	wantUsageError(t, run(t, "calc", "--preset", "azure"),
+		`again calc: --preset must be one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl, got "azure"`)
+	r := run(t, "calc", "--help")
+	for _, want := range []string{"--preset name", "  aws-throttle  --initial 1s --multiplier 2 --max 20s --retries 2 --jitter full\n", "  curl          --initial 1s"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("again calc --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}

@@ -66,3 +66,21 @@ func ExampleStormTable() {
 	//     14     0     0
 	//     15     0   100
 }
+
+// The busiest moment of the same storm's retries: without jitter each
+// wave is 100 retries at one instant; full jitter spreads them so that no
+// 100 ms (a tenth of the first delay) holds more than a fraction of that.
+func ExampleStormPeaks() {
+	pk, err := sim.StormPeaks(sim.StormConfig{
+		Policy:  backoff.Policy{Initial: time.Second, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: backoff.FullJitter},
+		Clients: 100,
+		Seed:    1,
+	}, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("within %v: %d retries without jitter, %d with full jitter\n", pk.Window, pk.NoJitter, pk.Retries)
+	// Output:
+	// within 100ms: 100 retries without jitter, 20 with full jitter
+}

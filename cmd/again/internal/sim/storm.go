@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -40,6 +41,31 @@ const (
 // range, or the result would exceed MaxStormBuckets buckets or
 // MaxStormAttempts attempts (choose a wider Bucket, fewer retries or a cap).
 func Storm(c StormConfig) ([]int, error) {
+	c, err := c.check()
+	if err != nil {
+		return nil, err
+	}
+	var buckets []int
+	err = c.starts(func(_ int, t time.Duration) error {
+		i := t / c.Bucket
+		if i >= MaxStormBuckets {
+			return &FieldError{"Bucket", c.Bucket.String(), fmt.Sprintf("wide enough to hold the schedule in at most %d buckets (or cap the delays)", MaxStormBuckets)}
+		}
+		for int(i) >= len(buckets) {
+			buckets = append(buckets, 0)
+		}
+		buckets[i]++
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return buckets, nil
+}
+
+// check returns c with its zero fields set to their defaults, or why c
+// cannot run.
+func (c StormConfig) check() (StormConfig, error) {
 	if c.Clients == 0 {
 		c.Clients = 100
 	}
@@ -47,20 +73,27 @@ func Storm(c StormConfig) ([]int, error) {
 		c.Bucket = time.Second
 	}
 	if err := c.Policy.Validate(); err != nil {
-		return nil, &FieldError{"Policy", err.Error(), "a valid backoff.Policy"}
+		return c, &FieldError{"Policy", err.Error(), "a valid backoff.Policy"}
 	}
 	if err := checkInt("Clients", c.Clients, 1, MaxClients); err != nil {
-		return nil, err
+		return c, err
 	}
 	if c.Bucket < 0 {
-		return nil, &FieldError{"Bucket", c.Bucket.String(), "a duration above 0"}
+		return c, &FieldError{"Bucket", c.Bucket.String(), "a duration above 0"}
 	}
-	retries := stormRetries(c.Policy)
-	if int64(c.Clients)*int64(retries+1) > MaxStormAttempts {
-		return nil, &FieldError{"Clients", fmt.Sprint(c.Clients), fmt.Sprintf("at most %d attempts in all with %d retries each", MaxStormAttempts, retries)}
+	if retries := stormRetries(c.Policy); int64(c.Clients)*int64(retries+1) > MaxStormAttempts {
+		return c, &FieldError{"Clients", fmt.Sprint(c.Clients), fmt.Sprintf("at most %d attempts in all with %d retries each", MaxStormAttempts, retries)}
 	}
+	return c, nil
+}
+
+// starts calls visit with the number n (0 for the first attempt) and the
+// start time of every attempt of every client, client by client, drawing
+// the jitter from c.Seed's stream in that order, so that every function
+// built on it sees the same storm. It stops at visit's first error.
+func (c StormConfig) starts(visit func(n int, t time.Duration) error) error {
 	r := stream(c.Seed, stringID("storm"))
-	var buckets []int
+	retries := stormRetries(c.Policy)
 	for range c.Clients {
 		var t, prev time.Duration
 		for n := 0; n <= retries; n++ {
@@ -70,17 +103,12 @@ func Storm(c StormConfig) ([]int, error) {
 					t = 1<<63 - 1
 				}
 			}
-			i := t / c.Bucket
-			if i >= MaxStormBuckets {
-				return nil, &FieldError{"Bucket", c.Bucket.String(), fmt.Sprintf("wide enough to hold the schedule in at most %d buckets (or cap the delays)", MaxStormBuckets)}
+			if err := visit(n, t); err != nil {
+				return err
 			}
-			for int(i) >= len(buckets) {
-				buckets = append(buckets, 0)
-			}
-			buckets[i]++
 		}
 	}
-	return buckets, nil
+	return nil
 }
 
 // stormRetries returns the retries p allows, with the zero rule applied.
@@ -127,4 +155,83 @@ func StormTable(c StormConfig) ([]StormRow, error) {
 		}
 	}
 	return rows, nil
+}
+
+// StormPeak is the busiest moment of a storm's retries: the most retries
+// that start within any window of width Window. The first attempts, all
+// at t = 0 and the same with jitter and without, are left out: counting
+// them would credit the jitter's early retries to it.
+//
+// A StormPeak is a plain value: safe to copy and to share.
+type StormPeak struct {
+	// Window is the width of the windows compared.
+	Window time.Duration `json:"window_ns"`
+	// Retries is the peak with the policy's jitter; NoJitter the same
+	// without jitter, where a whole wave of Clients retries starts at one
+	// instant (and more when waves meet within a window).
+	Retries  int `json:"retries"`
+	NoJitter int `json:"no_jitter"`
+}
+
+// StormWindow returns the window StormPeaks compares over for p: a tenth
+// of the first retry's delay, rounded down to 1, 2 or 5 times a power of
+// ten, and 1µs at least. It is narrow enough that a wave without jitter is
+// one instant against the spread that jitter brings (a wider one, such as
+// a bucket that holds the first retries whole, makes jitter look worse
+// than the synchronised waves), and wide enough to count more than a
+// handful of retries in it.
+func StormWindow(p backoff.Policy) time.Duration {
+	w := p.Delay(1) / 10
+	step := time.Microsecond
+	for step <= w/10 {
+		step *= 10
+	}
+	for _, k := range []time.Duration{5, 2} {
+		if w >= k*step {
+			return k * step
+		}
+	}
+	return step
+}
+
+// StormPeaks returns the peaks of c's storm with the policy's jitter and
+// without it, over windows of width window (StormWindow(c.Policy) when 0):
+// the same clients and draws as Storm and StormTable. It returns a
+// *FieldError when c is out of range, as Storm does, or window is
+// negative.
+func StormPeaks(c StormConfig, window time.Duration) (StormPeak, error) {
+	if window == 0 {
+		window = StormWindow(c.Policy)
+	}
+	if window < 0 {
+		return StormPeak{}, &FieldError{"window", window.String(), "a duration above 0"}
+	}
+	c, err := c.check()
+	if err != nil {
+		return StormPeak{}, err
+	}
+	plain := c
+	plain.Policy.Jitter, plain.Policy.JitterFactor = backoff.NoJitter, 0
+	return StormPeak{Window: window, Retries: peak(c, window), NoJitter: peak(plain, window)}, nil
+}
+
+// peak returns the most retries of c's storm that start within any window
+// [t, t+w), by sliding the window over the sorted start times.
+func peak(c StormConfig, w time.Duration) int {
+	var times []time.Duration
+	c.starts(func(n int, t time.Duration) error { // visit returns no error
+		if n > 0 {
+			times = append(times, t)
+		}
+		return nil
+	})
+	slices.Sort(times)
+	best, i := 0, 0
+	for j, t := range times {
+		for t-times[i] >= w {
+			i++
+		}
+		best = max(best, j-i+1)
+	}
+	return best
 }

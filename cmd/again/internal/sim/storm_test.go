@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -122,5 +123,88 @@ func FuzzSimStorm(f *testing.F) {
 		if want := c.Clients * p.MaxAttempts(); total != want || got[0] < c.Clients {
 			t.Fatalf("Storm(%+v): %d attempts, %d in the first bucket; want %d, >= %d", c, total, got[0], want, c.Clients)
 		}
+		// The peaks count retries only, and without jitter a whole wave
+		// starts at one instant.
+		pk, perr := StormPeaks(c, 0)
+		all := c.Clients * (p.MaxAttempts() - 1)
+		if perr != nil || pk.Window <= 0 || pk.Retries > all || pk.NoJitter > all || all > 0 && (pk.Retries < 1 || pk.NoJitter < c.Clients) {
+			t.Fatalf("StormPeaks(%+v) = %+v, %v; want positive peaks of at most %d retries, at least a wave without jitter", c, pk, perr, all)
+		}
 	})
+}
+
+func TestStormWindow(t *testing.T) {
+	tests := []struct {
+		initial time.Duration
+		want    time.Duration
+	}{
+		{500 * time.Millisecond, 50 * time.Millisecond},
+		{time.Second, 100 * time.Millisecond},
+		{300 * time.Millisecond, 20 * time.Millisecond},
+		{90 * time.Millisecond, 5 * time.Millisecond},
+		{-1, time.Microsecond}, // no wait: every retry at t = 0
+		{3 * time.Microsecond, time.Microsecond},
+	}
+	for _, tt := range tests {
+		if got := StormWindow(backoff.Policy{Initial: tt.initial, Multiplier: 2, Max: time.Hour}); got != tt.want {
+			t.Errorf("StormWindow(initial %v) = %v, want %v", tt.initial, got, tt.want)
+		}
+	}
+}
+
+// TestStormPeaks checks the comparison the page's storm view states: over
+// a window narrow enough that a wave is one instant, the waves without
+// jitter hold every client, and jitter flattens them.
+func TestStormPeaks(t *testing.T) {
+	p := backoff.Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 3, Jitter: backoff.FullJitter}
+	got, err := StormPeaks(StormConfig{Policy: p, Clients: 100, Seed: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Window != 50*time.Millisecond || got.NoJitter != 100 || got.Retries >= 50 || got.Retries < 10 {
+		t.Errorf("StormPeaks(backoff.Default()) = %+v; want a 50ms window, waves of 100 without jitter and fewer than 50 with full jitter", got)
+	}
+	// Waves that meet within a window add up; no wait at all puts every
+	// retry at t = 0, where jitter has nothing to spread.
+	for _, tt := range []struct {
+		p      backoff.Policy
+		window time.Duration
+		want   int
+	}{
+		{backoff.Policy{Initial: time.Millisecond, Multiplier: 1, Retries: 3, Jitter: backoff.NoJitter}, 10 * time.Millisecond, 300},
+		{backoff.Policy{Initial: time.Millisecond, Multiplier: 1, Retries: 3, Jitter: backoff.NoJitter}, time.Millisecond, 100},
+		{backoff.Policy{Initial: -1, Retries: 3, Jitter: backoff.FullJitter}, 0, 300},
+	} {
+		got, err := StormPeaks(StormConfig{Policy: tt.p, Clients: 100}, tt.window)
+		if err != nil || got.NoJitter != tt.want || got.Retries != tt.want {
+			t.Errorf("StormPeaks(%+v, %v) = %+v, %v; want %d both", tt.p, tt.window, got, err, tt.want)
+		}
+	}
+	if _, err := StormPeaks(StormConfig{Policy: p}, -time.Second); err == nil {
+		t.Error("StormPeaks with a negative window returned no error")
+	}
+	if _, err := StormPeaks(StormConfig{Policy: p, Clients: -1}, 0); err == nil {
+		t.Error("StormPeaks with -1 clients returned no error")
+	}
+}
+
+// TestStormPeaksSameStorm checks that StormPeaks counts Storm's clients
+// and draws: a bucket is one of the windows it slides over, so no bucket
+// of Storm holds more retries than its peak over windows that wide.
+func TestStormPeaksSameStorm(t *testing.T) {
+	p := backoff.Policy{Initial: 200 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 5, Jitter: backoff.EqualJitter}
+	c := StormConfig{Policy: p, Clients: 80, Bucket: 100 * time.Millisecond, Seed: 3}
+	buckets, err := Storm(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets[0] -= c.Clients // the first attempts, which StormPeaks leaves out
+	got, err := StormPeaks(c, c.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busiest := slices.Max(buckets)
+	if got.Retries < busiest || got.Retries > 2*busiest {
+		t.Errorf("StormPeaks over %v = %d retries; Storm's busiest bucket has %d, want between that and twice that", c.Bucket, got.Retries, busiest)
+	}
 }

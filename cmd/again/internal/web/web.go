@@ -20,7 +20,8 @@ import (
 var static embed.FS
 
 // CSP is the Content-Security-Policy the page is served with: only the
-// page's own files may load, WebAssembly may compile ('wasm-unsafe-eval'),
+// page's own files may load (script-src 'self' admits its ES modules,
+// app.js and what it imports), WebAssembly may compile ('wasm-unsafe-eval'),
 // the page's own worker.js may run as a Web Worker (worker-src 'self': it
 // runs the Go code off the main thread, so that typing never blocks), and
 // nothing may connect anywhere else, so what a user types cannot leave
@@ -166,8 +167,11 @@ func etagMatches(header, etag string) bool {
 }
 
 // Export writes the page's files into dir, creating it if needed, so that
-// any static file server can host the page. The server must send .wasm
-// files as application/wasm for the fastest start; the page works either way.
+// any static file server can host the page. The server must send .js
+// files as JavaScript (text/javascript), as browsers run ES modules of no
+// other type, and should send .wasm files as application/wasm for the
+// fastest start (the page works either way). Browsers run no modules from
+// file:// addresses: serve the directory, even from localhost.
 // Existing files of the same names are replaced; other files in dir are
 // left alone. Errors are the file system's (*fs.PathError), prefixed "web: ".
 // Export reads only embedded data, so it is safe to call concurrently with

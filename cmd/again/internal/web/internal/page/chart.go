@@ -206,7 +206,7 @@ func logarithmic(lo, hi time.Duration, l Lang) Scale {
 // or more apart are labelled in whole days ("200 d").
 func tickLabel(d, step time.Duration, l Lang) string {
 	if step >= day {
-		return strconv.FormatInt(int64(d/day), 10) + l.pick(" d", " дн.")
+		return strconv.FormatInt(int64(d/day), 10) + " " + l.t("go.unit.d")
 	}
 	return l.Duration(d)
 }
@@ -297,7 +297,7 @@ func chart(in input, rep *calc.Report, a attempts, v *Verdict, l Lang) *Chart {
 func chartText(rep *calc.Report, a attempts, v *Verdict, l Lang) string {
 	rs := rep.Retries
 	if len(rs) == 0 {
-		return l.pick("No retries: the first attempt is the only one.", "Повторов нет: первая попытка — единственная.")
+		return l.t("go.noRetries")
 	}
 	pick := make([]int, 0, 8)
 	for i := range rs {
@@ -314,13 +314,11 @@ func chartText(rep *calc.Report, a attempts, v *Verdict, l Lang) string {
 		starts = append(starts, fmt.Sprintf("%d: %s", x.Retry, l.Duration(addSat(time.Duration(x.TotalMax), a.before(x.Retry)))))
 		delays = append(delays, l.Duration(time.Duration(x.Max)))
 	}
-	text := fmt.Sprintf(l.pick("Latest start of each retry — %s. Longest delay before each retry — %s.",
-		"Самое позднее начало повтора — %s. Самая долгая задержка перед повтором — %s."),
-		strings.Join(starts, ", "), strings.Join(delays, ", "))
+	text := l.f("go.chart.text", strings.Join(starts, ", "), strings.Join(delays, ", "))
 	if v != nil {
-		text += " " + fmt.Sprintf(l.pick("Deadline %s.", "Дедлайн %s."), v.Deadline)
+		text += " " + l.f("go.chart.deadline", v.Deadline)
 		if v.RetriesWithin < len(rs) {
-			text += " " + fmt.Sprintf(l.pick("Retry %d may start after it.", "Повтор %d может начаться после него."), v.RetriesWithin+1)
+			text += " " + l.f("go.chart.cross", v.RetriesWithin+1)
 		}
 	}
 	return text

@@ -2,7 +2,6 @@ package page
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,30 +9,15 @@ import (
 
 	"github.com/again-go/again/backoff/plan"
 	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
-
-// russian renders each of internal/calc's message keys in Russian, as
-// calc renders them in English: {name} stands for Args["name"] and {value}
-// for the rejected value. A key missing here falls back to English
-// (TestEveryKeyIsRussian fails first).
-var russian = map[calc.Key]string{
-	calc.KeyDuration:         "Нужна длительность от {min} до {max} (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
-	calc.KeyDurationNoCap:    "Нужна длительность от {min} до {max}, 0 — без ограничения (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
-	calc.KeyPositiveDuration: "Нужна длительность больше 0 и не больше {max} (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
-	calc.KeyNumberAtLeast:    "Нужно конечное число не меньше {min}; введено {value}.",
-	calc.KeyWholeNumber:      "Нужно целое число от {min} до {max}; введено {value}.",
-	calc.KeyJitter:           "Нужно одно из: none, full, equal, decorrelated или proportional:F, где F в (0, 1]; введено {value}.",
-	calc.KeyOneOf:            "Нужно одно из: {choices}; введено {value}.",
-	calc.KeyUnknownField:     "Это не поле калькулятора; допустимые: {fields}.",
-	calc.KeyRequiresDeadline: "Нужен дедлайн: подбор ищет наибольшее значение {param}, при котором общее ожидание укладывается в дедлайн.",
-	calc.KeyInvalidPolicy:    "Неверная политика: {error}.",
-}
 
 // message returns err, an error of internal/calc about the inputs v, as
 // the page shows it under the field, in language l: calc's own English
 // message (the one `again calc` prints, without the flag name), or its
-// key and arguments in Russian. The value it quotes is what the user
-// typed, not its Go-syntax form (see normalize).
+// key and arguments in Russian, from the catalogue's calc.* keys. The
+// value it quotes is what the user typed, not its Go-syntax form (see
+// normalize).
 func message(err error, v map[string]string, l Lang) Message {
 	var ie *calc.InputError
 	if !errors.As(err, &ie) {
@@ -43,10 +27,10 @@ func message(err error, v map[string]string, l Lang) Message {
 	if typed, ok := v[e.Field]; ok {
 		e.Value = typed
 	}
-	if t, ok := russian[e.Key]; ok && l.ru() {
+	if t, ok := catalog.Lookup(string(l), "calc."+string(e.Key)); ok {
 		pairs := []string{"{value}", quote(e.Value)}
 		for k, a := range e.Args {
-			pairs = append(pairs, "{"+k+"}", strings.ReplaceAll(a, " or ", " или "))
+			pairs = append(pairs, "{"+k+"}", strings.ReplaceAll(a, " or ", l.t("go.or")))
 		}
 		return Message{Field: e.Field, Text: strings.NewReplacer(pairs...).Replace(t)}
 	}
@@ -75,27 +59,21 @@ func solveError(err error, deadline time.Duration, l Lang) string {
 	if !errors.As(err, &se) {
 		return err.Error()
 	}
-	param := map[plan.Param][2]string{
-		plan.ParamInitial:    {"initial delay", "первой задержки"},
-		plan.ParamMultiplier: {"multiplier", "множителя"},
-		plan.ParamRetries:    {"number of retries", "числа повторов"},
-	}[se.Param]
-	what := [2]string{"worst-case total wait", "худшее общее ожидание"}
+	param := l.t("go.solve.param." + map[plan.Param]string{
+		plan.ParamInitial: calc.FieldInitial, plan.ParamMultiplier: calc.FieldMultiplier, plan.ParamRetries: calc.FieldRetries,
+	}[se.Param])
+	what := l.t("go.solve.worst")
 	if se.Target == plan.TargetP99 {
-		what = [2]string{"99th-percentile total wait", "99-й процентиль общего ожидания"}
+		what = l.t("go.solve.p99")
 	}
 	dl := l.Duration(deadline)
 	switch {
 	case errors.Is(se.Err, plan.ErrUnbounded):
-		return fmt.Sprintf(l.pick("Every %[1]s keeps the %[2]s within %[3]s, so there is no largest one to show.",
-			"При любом значении %[1]s %[2]s укладывается в %[3]s, так что наибольшего нет."), l.pick(param[0], param[1]), l.pick(what[0], what[1]), dl)
+		return l.f("go.solve.unbounded", param, what, dl)
 	case errors.Is(se.Err, calc.ErrTooManyRetries):
-		return fmt.Sprintf(l.pick("Up to %[1]d retries keep the %[2]s within %[3]s, more than the %[4]d the calculator shows; raise the initial delay or the maximum.",
-			"В %[3]s %[2]s укладывается и при %[1]d повторах — больше %[4]d, которые показывает калькулятор; увеличьте первую задержку или максимум."),
-			se.Retries, l.pick(what[0], what[1]), dl, calc.MaxRetries)
+		return l.f("go.solve.tooMany", se.Retries, what, dl, calc.MaxRetries)
 	}
-	return fmt.Sprintf(l.pick("No %[1]s keeps the %[2]s within %[3]s.", "Ни при каком значении %[1]s %[2]s не укладывается в %[3]s."),
-		l.pick(param[0], param[1]), l.pick(what[0], what[1]), dl)
+	return l.f("go.solve.none", param, what, dl)
 }
 
 // humanPart matches one number and unit of the page's own duration output,

@@ -2,7 +2,9 @@
 // of inputs, in the page's language. It runs inside the browser as
 // WebAssembly (see web/wasm, in a Web Worker) and in ordinary tests, so the
 // page's numbers are the Go code's numbers and its words come from Go, not
-// from JavaScript rewriting English text.
+// from JavaScript rewriting English text: from the page's catalogue
+// (web/internal/catalog), the go.* strings, and internal/calc's own
+// messages, whose Russian forms the catalogue holds too.
 package page
 
 import (
@@ -234,8 +236,7 @@ func Compute(v map[string]string, l Lang) Result {
 		}
 	}
 	if r.Retries > len(r.Rows) {
-		r.MoreRows = fmt.Sprintf(l.pick("The table shows the first %d %s; the CSV and JSON downloads hold all of them.",
-			"В таблице первые %d %s; в файлах CSV и JSON — все."), len(r.Rows), l.retriesOf(r.Retries))
+		r.MoreRows = l.f("go.moreRows", len(r.Rows), l.retriesOf(r.Retries))
 	}
 	r.Announce = s.announce(l)
 	return r
@@ -257,17 +258,15 @@ func summary(in input, rep *calc.Report, a attempts, l Lang) *Summary {
 	s.MeanEstimated, s.PercentilesEstimated = t.MeanEstimated(), t.PercentilesEstimated()
 	switch {
 	case s.MeanEstimated:
-		s.Estimate = fmt.Sprintf(l.pick("The mean and the percentiles are a Monte Carlo estimate (seed %d), as in again calc.",
-			"Среднее и процентили — оценка методом Монте-Карло (зерно %d), как в again calc."), in.Seed)
+		s.Estimate = l.f("go.estimate.mean", in.Seed)
 	case s.PercentilesEstimated:
-		s.Estimate = fmt.Sprintf(l.pick("The percentiles are a Monte Carlo estimate (seed %d); the mean is exact.",
-			"Процентили — оценка методом Монте-Карло (зерно %d); среднее точное."), in.Seed)
+		s.Estimate = l.f("go.estimate.percentiles", in.Seed)
 	}
 	if in.timeout > 0 {
-		s.Attempts = fmt.Sprintf(l.pick("Including the attempts’ own time: %d × %s.", "Включая время самих попыток: %d × %s."), n+1, l.Duration(in.timeout))
+		s.Attempts = l.f("go.attemptsOwn", n+1, l.Duration(in.timeout))
 	}
 	if n == 0 {
-		s.NoRetries = l.pick("No retries: the first attempt is the only one.", "Повторов нет: первая попытка — единственная.")
+		s.NoRetries = l.t("go.noRetries")
 	}
 	if in.Deadline > 0 {
 		s.Verdict = verdict(in, rep, a, own, l)
@@ -296,33 +295,30 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 	}
 	if v.Fits {
 		if gap := dl - worst; gap == 0 {
-			v.Headline = fmt.Sprintf(l.pick("Fits the %s deadline exactly", "Укладывается в дедлайн %s впритык"), v.Deadline)
+			v.Headline = l.f("go.verdict.fitsExactly", v.Deadline)
 		} else {
-			v.Headline = fmt.Sprintf(l.pick("Fits the %s deadline with %s to spare", "Укладывается в дедлайн %s с запасом %s"), v.Deadline, l.Duration(gap))
+			v.Headline = l.f("go.verdict.fitsSpare", v.Deadline, l.Duration(gap))
 		}
 	} else {
-		v.Headline = fmt.Sprintf(l.pick("Misses the %s deadline by %s", "Не укладывается в дедлайн %s: не хватает %s"), v.Deadline, l.Duration(worst-dl))
+		v.Headline = l.f("go.verdict.misses", v.Deadline, l.Duration(worst-dl))
 	}
 	n := len(rep.Retries)
 	var parts []string
 	if within < n {
 		switch {
 		case within == 0:
-			parts = append(parts, l.pick("In the worst case not even the first retry starts in time.",
-				"В худшем случае даже первый повтор начнётся после дедлайна."))
+			parts = append(parts, l.t("go.verdict.noneInTime"))
 		case within == 1:
-			parts = append(parts, fmt.Sprintf(l.pick("In the worst case only the first %s starts in time.",
-				"В худшем случае вовремя начнётся только первый %s."), l.retriesOf(n)))
+			parts = append(parts, l.f("go.verdict.firstInTime", l.retriesOf(n)))
 		default:
-			parts = append(parts, fmt.Sprintf(l.pick("In the worst case only the first %d %s start in time.",
-				"В худшем случае вовремя начнутся только первые %d %s."), within, l.retriesOf(n)))
+			parts = append(parts, l.f("go.verdict.someInTime", within, l.retriesOf(n)))
 		}
 	}
 	if !v.Fits || !v.P99Fits {
 		if v.P99Fits {
-			parts = append(parts, fmt.Sprintf(l.pick("The 99th percentile, %s, fits.", "99-й процентиль, %s, укладывается."), l.Duration(p99)))
+			parts = append(parts, l.f("go.verdict.p99Fits", l.Duration(p99)))
 		} else {
-			parts = append(parts, fmt.Sprintf(l.pick("The 99th percentile, %s, misses it too.", "99-й процентиль, %s, тоже не укладывается."), l.Duration(p99)))
+			parts = append(parts, l.f("go.verdict.p99Misses", l.Duration(p99)))
 		}
 	}
 	v.Detail = strings.Join(parts, " ")
@@ -331,7 +327,7 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 
 // announce is the sentence the page's live region reads out.
 func (s *Summary) announce(l Lang) string {
-	text := fmt.Sprintf(l.pick("Worst case %s, mean %s.", "Худший случай %s, в среднем %s."), s.Worst, s.Mean)
+	text := l.f("go.announce", s.Worst, s.Mean)
 	if s.Verdict != nil {
 		text += " " + s.Verdict.Headline + "."
 	}
@@ -410,7 +406,7 @@ func Solve(v map[string]string, param string, l Lang) SolveResult {
 			own = pin.timeout // at least the first attempt; see below
 		}
 		if own >= in.Deadline {
-			return SolveResult{Error: l.pick("The attempts’ own time alone exceeds the deadline.", "Одно только время самих попыток больше дедлайна.")}
+			return SolveResult{Error: l.t("go.solve.ownTime")}
 		}
 		in.Deadline -= own
 	}
@@ -431,11 +427,7 @@ func Solve(v map[string]string, param string, l Lang) SolveResult {
 			out.Value = strconv.Itoa(retriesWithTimeout(in, pin, int(x)))
 		}
 	}
-	names := map[string]string{
-		calc.FieldInitial: l.pick("Initial delay", "Первая задержка"), calc.FieldMultiplier: l.pick("Multiplier", "Множитель"),
-		calc.FieldRetries: l.pick("Retries", "Число повторов"),
-	}
-	out.Note = fmt.Sprintf(l.pick("%s set to %s.", "%s: %s."), names[param], out.Value)
+	out.Note = l.f("go.solve.set", l.t("go.solve.field."+param), out.Value)
 	return out
 }
 

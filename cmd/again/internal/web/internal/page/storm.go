@@ -8,6 +8,7 @@ import (
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
 // FieldClients is the storm view's input: how many clients fail together.
@@ -72,14 +73,13 @@ func Storm(v map[string]string, l Lang) StormResult {
 	if s := strings.TrimSpace(v[FieldClients]); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > sim.MaxClients {
-			return StormResult{Error: fmt.Sprintf(l.pick("Must be a whole number from 1 to %d, got %s.", "Нужно целое число от 1 до %d; введено %s."), sim.MaxClients, quote(s))}
+			return StormResult{Error: l.f("go.storm.clientsRange", sim.MaxClients, quote(s))}
 		}
 		clients = n
 	}
 	attempts := in.Policy.MaxAttempts()
 	if int64(clients)*int64(attempts) > MaxStormAttempts {
-		return StormResult{Error: fmt.Sprintf(l.pick("%d clients × %d attempts is more than the %d attempts the page simulates; again sim storm runs it.",
-			"%d клиентов × %d попыток — больше %d попыток, которые моделирует страница; again sim storm справится."), clients, attempts, MaxStormAttempts)}
+		return StormResult{Error: l.f("go.storm.tooMany", clients, attempts, MaxStormAttempts)}
 	}
 	rep, err := calc.Compute(in.Input)
 	if err != nil {
@@ -129,73 +129,45 @@ func Storm(v map[string]string, l Lang) StormResult {
 	r.Time = linear(time.Duration(r.Shown)*bucket, l)
 	r.Counts = countTicks(max(peak, peakFlat))
 	per := l.Duration(bucket)
-	r.YTitle = fmt.Sprintf(l.pick("Attempts per %s", "Попыток за %s"), per)
-	name := jitterName(rep.Policy.Jitter)
-	r.Legend = [2]string{l.pick("no jitter", "без джиттера"), l.pick(name[0]+" jitter", name[1]+" джиттер")}
-	// The summary compares the retries: the first attempts, all at t = 0
-	// in bucket 0, are the same with and without jitter, and counting them
-	// would make full jitter's first bucket look like a bigger peak. Without
-	// jitter every retry is a wave of all the clients at one instant.
-	retries, peakRetry, peakFlatRetry := attempts-1, 0, 0
-	for i, row := range rows {
-		first := 0
-		if i == 0 {
-			first = clients
-		}
-		peakRetry, peakFlatRetry = max(peakRetry, row.Attempts-first), max(peakFlatRetry, row.NoJitter-first)
+	r.YTitle = l.f("go.storm.yTitle", per)
+	r.Legend = [2]string{l.t("go.storm.legendNone"), l.f("go.storm.legendJitter", jitterName(rep.Policy.Jitter, "go.jitter.", l))}
+	// The summary compares the retries over a window narrow enough that a
+	// wave without jitter is one instant (sim.StormWindow): over the
+	// chart's wider buckets, full jitter's first retries, all drawn within
+	// the first delay, would look like a bigger peak than the waves. The
+	// first attempts, all at t = 0, are the same with and without jitter.
+	retries := attempts - 1
+	pk, err := sim.StormPeaks(c, 0)
+	if err != nil {
+		return StormResult{Error: err.Error()}
 	}
-	if l.ru() {
-		r.Text = fmt.Sprintf("%d %s %s ошибку одновременно.", clients, ruPlural(int64(clients), "клиент", "клиента", "клиентов"),
-			ruPlural(int64(clients), "получает", "получают", "получают"))
-		switch {
-		case retries == 0:
-			r.Text += " Повторов нет."
-		default:
-			r.Text += fmt.Sprintf(" Без джиттера повторы идут синхронными волнами (%d) по %d %s", retries, clients, ruPlural(int64(clients), "попытке", "попытки", "попыток"))
-			if peakFlatRetry > clients {
-				r.Text += fmt.Sprintf(", до %d за %s", peakFlatRetry, per)
-			}
-			if r.Jittered {
-				r.Text += fmt.Sprintf("; с %s джиттером пик повторов — %d за %s", name[2], peakRetry, per)
-			}
-			r.Text += "."
-		}
+	win := l.Duration(pk.Window)
+	r.Text = l.f("go.storm.fail", clients, l.plural("go.storm.fail.plural", int64(clients)))
+	if retries == 0 {
+		r.Text += l.t("go.storm.noRetries")
 	} else {
-		r.Text = fmt.Sprintf("%d %s at once.", clients, enPlural(clients, "client fails", "clients fail"))
-		switch {
-		case retries == 0:
-			r.Text += " They do not retry."
-		default:
-			r.Text += fmt.Sprintf(" Without jitter their retries come in %d synchronised %s of %d %s", retries, enPlural(retries, "wave", "waves"),
-				clients, enPlural(clients, "attempt", "attempts"))
-			if peakFlatRetry > clients {
-				r.Text += fmt.Sprintf(", up to %d in one %s", peakFlatRetry, per)
-			}
-			if r.Jittered {
-				r.Text += fmt.Sprintf("; with %s jitter the busiest %s of retries has %d", name[0], per, peakRetry)
-			}
-			r.Text += "."
+		r.Text += l.f("go.storm.waves", retries, l.plural("go.storm.waves.plural", int64(retries)), clients, l.plural("go.storm.attempts.plural", int64(clients)))
+		if clients > 1 {
+			r.Text += l.t("go.storm.instant")
 		}
+		if pk.NoJitter > clients {
+			r.Text += l.f("go.storm.upTo", pk.NoJitter, win)
+		}
+		if r.Jittered {
+			r.Text += l.f("go.storm.peak", jitterName(rep.Policy.Jitter, "go.jitterWith.", l), win, pk.Retries, l.plural("go.storm.peak.plural", int64(pk.Retries)))
+		}
+		r.Text += l.t("go.storm.end")
 	}
 	if r.Shown < len(rows) {
 		end := l.Duration(time.Duration(max(lastJit, lastFlat)) * bucket)
-		who := l.pick("without jitter", "без джиттера")
+		who := l.t("go.storm.without")
 		if lastJit > lastFlat {
-			who = l.pick("with jitter", "с джиттером")
+			who = l.t("go.storm.with")
 		}
-		r.Text += " " + fmt.Sprintf(l.pick("The view shows the first %s; the attempts %s go on until %s.", "Показаны первые %s; попытки %s продолжаются до %s."),
-			l.Duration(time.Duration(r.Shown)*bucket), who, end)
+		r.Text += " " + l.f("go.storm.shown", l.Duration(time.Duration(r.Shown)*bucket), who, end)
 	}
 	r.Command = stormCommand(v, clients, bucket)
 	return r
-}
-
-// enPlural picks the English form for n: 1 wave, 2 waves.
-func enPlural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // stormBucket returns the bucket width for a storm whose last attempt
@@ -235,23 +207,17 @@ func stormCommand(v map[string]string, clients int, bucket time.Duration) string
 	return b.String()
 }
 
-// jitterName names a jitter (in ParseJitter's syntax) in English and in
-// Russian, nominative and instrumental: "full", "полный", "полным".
-func jitterName(text string) [3]string {
+// jitterName names a jitter (in ParseJitter's syntax) in language l, by
+// the catalogue's key prefix: "go.jitter." as in "full jitter",
+// "go.jitterWith." as after "with". A factor follows the name: "±0.2".
+func jitterName(text, prefix string, l Lang) string {
 	kind, factor, _ := strings.Cut(text, ":")
-	names := map[string][3]string{
-		"none": {"no", "без", "без"}, "full": {"full", "полный", "полным"}, "equal": {"equal", "равный", "равным"},
-		"proportional": {"proportional", "пропорциональный", "пропорциональным"},
-		"decorrelated": {"decorrelated", "декоррелированный", "декоррелированным"},
-	}
-	n, ok := names[kind]
+	name, ok := catalog.Lookup(string(l), prefix+kind)
 	if !ok {
-		return [3]string{text, text, text}
+		return text
 	}
 	if factor != "" {
-		for i := range n {
-			n[i] += " ±" + factor
-		}
+		name += " ±" + factor
 	}
-	return n
+	return name
 }

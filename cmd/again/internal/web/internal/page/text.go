@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
 // Lang is a language of the page: "en" or "ru". Any other value reads as
@@ -20,12 +22,23 @@ const (
 
 func (l Lang) ru() bool { return l == Russian }
 
-// pick returns en or ru by the language.
-func (l Lang) pick(en, ru string) string {
+// t returns the page catalogue's string for key in language l.
+func (l Lang) t(key string) string { return catalog.Text(string(l), key) }
+
+// f formats the catalogue's format for key with args.
+func (l Lang) f(key string, args ...any) string { return fmt.Sprintf(l.t(key), args...) }
+
+// plural returns the form for n of the word in the catalogue's key (a
+// ".plural" key): English one|many, Russian one|few|many.
+func (l Lang) plural(key string, n int64) string {
+	forms := strings.Split(l.t(key), "|")
+	i := 0
 	if l.ru() {
-		return ru
+		i = ruPlural(n)
+	} else if n != 1 {
+		i = 1
 	}
-	return en
+	return forms[min(i, len(forms)-1)]
 }
 
 const (
@@ -47,35 +60,32 @@ func (l Lang) Duration(d time.Duration) string {
 	}
 	switch {
 	case d == maxDuration:
-		return l.pick("more than 292 years", "больше 292 лет")
+		return l.t("go.duration.forever")
 	case d == 0:
-		return l.pick("0 ms", "0 мс")
+		return l.t("go.duration.zero")
 	case d < time.Microsecond:
-		return strconv.FormatInt(int64(d), 10) + l.pick(" ns", " нс")
+		return strconv.FormatInt(int64(d), 10) + " " + l.t("go.unit.ns")
 	case roundTo(d, time.Microsecond) < 1000:
 		// A sub-millisecond schedule never shows as "0 ms".
-		return strconv.FormatInt(roundTo(d, time.Microsecond), 10) + l.pick(" µs", " мкс")
+		return strconv.FormatInt(roundTo(d, time.Microsecond), 10) + " " + l.t("go.unit.us")
 	case roundTo(d, time.Millisecond) < 1000:
-		return strconv.FormatInt(roundTo(d, time.Millisecond), 10) + l.pick(" ms", " мс")
+		return strconv.FormatInt(roundTo(d, time.Millisecond), 10) + " " + l.t("go.unit.ms")
 	case roundTo(d, 100*time.Millisecond) < 600:
 		tenths := roundTo(d, 100*time.Millisecond)
 		s := strconv.FormatInt(tenths/10, 10)
 		if t := tenths % 10; t != 0 {
-			s += l.pick(".", ",") + strconv.FormatInt(t, 10)
+			s += l.t("go.decimalPoint") + strconv.FormatInt(t, 10)
 		}
-		return s + l.pick(" s", " с")
+		return s + " " + l.t("go.unit.s")
 	case roundTo(d, time.Second) < 86400:
 		secs := roundTo(d, time.Second)
-		return l.parts([]int64{secs / 3600, secs / 60 % 60, secs % 60}, []string{l.pick("h", "ч"), l.pick("min", "мин"), l.pick("s", "с")})
+		return l.parts([]int64{secs / 3600, secs / 60 % 60, secs % 60}, []string{l.t("go.unit.h"), l.t("go.unit.min"), l.t("go.unit.s")})
 	case d < 1000*day:
 		hours := roundTo(d, time.Hour)
-		return l.parts([]int64{hours / 24, hours % 24}, []string{l.pick("d", "дн."), l.pick("h", "ч")})
+		return l.parts([]int64{hours / 24, hours % 24}, []string{l.t("go.unit.d"), l.t("go.unit.h")})
 	}
 	years := roundTo(d, time.Duration(365.25*float64(day)))
-	if l.ru() {
-		return strconv.FormatInt(years, 10) + " " + ruPlural(years, "год", "года", "лет")
-	}
-	return strconv.FormatInt(years, 10) + " years"
+	return strconv.FormatInt(years, 10) + " " + l.plural("go.unit.years", years)
 }
 
 // parts joins the non-zero values with their units: "1 h 5 s".
@@ -96,24 +106,19 @@ func roundTo(d, unit time.Duration) int64 {
 	return int64(math.Floor(float64(d)/float64(unit) + 0.5))
 }
 
-// ruPlural picks the Russian form for n: 1 год, 2 года, 5 лет, 21 год.
-func ruPlural(n int64, one, few, many string) string {
+// ruPlural returns which Russian form n takes: 0 for one (1 год, 21
+// год), 1 for few (2 года), 2 for many (5 лет, 11 лет).
+func ruPlural(n int64) int {
 	switch n10, n100 := n%10, n%100; {
 	case n10 == 1 && n100 != 11:
-		return one
+		return 0
 	case n10 >= 2 && n10 <= 4 && (n100 < 12 || n100 > 14):
-		return few
+		return 1
 	}
-	return many
+	return 2
 }
 
 // retriesOf writes "n retries" after "of": "of 8 retries", "из 8 повторов".
 func (l Lang) retriesOf(n int) string {
-	if l.ru() {
-		return fmt.Sprintf("из %d %s", n, ruPlural(int64(n), "повтора", "повторов", "повторов"))
-	}
-	if n == 1 {
-		return "of 1 retry"
-	}
-	return fmt.Sprintf("of %d retries", n)
+	return l.f("go.retriesOf", n, l.plural("go.retriesOf.plural", int64(n)))
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cli"
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
 // TestDurationIsHumanBelowADay: below a day the page writes durations as
@@ -253,17 +255,18 @@ func TestStormIsSim(t *testing.T) {
 		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
 	}
 	r := Storm(example, Russian)
-	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток; с полным джиттером пик повторов — ") {
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток в один момент; с полным джиттером за любые 50 мс — не больше ") {
 		t.Errorf("the storm in Russian: %q", r.Text)
 	}
 }
 
 // TestStormComparesRetries: in the worked example the storm view's text
-// compares the retries, not the first attempts at t = 0 that full
-// jitter's first bucket adds to. With 500 ms buckets full jitter draws all
-// 100 first retries within the first bucket (their window is the initial
-// 500 ms), so that bucket's retries are not below the waves of 100; every
-// later bucket is.
+// compares the retries over a window narrow enough that a wave without
+// jitter is one instant, so that it shows the flattening jitter brings.
+// Over the chart's 500 ms buckets full jitter draws all 100 first retries
+// within the first bucket (their window is the initial 500 ms), and that
+// bucket would hold more retries than a wave. The numbers are
+// sim.StormPeaks', for the clients and draws the chart shows.
 func TestStormComparesRetries(t *testing.T) {
 	r := Storm(example, English)
 	if r.Error != "" {
@@ -272,22 +275,26 @@ func TestStormComparesRetries(t *testing.T) {
 	if r.BucketMs != 500 || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
 		t.Fatalf("%v ms buckets, without jitter %v", r.BucketMs, r.NoJitter)
 	}
-	later := slices.Max(r.Attempts[1:])
-	if later >= r.Clients {
-		t.Errorf("full jitter's busiest bucket after the first has %d retries, want fewer than the %d of a wave", later, r.Clients)
+	in, _ := parse(example, English)
+	pk, err := sim.StormPeaks(sim.StormConfig{Policy: in.Policy, Clients: r.Clients, Seed: in.Seed}, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	peak := max(r.Attempts[0]-r.Clients, later) // the first attempts are all at t = 0, in bucket 0
-	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts; with full jitter the busiest 500 ms of retries has %d.", peak)
+	if pk.Window != 50*time.Millisecond || pk.NoJitter != r.Clients || pk.Retries*2 >= r.Clients {
+		t.Fatalf("sim.StormPeaks = %+v; want a 50 ms window, waves of %d and full jitter's peak below half a wave", pk, r.Clients)
+	}
+	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts at one instant; with full jitter no 50 ms holds more than %d retries.", pk.Retries)
 	if r.Text != want {
 		t.Errorf("the storm says %q, want %q", r.Text, want)
 	}
-	// Without jitter, and with one bucket holding several waves.
+	// Without jitter, and with no wait at all: every wave at t = 0.
 	if got, want := Storm(map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English).Text,
 		"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."; got != want {
 		t.Errorf("one client without jitter: %q, want %q", got, want)
 	}
-	if got := Storm(map[string]string{"initial": "100ms", "max": "30s", "retries": "30", "jitter": "full"}, English).Text; !strings.Contains(got, "waves of 100 attempts, up to 500 in one 5 s; with full jitter the busiest 5 s of retries has ") {
-		t.Errorf("waves sharing a bucket: %q", got)
+	if got, want := Storm(map[string]string{"initial": "0", "retries": "3", "jitter": "full"}, English).Text,
+		"100 clients fail at once. Without jitter their retries come in 3 synchronised waves of 100 attempts at one instant, up to 300 within 1 µs; with full jitter no 1 µs holds more than 300 retries."; got != want {
+		t.Errorf("waves sharing an instant: %q, want %q", got, want)
 	}
 	if got, want := Storm(map[string]string{"retries": "0", "clients": "21"}, Russian).Text, "21 клиент получает ошибку одновременно. Повторов нет."; got != want {
 		t.Errorf("no retries in Russian: %q, want %q", got, want)
@@ -299,7 +306,7 @@ func TestStormComparesRetries(t *testing.T) {
 func TestEveryKeyIsRussian(t *testing.T) {
 	for _, k := range []calc.Key{calc.KeyDuration, calc.KeyDurationNoCap, calc.KeyPositiveDuration, calc.KeyNumberAtLeast,
 		calc.KeyWholeNumber, calc.KeyJitter, calc.KeyOneOf, calc.KeyUnknownField, calc.KeyRequiresDeadline, calc.KeyInvalidPolicy} {
-		if _, ok := russian[k]; !ok {
+		if _, ok := catalog.Lookup("ru", "calc."+string(k)); !ok {
 			t.Errorf("calc key %q has no Russian message", k)
 		}
 	}

@@ -1,6 +1,8 @@
-// Command wasmbuild regenerates the page's WebAssembly: it builds ./wasm
-// into static/again.wasm, copies Go's wasm_exec.js next to it and records
-// the fingerprint of the sources in wasm.sum. `go generate ./cmd/again/internal/web` runs it
+// Command wasmbuild regenerates the page's generated files: it writes
+// static/index.html (from index.tmpl) and static/text.js from the
+// catalogue and the presets (see internal/pagegen), builds ./wasm into
+// static/again.wasm, copies Go's wasm_exec.js next to it and records the
+// fingerprint of the sources in wasm.sum. `go generate ./cmd/again/internal/web` runs it
 // in the web directory.
 package main
 
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/again-go/again/cmd/again/internal/web/internal/pagegen"
 	"github.com/again-go/again/cmd/again/internal/web/internal/srcsum"
 )
 
@@ -23,6 +26,24 @@ func main() {
 }
 
 func run() error {
+	tmpl, err := os.ReadFile("index.tmpl")
+	if err != nil {
+		return err
+	}
+	page, err := pagegen.HTML(tmpl)
+	if err != nil {
+		return err
+	}
+	script, err := pagegen.Script()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join("static", "index.html"), page, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join("static", "text.js"), script, 0o644); err != nil {
+		return err
+	}
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join("static", "again.wasm"), "./wasm")
 	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr

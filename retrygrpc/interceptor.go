@@ -14,6 +14,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 )
 
@@ -84,10 +85,21 @@ type Interceptor struct {
 	// that the caller can fall back at once.
 	BreakerWait time.Duration
 
-	// Hedging, if not nil, sends hedged attempts for the unary methods it
-	// marks idempotent (see Hedging); those methods are hedged instead of
-	// retried.
-	Hedging *Hedging
+	// Hedger, if not nil, hedges the unary calls of the methods that
+	// Idempotent marks (see package hedge): a copy of an attempt that has
+	// not answered after the Hedger's delay is sent again, and the first
+	// success wins. Hedge only methods that may run twice at once: reads,
+	// and writes the server makes idempotent. The hedged attempts are
+	// attempts of the retry loop: with Policy.Retries backoff.NoRetries,
+	// hedging is all there is, as in gRPC's A6 hedging policy. Hedges spend
+	// the Hedger's Budget, retries the Interceptor's: give each a bucket of
+	// its own. The Hedger's latency windows are kept per method. Streams are
+	// never hedged.
+	Hedger *hedge.Hedger
+	// Idempotent reports whether a method may be hedged; Methods makes one
+	// from a list of names. Nil hedges nothing. It must be safe for
+	// concurrent use.
+	Idempotent func(method string) bool
 
 	// OnRetry, OnGiveUp and OnSuccess, if not nil, are called after an
 	// attempt that will be retried (before the wait), when a call fails
@@ -131,7 +143,7 @@ func (ic *Interceptor) DialOptions() []grpc.DialOption {
 // reason) tells why. A call meeting an open breaker returns an error
 // matching breaker.ErrOpen whose code is UNAVAILABLE.
 func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	if ic.Hedging != nil && ic.Hedging.hedges(method) {
+	if ic.hedges(method) {
 		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)
 	}
 	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)

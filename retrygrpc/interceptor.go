@@ -181,6 +181,7 @@ type outcome struct {
 	rejected bool // a breaker refused the attempt: err is its *OpenError
 	timedOut bool // the attempt's own AttemptTimeout ended it
 	final    bool // the attempt cannot be repeated, whatever its code
+	stream   bool // the attempt is a stream's
 }
 
 // unaryState is the reusable scratch of one unary attempt.
@@ -211,7 +212,7 @@ func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, me
 	o := outcome{err: err}
 	if err != nil {
 		o.pushback = pushbackOf(st.trailer)
-		o.timedOut = cancel != nil && ctx.Err() == nil && actx.Err() != nil
+		o.timedOut = cancel != nil && ctx.Err() == nil && attemptExpired(actx, err)
 	}
 	if cancel != nil {
 		cancel()
@@ -225,6 +226,18 @@ func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, me
 		tk.Record(ic.breakerOutcome(ctx, o))
 	}
 	return o
+}
+
+// attemptExpired reports whether an attempt failed because its own
+// context's deadline passed. The server, which got the deadline in the
+// request, may report DEADLINE_EXCEEDED a moment before the client's
+// timer fires, hence the look at the clock.
+func attemptExpired(actx context.Context, err error) bool {
+	if actx.Err() != nil {
+		return true
+	}
+	dl, ok := actx.Deadline()
+	return ok && status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(dl)
 }
 
 // retryable reports whether an attempt's error may be retried by the
@@ -327,6 +340,7 @@ func (ic *Interceptor) event(cc *grpc.ClientConn, method string, n int, o outcom
 		Method:   method,
 		Code:     status.Code(o.err),
 		Pushback: o.pushback,
+		Stream:   o.stream,
 	}
 	if cc != nil {
 		e.Target = cc.Target()

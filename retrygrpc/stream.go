@@ -49,6 +49,7 @@ func (ic *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *gr
 		if o.err == nil {
 			return s, nil
 		}
+		o.stream = true
 		s.record(o)
 		if err := ic.failed(ctx, &s.loop, cc, method, o); err != nil {
 			return nil, err
@@ -159,10 +160,10 @@ func (s *stream) RecvMsg(m any) error {
 			return err
 		}
 		if err == nil || errors.Is(err, io.EOF) {
-			s.commit(outcome{})
+			s.succeeded()
 			return err
 		}
-		if err := s.retry(outcome{err: err, pushback: pushbackOf(cur.Trailer()), final: s.overflowed()}); err != nil {
+		if err := s.retry(outcome{err: err, pushback: pushbackOf(cur.Trailer()), final: s.overflowed(), stream: true}); err != nil {
 			return err
 		}
 	}
@@ -181,6 +182,17 @@ func (s *stream) retry(o outcome) error {
 		if o = s.open(); o.err == nil {
 			return nil
 		}
+		o.stream = true
+	}
+}
+
+// succeeded commits the stream after its first response, and records the
+// success: the budget's refund and OnSuccess.
+func (s *stream) succeeded() {
+	s.commit(outcome{})
+	s.loop.Succeeded()
+	if s.ic.OnSuccess != nil {
+		s.ic.OnSuccess(s.ctx, s.ic.event(s.cc, s.method, s.loop.Attempts(), outcome{stream: true}))
 	}
 }
 
@@ -197,8 +209,12 @@ func (s *stream) Header() (metadata.MD, error) {
 	defer s.recvMu.Unlock()
 	cur, committed = s.current()
 	md, err := cur.Header()
-	if !committed && (md != nil || err != nil) {
-		s.commit(outcome{err: err})
+	switch {
+	case committed:
+	case err != nil:
+		s.commit(outcome{err: err, stream: true})
+	case md != nil:
+		s.succeeded()
 	}
 	return md, err
 }

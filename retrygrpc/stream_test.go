@@ -1,6 +1,7 @@
 package retrygrpc_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retrygrpc"
 	"github.com/again-go/again/retrygrpc/grpctest"
 )
@@ -122,5 +124,36 @@ func TestBidiTooMuchToReplay(t *testing.T) {
 	}
 	if n := srv.Calls(grpctest.Bidi); n != 1 {
 		t.Errorf("server saw %d streams, want 1", n)
+	}
+}
+
+// TestStreamHooks checks the events of a stream: a retry before its first
+// message, then its success, both marked as a stream's, and the budget's
+// refund for the success.
+func TestStreamHooks(t *testing.T) {
+	var got []retrygrpc.Event
+	record := func(_ context.Context, e retrygrpc.Event) { got = append(got, e) }
+	budget := &retry.TokenBucket{}
+	ic := &retrygrpc.Interceptor{Policy: fast, Budget: budget, OnRetry: record, OnSuccess: record, OnGiveUp: record}
+	srv, cc := setup(t, ic)
+	srv.Script(grpctest.Stream, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{Messages: 1})
+	cs, err := grpctest.OpenStream(t.Context(), cc, "req")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := grpctest.ReceiveAll(cs); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d events, want 2 (retry, success): %+v", len(got), got)
+	}
+	if e := got[0]; !e.Stream || e.Attempt != 1 || e.Code != codes.Unavailable || e.Method != grpctest.Stream {
+		t.Errorf("OnRetry got %+v", e)
+	}
+	if e := got[1]; !e.Stream || e.Attempt != 2 || e.Code != codes.OK {
+		t.Errorf("OnSuccess got %+v", e)
+	}
+	if want := retry.DefaultMaxTokens - 1 + retry.DefaultTokenRatio; budget.Tokens() != want {
+		t.Errorf("budget holds %v tokens, want %v: one failure spent, one success refunded", budget.Tokens(), want)
 	}
 }

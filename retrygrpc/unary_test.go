@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -251,5 +252,39 @@ func TestInvalidPolicy(t *testing.T) {
 	}
 	if got := srv.Calls(grpctest.Unary); got != 0 {
 		t.Errorf("server saw %d calls, want 0", got)
+	}
+}
+
+// TestBuiltinRetryMultiplies checks what the package documentation says
+// of grpc-go's own retries: a service config's retryPolicy runs inside
+// each of the Interceptor's attempts, so the attempts multiply, unless
+// grpc.WithDisableRetry (which DialOptions passes) turns it off.
+func TestBuiltinRetryMultiplies(t *testing.T) {
+	const serviceConfig = `{"methodConfig": [{"name": [{"service": "grpctest.Test"}], "retryPolicy": {
+		"maxAttempts": 3, "initialBackoff": "0.001s", "maxBackoff": "0.001s",
+		"backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}}]}`
+	ic := &retrygrpc.Interceptor{Policy: backoff.Policy{Initial: time.Millisecond, Retries: 1}}
+	tests := []struct {
+		name      string
+		opts      []grpc.DialOption
+		wantCalls int
+	}{
+		{"both retry", []grpc.DialOption{grpc.WithChainUnaryInterceptor(ic.Unary), grpc.WithDefaultServiceConfig(serviceConfig)}, 6},
+		{"recommended setup", append(ic.DialOptions(), grpc.WithDefaultServiceConfig(serviceConfig)), 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := grpctest.Start(t)
+			for range 10 {
+				srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable})
+			}
+			cc := srv.Dial(t, tt.opts...)
+			if _, err := grpctest.CallUnary(t.Context(), cc, "req"); status.Code(err) != codes.Unavailable {
+				t.Fatalf("err %v, want UNAVAILABLE", err)
+			}
+			if got := srv.Calls(grpctest.Unary); got != tt.wantCalls {
+				t.Errorf("server saw %d calls, want %d", got, tt.wantCalls)
+			}
+		})
 	}
 }

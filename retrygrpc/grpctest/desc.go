@@ -2,14 +2,10 @@ package grpctest
 
 import (
 	"context"
-	"io"
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
-
-// errEOF is io.EOF, the end of a stream in grpc-go.
-var errEOF = io.EOF
 
 // handlerIface is the interface RegisterService checks the implementation
 // against.

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -259,7 +260,8 @@ func (s *Server) bidi(ss grpc.ServerStream) error {
 	return s.stream(ss, Bidi, st)
 }
 
-func isEOF(err error) bool { return errors.Is(err, errEOF) }
+// isEOF reports the clean end of a stream.
+func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 // CallUnary calls Unary on cc with the request value in and returns the
 // reply's value.

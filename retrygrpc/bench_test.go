@@ -3,16 +3,19 @@ package retrygrpc_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retrygrpc"
 	"github.com/again-go/again/retrygrpc/grpctest"
 )
 
-// BenchmarkUnary measures a successful unary call on a bare connection and
-// through an Interceptor: the difference is what retrying adds to a call
-// that needs no retry.
+// BenchmarkUnary measures a successful unary call on a bare connection,
+// through an Interceptor, and hedged by one whose first copy answers long
+// before the hedge delay: the differences are what retrying and hedging
+// add to a call that needs neither.
 func BenchmarkUnary(b *testing.B) {
 	srv := grpctest.Start(b)
 	for _, c := range []struct {
@@ -21,6 +24,10 @@ func BenchmarkUnary(b *testing.B) {
 	}{
 		{"bare", []grpc.DialOption{grpc.WithDisableRetry()}},
 		{"interceptor", (&retrygrpc.Interceptor{}).DialOptions()},
+		{"hedged", (&retrygrpc.Interceptor{
+			Hedger:     &hedge.Hedger{After: time.Hour},
+			Idempotent: retrygrpc.Methods(grpctest.Unary),
+		}).DialOptions()},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			cc := srv.Dial(b, c.opts...)

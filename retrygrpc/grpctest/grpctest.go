@@ -49,7 +49,8 @@ const (
 )
 
 // Step scripts one call of a method. The zero Step answers at once with
-// OK: "attempt N" for Unary, no message for the streams.
+// OK: "attempt N" for Unary, no message for the streams. It is a plain
+// value; the Server keeps a copy.
 type Step struct {
 	// Code is the status the call ends with; OK means success.
 	Code codes.Code
@@ -70,7 +71,7 @@ type Step struct {
 }
 
 // Server is a running test server. Its methods are safe for concurrent
-// use; the zero Server is not usable: make one with Start.
+// use; the zero Server is not usable: make one with Start or NewServer.
 type Server struct {
 	// Addr is the loopback address the server listens on, "127.0.0.1:port".
 	Addr string
@@ -153,7 +154,7 @@ func (s *Server) Canceled(method string) int {
 }
 
 // Received returns the request values the server received for method, in
-// order, across all its calls.
+// order, across all its calls; empty values are left out.
 func (s *Server) Received(method string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -264,7 +265,9 @@ func (s *Server) bidi(ss grpc.ServerStream) error {
 func isEOF(err error) bool { return errors.Is(err, io.EOF) }
 
 // CallUnary calls Unary on cc with the request value in and returns the
-// reply's value.
+// reply's value. It, OpenStream, OpenBidi and ReceiveAll are what
+// generated client code would be; they keep no state, and are safe for
+// concurrent use as cc is.
 func CallUnary(ctx context.Context, cc grpc.ClientConnInterface, in string, opts ...grpc.CallOption) (string, error) {
 	out := new(wrapperspb.StringValue)
 	err := cc.Invoke(ctx, Unary, wrapperspb.String(in), out, opts...)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/again-go/again/hedge"
@@ -42,6 +44,71 @@ func (ic *Interceptor) hedges(method string) bool {
 type copyError struct {
 	verdict error
 	o       outcome
+	meta    *copyMeta
+}
+
+// hedged is the value of a copy that succeeded: the reply it decoded into
+// and what it received for the caller's Header, Trailer and Peer options.
+type hedged struct {
+	reply any
+	meta  *copyMeta
+}
+
+// copyMeta holds, for one copy of a hedged attempt, what the caller's
+// grpc.Header, grpc.Trailer and grpc.Peer options ask for: copies run at
+// once and must not write the caller's variables concurrently, so each
+// writes its own, and the answer's are handed to the caller.
+type copyMeta struct {
+	header, trailer metadata.MD
+	peer            peer.Peer
+}
+
+// hasMetaOptions reports whether opts ask for headers, trailers or the
+// peer.
+func hasMetaOptions(opts []grpc.CallOption) bool {
+	for _, o := range opts {
+		switch o.(type) {
+		case grpc.HeaderCallOption, grpc.TrailerCallOption, grpc.PeerCallOption:
+			return true
+		}
+	}
+	return false
+}
+
+// rewrite returns opts with the Header, Trailer and Peer options pointed
+// at m.
+func (m *copyMeta) rewrite(opts []grpc.CallOption) []grpc.CallOption {
+	out := make([]grpc.CallOption, len(opts))
+	for i, o := range opts {
+		switch o.(type) {
+		case grpc.HeaderCallOption:
+			o = grpc.Header(&m.header)
+		case grpc.TrailerCallOption:
+			o = grpc.Trailer(&m.trailer)
+		case grpc.PeerCallOption:
+			o = grpc.Peer(&m.peer)
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// deliver writes what m received to the caller's options; a nil m (no
+// such option) does nothing.
+func (m *copyMeta) deliver(opts []grpc.CallOption) {
+	if m == nil {
+		return
+	}
+	for _, o := range opts {
+		switch o := o.(type) {
+		case grpc.HeaderCallOption:
+			*o.HeaderAddr = m.header
+		case grpc.TrailerCallOption:
+			*o.TrailerAddr = m.trailer
+		case grpc.PeerCallOption:
+			*o.PeerAddr = m.peer
+		}
+	}
 }
 
 func (e *copyError) Error() string { return e.verdict.Error() }
@@ -55,7 +122,9 @@ func (e *copyError) Unwrap() error { return e.verdict }
 // hedging of the attempt (and, once every copy has failed, the retry loop
 // waits what the server asked before the next attempt, or stops for a
 // negative pushback). Each copy decodes into a reply of its own, and the
-// winner's is copied into reply.
+// winner's is copied into reply; the caller's grpc.Header, grpc.Trailer and
+// grpc.Peer options receive the winner's (or, when the attempt failed, the
+// failure's).
 func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) error {
 	if err := ic.Hedger.Validate(); err != nil {
 		return err
@@ -68,18 +137,23 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 	if err != nil {
 		return err
 	}
-	c := hedge.Call[any]{
+	c := hedge.Call[hedged]{
 		Key: method,
-		Op: func(ctx context.Context, n int) (any, error) {
-			into := reply
+		Op: func(ctx context.Context, n int) (hedged, error) {
+			h := hedged{reply: reply}
 			if n > 0 {
-				into = newLike(reply)
+				h.reply = newLike(reply)
 			}
-			o := ic.unaryAttempt(ctx, br, method, req, into, cc, invoker, opts)
+			copts := opts
+			if hasMetaOptions(opts) {
+				h.meta = new(copyMeta)
+				copts = h.meta.rewrite(opts)
+			}
+			o := ic.unaryAttempt(ctx, br, method, req, h.reply, cc, invoker, copts)
 			if o.err != nil {
-				return nil, &copyError{verdict: ic.hedgeVerdict(ctx, o), o: o}
+				return hedged{}, &copyError{verdict: ic.hedgeVerdict(ctx, o), o: o, meta: h.meta}
 			}
-			return into, nil
+			return h, nil
 		},
 		// A copy's failure ends the attempt only when its code is not
 		// retried: a pushback, even a negative one, or a breaker's
@@ -98,8 +172,9 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 		if r.Err == nil {
 			l.Succeeded()
 			if r.Winner > 0 {
-				copyReply(reply, r.Value)
+				copyReply(reply, r.Value.reply)
 			}
+			r.Value.meta.deliver(opts)
 			if ic.OnSuccess != nil {
 				e := ic.event(cc, method, l.Attempts(), outcome{})
 				e.Hedges = r.Hedges
@@ -111,6 +186,7 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 		if !errors.As(r.Err, &ce) {
 			return r.Err
 		}
+		ce.meta.deliver(opts)
 		if err := ic.failed(ctx, &l, cc, method, ce.o); err != nil {
 			return err
 		}

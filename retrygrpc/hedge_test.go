@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/again-go/again/backoff"
@@ -139,5 +142,33 @@ func TestHedgeBreaker(t *testing.T) {
 	}
 	if got := srv.Calls(grpctest.Unary); got != 3 {
 		t.Errorf("server saw %d calls, want 3", got)
+	}
+}
+
+// TestHedgeCallOptions checks that the caller's Trailer and Peer options
+// receive the answer's, without the copies writing them at once (run with
+// -race).
+func TestHedgeCallOptions(t *testing.T) {
+	var sent atomic.Int32
+	ic := hedged(&hedge.Hedger{After: 5 * time.Millisecond}, &sent)
+	srv, cc := setup(t, ic)
+	srv.Script(grpctest.Unary, stall, grpctest.Step{}, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"-1"}})
+
+	var p peer.Peer
+	var trailer metadata.MD
+	reply, err := grpctest.CallUnary(t.Context(), cc, "req", grpc.Peer(&p), grpc.Trailer(&trailer))
+	if err != nil || reply != "attempt 2" {
+		t.Fatalf("got %q, %v: want the hedge's reply", reply, err)
+	}
+	if p.Addr == nil || p.Addr.String() != srv.Addr {
+		t.Errorf("peer %v, want %s", p.Addr, srv.Addr)
+	}
+
+	_, err = grpctest.CallUnary(t.Context(), cc, "req", grpc.Trailer(&trailer))
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("err %v, want UNAVAILABLE", err)
+	}
+	if got := trailer.Get(retrygrpc.PushbackKey); len(got) != 1 || got[0] != "-1" {
+		t.Errorf("trailer %v, want the failed copy's pushback", trailer)
 	}
 }

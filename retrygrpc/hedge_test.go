@@ -59,11 +59,11 @@ func TestHedge(t *testing.T) {
 			[]grpctest.Step{stall, {}}, "attempt 2", codes.OK, 2, 1, 1},
 		{"a retried code sends the next hedge at once", func() *hedge.Hedger { return &hedge.Hedger{After: time.Hour, MaxHedges: 2} }, true, 0,
 			[]grpctest.Step{{Code: codes.Unavailable}, {}}, "attempt 2", codes.OK, 2, 1, 0},
-		{"a code not retried ends the call", func() *hedge.Hedger { return &hedge.Hedger{After: 10 * time.Millisecond, MaxHedges: 3} }, true, 0,
+		{"a code not retried ends the call", func() *hedge.Hedger { return &hedge.Hedger{After: 10 * time.Millisecond} }, true, 0,
 			[]grpctest.Step{stall, {Code: codes.Internal}}, "", codes.Internal, 2, 1, 1},
 		{"every copy fails", func() *hedge.Hedger { return &hedge.Hedger{After: time.Hour, MaxHedges: 2} }, true, 0,
 			[]grpctest.Step{{Code: codes.Unavailable}, {Code: codes.Unavailable}, {Code: codes.Unavailable}}, "", codes.Unavailable, 3, 2, 0},
-		{"a negative pushback stops hedging, not the copies in flight", func() *hedge.Hedger { return &hedge.Hedger{After: 10 * time.Millisecond, MaxHedges: 3} }, true, 300 * time.Millisecond,
+		{"a negative pushback stops hedging, not the copies in flight", func() *hedge.Hedger { return &hedge.Hedger{After: 100 * time.Millisecond, MaxHedges: 3} }, true, 500 * time.Millisecond,
 			[]grpctest.Step{stall, {Code: codes.Unavailable, Pushback: []string{"-1"}}}, "", codes.DeadlineExceeded, 2, 1, 1},
 		{"the hedge budget", func() *hedge.Hedger {
 			return &hedge.Hedger{After: 5 * time.Millisecond, MaxHedges: 3, Budget: &retry.TokenBucket{MaxTokens: 4}}
@@ -150,7 +150,8 @@ func TestHedgeBreaker(t *testing.T) {
 // -race).
 func TestHedgeCallOptions(t *testing.T) {
 	var sent atomic.Int32
-	ic := hedged(&hedge.Hedger{After: 5 * time.Millisecond}, &sent)
+	// The second call's only copy must answer within the delay.
+	ic := hedged(&hedge.Hedger{After: 100 * time.Millisecond}, &sent)
 	srv, cc := setup(t, ic)
 	srv.Script(grpctest.Unary, stall, grpctest.Step{}, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"-1"}})
 

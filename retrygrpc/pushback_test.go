@@ -3,6 +3,7 @@ package retrygrpc_test
 import (
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,28 @@ func TestSplitMethod(t *testing.T) {
 			t.Errorf("SplitMethod(%q) = %q, %q, want %q, %q", tt.full, s, m, tt.service, tt.method)
 		}
 	}
+}
+
+// FuzzSplitMethod checks that SplitMethod loses nothing: a split name is
+// the service and method joined again, and an unsplit one is returned
+// whole.
+func FuzzSplitMethod(f *testing.F) {
+	for _, s := range []string{"/grpctest.Test/Unary", "Unary", "/", "//", "/a/b/c", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, full string) {
+		service, method := retrygrpc.SplitMethod(full)
+		if service == "" {
+			if method != full {
+				t.Fatalf("SplitMethod(%q) = %q, %q: an unsplit name must be returned whole", full, service, method)
+			}
+			return
+		}
+		if method == "" || strings.Contains(method, "/") {
+			t.Fatalf("SplitMethod(%q) = %q, %q: the method must be one non-empty segment", full, service, method)
+		}
+		if joined := service + "/" + method; joined != full && "/"+joined != full {
+			t.Fatalf("SplitMethod(%q) = %q, %q, which do not join back", full, service, method)
+		}
+	})
 }

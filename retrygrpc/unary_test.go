@@ -154,7 +154,8 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	t.Run("attempt timeout", func(t *testing.T) {
-		ic := &retrygrpc.Interceptor{Policy: fast, AttemptTimeout: 50 * time.Millisecond}
+		// Long enough for the second attempt to answer on a loaded machine.
+		ic := &retrygrpc.Interceptor{Policy: fast, AttemptTimeout: 250 * time.Millisecond}
 		srv, cc := setup(t, ic)
 		srv.Script(grpctest.Unary, grpctest.Step{Stall: true})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

@@ -124,7 +124,7 @@ type Interceptor struct {
 // dial options into one, so this returns a new slice each time, to pass
 // with the others:
 //
-//	conn, err := grpc.NewClient(target, append(ic.DialOptions(), creds)...)
+//	conn, err := grpc.NewClient(target, append(ic.DialOptions(), grpc.WithTransportCredentials(creds))...)
 func (ic *Interceptor) DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithChainUnaryInterceptor(ic.Unary),

@@ -4,7 +4,8 @@
 // allows it: github.com/cenkalti/backoff/v5, github.com/avast/retry-go/v4,
 // github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go, and
 // the breaker package with github.com/sony/gobreaker/v2 and failsafe-go's
-// circuitbreaker.
+// circuitbreaker, and retrygrpc with go-grpc-middleware v2's retry
+// interceptors and grpc-go's own retry policy.
 //
 // It is a separate module so that the main module's go.mod never lists the
 // peers. Run it with

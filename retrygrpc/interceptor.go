@@ -1,0 +1,349 @@
+package retrygrpc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/retry"
+)
+
+// Interceptor retries the gRPC calls of a client connection: Unary and
+// Stream are its client interceptors, and DialOptions installs both. Every
+// field follows the library's rule for zero and negative values (see
+// backoff.Policy): the zero Interceptor retries UNAVAILABLE on
+// backoff.Default()'s schedule, with no budget, no breaker and no hedging.
+//
+// Set the fields before the first call and do not change them afterwards.
+// An Interceptor is safe for concurrent use by every call of the
+// connections it is installed on; it must not be copied after first use,
+// and one Interceptor, with its Budget and Breakers, may serve many
+// connections.
+type Interceptor struct {
+	// Policy is the retry schedule. Each zero field takes its default, so
+	// the zero Policy is backoff.Default(); Retries backoff.NoRetries makes
+	// each call once (hedging still applies). An invalid Policy makes every
+	// call fail with its *backoff.FieldError.
+	Policy backoff.Policy
+
+	// Codes lists the status codes that are retried. Nil means
+	// UNAVAILABLE only; an empty non-nil slice retries no code.
+	// RESOURCE_EXHAUSTED is retried when it is listed, and otherwise only
+	// when the server sent a pushback (see ParsePushback): a quota that
+	// runs out is not a transient failure unless the server says when to
+	// come back.
+	Codes []codes.Code
+
+	// MaxRetryAfter is the longest pushback honoured: a server asking for
+	// a longer wait ends the call at once with retry.ErrRetryAfterTooLong.
+	// Zero means 1 minute (retry.DefaultMaxRetryAfter); negative honours
+	// no pushback: a response carrying one ends the call.
+	MaxRetryAfter time.Duration
+
+	// AttemptTimeout bounds each attempt of a unary call, so that a
+	// server that stalls costs one attempt, not the whole call: an attempt
+	// that runs out of it fails with DEADLINE_EXCEEDED and is retried
+	// (while the call's own deadline allows). Zero and negative mean no
+	// limit. Streams ignore it: their attempts last as long as the stream.
+	AttemptTimeout time.Duration
+
+	// Budget, if not nil, limits retries (and hedges) across calls: a
+	// *retry.TokenBucket shared by the calls to one service, or a fleet
+	// budget shared by many processes. A call it refuses ends with
+	// retry.ErrBudget.
+	Budget retry.Budget
+
+	// Breakers, if not nil, puts a circuit breaker (package breaker) in
+	// front of every attempt, one per target (or per BreakerKey). An
+	// attempt counts as a failure of its target when it ends with a code
+	// that is retried, RESOURCE_EXHAUSTED or DEADLINE_EXCEEDED (unless the
+	// caller's context ended: that counts for nothing); any other answer,
+	// OK or an application's error, shows that the target is up. A call
+	// that meets an open breaker fails at once with an error matching
+	// breaker.ErrOpen (see BreakerWait), without reaching the network and
+	// without spending Budget.
+	Breakers *breaker.Group
+	// BreakerKey, if not nil, names the breaker of a call: the method for
+	// per-method breakers, for example. Nil means cc.Target(). It must be
+	// safe for concurrent use and return keys from a bounded set (a Group
+	// never forgets a key).
+	BreakerKey func(cc *grpc.ClientConn, method string) string
+	// BreakerWait is the longest a call waits for an open breaker to admit
+	// a probe, as a retry waits for a pushback (within MaxRetryAfter and
+	// the call's deadline). Zero, the default, and negative values wait
+	// never: the call fails fast with the breaker's *breaker.OpenError, so
+	// that the caller can fall back at once.
+	BreakerWait time.Duration
+
+	// Hedger, if not nil, hedges the unary calls of the methods that
+	// Idempotent marks (see package hedge): a copy of an attempt that has
+	// not answered after the Hedger's delay is sent again, and the first
+	// success wins. Hedge only methods that may run twice at once: reads,
+	// and writes the server makes idempotent. The hedged attempts are
+	// attempts of the retry loop: with Policy.Retries backoff.NoRetries,
+	// hedging is all there is, as in gRPC's A6 hedging policy. Hedges spend
+	// the Hedger's Budget, retries the Interceptor's: give each a bucket of
+	// its own. The Hedger's latency windows are kept per method. Streams are
+	// never hedged.
+	Hedger *hedge.Hedger
+	// Idempotent reports whether a method may be hedged; Methods makes one
+	// from a list of names. Nil hedges nothing. It must be safe for
+	// concurrent use.
+	Idempotent func(method string) bool
+
+	// OnRetry, OnGiveUp and OnSuccess, if not nil, are called after an
+	// attempt that will be retried (before the wait), when a call fails
+	// for good, and when a call succeeds (see Event). They run on the
+	// goroutine of the call (for a hedged call: the caller's, after the
+	// attempts have been collected), with the call's context, and must be
+	// safe for concurrent use: calls run at once.
+	OnRetry   func(ctx context.Context, e Event)
+	OnGiveUp  func(ctx context.Context, e Event)
+	OnSuccess func(ctx context.Context, e Event)
+
+	// attempts keeps the per-attempt scratch of unary calls (the call
+	// options and trailer that read the pushback) for reuse, so that a
+	// call adds no allocation to the connection's own.
+	attempts sync.Pool
+}
+
+// DialOptions returns the dial options of the recommended setup: ic's
+// unary and stream interceptors, and grpc.WithDisableRetry, which turns
+// grpc-go's own retries off so that attempts do not multiply (see the
+// package documentation). grpc-go offers no public way to join several
+// dial options into one, so this returns a new slice each time, to pass
+// with the others:
+//
+//	conn, err := grpc.NewClient(target, append(ic.DialOptions(), grpc.WithTransportCredentials(creds))...)
+func (ic *Interceptor) DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(ic.Unary),
+		grpc.WithChainStreamInterceptor(ic.Stream),
+		grpc.WithDisableRetry(),
+	}
+}
+
+// Unary is a grpc.UnaryClientInterceptor that retries the call, or hedges
+// it if Hedging marks its method. It returns nil once an attempt
+// succeeds. A call that fails on its first attempt with an error that is
+// not retried returns that error unchanged; any other failure is a
+// *retry.Error whose Reason says why retrying stopped and which wraps the
+// last attempt's status error, so that status.Code and status.FromError
+// still read its code, and errors.Is(err, retry.ErrExhausted) (or another
+// reason) tells why. A call meeting an open breaker returns an error
+// matching breaker.ErrOpen whose code is UNAVAILABLE.
+func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if ic.hedges(method) {
+		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)
+	}
+	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
+	if err != nil {
+		return err
+	}
+	br, err := ic.breakerFor(cc, method)
+	if err != nil {
+		return err
+	}
+	for {
+		a := ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+		if a.err == nil {
+			l.Succeeded()
+			if ic.OnSuccess != nil {
+				ic.OnSuccess(ctx, ic.event(cc, method, l.Attempts(), a))
+			}
+			return nil
+		}
+		if err := ic.failed(ctx, &l, cc, method, a); err != nil {
+			return err
+		}
+	}
+}
+
+// loopOptions returns the options of a call's retry loop.
+func (ic *Interceptor) loopOptions() []retry.Option {
+	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter)}
+}
+
+// outcome is what one attempt came to.
+type outcome struct {
+	err      error
+	pushback Pushback
+	rejected bool // a breaker refused the attempt: err is its *OpenError
+	timedOut bool // the attempt's own AttemptTimeout ended it
+	final    bool // the attempt cannot be repeated, whatever its code
+	stream   bool // the attempt is a stream's
+}
+
+// unaryState is the reusable scratch of one unary attempt.
+type unaryState struct {
+	trailer metadata.MD
+	opts    []grpc.CallOption
+}
+
+// unaryAttempt makes one attempt of a unary call through its breaker.
+func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) outcome {
+	var tk breaker.Ticket
+	if br != nil {
+		var err error
+		if tk, err = br.Allow(ctx); err != nil {
+			return outcome{err: openError(err), rejected: true}
+		}
+	}
+	st, _ := ic.attempts.Get().(*unaryState)
+	if st == nil {
+		st = new(unaryState)
+	}
+	st.opts = append(append(st.opts[:0], opts...), grpc.Trailer(&st.trailer))
+	actx, cancel := ctx, context.CancelFunc(nil)
+	if ic.AttemptTimeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, ic.AttemptTimeout)
+	}
+	err := invoker(actx, method, req, reply, cc, st.opts...)
+	o := outcome{err: err}
+	if err != nil {
+		o.pushback = pushbackOf(st.trailer)
+		o.timedOut = cancel != nil && ctx.Err() == nil && attemptExpired(actx, err)
+	}
+	if cancel != nil {
+		cancel()
+	}
+	// The options may hold the caller's own pointers: forget them before
+	// the scratch is reused.
+	clear(st.opts)
+	st.trailer = nil
+	ic.attempts.Put(st)
+	if br != nil {
+		tk.Record(ic.breakerOutcome(ctx, o))
+	}
+	return o
+}
+
+// attemptExpired reports whether an attempt failed because its own
+// context's deadline passed. The server, which got the deadline in the
+// request, may report DEADLINE_EXCEEDED a moment before the client's
+// timer fires, hence the look at the clock.
+func attemptExpired(actx context.Context, err error) bool {
+	if actx.Err() != nil {
+		return true
+	}
+	dl, ok := actx.Deadline()
+	return ok && status.Code(err) == codes.DeadlineExceeded && !time.Now().Before(dl)
+}
+
+// retryable reports whether an attempt's error may be retried by the
+// rules of Codes and the pushback, before the loop's own limits.
+func (ic *Interceptor) retryable(ctx context.Context, o outcome) bool {
+	if ctx.Err() != nil || o.final {
+		return false
+	}
+	if o.pushback.Present && !o.pushback.Retry {
+		return false
+	}
+	if o.timedOut {
+		return true
+	}
+	code := status.Code(o.err)
+	if code == codes.ResourceExhausted && o.pushback.Present {
+		return true
+	}
+	if ic.Codes == nil {
+		return code == codes.Unavailable
+	}
+	return slices.Contains(ic.Codes, code)
+}
+
+// breakerOutcome says how an attempt counts for its target's breaker.
+func (ic *Interceptor) breakerOutcome(ctx context.Context, o outcome) breaker.Outcome {
+	switch {
+	case o.err == nil:
+		return breaker.Success
+	case ctx.Err() != nil:
+		return breaker.Neutral
+	}
+	switch code := status.Code(o.err); {
+	case code == codes.Unavailable, code == codes.ResourceExhausted, code == codes.DeadlineExceeded:
+		return breaker.Failure
+	case ic.Codes != nil && slices.Contains(ic.Codes, code):
+		return breaker.Failure
+	}
+	return breaker.Success
+}
+
+// verdict turns a failed attempt into the error the retry loop judges: a
+// permanent one when the rules forbid a retry, one carrying the pushback's
+// wait when the server sent one.
+func (ic *Interceptor) verdict(ctx context.Context, o outcome) error {
+	switch {
+	case o.rejected:
+		return o.err // a breaker's rejection carries its own wait
+	case !ic.retryable(ctx, o):
+		return retry.Permanent(o.err)
+	case o.pushback.Present:
+		return retry.After(o.pushback.Wait, o.err)
+	}
+	return o.err
+}
+
+// failed decides what follows a failed attempt: nil once the next attempt
+// may be made (after the wait), or the error that ends the call, after
+// the hooks.
+func (ic *Interceptor) failed(ctx context.Context, l *retry.Loop, cc *grpc.ClientConn, method string, o outcome) error {
+	if o.rejected && !ic.waitsFor(o.err) {
+		ic.giveUp(ctx, cc, method, l.Attempts()+1, o, breaker.ErrOpen)
+		return o.err
+	}
+	d, err := l.Next(ctx, ic.verdict(ctx, o))
+	if err != nil {
+		var re *retry.Error
+		reason := err
+		if errors.As(err, &re) {
+			reason = re.Reason
+		}
+		ic.giveUp(ctx, cc, method, l.Attempts(), o, reason)
+		if l.Attempts() == 1 && (reason == retry.ErrPermanent || reason == retry.ErrCanceled) {
+			return o.err // nothing was retried: the attempt's own error
+		}
+		return err
+	}
+	if ic.OnRetry != nil {
+		e := ic.event(cc, method, l.Attempts(), o)
+		e.Delay = d
+		ic.OnRetry(ctx, e)
+	}
+	return l.Wait(ctx, d)
+}
+
+// giveUp calls OnGiveUp.
+func (ic *Interceptor) giveUp(ctx context.Context, cc *grpc.ClientConn, method string, attempt int, o outcome, reason error) {
+	if ic.OnGiveUp == nil {
+		return
+	}
+	e := ic.event(cc, method, attempt, o)
+	e.Reason = reason
+	ic.OnGiveUp(ctx, e)
+}
+
+// event describes attempt number n of a call.
+func (ic *Interceptor) event(cc *grpc.ClientConn, method string, n int, o outcome) Event {
+	e := Event{
+		Event:    retry.Event{Attempt: n, MaxAttempts: ic.Policy.MaxAttempts(), Err: o.err},
+		Method:   method,
+		Code:     status.Code(o.err),
+		Pushback: o.pushback,
+		Stream:   o.stream,
+	}
+	if cc != nil {
+		e.Target = cc.Target()
+	}
+	return e
+}

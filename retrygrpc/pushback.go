@@ -1,0 +1,80 @@
+package retrygrpc
+
+import (
+	"math"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+)
+
+// PushbackKey is the trailer in which a gRPC server asks its clients to
+// wait before retrying (proposal A6): a whole number of milliseconds.
+const PushbackKey = "grpc-retry-pushback-ms"
+
+// Pushback is what a server's grpc-retry-pushback-ms trailer asks for, as
+// ParsePushback reads it. The zero Pushback is "no trailer": the retry
+// policy decides. It is a plain value, safe to copy.
+type Pushback struct {
+	// Present reports that the trailer was sent.
+	Present bool
+	// Retry is false when the server asked not to retry at all: a negative
+	// or malformed value. Meaningful only when Present.
+	Retry bool
+	// Wait is the wait the server asked for when Present and Retry:
+	// exactly this long before the next attempt, in place of the policy's
+	// delay. Values too large for a time.Duration saturate at the largest
+	// one (which MaxRetryAfter then refuses).
+	Wait time.Duration
+}
+
+// ParsePushback reads the grpc-retry-pushback-ms values of a response's
+// trailers as proposal A6 says: a non-negative decimal integer is a wait in
+// milliseconds; a negative value, or anything that is not a decimal integer
+// ("", "1.5", "10ms", "+3", " 3"), means "do not retry". Of several values
+// the first counts, as gRPC's own implementations read it. No value at all
+// is the zero Pushback.
+func ParsePushback(values []string) Pushback {
+	if len(values) == 0 {
+		return Pushback{}
+	}
+	ms, ok := parseMillis(values[0])
+	if !ok {
+		return Pushback{Present: true}
+	}
+	return Pushback{Present: true, Retry: true, Wait: ms}
+}
+
+// pushbackOf reads the pushback of trailers md without allocating: md's
+// keys are already lower case.
+func pushbackOf(md metadata.MD) Pushback {
+	if md == nil {
+		return Pushback{}
+	}
+	return ParsePushback(md[PushbackKey])
+}
+
+// parseMillis parses a non-negative decimal integer of milliseconds,
+// saturating at the largest time.Duration. A leading minus sign, like any
+// other character that is not a digit, makes it invalid: A6 treats both the
+// same way.
+func parseMillis(s string) (time.Duration, bool) {
+	if s == "" {
+		return 0, false
+	}
+	const maxMs = int64(math.MaxInt64 / int64(time.Millisecond))
+	var ms int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if ms > maxMs {
+			continue // saturated; keep checking that the rest are digits
+		}
+		ms = ms*10 + int64(c-'0')
+	}
+	if ms > maxMs {
+		return time.Duration(math.MaxInt64), true
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}

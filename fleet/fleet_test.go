@@ -217,3 +217,9 @@ func TestFleetAmplification(t *testing.T) {
 		t.Errorf("a fleet of %d sharing one budget sends %.3f attempts per call, one process %.3f: want within 0.05", fleetSize, fleetAmp, oneAmp)
 	}
 }
+
+// newLocal returns a local budget of retry's own with the given settings:
+// the reference the tests compare the shared bucket with.
+func newLocal(maxTokens, ratio float64) retry.Budget {
+	return &retry.TokenBucket{MaxTokens: maxTokens, TokenRatio: ratio}
+}

@@ -157,6 +157,24 @@ func parseStoreURL(rawURL, what string) (storeURL, error) {
 	if err := loadTLS(*tc, tlsFiles, what); err != nil {
 		return s, err
 	}
+	// go-redis's own retries (up to 3 per command, 5 dials each, with
+	// backoff) fit no 50 ms decision: they only turn a refused connection
+	// into a timeout, hiding the cause, while the Budget's flushes already
+	// retry every FlushInterval. A URL may still ask for them.
+	if !q.Has("max_retries") {
+		if s.opts != nil {
+			s.opts.MaxRetries = -1
+		} else {
+			s.failover.MaxRetries = -1
+		}
+	}
+	if !q.Has("dialer_retries") {
+		if s.opts != nil {
+			s.opts.DialerRetries = 1
+		} else {
+			s.failover.DialerRetries = 1
+		}
+	}
 	return s, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os/exec"
@@ -178,8 +179,11 @@ func (s *Server) Query(args ...string) (string, error) {
 	}
 	line = strings.TrimSpace(line)
 	if n, err := strconv.Atoi(strings.TrimPrefix(line, "$")); err == nil && strings.HasPrefix(line, "$") && n >= 0 {
-		line, err = r.ReadString('\n')
-		return strings.TrimSpace(line), err
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
 	}
 	if strings.HasPrefix(line, "-") {
 		return "", fmt.Errorf("redis: %s", line[1:])
@@ -195,6 +199,46 @@ func (s *Server) signal(sig syscall.Signal) {
 	defer s.mu.Unlock()
 	if s.cmd != nil {
 		s.cmd.Process.Signal(sig)
+	}
+}
+
+// Fill sets maxmemory just above what the server uses, with the
+// noeviction policy, and writes keys until even a one-byte write is
+// refused with OOM: every write fails from then on, reads still work.
+// FLUSHALL frees the memory.
+func (s *Server) Fill() {
+	s.t.Helper()
+	info, err := s.Query("INFO", "memory")
+	if err != nil {
+		s.t.Fatalf("INFO memory: %v", err)
+	}
+	var used int64
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
+			used, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if used == 0 {
+		s.t.Fatalf("INFO memory has no used_memory: %q", info)
+	}
+	for _, kv := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", strconv.FormatInt(used+1<<20, 10)}} {
+		if err := s.Do("CONFIG", "SET", kv[0], kv[1]); err != nil {
+			s.t.Fatalf("CONFIG SET %s: %v", kv[0], err)
+		}
+	}
+	// Large values first, then ever smaller ones: a large SET that fails
+	// frees its query buffer, which may leave room for a small one.
+	n := 0
+	for _, size := range []int{64 << 10, 1 << 10, 1} {
+		for ; ; n++ {
+			err := s.Do("SET", "fleettest:filler:"+strconv.Itoa(n), strings.Repeat("x", size))
+			if err != nil && strings.Contains(err.Error(), "OOM") {
+				break
+			}
+			if err != nil || n > 1<<16 {
+				s.t.Fatalf("filling memory: SET %d: %v, want an OOM error after 1 MB", n, err)
+			}
+		}
 	}
 }
 

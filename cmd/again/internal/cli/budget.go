@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/again-go/again/fleet"
 	"github.com/again-go/again/retry"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 )
 
@@ -61,18 +64,37 @@ func closeBudget(c io.Closer) {
 const budgetSpent = "not retrying: the --budget has too few tokens left"
 
 // openFleetBudget opens the fleet.Budget that url names. Its lines (Redis
-// not answering, and answering again) go to log without a time stamp, like
-// again's own lines.
+// cannot be used, and why; then can be used again) go to log without a
+// time stamp, like again's own lines.
 func openFleetBudget(url string, log io.Writer) (retry.Budget, io.Closer, error) {
+	b, err := fleet.OpenBudget(url, fleetLogger(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b, nil
+}
+
+// fleetLogger is the logger of again's fleet budget and breaker stores:
+// their lines on log, without a time stamp. It also silences go-redis's
+// own logger, which would print a line for every failed dial of every
+// retry decision; the fleet's lines already say, once, why Redis cannot
+// be used. That logger is go-redis's global: it is set once, before the
+// first client is made, because again is the program and go-redis reads it
+// unguarded.
+func fleetLogger(log io.Writer) *slog.Logger {
+	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	noTime := func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {
 			return slog.Attr{}
 		}
 		return a
 	}
-	b, err := fleet.OpenBudget(url, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{ReplaceAttr: noTime})))
-	if err != nil {
-		return nil, nil, err
-	}
-	return b, b, nil
+	return slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{ReplaceAttr: noTime}))
 }
+
+var quietRedisOnce sync.Once
+
+// quietRedis is a go-redis logger that prints nothing.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}

@@ -168,12 +168,10 @@ func parseStoreURL(rawURL, what string) (storeURL, error) {
 			s.failover.MaxRetries = -1
 		}
 	}
-	if !q.Has("dialer_retries") {
-		if s.opts != nil {
-			s.opts.DialerRetries = 1
-		} else {
-			s.failover.DialerRetries = 1
-		}
+	if s.opts != nil {
+		s.opts.DialerRetries = 1
+	} else if s.failover.DialerRetries == 0 {
+		s.failover.DialerRetries = 1
 	}
 	return s, nil
 }

@@ -19,6 +19,7 @@ package fleettest
 import (
 	"bufio"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -128,8 +129,9 @@ func (s *Server) start() {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := s.Do("PING")
-		if err == nil {
-			return
+		var reply replyError
+		if err == nil || errors.As(err, &reply) && strings.HasPrefix(string(reply), "NOAUTH") {
+			return // a server with a password answers too
 		}
 		if time.Now().After(deadline) {
 			s.Kill()
@@ -186,7 +188,7 @@ func (s *Server) Query(args ...string) (string, error) {
 		return string(buf[:n]), nil
 	}
 	if strings.HasPrefix(line, "-") {
-		return "", fmt.Errorf("redis: %s", line[1:])
+		return "", replyError(line[1:])
 	}
 	if strings.HasPrefix(line, "*") {
 		return line, nil
@@ -201,6 +203,12 @@ func (s *Server) signal(sig syscall.Signal) {
 		s.cmd.Process.Signal(sig)
 	}
 }
+
+// replyError is an error reply of Redis's, such as "NOAUTH Authentication
+// required.".
+type replyError string
+
+func (e replyError) Error() string { return "redis: " + string(e) }
 
 // Fill sets maxmemory just above what the server uses, with the
 // noeviction policy, and writes keys until even a one-byte write is

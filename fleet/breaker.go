@@ -34,8 +34,8 @@ type BreakerStoreConfig struct {
 	// handshake: they wait until then rather than Timeout. Zero means
 	// DefaultConnectTimeout (1 s); negative is rejected.
 	ConnectTimeout time.Duration
-	// Logger receives one line each time Redis stops answering and one
-	// when it answers again. Nil means slog.Default().
+	// Logger receives one line, naming the cause, each time Redis cannot
+	// be used, and one when it can again. Nil means slog.Default().
 	Logger *slog.Logger
 }
 

@@ -148,7 +148,7 @@ func runFleet(t *testing.T, cfgs []childConfig) childReport {
 		t.FailNow()
 	}
 	if total.FellBack {
-		t.Fatal("a child decided locally: Redis did not answer within 5s")
+		t.Fatal("a child decided locally: Redis could not be used within 5s")
 	}
 	return total
 }

@@ -62,7 +62,7 @@ func TestCLIRunBudget(t *testing.T) {
 			if err := cmd.Wait(); err == nil || cmd.ProcessState.ExitCode() != 1 {
 				t.Fatalf("again run: %v (exit %d), want exit 1; stderr:\n%s", err, cmd.ProcessState.ExitCode(), logs[i].String())
 			}
-			if strings.Contains(logs[i].String(), "did not answer") {
+			if strings.Contains(logs[i].String(), "Redis cannot be used") {
 				t.Fatalf("the budget fell back to a local one; stderr:\n%s", logs[i].String())
 			}
 			data, err := os.ReadFile(files[i])

@@ -35,10 +35,11 @@ type storm struct {
 	stderrs []string // each process's stderr, when it has exited
 }
 
-// startStorm starts n again processes sharing the budget at url. With
-// load, four busy loops run on the machine from before the processes
-// start until they have all exited, at most 30 s.
-func startStorm(t testing.TB, n int, url string, load bool) *storm {
+// startStorm starts n again processes sharing the budget at url, each
+// waiting wait before a retry. With load, four busy loops run on the
+// machine from before the processes start until they have all exited, at
+// most 30 s.
+func startStorm(t testing.TB, n int, url string, wait time.Duration, load bool) *storm {
 	t.Helper()
 	s := &storm{firsts: make(chan struct{}), exited: make(chan struct{}), n: n, stderrs: make([]string, n)}
 	var stopLoad func()
@@ -47,10 +48,10 @@ func startStorm(t testing.TB, n int, url string, load bool) *storm {
 	}
 	var wg sync.WaitGroup
 	for i := range n {
-		// --jitter none: every retry allowed waits 300 ms, so that a
-		// fault injected once all first decisions are made falls between
-		// them and the second ones.
-		cmd := againCommand(t, "run", "--retries", "3", "--initial", "300ms", "--jitter", "none",
+		// --jitter none: every retry allowed waits wait, so that a fault
+		// injected once all first decisions are made falls between them
+		// and the second ones.
+		cmd := againCommand(t, "run", "--retries", "3", "--initial", wait.String(), "--max", wait.String(), "--jitter", "none",
 			"--budget", url, "--", "false")
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
@@ -190,7 +191,7 @@ func (row faultRow) bounds(n int) (lo, hi int) {
 
 // runRow runs one storm of n processes for row and returns the fleet's
 // retries, after checking each process's log names the cause.
-func runRow(t testing.TB, row faultRow, n int) int {
+func runRow(t testing.TB, row faultRow, n int, wait time.Duration) int {
 	s := fleettest.Start(t)
 	url := s.URL("key=storm")
 	if row.url != nil {
@@ -198,7 +199,7 @@ func runRow(t testing.TB, row faultRow, n int) int {
 			url = u
 		}
 	}
-	st := startStorm(t, n, url, row.load)
+	st := startStorm(t, n, url, wait, row.load)
 	if row.fault != nil {
 		<-st.firsts
 		row.fault(s, st)
@@ -220,7 +221,7 @@ func runRow(t testing.TB, row faultRow, n int) int {
 func TestFaultTable(t *testing.T) {
 	for _, row := range faultRows() {
 		t.Run(row.name, func(t *testing.T) {
-			got := runRow(t, row, stormSize)
+			got := runRow(t, row, stormSize, 300*time.Millisecond)
 			lo, hi := row.bounds(stormSize)
 			t.Logf("%s: the fleet of %d retried %d times", row.name, stormSize, got)
 			if got < lo || got > hi {
@@ -231,8 +232,10 @@ func TestFaultTable(t *testing.T) {
 }
 
 // BenchmarkFaultTable200 is the fault table with 200 processes, reporting
-// each row's fleet-wide retries (retries/op); every iteration is one
-// storm, so run it once:
+// each row's fleet-wide retries (retries/op). Retries wait 3 s, so that
+// the processes allowed one are still waiting for it when the last of the
+// 200 has made its first decision and a fault strikes. Every iteration is
+// one storm, so run it once:
 //
 //	go test -run '^$' -bench FaultTable200 -benchtime 1x ./internal/cli
 func BenchmarkFaultTable200(b *testing.B) {
@@ -241,7 +244,7 @@ func BenchmarkFaultTable200(b *testing.B) {
 		b.Run(row.name, func(b *testing.B) {
 			total := 0
 			for range b.N {
-				got := runRow(b, row, n)
+				got := runRow(b, row, n, 3*time.Second)
 				lo, hi := row.bounds(n)
 				if got < lo || got > hi {
 					b.Errorf("%s: the fleet of %d retried %d times, want %d to %d", row.name, n, got, lo, hi)

@@ -176,7 +176,11 @@ type Budget struct {
 // for how the first decisions wait for it), and a server that cannot be
 // used only makes decisions local until it can. Errors match ErrConfig
 // and name the field.
-func NewBudget(cfg BudgetConfig) (*Budget, error) {
+func NewBudget(cfg BudgetConfig) (*Budget, error) { return newBudget(cfg, nil, false) }
+
+// newBudget is NewBudget with more passwords to keep out of the log, and
+// whether Close closes the client: set before the goroutine starts.
+func newBudget(cfg BudgetConfig, secrets redactor, owned bool) (*Budget, error) {
 	if err := checkStore("BudgetConfig", cfg.Client, cfg.Key); err != nil {
 		return nil, err
 	}
@@ -214,7 +218,8 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 		timeout:   timeout,
 		interval:  interval,
 		logger:    logger.With(slog.String("budget", cfg.Key)),
-		secrets:   clientSecrets(cfg.Client),
+		owned:     owned,
+		secrets:   append(clientSecrets(cfg.Client), secrets...),
 		local:     newLocalBucket(capArg, refund),
 		opened:    now,
 		connectBy: now.Add(connect),

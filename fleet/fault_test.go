@@ -218,3 +218,35 @@ func TestBreakerStoreKill9(t *testing.T) {
 		t.Errorf("log has %d lines for the loss and %d for the return, want 1 and 1:\n%s", l, r, &log)
 	}
 }
+
+// TestColdStart: a decision made while the first connection is under way
+// (here each answer takes 300 ms, six Timeouts) waits for it, up to
+// ConnectTimeout, and is the shared bucket's. (Once ConnectTimeout has
+// passed, decisions wait at most Timeout: TestSlowRedis.)
+func TestColdStart(t *testing.T) {
+	s := startServer(t)
+	p := startProxy(t, s.Addr())
+	p.setDelay(300 * time.Millisecond)
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer c.Close()
+	var log logBuffer
+	const timeout, connect = 50 * time.Millisecond, 3 * time.Second
+	b, err := NewBudget(BudgetConfig{Client: c, Key: "cold", Timeout: timeout, ConnectTimeout: connect, FlushInterval: time.Hour, Logger: log.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	start := time.Now()
+	if !b.Failure() || !b.Shared() {
+		t.Fatalf("the first decision, cold: Shared() = %v after %v; want the shared bucket's answer; log:\n%s", b.Shared(), time.Since(start), &log)
+	}
+	if d := time.Since(start); d > connect {
+		t.Errorf("the first decision took %v, want at most ConnectTimeout %v", d, connect)
+	}
+	if got, _ := s.Query("GET", "again:{cold}:budget"); got != "1000" {
+		t.Errorf("the shared bucket's key = %q, want 1000 (one failure)", got)
+	}
+	if log.String() != "" {
+		t.Errorf("log:\n%swant nothing: Redis could be used", &log)
+	}
+}

@@ -237,13 +237,11 @@ func OpenBudget(rawURL string, logger *slog.Logger) (*Budget, error) {
 	cfg := u.cfg
 	cfg.Client = u.client()
 	cfg.Logger = logger
-	b, err := NewBudget(cfg)
+	b, err := newBudget(cfg, u.secrets, true)
 	if err != nil {
 		cfg.Client.Close()
 		return nil, err
 	}
-	b.owned = true
-	b.secrets = append(b.secrets, u.secrets...)
 	return b, nil
 }
 

@@ -116,10 +116,10 @@ func (quietRedis) Printf(context.Context, string, ...any) {}
 const breakerStoreHelp = `--breaker-store redis://HOST:PORT/DB?key=NAME puts a circuit breaker in
 front of each host, shared by every again fetch given the same Redis and
 key: once 3 attempts in a row to a host have failed (a network failure or
-a --retry-on status) in one of them, the host's breaker opens for all
-for up to 5 s (doubling after each failed probe, up to 1 min), attempts to it are not
-sent, and one probe for the whole fleet decides when it closes; a fetch
-waits for that probe like a Retry-After, or stops at once when it is
+a --retry-on status) in one of them, the host's breaker opens for all for
+up to 5 s (doubling after each failed probe, up to 1 min), attempts to it
+are not sent, and one probe for the whole fleet decides when it closes; a
+fetch waits for that probe like a Retry-After, or stops at once when it is
 further off than --max-retry-after or the --deadline. The URL takes the
 same TLS, password, timeout and connect_timeout options as --budget's.
 When Redis cannot be used, each fetch's breakers decide alone, with the

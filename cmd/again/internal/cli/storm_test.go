@@ -29,6 +29,7 @@ type storm struct {
 
 	retries atomic.Int64 // "retrying in" lines, fleet-wide
 	first   atomic.Int64 // "attempt 1/" lines
+	running atomic.Int64 // processes not yet exited
 	n       int
 
 	mu      sync.Mutex
@@ -60,7 +61,9 @@ func startStorm(t testing.TB, n int, url string, wait time.Duration, load bool) 
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		s.running.Add(1)
 		wg.Go(func() {
+			defer s.running.Add(-1)
 			var all strings.Builder
 			sc := bufio.NewScanner(stderr)
 			for sc.Scan() {
@@ -202,6 +205,11 @@ func runRow(t testing.TB, row faultRow, n int, wait time.Duration) int {
 	st := startStorm(t, n, url, wait, row.load)
 	if row.fault != nil {
 		<-st.firsts
+		// The processes still running are those waiting for a retry the
+		// budget allowed: without any, the fault would change nothing.
+		if st.running.Load() == 0 {
+			t.Errorf("%s: every process had exited before the fault: the storm was over", row.name)
+		}
 		row.fault(s, st)
 	}
 	got := st.wait()
@@ -221,7 +229,7 @@ func runRow(t testing.TB, row faultRow, n int, wait time.Duration) int {
 func TestFaultTable(t *testing.T) {
 	for _, row := range faultRows() {
 		t.Run(row.name, func(t *testing.T) {
-			got := runRow(t, row, stormSize, 300*time.Millisecond)
+			got := runRow(t, row, stormSize, time.Second)
 			lo, hi := row.bounds(stormSize)
 			t.Logf("%s: the fleet of %d retried %d times", row.name, stormSize, got)
 			if got < lo || got > hi {

@@ -422,8 +422,8 @@ func (b *Budget) SharedTokens(ctx context.Context) (float64, error) {
 }
 
 // Close stops the flushing goroutine and sends the successes not yet sent,
-// waiting at most Timeout (nothing when Redis cannot be used). It returns the error of that last flush, if
-// any. After Close, Success and Failure still work, on the local bucket
+// waiting at most Timeout (and not at all while Redis cannot be used). It
+// returns the error of that last flush, if any. After Close, Success and Failure still work, on the local bucket
 // only. Close does not close a client given in BudgetConfig; it closes the
 // one that OpenBudget made. Calling Close again returns the same result.
 func (b *Budget) Close() error {

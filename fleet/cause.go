@@ -23,7 +23,6 @@ func cause(err error) string {
 		for _, c := range []struct{ prefix, cause string }{
 			{"WRONGPASS", "wrong password"},
 			{"ERR invalid password", "wrong password"},
-			{"ERR AUTH", "wrong password"},
 			{"NOAUTH", "password required"},
 			{"NOPERM", "ACL denied"},
 			{"OOM", "out of memory (maxmemory reached)"},

@@ -49,7 +49,11 @@ type storeURL struct {
 // BudgetConfig's fields, with the same defaults when absent. Any other
 // query parameter is go-redis's (dial_timeout, pool_size, ...: see
 // redis.ParseURL). The options have ContextTimeoutEnabled set, as
-// NewBudget requires.
+// NewBudget requires, and go-redis's own retries off (MaxRetries -1
+// unless the URL sets max_retries, and one dial per connection): within a
+// 50 ms decision they would only turn a refused connection into a
+// timeout, hiding the cause, and the Budget tries Redis again every
+// FlushInterval anyway.
 //
 // A URL with master_name=NAME names a Sentinel deployment, whose client
 // is go-redis's failover client: OpenBudget accepts it, ParseURL does not
@@ -157,10 +161,7 @@ func parseStoreURL(rawURL, what string) (storeURL, error) {
 	if err := loadTLS(*tc, tlsFiles, what); err != nil {
 		return s, err
 	}
-	// go-redis's own retries (up to 3 per command, 5 dials each, with
-	// backoff) fit no 50 ms decision: they only turn a refused connection
-	// into a timeout, hiding the cause, while the Budget's flushes already
-	// retry every FlushInterval. A URL may still ask for them.
+	// go-redis's own retries off: see ParseURL.
 	if !q.Has("max_retries") {
 		if s.opts != nil {
 			s.opts.MaxRetries = -1

@@ -37,7 +37,8 @@
 //
 // rediss:// is TLS, with ca_file, cert_file and key_file naming PEM files;
 // any other parameter is go-redis's. Supported deployments: a single
-// server (Redis or Valkey); Sentinel, with master_name=NAME in the URL
+// server (Redis; Valkey speaks the same protocol but is not tested);
+// Sentinel, with master_name=NAME in the URL
 // (the host and each addr= are Sentinels, the client go-redis's failover
 // client); Redis Cluster, through NewBudget or NewBreakerStore with a
 // *redis.ClusterClient (each one's keys share one hash tag, so one slot).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,8 +29,13 @@ type BreakerStoreConfig struct {
 	// (50 ms); negative is rejected. When Redis does not answer in time
 	// the breaker decides alone, with the same rules, until it does.
 	Timeout time.Duration
-	// Logger receives one line each time Redis stops answering and one
-	// when it answers again. Nil means slog.Default().
+	// ConnectTimeout bounds the round trips made within ConnectTimeout
+	// of NewBreakerStore, which include the first connection's dial and
+	// handshake: they wait until then rather than Timeout. Zero means
+	// DefaultConnectTimeout (1 s); negative is rejected.
+	ConnectTimeout time.Duration
+	// Logger receives one line, naming the cause, each time Redis cannot
+	// be used, and one when it can again. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -48,13 +54,19 @@ type BreakerStoreConfig struct {
 // breaker.Config.SharedRefresh, never on the closed state's success path.
 //
 // A BreakerStore is safe for concurrent use and holds no goroutine; the
-// zero BreakerStore is not usable: call NewBreakerStore.
+// zero BreakerStore is not usable: call NewBreakerStore or
+// OpenBreakerStore.
 type BreakerStore struct {
-	client  redis.UniversalClient
-	keys    []string
-	timeout time.Duration
-	logger  *slog.Logger
-	down    atomic.Bool // the last round trip failed
+	client    redis.UniversalClient
+	key       string
+	keys      []string
+	timeout   time.Duration
+	connectBy time.Time // end of the first connection's longer wait
+	logger    *slog.Logger
+	base      *slog.Logger // logger without the breaker's name, for Named
+	secrets   redactor     // passwords to keep out of the log
+	down      atomic.Bool  // the last round trip failed
+	owned     bool         // client made by OpenBreakerStore: Close closes it
 }
 
 var _ breaker.Shared = (*BreakerStore)(nil)
@@ -69,17 +81,58 @@ func NewBreakerStore(cfg BreakerStoreConfig) (*BreakerStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	connect, err := duration("BreakerStoreConfig.ConnectTimeout", cfg.ConnectTimeout, DefaultConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	tag := "again:{" + cfg.Key + "}:"
-	return &BreakerStore{
-		client:  cfg.Client,
-		keys:    []string{tag + "breaker", tag + "probe"},
-		timeout: timeout,
-		logger:  logger.With(slog.String("breaker", cfg.Key)),
-	}, nil
+	s := &BreakerStore{
+		client:    cfg.Client,
+		timeout:   timeout,
+		connectBy: time.Now().Add(connect),
+		base:      logger,
+		secrets:   clientSecrets(cfg.Client),
+	}
+	s.setKey(cfg.Key)
+	return s, nil
+}
+
+func (s *BreakerStore) setKey(key string) {
+	tag := "again:{" + key + "}:"
+	s.key = key
+	s.keys = []string{tag + "breaker", tag + "probe"}
+	s.logger = s.base.With(slog.String("breaker", key))
+}
+
+// Named returns a BreakerStore on the same client and settings for the
+// breaker named Key + "/" + name, such as one per host for a
+// breaker.Group's Shared:
+//
+//	group := &breaker.Group{Shared: func(host string) breaker.Shared { return store.Named(host) }}
+//
+// Braces in name, which would break the hash tag, become underscores.
+// Closing the BreakerStore that Named returns does nothing; close s.
+func (s *BreakerStore) Named(name string) *BreakerStore {
+	n := &BreakerStore{client: s.client, timeout: s.timeout, connectBy: s.connectBy,
+		base: s.base, secrets: s.secrets}
+	n.setKey(s.key + "/" + strings.NewReplacer("{", "_", "}", "_").Replace(name))
+	return n
+}
+
+// Close closes the client that OpenBreakerStore made; for a store from
+// NewBreakerStore or Named it does nothing. The store must not be used
+// afterwards.
+func (s *BreakerStore) Close() error {
+	if !s.owned {
+		return nil
+	}
+	if err := s.client.Close(); err != nil {
+		return fmt.Errorf("fleet: closing the Redis client: %w", err)
+	}
+	return nil
 }
 
 // Load implements breaker.Shared: the fleet's state, in one round trip.
@@ -115,19 +168,27 @@ func ceilMillis(d time.Duration) int64 {
 }
 
 func (s *BreakerStore) run(ctx context.Context, op string, args ...any) (breaker.SharedState, bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	deadline := time.Now().Add(s.timeout)
+	if s.connectBy.After(deadline) {
+		deadline = s.connectBy
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	v, err := breakerScript.Run(ctx, s.client, s.keys, append([]any{op}, args...)...).Int64Slice()
 	if err != nil {
 		if !s.down.Swap(true) {
+			c := cause(err)
+			if c == "timeout" {
+				c += ": no answer within " + s.timeout.String()
+			}
 			s.logger.LogAttrs(ctx, slog.LevelWarn,
-				"fleet: Redis did not answer; the breaker decides alone until it does",
-				slog.Duration("timeout", s.timeout), slog.String("error", err.Error()))
+				cannotUseMsg+" ("+c+"); the breaker decides alone until it can",
+				slog.String("error", s.secrets.text(err)))
 		}
 		return breaker.SharedState{}, false, fmt.Errorf("fleet: breaker %s: %w", op, err)
 	}
 	if s.down.Swap(false) {
-		s.logger.LogAttrs(ctx, slog.LevelInfo, "fleet: Redis answers again; the breaker's state is the fleet's")
+		s.logger.LogAttrs(ctx, slog.LevelInfo, "fleet: Redis can be used again; the breaker's state is the fleet's")
 	}
 	if len(v) != 5 || v[0] < 0 || v[0] > math.MaxInt8 || v[3] < 0 {
 		return breaker.SharedState{}, false, fmt.Errorf("fleet: breaker %s: unexpected answer %v", op, v)

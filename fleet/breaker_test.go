@@ -176,3 +176,34 @@ func TestBreakerOneProbeAcrossProcesses(t *testing.T) {
 		t.Errorf("%d processes ran %d probes once the open period ended, want 1", n, r.Probes)
 	}
 }
+
+// TestBreakerStoreNamed: the stores Named returns share the client but
+// not the state: one per host, under Key/host.
+func TestBreakerStoreNamed(t *testing.T) {
+	s := startServer(t)
+	st, err := OpenBreakerStore(s.URL("key=hosts&timeout=2s"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	a, b := st.Named("a.example:443"), st.Named("b{x}")
+	if _, err := a.Update(ctx, 0, breaker.SharedState{State: breaker.Open, Wait: time.Minute, Trips: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Load(ctx); err != nil || got.State != breaker.Closed {
+		t.Errorf("the other host's state = %+v, %v; want closed", got, err)
+	}
+	if got, err := st.Named("a.example:443").Load(ctx); err != nil || got.State != breaker.Open {
+		t.Errorf("the same host's state through a new Named = %+v, %v; want open", got, err)
+	}
+	if n, err := s.Query("EXISTS", "again:{hosts/a.example:443}:breaker"); n != "1" || err != nil {
+		t.Errorf("the host's key: EXISTS = %q, %v; want 1", n, err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Close of a Named store = %v, want nil (it owns no client)", err)
+	}
+	if _, err := a.Load(ctx); err != nil {
+		t.Errorf("Load after a Named store's Close: %v, want the client still open", err)
+	}
+}

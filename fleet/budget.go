@@ -23,6 +23,10 @@ const (
 	// DefaultFlushInterval is how often successes counted locally are sent
 	// to Redis, in one round trip.
 	DefaultFlushInterval = 100 * time.Millisecond
+	// DefaultConnectTimeout bounds the connection that opening a Budget
+	// starts (dial, TLS, AUTH, script load): the decisions made before it
+	// is ready wait for it, up to this long after the Budget was made.
+	DefaultConnectTimeout = time.Second
 )
 
 // The same defaults as retry's local token bucket (gRPC's usual values).
@@ -71,16 +75,24 @@ type BudgetConfig struct {
 	// otherwise it must be a finite number > 0. The bucket counts in
 	// thousandths of a token, so a ratio below 0.001 refunds 0.001.
 	TokenRatio float64
-	// Timeout bounds each Redis round trip: zero means DefaultTimeout
-	// (50 ms); negative is rejected.
+	// Timeout bounds each Redis round trip once connected: zero means
+	// DefaultTimeout (50 ms); negative is rejected.
 	Timeout time.Duration
+	// ConnectTimeout bounds the first connection, which NewBudget starts
+	// at once: a decision made within ConnectTimeout of NewBudget waits
+	// for Redis until then, rather than Timeout, so that a process
+	// starting cold on a busy machine (when storms happen) still decides
+	// on the shared bucket. Zero means DefaultConnectTimeout (1 s); negative
+	// is rejected.
+	ConnectTimeout time.Duration
 	// FlushInterval is how often successes counted locally are sent to
 	// Redis: zero means DefaultFlushInterval (100 ms); negative is
 	// rejected. While Redis is unreachable it is also how often the Budget
 	// tries it again.
 	FlushInterval time.Duration
 	// Logger receives one line each time the Budget switches between the
-	// shared and the local bucket. Nil means slog.Default().
+	// shared and the local bucket, naming why Redis cannot be used. Nil
+	// means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -101,14 +113,26 @@ type BudgetConfig struct {
 // and its failures at once. No tokens are leased: the fleet never retries
 // more than one bucket allows.
 //
-// When Redis is slow or unreachable, no call waits longer than Timeout:
-// the Budget decides with a local bucket of the same settings, which has
-// recorded every Success and Failure of this process all along (so it does
-// not start full in the middle of an outage), logs one line, and tries
-// Redis again every FlushInterval; the next answer switches it back, with
-// one more line. A script missing after a failover or SCRIPT FLUSH is
-// loaded again (EVALSHA, then EVAL on NOSCRIPT). Failures decided locally
-// are not sent to Redis later; successes are.
+// Opening: NewBudget starts connecting at once (dial, TLS, AUTH/HELLO,
+// script load, and one read of the shared level). A decision made within
+// ConnectTimeout of NewBudget waits for that connection until
+// ConnectTimeout has passed; later decisions wait at most Timeout.
+//
+// When Redis cannot be used (no answer within the wait above, connection
+// refused or lost, wrong password, ACL denied, out of memory, a read-only
+// replica, a key of the wrong type, ...), no call waits longer, and the
+// Budget decides with a local bucket of the same settings that is never
+// full: it starts from the lower of the last level this process saw in
+// Redis and just enough tokens for one retry. So a process that falls
+// back makes at most one retry until its own successes refill its bucket
+// (with the default ratio, ten successes per token), and none if the
+// shared bucket it last saw was already spent: a fleet whose Redis fails
+// mid-storm stays near one budget, and one whose Redis was never reachable
+// makes at most one retry per process. The Budget logs one line naming
+// the cause, tries Redis again every FlushInterval, and the next answer
+// switches it back, with one more line. A script missing after a failover
+// or SCRIPT FLUSH is loaded again (EVALSHA, then EVAL on NOSCRIPT).
+// Failures decided locally are not sent to Redis later; successes are.
 //
 // A Budget is safe for concurrent use. Create it with NewBudget or
 // OpenBudget and Close it when done; the zero Budget is not usable.
@@ -121,7 +145,12 @@ type Budget struct {
 	timeout  time.Duration
 	interval time.Duration
 	logger   *slog.Logger
-	local    retry.Budget
+	secrets  redactor     // passwords to keep out of the log
+	local    *localBucket // decides while Redis cannot be used
+
+	opened    time.Time   // when NewBudget made it
+	connectBy time.Time   // end of the first connection's wait
+	reached   atomic.Bool // Redis has answered once
 
 	pending atomic.Int64 // successes not yet sent to Redis
 	shared  atomic.Bool  // decisions use Redis (false: the local bucket)
@@ -143,10 +172,15 @@ type Budget struct {
 
 // NewBudget returns a Budget on cfg.Client, validated, whose flushing
 // goroutine runs until Close. It does not wait for Redis: that goroutine
-// connects and loads the script in the background, and an unreachable
-// server only makes decisions local until it answers. Errors match
-// ErrConfig and name the field.
-func NewBudget(cfg BudgetConfig) (*Budget, error) {
+// connects and loads the script at once, in the background (see Budget
+// for how the first decisions wait for it), and a server that cannot be
+// used only makes decisions local until it can. Errors match ErrConfig
+// and name the field.
+func NewBudget(cfg BudgetConfig) (*Budget, error) { return newBudget(cfg, nil, false) }
+
+// newBudget is NewBudget with more passwords to keep out of the log, and
+// whether Close closes the client: set before the goroutine starts.
+func newBudget(cfg BudgetConfig, secrets redactor, owned bool) (*Budget, error) {
 	if err := checkStore("BudgetConfig", cfg.Client, cfg.Key); err != nil {
 		return nil, err
 	}
@@ -166,22 +200,32 @@ func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if err != nil {
 		return nil, err
 	}
+	connect, err := duration("BudgetConfig.ConnectTimeout", cfg.ConnectTimeout, DefaultConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
+	refund = max(1, refund)
+	now := time.Now()
 	b := &Budget{
-		client:   cfg.Client,
-		keys:     []string{"again:{" + cfg.Key + "}:budget"},
-		capArg:   capArg,
-		refund:   max(1, refund),
-		timeout:  timeout,
-		interval: interval,
-		logger:   logger.With(slog.String("budget", cfg.Key)),
-		local:    newLocal(cfg.MaxTokens, cfg.TokenRatio),
-		warm:     make(chan struct{}),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		client:    cfg.Client,
+		keys:      []string{"again:{" + cfg.Key + "}:budget"},
+		capArg:    capArg,
+		refund:    refund,
+		timeout:   timeout,
+		interval:  interval,
+		logger:    logger.With(slog.String("budget", cfg.Key)),
+		owned:     owned,
+		secrets:   append(clientSecrets(cfg.Client), secrets...),
+		local:     newLocalBucket(capArg, refund),
+		opened:    now,
+		connectBy: now.Add(connect),
+		warm:      make(chan struct{}),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.shared.Store(true)
@@ -249,27 +293,53 @@ func duration(field string, d, def time.Duration) (time.Duration, error) {
 // does not allocate: the success is sent to Redis with the next flush or
 // retry decision.
 func (b *Budget) Success() {
-	b.local.Success()
+	b.local.success()
 	b.pending.Add(1)
 }
 
 // Failure records an attempt that failed and could be retried, and
 // reports whether the retry may be made, by the shared bucket in one round
-// trip, or by the local bucket, without waiting, when Redis did not answer
-// within Timeout (see Budget). Concurrent calls share round trips: while
-// one is in flight, the calls that arrive meanwhile are decided together
-// by the next.
+// trip, or by the local bucket, without waiting, when Redis cannot be used
+// (see Budget). It waits at most Timeout, or, within ConnectTimeout of
+// NewBudget, until ConnectTimeout has passed. Concurrent calls share round
+// trips: while one is in flight, the calls that arrive meanwhile are
+// decided together by the next.
 func (b *Budget) Failure() bool {
-	localAllow := b.local.Failure()
-	if !b.shared.Load() || b.closed.Load() {
-		return localAllow
+	if b.closed.Load() {
+		return b.local.failure()
 	}
-	allow, err := b.decide(time.Now().Add(b.timeout))
+	now := time.Now()
+	deadline := now.Add(b.timeout)
+	if now.Before(b.connectBy) {
+		b.awaitWarm()
+		if b.connectBy.After(deadline) {
+			deadline = b.connectBy
+		}
+	}
+	if !b.shared.Load() {
+		return b.local.failure()
+	}
+	allow, err := b.decide(deadline)
 	if err != nil {
 		b.fallBack(err)
-		return localAllow
+		return b.local.failure()
 	}
 	return allow
+}
+
+// awaitWarm waits for the first connection, which ends by connectBy.
+func (b *Budget) awaitWarm() {
+	select {
+	case <-b.warm:
+		return
+	default:
+	}
+	t := time.NewTimer(time.Until(b.connectBy))
+	defer t.Stop()
+	select {
+	case <-b.warm:
+	case <-t.C:
+	}
 }
 
 // batch is one round trip's worth of retry decisions: n failures, of which
@@ -318,7 +388,7 @@ func (b *Budget) decide(deadline time.Time) (bool, error) {
 	if time.Now().Before(deadline) {
 		bt.allowed, bt.err = b.eval(deadline, successes, n)
 	} else {
-		bt.err = errors.New("the previous round trip took the whole Timeout")
+		bt.err = fmt.Errorf("the previous round trip took the whole wait: %w", context.DeadlineExceeded)
 	}
 	if bt.err != nil {
 		b.pending.Add(successes)
@@ -333,7 +403,8 @@ func (b *Budget) decide(deadline time.Time) (bool, error) {
 }
 
 // Shared reports whether the Budget's decisions currently use the shared
-// bucket in Redis (true) or the local one because Redis did not answer.
+// bucket in Redis (true) or the local one because Redis cannot be used.
+// It is true while the first connection is under way.
 func (b *Budget) Shared() bool { return b.shared.Load() && !b.closed.Load() }
 
 // SharedTokens returns the tokens in the shared bucket now, between 0 and
@@ -351,8 +422,8 @@ func (b *Budget) SharedTokens(ctx context.Context) (float64, error) {
 }
 
 // Close stops the flushing goroutine and sends the successes not yet sent,
-// waiting at most Timeout. It returns the error of that last flush, if
-// any. After Close, Success and Failure still work, on the local bucket
+// waiting at most Timeout (and not at all while Redis cannot be used). It
+// returns the error of that last flush, if any. After Close, Success and Failure still work, on the local bucket
 // only. Close does not close a client given in BudgetConfig; it closes the
 // one that OpenBudget made. Calling Close again returns the same result.
 func (b *Budget) Close() error {
@@ -362,7 +433,7 @@ func (b *Budget) Close() error {
 		<-b.done
 		b.closed.Store(true) // decisions from now on are local
 		b.flushMu.Lock()
-		if n := b.pending.Swap(0); n > 0 {
+		if n := b.pending.Swap(0); n > 0 && b.shared.Load() {
 			if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
 				b.closeErr = fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err)
 			}
@@ -394,17 +465,25 @@ func (b *Budget) flushLoop() {
 	}
 }
 
-// warmUp connects and loads the script in the background, so that the
-// first retry decision is one round trip on a ready connection rather than
-// a dial, an EVALSHA answered NOSCRIPT and an EVAL, which a cold start on a
-// loaded machine may not fit in Timeout. It waits up to ten Timeouts (no
-// caller waits for it) or until Close; a failure changes nothing: the
-// first decision will find out.
+// warmUp connects, loads the script and reads the shared level at once,
+// until connectBy or Close, so that the first retry decision is one round
+// trip on a ready connection rather than a dial, a handshake, an EVALSHA
+// answered NOSCRIPT and an EVAL, which a cold start on a loaded machine
+// may not fit in Timeout. Its one run of the script writes (it sends no
+// success), so that a server that refuses writes (out of memory, a
+// read-only replica) or holds a key of the wrong type is found before the
+// first decision, which is then made locally without waiting.
 func (b *Budget) warmUp() {
 	defer close(b.warm)
-	ctx, cancel := context.WithTimeout(b.ctx, 10*b.timeout)
+	ctx, cancel := context.WithDeadline(b.ctx, b.connectBy)
 	defer cancel()
-	budgetScript.Load(ctx, b.client)
+	err := budgetScript.Load(ctx, b.client).Err()
+	if err == nil {
+		_, err = b.evalCtx(ctx, 0, 0)
+	}
+	if err != nil && b.ctx.Err() == nil {
+		b.fallBack(err)
+	}
 }
 
 // flush sends the pending successes in one round trip. While the Budget
@@ -424,19 +503,39 @@ func (b *Budget) flush() {
 		return
 	}
 	if b.shared.CompareAndSwap(false, true) {
-		b.logger.LogAttrs(context.Background(), slog.LevelInfo,
-			"fleet: Redis answers again; retry decisions use the shared budget")
+		b.logger.LogAttrs(context.Background(), slog.LevelInfo, sharedAgainMsg)
 	}
 }
 
-// fallBack switches to the local bucket, logging once per switch.
+// The log lines of a Budget's switches; tests and users grep for them.
+const (
+	cannotUseMsg   = "fleet: Redis cannot be used"
+	sharedAgainMsg = "fleet: Redis can be used again; retry decisions use the shared budget"
+)
+
+// fallBack switches to the local bucket, at the cautious level, logging
+// once per switch.
 func (b *Budget) fallBack(err error) {
 	// A decision in flight when Close closed the client is no news.
 	if !b.closed.Load() && b.shared.CompareAndSwap(true, false) {
+		b.local.clamp()
 		b.logger.LogAttrs(context.Background(), slog.LevelWarn,
-			"fleet: Redis did not answer; retry decisions use a local budget until it does",
-			slog.Duration("timeout", b.timeout), slog.String("error", err.Error()))
+			cannotUseMsg+" ("+b.describe(err)+"); retry decisions use a local budget of at most one retry until it can",
+			slog.String("error", b.secrets.text(err)))
 	}
+}
+
+// describe is the cause of err, with the wait it exceeded for a timeout.
+func (b *Budget) describe(err error) string {
+	c := cause(err)
+	if c == "timeout" {
+		wait := b.timeout
+		if !b.reached.Load() {
+			wait = b.connectBy.Sub(b.opened)
+		}
+		c += ": no answer within " + wait.String()
+	}
+	return c
 }
 
 // eval runs the budget script with successes and failures until
@@ -444,9 +543,20 @@ func (b *Budget) fallBack(err error) {
 func (b *Budget) eval(deadline time.Time, successes int64, failures int) (int, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, failures).Int()
+	return b.evalCtx(ctx, successes, failures)
+}
+
+// evalCtx is eval bounded by ctx. Each answer sets the local bucket's
+// level to the shared one, the level it falls back from.
+func (b *Budget) evalCtx(ctx context.Context, successes int64, failures int) (int, error) {
+	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, failures).Int64Slice()
 	if err != nil {
 		return 0, err
 	}
-	return v, nil
+	if len(v) != 2 {
+		return 0, fmt.Errorf("fleet: the budget script answered %v, want {allowed, used}", v)
+	}
+	b.reached.Store(true)
+	b.local.set(v[1])
+	return int(v[0]), nil
 }

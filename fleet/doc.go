@@ -26,18 +26,43 @@
 // existing client, NewBudget takes it in a BudgetConfig (its
 // ContextTimeoutEnabled must be set).
 //
-// From a shell, the again command (go install
-// github.com/again-go/again/cmd/again@latest) shares the same bucket:
+// From a shell, again run --budget and again fetch --budget share the same
+// bucket, and again fetch --breaker-store shares per-host breakers:
 //
 //	again run --deadline 1m --budget 'redis://redis:6379/0?key=db-wait' -- pg_isready -h db
+//
+// # URLs and deployments
+//
+//	redis://[[user]:password@]host[:port][/db]?key=NAME[&max_tokens=10][&token_ratio=0.1][&timeout=50ms][&connect_timeout=1s][&flush=100ms]
+//
+// rediss:// is TLS, with ca_file, cert_file and key_file naming PEM files;
+// any other parameter is go-redis's. Supported deployments: a single
+// server (Redis; Valkey speaks the same protocol but is not tested);
+// Sentinel, with master_name=NAME in the URL
+// (the host and each addr= are Sentinels, the client go-redis's failover
+// client); Redis Cluster, through NewBudget or NewBreakerStore with a
+// *redis.ClusterClient (each one's keys share one hash tag, so one slot).
+// The tests run all three on Debian's redis-server and redis-sentinel.
+// OpenBreakerStore opens a BreakerStore from the same URLs.
 //
 // # Costs and failures
 //
 // Recording a success costs nothing at call time (successes are flushed
 // in batches every 100 ms); a retry decision costs at most one round trip,
-// shared by concurrent decisions. No call waits for Redis longer than
-// Timeout (50 ms by default): when Redis is slow, down, failing over or
-// out of memory, decisions fall back to a local bucket with the same
-// settings, one log line says so, and the shared bucket is used again as
-// soon as Redis answers. Nothing fails because of Redis.
+// shared by concurrent decisions. Opening a Budget connects at once in the
+// background; a decision within ConnectTimeout (1 s) of opening waits for
+// that connection until then, so that a process started cold on a busy
+// machine still shares; later decisions wait at most Timeout (50 ms).
+//
+// Nothing fails because of Redis. When it cannot be used (no answer in
+// time, refused, wrong password, ACL denied, out of memory, a read-only
+// replica, a key of another type), one log line names the cause (never a
+// password) and decisions use a local bucket that is never full: it starts
+// from the lower of the last level this process saw in Redis and one
+// retry's worth, so a process makes at most one retry until its own
+// successes refill it, and none if the shared bucket it last saw was
+// spent. Thirty processes failing together then retry 7 or 8 times in all
+// when Redis is killed, hung or restarted mid-storm, and 30 when it was
+// never usable, against 90 with full local buckets. One more line says when
+// the shared bucket is used again.
 package fleet

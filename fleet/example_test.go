@@ -74,3 +74,20 @@ func ExampleNewBreakerStore() {
 	})
 	_ = err
 }
+
+// A breaker per host, each shared by the fleet through one Redis client:
+// what again fetch --breaker-store does.
+func ExampleOpenBreakerStore() {
+	store, err := fleet.OpenBreakerStore("redis://localhost:6379/0?key=api&timeout=20ms", nil)
+	if err != nil {
+		return // a malformed URL; an unreachable server is not an error
+	}
+	defer store.Close()
+	client := &http.Client{Transport: &retryhttp.Transport{
+		Breakers: &breaker.Group{
+			Config: breaker.Config{ConsecutiveFailures: 3},
+			Shared: func(host string) breaker.Shared { return store.Named(host) },
+		},
+	}}
+	_ = client
+}

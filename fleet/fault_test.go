@@ -44,8 +44,8 @@ func beforeFault(t *testing.T, b *Budget, log *logBuffer) {
 func lines(log *logBuffer, s string) int { return strings.Count(log.String(), s) }
 
 const (
-	lostLine    = "Redis did not answer"
-	resumedLine = "Redis answers again"
+	lostLine    = "Redis cannot be used"
+	resumedLine = "Redis can be used again"
 )
 
 // checkModes checks the log has one line per switch, and the switch back.
@@ -63,11 +63,11 @@ func TestKill9AndRestart(t *testing.T) {
 	// A server killed refuses connections at once; the Timeout is for a
 	// loaded machine's scheduling.
 	const timeout = 200 * time.Millisecond
-	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: timeout, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
+	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: timeout, ConnectTimeout: timeout, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
 	decideBounded(t, b, 3, time.Second)
 	beforeFault(t, b, &log)
 
-	s.kill9()
+	s.Kill()
 	decideBounded(t, b, 50, timeout+slack)
 	for range 20 {
 		b.Success() // counted while Redis is down, flushed when it is back
@@ -76,7 +76,7 @@ func TestKill9AndRestart(t *testing.T) {
 		t.Fatal("Shared() = true with the server killed")
 	}
 
-	s.restart()
+	s.Restart()
 	eventually(t, "shared again after the restart", b.Shared)
 	checkModes(t, &log, 1, 1)
 	// The restarted server is empty (it saves nothing): the budget
@@ -97,7 +97,7 @@ func TestSlowRedis(t *testing.T) {
 	defer c.Close()
 	var log logBuffer
 	const timeout = 100 * time.Millisecond
-	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: timeout, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
+	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: timeout, ConnectTimeout: timeout, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
 	decideBounded(t, b, 3, time.Second)
 	beforeFault(t, b, &log)
 
@@ -124,7 +124,7 @@ func TestMaxmemoryNoeviction(t *testing.T) {
 	ctx := context.Background()
 	var log logBuffer
 	const timeout = 200 * time.Millisecond // Redis refuses at once; this is for scheduling
-	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: timeout, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
+	b := newTestBudget(t, BudgetConfig{Client: c, Timeout: timeout, ConnectTimeout: timeout, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
 	decideBounded(t, b, 1, time.Second)
 	beforeFault(t, b, &log)
 
@@ -175,7 +175,7 @@ func TestBreakerStoreKill9(t *testing.T) {
 	s := startServer(t)
 	var log logBuffer
 	const timeout = 200 * time.Millisecond // a killed server refuses at once; this is for scheduling
-	st, err := NewBreakerStore(BreakerStoreConfig{Client: s.client(nil), Key: "kill", Timeout: timeout, Logger: log.logger()})
+	st, err := NewBreakerStore(BreakerStoreConfig{Client: s.client(nil), Key: "kill", Timeout: timeout, ConnectTimeout: timeout, Logger: log.logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestBreakerStoreKill9(t *testing.T) {
 		return !b.Snapshot().SharedDown
 	})
 	log.reset()
-	s.kill9()
+	s.Kill()
 	for i := range 30 {
 		call(i + 1)
 		time.Sleep(cfg.SharedRefresh / 4) // let refreshes fall due
@@ -209,12 +209,44 @@ func TestBreakerStoreKill9(t *testing.T) {
 	if !b.Snapshot().SharedDown {
 		t.Fatal("Snapshot().SharedDown = false with the server killed")
 	}
-	s.restart()
+	s.Restart()
 	eventually(t, "the breaker using the shared state again", func() bool {
 		call(-1)
 		return !b.Snapshot().SharedDown
 	})
-	if l, r := lines(&log, "Redis did not answer"), lines(&log, "Redis answers again"); l != 1 || r != 1 {
+	if l, r := lines(&log, lostLine), lines(&log, resumedLine); l != 1 || r != 1 {
 		t.Errorf("log has %d lines for the loss and %d for the return, want 1 and 1:\n%s", l, r, &log)
+	}
+}
+
+// TestColdStart: a decision made while the first connection is under way
+// (here each answer takes 300 ms, six Timeouts) waits for it, up to
+// ConnectTimeout, and is the shared bucket's. (Once ConnectTimeout has
+// passed, decisions wait at most Timeout: TestSlowRedis.)
+func TestColdStart(t *testing.T) {
+	s := startServer(t)
+	p := startProxy(t, s.Addr())
+	p.setDelay(300 * time.Millisecond)
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer c.Close()
+	var log logBuffer
+	const timeout, connect = 50 * time.Millisecond, 3 * time.Second
+	b, err := NewBudget(BudgetConfig{Client: c, Key: "cold", Timeout: timeout, ConnectTimeout: connect, FlushInterval: time.Hour, Logger: log.logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	start := time.Now()
+	if !b.Failure() || !b.Shared() {
+		t.Fatalf("the first decision, cold: Shared() = %v after %v; want the shared bucket's answer; log:\n%s", b.Shared(), time.Since(start), &log)
+	}
+	if d := time.Since(start); d > connect {
+		t.Errorf("the first decision took %v, want at most ConnectTimeout %v", d, connect)
+	}
+	if got, _ := s.Query("GET", "again:{cold}:budget"); got != "1000" {
+		t.Errorf("the shared bucket's key = %q, want 1000 (one failure)", got)
+	}
+	if log.String() != "" {
+		t.Errorf("log:\n%swant nothing: Redis could be used", &log)
 	}
 }

@@ -148,7 +148,7 @@ func runFleet(t *testing.T, cfgs []childConfig) childReport {
 		t.FailNow()
 	}
 	if total.FellBack {
-		t.Fatal("a child decided locally: Redis did not answer within 5s")
+		t.Fatal("a child decided locally: Redis could not be used within 5s")
 	}
 	return total
 }
@@ -216,4 +216,10 @@ func TestFleetAmplification(t *testing.T) {
 	if math.Abs(fleetAmp-oneAmp) > 0.05 {
 		t.Errorf("a fleet of %d sharing one budget sends %.3f attempts per call, one process %.3f: want within 0.05", fleetSize, fleetAmp, oneAmp)
 	}
+}
+
+// newLocal returns a local budget of retry's own with the given settings:
+// the reference the tests compare the shared bucket with.
+func newLocal(maxTokens, ratio float64) retry.Budget {
+	return &retry.TokenBucket{MaxTokens: maxTokens, TokenRatio: ratio}
 }

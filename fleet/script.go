@@ -22,8 +22,10 @@ import "github.com/redis/go-redis/v9"
 // KEYS[1]: the bucket. ARGV[1]: capacity in milli-tokens; ARGV[2]: refund
 // per success in milli-tokens; ARGV[3]: the number of successes; ARGV[4]:
 // the number of failures asking for a retry, 0 for a flush of successes
-// only. Returns how many of the failures may be retried: as the bucket
-// only empties along them, the allowed ones are the first.
+// only. Returns {allowed, used}: how many of the failures may be retried
+// (as the bucket only empties along them, the allowed ones are the first),
+// and the milli-tokens missing from the bucket afterwards, the level the
+// process falls back from if Redis stops answering.
 var budgetScript = redis.NewScript(`
 local cap = tonumber(ARGV[1])
 local used = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
@@ -35,5 +37,5 @@ for _ = 1, tonumber(ARGV[4]) do
 end
 redis.call('SET', KEYS[1], string.format('%d', used))
 if used <= 0 then redis.call('DEL', KEYS[1]) end
-return allowed
+return {allowed, used}
 `)

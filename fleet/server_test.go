@@ -6,98 +6,28 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os/exec"
-	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/again-go/again/fleet/fleettest"
 	"github.com/redis/go-redis/v9"
 )
 
-// server is a redis-server of the test's own, on a free loopback port with
-// a temporary directory, stopped at the end of the test.
+// server is a real redis-server of the test's own (fleettest's), with
+// the client helpers of these tests.
 type server struct {
-	t    testing.TB
-	port int
-	dir  string
-	args []string // more redis-server arguments
-	mu   sync.Mutex
-	cmd  *exec.Cmd
+	*fleettest.Server
+	t testing.TB
 }
 
 // startServer starts a real redis-server (Debian's package; scripts/test
 // installs it). Tests that need one skip only under -short.
 func startServer(t testing.TB, args ...string) *server {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("needs redis-server; skipped under -short")
-	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Fatalf("redis-server is not installed (scripts/test installs it: apt-get install redis-server): %v", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	s := &server{t: t, port: port, dir: t.TempDir(), args: args}
-	s.start()
-	t.Cleanup(s.stop)
-	return s
+	return &server{fleettest.Start(t, args...), t}
 }
-
-// Addr is the server's host:port.
-func (s *server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
-
-func (s *server) start() {
-	s.t.Helper()
-	cmd := exec.Command("redis-server",
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--dir", s.dir, "--save", "", "--appendonly", "no",
-		"--logfile", "redis.log", "--daemonize", "no")
-	cmd.Args = append(cmd.Args, s.args...)
-	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("starting redis-server: %v", err)
-	}
-	s.mu.Lock()
-	s.cmd = cmd
-	s.mu.Unlock()
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			s.stop()
-			s.t.Fatalf("redis-server on %s did not answer within 10s: %v", s.Addr(), err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// kill9 kills the server with SIGKILL, as a crash would.
-func (s *server) kill9() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGKILL)
-	s.cmd.Wait()
-	s.cmd = nil
-}
-
-func (s *server) stop() { s.kill9() }
-
-// restart starts the server again on the same port (empty: it saves nothing).
-func (s *server) restart() { s.start() }
 
 // client returns a client for the server, closed at the end of the test,
 // with ContextTimeoutEnabled as NewBudget requires, and counting its round

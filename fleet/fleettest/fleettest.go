@@ -9,14 +9,24 @@
 //	b, err := fleet.OpenBudget("redis://"+s.Addr()+"/0?key=test", nil)
 //
 // Kill, Stop, Continue and Restart let a test play the faults a fleet
-// meets: a crash, a hang, and a restart that lost every key.
+// meets: a crash, a hang, and a restart that lost every key; Silent is a
+// port that accepts connections and never answers. StartTLS serves
+// rediss:// with a certificate authority of the test's own, and
+// StartSentinel runs a Sentinel (Debian's redis-sentinel) watching a
+// Server.
 package fleettest
 
 import (
 	"bufio"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,10 +38,13 @@ import (
 // Server is a redis-server of a test's own. Its methods are safe for
 // concurrent use. The zero value is not usable: call Start.
 type Server struct {
-	t    testing.TB
-	port int
-	dir  string
-	args []string
+	t        testing.TB
+	port     int
+	dir      string
+	args     []string
+	tls      *tls.Config // for Do on a TLS server, or nil
+	caFile   string      // the TLS server's authority, or ""
+	sentinel bool        // a Sentinel: args[0] is its configuration file
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -70,19 +83,43 @@ func FreePort(t testing.TB) int {
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // URL is a fleet URL for the server's database 0 with the given query
-// (such as "key=test&timeout=1s"), without a leading "?".
-func (s *Server) URL(query string) string { return "redis://" + s.Addr() + "/0?" + query }
+// (such as "key=test&timeout=1s"), without a leading "?". For a TLS
+// server it is a rediss:// URL with ca_file set.
+func (s *Server) URL(query string) string {
+	if s.caFile != "" {
+		return "rediss://" + s.Addr() + "/0?ca_file=" + url.QueryEscape(s.caFile) + "&" + query
+	}
+	return "redis://" + s.Addr() + "/0?" + query
+}
+
+// CAFile is the PEM file of the authority that signed a TLS server's
+// certificate (see StartTLS), or "" for a server without TLS.
+func (s *Server) CAFile() string { return s.caFile }
 
 // Dir is the server's working directory, where its log (redis.log) is.
 func (s *Server) Dir() string { return s.dir }
 
 func (s *Server) start() {
 	s.t.Helper()
-	cmd := exec.Command("redis-server",
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--dir", s.dir, "--save", "", "--appendonly", "no",
-		"--logfile", "redis.log", "--daemonize", "no")
-	cmd.Args = append(cmd.Args, s.args...)
+	cmd := exec.Command("redis-server")
+	if s.sentinel {
+		cmd.Args = append(cmd.Args, s.args[0], "--sentinel")
+	}
+	cmd.Args = append(cmd.Args, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--dir", s.dir, "--logfile", "redis.log", "--daemonize", "no")
+	if s.sentinel {
+		cmd.Args = append(cmd.Args, s.args[1:]...)
+	} else {
+		cmd.Args = append(cmd.Args, "--save", "", "--appendonly", "no")
+		cmd.Args = append(cmd.Args, s.args...)
+	}
+	if s.tls != nil {
+		cmd.Args[slices.Index(cmd.Args, "--port")] = "--tls-port"
+		cmd.Args = append(cmd.Args, "--port", "0", "--tls-auth-clients", "no",
+			"--tls-cert-file", filepath.Join(s.dir, "server.pem"),
+			"--tls-key-file", filepath.Join(s.dir, "server-key.pem"),
+			"--tls-ca-cert-file", s.caFile)
+	}
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
@@ -92,8 +129,9 @@ func (s *Server) start() {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		err := s.Do("PING")
-		if err == nil {
-			return
+		var reply replyError
+		if err == nil || errors.As(err, &reply) && strings.HasPrefix(string(reply), "NOAUTH") {
+			return // a server with a password answers too
 		}
 		if time.Now().After(deadline) {
 			s.Kill()
@@ -107,9 +145,24 @@ func (s *Server) start() {
 // returns an error for a failed dial, a timeout (1 s) or an error reply.
 // It needs no Redis client, so that this package depends on none.
 func (s *Server) Do(args ...string) error {
-	c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
+	_, err := s.Query(args...)
+	return err
+}
+
+// Query is Do returning the answer's first line without its type byte
+// ("PONG" for PING, "2" for the integer 2, "*2" for an array of two), or
+// a bulk string's value.
+func (s *Server) Query(args ...string) (string, error) {
+	d := &net.Dialer{Timeout: time.Second}
+	var c net.Conn
+	var err error
+	if s.tls != nil {
+		c, err = tls.DialWithDialer(d, "tcp", s.Addr(), s.tls)
+	} else {
+		c, err = d.Dial("tcp", s.Addr())
+	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Second))
@@ -119,16 +172,28 @@ func (s *Server) Do(args ...string) error {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	if _, err := c.Write([]byte(b.String())); err != nil {
-		return err
+		return "", err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
 	if err != nil {
-		return err
+		return "", err
+	}
+	line = strings.TrimSpace(line)
+	if n, err := strconv.Atoi(strings.TrimPrefix(line, "$")); err == nil && strings.HasPrefix(line, "$") && n >= 0 {
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return "", err
+		}
+		return string(buf[:n]), nil
 	}
 	if strings.HasPrefix(line, "-") {
-		return fmt.Errorf("redis: %s", strings.TrimSpace(line[1:]))
+		return "", replyError(line[1:])
 	}
-	return nil
+	if strings.HasPrefix(line, "*") {
+		return line, nil
+	}
+	return line[1:], nil
 }
 
 func (s *Server) signal(sig syscall.Signal) {
@@ -136,6 +201,52 @@ func (s *Server) signal(sig syscall.Signal) {
 	defer s.mu.Unlock()
 	if s.cmd != nil {
 		s.cmd.Process.Signal(sig)
+	}
+}
+
+// replyError is an error reply of Redis's, such as "NOAUTH Authentication
+// required.".
+type replyError string
+
+func (e replyError) Error() string { return "redis: " + string(e) }
+
+// Fill sets maxmemory just above what the server uses, with the
+// noeviction policy, and writes keys until even a one-byte write is
+// refused with OOM: every write fails from then on, reads still work.
+// FLUSHALL frees the memory.
+func (s *Server) Fill() {
+	s.t.Helper()
+	info, err := s.Query("INFO", "memory")
+	if err != nil {
+		s.t.Fatalf("INFO memory: %v", err)
+	}
+	var used int64
+	for _, l := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "used_memory:"); ok {
+			used, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if used == 0 {
+		s.t.Fatalf("INFO memory has no used_memory: %q", info)
+	}
+	for _, kv := range [][2]string{{"maxmemory-policy", "noeviction"}, {"maxmemory", strconv.FormatInt(used+1<<20, 10)}} {
+		if err := s.Do("CONFIG", "SET", kv[0], kv[1]); err != nil {
+			s.t.Fatalf("CONFIG SET %s: %v", kv[0], err)
+		}
+	}
+	// Large values first, then ever smaller ones: a large SET that fails
+	// frees its query buffer, which may leave room for a small one.
+	n := 0
+	for _, size := range []int{64 << 10, 1 << 10, 1} {
+		for ; ; n++ {
+			err := s.Do("SET", "fleettest:filler:"+strconv.Itoa(n), strings.Repeat("x", size))
+			if err != nil && strings.Contains(err.Error(), "OOM") {
+				break
+			}
+			if err != nil || n > 1<<16 {
+				s.t.Fatalf("filling memory: SET %d: %v, want an OOM error after 1 MB", n, err)
+			}
+		}
 	}
 }
 

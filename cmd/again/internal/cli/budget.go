@@ -1,24 +1,40 @@
 package cli
 
 import (
+	"context"
 	"io"
 	"log/slog"
+	"sync"
 
+	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/fleet"
 	"github.com/again-go/again/retry"
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
 )
 
 // budgetHelp is the paragraph of run's and fetch's help about --budget.
 const budgetHelp = `--budget redis://HOST:PORT/DB?key=NAME shares one retry budget (gRPC's
 token bucket: 10 tokens, a failure takes one, a success gives back 0.1,
-retries only while more than half remain; the URL's max_tokens,
-token_ratio and timeout change them) among every again, and every program
-using the fleet module, given the same Redis and key: a thousand
+retries only while more than half remain) among every again, and every
+program using the fleet module, given the same Redis and key: a thousand
 containers waiting for the same database retry as much as one would. When
-the budget refuses, retrying stops. A Redis that does not answer within
-the timeout (50ms) makes the budget local for a while, never fails the
-command.`
+the budget refuses, retrying stops. The URL: rediss:// for TLS (with
+ca_file=PEM to trust a private authority, cert_file=PEM&key_file=PEM for
+a client certificate), user:password@ for AUTH or an ACL user,
+max_tokens=10, token_ratio=0.1, timeout=50ms (the wait for each retry
+decision), connect_timeout=1s (the wait for the first connection, which
+starts at once: decisions in the first second wait for it), flush=100ms,
+master_name=NAME for a Sentinel deployment (the host and addr=HOST:PORT
+being Sentinels), and go-redis's own (pool_size, dial_timeout, ...).
+
+Redis never fails the command. When it cannot be used (no answer in time,
+refused, wrong password, ACL denied, out of memory, a read-only replica,
+a key of another type), again says so once, naming the cause, and decides
+with a cautious budget of its own: it starts from the lower of the last
+level it saw in Redis and one retry's worth, so each again makes at most
+one retry until Redis is back (none if the shared budget was spent), and
+says so once when Redis can be used again.`
 
 // addBudgetFlag adds --budget to fs and returns where its URL goes ("" when
 // not given: the flag rejects an empty value).
@@ -61,18 +77,80 @@ func closeBudget(c io.Closer) {
 const budgetSpent = "not retrying: the --budget has too few tokens left"
 
 // openFleetBudget opens the fleet.Budget that url names. Its lines (Redis
-// not answering, and answering again) go to log without a time stamp, like
-// again's own lines.
+// cannot be used, and why; then can be used again) go to log without a
+// time stamp, like again's own lines.
 func openFleetBudget(url string, log io.Writer) (retry.Budget, io.Closer, error) {
+	b, err := fleet.OpenBudget(url, fleetLogger(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, b, nil
+}
+
+// fleetLogger is the logger of again's fleet budget and breaker stores:
+// their lines on log, without a time stamp. It also silences go-redis's
+// own logger, which would print a line for every failed dial of every
+// retry decision; the fleet's lines already say, once, why Redis cannot
+// be used. That logger is go-redis's global: it is set once, before the
+// first client is made, because again is the program and go-redis reads it
+// unguarded.
+func fleetLogger(log io.Writer) *slog.Logger {
+	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	noTime := func(_ []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey {
 			return slog.Attr{}
 		}
 		return a
 	}
-	b, err := fleet.OpenBudget(url, slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{ReplaceAttr: noTime})))
-	if err != nil {
-		return nil, nil, err
+	return slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{ReplaceAttr: noTime}))
+}
+
+var quietRedisOnce sync.Once
+
+// quietRedis is a go-redis logger that prints nothing.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+// breakerStoreHelp is the paragraph of fetch's help about --breaker-store.
+const breakerStoreHelp = `--breaker-store redis://HOST:PORT/DB?key=NAME puts a circuit breaker in
+front of each host, shared by every again fetch given the same Redis and
+key: once 3 attempts in a row to a host have failed (a network failure or
+a --retry-on status) in one of them, the host's breaker opens for all for
+up to 5 s (doubling after each failed probe, up to 1 min), attempts to it
+are not sent, and one probe for the whole fleet decides when it closes; a
+fetch waits for that probe like a Retry-After, or stops at once when it is
+further off than --max-retry-after or the --deadline. The URL takes the
+same TLS, password, timeout and connect_timeout options as --budget's.
+When Redis cannot be used, each fetch's breakers decide alone, with the
+same rules.`
+
+// addBreakerStoreFlag adds fetch's --breaker-store and returns where its
+// URL goes ("" when not given).
+func addBreakerStoreFlag(fs *pflag.FlagSet) *string {
+	url := ""
+	fs.Var(textFlag{s: &url, typ: "url"}, "breaker-store",
+		"share per-host circuit breakers through Redis: redis://HOST:PORT/DB?key=NAME")
+	return &url
+}
+
+// fetchBreaker is the rule of fetch's per-host breakers: a fetch makes a
+// handful of attempts, far fewer than a failure ratio's minimum of calls,
+// so a run of failures trips it.
+func fetchBreaker() breaker.Config { return breaker.Config{ConsecutiveFailures: 3} }
+
+// openBreakers returns the per-host breakers that --breaker-store shares,
+// and what closes their store, or nils when it was not given.
+func openBreakers(env *Env, url string) (*breaker.Group, io.Closer, error) {
+	if url == "" {
+		return nil, nil, nil
 	}
-	return b, b, nil
+	store, err := fleet.OpenBreakerStore(url, fleetLogger(env.Stderr))
+	if err != nil {
+		// As for --budget: the message has no password, and the URL is
+		// not repeated.
+		return nil, nil, Usagef("--breaker-store: %v", err)
+	}
+	g := &breaker.Group{Config: fetchBreaker(), Shared: func(host string) breaker.Shared { return store.Named(host) }}
+	return g, store, nil
 }

@@ -126,13 +126,38 @@ func TestBudgetUsageErrors(t *testing.T) {
 	wantUsageError(t, r, "again fetch: --budget: "+bad.Error())
 }
 
+// TestBudgetHelp: run's and fetch's help give the URL's options and say
+// what happens when Redis cannot be used; fetch's, its --breaker-store.
 func TestBudgetHelp(t *testing.T) {
-	for _, sub := range []string{"run", "fetch"} {
-		r := run(t, sub, "--help")
-		for _, want := range []string{"--budget url", "redis://HOST:PORT/DB?key=NAME"} {
+	common := []string{"--budget url", "redis://HOST:PORT/DB?key=NAME", "rediss://", "ca_file=", "user:password@",
+		"timeout=50ms", "connect_timeout=1s", "master_name=", "cannot be used", "wrong password", "out of memory",
+		"one retry until Redis is back", "can be used again"}
+	for _, tt := range []struct {
+		sub  string
+		want []string
+	}{
+		{"run", common},
+		{"fetch", append(common, "--breaker-store url", "--breaker-store redis://HOST:PORT/DB?key=NAME", "one probe for the whole fleet")},
+	} {
+		r := run(t, tt.sub, "--help")
+		for _, want := range tt.want {
 			if !strings.Contains(r.stdout, want) {
-				t.Errorf("again %s --help lacks %q", sub, want)
+				t.Errorf("again %s --help lacks %q", tt.sub, want)
 			}
+		}
+	}
+}
+
+// TestBreakerStoreUsageErrors: a --breaker-store URL that is not usable
+// is a usage error naming the flag and the fault, never the password.
+func TestBreakerStoreUsageErrors(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"redis://:hunter2@127.0.0.1:1/0", "again fetch: --breaker-store: fleet: a breaker store URL must name the breaker store with ?key=NAME"},
+		{"redis://:hunter2@127.0.0.1:1/0?key=k&max_tokens=3", "again fetch: --breaker-store: fleet: the breaker store URL's max_tokens is a budget's parameter"},
+	} {
+		r := run(t, "fetch", "--breaker-store", tt.url, "http://127.0.0.1:1/")
+		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, tt.want) || strings.Contains(r.stderr, "hunter2") {
+			t.Errorf("again fetch --breaker-store %q: exit %d, stderr %q; want %d and %q..., without the password", tt.url, r.code, r.stderr, ExitUsage, tt.want)
 		}
 	}
 }

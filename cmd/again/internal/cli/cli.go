@@ -27,7 +27,7 @@ type Env struct {
 	// closes it when it ends, which sends what the budget counted but has
 	// not sent yet), or an error saying what is wrong with the URL without
 	// repeating its password, reported as a usage error. log receives the
-	// budget's own lines (such as "Redis did not answer"). It must not wait
+	// budget's own lines (such as "Redis cannot be used"). It must not wait
 	// for the budget's server: one that does not answer makes the budget
 	// decide locally, never fails the command.
 	//

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
@@ -75,6 +76,8 @@ length and can be retried, a larger one is streamed once.
 
 ` + budgetHelp + `
 
+` + breakerStoreHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -116,6 +119,7 @@ signal N stops it.`,
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
 	f.curl.add(fs)
 	budgetURL := addBudgetFlag(fs)
+	breakerURL := addBreakerStoreFlag(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		in, err := pf.parseTimed()
@@ -133,6 +137,11 @@ signal N stops it.`,
 		}
 		tr.Base = rt
 		budget, closer, err := openBudget(env, *budgetURL)
+		var breakers *breaker.Group
+		var breakerCloser io.Closer
+		if err == nil {
+			breakers, breakerCloser, err = openBreakers(env, *breakerURL)
+		}
 		var out *output
 		if err == nil {
 			out, err = openOutput(f.output, env.Stdout)
@@ -142,10 +151,12 @@ signal N stops it.`,
 				req.Body.Close()
 			}
 			closeBudget(closer)
+			closeBudget(breakerCloser)
 			return err
 		}
 		defer closeBudget(closer)
-		tr.Budget = budget
+		defer closeBudget(breakerCloser)
+		tr.Budget, tr.Breakers = budget, breakers
 		ctx := cmd.Context()
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc

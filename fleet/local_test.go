@@ -1,0 +1,113 @@
+package fleet
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/retry"
+)
+
+// FuzzLocalBucket: the fallback bucket follows retry.TokenBucket's rule
+// exactly on any sequence of outcomes (from any level both can start at),
+// and from the fallback level it allows at most one retry before a
+// success.
+func FuzzLocalBucket(f *testing.F) {
+	f.Add(10.0, 0.1, []byte("FFFFFFSSSSSSSSSSFF"))
+	f.Add(3.0, 1.0, []byte("FSFSFFFF"))
+	f.Add(0.001, 0.001, []byte("FFSS"))
+	f.Fuzz(func(t *testing.T, maxTokens, ratio float64, seq []byte) {
+		capArg, err := milliTokens("MaxTokens", maxTokens, defaultMaxTokens)
+		if err != nil || capArg < 1 || capArg > 1e12 {
+			return
+		}
+		refund, err := milliTokens("TokenRatio", ratio, defaultTokenRatio)
+		if err != nil {
+			return
+		}
+		ref := &retry.TokenBucket{MaxTokens: float64(capArg) / milli, TokenRatio: float64(max(1, refund)) / milli}
+		l := newLocalBucket(capArg, max(1, refund))
+		for i, o := range seq {
+			if o%2 == 0 {
+				l.success()
+				ref.Success()
+				continue
+			}
+			if got, want := l.failure(), ref.Failure(); got != want {
+				t.Fatalf("cap %d refund %d, outcome %d of %q: failure() = %v, retry.TokenBucket says %v", capArg, refund, i, seq, got, want)
+			}
+		}
+		l.clamp()
+		allowed := 0
+		for range 3 {
+			if l.failure() {
+				allowed++
+			}
+		}
+		if allowed > 1 {
+			t.Fatalf("cap %d: %d retries from the fallback level, want at most 1", capArg, allowed)
+		}
+	})
+}
+
+// TestFallbackLevel: the rule a fleet relies on when Redis goes away. A
+// process that never reached Redis gets one retry, and another only after
+// its own successes refill its bucket (twenty at the default ratio); one that
+// last saw the shared bucket spent gets none; one that saw it full gets
+// one, not a full bucket's four.
+func TestFallbackLevel(t *testing.T) {
+	closed := func(t *testing.T) *Budget {
+		b, err := OpenBudget("redis://127.0.0.1:1/0?key=k&connect_timeout=200ms&flush=1h", discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		return b
+	}
+	t.Run("never reached", func(t *testing.T) {
+		b := closed(t)
+		if got := []bool{b.Failure(), b.Failure()}; !got[0] || got[1] {
+			t.Fatalf("decisions = %v, want one retry then none", got)
+		}
+		// 4.001 tokens left: 20 successes make 6.001, one more retry.
+		for range 20 {
+			b.Success()
+		}
+		if got := []bool{b.Failure(), b.Failure()}; !got[0] || got[1] {
+			t.Fatalf("after 20 successes: decisions = %v, want one retry then none", got)
+		}
+	})
+	for _, tt := range []struct {
+		name    string
+		used    int // shared failures before Redis goes away
+		retries int
+	}{{"saw it spent", 5, 0}, {"saw it full", 0, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServer(t)
+			b := newTestBudget(t, BudgetConfig{Client: s.client(nil), Timeout: 200 * time.Millisecond, ConnectTimeout: 200 * time.Millisecond, FlushInterval: time.Hour, Logger: discard()})
+			for range tt.used {
+				b.Failure()
+			}
+			if tt.used == 0 {
+				// The warm-up read the full level.
+				if got, _ := b.SharedTokens(context.Background()); got != 10 {
+					t.Fatalf("SharedTokens = %v, want 10", got)
+				}
+			}
+			s.Kill()
+			got := 0
+			for range 5 {
+				if b.Failure() {
+					got++
+				}
+			}
+			if b.Shared() || got != tt.retries {
+				t.Errorf("with Redis killed: %d retries allowed (shared %v), want %d, local", got, b.Shared(), tt.retries)
+			}
+		})
+	}
+}
+
+// discard is a logger that drops everything.
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,126 @@
+// Package otelagain reports what the again toolkit does to OpenTelemetry:
+// metrics of retries, budgets and breakers, and one span per physical
+// HTTP attempt. It plugs into the hooks of packages retry, retryhttp and
+// breaker, which themselves never depend on OpenTelemetry.
+//
+// # Quick start
+//
+// One line instruments an HTTP client: its retries, its budget, its
+// breakers and its attempts' spans, on the global providers (or those
+// given to New with WithMeterProvider and WithTracerProvider):
+//
+//	client := &http.Client{Transport: otelagain.New().Transport("api", &retryhttp.Transport{Policy: p})}
+//
+// For retry.Do, Run and NewLoop, the option of Telemetry.Retry:
+//
+//	tel := otelagain.New()
+//	dbRetry := tel.Retry("db") // once, then in every call:
+//	conn, err := retry.Do(ctx, backoff.Default(), connect, dbRetry)
+//
+// Budget wraps a budget (a retry.TokenBucket or a fleet.Budget) to count
+// its refusals and report its tokens; Group and Breaker instrument
+// breakers. Transport does both for the Transport's own Budget and
+// Breakers.
+//
+// # Metrics
+//
+// No semantic convention covers retries, budgets or breakers yet; the
+// names follow OpenTelemetry's naming rules under the again. namespace,
+// and gRPC's A96 retry metrics (grpc.client.call.retries, .retry_delay)
+// where they apply, with A96's buckets. Every attribute set is made once,
+// when the instrumented thing is (Retry, Transport, Budget, a Group's key),
+// so that recording allocates nothing.
+//
+// Per call (retry.Do, Run, a Loop's call, one RoundTrip of Transport), with
+// the attributes again.retry.name (the name given) and again.retry.reason:
+//
+//	again.retry.calls           Counter    {call}     calls that ended
+//	again.retry.attempts        Histogram  {attempt}  attempts per call, buckets 1, 2, 3, 4, 5
+//	again.retry.retries         Histogram  {retry}    retries per call, buckets 1, 2, 3, 4, 5;
+//	                                                  as in A96, a call without retries records none
+//	again.retry.wait.duration   Histogram  s          each wait between attempts (again.retry.name only),
+//	                                                  gRPC's latency buckets (0 to 100 s)
+//
+// again.retry.reason is why the call stopped: success; one of the
+// retry.Err* reasons, as exhausted, permanent, deadline, canceled,
+// retry_after_too_long or budget; not_replayable (retryhttp would not send
+// the request again: see retryhttp.ErrNotReplayable); or other (an error
+// that is not retrying's, or a reason this version does not know).
+//
+// Per budget (Budget, or a Transport's Budget), with again.budget.name:
+//
+//	again.budget.rejections     Counter        {retry}  retries the budget refused
+//	again.budget.tokens         Gauge (async)  {token}  tokens left, read at each collection
+//
+// Per breaker (Breaker), or per key of a Group (Group, or a Transport's
+// Breakers), with again.breaker.name and, for a Group, again.breaker.key:
+//
+//	again.breaker.state         Gauge (async)  {state}       1 for the state the breaker is in, 0 for
+//	                                                         the others, with again.breaker.state
+//	                                                         (closed, open, half_open, isolated)
+//	again.breaker.transitions   Counter        {transition}  state changes, with again.breaker.from
+//	                                                         and again.breaker.to (states as above)
+//	again.breaker.rejections    Counter        {call}        calls rejected, with again.breaker.state,
+//	                                                         the state that rejected them
+//
+// The state is read from the breaker when the metrics are collected
+// (Breaker.State), not remembered from its last transition.
+//
+// # Cardinality
+//
+// Every attribute value comes from a bounded set: the names the program
+// gives, the reasons and states above, and a Group's keys. A Group never
+// forgets a key, and retryhttp keys its breakers by host: a client that
+// calls an unbounded set of hosts should set retryhttp.Transport.BreakerKey
+// to map them onto a bounded one (the API's name, or "other"), which caps
+// the breaker series at 4 states + 16 transitions + 3 rejections per key.
+// The SDK's own cardinality limit (sdk/metric's WithCardinalityLimit,
+// 2000 per instrument by default) is the last guard: series beyond it
+// fold into one marked otel.metric.overflow.
+//
+// # Traces
+//
+// Transport makes one span per physical attempt, following the stable
+// HTTP client conventions: kind CLIENT, named after the method, a child of
+// the span in the request's context (the caller's), with
+// http.request.method, url.full (credentials and query values replaced by
+// REDACTED), server.address, server.port, http.response.status_code,
+// error.type, and http.request.resend_count (1 for the first retry, 2 for
+// the next, ...) on every attempt but the first. The attempt's context is
+// injected into its headers with the propagator (WithPropagators, or the
+// global one). An attempt rejected by a breaker sends nothing and has no
+// span.
+//
+// An attempt that is retried gets the event again.retry.wait, with
+// again.retry.wait.duration (seconds) and, when the server asked for the
+// wait, again.retry.hint_header. The span of the attempt that ends the
+// call gets, when the call gave up, the status Error with the reason's
+// message and the attribute again.retry.reason. A span with a response
+// ends when the response's body is read to its end or closed (retryhttp
+// closes those it retries; the final one is the caller's to close, as
+// always with net/http), a span without one when its fate is known.
+//
+// # With otelhttp
+//
+// Transport's spans are those otelhttp.NewTransport would make for each
+// attempt, plus the resend count and the retry events: do not also give
+// the retryhttp.Transport an otelhttp.Transport as its Base, or every
+// attempt has two nested CLIENT spans. To keep otelhttp for a span (and
+// its http.client.* metrics) of the logical request, wrap it around, as an
+// INTERNAL span, which is the shape the conventions draw for retries (a
+// logical span whose children are the attempts' CLIENT spans):
+//
+//	rt := otelhttp.NewTransport(tel.Transport("api", &retryhttp.Transport{Policy: p}),
+//		otelhttp.WithSpanOptions(trace.WithSpanKind(trace.SpanKindInternal)))
+//
+// Two traps of otelhttp do not arise here: otelhttp ends a span only when
+// its response's body is closed (opentelemetry-go-contrib#8258), and
+// retryhttp closes every response it discards; and otelhttp wraps the
+// request's GetBody (#8524), which retryhttp calls for every attempt after
+// the first, so that each attempt sends the whole body. The tests check
+// both.
+//
+// Without otelagain, retryhttp.Transport{Base: otelhttp.NewTransport(nil)}
+// gives one span per attempt too, but without http.request.resend_count
+// nor the retry events.
+package otelagain

@@ -75,5 +75,6 @@
 // each retry.
 //
 // Everything runs on the calling goroutine; the package starts no
-// goroutines and keeps no global state.
+// goroutines and keeps no global state. Hedging, which sends a copy of a
+// slow attempt and so needs goroutines, is package hedge, built on Loop.
 package retry

@@ -188,3 +188,22 @@ func budgetOf(opts []Option) (Budget, Observer) {
 	}
 	return b, ob
 }
+
+// Retryable reports whether a Loop made with opts would retry err, judging
+// by the error alone: false for an error wrapped with Permanent and for one
+// that the classifier of WithClassifier rejects, true for any other non-nil
+// error. It does not look at the attempts, the Budget or a context. Code
+// that runs attempts concurrently (package hedge) calls it to decide, as
+// the loop would, whether a failed attempt is worth another one at once.
+func Retryable(err error, opts ...Option) bool {
+	if err == nil || inspect(err).permanent {
+		return false
+	}
+	var classifier func(error) bool
+	for _, o := range opts {
+		if o.kind == optClassifier {
+			classifier, _ = o.v.(func(error) bool)
+		}
+	}
+	return classifier == nil || classifier(err)
+}

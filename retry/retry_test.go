@@ -577,3 +577,30 @@ func TestZeroOption(t *testing.T) {
 		t.Errorf("with a zero Option: %d attempts, %v; want 2, exhausted", n, err)
 	}
 }
+
+func TestRetryable(t *testing.T) {
+	errBad := errors.New("bad request")
+	classify := retry.WithClassifier(func(err error) bool { return !errors.Is(err, errBad) })
+	tests := []struct {
+		name string
+		err  error
+		opts []retry.Option
+		want bool
+	}{
+		{"nil", nil, nil, false},
+		{"plain", errFlaky, nil, true},
+		{"permanent", retry.Permanent(errFlaky), nil, false},
+		{"permanent, wrapped", fmt.Errorf("get: %w", retry.Permanent(errFlaky)), nil, false},
+		{"hinted", retry.After(time.Second, errFlaky), nil, true},
+		{"classifier accepts", errFlaky, []retry.Option{classify}, true},
+		{"classifier rejects", errBad, []retry.Option{classify}, false},
+		{"the later classifier wins", errBad, []retry.Option{classify, retry.WithClassifier(nil)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := retry.Retryable(tt.err, tt.opts...); got != tt.want {
+				t.Errorf("Retryable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,250 @@
+package hedge
+
+import (
+	"context"
+	"time"
+
+	"github.com/again-go/again/retry"
+)
+
+// Call is one attempt for Attempt to make, hedged: what to run, and how to
+// judge and release its results. Only Op is required.
+type Call[T any] struct {
+	// Key selects the latency window (and the Allow answer): usually the
+	// host or the method called.
+	Key string
+	// Attempt is the number of the retry loop's attempt, from 1, for the
+	// events; zero reads as 1.
+	Attempt int
+	// Op makes one copy of the attempt: hedge is 0 for the first, n for the
+	// n-th hedge. It runs on a goroutine of its own and must return soon
+	// after ctx is done: the attempt waits for every copy it started.
+	Op func(ctx context.Context, hedge int) (T, error)
+	// Retryable judges a failed copy: true sends the next hedge at once (if
+	// the Hedger allows one), false ends the attempt with that error. Nil
+	// means retry.Retryable with no options: every error but a Permanent
+	// one.
+	Retryable func(error) bool
+	// Discard, if not nil, releases the value of a copy that succeeded but
+	// lost (an HTTP response to drain and close). It runs on the calling
+	// goroutine.
+	Discard func(T)
+	// KeepWinner leaves the winning copy's context alive when Attempt
+	// returns, for a result that is still being read (an HTTP response
+	// body); Result.Release then ends it. Without KeepWinner every copy's
+	// context is done when Attempt returns.
+	KeepWinner bool
+}
+
+// Result is what Attempt returns.
+type Result[T any] struct {
+	// Value is the winner's value; the zero T if no copy succeeded.
+	Value T
+	// Err is nil if a copy succeeded. Otherwise it is the error of the
+	// attempt: the first error that Call.Retryable rejected, or else the
+	// first that carried a wait hint (retry.RetryAfter), or else the last.
+	Err error
+	// Winner is which copy succeeded (0 the first, n the n-th hedge), or -1.
+	Winner int
+	// Hedges is how many hedges were sent.
+	Hedges int
+	// Release ends the winner's context, when Call.KeepWinner is set; it is
+	// never nil and may be called more than once.
+	Release context.CancelFunc
+}
+
+// copyResult is what a copy sends back.
+type copyResult[T any] struct {
+	hedge int
+	v     T
+	err   error
+	took  time.Duration
+}
+
+func noRelease() {}
+
+// Attempt makes one attempt of c.Op, hedged by h: the first copy at once;
+// a hedge when the delay passes with no answer (h.Delay), and another
+// after each further delay, up to h.MaxHedges; a hedge at once when a copy
+// fails with an error that c.Retryable accepts. The first copy that
+// succeeds wins: the others' contexts are canceled, and Attempt returns
+// once every copy it started has returned, so no goroutine outlives it.
+//
+// Hedging stops, while the copies already sent run on, when h.Allow or
+// h.Budget refuses a hedge, or when a copy fails with a wait hint (server
+// pushback: it would meet the same answer) or with an error whose
+// Rejected() method is true (a breaker refused it). A copy failing with an
+// error c.Retryable rejects ends the attempt with that error at once, as
+// does the end of ctx.
+//
+// When the key is not hedged (h.Delay is false), Attempt runs c.Op on the
+// calling goroutine and starts none.
+//
+// Attempt does not validate h; Do does.
+func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
+	delay, on := h.Delay(c.Key)
+	if !on {
+		start := time.Now()
+		v, err := c.Op(ctx, 0)
+		r := Result[T]{Value: v, Err: err, Winner: -1, Release: noRelease}
+		if err == nil {
+			r.Winner = 0
+			h.succeeded(c.Key, time.Since(start))
+		}
+		return r
+	}
+	return race(ctx, h, c, delay)
+}
+
+// race is Attempt with hedging on. The calling goroutine coordinates: it
+// alone starts copies, reads their results and calls the hooks, so that
+// the state below needs no lock.
+func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
+	limit := 1 + h.hedges()
+	// Unbuffered: the coordinator reads every copy's answer before it
+	// returns, and an unbuffered channel is one allocation, not two.
+	results := make(chan copyResult[T])
+	var cancelBuf [4]context.CancelFunc
+	cancels := cancelBuf[:0]
+	start := time.Now()
+	launch := func(n int) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancels = append(cancels, cancel)
+		go func() {
+			began := time.Now()
+			v, err := c.Op(cctx, n)
+			results <- copyResult[T]{n, v, err, time.Since(began)}
+		}()
+	}
+	retryable := c.Retryable
+	if retryable == nil {
+		retryable = func(err error) bool { return retry.Retryable(err) }
+	}
+	attempt := max(c.Attempt, 1)
+
+	r := Result[T]{Winner: -1, Release: noRelease}
+	var hinted, last error
+	done := false   // a winner, or an error that ends the attempt
+	hedging := true // more hedges may be sent
+	inflight := 1
+	launch(0)
+	timer := h.timer(delay)
+	defer h.timers.Put(timer)
+	defer timer.Stop()
+	tick := timer.C
+
+	// hedge sends the next hedge, if the Hedger allows it, and reports
+	// whether it did. cause is the failure that asked for it, or nil.
+	hedge := func(cause error) bool {
+		if !hedging || done || len(cancels) >= limit {
+			hedging = false
+			return false
+		}
+		if h.Allow != nil && !h.Allow(c.Key) || h.Budget != nil && !h.Budget.Failure() {
+			hedging = false
+			return false
+		}
+		n := len(cancels)
+		r.Hedges++
+		if h.OnHedge != nil {
+			h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: n, Delay: time.Since(start), Err: cause})
+		}
+		launch(n)
+		inflight++
+		return true
+	}
+	// finish ends the attempt: every copy but keep is canceled.
+	finish := func(keep int) {
+		done, hedging = true, false
+		tick = nil
+		for i, cancel := range cancels {
+			if i != keep {
+				cancel()
+			}
+		}
+	}
+
+	for inflight > 0 {
+		select {
+		case <-tick:
+			if hedge(nil) {
+				timer.Reset(delay)
+			} else {
+				tick = nil
+			}
+		case cr := <-results:
+			inflight--
+			switch {
+			case done:
+				// A loser. One that began before the winner ran longer
+				// than the winner's whole attempt: its latency, cut short,
+				// is a lower bound of what it would have taken, and
+				// observing it keeps the quantile from drifting down as
+				// hedges win.
+				if cr.err == nil {
+					if c.Discard != nil {
+						c.Discard(cr.v)
+					}
+				} else if cr.hedge < r.Winner && ctx.Err() == nil {
+					h.Observe(c.Key, cr.took)
+				}
+			case cr.err == nil:
+				r.Value, r.Winner = cr.v, cr.hedge
+				finish(cr.hedge)
+				h.succeeded(c.Key, cr.took)
+				if cr.hedge > 0 && h.OnHedge != nil {
+					h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: cr.hedge, Delay: time.Since(start), Won: true})
+				}
+			case ctx.Err() != nil || !retryable(cr.err):
+				r.Err = cr.err
+				finish(-1)
+			default:
+				last = cr.err
+				if _, ok := retry.RetryAfter(cr.err); ok || retry.IsRejected(cr.err) {
+					hedging = false
+					tick = nil
+					if hinted == nil {
+						hinted = cr.err
+					}
+				}
+				if hedge(cr.err) {
+					timer.Reset(delay)
+					tick = timer.C
+				}
+			}
+		}
+	}
+	switch {
+	case r.Winner >= 0:
+		if c.KeepWinner {
+			r.Release = cancels[r.Winner]
+		} else {
+			cancels[r.Winner]()
+		}
+	case r.Err == nil && hinted != nil:
+		r.Err = hinted
+	case r.Err == nil:
+		r.Err = last
+	}
+	return r
+}
+
+// timer returns a timer that fires after d, reused from an earlier attempt
+// if one is free. Since Go 1.23 a stopped timer's channel holds no stale
+// value, so a timer is safe to reuse once stopped.
+func (h *Hedger) timer(d time.Duration) *time.Timer {
+	if t, ok := h.timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// succeeded records a successful attempt: its latency feeds key's window,
+// and the Budget is refunded.
+func (h *Hedger) succeeded(key string, took time.Duration) {
+	h.Observe(key, took)
+	if h.Budget != nil {
+		h.Budget.Success()
+	}
+}

@@ -19,7 +19,7 @@
 //
 // Budget wraps a budget (a retry.TokenBucket or a fleet.Budget) to count
 // its refusals and report its tokens; Group and Breaker instrument
-// breakers. Transport does both for the Transport's own Budget and
+// breakers; Hedger counts the hedges of a hedge.Hedger. Transport does both for the Transport's own Budget and
 // Breakers.
 //
 // # Metrics
@@ -46,6 +46,14 @@
 // retry_after_too_long or budget; not_replayable (retryhttp would not send
 // the request again: see retryhttp.ErrNotReplayable); or other (an error
 // that is not retrying's, or a reason this version does not know).
+//
+// Per hedge.Hedger (Hedger), with again.hedge.name:
+//
+//	again.hedge.sent            Counter    {hedge}    hedges sent (copies of an attempt beyond the first)
+//	again.hedge.won             Counter    {hedge}    hedges whose answer was their attempt's
+//
+// Their ratio is the share of hedges that paid off; again.hedge.sent
+// against again.retry.attempts is the extra load hedging costs.
 //
 // Per budget (Budget, or a Transport's Budget), with again.budget.name:
 //

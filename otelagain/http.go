@@ -83,7 +83,7 @@ type httpTransport struct {
 }
 
 func (h *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	st := &callState{}
+	st := &callState{ctx: req.Context()}
 	ctx := context.WithValue(req.Context(), stateKey{}, st)
 	resp, err := h.rt.RoundTrip(req.WithContext(ctx))
 	attempts, r, why := st.outcome(err)
@@ -134,50 +134,56 @@ func stateOf(ctx context.Context) *callState {
 }
 
 // callState is what the attempts of one request share: their count, the
-// span of the latest one (still open until its retry, or the call's end,
-// says how it ended), and the end the hooks reported.
+// span of the latest one to return (which gets the wait event or the
+// call's end), the spans of failed attempts that end once their fate is
+// known, and the end the hooks reported. Attempts may run at once
+// (hedges), so it has a lock.
 type callState struct {
+	ctx      context.Context // the caller's
 	mu       sync.Mutex
-	started  int        // physical attempts started
-	last     trace.Span // the latest attempt's span, nil once handed on
-	lastOpen bool       // last must be ended here (a failed attempt without a body)
-	ended    bool       // a hook reported the end
-	attempts int        // the attempts the hook reported
-	reason   error      // its reason (OnGiveUp), nil for OnSuccess
+	started  int          // physical attempts started
+	last     trace.Span   // the latest attempt to return, nil once told its fate
+	held     []trace.Span // failed attempts' spans, not ended yet
+	ended    bool         // a hook reported the end
+	attempts int          // the attempts the hook reported
+	reason   error        // its reason (OnGiveUp), nil for OnSuccess
 }
 
-// begin counts an attempt and returns its number, from 1. A span still
-// held from the previous attempt ends now.
+// begin counts an attempt and returns its number, from 1.
 func (st *callState) begin() int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.last != nil && st.lastOpen {
-		st.last.End()
-	}
-	st.last, st.lastOpen = nil, false
 	st.started++
 	return st.started
 }
 
-// attempted keeps the span of the attempt that just returned; open says
-// that nothing else will end it.
-func (st *callState) attempted(span trace.Span, open bool) {
+// attempted keeps the span of the attempt that just returned; held says
+// that nothing else will end it (a failure, without a body to close).
+func (st *callState) attempted(span trace.Span, held bool) {
 	st.mu.Lock()
-	st.last, st.lastOpen = span, open
+	st.last = span
+	if held {
+		st.held = append(st.held, span)
+	}
 	st.mu.Unlock()
+}
+
+// endHeld ends the held spans. Called with st.mu held.
+func (st *callState) endHeld() {
+	for _, sp := range st.held {
+		sp.End()
+	}
+	st.held = st.held[:0]
 }
 
 func (st *callState) retrying(opt trace.EventOption) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.last == nil {
-		return
+	if st.last != nil {
+		st.last.AddEvent(WaitEventName, opt)
 	}
-	st.last.AddEvent(WaitEventName, opt)
-	if st.lastOpen {
-		st.last.End()
-	}
-	st.last, st.lastOpen = nil, false
+	st.last = nil
+	st.endHeld()
 }
 
 func (st *callState) setEnd(attempts int, reason error) {
@@ -218,17 +224,12 @@ func (st *callState) outcome(err error) (int, reason, string) {
 func (st *callState) finish(r reason, why string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.last == nil {
-		return
-	}
-	if r != reasonSuccess {
+	if st.last != nil && r != reasonSuccess {
 		st.last.SetAttributes(RetryReasonKey.String(reasonNames[r]))
 		st.last.SetStatus(codes.Error, why)
 	}
-	if st.lastOpen {
-		st.last.End()
-	}
-	st.last, st.lastOpen = nil, false
+	st.last = nil
+	st.endHeld()
 }
 
 // attemptTransport sends one physical attempt inside its CLIENT span.
@@ -267,6 +268,14 @@ func (a *attemptTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	a.t.prop.Inject(ctx, propagation.HeaderCarrier(r.Header))
 	resp, err := a.next.RoundTrip(r)
 	if err != nil {
+		if st != nil && st.ctx.Err() == nil && errors.Is(context.Cause(ctx), context.Canceled) {
+			// Canceled by the Transport, not the caller: a hedge that
+			// lost. Its fate is known now.
+			span.SetAttributes(semconv.ErrorTypeKey.String("canceled"))
+			span.SetStatus(codes.Error, "canceled: another attempt answered first")
+			span.End()
+			return resp, err
+		}
 		span.SetAttributes(semconv.ErrorType(err))
 		span.SetStatus(codes.Error, err.Error())
 		if st == nil {

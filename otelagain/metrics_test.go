@@ -3,12 +3,14 @@ package otelagain_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 )
 
@@ -181,4 +183,34 @@ func TestBreakerMetrics(t *testing.T) {
 	if _, err := s.tel.Breaker("bad", breaker.Config{FailureRatio: 2}); !errors.Is(err, breaker.ErrConfig) {
 		t.Errorf("Breaker with an invalid Config: %v, want ErrConfig", err)
 	}
+}
+
+// TestHedgeMetrics checks the hedges sent and won, for attempts whose
+// first copy is slow and whose hedge answers at once.
+func TestHedgeMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSDK(t)
+		var own int
+		h := &hedge.Hedger{After: time.Millisecond, OnHedge: func(hedge.Event) { own++ }}
+		s.tel.Hedger("users", h)
+		for range 3 {
+			var copies atomic.Int32
+			_, err := hedge.Do(t.Context(), backoff.Policy{Retries: -1}, h, "k", func(ctx context.Context) (int, error) {
+				if copies.Add(1) == 1 {
+					<-ctx.Done() // the first copy is slow: the hedge wins
+					return 0, ctx.Err()
+				}
+				return 1, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sent, won := show(s.points(t, "again.hedge.sent")), show(s.points(t, "again.hedge.won")); sent != "{again.hedge.name=users}=3" || won != "{again.hedge.name=users}=3" {
+			t.Errorf("again.hedge.sent = %s, again.hedge.won = %s; want 3 each", sent, won)
+		}
+		if own != 6 {
+			t.Errorf("the Hedger's own OnHedge saw %d events, want 6", own)
+		}
+	})
 }

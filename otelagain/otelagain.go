@@ -32,6 +32,9 @@ type Telemetry struct {
 	retries  metric.Int64Histogram
 	waits    metric.Float64Histogram
 
+	hedgesSent metric.Int64Counter
+	hedgesWon  metric.Int64Counter
+
 	budgetRejections metric.Int64Counter
 	tokens           metric.Float64ObservableGauge
 
@@ -131,6 +134,12 @@ func New(opts ...Option) *Telemetry {
 	t.waits, err = m.Float64Histogram("again.retry.wait.duration", metric.WithUnit("s"),
 		metric.WithDescription("Each wait between two attempts of a call."), metric.WithExplicitBucketBoundaries(latencyBuckets...))
 	check(err)
+	t.hedgesSent, err = m.Int64Counter("again.hedge.sent", metric.WithUnit("{hedge}"),
+		metric.WithDescription("Hedges sent: copies of an attempt beyond the first."))
+	check(err)
+	t.hedgesWon, err = m.Int64Counter("again.hedge.won", metric.WithUnit("{hedge}"),
+		metric.WithDescription("Hedges whose answer was their attempt's."))
+	check(err)
 	t.budgetRejections, err = m.Int64Counter("again.budget.rejections", metric.WithUnit("{retry}"),
 		metric.WithDescription("Retries the budget refused."))
 	check(err)
@@ -183,6 +192,8 @@ const (
 	RetryNameKey = attribute.Key("again.retry.name")
 	// RetryReasonKey is why a call stopped: see the package doc.
 	RetryReasonKey = attribute.Key("again.retry.reason")
+	// HedgeNameKey names a hedge.Hedger: the name given to Hedger.
+	HedgeNameKey = attribute.Key("again.hedge.name")
 	// BudgetNameKey names a budget: the name given to Budget.
 	BudgetNameKey = attribute.Key("again.budget.name")
 	// BreakerNameKey names a breaker or a Group: the name given to

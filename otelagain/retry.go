@@ -60,6 +60,11 @@ func reasonOf(err error) reason {
 	return reasonOther
 }
 
+// Reason returns the again.retry.reason of a call that ended with err: nil
+// (success) or the *retry.Error that ended it (see the package doc for
+// the values).
+func Reason(err error) string { return reasonNames[reasonOf(err)] }
+
 // retryMetrics records the calls of one named operation, with its
 // attribute sets bound once, so that recording allocates nothing.
 type retryMetrics struct {

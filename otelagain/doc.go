@@ -34,12 +34,21 @@
 // Per call (retry.Do, Run, a Loop's call, one RoundTrip of Transport), with
 // the attributes again.retry.name (the name given) and again.retry.reason:
 //
-//	again.retry.calls           Counter    {call}     calls that ended
-//	again.retry.attempts        Histogram  {attempt}  attempts per call, buckets 1, 2, 3, 4, 5
-//	again.retry.retries         Histogram  {retry}    retries per call, buckets 1, 2, 3, 4, 5;
-//	                                                  as in A96, a call without retries records none
-//	again.retry.wait.duration   Histogram  s          each wait between attempts (again.retry.name only),
-//	                                                  gRPC's latency buckets (0 to 100 s)
+//	again.retry.calls           Counter (async)  {call}     calls that ended
+//	again.retry.attempts        Histogram        {attempt}  attempts per call that did not succeed at
+//	                                                        once, buckets 1, 2, 3, 4, 5
+//	again.retry.retries         Histogram        {retry}    retries per call that retried, buckets
+//	                                                        1, 2, 3, 4, 5 (as A96's)
+//	again.retry.wait.duration   Histogram        s          each wait between attempts (again.retry.name
+//	                                                        only), gRPC's latency buckets (0 to 100 s)
+//
+// A call that succeeds at its first attempt, the common case, is counted
+// in again.retry.calls and recorded in no histogram, as A96 records no
+// retries for a call without any: so it costs one atomic add, where
+// recording in a histogram of the SDK costs several times the call itself
+// (see BENCHMARKS.md). The attempts of every call are therefore the
+// histogram's, plus one per first-try success: again.retry.calls with
+// reason success, less the histogram's count with reason success.
 //
 // again.retry.reason is why the call stopped: success; one of the
 // retry.Err* reasons, as exhausted, permanent, deadline, canceled,

@@ -28,7 +28,7 @@ type sdk struct {
 	tel    *otelagain.Telemetry
 }
 
-func newSDK(t *testing.T) *sdk {
+func newSDK(t testing.TB) *sdk {
 	t.Helper()
 	s := &sdk{reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder()}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(s.reader))
@@ -45,7 +45,7 @@ func newSDK(t *testing.T) *sdk {
 // points returns every data point of the metric name now, each as its
 // attributes ("k=v,k=v", sorted) and its value: the sum of a counter, the
 // value of a gauge, or "count/sum" of a histogram.
-func (s *sdk) points(t *testing.T, name string) map[string]string {
+func (s *sdk) points(t testing.TB, name string) map[string]string {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := s.reader.Collect(context.Background(), &rm); err != nil {

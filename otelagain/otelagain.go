@@ -27,10 +27,10 @@ type Telemetry struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 
-	calls    metric.Int64Counter
-	attempts metric.Int64Histogram
-	retries  metric.Int64Histogram
-	waits    metric.Float64Histogram
+	calls       metric.Int64ObservableCounter
+	attempts    metric.Int64Histogram
+	retryCounts metric.Int64Histogram
+	waits       metric.Float64Histogram
 
 	hedgesSent metric.Int64Counter
 	hedgesWon  metric.Int64Counter
@@ -43,7 +43,8 @@ type Telemetry struct {
 	breakerRejections  metric.Int64Counter
 
 	mu      sync.Mutex
-	budgets map[string]retryBudget // observed by the tokens gauge, by name
+	retries map[string]*retryMetrics // by name
+	budgets map[string]retryBudget   // observed by the tokens gauge, by name
 	groups  map[string]*observedGroup
 }
 
@@ -112,6 +113,7 @@ func New(opts ...Option) *Telemetry {
 	t := &Telemetry{
 		tracer:  c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    c.prop,
+		retries: map[string]*retryMetrics{},
 		budgets: map[string]retryBudget{},
 		groups:  map[string]*observedGroup{},
 	}
@@ -122,13 +124,14 @@ func New(opts ...Option) *Telemetry {
 		}
 	}
 	var err error
-	t.calls, err = m.Int64Counter("again.retry.calls", metric.WithUnit("{call}"),
+	t.calls, err = m.Int64ObservableCounter("again.retry.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls that ended, by the reason they stopped."))
 	check(err)
 	t.attempts, err = m.Int64Histogram("again.retry.attempts", metric.WithUnit("{attempt}"),
-		metric.WithDescription("Attempts per call, the first included."), metric.WithExplicitBucketBoundaries(countBuckets...))
+		metric.WithDescription("Attempts per call, the first included, of calls that did not succeed at once."),
+		metric.WithExplicitBucketBoundaries(countBuckets...))
 	check(err)
-	t.retries, err = m.Int64Histogram("again.retry.retries", metric.WithUnit("{retry}"),
+	t.retryCounts, err = m.Int64Histogram("again.retry.retries", metric.WithUnit("{retry}"),
 		metric.WithDescription("Retries per call that retried at least once."), metric.WithExplicitBucketBoundaries(countBuckets...))
 	check(err)
 	t.waits, err = m.Float64Histogram("again.retry.wait.duration", metric.WithUnit("s"),
@@ -155,7 +158,7 @@ func New(opts ...Option) *Telemetry {
 	t.breakerRejections, err = m.Int64Counter("again.breaker.rejections", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls the breakers rejected."))
 	check(err)
-	_, err = m.RegisterCallback(t.observe, t.tokens, t.breakerState)
+	_, err = m.RegisterCallback(t.observe, t.calls, t.tokens, t.breakerState)
 	check(err)
 	for _, err := range errs {
 		otel.Handle(err)
@@ -163,10 +166,14 @@ func New(opts ...Option) *Telemetry {
 	return t
 }
 
-// observe reports the observable gauges: every budget's tokens and every
-// breaker's state, read now.
+// observe reports the observable instruments: the calls counted so far,
+// every budget's tokens and every breaker's state, read now.
 func (t *Telemetry) observe(ctx context.Context, o metric.Observer) error {
 	t.mu.Lock()
+	retries := make([]*retryMetrics, 0, len(t.retries))
+	for _, m := range t.retries {
+		retries = append(retries, m)
+	}
 	budgets := make([]retryBudget, 0, len(t.budgets))
 	for _, b := range t.budgets {
 		budgets = append(budgets, b)
@@ -176,6 +183,9 @@ func (t *Telemetry) observe(ctx context.Context, o metric.Observer) error {
 		groups = append(groups, g)
 	}
 	t.mu.Unlock()
+	for _, m := range retries {
+		m.observe(o, t.calls)
+	}
 	for _, b := range budgets {
 		b.observe(ctx, o, t.tokens)
 	}

@@ -3,6 +3,7 @@ package otelagain
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/again-go/again/retry"
@@ -71,6 +72,12 @@ type retryMetrics struct {
 	t        *Telemetry
 	byReason [numReasons]bound
 	name     bound
+	// calls counts the calls by reason, for the again.retry.calls
+	// observable counter: an atomic add is what a first-try success
+	// costs, where a synchronous instrument of the SDK costs several
+	// times the call itself.
+	calls    [numReasons]atomic.Int64
+	observed [numReasons][]metric.ObserveOption
 }
 
 // bound is one attribute set, as the options of each kind of instrument.
@@ -84,22 +91,45 @@ func bind(kvs ...attribute.KeyValue) bound {
 	return bound{add: []metric.AddOption{set}, rec: []metric.RecordOption{set}}
 }
 
+// retryMetrics returns the metrics of name, made on first use: the calls
+// of one name share their series however many Observers record them.
 func (t *Telemetry) retryMetrics(name string) *retryMetrics {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m := t.retries[name]; m != nil {
+		return m
+	}
 	m := &retryMetrics{t: t, name: bind(RetryNameKey.String(name))}
 	for r := range numReasons {
-		m.byReason[r] = bind(RetryNameKey.String(name), RetryReasonKey.String(reasonNames[r]))
+		kvs := []attribute.KeyValue{RetryNameKey.String(name), RetryReasonKey.String(reasonNames[r])}
+		m.byReason[r] = bind(kvs...)
+		m.observed[r] = []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(kvs...))}
 	}
+	t.retries[name] = m
 	return m
 }
 
-// end records a call that stopped for r after attempts attempts.
+// end records a call that stopped for r after attempts attempts. A
+// first-try success, the common case, only counts.
 func (m *retryMetrics) end(ctx context.Context, attempts int, r reason) {
+	m.calls[r].Add(1)
+	if r == reasonSuccess && attempts == 1 {
+		return
+	}
 	b := &m.byReason[r]
-	m.t.calls.Add(ctx, 1, b.add...)
 	m.t.attempts.Record(ctx, int64(attempts), b.rec...)
 	if attempts > 1 {
 		// As in A96, a call without retries records none.
-		m.t.retries.Record(ctx, int64(attempts-1), b.rec...)
+		m.t.retryCounts.Record(ctx, int64(attempts-1), b.rec...)
+	}
+}
+
+// observe reports the calls counted so far, by reason.
+func (m *retryMetrics) observe(o metric.Observer, c metric.Int64ObservableCounter) {
+	for r := range numReasons {
+		if n := m.calls[r].Load(); n > 0 {
+			o.ObserveInt64(c, n, m.observed[r]...)
+		}
 	}
 }
 

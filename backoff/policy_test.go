@@ -87,7 +87,7 @@ func TestZeroRule(t *testing.T) {
 		attempts int
 		delays   []time.Duration // Delay(1), Delay(2), ...
 	}{
-		// The two policies of issue 8: neither is a storm any more.
+		// Partial policies once meant retrying at once; neither is a storm now.
 		{"only Retries set", Policy{Retries: 5}, 6, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}},
 		{"only Max set", Policy{Max: 5 * time.Second}, 4, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},
 		{"zero", Policy{}, 4, []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}},

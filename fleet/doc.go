@@ -26,8 +26,8 @@
 // existing client, NewBudget takes it in a BudgetConfig (its
 // ContextTimeoutEnabled must be set).
 //
-// From a shell, the again command of this module (fleet/cmd/again: the
-// plain again plus --budget) shares the same bucket:
+// From a shell, the again command (go install
+// github.com/again-go/again/cmd/again@latest) shares the same bucket:
 //
 //	again run --deadline 1m --budget 'redis://redis:6379/0?key=db-wait' -- pg_isready -h db
 //

@@ -287,7 +287,7 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
-	// Issue 13 point 1: the worst case and the mean first, then the verdict
+	// The results come first: the worst case and the mean, then the verdict
 	// stating the gap, then the details.
 	t.Run("results first", func(t *testing.T) {
 		tb := newTab(t, bctx, origin)
@@ -952,7 +952,7 @@ func TestBrowser(t *testing.T) {
 			ga, _ := json.Marshal(a)
 			gb, _ := json.Marshal(b)
 			if string(ga) != string(gb) {
-				t.Errorf("inputs %v: the page (again.wasm) computed\n%.300s\nbut the Go code computes\n%.300s\n(run `go generate ./web`?)", in, ga, gb)
+				t.Errorf("inputs %v: the page (again.wasm) computed\n%.300s\nbut the Go code computes\n%.300s\n(run `go generate ./cmd/again/internal/web`?)", in, ga, gb)
 			}
 		}
 		// The downloads, for a few of them.
@@ -962,7 +962,7 @@ func TestBrowser(t *testing.T) {
 		for i, in := range some {
 			for j, format := range []string{"csv", "json"} {
 				if want := page.Export(in, format); files[i][j] != want {
-					t.Errorf("inputs %v: the page's %s download is\n%+.300v\nbut the Go code writes\n%+.300v\n(run `go generate ./web`?)", in, format, files[i][j], want)
+					t.Errorf("inputs %v: the page's %s download is\n%+.300v\nbut the Go code writes\n%+.300v\n(run `go generate ./cmd/again/internal/web`?)", in, format, files[i][j], want)
 				}
 			}
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // TestWasmUpToDate fails when the Go code compiled into static/again.wasm
-// changed after the last `go generate ./web`: the page would then compute
+// changed after the last `go generate ./cmd/again/internal/web`: the page would then compute
 // with old code and disagree with `again calc`.
 func TestWasmUpToDate(t *testing.T) {
 	want, err := srcsum.Sum(".", "./wasm")
@@ -28,7 +28,7 @@ func TestWasmUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(string(got)) != want {
-		t.Fatalf("static/again.wasm was built from other sources than the current ones (wasm.sum %s, sources %s); run `go generate ./web` and commit the result", strings.TrimSpace(string(got)), want)
+		t.Fatalf("static/again.wasm was built from other sources than the current ones (wasm.sum %s, sources %s); run `go generate ./cmd/again/internal/web` and commit the result", strings.TrimSpace(string(got)), want)
 	}
 }
 

@@ -10,7 +10,7 @@
 // strings (inputs is a JSON object keyed by flag name), then calls
 // globalThis.againReady and waits forever.
 //
-// Build it with `go generate ./web`, never by hand.
+// Build it with `go generate ./cmd/again/internal/web`, never by hand.
 package main
 
 import (

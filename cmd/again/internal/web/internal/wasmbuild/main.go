@@ -1,6 +1,6 @@
 // Command wasmbuild regenerates the page's WebAssembly: it builds ./wasm
 // into static/again.wasm, copies Go's wasm_exec.js next to it and records
-// the fingerprint of the sources in wasm.sum. `go generate ./web` runs it
+// the fingerprint of the sources in wasm.sum. `go generate ./cmd/again/internal/web` runs it
 // in the web directory.
 package main
 

@@ -108,6 +108,11 @@
 // global one). An attempt rejected by a breaker sends nothing and has no
 // span.
 //
+// Attempts of one request that run at once (hedges) are siblings under
+// the same parent; one that the Transport cancels because another
+// answered first ends at once with the status Error, the description
+// "canceled: another attempt answered first" and error.type canceled.
+//
 // An attempt that is retried gets the event again.retry.wait, with
 // again.retry.wait.duration (seconds) and, when the server asked for the
 // wait, again.retry.hint_header. The span of the attempt that ends the

@@ -25,6 +25,7 @@ var docImports = map[string]string{
 	"retryhttp": "github.com/again-go/again/retryhttp",
 	"breaker":   "github.com/again-go/again/breaker",
 	"fleet":     "github.com/again-go/again/fleet",
+	"otelagain": "github.com/again-go/again/otelagain",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",

@@ -124,25 +124,28 @@
 //
 // # With otelhttp
 //
-// Transport's spans are those otelhttp.NewTransport would make for each
-// attempt, plus the resend count and the retry events: do not also give
-// the retryhttp.Transport an otelhttp.Transport as its Base, or every
-// attempt has two nested CLIENT spans. To keep otelhttp for a span (and
-// its http.client.* metrics) of the logical request, wrap it around, as an
-// INTERNAL span, which is the shape the conventions draw for retries (a
-// logical span whose children are the attempts' CLIENT spans):
+// Transport's spans carry, for each attempt, the attributes of the HTTP
+// client conventions that otelhttp.NewTransport sets, plus the resend
+// count and the retry events: do not also give the retryhttp.Transport an
+// otelhttp.Transport as its Base, or every attempt has two nested CLIENT
+// spans. To keep otelhttp for the logical request (a span, and its
+// http.client.* metrics), wrap it around Transport and make its span
+// INTERNAL: the logical request is then a parent whose children are the
+// attempts' CLIENT spans, which is how the HTTP conventions describe
+// resends (the tests check this shape):
 //
 //	rt := otelhttp.NewTransport(tel.Transport("api", &retryhttp.Transport{Policy: p}),
 //		otelhttp.WithSpanOptions(trace.WithSpanKind(trace.SpanKindInternal)))
 //
-// Two traps of otelhttp do not arise here: otelhttp ends a span only when
-// its response's body is closed (opentelemetry-go-contrib#8258), and
-// retryhttp closes every response it discards; and otelhttp wraps the
-// request's GetBody (#8524), which retryhttp calls for every attempt after
-// the first, so that each attempt sends the whole body. The tests check
-// both.
+// Two traps of otelhttp do not arise with retryhttp, and the tests check
+// both: otelhttp ends its span only when the response's body is read to
+// its end or closed, so a response discarded unclosed leaves it open
+// (opentelemetry-go-contrib#8258), but retryhttp drains and closes every
+// response it does not return; and otelhttp replaces the request's
+// GetBody with its own (#8524), which retryhttp calls for each attempt
+// after the first, and each attempt still sends the whole body.
 //
 // Without otelagain, retryhttp.Transport{Base: otelhttp.NewTransport(nil)}
-// gives one span per attempt too, but without http.request.resend_count
-// nor the retry events.
+// also gives one CLIENT span per attempt under the caller's, all ended,
+// but without http.request.resend_count nor the retry events.
 package otelagain

@@ -409,7 +409,9 @@ func redactedURL(r *http.Request) string {
 			}
 			k, _, ok := strings.Cut(kv, "=")
 			if !ok {
-				b.WriteString("REDACTED")
+				if kv != "" {
+					b.WriteString("REDACTED") // a bare item is all value, as far as can be told
+				}
 				continue
 			}
 			b.WriteString(k)

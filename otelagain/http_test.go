@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -180,4 +182,34 @@ func TestTransportGiveUp(t *testing.T) {
 			t.Errorf("the first failed attempt has %d events, want its wait", waits)
 		}
 	})
+}
+
+// TestTransportOneLine checks what the quick start's one line promises:
+// the Transport's own Budget and Breakers report their metrics too, under
+// the Transport's name, with the host as the breaker's key.
+func TestTransportOneLine(t *testing.T) {
+	s := newSDK(t)
+	srv := newServer(t, 503)
+	rt := s.tel.Transport("api", &retryhttp.Transport{Policy: fast, Budget: &retry.TokenBucket{},
+		Breakers: &breaker.Group{Config: breaker.Config{ConsecutiveFailures: 6, MinCalls: 100}}})
+	for range 2 {
+		if _, resp, err := get(t, s, rt, srv.URL); err == nil {
+			resp.Body.Close()
+		}
+	}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	// 10 tokens: the first call's 3 failures leave 7 (it ends exhausted),
+	// the second's leave 6, then 5, no more than half: refused.
+	if got := show(s.points(t, "again.budget.rejections")); got != "{again.budget.name=api}=1" {
+		t.Errorf("again.budget.rejections = %s, want 1", got)
+	}
+	if got := s.points(t, "again.budget.tokens")["again.budget.name=api"]; got != "5" {
+		t.Errorf("again.budget.tokens = %q, want 5", got)
+	}
+	if got := s.points(t, "again.breaker.state")["again.breaker.key="+host+",again.breaker.name=api,again.breaker.state=closed"]; got != "1" {
+		t.Errorf("again.breaker.state{%s, closed} = %q, want 1 (all: %s)", host, got, show(s.points(t, "again.breaker.state")))
+	}
+	if got := show(s.points(t, "again.retry.calls")); got != "{again.retry.name=api,again.retry.reason=budget}=1 {again.retry.name=api,again.retry.reason=exhausted}=1" {
+		t.Errorf("again.retry.calls = %s", got)
+	}
 }

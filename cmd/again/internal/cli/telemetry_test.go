@@ -291,3 +291,40 @@ func TestCLITelemetryUsage(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and one line naming the variable", code, stderr.String())
 	}
 }
+
+// FuzzExportsWanted checks the OTEL_* reading on any values: an error
+// exactly when a value is not one again accepts, and otherwise traces
+// exported exactly when asked for by name or by an endpoint.
+func FuzzExportsWanted(f *testing.F) {
+	f.Add("", "", "", "")
+	f.Add("otlp", "none", "http/protobuf", "http://127.0.0.1:4318")
+	f.Add(" otlp ", "zipkin", "grpc", "")
+	f.Fuzz(func(t *testing.T, tracesExp, metricsExp, protocol, endpoint string) {
+		vars := map[string]string{"OTEL_TRACES_EXPORTER": tracesExp, "OTEL_METRICS_EXPORTER": metricsExp,
+			"OTEL_EXPORTER_OTLP_PROTOCOL": protocol, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+		traces, _, err := exportsWanted(func(k string) string { return vars[k] })
+		accepted := func(v string, ok ...string) bool {
+			for _, o := range ok {
+				if strings.TrimSpace(v) == o {
+					return true
+				}
+			}
+			return false
+		}
+		valid := accepted(tracesExp, "", "otlp", "none") && accepted(metricsExp, "", "otlp", "none") &&
+			accepted(protocol, "", "http/protobuf", "http/json")
+		if (err == nil) != valid {
+			t.Fatalf("exportsWanted(%q, %q, %q) error = %v, want an error: %v", tracesExp, metricsExp, protocol, err, !valid)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "again exports") {
+				t.Fatalf("error %q does not say what is accepted", err)
+			}
+			return
+		}
+		want := strings.TrimSpace(tracesExp) == "otlp" || strings.TrimSpace(tracesExp) == "" && endpoint != ""
+		if traces != want {
+			t.Fatalf("traces = %v for OTEL_TRACES_EXPORTER=%q and endpoint %q, want %v", traces, tracesExp, endpoint, want)
+		}
+	})
+}

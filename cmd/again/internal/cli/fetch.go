@@ -151,7 +151,7 @@ signal N stops it.`,
 			closeBudget(closer)
 			return err
 		}
-		defer closeBudget(closer)
+		defer closeBudget(tel.beforeClose(closer))
 		tr.Budget = budget
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc

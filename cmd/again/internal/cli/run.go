@@ -136,7 +136,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 		if err != nil {
 			return err
 		}
-		defer closeBudget(closer)
+		defer closeBudget(tel.beforeClose(closer))
 		r.budget = budget
 		return r.run(ctx, in.Policy)
 	}

@@ -51,6 +51,7 @@ type telemetry struct {
 	root   trace.Span
 	name   string // the command's, for its messages
 	stderr io.Writer
+	mp     *sdkmetric.MeterProvider // nil unless metrics are exported
 	flush  []func(context.Context) error
 }
 
@@ -101,6 +102,7 @@ func startTelemetry(ctx context.Context, command string, env *Env) (context.Cont
 		}
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
 		t.flush = append(t.flush, mp.Shutdown)
+		t.mp = mp
 		opts = append(opts, otelagain.WithMeterProvider(mp))
 	} else {
 		opts = append(opts, otelagain.WithMeterProvider(metricnoop.NewMeterProvider()))
@@ -169,6 +171,27 @@ func (t *telemetry) end(err error) {
 		}
 	}
 }
+
+// beforeClose returns c, made to export the metrics first when metrics
+// are exported: a --budget's gauge reads the budget, which cannot be read
+// once closed, and the command closes it before it ends.
+func (t *telemetry) beforeClose(c io.Closer) io.Closer {
+	if t == nil || t.mp == nil || c == nil {
+		return c
+	}
+	return closerFunc(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		defer cancel()
+		if err := t.mp.ForceFlush(ctx); err != nil {
+			fmt.Fprintf(t.stderr, "again %s: telemetry not sent: %v\n", t.name, err)
+		}
+		return c.Close()
+	})
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // instrument returns tr, instrumented if ctx carries telemetry.
 func instrument(ctx context.Context, tr *retryhttp.Transport) http.RoundTripper {

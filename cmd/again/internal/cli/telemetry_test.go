@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/again-go/again/fleet/fleettest"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -134,6 +135,12 @@ func (r *receiver) point(name string, attrs ...string) string {
 					return fmt.Sprint(p.GetAsInt())
 				}
 			}
+		case *metricpb.Metric_Gauge:
+			for _, p := range d.Gauge.DataPoints {
+				if match(p.Attributes) {
+					return fmt.Sprint(p.GetAsDouble())
+				}
+			}
 		case *metricpb.Metric_Histogram:
 			for _, p := range d.Histogram.DataPoints {
 				if match(p.Attributes) {
@@ -238,6 +245,29 @@ func TestCLIRunTelemetry(t *testing.T) {
 	}
 	if got := rcv.point("again.retry.retries", "again.retry.name=run"); got != "1/2" {
 		t.Errorf("again.retry.retries{run} = %q, want one call with 2 retries", got)
+	}
+}
+
+// TestCLIRunTelemetryFleetBudget checks that the tokens left in a fleet
+// budget (Redis) are exported at exit, read from the shared bucket.
+func TestCLIRunTelemetryFleetBudget(t *testing.T) {
+	s := fleettest.Start(t)
+	rcv := newReceiver(t)
+	cmd := againCommand(t, "run", "--initial", "1ms", "--max", "2ms", "--retries", "2",
+		"--budget", "redis://"+s.Addr()+"/0?key=otel&timeout=2s", "--", "sh", "-c", "exit 1")
+	cmd.Env = append(cmd.Env, "OTEL_METRICS_EXPORTER=otlp", "OTEL_TRACES_EXPORTER=none",
+		"OTEL_EXPORTER_OTLP_ENDPOINT="+rcv.URL)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("again run: %v, want exit 1; stderr:\n%s", err, stderr.String())
+	}
+	// 10 tokens, and 3 failed attempts that could be retried: 7 left.
+	if got := rcv.point("again.budget.tokens", "again.budget.name=run"); got != "7" {
+		t.Errorf("again.budget.tokens{run} = %q, want 7; stderr:\n%s", got, stderr.String())
+	}
+	if spans := rcv.named("again run"); len(spans) != 0 {
+		t.Errorf("OTEL_TRACES_EXPORTER=none, yet %d spans were sent", len(spans))
 	}
 }
 

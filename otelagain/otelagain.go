@@ -118,48 +118,47 @@ func New(opts ...Option) *Telemetry {
 		groups:  map[string]*observedGroup{},
 	}
 	var errs []error
-	check := func(err error) {
+	// keep records an instrument's error; the instrument itself is usable
+	// either way (the SDK returns one that records nothing).
+	keep := func(err error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		keep(err)
+		return c
+	}
+	histogram := func(name, unit, desc string) metric.Int64Histogram {
+		h, err := m.Int64Histogram(name, metric.WithUnit(unit), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(countBuckets...))
+		keep(err)
+		return h
+	}
 	var err error
 	t.calls, err = m.Int64ObservableCounter("again.retry.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls that ended, by the reason they stopped."))
-	check(err)
-	t.attempts, err = m.Int64Histogram("again.retry.attempts", metric.WithUnit("{attempt}"),
-		metric.WithDescription("Attempts per call, the first included, of calls that did not succeed at once."),
-		metric.WithExplicitBucketBoundaries(countBuckets...))
-	check(err)
-	t.retryCounts, err = m.Int64Histogram("again.retry.retries", metric.WithUnit("{retry}"),
-		metric.WithDescription("Retries per call that retried at least once."), metric.WithExplicitBucketBoundaries(countBuckets...))
-	check(err)
+	keep(err)
+	t.attempts = histogram("again.retry.attempts", "{attempt}",
+		"Attempts per call, the first included, of calls that did not succeed at once.")
+	t.retryCounts = histogram("again.retry.retries", "{retry}", "Retries per call that retried at least once.")
 	t.waits, err = m.Float64Histogram("again.retry.wait.duration", metric.WithUnit("s"),
 		metric.WithDescription("Each wait between two attempts of a call."), metric.WithExplicitBucketBoundaries(latencyBuckets...))
-	check(err)
-	t.hedgesSent, err = m.Int64Counter("again.hedge.sent", metric.WithUnit("{hedge}"),
-		metric.WithDescription("Hedges sent: copies of an attempt beyond the first."))
-	check(err)
-	t.hedgesWon, err = m.Int64Counter("again.hedge.won", metric.WithUnit("{hedge}"),
-		metric.WithDescription("Hedges whose answer was their attempt's."))
-	check(err)
-	t.budgetRejections, err = m.Int64Counter("again.budget.rejections", metric.WithUnit("{retry}"),
-		metric.WithDescription("Retries the budget refused."))
-	check(err)
+	keep(err)
+	t.hedgesSent = counter("again.hedge.sent", "{hedge}", "Hedges sent: copies of an attempt beyond the first.")
+	t.hedgesWon = counter("again.hedge.won", "{hedge}", "Hedges whose answer was their attempt's.")
+	t.budgetRejections = counter("again.budget.rejections", "{retry}", "Retries the budget refused.")
 	t.tokens, err = m.Float64ObservableGauge("again.budget.tokens", metric.WithUnit("{token}"),
 		metric.WithDescription("Tokens left in the budget."))
-	check(err)
+	keep(err)
 	t.breakerState, err = m.Int64ObservableGauge("again.breaker.state", metric.WithUnit("{state}"),
 		metric.WithDescription("1 for the state each breaker is in, 0 for the others."))
-	check(err)
-	t.breakerTransitions, err = m.Int64Counter("again.breaker.transitions", metric.WithUnit("{transition}"),
-		metric.WithDescription("State changes of the breakers."))
-	check(err)
-	t.breakerRejections, err = m.Int64Counter("again.breaker.rejections", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls the breakers rejected."))
-	check(err)
+	keep(err)
+	t.breakerTransitions = counter("again.breaker.transitions", "{transition}", "State changes of the breakers.")
+	t.breakerRejections = counter("again.breaker.rejections", "{call}", "Calls the breakers rejected.")
 	_, err = m.RegisterCallback(t.observe, t.calls, t.tokens, t.breakerState)
-	check(err)
+	keep(err)
 	for _, err := range errs {
 		otel.Handle(err)
 	}

@@ -170,6 +170,11 @@ func (b *Breaker) allow(ctx context.Context) (Ticket, error) {
 	if ask {
 		t, err = b.askProbe(ctx)
 	}
+	if err != nil && b.s.onReject != nil {
+		if oe, ok := err.(*OpenError); ok {
+			b.s.onReject(oe)
+		}
+	}
 	return t, err
 }
 

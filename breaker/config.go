@@ -112,6 +112,12 @@ type Config struct {
 	// made one at a time, in the order of the changes, on the goroutine of
 	// a caller that caused a change (which returns once the hook returns).
 	OnStateChange func(Change)
+	// OnReject, if set, is called with the error of each call the breaker
+	// rejects, on the rejected caller's goroutine, before Allow returns it
+	// and never while a lock is held: for counting rejections. It must be
+	// safe for concurrent use and should be quick; the error is the one
+	// the caller gets, not to be modified.
+	OnReject func(*OpenError)
 	// Clock is the breaker's time. Nil means the real clock (monotonic).
 	Clock Clock
 
@@ -211,6 +217,7 @@ type settings struct {
 	probeTimeout   time.Duration // < 0: no limit
 	classify       func(error) Outcome
 	onChange       func(Change)
+	onReject       func(*OpenError)
 	refresh        time.Duration // < 0: transitions only
 }
 
@@ -228,6 +235,7 @@ func (c Config) settings() settings {
 		probeTimeout: c.ProbeTimeout,
 		classify:     c.Classify,
 		onChange:     c.OnStateChange,
+		onReject:     c.OnReject,
 		refresh:      c.SharedRefresh,
 	}
 	if s.window == 0 {

@@ -49,7 +49,9 @@
 // (a caller gave up: neutral, neither success nor failure) and errors
 // wrapped with NotFault (not the dependency's fault: neutral). Isolate and
 // Reset control the breaker by hand; Snapshot reports its state and counts;
-// Config.OnStateChange is called after each change, outside any lock.
+// Config.OnStateChange is called after each change and Config.OnReject
+// for each rejection, outside any lock (Group.Configure gives each key's
+// breaker hooks of its own; module otelagain builds its metrics on them).
 //
 // # With package retry
 //

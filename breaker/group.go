@@ -17,6 +17,12 @@ type Group struct {
 	// Shared, if not nil, gives the Shared store of the breaker for key
 	// (a Redis key per host, for example), in place of Config.Shared.
 	Shared func(key string) Shared
+	// Configure, if not nil, adjusts the Config of the breaker for key
+	// before it is made (after Shared is applied): per-key hooks, such as
+	// an OnStateChange that knows its key. It is called once per key,
+	// possibly more than once if two calls make the same key's breaker at
+	// once (only one breaker is kept).
+	Configure func(key string, cfg *Config)
 
 	m sync.Map // key -> *Breaker
 }
@@ -30,6 +36,9 @@ func (g *Group) Get(key string) (*Breaker, error) {
 	cfg := g.Config
 	if g.Shared != nil {
 		cfg.Shared = g.Shared(key)
+	}
+	if g.Configure != nil {
+		g.Configure(key, &cfg)
 	}
 	b, err := New(cfg)
 	if err != nil {

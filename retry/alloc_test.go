@@ -41,7 +41,7 @@ func TestAllocs(t *testing.T) {
 	zero := backoff.Policy{Initial: -1, Retries: 3}
 	hook := func(retry.Event) {}
 	logger := slog.New(slog.DiscardHandler)
-	opts := []retry.Option{retry.WithBudget(&budget), retry.WithOnRetry(hook), retry.WithLogger(logger), retry.WithMaxRetryAfter(0)}
+	opts := []retry.Option{retry.WithBudget(&budget), retry.WithOnRetry(hook), retry.WithLogger(logger), retry.WithMaxRetryAfter(0), retry.WithObserver(nopObserver{})}
 	tests := []struct {
 		name string
 		run  func() error
@@ -50,6 +50,10 @@ func TestAllocs(t *testing.T) {
 		{"success cancelable ctx", func() error { _, err := retry.Do(cctx, backoff.Default(), succeedOp); return err }},
 		{"success with options", func() error {
 			_, err := retry.Do(ctx, backoff.Default(), succeedOp, retry.WithBudget(&budget), retry.WithOnRetry(hook), retry.WithLogger(logger))
+			return err
+		}},
+		{"success with observer", func() error {
+			_, err := retry.Do(ctx, backoff.Default(), succeedOp, retry.WithBudget(&budget), retry.WithObserver(nopObserver{}))
 			return err
 		}},
 		{"run success", func() error { return retry.Run(ctx, backoff.Default(), func(context.Context) error { return nil }) }},
@@ -73,6 +77,12 @@ func TestAllocs(t *testing.T) {
 		})
 	}
 }
+
+// nopObserver observes nothing: what the loop costs to tell an Observer.
+type nopObserver struct{}
+
+func (nopObserver) OnRetry(context.Context, retry.Event) {}
+func (nopObserver) OnEnd(context.Context, int, error)    {}
 
 func BenchmarkDo(b *testing.B) {
 	ctx := context.Background()

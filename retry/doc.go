@@ -14,7 +14,7 @@
 //
 // Run is the same for an operation that returns only an error. Options
 // (WithClassifier, WithBudget, WithMaxRetryAfter, WithOnRetry, WithLogger,
-// WithRand) change how it retries. Loop is the same loop for code that
+// WithRand, WithObserver) change how it retries or report what it does. Loop is the same loop for code that
 // makes its attempts itself; retryhttp.Transport is built on it.
 //
 // # Zero and negative values

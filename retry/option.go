@@ -1,6 +1,7 @@
 package retry
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -20,7 +21,7 @@ const DefaultMaxRetryAfter = time.Minute
 type Option struct {
 	kind optionKind
 	d    time.Duration
-	v    any // func(error) bool, func(Event), Budget, *slog.Logger or backoff.Rand
+	v    any // func(error) bool, func(Event), Budget, *slog.Logger, backoff.Rand or Observer
 }
 
 type optionKind uint8
@@ -33,6 +34,7 @@ const (
 	optOnRetry
 	optLogger
 	optRand
+	optObserver
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -101,6 +103,30 @@ func WithRand(r backoff.Rand) Option {
 	return Option{kind: optRand, v: r}
 }
 
+// Observer is told how each call goes, for metrics and traces (the
+// otelagain module implements it for OpenTelemetry). Its methods run on
+// the goroutine that drives the call, with the call's context; they must
+// not block, and should not allocate if the success path is to stay
+// allocation-free.
+type Observer interface {
+	// OnRetry is called where the WithOnRetry hook is: after a failed
+	// attempt that will be retried, before the wait.
+	OnRetry(ctx context.Context, e Event)
+	// OnEnd is called once when the call ends: err is nil after a
+	// success, with attempts the attempts it took, or else the *Error that
+	// Do returns (attempts is then its Attempts; 0 when ctx was done
+	// before the first attempt). It is not called when the policy or the
+	// budget is invalid: no call was made.
+	OnEnd(ctx context.Context, attempts int, err error)
+}
+
+// WithObserver sets an Observer that is told of every retry and of the end
+// of every call. A nil o observes nothing, the default. Do, Run and a Loop
+// (from NewLoop, when its call ends with Succeeded or an *Error) call it.
+func WithObserver(o Observer) Option {
+	return Option{kind: optObserver, v: o}
+}
+
 // config is the options, applied.
 type config struct {
 	classifier    func(error) bool
@@ -109,6 +135,7 @@ type config struct {
 	onRetry       func(Event)
 	logger        *slog.Logger
 	rand          backoff.Rand
+	observer      Observer
 }
 
 func newConfig(opts []Option) config {
@@ -128,6 +155,8 @@ func newConfig(opts []Option) config {
 			c.onRetry, _ = o.v.(func(Event))
 		case optLogger:
 			c.logger, _ = o.v.(*slog.Logger)
+		case optObserver:
+			c.observer, _ = o.v.(Observer)
 		case optRand:
 			c.rand, _ = o.v.(backoff.Rand)
 			if c.rand == nil {
@@ -144,16 +173,20 @@ type globalRand struct{}
 
 func (globalRand) Float64() float64 { return rand.Float64() }
 
-// budgetOf returns the Budget among opts (the last one given) without
-// applying the other options.
-func budgetOf(opts []Option) Budget {
+// budgetOf returns the Budget and the Observer among opts (the last of
+// each given) without applying the other options.
+func budgetOf(opts []Option) (Budget, Observer) {
 	var b Budget
+	var ob Observer
 	for _, o := range opts {
-		if o.kind == optBudget {
+		switch o.kind {
+		case optBudget:
 			b, _ = o.v.(Budget)
+		case optObserver:
+			ob, _ = o.v.(Observer)
 		}
 	}
-	return b
+	return b, ob
 }
 
 // Retryable reports whether a Loop made with opts would retry err, judging

@@ -54,12 +54,16 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 	v, err := op(ctx)
 	if err == nil {
 		// The common case: the options are not even applied.
-		if b := budgetOf(opts); b != nil {
+		b, ob := budgetOf(opts)
+		if b != nil {
 			b.Success()
+		}
+		if ob != nil {
+			ob.OnEnd(ctx, 1, nil)
 		}
 		return v, nil
 	}
-	l := Loop{p: p, cfg: newConfig(opts), start: start}
+	l := Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}
 	for {
 		if err = l.Failed(ctx, err); err != nil {
 			return zero, err
@@ -102,11 +106,12 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Duration // when the call began, on clock()
-	attempts int           // attempts made so far
-	prev     time.Duration // the policy's previous wait, for decorrelated jitter
-	last     error         // the latest attempt's error
-	timer    *time.Timer   // created at the first non-zero wait, then reused
+	start    time.Duration   // when the call began, on clock()
+	attempts int             // attempts made so far
+	prev     time.Duration   // the policy's previous wait, for decorrelated jitter
+	last     error           // the latest attempt's error
+	timer    *time.Timer     // created at the first non-zero wait, then reused
+	ctx      context.Context // the call's, for the Observer (which needs it in Succeeded)
 }
 
 // NewLoop begins a call with the policy p and the options opts. It returns
@@ -120,7 +125,7 @@ func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	return Loop{p: p, cfg: newConfig(opts), start: start}, nil
+	return Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}, nil
 }
 
 // begin checks what must hold before a call's first attempt: a valid
@@ -129,13 +134,14 @@ func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Dura
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	if v, ok := budgetOf(opts).(interface{ Validate() error }); ok {
+	b, ob := budgetOf(opts)
+	if v, ok := b.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return err
 		}
 	}
 	if ctx.Err() != nil {
-		l := Loop{p: p, start: start}
+		l := Loop{p: p, start: start, cfg: config{observer: ob}}
 		return l.canceled(ctx, nil)
 	}
 	return nil
@@ -152,19 +158,22 @@ func (l *Loop) Succeeded() {
 	if l.cfg.budget != nil {
 		l.cfg.budget.Success()
 	}
+	if l.cfg.observer != nil {
+		l.cfg.observer.OnEnd(l.ctx, l.attempts, nil)
+	}
 }
 
 // Failed records that the latest attempt failed with err. It returns nil
 // once the next attempt may be made, after waiting for it, or the *Error
 // that ends the call (see Do for the reasons). It must not be called with a
-// nil err. Failed is Next, then the WithOnRetry hook and the WithLogger
-// record, then Wait.
+// nil err. Failed is Next, then the WithOnRetry hook, the Observer's OnRetry
+// and the WithLogger record, then Wait.
 func (l *Loop) Failed(ctx context.Context, err error) error {
 	d, err := l.Next(ctx, err)
 	if err != nil {
 		return err
 	}
-	if l.cfg.onRetry != nil || l.cfg.logger != nil {
+	if l.cfg.onRetry != nil || l.cfg.logger != nil || l.cfg.observer != nil {
 		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
 	}
 	return l.Wait(ctx, d)
@@ -243,6 +252,9 @@ func (l *Loop) notify(ctx context.Context, e Event) {
 	if l.cfg.onRetry != nil {
 		l.cfg.onRetry(e)
 	}
+	if l.cfg.observer != nil {
+		l.cfg.observer.OnRetry(ctx, e)
+	}
 	if lg := l.cfg.logger; lg != nil && lg.Enabled(ctx, slog.LevelWarn) {
 		lg.LogAttrs(ctx, slog.LevelWarn, "retry: attempt failed; retrying",
 			slog.Int("attempt", e.Attempt),
@@ -253,7 +265,16 @@ func (l *Loop) notify(ctx context.Context, e Event) {
 }
 
 func (l *Loop) give(reason, last error) error {
-	return &Error{Reason: reason, Attempts: l.attempts, Elapsed: clock() - l.start, Last: last}
+	e := &Error{Reason: reason, Attempts: l.attempts, Elapsed: clock() - l.start, Last: last}
+	l.ended(l.ctx, e)
+	return e
+}
+
+// ended tells the Observer, if any, that the call ends with e.
+func (l *Loop) ended(ctx context.Context, e *Error) {
+	if l.cfg.observer != nil {
+		l.cfg.observer.OnEnd(ctx, e.Attempts, e)
+	}
 }
 
 // canceled returns the error for a call ended by ctx.
@@ -262,6 +283,7 @@ func (l *Loop) canceled(ctx context.Context, last error) error {
 	if err := ctx.Err(); err != e.Cause {
 		e.ctxErr = err
 	}
+	l.ended(ctx, e)
 	return e
 }
 

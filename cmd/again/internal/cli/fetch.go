@@ -78,6 +78,8 @@ length and can be retried, a larger one is streamed once.
 
 ` + breakerStoreHelp + `
 
+` + telemetryHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -121,7 +123,12 @@ signal N stops it.`,
 	budgetURL := addBudgetFlag(fs)
 	breakerURL := addBreakerStoreFlag(fs)
 
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) (err error) {
+		ctx, tel, err := startTelemetry(cmd.Context(), "fetch", env)
+		if err != nil {
+			return err
+		}
+		defer func() { tel.end(err) }()
 		in, err := pf.parseTimed()
 		if err != nil {
 			return err
@@ -154,10 +161,9 @@ signal N stops it.`,
 			closeBudget(breakerCloser)
 			return err
 		}
-		defer closeBudget(closer)
+		defer closeBudget(tel.beforeClose(closer))
 		defer closeBudget(breakerCloser)
 		tr.Budget, tr.Breakers = budget, breakers
-		ctx := cmd.Context()
 		if in.Deadline > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, in.Deadline)
@@ -469,7 +475,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		}
 		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
 	}
-	client := &http.Client{Transport: tr}
+	client := &http.Client{Transport: instrument(req.Context(), tr)}
 	if !f.location {
 		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}

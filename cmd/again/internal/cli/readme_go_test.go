@@ -28,6 +28,7 @@ var docImports = map[string]string{
 	"retrygrpc": "github.com/again-go/again/retrygrpc",
 	"grpc":      "google.golang.org/grpc",
 	"insecure":  "google.golang.org/grpc/credentials/insecure",
+	"otelagain": "github.com/again-go/again/otelagain",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",

@@ -73,6 +73,8 @@ command but not what it started.)
 
 ` + budgetHelp + `
 
+` + telemetryHelp + `
+
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
 --timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
 when signal N stops again between attempts, 127 if the command is not
@@ -109,7 +111,12 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
 	budgetURL := addBudgetFlag(fs)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) (err error) {
+		ctx, tel, err := startTelemetry(cmd.Context(), "run", env)
+		if err != nil {
+			return err
+		}
+		defer func() { tel.end(err) }()
 		in, err := pf.parseTimed()
 		if err != nil {
 			return err
@@ -129,9 +136,9 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 		if err != nil {
 			return err
 		}
-		defer closeBudget(closer)
+		defer closeBudget(tel.beforeClose(closer))
 		r.budget = budget
-		return r.run(cmd.Context(), in.Policy)
+		return r.run(ctx, in.Policy)
 	}
 	return cmd
 }
@@ -258,9 +265,10 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	defer wg.Wait()
 	defer close(done)
 
+	observe, budget, traced := runTelemetry(ctx, r.name, r.budget)
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
-		return struct{}{}, r.attempt(procCtx)
-	}, retry.WithOnRetry(r.report), retry.WithBudget(r.budget))
+		return struct{}{}, traced(ctx, func() error { return r.attempt(procCtx) })
+	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe)
 	if err == nil {
 		return nil
 	}

@@ -1,0 +1,151 @@
+// Package otelagain reports what the again toolkit does to OpenTelemetry:
+// metrics of retries, budgets and breakers, and one span per physical
+// HTTP attempt. It plugs into the hooks of packages retry, retryhttp and
+// breaker, which themselves never depend on OpenTelemetry.
+//
+// # Quick start
+//
+// One line instruments an HTTP client: its retries, its budget, its
+// breakers and its attempts' spans, on the global providers (or those
+// given to New with WithMeterProvider and WithTracerProvider):
+//
+//	client := &http.Client{Transport: otelagain.New().Transport("api", &retryhttp.Transport{Policy: p})}
+//
+// For retry.Do, Run and NewLoop, the option of Telemetry.Retry:
+//
+//	tel := otelagain.New()
+//	dbRetry := tel.Retry("db") // once, then in every call:
+//	conn, err := retry.Do(ctx, backoff.Default(), connect, dbRetry)
+//
+// Budget wraps a budget (a retry.TokenBucket or a fleet.Budget) to count
+// its refusals and report its tokens; Group and Breaker instrument
+// breakers; Hedger counts the hedges of a hedge.Hedger. Transport does both for the Transport's own Budget and
+// Breakers.
+//
+// # Metrics
+//
+// No semantic convention covers retries, budgets or breakers yet; the
+// names follow OpenTelemetry's naming rules under the again. namespace,
+// and gRPC's A96 retry metrics (grpc.client.call.retries, .retry_delay)
+// where they apply, with A96's buckets. Every attribute set is made once,
+// when the instrumented thing is (Retry, Transport, Budget, a Group's key),
+// so that recording allocates nothing.
+//
+// Per call (retry.Do, Run, a Loop's call, one RoundTrip of Transport), with
+// the attributes again.retry.name (the name given) and again.retry.reason:
+//
+//	again.retry.calls           Counter (async)  {call}     calls that ended
+//	again.retry.attempts        Histogram        {attempt}  attempts per call that did not succeed at
+//	                                                        once, buckets 1, 2, 3, 4, 5
+//	again.retry.retries         Histogram        {retry}    retries per call that retried, buckets
+//	                                                        1, 2, 3, 4, 5 (as A96's)
+//	again.retry.wait.duration   Histogram        s          each wait between attempts (again.retry.name
+//	                                                        only), gRPC's latency buckets (0 to 100 s)
+//
+// A call that succeeds at its first attempt, the common case, is counted
+// in again.retry.calls and recorded in no histogram, as A96 records no
+// retries for a call without any: so it costs one atomic add, where
+// recording in a histogram of the SDK costs several times the call itself
+// (see BENCHMARKS.md). The attempts of every call are therefore the
+// histogram's, plus one per first-try success: again.retry.calls with
+// reason success, less the histogram's count with reason success.
+//
+// again.retry.reason is why the call stopped: success; one of the
+// retry.Err* reasons, as exhausted, permanent, deadline, canceled,
+// retry_after_too_long or budget; not_replayable (retryhttp would not send
+// the request again: see retryhttp.ErrNotReplayable); or other (an error
+// that is not retrying's, or a reason this version does not know).
+//
+// Per hedge.Hedger (Hedger), with again.hedge.name:
+//
+//	again.hedge.sent            Counter    {hedge}    hedges sent (copies of an attempt beyond the first)
+//	again.hedge.won             Counter    {hedge}    hedges whose answer was their attempt's
+//
+// Their ratio is the share of hedges that paid off; again.hedge.sent
+// against again.retry.attempts is the extra load hedging costs.
+//
+// Per budget (Budget, or a Transport's Budget), with again.budget.name:
+//
+//	again.budget.rejections     Counter        {retry}  retries the budget refused
+//	again.budget.tokens         Gauge (async)  {token}  tokens left, read at each collection
+//
+// Per breaker (Breaker), or per key of a Group (Group, or a Transport's
+// Breakers), with again.breaker.name and, for a Group, again.breaker.key:
+//
+//	again.breaker.state         Gauge (async)  {state}       1 for the state the breaker is in, 0 for
+//	                                                         the others, with again.breaker.state
+//	                                                         (closed, open, half_open, isolated)
+//	again.breaker.transitions   Counter        {transition}  state changes, with again.breaker.from
+//	                                                         and again.breaker.to (states as above)
+//	again.breaker.rejections    Counter        {call}        calls rejected, with again.breaker.state,
+//	                                                         the state that rejected them
+//
+// The state is read from the breaker when the metrics are collected
+// (Breaker.State), not remembered from its last transition.
+//
+// # Cardinality
+//
+// Every attribute value comes from a bounded set: the names the program
+// gives, the reasons and states above, and a Group's keys. A Group never
+// forgets a key, and retryhttp keys its breakers by host: a client that
+// calls an unbounded set of hosts should set retryhttp.Transport.BreakerKey
+// to map them onto a bounded one (the API's name, or "other"), which caps
+// the breaker series at 4 states + 16 transitions + 3 rejections per key.
+// The SDK's own cardinality limit (sdk/metric's WithCardinalityLimit,
+// 2000 per instrument by default) is the last guard: series beyond it
+// fold into one marked otel.metric.overflow.
+//
+// # Traces
+//
+// Transport makes one span per physical attempt, following the stable
+// HTTP client conventions: kind CLIENT, named after the method, a child of
+// the span in the request's context (the caller's), with
+// http.request.method, url.full (credentials and query values replaced by
+// REDACTED), server.address, server.port, http.response.status_code,
+// error.type, and http.request.resend_count (1 for the first retry, 2 for
+// the next, ...) on every attempt but the first. The attempt's context is
+// injected into its headers with the propagator (WithPropagators, or the
+// global one). An attempt rejected by a breaker sends nothing and has no
+// span.
+//
+// Attempts of one request that run at once (hedges) are siblings under
+// the same parent; one that the Transport cancels because another
+// answered first ends at once with the status Error, the description
+// "canceled: another attempt answered first" and error.type canceled.
+//
+// An attempt that is retried gets the event again.retry.wait, with
+// again.retry.wait.duration (seconds) and, when the server asked for the
+// wait, again.retry.hint_header. The span of the attempt that ends the
+// call gets, when the call gave up, the status Error with the reason's
+// message and the attribute again.retry.reason. A span with a response
+// ends when the response's body is read to its end or closed (retryhttp
+// closes those it retries; the final one is the caller's to close, as
+// always with net/http), a span without one when its fate is known.
+//
+// # With otelhttp
+//
+// Transport's spans carry, for each attempt, the attributes of the HTTP
+// client conventions that otelhttp.NewTransport sets, plus the resend
+// count and the retry events: do not also give the retryhttp.Transport an
+// otelhttp.Transport as its Base, or every attempt has two nested CLIENT
+// spans. To keep otelhttp for the logical request (a span, and its
+// http.client.* metrics), wrap it around Transport and make its span
+// INTERNAL: the logical request is then a parent whose children are the
+// attempts' CLIENT spans, which is how the HTTP conventions describe
+// resends (the tests check this shape):
+//
+//	rt := otelhttp.NewTransport(tel.Transport("api", &retryhttp.Transport{Policy: p}),
+//		otelhttp.WithSpanOptions(trace.WithSpanKind(trace.SpanKindInternal)))
+//
+// Two traps of otelhttp do not arise with retryhttp, and the tests check
+// both: otelhttp ends its span only when the response's body is read to
+// its end or closed, so a response discarded unclosed leaves it open
+// (opentelemetry-go-contrib#8258), but retryhttp drains and closes every
+// response it does not return; and otelhttp replaces the request's
+// GetBody with its own (#8524), which retryhttp calls for each attempt
+// after the first, and each attempt still sends the whole body.
+//
+// Without otelagain, retryhttp.Transport{Base: otelhttp.NewTransport(nil)}
+// also gives one CLIENT span per attempt under the caller's, all ended,
+// but without http.request.resend_count nor the retry events.
+package otelagain

@@ -32,6 +32,8 @@ import (
 //	Jitter        FullJitter          invalid
 //	JitterFactor  0.25                invalid (it must be 0 or in (0, 1])
 //
+// Retries also takes [UntilDeadline]: retry until the context's deadline.
+//
 // So the zero Policy behaves exactly like [Default], and a partly filled
 // Policy such as Policy{Retries: 5} keeps the defaults of the fields it
 // leaves out: it never becomes a burst of retries without waits.
@@ -72,6 +74,16 @@ const NoCap time.Duration = -1
 // NoRetries is a Retries that means "no retries": the first attempt is the
 // only one. Any negative Retries means the same.
 const NoRetries = -1
+
+// UntilDeadline is a Retries that means "retry until the deadline": the
+// retry loops of packages retry and retryhttp make attempts for as long as
+// the next wait ends before the context's deadline (retry.ErrDeadline then
+// says why they stopped), and refuse to start, with retry.ErrNoDeadline
+// and before the first attempt, when the context has no deadline, so that
+// a loop without a limit cannot be written by mistake. MaxAttempts returns
+// the largest int for it. It is the one way to wait for a dependency for
+// up to a given time: Retries 0 means 3 retries, whatever the deadline.
+const UntilDeadline = math.MaxInt
 
 // Default returns the recommended policy: 500 ms first delay, ×2, capped at
 // 10 s, 3 retries, full jitter, with every field spelled out. It behaves

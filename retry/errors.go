@@ -35,6 +35,13 @@ var (
 	ErrBudget = errors.New("retry: retry budget exhausted")
 )
 
+// ErrNoDeadline is returned by Do, Run and NewLoop, before the first
+// attempt, for a policy whose Retries is backoff.UntilDeadline and a
+// context without a deadline: such a loop would never stop on its own. It
+// is not an *Error, as no attempt was made; give the context a deadline
+// (context.WithTimeout) or the policy a number of retries.
+var ErrNoDeadline = errors.New("retry: Retries is backoff.UntilDeadline but the context has no deadline")
+
 // Error is returned by Do, Run and Loop when retrying stops without success. It
 // says why (Reason, one of the Err* sentinels), how many attempts ran, how
 // long it took, and carries the last error of the operation.

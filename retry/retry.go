@@ -38,6 +38,11 @@ import (
 // any other, waiting its RetryAfter hint if it has one, but it neither
 // spends nor refunds the Budget.
 //
+// To retry until ctx's deadline rather than a number of times, set
+// p.Retries to backoff.UntilDeadline: Do then stops with ErrDeadline (or
+// ErrCanceled, if the deadline passes during an attempt), and returns
+// ErrNoDeadline without calling op if ctx has no deadline.
+//
 // Do never waits after the last attempt. If p is invalid (see
 // backoff.Policy.Validate) or the Budget is (see TokenBucket.Validate), Do
 // returns that error without calling op.
@@ -111,7 +116,8 @@ type Loop struct {
 
 // NewLoop begins a call with the policy p and the options opts. It returns
 // the error of p.Validate or of the Budget's Validate method if either is
-// invalid, and an *Error with Reason ErrCanceled and no attempt if ctx is
+// invalid, ErrNoDeadline if p.Retries is backoff.UntilDeadline and ctx has
+// no deadline, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
 	start := clock()
@@ -132,6 +138,11 @@ func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Dura
 	if v, ok := budgetOf(opts).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return err
+		}
+	}
+	if p.Retries == backoff.UntilDeadline {
+		if _, ok := ctx.Deadline(); !ok {
+			return ErrNoDeadline
 		}
 	}
 	if ctx.Err() != nil {

@@ -89,7 +89,10 @@ type Transport struct {
 
 	// Policy is the retry schedule. Each zero field takes its default, so
 	// the zero Policy is backoff.Default() and Policy{Retries: 5} waits as
-	// the default does; Retries backoff.NoRetries sends every request once.
+	// the default does; Retries backoff.NoRetries sends every request once,
+	// and Retries backoff.UntilDeadline retries until the request context's
+	// deadline (a request without one fails with retry.ErrNoDeadline,
+	// unsent).
 	// An invalid Policy makes every RoundTrip fail with its
 	// *backoff.FieldError.
 	Policy backoff.Policy

@@ -1,0 +1,62 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
+)
+
+func TestUntilDeadline(t *testing.T) {
+	errDown := errors.New("connection refused")
+	every := backoff.Policy{Initial: time.Second, Max: time.Second, Retries: backoff.UntilDeadline, Jitter: backoff.NoJitter}
+	tests := []struct {
+		name     string
+		timeout  time.Duration // 0: no deadline
+		policy   backoff.Policy
+		wantErr  error
+		attempts int // attempts made
+	}{
+		// A wait of 1 s before each retry: attempts at 0 s, 1 s, ... 9 s; the
+		// wait after the tenth would end at the deadline.
+		{"retries until the deadline", 10 * time.Second, every, retry.ErrDeadline, 10},
+		{"refuses a context without deadline", 0, every, retry.ErrNoDeadline, 0},
+		{"a number of retries stops first", 10 * time.Second, backoff.Policy{Initial: time.Second, Max: time.Second, Retries: 2, Jitter: backoff.NoJitter}, retry.ErrExhausted, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				if tt.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+					defer cancel()
+				}
+				n := 0
+				err := retry.Run(ctx, tt.policy, func(context.Context) error { n++; return errDown })
+				if !errors.Is(err, tt.wantErr) || n != tt.attempts {
+					t.Fatalf("Run = %v after %d attempts, want %v after %d", err, n, tt.wantErr, tt.attempts)
+				}
+			})
+		})
+	}
+}
+
+func TestUntilDeadlineLoop(t *testing.T) {
+	p := backoff.Policy{Retries: backoff.UntilDeadline}
+	if _, err := retry.NewLoop(context.Background(), p); !errors.Is(err, retry.ErrNoDeadline) {
+		t.Fatalf("NewLoop without a deadline = %v, want ErrNoDeadline", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if _, err := retry.NewLoop(ctx, p); err != nil {
+		t.Fatalf("NewLoop with a deadline = %v, want nil", err)
+	}
+	if got := p.MaxAttempts(); got != backoff.UntilDeadline {
+		t.Errorf("MaxAttempts() = %d, want the largest int", got)
+	}
+}

@@ -60,3 +60,54 @@ func TestUntilDeadlineLoop(t *testing.T) {
 		t.Errorf("MaxAttempts() = %d, want the largest int", got)
 	}
 }
+
+// refusal is a refusal before the dependency was called, with a wait
+// hint, as a circuit breaker's.
+type refusal struct {
+	wait      time.Duration
+	permanent bool
+}
+
+func (r refusal) Error() string             { return "rejected" }
+func (r refusal) Rejected() bool            { return true }
+func (r refusal) RetryAfter() time.Duration { return r.wait }
+func (r refusal) Permanent() bool           { return r.permanent }
+
+func TestRejectedWait(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    refusal
+		opts   []retry.Option
+		reason error         // nil: the retry succeeds
+		waited time.Duration // before the retry, or before giving up
+	}{
+		{"waits for the hint by default", refusal{wait: 2 * time.Second}, nil, nil, 2 * time.Second},
+		{"a negative limit waits for no refusal", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(-1)}, retry.ErrRetryAfterTooLong, 0},
+		{"a hint above the limit", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(time.Second)}, retry.ErrRetryAfterTooLong, 0},
+		{"its own limit, not WithMaxRetryAfter's", refusal{wait: 2 * time.Second},
+			[]retry.Option{retry.WithMaxRetryAfter(-1), retry.WithMaxRejectedWait(time.Minute)}, nil, 2 * time.Second},
+		{"zero means WithMaxRetryAfter's", refusal{wait: 2 * time.Second},
+			[]retry.Option{retry.WithMaxRetryAfter(time.Second), retry.WithMaxRejectedWait(0)}, retry.ErrRetryAfterTooLong, 0},
+		{"a Permanent method stops at once", refusal{wait: time.Hour, permanent: true}, nil, retry.ErrPermanent, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				start := time.Now()
+				err := retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error {
+					if n++; n == 1 {
+						return tt.err
+					}
+					return nil
+				}, tt.opts...)
+				if tt.reason == nil && err != nil || tt.reason != nil && !errors.Is(err, tt.reason) {
+					t.Fatalf("Run = %v, want %v", err, tt.reason)
+				}
+				if d := time.Since(start); d != tt.waited {
+					t.Errorf("Run took %v, want %v", d, tt.waited)
+				}
+			})
+		})
+	}
+}

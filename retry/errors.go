@@ -16,8 +16,8 @@ var (
 	// failed.
 	ErrExhausted = errors.New("retry: retries exhausted")
 	// ErrPermanent: the operation returned an error that must not be retried:
-	// one wrapped with Permanent, or one the WithClassifier classifier
-	// rejected.
+	// one wrapped with Permanent (or whose Permanent method returns true, see
+	// IsPermanent), or one the WithClassifier classifier rejected.
 	ErrPermanent = errors.New("retry: permanent error")
 	// ErrDeadline: the next wait would end after the context's deadline, so
 	// retrying stopped at once instead of sleeping into certain failure.
@@ -180,7 +180,9 @@ func Permanent(err error) error {
 }
 
 // IsPermanent reports whether err, or any error it wraps, was marked with
-// Permanent.
+// Permanent or has a method Permanent() bool that returns true: any error
+// type can say that retrying cannot help without importing this package
+// (an isolated circuit breaker's rejection does).
 func IsPermanent(err error) bool {
 	return inspect(err).permanent
 }
@@ -248,6 +250,8 @@ type marks struct {
 func inspect(err error) (m marks) {
 	for err != nil {
 		if _, ok := err.(*permanentError); ok {
+			m.permanent = true
+		} else if p, ok := err.(interface{ Permanent() bool }); ok && p.Permanent() {
 			m.permanent = true
 		}
 		if h, ok := err.(interface{ RetryAfter() time.Duration }); ok && !m.hinted {

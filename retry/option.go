@@ -33,6 +33,7 @@ const (
 	optOnRetry
 	optLogger
 	optRand
+	optMaxRejectedWait
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -66,6 +67,20 @@ func WithClassifier(retryable func(error) bool) Option {
 // the caller can reschedule the work itself.
 func WithMaxRetryAfter(d time.Duration) Option {
 	return Option{kind: optMaxRetryAfter, d: d}
+}
+
+// WithMaxRejectedWait sets the longest wait hint to honour from a rejected
+// attempt (an error whose Rejected method returns true, such as a circuit
+// breaker's *breaker.OpenError, whose hint is the time until it admits a
+// probe) in place of the limit of WithMaxRetryAfter, which is about
+// servers' hints; a longer hint stops retrying at once with
+// ErrRetryAfterTooLong, and the returned *Error still matches the
+// rejection. Zero, the default, means the limit of WithMaxRetryAfter, so
+// that a loop around a breaker waits for its probe; a negative d honours
+// no rejection's hint: the first rejection that carries one ends the call,
+// which is how retryhttp.Transport fails fast on an open breaker.
+func WithMaxRejectedWait(d time.Duration) Option {
+	return Option{kind: optMaxRejectedWait, d: d}
 }
 
 // WithBudget makes retries draw on b, which may be shared by many calls
@@ -105,6 +120,7 @@ func WithRand(r backoff.Rand) Option {
 type config struct {
 	classifier    func(error) bool
 	maxRetryAfter time.Duration // < 0: no hint is honoured
+	maxRejected   time.Duration // for a rejection's hint; 0: maxRetryAfter, < 0: none
 	budget        Budget
 	onRetry       func(Event)
 	logger        *slog.Logger
@@ -122,6 +138,8 @@ func newConfig(opts []Option) config {
 			if c.maxRetryAfter == 0 {
 				c.maxRetryAfter = DefaultMaxRetryAfter
 			}
+		case optMaxRejectedWait:
+			c.maxRejected = o.d
 		case optBudget:
 			c.budget, _ = o.v.(Budget)
 		case optOnRetry:

@@ -20,16 +20,16 @@ import (
 // stops, returning the zero T and an *Error whose Reason says why, when:
 //
 //   - every attempt failed (ErrExhausted);
-//   - op returned an error wrapped with Permanent, or one the classifier of
-//     WithClassifier rejects (ErrPermanent);
+//   - op returned an error wrapped with Permanent (see IsPermanent), or one
+//     the classifier of WithClassifier rejects (ErrPermanent);
 //   - ctx was done before the first attempt, when an attempt failed
 //     (whatever op returned: its own context error or a consequence of
 //     it), or during a wait, which then ends at once (ErrCanceled; the
 //     *Error also matches context.Cause(ctx) and ctx.Err());
 //   - ctx has a deadline and the next wait would end after it (ErrDeadline):
 //     Do never sleeps into certain failure;
-//   - a wait hint exceeds the limit of WithMaxRetryAfter
-//     (ErrRetryAfterTooLong);
+//   - a wait hint exceeds the limit of WithMaxRetryAfter, or for a rejected
+//     attempt that of WithMaxRejectedWait (ErrRetryAfterTooLong);
 //   - the Budget given with WithBudget allows no more retries (ErrBudget).
 //
 // An error whose chain holds an error with a method Rejected() bool that
@@ -210,7 +210,11 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	}
 	var d time.Duration
 	if m.hinted {
-		if l.cfg.maxRetryAfter < 0 || m.hint > l.cfg.maxRetryAfter {
+		limit := l.cfg.maxRetryAfter
+		if m.rejected && l.cfg.maxRejected != 0 {
+			limit = l.cfg.maxRejected
+		}
+		if limit < 0 || m.hint > limit {
 			return 0, l.give(ErrRetryAfterTooLong, err)
 		}
 		d = m.hint

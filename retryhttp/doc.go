@@ -55,12 +55,17 @@
 // Set Breakers to put a circuit breaker (package breaker) in front of every
 // attempt, one per host (or per BreakerKey): once a host fails too often,
 // its requests fail at once with an error matching breaker.ErrOpen,
-// without touching the network, and the retry loop waits for the breaker's
-// probe as it waits for a Retry-After:
+// without touching the network or the Budget, so that the caller can fall
+// back:
 //
 //	client := &http.Client{Transport: &retryhttp.Transport{
 //		Breakers: &breaker.Group{}, // per host, the breaker's defaults
 //	}}
+//
+// Set BreakerWait to have a request wait for its breaker's probe instead,
+// for at most that long and never past the request's deadline. A retry.Do
+// around a breaker waits by default: package breaker's "Meeting an open
+// breaker" compares the two.
 //
 // # Hooks and errors
 //

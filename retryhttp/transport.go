@@ -200,16 +200,27 @@ type Transport struct {
 	// failure or a status that is retried (RetryStatuses, or CheckRetry's
 	// true) counts as a failure of the host, any other response as a
 	// success, and the caller's context ending as neither. An attempt the
-	// breaker rejects is not sent: it fails with an error matching
-	// breaker.ErrOpen, which the retry loop treats as a Retry-After (it
-	// waits until the breaker admits a probe, or stops at once when that is
-	// longer than MaxRetryAfter or past the request's deadline) and which
-	// costs the Budget nothing. OnRetry and OnGiveUp see it as Event.Err,
-	// and the log records it with rejected=true. When retrying stops on a
-	// rejection, RoundTrip returns a *retry.Error that matches
-	// breaker.ErrOpen. Get's error (an invalid Config) fails every
+	// breaker rejects is not sent and costs the Budget nothing; by default
+	// it ends the request at once, as callers of gobreaker or resilience4j
+	// expect, so that they can fall back: RoundTrip returns a *retry.Error
+	// with Reason retry.ErrRetryAfterTooLong (the breaker's wait is longer
+	// than BreakerWait allows) that matches breaker.ErrOpen, and also
+	// breaker.ErrIsolated (with Reason retry.ErrPermanent) for a breaker
+	// isolated by hand. Set BreakerWait to wait for the probe instead.
+	// OnGiveUp sees the rejection as Event.Err, and the log records it
+	// with rejected=true. Get's error (an invalid Config) fails every
 	// RoundTrip.
 	Breakers *breaker.Group
+
+	// BreakerWait, when positive, is the longest a request waits for its
+	// open breaker to admit a probe, in place of failing at once: the
+	// rejected attempt counts as one, and the next starts when the breaker
+	// says a probe may be admitted, unless that is more than BreakerWait
+	// away or past the request's deadline (the wait then ends the request
+	// as above). Zero (the default) and negative values mean no wait.
+	// MaxRetryAfter does not apply to it: that limit is about servers'
+	// hints.
+	BreakerWait time.Duration
 
 	// BreakerKey, if not nil, names the breaker of a request in Breakers,
 	// in place of its URL's host (with the port, if any): a key per API
@@ -337,7 +348,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	ctx := req.Context()
-	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget)}
+	breakerWait := t.BreakerWait
+	if breakerWait <= 0 {
+		breakerWait = -1 // fail fast
+	}
+	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget),
+		retry.WithMaxRejectedWait(breakerWait)}
 	l, err := retry.NewLoop(ctx, p, opts[:]...)
 	if err != nil {
 		return nil, err

@@ -531,6 +531,7 @@ func (b *Breaker) Reset() {
 // It is a plain value, a copy: safe to keep and to read from any goroutine.
 // The zero Snapshot is a closed breaker that has counted nothing.
 type Snapshot struct {
+	// State is the state the next call would meet (see Breaker.State).
 	State State
 	// Calls and Failures are the outcomes counted in the rolling window
 	// (closed state only; up to 15 recent successes may not be counted
@@ -543,21 +544,23 @@ type Snapshot struct {
 	// Probes is how many probes are in flight (half-open).
 	Probes int
 	// NextProbe is when the open period ends and a probe may be admitted
-	// (Open only; the zero time otherwise).
+	// (Open only; the zero time otherwise, and for a half-open breaker that
+	// the next call will reopen, whose open period is not drawn yet).
 	NextProbe time.Time
 	// SharedDown reports that the Shared store did not answer last time, so
 	// that the breaker decides on its own.
 	SharedDown bool
 }
 
-// Snapshot returns the breaker's state and counts now.
+// Snapshot returns the breaker's state and counts now; State is the one
+// the next call would meet, as the State method reports it.
 func (b *Breaker) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.init()
 	now := b.now()
 	s := Snapshot{
-		State:               b.state(),
+		State:               b.meets(now),
 		ConsecutiveFailures: b.run.Load(),
 		Trips:               b.trips,
 		Probes:              len(b.probes),
@@ -567,11 +570,39 @@ func (b *Breaker) Snapshot() Snapshot {
 	case Closed:
 		s.Calls, s.Failures = b.win.sums(now)
 	case Open:
-		s.NextProbe = b.base.Add(b.until)
+		if b.state() == Open {
+			s.NextProbe = b.base.Add(b.until)
+		}
 	}
 	return s
 }
 
-// State returns the breaker's state. An Open breaker whose open period is
-// over still reports Open until a call is admitted as a probe.
-func (b *Breaker) State() State { return b.state() }
+// State returns the state that the next call would meet, read from the
+// clock: an open breaker whose open period is over reports HalfOpen, and a
+// half-open one whose probe overstayed ProbeTimeout reports Open, before
+// any call arrives. A closed breaker reads no clock.
+func (b *Breaker) State() State {
+	if s := b.state(); s == Closed || s == Isolated {
+		return s
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.init()
+	return b.meets(b.now())
+}
+
+// meets is the state that a call at now would meet: the state, unless the
+// clock has moved it on since the last call. Called with b.mu held.
+func (b *Breaker) meets(now time.Duration) State {
+	switch s := b.state(); s {
+	case Open:
+		if now >= b.until {
+			return HalfOpen
+		}
+	case HalfOpen:
+		if b.s.probeTimeout > 0 && len(b.probes) > 0 && now-b.probes[0].start >= b.s.probeTimeout {
+			return Open
+		}
+	}
+	return b.state()
+}

@@ -1,8 +1,11 @@
 package retry_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -110,4 +113,24 @@ func TestRejectedWait(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The caller's own context ending a call is logged at Info, not Warn: the
+// caller chose to stop.
+func TestLoggerCanceledIsInfo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&buf, nil))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		err := retry.Run(ctx, backoff.Policy{Initial: time.Minute, Max: time.Minute}, func(context.Context) error {
+			return errors.New("flaky")
+		}, retry.WithLogger(logger))
+		if !errors.Is(err, retry.ErrCanceled) {
+			t.Fatalf("Run = %v, want ErrCanceled", err)
+		}
+		if !strings.Contains(buf.String(), `level=INFO msg="retry: giving up"`) || strings.Contains(buf.String(), "level=WARN") {
+			t.Errorf("log:\n%s\nwant the give-up at Info and nothing at Warn", buf.String())
+		}
+	})
 }

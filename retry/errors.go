@@ -52,6 +52,10 @@ var ErrNoDeadline = errors.New("retry: Retries is backoff.UntilDeadline but the 
 // errors.Is and errors.As also see through to Last and, when the context
 // ended the run, to the context's cause (context.Cause), so both
 // errors.Is(err, io.EOF) and errors.Is(err, context.Canceled) work.
+//
+// Because Error unwraps to several errors (Unwrap() []error),
+// errors.Unwrap(err) returns nil, as for errors.Join: read Last for the
+// last attempt's error, and use errors.Is and errors.As to search.
 type Error struct {
 	// Reason is one of ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled,
 	// ErrRetryAfterTooLong or ErrBudget.
@@ -120,6 +124,8 @@ func (e *Error) Is(target error) bool {
 // Unwrap returns Last and, when the context ended the run, Cause and the
 // context's error (context.Canceled or context.DeadlineExceeded, if it
 // differs from Cause), so that errors.Is and errors.As search them all.
+// (errors.Unwrap, which knows only Unwrap() error, returns nil for an
+// *Error: use Last.)
 //
 // Last is returned behind a wrapper that hides the Reason of any *Error
 // inside it (the error of an inner loop) from errors.Is, so that an *Error

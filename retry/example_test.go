@@ -121,7 +121,7 @@ func ExampleWithLogger() {
 		return nil
 	}, retry.WithLogger(logger))
 	// Output:
-	// level=WARN msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=1µs error="connection reset"
+	// level=INFO msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=1µs error="connection reset"
 }
 
 // Loop is Do's loop for code that makes its attempts itself, here to keep

@@ -101,9 +101,14 @@ func WithOnRetry(hook func(Event)) Option {
 	return Option{kind: optOnRetry, v: hook}
 }
 
-// WithLogger logs each retry on l at level Warn, with the message
-// "retry: attempt failed; retrying" and the attributes attempt, max_attempts,
-// delay and error (the Event's fields). A nil l logs nothing, the default.
+// WithLogger logs on l each retry at level Info, with the message
+// "retry: attempt failed; retrying" and the attributes attempt,
+// max_attempts, delay and error (the Event's fields), and the end of a
+// call that failed at level Warn, with the message "retry: giving up" and
+// the attributes attempt, max_attempts, reason (the *Error's Reason) and
+// error (its Last); a call ended by the caller's own context
+// (ErrCanceled) is logged at Info. A retry is routine, a failed call is
+// what an operator looks for. A nil l logs nothing, the default.
 func WithLogger(l *slog.Logger) Option {
 	return Option{kind: optLogger, v: l}
 }

@@ -169,16 +169,20 @@ func (l *Loop) Succeeded() {
 // once the next attempt may be made, after waiting for it, or the *Error
 // that ends the call (see Do for the reasons). It must not be called with a
 // nil err. Failed is Next, then the WithOnRetry hook and the WithLogger
-// record, then Wait.
+// record, then Wait; when retrying stops, it logs that too (see
+// WithLogger).
 func (l *Loop) Failed(ctx context.Context, err error) error {
 	d, err := l.Next(ctx, err)
-	if err != nil {
-		return err
+	if err == nil {
+		if l.cfg.onRetry != nil || l.cfg.logger != nil {
+			l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+		}
+		err = l.Wait(ctx, d)
 	}
-	if l.cfg.onRetry != nil || l.cfg.logger != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+	if err != nil && l.cfg.logger != nil {
+		l.logStop(ctx, err)
 	}
-	return l.Wait(ctx, d)
+	return err
 }
 
 // Next records that the latest attempt failed with err and decides, without
@@ -258,12 +262,36 @@ func (l *Loop) notify(ctx context.Context, e Event) {
 	if l.cfg.onRetry != nil {
 		l.cfg.onRetry(e)
 	}
-	if lg := l.cfg.logger; lg != nil && lg.Enabled(ctx, slog.LevelWarn) {
-		lg.LogAttrs(ctx, slog.LevelWarn, "retry: attempt failed; retrying",
+	if lg := l.cfg.logger; lg != nil && lg.Enabled(ctx, slog.LevelInfo) {
+		lg.LogAttrs(ctx, slog.LevelInfo, "retry: attempt failed; retrying",
 			slog.Int("attempt", e.Attempt),
 			slog.Int("max_attempts", e.MaxAttempts),
 			slog.Duration("delay", e.Delay),
 			slog.Any("error", e.Err))
+	}
+}
+
+// logStop records the end of a call on err, the *Error that ends it: at
+// Warn, as something the caller's program did not get, except when the
+// caller's own context ended it (Info: the caller chose to stop).
+func (l *Loop) logStop(ctx context.Context, err error) {
+	e, ok := err.(*Error)
+	if !ok {
+		return
+	}
+	level := slog.LevelWarn
+	if e.Reason == ErrCanceled {
+		level = slog.LevelInfo
+	}
+	// The caller's context may have ended: the record is about it, not
+	// governed by it.
+	ctx = context.WithoutCancel(ctx)
+	if lg := l.cfg.logger; lg.Enabled(ctx, level) {
+		lg.LogAttrs(ctx, level, "retry: giving up",
+			slog.Int("attempt", e.Attempts),
+			slog.Int("max_attempts", l.p.MaxAttempts()),
+			slog.String("reason", e.Reason.Error()),
+			slog.Any("error", e.Last))
 	}
 }
 

@@ -19,12 +19,12 @@ func (c *call) retrying(a *attempt, attempts int, d time.Duration) {
 	if c.t.OnRetry != nil {
 		c.t.OnRetry(ev)
 	}
-	if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelWarn) {
+	if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelInfo) {
 		attrs := append(c.attrs(ev), slog.Duration("delay", ev.Delay))
 		if ev.HintHeader != "" {
 			attrs = append(attrs, slog.String("hint_header", ev.HintHeader))
 		}
-		lg.LogAttrs(c.req.Context(), slog.LevelWarn, "retryhttp: retrying", attrs...)
+		lg.LogAttrs(c.req.Context(), slog.LevelInfo, "retryhttp: retrying", attrs...)
 	}
 }
 

@@ -188,10 +188,22 @@ type Transport struct {
 	OnGiveUp func(Event)
 
 	// OnSuccess, if not nil, is called once when RoundTrip returns a
-	// response that is not to be retried (whatever its status: a 404 is
-	// final, not a failure), with Event.Attempt the number of attempts it
-	// took and Event.Response that response (do not read its body in the
-	// hook). It is the way to learn how many attempts a request needed.
+	// response that is not to be retried, with Event.Attempt the number of
+	// attempts it took and Event.Response that response (do not read its
+	// body in the hook). It is the way to learn how many attempts a request
+	// needed.
+	//
+	// For the hooks, "success" means the Transport's work succeeded, not
+	// the request: a response whose status is not retried (RetryStatuses,
+	// or CheckRetry's false) is final whatever its status, so a 404, or a
+	// 500 when 500 is not retried, calls OnSuccess; check
+	// Event.Response.StatusCode for the request's own outcome. A request
+	// that ends on a retried status or a network failure (retries
+	// exhausted, a Retry-After too long, the budget, the deadline) calls
+	// OnGiveUp instead, and one that ends on an error retrying could not
+	// help (a permanent network error, CheckRetry's error) calls neither.
+	// Exactly one of OnSuccess and OnGiveUp runs per request that returned
+	// a response.
 	OnSuccess func(Event)
 
 	// Breakers, if not nil, puts a circuit breaker (package breaker) in
@@ -228,8 +240,10 @@ type Transport struct {
 	// Group keeps every breaker it made.
 	BreakerKey func(*http.Request) string
 
-	// Logger, if not nil, receives one Warn record per retry
-	// ("retryhttp: retrying") and per give-up ("retryhttp: giving up") with
+	// Logger, if not nil, receives one Info record per retry
+	// ("retryhttp: retrying") and one Warn record per give-up
+	// ("retryhttp: giving up": a retry is routine, a request that failed is
+	// what an operator looks for), with
 	// the method, the URL without userinfo or query values, the status or
 	// error, the attempt, the maximum attempts and the delay or reason.
 	// Headers and bodies are never logged.

@@ -21,8 +21,13 @@ import (
 //
 // # Zero and negative fields
 //
-// Every field follows one rule, the rule of net.Dialer.KeepAlive: zero means
-// the documented default, and a negative value means "none":
+// This is the module's one rule for zero and negative values, stated here
+// once: every field and option of packages backoff, retry, retryhttp,
+// breaker and fleet follows it, and their documentation links here. As for
+// net.Dialer.KeepAlive, zero means the documented default, and a negative
+// value means "none" where that makes sense (no wait, no cap, no retries,
+// no hint honoured, no limit) and is rejected, with an error naming the
+// field, where it does not. For a Policy:
 //
 //	Field         zero means          negative means
 //	Initial       500 ms              no wait: retry at once

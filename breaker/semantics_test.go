@@ -42,15 +42,15 @@ func TestPartialOpenTakesDefaultOpen(t *testing.T) {
 	}
 }
 
-// An invalid Open policy's error matches both ErrConfig and
+// An invalid Open policy's error matches both ErrInvalid and
 // backoff.ErrInvalid, and names the policy's field.
 func TestValidateOpenMatchesBoth(t *testing.T) {
 	err := Config{Open: backoff.Policy{Multiplier: 0.5}}.Validate()
-	var ce *ConfigError
+	var ce *FieldError
 	var fe *backoff.FieldError
-	if !errors.Is(err, ErrConfig) || !errors.Is(err, backoff.ErrInvalid) ||
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, backoff.ErrInvalid) ||
 		!errors.As(err, &ce) || ce.Field != "Open.Multiplier" || !errors.As(err, &fe) || fe.Field != "Multiplier" {
-		t.Fatalf("Validate() = %v, want a *ConfigError for Open.Multiplier matching ErrConfig and backoff.ErrInvalid", err)
+		t.Fatalf("Validate() = %v, want a *FieldError for Open.Multiplier matching ErrInvalid and backoff.ErrInvalid", err)
 	}
 	// Initial above backoff's 10 s cap is fine: Open's cap is 1 min.
 	if err := (Config{Open: backoff.Policy{Initial: 30 * time.Second}}).Validate(); err != nil {

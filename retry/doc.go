@@ -19,13 +19,9 @@
 //
 // # Zero and negative values
 //
-// One rule holds in every struct and option of this module, as for
-// net.Dialer.KeepAlive: zero means the documented default, negative means
-// "none" where that makes sense (backoff.Policy{Retries: -1}: no retries;
-// WithMaxRetryAfter(-1): honour no wait hint), and is rejected with an
-// error naming the field where it does not (TokenBucket.Validate). So
-// backoff.Policy{} is backoff.Default(), and a partly filled policy takes
-// the defaults for the rest.
+// Options and TokenBucket follow the module's rule for zero and negative
+// values, stated on backoff.Policy (WithMaxRetryAfter(-1), for example,
+// honours no wait hint).
 //
 // # What is retried
 //

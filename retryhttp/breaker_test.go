@@ -173,8 +173,8 @@ func TestBreakerRetryWaitsForTheProbe(t *testing.T) {
 
 func TestBreakerInvalidConfig(t *testing.T) {
 	tr := &retryhttp.Transport{Base: newHosts(nil), Breakers: &breaker.Group{Config: breaker.Config{Window: -1}}}
-	if _, err := get(t, tr, "http://x.example/"); !errors.Is(err, breaker.ErrConfig) {
-		t.Fatalf("RoundTrip: %v, want breaker.ErrConfig", err)
+	if _, err := get(t, tr, "http://x.example/"); !errors.Is(err, breaker.ErrInvalid) {
+		t.Fatalf("RoundTrip: %v, want breaker.ErrInvalid", err)
 	}
 }
 

@@ -26,11 +26,9 @@
 //	req, _ := http.NewRequestWithContext(ctx, "PUT", url, bytes.NewReader(payload))
 //	resp, err := client.Do(req)
 //
-// Every field follows the library's rule for zero and negative values:
-// zero means the documented default (Policy{} is backoff.Default(), a
-// partly filled Policy takes the defaults for the rest), negative means
-// "none" (MaxRetryAfter -1 honours no Retry-After, MaxBufferedBody -1 never
-// buffers, AttemptTimeout -1 sets no limit).
+// Every field follows the module's rule for zero and negative values,
+// stated on backoff.Policy (MaxRetryAfter -1, for example, honours no
+// Retry-After).
 //
 // Because it is a RoundTripper, it composes with other transports: wrap an
 // OAuth or tracing transport as Base, or wrap the Transport in them.

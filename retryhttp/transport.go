@@ -23,9 +23,8 @@ import (
 // with backoff.Default() (500 ms, ×2, capped at 10 s, 3 retries, full
 // jitter), retries 429, 502, 503 and 504, waits at most 1 minute for a
 // Retry-After, and buffers bodies without GetBody up to 1 MiB. Every field
-// follows the library's rule for zero and negative values: zero means the
-// documented default, negative means "none" (no hint honoured, never
-// buffer, no limit). Most callers set only Policy:
+// follows the module's rule for zero and negative values, stated on
+// backoff.Policy. Most callers set only Policy:
 //
 //	client := &http.Client{Transport: &retryhttp.Transport{Policy: p}}
 //

@@ -13,8 +13,8 @@
 //	}
 //
 // Run is the same for an operation that returns only an error. Options
-// (WithClassifier, WithBudget, WithMaxRetryAfter, WithOnRetry, WithLogger,
-// WithRand) change how it retries. Loop is the same loop for code that
+// (WithClassifier, WithBudget, WithMaxRetryAfter, WithMaxRejectedWait,
+// WithOnRetry, WithLogger, WithRand) change how it retries. Loop is the same loop for code that
 // makes its attempts itself; retryhttp.Transport is built on it.
 //
 // # Zero and negative values
@@ -26,7 +26,8 @@
 // # What is retried
 //
 // Every error is retried except:
-//   - errors wrapped with Permanent;
+//   - errors wrapped with Permanent, or with a method Permanent() bool that
+//     returns true (an isolated circuit breaker's rejection);
 //   - the caller's own context error (context.Canceled or
 //     context.DeadlineExceeded coming from ctx);
 //   - errors that the classifier given with WithClassifier rejects.
@@ -36,7 +37,7 @@
 // RetryAfter() time.Duration: the next wait is exactly d instead of the
 // policy's delay. An error with a method Rejected() bool that returns true
 // (a circuit breaker refused the attempt) is retried without touching the
-// Budget.
+// Budget, after its hint if it has one, within WithMaxRejectedWait.
 //
 // # Why it stops
 //
@@ -45,6 +46,11 @@
 // errors.Is), how many attempts ran, how long the call took, and unwraps to
 // the last error of the operation. Retrying never sleeps after the last
 // attempt nor into a wait that would end after the context's deadline.
+//
+// To retry until the context's deadline rather than a number of times (to
+// wait for a database for up to a minute), set the policy's Retries to
+// backoff.UntilDeadline; a context without a deadline is then refused with
+// ErrNoDeadline before the first attempt.
 //
 // # Loops inside loops
 //

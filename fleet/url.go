@@ -59,7 +59,7 @@ type storeURL struct {
 // is go-redis's failover client: OpenBudget accepts it, ParseURL does not
 // (its options are for one server).
 //
-// Errors match ErrConfig and name the part at fault, never the password.
+// Errors match ErrInvalid and name the part at fault, never the password.
 func ParseURL(rawURL string) (BudgetConfig, *redis.Options, error) {
 	u, err := parseStoreURL(rawURL, "budget")
 	if err != nil {
@@ -251,7 +251,7 @@ func OpenBudget(rawURL string, logger *slog.Logger) (*Budget, error) {
 // OpenBudget) whose key names the breaker, with the parameters timeout and
 // connect_timeout and go-redis's, but not the budget's max_tokens,
 // token_ratio and flush. logger is BreakerStoreConfig.Logger (nil means
-// slog.Default()). It makes no round trip. Errors match ErrConfig and name
+// slog.Default()). It makes no round trip. Errors match ErrInvalid and name
 // the part at fault, never the password.
 func OpenBreakerStore(rawURL string, logger *slog.Logger) (*BreakerStore, error) {
 	u, err := parseStoreURL(rawURL, "breaker store")

@@ -436,7 +436,7 @@ func TestValidate(t *testing.T) {
 		switch {
 		case tt.field == "" && (err != nil || newErr != nil):
 			t.Errorf("Validate(%+v) = %v, want nil", tt.cfg, err)
-		case tt.field != "" && (!errors.Is(err, ErrConfig) && !errors.Is(err, backoff.ErrInvalid) || !strings.Contains(err.Error(), " "+tt.field)):
+		case tt.field != "" && (!errors.Is(err, ErrInvalid) && !errors.Is(err, backoff.ErrInvalid) || !strings.Contains(err.Error(), " "+tt.field)):
 			t.Errorf("Validate(%+v) = %v, want an error naming %s", tt.cfg, err, tt.field)
 		case tt.field != "" && newErr == nil:
 			t.Errorf("New(%+v) accepted an invalid config", tt.cfg)

@@ -161,11 +161,6 @@ func DefaultOpen() backoff.Policy {
 // package of the module: ErrInvalid and a *FieldError).
 var ErrInvalid = errors.New("breaker: invalid config")
 
-// ErrConfig is the former name of ErrInvalid, the same error.
-//
-// Deprecated: use ErrInvalid.
-var ErrConfig = ErrInvalid
-
 // FieldError reports a Config field whose value is outside its accepted
 // range. It matches ErrInvalid with errors.Is. Validate returns a new one
 // each time, so it is safe to keep and to read from any goroutine. The zero
@@ -177,11 +172,6 @@ type FieldError struct {
 
 	err error // for a field of Open: the policy's *backoff.FieldError
 }
-
-// ConfigError is the former name of FieldError.
-//
-// Deprecated: use FieldError.
-type ConfigError = FieldError
 
 // Error returns "breaker: FIELD must be ACCEPTED, got VALUE", such as
 // "breaker: Open.Multiplier must be a finite number >= 1 (or 0 for the

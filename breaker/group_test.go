@@ -44,7 +44,7 @@ func TestGroupGetIsSafeForConcurrentUse(t *testing.T) {
 
 func TestGroupInvalidConfig(t *testing.T) {
 	g := &Group{Config: Config{Window: -1}}
-	if b, err := g.Get("x"); b != nil || !errors.Is(err, ErrConfig) {
-		t.Errorf("Get() = %v, %v, want nil and ErrConfig", b, err)
+	if b, err := g.Get("x"); b != nil || !errors.Is(err, ErrInvalid) {
+		t.Errorf("Get() = %v, %v, want nil and ErrInvalid", b, err)
 	}
 }

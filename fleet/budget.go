@@ -44,11 +44,6 @@ const milli = 1000
 // reject (the name every package of the module gives that error).
 var ErrInvalid = errors.New("fleet: invalid configuration")
 
-// ErrConfig is the former name of ErrInvalid, the same error.
-//
-// Deprecated: use ErrInvalid.
-var ErrConfig = ErrInvalid
-
 // configError names the field that was wrong and what is accepted.
 type configError struct{ msg string }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // TestConfigRejected: NewBudget and NewBreakerStore reject each bad field
-// with an ErrConfig naming it and what is accepted.
+// with an ErrInvalid naming it and what is accepted.
 func TestConfigRejected(t *testing.T) {
 	good := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer good.Close()
@@ -57,8 +57,8 @@ func TestConfigRejected(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.new()
-			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %v, want ErrConfig containing %q", err, tt.want)
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want ErrInvalid containing %q", err, tt.want)
 			}
 		})
 	}

@@ -59,8 +59,8 @@ func TestParseURLTLS(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, _, err := ParseURL(tt.url)
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseURL(%q) error = %v, want ErrConfig containing %q", tt.url, err, tt.want)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseURL(%q) error = %v, want ErrInvalid containing %q", tt.url, err, tt.want)
 		}
 	}
 }
@@ -75,8 +75,8 @@ func TestOpenBreakerStoreRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := OpenBreakerStore(tt.url, nil)
-		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("OpenBreakerStore(%q) error = %v, want ErrConfig containing %q", tt.url, err, tt.want)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("OpenBreakerStore(%q) error = %v, want ErrInvalid containing %q", tt.url, err, tt.want)
 		}
 	}
 }
@@ -99,8 +99,8 @@ func TestParseURLRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, _, err := ParseURL(tt.url)
-		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("ParseURL(%q) error = %v, want ErrConfig containing %q", tt.url, err, tt.want)
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("ParseURL(%q) error = %v, want ErrInvalid containing %q", tt.url, err, tt.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("ParseURL(%q) error %q shows the password", tt.url, err)
@@ -108,7 +108,7 @@ func TestParseURLRejects(t *testing.T) {
 	}
 }
 
-// FuzzParseURL: any input gives a config NewBudget accepts or an ErrConfig
+// FuzzParseURL: any input gives a config NewBudget accepts or an ErrInvalid
 // error, never a panic, and no error shows the URL's password.
 func FuzzParseURL(f *testing.F) {
 	f.Add("redis://user:pw@localhost:6379/0?key=k&max_tokens=5&timeout=10ms")
@@ -119,8 +119,8 @@ func FuzzParseURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		cfg, opts, err := ParseURL(s)
 		if err != nil {
-			if !errors.Is(err, ErrConfig) {
-				t.Fatalf("ParseURL(%q) error %v does not match ErrConfig", s, err)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("ParseURL(%q) error %v does not match ErrInvalid", s, err)
 			}
 			if u, uerr := url.Parse(s); uerr == nil {
 				// A password long enough not to be a word of the message, and

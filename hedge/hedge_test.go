@@ -453,8 +453,8 @@ func TestValidate(t *testing.T) {
 			if (err == nil) != tt.ok {
 				t.Fatalf("Validate = %v; want ok %v", err, tt.ok)
 			}
-			if err != nil && !errors.Is(err, hedge.ErrInvalidHedger) && !errors.Is(err, retry.ErrInvalidBudget) {
-				t.Errorf("error %v matches neither ErrInvalidHedger nor ErrInvalidBudget", err)
+			if err != nil && !errors.Is(err, hedge.ErrInvalidHedger) && !errors.Is(err, retry.ErrInvalid) {
+				t.Errorf("error %v matches neither ErrInvalidHedger nor ErrInvalid", err)
 			}
 			_, derr := hedge.Do(context.Background(), backoff.Policy{}, tt.h, "k", func(context.Context) (int, error) { return 1, nil })
 			if (derr == nil) != tt.ok {

@@ -114,8 +114,8 @@ func TestBudgetMetrics(t *testing.T) {
 	if s.tel.Budget("nil", (*retry.TokenBucket)(nil)) != nil {
 		t.Error("Budget of a nil *TokenBucket is not nil: retry would call its methods")
 	}
-	if err := s.tel.Budget("bad", &retry.TokenBucket{MaxTokens: -1}).(interface{ Validate() error }).Validate(); !errors.Is(err, retry.ErrInvalidBudget) {
-		t.Errorf("Validate of an observed invalid bucket = %v, want ErrInvalidBudget", err)
+	if err := s.tel.Budget("bad", &retry.TokenBucket{MaxTokens: -1}).(interface{ Validate() error }).Validate(); !errors.Is(err, retry.ErrInvalid) {
+		t.Errorf("Validate of an observed invalid bucket = %v, want ErrInvalid", err)
 	}
 }
 
@@ -180,8 +180,8 @@ func TestBreakerMetrics(t *testing.T) {
 	if got := s.points(t, "again.breaker.state")["again.breaker.name=db,again.breaker.state=isolated"]; got != "1" {
 		t.Errorf("again.breaker.state{isolated} = %q, want 1", got)
 	}
-	if _, err := s.tel.Breaker("bad", breaker.Config{FailureRatio: 2}); !errors.Is(err, breaker.ErrConfig) {
-		t.Errorf("Breaker with an invalid Config: %v, want ErrConfig", err)
+	if _, err := s.tel.Breaker("bad", breaker.Config{FailureRatio: 2}); !errors.Is(err, breaker.ErrInvalid) {
+		t.Errorf("Breaker with an invalid Config: %v, want ErrInvalid", err)
 	}
 }
 

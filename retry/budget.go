@@ -75,11 +75,6 @@ var _ Budget = (*TokenBucket)(nil)
 // pattern in every package of the module).
 var ErrInvalid = errors.New("retry: invalid configuration")
 
-// ErrInvalidBudget is the former name of ErrInvalid, the same error.
-//
-// Deprecated: use ErrInvalid.
-var ErrInvalidBudget = ErrInvalid
-
 // FieldError reports a field whose value is outside its accepted range,
 // such as TokenBucket.MaxTokens. It matches ErrInvalid with errors.Is. The
 // zero FieldError names no field and is never returned.

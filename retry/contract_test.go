@@ -127,12 +127,12 @@ func TestTokenBucketValidate(t *testing.T) {
 				}
 				return
 			}
-			if !errors.Is(err, retry.ErrInvalidBudget) || !strings.Contains(err.Error(), "TokenBucket."+tt.field) {
-				t.Fatalf("Validate() = %v, want ErrInvalidBudget naming TokenBucket.%s", err, tt.field)
+			if !errors.Is(err, retry.ErrInvalid) || !strings.Contains(err.Error(), "TokenBucket."+tt.field) {
+				t.Fatalf("Validate() = %v, want ErrInvalid naming TokenBucket.%s", err, tt.field)
 			}
 			called := false
 			err2 := retry.Run(t.Context(), policy, func(context.Context) error { called = true; return nil }, retry.WithBudget(tt.b))
-			if called || !errors.Is(err2, retry.ErrInvalidBudget) {
+			if called || !errors.Is(err2, retry.ErrInvalid) {
 				t.Errorf("Run with an invalid budget: called = %v, err = %v; want no call and the Validate error", called, err2)
 			}
 		})

@@ -200,7 +200,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The log names the request without its userinfo or query values, and
+// The log names the request without its password or query values, and
 // never shows headers or bodies.
 func ExampleTransport_logger() {
 	statuses := []int{http.StatusBadGateway, http.StatusOK}
@@ -232,7 +232,7 @@ func ExampleTransport_logger() {
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode)
 	// Output:
-	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s
+	// level=WARN msg="retryhttp: retrying" method=GET url="https://user:…@api.example.com/items?token=…&page=…" attempt=1 max_attempts=3 status=502 delay=0s
 	// 200
 }
 

@@ -81,8 +81,9 @@ func execute(ctx context.Context, root *cobra.Command, args []string, env *Env) 
 		if cmd == nil {
 			cmd = root
 		}
-		// One line, whatever the message: scripts read the last line.
-		msg = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(msg))
+		// One line, whatever the message: scripts read the last line;
+		// with one prefix, and nothing a terminal would act on.
+		msg = message(msg)
 		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), msg)
 	}
 	return code

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/retry"
@@ -28,6 +27,8 @@ type fetchFlags struct {
 	timeout, retryOn, maxRetryWait string
 	key                            string
 	curl                           curlFlags
+
+	bodyCloser func() error // what the request body holds open, if anything
 }
 
 func newFetchCmd(env *Env) *cobra.Command {
@@ -131,6 +132,7 @@ signal N stops it.`,
 		if err != nil {
 			return err
 		}
+		defer f.closeBody()
 		tr.Base = rt
 		budget, closer, err := openBudget(env, *budgetURL)
 		var out *output
@@ -157,89 +159,10 @@ signal N stops it.`,
 	return cmd
 }
 
-// output is where the final response goes: stdout, or the file of -o. The
-// file is opened before the request is sent, so that a path that cannot be
-// written is a usage error rather than a response lost after the server
-// acted on the request; it is truncated only when the final response
-// arrives, so a fetch that gets no response leaves an existing file as it
-// was and creates none.
-type output struct {
-	w       io.Writer
-	file    *os.File // nil for stdout
-	created bool     // the file did not exist before
-	wrote   bool     // something was written since start
-}
-
-// Write writes to the output, noting that it did.
-func (o *output) Write(p []byte) (int, error) {
-	o.wrote = o.wrote || len(p) > 0
-	return o.w.Write(p)
-}
-
-func openOutput(path string, stdout io.Writer) (*output, error) {
-	if path == "-" {
-		return &output{w: stdout}, nil
-	}
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	created := err == nil
-	if errors.Is(err, fs.ErrExist) {
-		// O_CREATE as well: a dangling symbolic link is followed and its
-		// target created, as without O_EXCL.
-		file, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	}
-	if err != nil {
-		return nil, Usagef("--output: cannot create %q: %v", path, errors.Unwrap(err))
-	}
-	return &output{w: file, file: file, created: created}, nil
-}
-
-// start readies the output for the final response: an existing regular
-// file is emptied (a device or a pipe cannot be).
-func (o *output) start() error {
-	o.wrote = false
-	if o.file == nil {
-		return nil
-	}
-	if o.rewindable() {
-		if err := o.file.Truncate(0); err != nil {
-			return fmt.Errorf("cannot write the response: %w", err)
-		}
-		if _, err := o.file.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("cannot write the response: %w", err)
-		}
-	}
-	return nil
-}
-
-// rewindable reports whether start can empty the output for another
-// attempt's body: a regular -o file can, stdout cannot.
-func (o *output) rewindable() bool {
-	if o.file == nil {
-		return false
-	}
-	st, err := o.file.Stat()
-	return err == nil && st.Mode().IsRegular()
-}
-
-// close closes the file, removing it if it was created for a response that
-// never came.
-func (o *output) close(responded bool) error {
-	if o.file == nil {
-		return nil
-	}
-	err := o.file.Close()
-	if !responded && o.created {
-		os.Remove(o.file.Name())
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write the response: %w", err)
-	}
-	return nil
-}
-
 // build validates the command line and returns the request and the
 // transport (without its Base).
 func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.Input) (*http.Request, *retryhttp.Transport, error) {
+	f.location = f.location || f.curl.locationTrusted // as in curl
 	if len(args) != 1 {
 		if len(args) == 0 {
 			return nil, nil, Usagef("missing URL; usage: again fetch [flags] URL (see 'again fetch --help')")
@@ -248,11 +171,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	}
 	u, err := url.Parse(args[0])
 	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
-		shown := args[0]
-		if err == nil && u.User != nil {
-			shown = u.Redacted() // never print a password
-		}
-		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", shown)
+		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -289,7 +208,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	}
 	req, err := http.NewRequest(method, args[0], nil)
 	if err != nil {
-		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", args[0])
+		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
 	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
@@ -344,7 +263,15 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	if body.rc != nil {
 		req.Body, req.GetBody, req.ContentLength = body.rc, body.getBody, body.size
 	}
+	f.bodyCloser = body.close
 	return req, tr, nil
+}
+
+// closeBody closes what the request body holds open, once the fetch is over.
+func (f *fetchFlags) closeBody() {
+	if f.bodyCloser != nil {
+		_ = f.bodyCloser()
+	}
 }
 
 // requestBody is the request body of fetch with how to replay it.
@@ -352,6 +279,7 @@ type requestBody struct {
 	rc      io.ReadCloser
 	getBody func() (io.ReadCloser, error)
 	size    int64
+	close   func() error // what to close when the fetch ends, if not nil
 }
 
 // body opens the body given with --data, --data-raw or --json. A single
@@ -382,6 +310,9 @@ func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
 		}
 		err = func() error {
 			defer b.rc.Close()
+			if b.close != nil {
+				defer b.close()
+			}
 			if b.size < 0 {
 				return Usagef("a body part from stdin (@-) joined with others must be at most %d bytes, as the joined body is kept in memory", retryhttp.DefaultMaxBufferedBody)
 			}
@@ -413,11 +344,29 @@ func openPart(part string, env *Env) (requestBody, error) {
 		file.Close()
 		return requestBody{}, Usagef("--data @FILE must name a regular file, got %q", path)
 	}
+	return fileBody(file, path, st), nil
+}
+
+// fileBody is the body of -d @FILE: the file opened once, each attempt
+// reading it from the start through that descriptor, so that it is never
+// read whole into memory and a file renamed over the path meanwhile (an
+// -o of the same name, an editor's save) does not change what is sent.
+// One changed in place since it was opened (another size or modification
+// time) is not sent again: the retry would send something else than the
+// first attempt did. close closes the file once the fetch is over.
+func fileBody(file *os.File, path string, st fs.FileInfo) requestBody {
+	section := func() io.ReadCloser { return io.NopCloser(io.NewSectionReader(file, 0, st.Size())) }
 	return requestBody{
-		rc:      file,
-		getBody: func() (io.ReadCloser, error) { return os.Open(path) },
-		size:    st.Size(),
-	}, nil
+		rc: section(),
+		getBody: func() (io.ReadCloser, error) {
+			if now, err := file.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+				return nil, fmt.Errorf("--data @%s changed since the first attempt read it; not sending it again", path)
+			}
+			return section(), nil
+		},
+		size:  st.Size(),
+		close: file.Close,
+	}
 }
 
 // stringBody is a body held in memory. An empty one is http.NoBody, which
@@ -445,30 +394,27 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	attempts := 1
 	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt }
 	tr.OnRetry = func(e retryhttp.Event) {
-		wait := "retrying in " + roundDelay(e.Delay).String()
+		wait := retryingIn(e.Delay)
 		if e.HintHeader != "" {
 			wait += " as " + hintHeader(e) + " asks"
 		}
-		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), wait)
+		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e), wait)
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		if e.Response == nil || e.Reason == retry.ErrExhausted {
 			return // the final error or status line says it all
 		}
-		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
+		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
 	}
-	client := &http.Client{Transport: tr}
-	if !f.location {
-		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	}
-	// The output is written only for a usable response: not for an error
-	// (with -L, a redirect loop returns the last redirect with one), nor
-	// for a failed status with --fail. Otherwise a file -o created is
-	// removed, and an existing one left as it was.
-	written := false
+	client := &http.Client{Transport: tr, CheckRedirect: f.checkRedirect}
+	// The output is kept only for a usable response whose body was
+	// written whole: not for an error (with -L, a redirect loop returns
+	// the last redirect with one), nor for a failed status with --fail.
+	// Otherwise an -o file is left as it was, or absent.
+	complete, keep := false, false
 	defer func() {
-		if cerr := out.close(written); err == nil {
+		if cerr := out.close(keep); err == nil {
 			err = cerr
 		}
 		if sig := signalCause(req.Context()); sig != nil && err != nil {
@@ -486,12 +432,16 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	var read *http.Response
 	var own error // ReadBody's last error that is not reading the body
 	tr.ReadBody = func(resp *http.Response) error {
-		read, own = resp, nil
+		read, own, complete = resp, nil, false
+		if own = checkStatus(resp); own != nil {
+			resp.Body.Close() // a 101's is the connection, never bounded by --timeout
+			return own
+		}
 		if f.location && followed(resp) || !usable(resp) {
 			return nil // not the output: the client follows it, or --fail
 		}
-		written = true
 		err := f.write(resp, out)
+		complete = err == nil
 		var re *bodyReadError
 		switch {
 		case err == nil:
@@ -522,18 +472,84 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return err
 	}
 	defer resp.Body.Close()
+	if err := checkStatus(resp); err != nil {
+		return err
+	}
 	if resp != read && usable(resp) {
 		// A response with a status to retry, returned once retrying
 		// stopped: ReadBody has not seen it.
-		written = true
 		if err := f.write(resp, out); err != nil {
 			return err
 		}
+		complete = true
 	}
+	keep = complete
 	if resp.StatusCode >= 400 {
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
 	}
 	return nil
+}
+
+// checkStatus returns the error for a final response that is neither a
+// success nor an HTTP error status: a 101 Switching Protocols, which fetch
+// never asks for and whose body (the connection, in another protocol)
+// would hold it for as long as the server likes, or a status outside 100
+// to 599, which HTTP does not have (net/http hands back any three digits).
+func checkStatus(resp *http.Response) error {
+	switch {
+	case resp.StatusCode == http.StatusSwitchingProtocols:
+		return errors.New("server answered 101 Switching Protocols: fetch speaks only HTTP and does not follow a switch to another protocol")
+	case resp.StatusCode < 100 || resp.StatusCode > 599:
+		return fmt.Errorf("server answered status %03d, which HTTP does not have (statuses are 100 to 599)", resp.StatusCode)
+	}
+	return nil
+}
+
+// checkRedirect is the client's CheckRedirect: without -L it follows
+// nothing; with it, up to 10 redirects, sending credentials (-u, and
+// Authorization and Cookie headers) only while the scheme, host and port
+// stay those of the URL given, as curl does since 7.83, or to any hop with
+// --location-trusted. http.Client itself keeps them for another port or
+// scheme of the same host, and would send a password in clear text after
+// a redirect from https to http.
+func (f *fetchFlags) checkRedirect(req *http.Request, via []*http.Request) error {
+	if !f.location {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0]
+	for _, name := range credentialHeaders {
+		switch {
+		case f.curl.locationTrusted:
+			// http.Client drops them on leaving the host: put them back.
+			if v := first.Header.Values(name); len(v) > 0 {
+				req.Header[name] = v
+			}
+		case !sameOrigin(first.URL, req.URL):
+			req.Header.Del(name)
+		}
+	}
+	return nil
+}
+
+// credentialHeaders are the headers checkRedirect keeps to the origin.
+var credentialHeaders = [...]string{"Authorization", "Cookie", "Cookie2", "Proxy-Authorization"}
+
+// sameOrigin reports whether a and b have the same scheme, host and port,
+// a missing port being the scheme's own.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // followed reports whether http.Client follows resp, a redirect with a
@@ -651,25 +667,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// durationFlag parses the duration flag name, which needs a unit unless it
-// is 0 (see requireUnit); empty means 0 when optional.
-func durationFlag(name, s string, optional bool) (time.Duration, error) {
-	if s == "" && optional {
-		return 0, nil
-	}
-	if err := requireUnit(name, s); err != nil {
-		return 0, err
-	}
-	d, err := calc.ParseDuration(s)
-	var ie *calc.InputError
-	if errors.As(err, &ie) {
-		// Not ie.Detail(): it offers calc's bare milliseconds, which
-		// requireUnit has just refused for these flags.
-		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
-	}
-	return d, err
 }
 
 // parseStatuses parses --retry-on: "none" or comma-separated statuses.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/spf13/pflag"
@@ -66,10 +67,18 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 // parseTimed is Parse for run and fetch, whose --deadline is a time limit
 // and so needs a unit (see requireUnit).
 func (f *PolicyFlags) parseTimed() (calc.Input, error) {
-	if err := requireUnit(calc.FieldDeadline, *f.values[calc.FieldDeadline]); err != nil {
+	s := *f.values[calc.FieldDeadline]
+	if err := requireUnit(calc.FieldDeadline, s); err != nil {
 		return calc.Input{}, err
 	}
-	return f.Parse()
+	in, err := f.Parse()
+	var ie *calc.InputError
+	if errors.As(err, &ie) && ie.Field == calc.FieldDeadline {
+		// Not calc's message: it offers the bare milliseconds that
+		// requireUnit has just refused.
+		return in, Usagef("--deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", s)
+	}
+	return in, err
 }
 
 // requireUnit rejects a bare number other than 0 as the value s of the
@@ -85,4 +94,23 @@ func requireUnit(name, s string) error {
 		return nil // 0 is 0 in every unit
 	}
 	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to calc), got %s", name, t, t, t)
+}
+
+// durationFlag parses the duration flag name, which needs a unit unless it
+// is 0 (see requireUnit); empty means 0 when optional.
+func durationFlag(name, s string, optional bool) (time.Duration, error) {
+	if s == "" && optional {
+		return 0, nil
+	}
+	if err := requireUnit(name, s); err != nil {
+		return 0, err
+	}
+	d, err := calc.ParseDuration(s)
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		// Not ie.Detail(): it offers calc's bare milliseconds, which
+		// requireUnit has just refused for these flags.
+		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
+	}
+	return d, err
 }

@@ -295,7 +295,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		status = signalStatus(sig)
 	}
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
+		attemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
 	}
 	return Exit(status, nil)
 }
@@ -324,21 +324,8 @@ func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) 
 // report prints the line for a retry.
 func (r *runner) report(e retry.Event) {
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%v); retrying in %s\n", e.Attempt, e.MaxAttempts, e.Err, roundDelay(e.Delay))
+		attemptFailed(r.env.Stderr, e.Attempt, e.MaxAttempts, e.Err.Error(), retryingIn(e.Delay))
 	}
-}
-
-// roundDelay shortens a jittered delay for people: 1.234567891s is 1.23s.
-func roundDelay(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
 }
 
 // forward relays each signal to the running child's process group and

@@ -52,16 +52,20 @@ func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
 // usage error (exit status 2) naming the flag and what it accepts, such as
 // "--multiplier must be a finite number >= 1, got 0.5".
 func (f *PolicyFlags) Parse() (calc.Input, error) {
-	v := calc.Values{}
-	for k, s := range f.values {
-		v[k] = *s
-	}
-	in, err := calc.Parse(v)
+	in, err := f.parse()
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
 		return in, usage(ie.Message())
 	}
 	return in, err
+}
+
+func (f *PolicyFlags) parse() (calc.Input, error) {
+	v := calc.Values{}
+	for k, s := range f.values {
+		v[k] = *s
+	}
+	return calc.Parse(v)
 }
 
 // parseTimed is Parse for run and fetch, whose --deadline is a time limit
@@ -71,12 +75,15 @@ func (f *PolicyFlags) parseTimed() (calc.Input, error) {
 	if err := requireUnit(calc.FieldDeadline, s); err != nil {
 		return calc.Input{}, err
 	}
-	in, err := f.Parse()
+	in, err := f.parse()
 	var ie *calc.InputError
-	if errors.As(err, &ie) && ie.Field == calc.FieldDeadline {
+	switch {
+	case errors.As(err, &ie) && ie.Field == calc.FieldDeadline:
 		// Not calc's message: it offers the bare milliseconds that
 		// requireUnit has just refused.
 		return in, Usagef("--deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", s)
+	case errors.As(err, &ie):
+		return in, usage(ie.Message())
 	}
 	return in, err
 }

@@ -24,15 +24,15 @@ func attemptFailed(w io.Writer, attempt, maxAttempts int, why, next string) {
 // prefix already.
 func message(s string) string {
 	s = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(s))
-	return printable(packagePrefixes.Replace(" " + s)[1:])
+	return printable(packagePrefixes.Replace(": " + s)[2:])
 }
 
 // packagePrefixes removes the error prefixes of the packages whose errors
 // again prints, where one starts a clause of a message.
 var packagePrefixes = func() *strings.Replacer {
 	var pairs []string
-	for _, pkg := range []string{"retry", "retryhttp", "breaker", "fleet", "calc", "web", "sim"} {
-		for _, before := range []string{" ", "("} {
+	for _, pkg := range []string{"retry", "retryhttp", "breaker", "fleet", "calc", "web", "sim", "net/http"} {
+		for _, before := range []string{": ", "("} {
 			pairs = append(pairs, before+pkg+": ", before)
 		}
 	}

@@ -304,3 +304,33 @@ func TestFetchOutputLinkAndDevice(t *testing.T) {
 		t.Errorf("-o %s: exit %d, stderr %q; want 0", os.DevNull, r.code, r.stderr)
 	}
 }
+
+// net/http's own log line about a server that sent more than its
+// response reaches stderr as one of again's lines, not as a stray
+// timestamped one.
+func TestFetchNetHTTPLogRouted(t *testing.T) {
+	var n sync.Mutex
+	first := true
+	addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+		n.Lock()
+		f := first
+		first = false
+		n.Unlock()
+		if f {
+			io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\njunk after the response")
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			io.Copy(io.Discard, conn)
+			return
+		}
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	})
+	cmd, stdin, out := againProcess(t, "fetch", "--initial", "300ms", "--jitter", "none", addr+"/")
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("again fetch: %v; output:\n%s", err, out.String())
+	}
+	want := `again: Unsolicited response received on idle HTTP channel starting with "junk after the response"; err=<nil>` + "\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+}

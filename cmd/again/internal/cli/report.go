@@ -31,7 +31,7 @@ func message(s string) string {
 // again prints, where one starts a clause of a message.
 var packagePrefixes = func() *strings.Replacer {
 	var pairs []string
-	for _, pkg := range []string{"retry", "retryhttp", "breaker", "fleet", "calc", "web", "sim", "net/http"} {
+	for _, pkg := range []string{"retry", "retryhttp", "breaker", "fleet", "calc", "web", "sim", "net/http", "http"} {
 		for _, before := range []string{": ", "("} {
 			pairs = append(pairs, before+pkg+": ", before)
 		}
@@ -95,4 +95,21 @@ func printable(s string) string {
 // not print but the space. utf8.RuneError stands for an invalid byte.
 func needsEscape(r rune) bool {
 	return r != ' ' && !unicode.IsPrint(r) || r == utf8.RuneError
+}
+
+// lineWriter writes each line it is given as one of again's lines on w:
+// prefix, then the line made printable by message. A log.Logger on it
+// writes net/http's own error lines in the command's voice.
+type lineWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if _, err := io.WriteString(l.w, l.prefix+message(line)+"\n"); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
 }

@@ -32,10 +32,7 @@ const (
 func init() {
 	if os.Getenv(mainEnv) == "1" {
 		os.Unsetenv(mainEnv) // the command it runs is the helper
-		ctx, stop := NotifyContext(context.Background())
-		code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+		os.Exit(Main())
 	}
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(runHelper(os.Args[1:]))

@@ -244,7 +244,7 @@ func TestFetchConnectTimeout(t *testing.T) {
 		}
 	})
 	r := run(t, append(withArgs(fast, "--connect-timeout", "50ms", "--retries", "1"), "https://"+ln.Addr().String()+"/")...)
-	if r.code != 1 || !strings.Contains(r.stderr, "again: attempt 1/2 failed (net/http: TLS handshake timeout); retrying in 0s\n") {
+	if r.code != 1 || !strings.Contains(r.stderr, "again: attempt 1/2 failed (TLS handshake timeout); retrying in 0s\n") {
 		t.Errorf("exit %d, stderr %q; want 1 after two attempts that timed out in the handshake", r.code, r.stderr)
 	}
 	mu.Lock()

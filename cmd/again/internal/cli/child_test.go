@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,5 +55,22 @@ func TestJudgeExit(t *testing.T) {
 					ae.status, ae.why, ae.atDeadline, retry.IsPermanent(err), tt.wantStatus, tt.wantWhy, tt.atDeadline, tt.permanent)
 			}
 		})
+	}
+}
+
+// The help says what the commands promise about processes, files and
+// credentials.
+func TestHelpPromises(t *testing.T) {
+	for sub, wants := range map[string][]string{
+		"run":   {"What survives run: nothing of a failed attempt", "successful attempt started in the background is left running", "dies (SIGKILL) when again dies"},
+		"fetch": {"-o FILE is atomic", "scheme, host and port", "--location-trusted", "101 Switching", "opened once"},
+		"web":   {"new or empty", "--force", "never written through"},
+	} {
+		r := run(t, sub, "--help")
+		for _, want := range wants {
+			if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), want) {
+				t.Errorf("again %s --help lacks %q", sub, want)
+			}
+		}
 	}
 }

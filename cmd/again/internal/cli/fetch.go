@@ -53,17 +53,25 @@ POST and PATCH requests are retried only with an Idempotency-Key, which
 fetch adds (a random UUID, the same on every attempt) unless
 --idempotency-key off; a request that could not connect at all is
 retried whatever its method. Each retry prints one line on stderr: the
-attempt, the status or error, and the wait. Redirects are not followed
-unless -L is given.
+attempt, the status or error, and the wait.
+
+Redirects are not followed unless -L is given. With -L, credentials (-u,
+and Authorization and Cookie headers) are sent after a redirect only while
+the scheme, host and port stay those of URL, as curl does since 7.83: not
+to another port, nor from https to http. --location-trusted follows
+redirects and sends them to every host, as curl's does. A 101 Switching
+Protocols, which fetch never follows, and a status outside 100 to 599 are
+errors.
 
 Only the final response's body is written, whatever its status, as curl
 --fail-with-body does; with -f/--fail, none is written for a status of
-400 or more. The -o file is opened before anything is sent, so one that
-cannot be created is a usage error, but emptied only when the final
-response arrives: a fetch that gets no usable response (a network
-failure, a redirect loop with -L, an error status with --fail) leaves an
-existing file as it was and removes one it created; a body cut short
-leaves what arrived, as in curl.
+400 or more. -o FILE is atomic: each attempt writes a temporary file
+beside FILE, created before anything is sent (so a directory that cannot
+be written is a usage error), and renamed over FILE only when the final
+body has arrived whole. A fetch that gets no usable response (a network
+failure, a body cut short, a redirect loop with -L, an error status with
+--fail, a signal) leaves FILE as it was, or absent. A device such as
+/dev/null is written in place.
 
 As in curl: -d is repeatable, the parts joined with &, and sent as a form
 (Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON
@@ -71,8 +79,13 @@ As in curl: -d is repeatable, the parts joined with &, and sent as a form
 -u user:password sends basic authentication; -v prints each attempt's
 request and response headers on stderr, with credentials, cookies and
 query values masked; --cacert FILE trusts the authorities in a PEM file.
-A body from stdin (-d @-) is read first: up to 1 MiB it is sent with its
-length and can be retried, a larger one is streamed once.
+-d @FILE is opened once and each attempt reads it from the start through
+that descriptor: a file renamed over meanwhile (-o of the same name
+included) does not change what is sent, and one changed in place is not
+sent again. A body from stdin (-d @-) is read first: up to 1 MiB it is
+sent with its length and can be retried, a larger one is streamed once.
+Messages print URLs without passwords or query values (?id=…), and a
+server's text with control characters escaped (\x1b).
 
 ` + budgetHelp + `
 
@@ -88,7 +101,7 @@ signal N stops it.`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
-  # POST JSON from a file (reopened for each attempt), keep the headers.
+  # POST JSON from a file (read anew by each attempt), keep the headers.
   again fetch -d @order.json -H 'Content-Type: application/json' -i https://api.example.com/orders
 
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
@@ -99,14 +112,14 @@ signal N stops it.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
-	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
+	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (opened once, read anew by each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
 	fs.Var(repeatedFlag{s: &f.dataRaw, typ: "data"}, "data-raw", "request body sent as is, even when it starts with @; repeated, joined with &")
 	fs.Var(repeatedFlag{s: &f.json, typ: "data"}, "json", "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
 	fs.VarP(repeatedFlag{s: &f.headers, typ: "header"}, "header", "H", "request header 'Name: value' (repeatable)")
 	f.output = "-"
-	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout")
+	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout, replacing it only once the final body arrived whole")
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
-	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10)")
+	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := AddPolicyFlags(fs)
 	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt, its response body included (default none)")
 	f.retryOn = "429,502,503,504"

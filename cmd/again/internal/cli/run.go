@@ -55,6 +55,14 @@ attempt counts as failed, whatever its status. --deadline limits the whole
 run: again never starts a wait that would end after it, and stops a
 command still running when it passes, in the same way.
 
+What survives run: nothing of a failed attempt. When an attempt fails by
+itself, what is left of its group (sh -c 'daemon & exit 3') gets SIGTERM,
+then SIGKILL after 2s, before the next wait and after the last attempt.
+What a successful attempt started in the background is left running, as
+someone starting a daemon expects. On Linux and FreeBSD the command also
+dies (SIGKILL) when again dies, even of SIGKILL (timeout -s KILL); the
+processes the command started are then left, as after any SIGKILL.
+
 --retry-on-exit retries only the listed exit statuses (a command killed
 by signal N has status 128+N), and a timed-out attempt. By default every
 non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT

@@ -42,7 +42,17 @@ type child struct {
 func startChild(path, name string, args []string, stdin, stdout, stderr *os.File, tty *os.File) (*child, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Args[0] = name
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+	// Only non-nil files: a nil *os.File in the interface would give the
+	// command a closed descriptor instead of os/exec's null device.
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
 	setProcAttr(cmd, tty)
 	if err := cmd.Start(); err != nil {
 		// lookPath found the command before the first attempt; if it has

@@ -23,6 +23,11 @@ import (
 // so that a directory that cannot be written is a usage error rather than
 // a response lost after the server acted on the request.
 //
+// The replacement keeps FILE's permissions, not its owner or other hard
+// links to it (as with any editor's save); a symbolic link is followed, so
+// its target is replaced and the link stays. A fetch killed with SIGKILL
+// leaves its temporary file (".FILE.again-…") behind.
+//
 // A FILE that is not a regular file (a device such as /dev/null, a named
 // pipe) cannot be replaced: it is opened now and written in place.
 type output struct {

@@ -270,3 +270,14 @@ func ExampleTransport_checkRetry() {
 	fmt.Println(errors.Is(err, errSuspended), errors.As(err, &re) && re.Attempts == 2)
 	// Output: true true
 }
+
+// RedactURL keeps what tells a request apart and replaces its secrets.
+func ExampleRedactURL() {
+	fmt.Println(retryhttp.RedactURL("https://alice:s3cr3t@api.example.com/items?id=42&token=abc#top"))
+	fmt.Println(retryhttp.RedactURL("https://ghp_token@example.com/repo"))
+	fmt.Println(retryhttp.RedactURL("http://alice:s3cr3t@exa mple.com/?q=1")) // does not parse
+	// Output:
+	// https://alice:…@api.example.com/items?id=…&token=…
+	// https://…@example.com/repo
+	// http://…@exa mple.com/?…
+}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 )
@@ -333,4 +335,27 @@ func TestFetchNetHTTPLogRouted(t *testing.T) {
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
+}
+
+// FuzzPrintable checks that printable leaves nothing a terminal acts on,
+// keeps printable text as it is, and that message keeps to one line.
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b]0;t\x07", "a\xffb", "\u009b\u202e", "x\ny\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, out := range []string{printable(s), message(s)} {
+			if !utf8.ValidString(out) {
+				t.Fatalf("printable(%q) = %q, not UTF-8", s, out)
+			}
+			for _, r := range out {
+				if r != ' ' && !unicode.IsPrint(r) {
+					t.Fatalf("printable(%q) = %q holds %U", s, out, r)
+				}
+			}
+		}
+		if printable(s) == s && strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }) {
+			t.Fatalf("printable(%q) left it as it was", s)
+		}
+	})
 }

@@ -482,6 +482,11 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the URL, query values included
 		}
+		if msg := redactQuotedURLs(err.Error()); msg != err.Error() {
+			// net/http quotes URLs in its messages, such as a redirect's
+			// Location that does not parse, a password included.
+			return errors.New(msg)
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -501,6 +506,30 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
 	}
 	return nil
+}
+
+// redactQuotedURLs returns msg with every quoted string in it that may be
+// a URL (it holds "://", "@" or "?") redacted by retryhttp.RedactURL.
+func redactQuotedURLs(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		quoted, err := strconv.QuotedPrefix(msg[i:])
+		if err != nil {
+			b.WriteString(msg[i:])
+			return b.String()
+		}
+		msg = msg[i+len(quoted):]
+		if u, err := strconv.Unquote(quoted); err == nil && (strings.Contains(u, "://") || strings.ContainsAny(u, "@?")) {
+			quoted = strconv.Quote(retryhttp.RedactURL(u))
+		}
+		b.WriteString(quoted)
+	}
 }
 
 // checkStatus returns the error for a final response that is neither a

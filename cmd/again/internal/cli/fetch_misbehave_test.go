@@ -359,3 +359,29 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+// A redirect whose Location does not parse is reported without the
+// password and query values it holds.
+func TestFetchBadLocationRedacted(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+		io.WriteString(conn, "HTTP/1.1 302 Found\r\nLocation: http://alice:secret@exa mple.com/?token=secret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	})
+	r := run(t, append(withArgs(fast, "-L"), addr+"/")...)
+	if r.code != 1 || strings.Contains(r.stderr, "secret") || !strings.Contains(r.stderr, `"http://…@exa mple.com/?…"`) {
+		t.Errorf("exit %d, stderr %q; want 1 and the Location redacted", r.code, r.stderr)
+	}
+}
+
+func TestRedactQuotedURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`failed to parse Location header "http://a:s@h/?t=s": parse "http://a:s@h/?t=s": bad`, `failed to parse Location header "http://a:…@h/?t=…": parse "http://a:…@h/?t=…": bad`},
+		{`no quotes here`, `no quotes here`},
+		{`a "plain" word and an "unterminated`, `a "plain" word and an "unterminated`},
+	}
+	for _, tt := range tests {
+		if got := redactQuotedURLs(tt.in); got != tt.want {
+			t.Errorf("redactQuotedURLs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

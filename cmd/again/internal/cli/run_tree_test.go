@@ -201,7 +201,7 @@ func TestRunSuccessLeavesDaemon(t *testing.T) {
 	defer out.Close()
 	var stderr bytes.Buffer
 	r := &runner{env: &Env{Stdout: out, Stderr: &stderr}, name: "sh", path: "/bin/sh",
-		args: []string{"-c", `sleep 1000 & echo $!; exit 0`}, grace: time.Second}
+		args: []string{"-c", `sleep 1000 & echo $!; exit 0`}, grace: 200 * time.Millisecond}
 	if err := r.run(t.Context(), policyRetries(2)); err != nil {
 		t.Fatalf("run: %v; stderr %q", err, stderr.String())
 	}

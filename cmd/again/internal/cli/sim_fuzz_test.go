@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -38,6 +39,10 @@ func FuzzSimCommandLine(f *testing.F) {
 				"--jitter=" + e, "--initial=" + g, "--retries=5"}
 		case 2:
 			if n, err := parseClients(a); err == nil && (len(n) > 3 || sum(n) > 100) {
+				return
+			}
+			parse := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
+			if p, err := parseList("failure", b, "", parse, func(float64) bool { return true }); err == nil && len(p) > 5 {
 				return
 			}
 			args = []string{"sim", "fleet", "--clients=" + a, "--failure=" + b, "--strategy=" + c}

@@ -296,8 +296,9 @@ type requestBody struct {
 }
 
 // body opens the body given with --data, --data-raw or --json. A single
-// @FILE is opened now, to report a missing one as a usage error, and
-// reopened for each retry, so it is never read whole into memory; stdin
+// @FILE is opened now, to report a missing one as a usage error, and read
+// anew through that descriptor by each retry (see fileBody), so it is
+// never read whole into memory; stdin
 // cannot be reopened, so it is read into memory when small enough to be
 // retried (see readStdinBody). Several parts are joined in memory, with &
 // for --data and --data-raw as curl does, or concatenated for --json.

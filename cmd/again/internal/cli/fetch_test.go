@@ -274,7 +274,7 @@ func TestFetchStdin(t *testing.T) {
 }
 
 func TestFetchLargeDataFile(t *testing.T) {
-	// A file is reopened for each attempt rather than buffered, so one
+	// A file is read anew by each attempt rather than buffered, so one
 	// larger than the 1 MiB the transport would buffer is still retried.
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	data := filepath.Join(t.TempDir(), "big")

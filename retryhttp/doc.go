@@ -47,6 +47,28 @@
 // that connections are reused, and hands the final response to the caller
 // untouched.
 //
+// # Redirects
+//
+// The Transport does not follow redirects: it hands a 3xx response to its
+// caller like any other final response. http.Client follows it (unless
+// CheckRedirect says otherwise), sending a new request that passes through
+// the Transport again, so each hop gets a retry loop of its own, with the
+// full policy: attempts, waits and budget are counted per hop, and a
+// request's deadline bounds all hops together. http.Client replays the
+// body with GetBody, drops it on a 303 (and on a 301 or 302 after a POST),
+// and copies the first request's headers to every hop, except that from
+// the first hop that leaves the original host and its subdomains on it
+// removes Authorization, Cookie and their kin. It keeps them for another
+// port or scheme of the same host, https to http included; a caller that
+// must not send credentials there removes them in CheckRedirect, as the
+// again fetch command does.
+//
+// # Logging
+//
+// Logger receives a line per retry and per give-up, with the method, the
+// URL as RedactURL prints it (no password, no query values), the attempt
+// and the status or error; never headers or bodies.
+//
 // # Circuit breakers
 //
 // Retrying a host that is down, even with jitter, keeps sending it traffic.

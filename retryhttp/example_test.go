@@ -200,7 +200,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// The log names the request without its userinfo or query values, and
+// The log names the request without its password or query values, and
 // never shows headers or bodies.
 func ExampleTransport_logger() {
 	statuses := []int{http.StatusBadGateway, http.StatusOK}
@@ -232,7 +232,7 @@ func ExampleTransport_logger() {
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode)
 	// Output:
-	// level=INFO msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s
+	// level=INFO msg="retryhttp: retrying" method=GET url="https://user:…@api.example.com/items?token=…&page=…" attempt=1 max_attempts=3 status=502 delay=0s
 	// 200
 }
 
@@ -269,4 +269,15 @@ func ExampleTransport_checkRetry() {
 	var re *retry.Error
 	fmt.Println(errors.Is(err, errSuspended), errors.As(err, &re) && re.Attempts == 2)
 	// Output: true true
+}
+
+// RedactURL keeps what tells a request apart and replaces its secrets.
+func ExampleRedactURL() {
+	fmt.Println(retryhttp.RedactURL("https://alice:s3cr3t@api.example.com/items?id=42&token=abc#top"))
+	fmt.Println(retryhttp.RedactURL("https://ghp_token@example.com/repo"))
+	fmt.Println(retryhttp.RedactURL("http://alice:s3cr3t@exa mple.com/?q=1")) // does not parse
+	// Output:
+	// https://alice:…@api.example.com/items?id=…&token=…
+	// https://…@example.com/repo
+	// http://…@exa mple.com/?…
 }

@@ -288,23 +288,30 @@ func isTokenChar(c byte) bool {
 // X-RateLimit family of GitHub, Twitter and others) relative to now, and
 // reports how long to wait before the quota resets.
 //
-// The value is a non-negative decimal integer: a number of seconds, or,
-// when it is larger than now's Unix time, the Unix time of the reset (as
-// GitHub sends it), measured against now with full precision. Surrounding
-// whitespace is ignored; seconds too large for a time.Duration saturate at
-// the largest one. ok is false, and the value must be ignored, for an empty
-// value and anything else ("soon", "1.5", "-3", a date).
+// The value is a non-negative decimal integer: a number of seconds, or the
+// Unix time of the reset (as GitHub sends it), told apart by magnitude as
+// clients of those APIs do: a value of a year of seconds (31536000) or more
+// is a Unix time, since no quota resets a year from now and every clock
+// reads later than 1971. A Unix time is measured against now with full
+// precision, and one at or before now means the quota has already reset:
+// the wait is 0, retry now. Surrounding whitespace is ignored; a value too
+// large for a time.Duration saturates at the largest one. ok is false, and
+// the value must be ignored, for an empty value and anything else ("soon",
+// "1.5", "-3", a date).
 func ParseRateLimitReset(value string, now time.Time) (d time.Duration, ok bool) {
 	v := strings.TrimSpace(value)
 	if !isDigits(v) {
 		return 0, false
 	}
 	d = secondsToDuration(v)
-	if unix := now.Unix(); unix > 0 && d > time.Duration(unix)*time.Second && d < maxDuration {
-		return time.Unix(int64(d/time.Second), 0).Sub(now), true
+	if d >= unixTimeFrom && d < maxDuration {
+		return max(time.Unix(int64(d/time.Second), 0).Sub(now), 0), true
 	}
 	return d, true
 }
+
+// unixTimeFrom is the smallest RateLimit-Reset value read as a Unix time.
+const unixTimeFrom = 365 * 24 * time.Hour
 
 // Names of the headers a wait hint can come from, as Event.HintHeader
 // reports them.

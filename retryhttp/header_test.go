@@ -98,7 +98,10 @@ func TestParseRateLimitReset(t *testing.T) {
 		{"30", 30 * time.Second, true},
 		{" 30 ", 30 * time.Second, true},
 		{strconv.FormatInt(now.Unix()+10, 10), 9750 * time.Millisecond, true}, // an epoch time: 12:00:10
-		{epoch, time.Duration(now.Unix()) * time.Second, true},                // not after now: seconds
+		{epoch, 0, true}, // a reset just past: retry now
+		{strconv.FormatInt(now.Unix()-1, 10), 0, true}, // a second in the past
+		{"31535999", 31535999 * time.Second, true},     // just under a year: seconds
+		{"31536000", 0, true},                          // 1971: a Unix time long past
 		{"99999999999999999999999", time.Duration(math.MaxInt64), true},
 		{"", 0, false},
 		{"-1", 0, false},
@@ -131,15 +134,15 @@ func FuzzParseRateLimitReset(f *testing.F) {
 		if d < 0 || strings.Trim(v, "0123456789") != "" || v == "" {
 			t.Fatalf("ParseRateLimitReset(%q) = %v, true; want a non-negative wait from digits only", value, d)
 		}
-		// The time until that Unix time when it is later than at, else
-		// the seconds themselves.
+		// Below a year of seconds, the seconds themselves; from there on
+		// the time until that Unix time, 0 if it has passed.
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n > math.MaxInt64/int64(time.Second) {
 			return // saturates, as TestParseRateLimitReset checks
 		}
 		want := time.Duration(n) * time.Second
-		if unix := at.Unix(); unix > 0 && n > unix {
-			want = time.Unix(n, 0).Sub(at)
+		if n >= 365*24*3600 {
+			want = max(time.Unix(n, 0).Sub(at), 0)
 		}
 		if d != want {
 			t.Fatalf("ParseRateLimitReset(%q) at %v = %v, want %v", value, at, d, want)

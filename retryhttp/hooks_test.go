@@ -38,7 +38,7 @@ func TestLogRedacts(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("log has %d lines, want 2 retries and 1 give-up:\n%s", len(lines), out)
 	}
-	wantURL := "url=" + srv.URL + "/path?token&REDACTED"
+	wantURL := `url="` + strings.Replace(srv.URL, "http://", "http://user:…@", 1) + `/path?token=…&…"`
 	for i, want := range [][]string{
 		{`msg="retryhttp: retrying"`, "method=PUT", wantURL, "attempt=1", "max_attempts=3", "status=503", "delay=0s"},
 		{`msg="retryhttp: retrying"`, "attempt=2", "error="},

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -243,7 +242,7 @@ type Transport struct {
 	// ("retryhttp: retrying") and one Warn record per give-up
 	// ("retryhttp: giving up": a retry is routine, a request that failed is
 	// what an operator looks for), with
-	// the method, the URL without userinfo or query values, the status or
+	// the method, the URL as RedactURL prints it, the status or
 	// error, the attempt, the maximum attempts and the delay or reason.
 	// Headers and bodies are never logged.
 	Logger *slog.Logger
@@ -506,35 +505,10 @@ func methodOf(r *http.Request) string {
 	return r.Method
 }
 
-// redactURL renders the request URL without userinfo, fragment or query
-// values (the query's keys are kept: they tell which call it was, while
-// values often carry tokens; a bare item without "=" becomes REDACTED).
+// redactURL renders the request URL as RedactURL does.
 func redactURL(r *http.Request) string {
-	u := r.URL
-	if u == nil {
+	if r.URL == nil {
 		return ""
 	}
-	var b strings.Builder
-	if u.Scheme != "" {
-		b.WriteString(u.Scheme)
-		b.WriteString("://")
-	}
-	b.WriteString(u.Host)
-	b.WriteString(u.EscapedPath())
-	if u.RawQuery != "" {
-		b.WriteByte('?')
-		for i, kv := range strings.Split(u.RawQuery, "&") {
-			if i > 0 {
-				b.WriteByte('&')
-			}
-			// An item without "=" (?s3cr3t) is all value as far as we
-			// can tell, so it is masked rather than shown as a key.
-			if k, _, ok := strings.Cut(kv, "="); ok {
-				b.WriteString(k)
-			} else if kv != "" {
-				b.WriteString("REDACTED")
-			}
-		}
-	}
-	return b.String()
+	return RedactURL(r.URL.String())
 }

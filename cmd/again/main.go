@@ -5,15 +5,11 @@
 package main
 
 import (
-	"context"
 	"os"
 
 	"github.com/again-go/again/cmd/again/internal/cli"
 )
 
 func main() {
-	ctx, stop := cli.NotifyContext(context.Background())
-	code := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(cli.Main())
 }

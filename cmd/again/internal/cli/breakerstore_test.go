@@ -33,7 +33,7 @@ func TestCLIFetchBreakerStore(t *testing.T) {
 	if n := len(srv.requests("/down")); code != 1 || n != 3 {
 		t.Errorf("the second fetch: exit %d, requests in all %d; want exit 1 and none sent (3 in all); stderr:\n%s", code, n, second)
 	}
-	if !strings.Contains(second, "breaker: open, next probe in") {
+	if !strings.Contains(second, "again fetch: not sent: the --breaker-store breaker of "+strings.TrimPrefix(srv.URL, "http://")+" is open after repeated failures; next probe in ") {
 		t.Errorf("the second fetch's stderr does not say the breaker is open:\n%s", second)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -81,8 +83,9 @@ func execute(ctx context.Context, root *cobra.Command, args []string, env *Env) 
 		if cmd == nil {
 			cmd = root
 		}
-		// One line, whatever the message: scripts read the last line.
-		msg = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(msg))
+		// One line, whatever the message: scripts read the last line;
+		// with one prefix, and nothing a terminal would act on.
+		msg = message(msg)
 		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), msg)
 	}
 	return code
@@ -282,3 +285,32 @@ func (f repeatedFlag) Set(s string) error {
 }
 
 var _ pflag.Value = repeatedFlag{}
+
+// Main is the again program: it runs the command line of the process with
+// its standard streams, signals taken over by NotifyContext, and returns
+// the exit status. It also routes the standard logger into again's own
+// lines on stderr ("again: ...", printable), because net/http's Transport,
+// which has no logger of its own, writes there (such as "Unsolicited
+// response received on idle HTTP channel"). That logger belongs to the
+// process, so only Main changes it, and puts it back before it returns;
+// Run, which tests call side by side, leaves it alone.
+func Main() int {
+	ctx, stop := NotifyContext(context.Background())
+	defer stop()
+	defer routeStdLog(os.Stderr)()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// routeStdLog makes the standard logger write again's lines on w, and
+// returns what restores it.
+func routeStdLog(w io.Writer) (restore func()) {
+	out, flags, prefix := log.Writer(), log.Flags(), log.Prefix()
+	log.SetOutput(lineWriter{w: w, prefix: "again: "})
+	log.SetFlags(0)
+	log.SetPrefix("")
+	return func() {
+		log.SetOutput(out)
+		log.SetFlags(flags)
+		log.SetPrefix(prefix)
+	}
+}

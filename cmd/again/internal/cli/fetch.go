@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/calc"
@@ -29,6 +28,8 @@ type fetchFlags struct {
 	timeout, retryOn, maxRetryWait string
 	key                            string
 	curl                           curlFlags
+
+	bodyCloser func() error // what the request body holds open, if anything
 }
 
 func newFetchCmd(env *Env) *cobra.Command {
@@ -54,17 +55,25 @@ POST and PATCH requests are retried only with an Idempotency-Key, which
 fetch adds (a random UUID, the same on every attempt) unless
 --idempotency-key off; a request that could not connect at all is
 retried whatever its method. Each retry prints one line on stderr: the
-attempt, the status or error, and the wait. Redirects are not followed
-unless -L is given.
+attempt, the status or error, and the wait.
+
+Redirects are not followed unless -L is given. With -L, credentials (-u,
+and Authorization and Cookie headers) are sent after a redirect only while
+the scheme, host and port stay those of URL, as curl does since 7.83: not
+to another port, nor from https to http. --location-trusted follows
+redirects and sends them to every host, as curl's does. A 101 Switching
+Protocols, which fetch never follows, and a status outside 100 to 599 are
+errors.
 
 Only the final response's body is written, whatever its status, as curl
 --fail-with-body does; with -f/--fail, none is written for a status of
-400 or more. The -o file is opened before anything is sent, so one that
-cannot be created is a usage error, but emptied only when the final
-response arrives: a fetch that gets no usable response (a network
-failure, a redirect loop with -L, an error status with --fail) leaves an
-existing file as it was and removes one it created; a body cut short
-leaves what arrived, as in curl.
+400 or more. -o FILE is atomic: each attempt writes a temporary file
+beside FILE, created before anything is sent (so a directory that cannot
+be written is a usage error), and renamed over FILE only when the final
+body has arrived whole. A fetch that gets no usable response (a network
+failure, a body cut short, a redirect loop with -L, an error status with
+--fail, a signal) leaves FILE as it was, or absent. A device such as
+/dev/null is written in place.
 
 As in curl: -d is repeatable, the parts joined with &, and sent as a form
 (Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON
@@ -72,8 +81,13 @@ As in curl: -d is repeatable, the parts joined with &, and sent as a form
 -u user:password sends basic authentication; -v prints each attempt's
 request and response headers on stderr, with credentials, cookies and
 query values masked; --cacert FILE trusts the authorities in a PEM file.
-A body from stdin (-d @-) is read first: up to 1 MiB it is sent with its
-length and can be retried, a larger one is streamed once.
+-d @FILE is opened once and each attempt reads it from the start through
+that descriptor: a file renamed over meanwhile (-o of the same name
+included) does not change what is sent, and one changed in place is not
+sent again. A body from stdin (-d @-) is read first: up to 1 MiB it is
+sent with its length and can be retried, a larger one is streamed once.
+Messages print URLs without passwords or query values (?id=…), and a
+server's text with control characters escaped (\x1b).
 
 ` + budgetHelp + `
 
@@ -93,7 +107,7 @@ signal N stops it.`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
-  # POST JSON from a file (reopened for each attempt), keep the headers.
+  # POST JSON from a file (read anew by each attempt), keep the headers.
   again fetch -d @order.json -H 'Content-Type: application/json' -i https://api.example.com/orders
 
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
@@ -104,14 +118,14 @@ signal N stops it.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
-	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (reopened for each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
+	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (opened once, read anew by each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
 	fs.Var(repeatedFlag{s: &f.dataRaw, typ: "data"}, "data-raw", "request body sent as is, even when it starts with @; repeated, joined with &")
 	fs.Var(repeatedFlag{s: &f.json, typ: "data"}, "json", "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
 	fs.VarP(repeatedFlag{s: &f.headers, typ: "header"}, "header", "H", "request header 'Name: value' (repeatable)")
 	f.output = "-"
-	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout")
+	fs.VarP(textFlag{s: &f.output, typ: "file"}, "output", "o", "write the body to this file instead of stdout, replacing it only once the final body arrived whole")
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
-	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10)")
+	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := AddPolicyFlags(fs)
 	fs.Var(textFlag{s: &f.timeout, typ: "duration"}, "timeout", "limit on each attempt, its response body included (default none)")
 	f.retryOn = "429,502,503,504"
@@ -143,6 +157,7 @@ signal N stops it.`,
 		if err != nil {
 			return err
 		}
+		defer f.closeBody()
 		tr.Base = rt
 		budget, closer, err := openBudget(env, *budgetURL)
 		var breakers *breaker.Group
@@ -175,89 +190,10 @@ signal N stops it.`,
 	return cmd
 }
 
-// output is where the final response goes: stdout, or the file of -o. The
-// file is opened before the request is sent, so that a path that cannot be
-// written is a usage error rather than a response lost after the server
-// acted on the request; it is truncated only when the final response
-// arrives, so a fetch that gets no response leaves an existing file as it
-// was and creates none.
-type output struct {
-	w       io.Writer
-	file    *os.File // nil for stdout
-	created bool     // the file did not exist before
-	wrote   bool     // something was written since start
-}
-
-// Write writes to the output, noting that it did.
-func (o *output) Write(p []byte) (int, error) {
-	o.wrote = o.wrote || len(p) > 0
-	return o.w.Write(p)
-}
-
-func openOutput(path string, stdout io.Writer) (*output, error) {
-	if path == "-" {
-		return &output{w: stdout}, nil
-	}
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	created := err == nil
-	if errors.Is(err, fs.ErrExist) {
-		// O_CREATE as well: a dangling symbolic link is followed and its
-		// target created, as without O_EXCL.
-		file, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
-	}
-	if err != nil {
-		return nil, Usagef("--output: cannot create %q: %v", path, errors.Unwrap(err))
-	}
-	return &output{w: file, file: file, created: created}, nil
-}
-
-// start readies the output for the final response: an existing regular
-// file is emptied (a device or a pipe cannot be).
-func (o *output) start() error {
-	o.wrote = false
-	if o.file == nil {
-		return nil
-	}
-	if o.rewindable() {
-		if err := o.file.Truncate(0); err != nil {
-			return fmt.Errorf("cannot write the response: %w", err)
-		}
-		if _, err := o.file.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("cannot write the response: %w", err)
-		}
-	}
-	return nil
-}
-
-// rewindable reports whether start can empty the output for another
-// attempt's body: a regular -o file can, stdout cannot.
-func (o *output) rewindable() bool {
-	if o.file == nil {
-		return false
-	}
-	st, err := o.file.Stat()
-	return err == nil && st.Mode().IsRegular()
-}
-
-// close closes the file, removing it if it was created for a response that
-// never came.
-func (o *output) close(responded bool) error {
-	if o.file == nil {
-		return nil
-	}
-	err := o.file.Close()
-	if !responded && o.created {
-		os.Remove(o.file.Name())
-	}
-	if err != nil {
-		return fmt.Errorf("cannot write the response: %w", err)
-	}
-	return nil
-}
-
 // build validates the command line and returns the request and the
 // transport (without its Base).
 func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.Input) (*http.Request, *retryhttp.Transport, error) {
+	f.location = f.location || f.curl.locationTrusted // as in curl
 	if len(args) != 1 {
 		if len(args) == 0 {
 			return nil, nil, Usagef("missing URL; usage: again fetch [flags] URL (see 'again fetch --help')")
@@ -266,11 +202,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	}
 	u, err := url.Parse(args[0])
 	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
-		shown := args[0]
-		if err == nil && u.User != nil {
-			shown = u.Redacted() // never print a password
-		}
-		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", shown)
+		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -307,7 +239,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	}
 	req, err := http.NewRequest(method, args[0], nil)
 	if err != nil {
-		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", args[0])
+		return nil, nil, Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
 	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
@@ -362,7 +294,15 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 	if body.rc != nil {
 		req.Body, req.GetBody, req.ContentLength = body.rc, body.getBody, body.size
 	}
+	f.bodyCloser = body.close
 	return req, tr, nil
+}
+
+// closeBody closes what the request body holds open, once the fetch is over.
+func (f *fetchFlags) closeBody() {
+	if f.bodyCloser != nil {
+		_ = f.bodyCloser()
+	}
 }
 
 // requestBody is the request body of fetch with how to replay it.
@@ -370,11 +310,13 @@ type requestBody struct {
 	rc      io.ReadCloser
 	getBody func() (io.ReadCloser, error)
 	size    int64
+	close   func() error // what to close when the fetch ends, if not nil
 }
 
 // body opens the body given with --data, --data-raw or --json. A single
-// @FILE is opened now, to report a missing one as a usage error, and
-// reopened for each retry, so it is never read whole into memory; stdin
+// @FILE is opened now, to report a missing one as a usage error, and read
+// anew through that descriptor by each retry (see fileBody), so it is
+// never read whole into memory; stdin
 // cannot be reopened, so it is read into memory when small enough to be
 // retried (see readStdinBody). Several parts are joined in memory, with &
 // for --data and --data-raw as curl does, or concatenated for --json.
@@ -400,6 +342,9 @@ func (f *fetchFlags) body(cmd *cobra.Command, env *Env) (requestBody, error) {
 		}
 		err = func() error {
 			defer b.rc.Close()
+			if b.close != nil {
+				defer b.close()
+			}
 			if b.size < 0 {
 				return Usagef("a body part from stdin (@-) joined with others must be at most %d bytes, as the joined body is kept in memory", retryhttp.DefaultMaxBufferedBody)
 			}
@@ -431,11 +376,29 @@ func openPart(part string, env *Env) (requestBody, error) {
 		file.Close()
 		return requestBody{}, Usagef("--data @FILE must name a regular file, got %q", path)
 	}
+	return fileBody(file, path, st), nil
+}
+
+// fileBody is the body of -d @FILE: the file opened once, each attempt
+// reading it from the start through that descriptor, so that it is never
+// read whole into memory and a file renamed over the path meanwhile (an
+// -o of the same name, an editor's save) does not change what is sent.
+// One changed in place since it was opened (another size or modification
+// time) is not sent again: the retry would send something else than the
+// first attempt did. close closes the file once the fetch is over.
+func fileBody(file *os.File, path string, st fs.FileInfo) requestBody {
+	section := func() io.ReadCloser { return io.NopCloser(io.NewSectionReader(file, 0, st.Size())) }
 	return requestBody{
-		rc:      file,
-		getBody: func() (io.ReadCloser, error) { return os.Open(path) },
-		size:    st.Size(),
-	}, nil
+		rc: section(),
+		getBody: func() (io.ReadCloser, error) {
+			if now, err := file.Stat(); err != nil || now.Size() != st.Size() || !now.ModTime().Equal(st.ModTime()) {
+				return nil, fmt.Errorf("--data @%s changed since the first attempt read it; not sending it again", path)
+			}
+			return section(), nil
+		},
+		size:  st.Size(),
+		close: file.Close,
+	}
 }
 
 // stringBody is a body held in memory. An empty one is http.NoBody, which
@@ -463,30 +426,27 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	attempts := 1
 	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt }
 	tr.OnRetry = func(e retryhttp.Event) {
-		wait := "retrying in " + roundDelay(e.Delay).String()
+		wait := retryingIn(e.Delay)
 		if e.HintHeader != "" {
 			wait += " as " + hintHeader(e) + " asks"
 		}
-		fmt.Fprintf(env.Stderr, "again: attempt %s failed (%s); %s\n", attemptOf(e.Attempt, e.MaxAttempts), outcome(e), wait)
+		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e), wait)
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		if e.Response == nil || e.Reason == retry.ErrExhausted {
 			return // the final error or status line says it all
 		}
-		fmt.Fprintf(env.Stderr, "again: attempt %s failed (%s); %s\n", attemptOf(e.Attempt, e.MaxAttempts), outcome(e), f.giveUpReason(e))
+		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
 	}
-	client := &http.Client{Transport: instrument(req.Context(), tr)}
-	if !f.location {
-		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	}
-	// The output is written only for a usable response: not for an error
-	// (with -L, a redirect loop returns the last redirect with one), nor
-	// for a failed status with --fail. Otherwise a file -o created is
-	// removed, and an existing one left as it was.
-	written := false
+	client := &http.Client{Transport: instrument(req.Context(), tr), CheckRedirect: f.checkRedirect}
+	// The output is kept only for a usable response whose body was
+	// written whole: not for an error (with -L, a redirect loop returns
+	// the last redirect with one), nor for a failed status with --fail.
+	// Otherwise an -o file is left as it was, or absent.
+	complete, keep := false, false
 	defer func() {
-		if cerr := out.close(written); err == nil {
+		if cerr := out.close(keep); err == nil {
 			err = cerr
 		}
 		if sig := signalCause(req.Context()); sig != nil && err != nil {
@@ -504,12 +464,16 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	var read *http.Response
 	var own error // ReadBody's last error that is not reading the body
 	tr.ReadBody = func(resp *http.Response) error {
-		read, own = resp, nil
+		read, own, complete = resp, nil, false
+		if own = checkStatus(resp); own != nil {
+			resp.Body.Close() // a 101's is the connection, never bounded by --timeout
+			return own
+		}
 		if f.location && followed(resp) || !usable(resp) {
 			return nil // not the output: the client follows it, or --fail
 		}
-		written = true
 		err := f.write(resp, out)
+		complete = err == nil
 		var re *bodyReadError
 		switch {
 		case err == nil:
@@ -533,25 +497,127 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if own != nil && errors.Is(err, own) {
 			return own // retry's account adds nothing to it
 		}
+		var oe *breaker.OpenError
+		if errors.As(err, &oe) {
+			// Fail fast: nothing was sent, and retry's account of a "hint
+			// too long" would hide why.
+			return fmt.Errorf("not sent: the --breaker-store breaker of %s is open after repeated failures; next probe in %s",
+				printable(req.URL.Host), calc.Human(oe.Wait))
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the URL, query values included
 		}
+		if msg := redactQuotedURLs(err.Error()); msg != err.Error() {
+			// net/http quotes URLs in its messages, such as a redirect's
+			// Location that does not parse, a password included.
+			return errors.New(msg)
+		}
 		return err
 	}
 	defer resp.Body.Close()
+	if err := checkStatus(resp); err != nil {
+		return err
+	}
 	if resp != read && usable(resp) {
 		// A response with a status to retry, returned once retrying
 		// stopped: ReadBody has not seen it.
-		written = true
 		if err := f.write(resp, out); err != nil {
 			return err
 		}
+		complete = true
 	}
+	keep = complete
 	if resp.StatusCode >= 400 {
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
 	}
 	return nil
+}
+
+// redactQuotedURLs returns msg with every quoted string in it that may be
+// a URL (it holds "://", "@" or "?") redacted by retryhttp.RedactURL.
+func redactQuotedURLs(msg string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(msg, '"')
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		b.WriteString(msg[:i])
+		quoted, err := strconv.QuotedPrefix(msg[i:])
+		if err != nil {
+			b.WriteString(msg[i:])
+			return b.String()
+		}
+		msg = msg[i+len(quoted):]
+		if u, err := strconv.Unquote(quoted); err == nil && (strings.Contains(u, "://") || strings.ContainsAny(u, "@?")) {
+			quoted = strconv.Quote(retryhttp.RedactURL(u))
+		}
+		b.WriteString(quoted)
+	}
+}
+
+// checkStatus returns the error for a final response that is neither a
+// success nor an HTTP error status: a 101 Switching Protocols, which fetch
+// never asks for and whose body (the connection, in another protocol)
+// would hold it for as long as the server likes, or a status outside 100
+// to 599, which HTTP does not have (net/http hands back any three digits).
+func checkStatus(resp *http.Response) error {
+	switch {
+	case resp.StatusCode == http.StatusSwitchingProtocols:
+		return errors.New("server answered 101 Switching Protocols: fetch speaks only HTTP and does not follow a switch to another protocol")
+	case resp.StatusCode < 100 || resp.StatusCode > 599:
+		return fmt.Errorf("server answered status %03d, which HTTP does not have (statuses are 100 to 599)", resp.StatusCode)
+	}
+	return nil
+}
+
+// checkRedirect is the client's CheckRedirect: without -L it follows
+// nothing; with it, up to 10 redirects, sending credentials (-u, and
+// Authorization and Cookie headers) only while the scheme, host and port
+// stay those of the URL given, as curl does since 7.83, or to any hop with
+// --location-trusted. http.Client itself keeps them for another port or
+// scheme of the same host, and would send a password in clear text after
+// a redirect from https to http.
+func (f *fetchFlags) checkRedirect(req *http.Request, via []*http.Request) error {
+	if !f.location {
+		return http.ErrUseLastResponse
+	}
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	first := via[0]
+	for _, name := range credentialHeaders {
+		switch {
+		case f.curl.locationTrusted:
+			// http.Client drops them on leaving the host: put them back.
+			if v := first.Header.Values(name); len(v) > 0 {
+				req.Header[name] = v
+			}
+		case !sameOrigin(first.URL, req.URL):
+			req.Header.Del(name)
+		}
+	}
+	return nil
+}
+
+// credentialHeaders are the headers checkRedirect keeps to the origin.
+var credentialHeaders = [...]string{"Authorization", "Cookie", "Cookie2", "Proxy-Authorization"}
+
+// sameOrigin reports whether a and b have the same scheme, host and port,
+// a missing port being the scheme's own.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // followed reports whether http.Client follows resp, a redirect with a
@@ -669,25 +735,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-// durationFlag parses the duration flag name, which needs a unit unless it
-// is 0 (see requireUnit); empty means 0 when optional.
-func durationFlag(name, s string, optional bool) (time.Duration, error) {
-	if s == "" && optional {
-		return 0, nil
-	}
-	if err := requireUnit(name, s); err != nil {
-		return 0, err
-	}
-	d, err := calc.ParseDuration(s)
-	var ie *calc.InputError
-	if errors.As(err, &ie) {
-		// Not ie.Detail(): it offers calc's bare milliseconds, which
-		// requireUnit has just refused for these flags.
-		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
-	}
-	return d, err
 }
 
 // parseStatuses parses --retry-on: "none" or comma-separated statuses.

@@ -22,14 +22,16 @@ import (
 // curlFlags are the flags of `again fetch` that mean what they mean in
 // curl, beyond the request itself.
 type curlFlags struct {
-	fail, verbose  bool
-	user, cacert   string
-	connectTimeout string
+	fail, verbose   bool
+	locationTrusted bool
+	user, cacert    string
+	connectTimeout  string
 }
 
 func (c *curlFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.fail, "fail", "f", false, "write no body when the final status is 400 or more (the -o file is left as without a response)")
-	fs.VarP(textFlag{s: &c.user, typ: "user:password"}, "user", "u", "HTTP basic authentication")
+	fs.VarP(textFlag{s: &c.user, typ: "user:password"}, "user", "u", "HTTP basic authentication (sent after a redirect only to the same scheme, host and port)")
+	fs.BoolVar(&c.locationTrusted, "location-trusted", false, "with -L, send -u and the Authorization and Cookie headers to every host redirected to, as curl does")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "print each attempt's request and response headers on stderr (credentials, cookies and query values masked)")
 	fs.Var(textFlag{s: &c.cacert, typ: "file"}, "cacert", "PEM file of the certificate authorities to trust instead of the system's")
 	fs.Var(textFlag{s: &c.connectTimeout, typ: "duration"}, "connect-timeout", "limit on each connection's setup, TCP and TLS handshake (default none; a failed connection is retried)")
@@ -95,7 +97,7 @@ type verboseTransport struct {
 
 func (v *verboseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var b bytes.Buffer
-	target := redactedTarget(req)
+	target := retryhttp.RedactURL(req.URL.RequestURI())
 	fmt.Fprintf(&b, "> %s %s HTTP/1.1\n> Host: %s\n", req.Method, target, req.Host)
 	if req.Host == "" {
 		b.Truncate(b.Len() - len("> Host: \n"))
@@ -106,11 +108,11 @@ func (v *verboseTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	v.print(b.Bytes())
 	resp, err := v.base.RoundTrip(req)
 	if err != nil {
-		v.print([]byte("* " + err.Error() + "\n"))
+		v.print([]byte("* " + printable(err.Error()) + "\n"))
 		return resp, err
 	}
 	b.Reset()
-	fmt.Fprintf(&b, "< %s %s\n", resp.Proto, resp.Status)
+	fmt.Fprintf(&b, "< %s %s\n", resp.Proto, printable(resp.Status))
 	writeHeaders(&b, "< ", resp.Header)
 	b.WriteString("<\n")
 	v.print(b.Bytes())
@@ -144,27 +146,9 @@ func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
 			if masked(name) {
 				value = "(masked)"
 			}
-			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, value)
+			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, printable(value))
 		}
 	}
-}
-
-// redactedTarget is the request's path with its query values masked, as
-// retryhttp logs it.
-func redactedTarget(req *http.Request) string {
-	u := *req.URL
-	if u.RawQuery != "" {
-		q := strings.Split(u.RawQuery, "&")
-		for i, kv := range q {
-			if k, _, ok := strings.Cut(kv, "="); ok {
-				q[i] = k + "=(masked)"
-			} else if kv != "" {
-				q[i] = "(masked)"
-			}
-		}
-		u.RawQuery = strings.Join(q, "&")
-	}
-	return u.RequestURI()
 }
 
 var _ http.RoundTripper = (*verboseTransport)(nil)

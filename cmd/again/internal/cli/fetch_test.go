@@ -169,8 +169,8 @@ func TestFetch(t *testing.T) {
 			"again: attempt 1 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
 		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
-			"again: attempt 1/2 failed (retryhttp: attempt timed out after 10ms); retrying in 0s\n" +
-				"again fetch: retry: retries exhausted after 2 attempts in …: retryhttp: attempt timed out after 10ms\n"},
+			"again: attempt 1/2 failed (attempt timed out after 10ms); retrying in 0s\n" +
+				"again fetch: retries exhausted after 2 attempts in …: attempt timed out after 10ms\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",
 			"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"--retry-on 404", []string{"--retry-on", "404", "--retries", "1", "/missing"}, 1, "no such thing",
@@ -284,7 +284,7 @@ func TestFetchStdin(t *testing.T) {
 }
 
 func TestFetchLargeDataFile(t *testing.T) {
-	// A file is reopened for each attempt rather than buffered, so one
+	// A file is read anew by each attempt rather than buffered, so one
 	// larger than the 1 MiB the transport would buffer is still retried.
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	data := filepath.Join(t.TempDir(), "big")
@@ -330,7 +330,7 @@ func TestFetchNetworkFailure(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "again: attempt 1/2 failed (dial tcp "+addr) || !strings.HasSuffix(lines[0], "); retrying in 0s") {
 		t.Errorf("retry line %q, want the dial error and the wait", lines[0])
 	}
-	if !strings.HasPrefix(lines[1], "again fetch: retry: retries exhausted after 2 attempts") {
+	if !strings.HasPrefix(lines[1], "again fetch: retries exhausted after 2 attempts") {
 		t.Errorf("error line %q, want it to say retries ran out after 2 attempts", lines[1])
 	}
 	if strings.Contains(r.stderr, "secret") {
@@ -350,8 +350,11 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "http://"}, `again fetch: URL must be an absolute http or https URL, got "http://"`},
 		{[]string{"fetch", "http://example.com:99999/"}, `again fetch: URL port must be from 1 to 65535, got 99999`},
 		{[]string{"fetch", "http://example.com:0/"}, `again fetch: URL port must be from 1 to 65535, got 0`},
-		{[]string{"fetch", "ftp://user:secret@example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://user:xxxxx@example.com/"`},
+		{[]string{"fetch", "ftp://user:secret@example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://user:…@example.com/"`},
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL must be an absolute http or https URL, got "http://a b/"`},
+		{[]string{"fetch", "http://user:secret@a b/?token=secret"}, `again fetch: URL must be an absolute http or https URL, got "http://…@a b/?…"`},
+		{[]string{"fetch", "http://user:se/cret@host:port/"}, `again fetch: URL must be an absolute http or https URL, got "http://…@host:port/"`},
+		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "5xx"`},
 		{[]string{"fetch", "--retry-on", "503,600", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "503,600"`},
 		{[]string{"fetch", "--timeout", "-1s", "http://a/"}, `again fetch: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
@@ -390,9 +393,9 @@ func TestFetchHelp(t *testing.T) {
 
 func TestFetchOutputFile(t *testing.T) {
 	// -o behaves like curl's --fail-with-body: the final response's body is
-	// written whatever its status, the file is created or truncated only
-	// when that response arrives, and a transfer cut short leaves what
-	// arrived. An output path that cannot be created is a usage error found
+	// written whatever its status; the file is replaced only once that
+	// body has arrived whole, and a transfer cut short leaves it as it
+	// was. An output path that cannot be created is a usage error found
 	// before anything is sent.
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{
@@ -413,7 +416,8 @@ func TestFetchOutputFile(t *testing.T) {
 		{"a final 503 is written", srv.URL + "/down", "old", 1, "still busy"},
 		{"network failure keeps the file", refused, "old", 1, "old"},
 		{"network failure creates no file", refused, "", 1, ""},
-		{"a cut body leaves what arrived", srv.URL + "/cut", "old", 1, "partial"},
+		{"a cut body keeps the file", srv.URL + "/cut", "old", 1, "old"},
+		{"a cut body creates no file", srv.URL + "/cut", "", 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func TestCLIBudgetUsage(t *testing.T) {
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
-		want := "again " + sub[0] + ": --budget: fleet: a budget URL must name the budget with ?key=NAME, as in redis://HOST:PORT/DB?key=NAME\n"
+		want := "again " + sub[0] + ": --budget: a budget URL must name the budget with ?key=NAME, as in redis://HOST:PORT/DB?key=NAME\n"
 		if err == nil || cmd.ProcessState.ExitCode() != 2 || stderr.String() != want {
 			t.Errorf("again %q: %v, stderr %q; want exit 2 and %q", args, err, stderr.String(), want)
 		}

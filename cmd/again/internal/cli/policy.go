@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
@@ -53,16 +54,20 @@ func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
 // usage error (exit status 2) naming the flag and what it accepts, such as
 // "--multiplier must be a finite number >= 1, got 0.5".
 func (f *PolicyFlags) Parse() (calc.Input, error) {
-	v := calc.Values{}
-	for k, s := range f.values {
-		v[k] = *s
-	}
-	in, err := calc.Parse(v)
+	in, err := f.parse()
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
 		return in, usage(ie.Message())
 	}
 	return in, err
+}
+
+func (f *PolicyFlags) parse() (calc.Input, error) {
+	v := calc.Values{}
+	for k, s := range f.values {
+		v[k] = *s
+	}
+	return calc.Parse(v)
 }
 
 // parseTimed is Parse for run and fetch, whose --deadline is a time limit
@@ -72,14 +77,26 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 // default of 3 retries would stop after about 1.5 s. With both, whichever
 // comes first ends the retries.
 func (f *PolicyFlags) parseTimed() (calc.Input, error) {
-	if err := requireUnit(calc.FieldDeadline, *f.values[calc.FieldDeadline]); err != nil {
+	s := *f.values[calc.FieldDeadline]
+	if err := requireUnit(calc.FieldDeadline, s); err != nil {
 		return calc.Input{}, err
 	}
-	in, err := f.Parse()
-	if err == nil && in.Deadline > 0 && !f.fs.Changed(calc.FieldRetries) {
+	in, err := f.parse()
+	var ie *calc.InputError
+	switch {
+	case errors.As(err, &ie) && ie.Field == calc.FieldDeadline:
+		// Not calc's message: it offers the bare milliseconds that
+		// requireUnit has just refused.
+		return in, Usagef("--deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", s)
+	case errors.As(err, &ie):
+		return in, usage(ie.Message())
+	case err != nil:
+		return in, err
+	}
+	if in.Deadline > 0 && !f.fs.Changed(calc.FieldRetries) {
 		in.Policy.Retries = backoff.UntilDeadline
 	}
-	return in, err
+	return in, nil
 }
 
 // untilDeadlineHelp explains --deadline without --retries in the help of
@@ -110,4 +127,23 @@ func requireUnit(name, s string) error {
 		return nil // 0 is 0 in every unit
 	}
 	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to calc), got %s", name, t, t, t)
+}
+
+// durationFlag parses the duration flag name, which needs a unit unless it
+// is 0 (see requireUnit); empty means 0 when optional.
+func durationFlag(name, s string, optional bool) (time.Duration, error) {
+	if s == "" && optional {
+		return 0, nil
+	}
+	if err := requireUnit(name, s); err != nil {
+		return 0, err
+	}
+	d, err := calc.ParseDuration(s)
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		// Not ie.Detail(): it offers calc's bare milliseconds, which
+		// requireUnit has just refused for these flags.
+		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
+	}
+	return d, err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -56,6 +55,14 @@ attempt counts as failed, whatever its status. --deadline limits the whole
 run: again never starts a wait that would end after it, and stops a
 command still running when it passes, in the same way.
 ` + untilDeadlineHelp + `
+
+What survives run: nothing of a failed attempt. When an attempt fails by
+itself, what is left of its group (sh -c 'daemon & exit 3') gets SIGTERM,
+then SIGKILL after 2s, before the next wait and after the last attempt.
+What a successful attempt started in the background is left running, as
+someone starting a daemon expects. On Linux and FreeBSD the command also
+dies (SIGKILL) when again dies, even of SIGKILL (timeout -s KILL); the
+processes the command started are then left, as after any SIGKILL.
 
 --retry-on-exit retries only the listed exit statuses (a command killed
 by signal N has status 128+N), and a timed-out attempt. By default every
@@ -216,7 +223,7 @@ type runner struct {
 	budget   retry.Budget // --budget's, or nil
 
 	mu      sync.Mutex
-	pid     int       // the running child, 0 if none
+	proc    *child    // the running child, nil if none
 	signal  os.Signal // the first signal received, if any
 	stopped bool      // whether a signal arrived while no child ran
 }
@@ -307,7 +314,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		status = signalStatus(sig)
 	}
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %s failed (%s); %s\n", attemptOf(re.Attempts, p.MaxAttempts()), last.why, r.stopReason(re, last, sig))
+		attemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
 	}
 	return Exit(status, nil)
 }
@@ -336,21 +343,8 @@ func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) 
 // report prints the line for a retry.
 func (r *runner) report(e retry.Event) {
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %s failed (%v); retrying in %s\n", attemptOf(e.Attempt, e.MaxAttempts), e.Err, roundDelay(e.Delay))
+		attemptFailed(r.env.Stderr, e.Attempt, e.MaxAttempts, e.Err.Error(), retryingIn(e.Delay))
 	}
-}
-
-// roundDelay shortens a jittered delay for people: 1.234567891s is 1.23s.
-func roundDelay(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(10 * time.Millisecond)
-	case d >= time.Millisecond:
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
 }
 
 // forward relays each signal to the running child's process group and
@@ -363,8 +357,8 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 			if r.signal == nil {
 				r.signal = s
 			}
-			if r.pid != 0 {
-				_ = signalGroup(r.pid, s)
+			if r.proc != nil {
+				r.proc.signal(s)
 			} else {
 				r.stopped = true
 			}
@@ -376,28 +370,31 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 	}
 }
 
-// setProc records the running child, pid (0 for none); a signal that
+// setProc records the running child, c (nil for none); a signal that
 // arrived while it was starting is passed on at once. It reports whether a
 // signal reached the child.
-func (r *runner) setProc(pid int) (signalled bool) {
+func (r *runner) setProc(c *child) (signalled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pid = pid
-	if pid != 0 && r.signal != nil {
+	r.proc = c
+	if c != nil && r.signal != nil {
 		r.stopped = false
-		_ = signalGroup(pid, r.signal)
+		c.signal(r.signal)
 	}
 	return r.signal != nil
 }
 
 // attempt runs the command once, within procCtx (the --deadline). It
 // returns nil on exit status 0, an *attemptError for a failure, wrapped with
-// retry.Permanent if its status is not to be retried.
+// retry.Permanent if its status is not to be retried (see judgeExit).
 //
-// The command runs in a process group of its own. An attempt stopped by
-// the --timeout, the --deadline or a signal leaves nothing behind: the
-// group gets SIGTERM (or the signal), then SIGKILL when the command has
-// exited or the grace has passed, whichever comes first.
+// The command runs in a process group of its own (see child). An attempt
+// stopped by the --timeout, the --deadline or a signal leaves nothing
+// behind: the group gets SIGTERM (or the signal), then SIGKILL when the
+// command has exited or the grace has passed, whichever comes first. An
+// attempt that fails by itself leaves nothing either: its group gets
+// SIGTERM as it ends, then SIGKILL once empty or after the grace. What a
+// successful attempt started in the background is left running.
 func (r *runner) attempt(procCtx context.Context) error {
 	// One timer per attempt, at the earlier of its --timeout and the
 	// --deadline, decided now: what stopped the attempt never depends on
@@ -413,10 +410,8 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	// os/exec only starts the command: its Wait would neither report a
 	// command stopped by Ctrl-Z nor return before every process that
-	// inherited an output pipe has closed it. waitCommand does the first,
+	// inherited an output pipe has closed it. child.wait does the first,
 	// childOutput the second, and the context's end is watched here.
-	cmd := exec.Command(r.path, r.args...)
-	cmd.Args[0] = r.name
 	stdin, err := newInput(r.env.Stdin)
 	if err != nil {
 		return retry.Permanent(err)
@@ -434,21 +429,12 @@ func (r *runner) attempt(procCtx context.Context) error {
 		}
 		defer stderr.finish(r.grace)
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin.file, stdout.file, stderr.file
-	startInGroup(cmd, r.tty)
-	if err := cmd.Start(); err != nil {
-		// lookPath found the command before the first attempt; if it has
-		// gone since, it is not found, as a shell would say. A missing
-		// interpreter (#!) fails the same way, but the file is still there.
-		if _, serr := os.Stat(r.path); errors.Is(serr, fs.ErrNotExist) {
-			return retry.Permanent(notFound(r.name))
-		}
-		return retry.Permanent(cannotExecute(r.name, err))
+	c, err := startChild(r.path, r.name, r.args, stdin.file, stdout.file, stderr.file, r.tty)
+	if err != nil {
+		return retry.Permanent(err)
 	}
 	stdin.started()
-	pid := cmd.Process.Pid
-	defer cmd.Process.Release() // after every use of pid below
-	r.setProc(pid)
+	r.setProc(c)
 	// At the --timeout or the --deadline the group gets SIGTERM, then
 	// SIGKILL after the grace. cancelled records that this happened while
 	// the command ran, rather than just after it exited by itself.
@@ -461,10 +447,10 @@ func (r *runner) attempt(procCtx context.Context) error {
 			return // too late: the command ended by itself
 		}
 		cancelled.Store(true)
-		kill = time.AfterFunc(r.grace, func() { killGroup(pid) })
-		_ = signalGroup(pid, syscall.SIGTERM)
+		kill = time.AfterFunc(r.grace, c.kill)
+		c.signal(syscall.SIGTERM)
 	})
-	ws, werr := waitCommand(cmd, r.tty)
+	exit, werr := c.wait()
 	exited.Store(true)
 	if !stopWatch() {
 		<-watched // the context ended: its function has run
@@ -472,179 +458,19 @@ func (r *runner) attempt(procCtx context.Context) error {
 			kill.Stop()
 		}
 	}
-	signalled := r.setProc(0)
-	if cancelled.Load() || signalled {
-		killGroup(pid)
+	signalled := r.setProc(nil)
+	verdict := judgeExit(exit, cancelled.Load(), atDeadline, r.timeout, r.retryOn)
+	switch {
+	case cancelled.Load() || signalled || werr != nil:
+		c.kill()
+	case verdict != nil:
+		c.stop(r.grace)
 	}
-	stdout.finish(r.grace) // the group is gone: its output is complete
+	stdout.finish(r.grace) // the group is gone (or left running): its output is complete
 	stderr.finish(r.grace)
-	reclaimTerminal(r.tty, pid)
+	c.release()
 	if werr != nil {
 		return retry.Permanent(fmt.Errorf("waiting for %s: %w", r.name, werr))
 	}
-	ae := &attemptError{status: ws.ExitStatus(), why: fmt.Sprintf("exit status %d", ws.ExitStatus())}
-	if ws.Signaled() {
-		ae.status = signalStatus(ws.Signal())
-		ae.why = "killed by " + signalName(ws.Signal())
-	}
-	switch {
-	case cancelled.Load():
-		// Whatever its status, a child stopped by --timeout or --deadline
-		// failed, with status 124 as GNU timeout has it; and it is retried
-		// even with --retry-on-exit, as documented (--deadline leaves no
-		// time for a retry anyway).
-		ae.status = ExitTimedOut
-		ae.atDeadline = atDeadline
-		ae.why = fmt.Sprintf("timed out after %v", r.timeout)
-		if atDeadline {
-			ae.why = "timed out at the --deadline"
-		}
-		return ae
-	case ae.status == 0:
-		return nil
-	case r.retryOn != nil && !r.retryOn[ae.status]:
-		return retry.Permanent(ae)
-	case r.retryOn == nil && notRetried(ae.status) != "":
-		return retry.Permanent(ae)
-	}
-	return ae
-}
-
-// childInput is what an attempt reads: the Env's reader itself when it is
-// a file (or nothing), else a pipe that it is copied to, as os/exec would.
-type childInput struct {
-	file   *os.File      // the command's stdin; nil for /dev/null
-	write  *os.File      // again's end of the pipe, nil for a file
-	copied chan struct{} // closed when the copy ends
-}
-
-func newInput(r io.Reader) (*childInput, error) {
-	if r == nil {
-		return &childInput{}, nil
-	}
-	if f, ok := r.(*os.File); ok && f != nil {
-		return &childInput{file: f}, nil
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	in := &childInput{file: pr, write: pw, copied: make(chan struct{})}
-	go func() {
-		defer close(in.copied)
-		_, _ = io.Copy(pw, r) // ends at EOF, or when finish closes pw
-		pw.Close()
-	}()
-	return in, nil
-}
-
-// started closes again's copy of the command's end of the pipe.
-func (in *childInput) started() {
-	if in.write != nil {
-		in.file.Close()
-	}
-}
-
-// finish stops the copy once the command has exited: what it did not read
-// is not given to the next attempt's command either (stdin is consumed as
-// it is read, whoever reads it). A copy still blocked reading again's own
-// stdin after grace is left to end with it.
-func (in *childInput) finish(grace time.Duration) {
-	if in.write == nil {
-		return
-	}
-	in.write.Close()
-	in.file.Close() // in case Start failed
-	in.write = nil
-	select {
-	case <-in.copied:
-	case <-time.After(grace):
-	}
-}
-
-// childOutput is what an attempt writes to: the Env's writer itself when it
-// is a file, else a pipe copied to it. Either way the command's output is a
-// file, so waiting for the command ends when it exits, not when the last
-// process that inherited the output closes it: again then kills what is
-// left of a stopped attempt's group, and only then waits for the output to
-// end.
-type childOutput struct {
-	file   *os.File
-	copied chan struct{} // closed when the copy ends; nil for a file
-	read   *os.File
-}
-
-func newOutput(w io.Writer) (*childOutput, error) {
-	if f, ok := w.(*os.File); ok && f != nil {
-		return &childOutput{file: f}, nil
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	o := &childOutput{file: pw, read: pr, copied: make(chan struct{})}
-	go func() {
-		defer close(o.copied)
-		_, _ = io.Copy(w, pr)
-	}()
-	return o, nil
-}
-
-// finish closes again's end of the pipe and waits for the copy to end: at
-// once if the command's processes are gone, at most grace if a process
-// outside its group (a daemon) still holds the pipe, whose later output is
-// then dropped. Calling it again does nothing.
-func (o *childOutput) finish(grace time.Duration) {
-	if o.copied == nil {
-		return
-	}
-	o.file.Close()
-	select {
-	case <-o.copied:
-	case <-time.After(grace):
-	}
-	o.read.Close()
-	<-o.copied
-	o.copied = nil
-}
-
-// sameWriter reports whether a and b are the same writer, so that the
-// command's stdout and stderr share one pipe and their copies never write
-// to it at the same time, as os/exec does. Writers of types that cannot be
-// compared are different.
-func sameWriter(a, b io.Writer) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
-}
-
-func signalStatus(s os.Signal) int {
-	if n, ok := s.(syscall.Signal); ok {
-		return 128 + int(n)
-	}
-	return ExitFailure
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
-	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
-	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
-	syscall.SIGSEGV: "SIGSEGV", syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM",
-	syscall.SIGTERM: "SIGTERM",
-}
-
-// signalName returns "SIGTERM" for syscall.SIGTERM, "signal 10" for a
-// signal without a name here.
-func signalName(s os.Signal) string {
-	n, ok := s.(syscall.Signal)
-	if !ok {
-		return s.String()
-	}
-	if name, ok := signalNames[n]; ok {
-		return name
-	}
-	return "signal " + strconv.Itoa(int(n))
+	return verdict
 }

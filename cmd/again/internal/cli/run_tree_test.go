@@ -16,29 +16,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-// liveInGroup returns the processes of group pgid that are still alive
-// (zombies, which run nothing, are left out), read from /proc.
-func liveInGroup(t *testing.T, pgid int) []string {
+// liveInGroupT is liveInGroup for a test, which needs /proc.
+func liveInGroupT(t *testing.T, pgid int) []string {
 	t.Helper()
-	stats, err := filepath.Glob("/proc/[0-9]*/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var live []string
-	for _, path := range stats {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			continue // exited since the glob
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
-			continue
-		}
-		if g, _ := strconv.Atoi(fields[2]); g == pgid {
-			live = append(live, s[:strings.LastIndexByte(s, ')')+1])
-		}
+	live, ok := liveInGroup(pgid)
+	if !ok {
+		t.Fatal("cannot read /proc")
 	}
 	return live
 }
@@ -53,7 +36,7 @@ func waitGroupGone(t *testing.T, pgid int) {
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		live := liveInGroup(t, pgid)
+		live := liveInGroupT(t, pgid)
 		if len(live) == 0 {
 			return
 		}
@@ -165,5 +148,101 @@ func TestRunSignalStopsTree(t *testing.T) {
 			}
 			waitTreeGone(t, trees(t, stdout.String())[0])
 		})
+	}
+}
+
+// A failed attempt's background processes are stopped (SIGTERM, then
+// SIGKILL for one that ignores it) before the next attempt starts, and
+// after the last: none runs beside the next attempt, nor after again.
+// Each attempt's script says LIVE for any earlier attempt's process that
+// still runs.
+func TestRunFailedAttemptLeavesNothing(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for name, daemon := range map[string]string{"plain": "sleep 1000 &", "ignoring SIGTERM": "(trap '' TERM; exec sleep 1000) &"} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("PIDS", filepath.Join(t.TempDir(), "pids"))
+			// A zombie (state Z) has died: it waits only for its reaper.
+			script := `for p in $(cat "$PIDS" 2>/dev/null); do s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); ` +
+				`[ -n "$s" ] && [ "$s" != Z ] && echo "LIVE $p"; done; ` +
+				daemon + ` echo $! >> "$PIDS"; echo "$$ $!"; exit 3`
+			stdout := newWaitWriter("")
+			var stderr bytes.Buffer
+			r := &runner{env: &Env{Stdout: stdout, Stderr: &stderr}, name: "sh", path: "/bin/sh",
+				args: []string{"-c", script}, grace: 300 * time.Millisecond}
+			err := r.run(t.Context(), policyRetries(2))
+			if code, _ := exitCode(err); code != 3 {
+				t.Errorf("status %d, want 3; stderr %q", code, stderr.String())
+			}
+			if strings.Contains(stdout.String(), "LIVE") {
+				t.Errorf("an earlier attempt's process ran beside a later one:\n%s", stdout.String())
+			}
+			ids := trees(t, stdout.String())
+			if len(ids) != 3 {
+				t.Fatalf("%d attempts printed their processes, want 3: %q", len(ids), stdout.String())
+			}
+			for _, tree := range ids {
+				if alive(tree[1]) {
+					t.Errorf("process %d of a failed attempt runs after again returned", tree[1])
+				}
+				waitTreeGone(t, tree)
+			}
+		})
+	}
+}
+
+// What a successful attempt started in the background is left running, as
+// someone starting a daemon expects.
+func TestRunSuccessLeavesDaemon(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	out, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	var stderr bytes.Buffer
+	r := &runner{env: &Env{Stdout: out, Stderr: &stderr}, name: "sh", path: "/bin/sh",
+		args: []string{"-c", `sleep 1000 & echo $!; exit 0`}, grace: 200 * time.Millisecond}
+	if err := r.run(t.Context(), policyRetries(2)); err != nil {
+		t.Fatalf("run: %v; stderr %q", err, stderr.String())
+	}
+	b, _ := os.ReadFile(out.Name())
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 {
+		t.Fatalf("script printed %q, want the daemon's pid", b)
+	}
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if !alive(pid) {
+		t.Errorf("the daemon %d that a successful attempt started was stopped", pid)
+	}
+}
+
+// An attempt dies with again, even when again is killed with SIGKILL and
+// cannot stop it (PR_SET_PDEATHSIG).
+func TestRunAttemptDiesWithAgain(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, out := againProcess(t, "run", "--", exe, "count-int")
+	waitFor(t, out, "ready ")
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 && time.Now().Before(deadline) {
+		if _, err := fmt.Sscanf(out.String()[strings.Index(out.String(), "ready "):], "ready %d\n", &pid); err != nil {
+			time.Sleep(5 * time.Millisecond) // the line is still arriving
+		}
+	}
+	if pid <= 0 || !alive(pid) {
+		t.Fatalf("attempt pid %d not running; output %q", pid, out.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("attempt %d outlived again killed by SIGKILL", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

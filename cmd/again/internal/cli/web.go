@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -35,7 +37,11 @@ serves until interrupted (Ctrl-C). Port 0 picks a free port. --open also
 opens the page in the default browser.
 
 With --export DIR it writes the page's files into DIR instead, to host on
-any static file server, and exits.`,
+any static file server, and exits. DIR must be new or empty: one that
+holds anything is refused, naming what is there, unless --force, which
+replaces the page's files (index.html, app.js, ...) and leaves the rest.
+Each file is written beside its name and renamed over it, so a symbolic
+link in DIR is replaced, never written through.`,
 		Example: `  # Serve the page on http://127.0.0.1:8080/ and open it.
   again web --open
 
@@ -49,10 +55,12 @@ any static file server, and exits.`,
 	addr := defaultWebAddr
 	var open bool
 	var export string
+	var force bool
 	flags := cmd.Flags()
 	flags.StringVar(&addr, "addr", addr, "host:port to listen on; loopback unless you choose otherwise")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
-	flags.StringVar(&export, "export", "", "write the page's files into this directory and exit instead of serving")
+	flags.StringVar(&export, "export", "", "write the page's files into this new or empty directory and exit instead of serving")
+	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {
@@ -60,6 +68,11 @@ any static file server, and exits.`,
 			}
 			if cmd.Flags().Changed("addr") || open {
 				return Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")
+			}
+			if !force {
+				if err := refuseNonEmpty(export); err != nil {
+					return err
+				}
 			}
 			if err := web.Export(export); err != nil {
 				// The file system's error says what failed without web's prefix,
@@ -73,12 +86,39 @@ any static file server, and exits.`,
 			fmt.Fprintf(env.Stdout, "Wrote the calculator page to %s\n", export)
 			return nil
 		}
+		if force {
+			return Usagef("--force goes with --export DIR; serving writes nothing")
+		}
 		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
-			return Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got %q", addr)
+			return Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got %q", addr)
 		}
 		return serveWeb(cmd.Context(), env, addr, open)
 	}
 	return cmd
+}
+
+// refuseNonEmpty returns a usage error if dir is a directory that holds
+// anything, naming the first few entries: --export would replace a user's
+// index.html without a word.
+func refuseNonEmpty(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil || !st.IsDir() {
+		return nil // new (or not a directory: Export says why it fails)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) == 0 {
+		return nil // Export reports what cannot be read or written
+	}
+	const shown = 3
+	names := make([]string, 0, shown)
+	for _, e := range entries[:min(len(entries), shown)] {
+		names = append(names, strconv.Quote(e.Name()))
+	}
+	list := strings.Join(names, ", ")
+	if more := len(entries) - shown; more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return Usagef("--export %s: the directory is not empty (it holds %s); name a new or empty directory, or add --force to replace the page's files in it", dir, list)
 }
 
 // serveWeb serves the page on addr until ctx is done, then shuts down,
@@ -96,7 +136,10 @@ func serveWeb(ctx context.Context, env *Env, addr string, open bool) error {
 	}
 	url := pageURL(ln.Addr().(*net.TCPAddr))
 	srv := &http.Server{
-		Handler:           web.Handler(),
+		Handler: web.Handler(),
+		// net/http's own lines (a TLS handshake gone wrong, a panic in a
+		// handler) are the command's: prefixed and printable like its others.
+		ErrorLog:          log.New(lineWriter{w: env.Stderr, prefix: "again web: "}, "", 0),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,9 +85,9 @@ func TestWebUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"web", "--addr", "localhost"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "localhost"`},
-		{[]string{"web", "--addr", "127.0.0.1:99999"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "127.0.0.1:99999"`},
-		{[]string{"web", "--addr", "127.0.0.1:-1"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or :0, got "127.0.0.1:-1"`},
+		{[]string{"web", "--addr", "localhost"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got "localhost"`},
+		{[]string{"web", "--addr", "127.0.0.1:99999"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got "127.0.0.1:99999"`},
+		{[]string{"web", "--addr", "127.0.0.1:-1"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got "127.0.0.1:-1"`},
 		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
 		{[]string{"web", "--export", "x", "--addr", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
 		{[]string{"web", "--export", ""}, `again web: --export must name a directory, got ""`},
@@ -112,5 +113,56 @@ func TestWebHelp(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("again web --help lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// --export refuses a directory that holds anything, saying what, unless
+// --force; and it never writes through a symbolic link in it.
+func TestWebExportRefusesAndNeverFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "index.html")
+	os.WriteFile(mine, []byte("my own page"), 0o644)
+	outside := filepath.Join(t.TempDir(), "outside.js")
+	os.WriteFile(outside, []byte("not the page's"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(dir, "app.js")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "z1"), nil, 0o644)
+	r := run(t, "web", "--export", dir)
+	wantUsageError(t, r, "again web: --export "+dir+`: the directory is not empty (it holds "app.js", "index.html", "notes.txt" and 1 more); name a new or empty directory, or add --force to replace the page's files in it`)
+	if b, _ := os.ReadFile(mine); string(b) != "my own page" {
+		t.Errorf("refused --export changed index.html to %q", b)
+	}
+	r = run(t, "web", "--export", dir, "--force")
+	if r.code != ExitOK {
+		t.Fatalf("--force: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "not the page's" {
+		t.Errorf("--export wrote through the link app.js to a file outside the directory: %q", b)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "app.js")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("app.js is %v, %v; want the page's file in place of the link", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+		t.Errorf("--force removed a file that is not the page's: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("--export left %s behind", e.Name())
+		}
+	}
+	wantUsageError(t, run(t, "web", "--force"), "again web: --force goes with --export DIR; serving writes nothing")
+}
+
+func TestLineWriter(t *testing.T) {
+	var b strings.Builder
+	lg := log.New(lineWriter{w: &b, prefix: "again web: "}, "", 0)
+	lg.Printf("http: TLS handshake error from 127.0.0.1:1: \x1b[2J")
+	lg.Print("two\nlines")
+	want := "again web: TLS handshake error from 127.0.0.1:1: \\x1b[2J\nagain web: two\nagain web: lines\n"
+	if b.String() != want {
+		t.Errorf("lines %q, want %q", b.String(), want)
 	}
 }

@@ -162,7 +162,7 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 	var attempts, succeeded int
 	for j := range calls {
 		client := j % n
-		clock.now = time.Duration(float64(j) / c.Rate * float64(time.Second))
+		clock.now = fromFloat(float64(j) / c.Rate * float64(time.Second))
 		if s == Bucket {
 			tokens[client] = min(bucketCapacity, tokens[client]+bucketPerCall)
 		}

@@ -205,7 +205,7 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 type occNet struct{ mean, sd float64 }
 
 func (n occNet) delay(r *rand.Rand) time.Duration {
-	return time.Duration(math.Abs(r.NormFloat64()*n.sd + n.mean))
+	return fromFloat(math.Abs(r.NormFloat64()*n.sd + n.mean))
 }
 
 // The messages of the OCC model.

@@ -237,7 +237,7 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 		return nil
 	}
 	netMean := float64(c.NetMean)
-	net := func() time.Duration { return time.Duration(r.ExpFloat64() * netMean) }
+	net := func() time.Duration { return fromFloat(r.ExpFloat64() * netMean) }
 	spikeEnd := c.SpikeStart + c.Spike
 	var (
 		q          queue[outEvent]
@@ -356,8 +356,11 @@ func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration
 		case now < spikeEnd:
 			rate, edge = c.SpikeRate, spikeEnd
 		}
-		next := now + time.Duration(r.ExpFloat64()/rate*float64(time.Second))
-		if next < edge {
+		next := now + fromFloat(r.ExpFloat64()/rate*float64(time.Second))
+		if next < now {
+			next = math.MaxInt64 // past the end of time: a rate near 0
+		}
+		if next < edge || edge == math.MaxInt64 {
 			return next
 		}
 		now = edge

@@ -147,3 +147,20 @@ func TestSimOutageRequestLimit(t *testing.T) {
 		t.Errorf("101 s at %d/s: got %v, want an error matching ErrInvalid", MaxRate, err)
 	}
 }
+
+// Rates near 0 and waits as long as a time.Duration can be run to the end
+// instead of overflowing the clock (they used to index seconds with a
+// negative time).
+func TestOutageExtremes(t *testing.T) {
+	huge := backoff.Policy{Initial: time.Hour, Multiplier: 1e308, Max: -1, Jitter: backoff.DecorrelatedJitter}
+	for _, c := range []OutageConfig{
+		{Rate: 1e-20, Policy: backoff.Default()},
+		{SpikeRate: 1e-300, Policy: backoff.Default()},
+		{Rate: 1e-20, SpikeRate: 1e-300, Policy: backoff.Default()},
+		{Policy: huge},
+	} {
+		if _, err := Outage(c); err != nil {
+			t.Errorf("Outage(rate %g, spike rate %g, %+v): %v", c.Rate, c.SpikeRate, c.Policy, err)
+		}
+	}
+}

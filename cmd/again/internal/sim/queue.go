@@ -1,6 +1,9 @@
 package sim
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // queue is the event queue of a model: a binary min-heap of events ordered
 // by time, ties broken by the order in which they were pushed so that a run
@@ -23,8 +26,15 @@ func (a *item[E]) before(b *item[E]) bool {
 
 func (q *queue[E]) len() int { return len(q.items) }
 
-// push schedules e at time at.
+// push schedules e at time at. Every model's clock starts at 0 and only
+// adds waits and delays to it, so a negative at is a sum that overflowed,
+// from a wait as long as a time.Duration can be (a multiplier of 1e308, a
+// rate of 1e-20 requests per second): it is the end of time, after every
+// other event, rather than a time before the start.
 func (q *queue[E]) push(at time.Duration, e E) {
+	if at < 0 {
+		at = math.MaxInt64
+	}
 	q.seq++
 	q.items = append(q.items, item[E]{at, q.seq, e})
 	h := q.items
@@ -63,4 +73,17 @@ func (q *queue[E]) pop() (time.Duration, E) {
 	}
 	q.items = h
 	return top.at, top.e
+}
+
+// fromFloat converts a number of nanoseconds to a Duration, saturating at
+// the largest one: a float too large for an int64 would otherwise convert
+// to any value, negative ones included, depending on the machine.
+func fromFloat(ns float64) time.Duration {
+	if !(ns < math.MaxInt64) { // NaN included
+		return math.MaxInt64
+	}
+	if ns < 0 {
+		return 0
+	}
+	return time.Duration(ns)
 }

@@ -173,7 +173,11 @@ func etagMatches(header, etag string) bool {
 // fastest start (the page works either way). Browsers run no modules from
 // file:// addresses: serve the directory, even from localhost.
 // Existing files of the same names are replaced; other files in dir are
-// left alone. Errors are the file system's (*fs.PathError), prefixed "web: ".
+// left alone. Each file is written to a new temporary file in dir, then
+// renamed over its name, so a symbolic link of that name is replaced, not
+// written through, and no file outside dir is ever touched; a reader of
+// the site sees each file old or new, never a part. Errors are the file
+// system's (*fs.PathError), prefixed "web: ".
 // Export reads only embedded data, so it is safe to call concurrently with
 // itself (for different directories) and with a Handler serving.
 func Export(dir string) error {
@@ -188,9 +192,32 @@ func Export(dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, strings.TrimPrefix(p, "static/")), raw, 0o644); err != nil {
+		if err := writeReplacing(filepath.Join(dir, path.Base(p)), raw); err != nil {
 			return fmt.Errorf("web: %w", err)
 		}
 		return nil
 	})
+}
+
+// writeReplacing writes raw to a new file beside name (os.CreateTemp opens
+// with O_EXCL: never through a link) and renames it over name.
+func writeReplacing(name string, raw []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(raw)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

@@ -1,0 +1,387 @@
+package cli
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"go.uber.org/goleak"
+)
+
+// rawServer answers every request on loopback with whatever bytes answer
+// writes, so that tests can play servers that net/http would not be.
+func rawServer(t *testing.T, answer func(conn net.Conn, req *http.Request)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() {
+		ln.Close()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				io.Copy(io.Discard, req.Body)
+				answer(conn, req)
+			})
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// Text from a server reaches the terminal with its control characters
+// written out: the reason phrase in the attempt line and the error line,
+// header values in -v.
+func TestFetchEscapesServerText(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+		io.WriteString(conn, "HTTP/1.1 503 \x1b]0;owned\x07\x1b[2J\r\nX-Evil: a\x9b31mred\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	})
+	r := run(t, append(withArgs(fast, "-v", "--retries", "1"), addr+"/")...)
+	if strings.ContainsAny(r.stderr, "\x1b\x07") || strings.Contains(r.stderr, "\x9b") {
+		t.Errorf("stderr holds raw control characters: %q", r.stderr)
+	}
+	for _, want := range []string{
+		`again: attempt 1/2 failed (503 \x1b]0;owned\x07\x1b[2J); retrying in 0s` + "\n",
+		`again fetch: server answered 503 \x1b]0;owned\x07\x1b[2J after 2 attempts` + "\n",
+		`< HTTP/1.1 503 \x1b]0;owned\x07\x1b[2J` + "\n",
+		`< X-Evil: a\x9b31mred` + "\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"plain text, ünïcode ✓", "plain text, ünïcode ✓"},
+		{"\x1b]0;title\x07", `\x1b]0;title\x07`},
+		{"tab\tnul\x00del\x7f", `tab\x09nul\x00del\x7f`},
+		{"c1 \u009b2J", `c1 \u009b2J`},
+		{"bidi \u202eevil", `bidi \u202eevil`},
+		{"bad \xff\xfe utf-8", `bad \xff\xfe utf-8`},
+	}
+	for _, tt := range tests {
+		if got := printable(tt.in); got != tt.want {
+			t.Errorf("printable(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMessageOnePrefix(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"retry: retries exhausted after 2 attempts in 1s: retryhttp: attempt timed out after 10ms",
+			"retries exhausted after 2 attempts in 1s: attempt timed out after 10ms"},
+		{"cannot write (retryhttp: GetBody: x)", "cannot write (GetBody: x)"},
+		{"two\nlines\r\n", "two; lines"},
+		{"a retry: is kept inside a clause: noretry: x", "a retry: is kept inside a clause: noretry: x"},
+		{"permanent error after 1 attempt: net/http: connection broken", "permanent error after 1 attempt: connection broken"},
+	}
+	for _, tt := range tests {
+		if got := message(tt.in); got != tt.want {
+			t.Errorf("message(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A 101 Switching Protocols that fetch never asked for is a failure, at
+// once, rather than a connection held for as long as the server likes.
+func TestFetchUnsolicitedSwitch(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+		io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\nhello")
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		io.Copy(io.Discard, conn) // until fetch closes it
+	})
+	for _, args := range [][]string{{}, {"-H", "Upgrade: other", "-H", "Connection: Upgrade"}} {
+		r := run(t, append(withArgs(fast, append(args, "--deadline", "20s")...), addr+"/")...)
+		want := "again fetch: server answered 101 Switching Protocols: fetch speaks only HTTP and does not follow a switch to another protocol\n"
+		if r.code != 1 || r.stdout != "" || r.stderr != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1, nothing, %q", args, r.code, r.stdout, r.stderr, want)
+		}
+	}
+}
+
+// A final status that HTTP does not have is an error, not a success.
+func TestFetchStatusOutsideHTTP(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	for _, code := range []string{"000", "099", "600", "999"} {
+		addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+			io.WriteString(conn, "HTTP/1.1 "+code+" Odd\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbody")
+		})
+		out := filepath.Join(t.TempDir(), "out")
+		r := run(t, append(withArgs(fast, "-o", out), addr+"/")...)
+		want := "again fetch: server answered status " + code + ", which HTTP does not have (statuses are 100 to 599)\n"
+		if _, err := os.Stat(out); r.code != 1 || r.stderr != want || !os.IsNotExist(err) {
+			t.Errorf("status %s: exit %d, stderr %q, -o file %v; want 1, %q, no file", code, r.code, r.stderr, err, want)
+		}
+	}
+}
+
+// An X-RateLimit-Reset that is a Unix time at or just before now means the
+// quota has reset: retry now.
+func TestFetchRateLimitResetNow(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	reset := strconv.FormatInt(time.Now().Unix()-1, 10)
+	srv := newFetchServer(t, map[string][]answer{"/": {{status: 429, header: map[string]string{"X-RateLimit-Reset": reset}}, {body: "ok"}}})
+	r := run(t, append(withArgs(fast), srv.URL+"/")...)
+	want := "again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as X-RateLimit-Reset: " + reset + " asks\n"
+	if r.code != 0 || r.stdout != "ok" || r.stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, ok, %q", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// Credentials follow a redirect only to the same scheme, host and port,
+// as in curl since 7.83, unless --location-trusted.
+func TestFetchRedirectCredentials(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	var mu sync.Mutex
+	seen := map[string]http.Header{}
+	record := func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Host+r.URL.Path] = r.Header.Clone()
+		mu.Unlock()
+	}
+	other := httptest.NewServer(http.HandlerFunc(record))
+	defer other.Close()
+	var origin *httptest.Server
+	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/land", http.StatusFound)
+		case "/home":
+			http.Redirect(w, r, origin.URL+"/land", http.StatusFound)
+		default:
+			record(w, r)
+		}
+	}))
+	defer origin.Close()
+	creds := []string{"-u", "alice:secret", "-H", "Cookie: c=secret"}
+	tests := []struct {
+		name      string
+		args      []string
+		path      string
+		land      string
+		wantCreds bool
+	}{
+		{"another port", creds, "/away", other.Listener.Addr().String() + "/land", false},
+		{"another port, Authorization header", []string{"-H", "Authorization: Bearer secret"}, "/away", other.Listener.Addr().String() + "/land", false},
+		{"the same origin", creds, "/home", origin.Listener.Addr().String() + "/land", true},
+		{"--location-trusted", creds, "/away", other.Listener.Addr().String() + "/land", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := withArgs(fast, "-L")
+			if tt.name == "--location-trusted" {
+				args = withArgs(fast, "--location-trusted")
+			}
+			r := run(t, append(append(args, tt.args...), origin.URL+tt.path)...)
+			mu.Lock()
+			h, ok := seen[tt.land]
+			delete(seen, tt.land)
+			mu.Unlock()
+			if r.code != 0 || !ok {
+				t.Fatalf("exit %d, stderr %q, redirect followed: %v; want 0 and followed", r.code, r.stderr, ok)
+			}
+			got := h.Get("Authorization") != "" || h.Get("Cookie") != ""
+			if got != tt.wantCreds {
+				t.Errorf("credentials after the redirect: %v (%v), want %v", got, h, tt.wantCreds)
+			}
+		})
+	}
+}
+
+func TestSameOrigin(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"https://h/a", "https://h/b", true},
+		{"https://h/a", "https://H:443/b", true},
+		{"http://h/a", "http://h:80/b", true},
+		{"https://h/a", "http://h/b", false},
+		{"https://h:8443/a", "http://h:8443/b", false},
+		{"http://h:1/a", "http://h:2/b", false},
+		{"http://h/a", "http://sub.h/b", false},
+	}
+	for _, tt := range tests {
+		a, _ := url.Parse(tt.a)
+		b, _ := url.Parse(tt.b)
+		if got := sameOrigin(a, b); got != tt.want {
+			t.Errorf("sameOrigin(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// PUT -d @F -o F: a retry sends F as it was, though the first attempt's
+// cut response was written meanwhile, and F is never left holding it.
+func TestFetchUploadSameFileAsOutput(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	srv := newFetchServer(t, map[string][]answer{"/": {{body: "cut response", cut: true}, {status: 503, body: "busy"}}})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("the only copy"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, append(withArgs(fast, "--retries", "1", "--fail", "-X", "PUT", "-d", "@"+file, "-o", file), srv.URL+"/")...)
+	got, _ := os.ReadFile(file)
+	entries, _ := os.ReadDir(dir)
+	if r.code != 1 || string(got) != "the only copy" || len(entries) != 1 {
+		t.Errorf("exit %d, file %q, %d entries in its directory; want 1, the file as it was, alone; stderr:\n%s", r.code, got, len(entries), r.stderr)
+	}
+	reqs := srv.requests("/")
+	if len(reqs) != 2 || reqs[0].body != "the only copy" || reqs[1].body != "the only copy" {
+		t.Errorf("server received %+v, want the file twice", reqs)
+	}
+	if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("file mode %v, %v; want 0640 kept", st, err)
+	}
+}
+
+// A -d @F changed in place after the first attempt read it is not sent
+// again: the retry would send something else.
+func TestFetchDataFileChangedInPlace(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	file := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(file, []byte("first"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n++
+		os.WriteFile(file, []byte("changed in place"), 0o600)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	r := run(t, append(withArgs(fast, "-X", "PUT", "-d", "@"+file), srv.URL+"/")...)
+	if r.code != 1 || n != 1 || !strings.Contains(r.stderr, "--data @"+file+" changed since the first attempt read it; not sending it again") {
+		t.Errorf("exit %d after %d requests, stderr %q; want 1 after 1, saying the file changed", r.code, n, r.stderr)
+	}
+}
+
+// -o through a symbolic link replaces the link's target and keeps the
+// link; a device is written in place.
+func TestFetchOutputLinkAndDevice(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	srv := newFetchServer(t, map[string][]answer{"/": {{body: "new"}}})
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("old"), 0o600)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("target", link); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, append(withArgs(fast, "-o", link), srv.URL+"/")...)
+	got, _ := os.ReadFile(target)
+	st, err := os.Lstat(link)
+	if r.code != 0 || string(got) != "new" || err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("exit %d, target %q, link %v %v; want 0, new, still a link; stderr %q", r.code, got, st, err, r.stderr)
+	}
+	if r := run(t, append(withArgs(fast, "-o", os.DevNull), srv.URL+"/")...); r.code != 0 || r.stderr != "" {
+		t.Errorf("-o %s: exit %d, stderr %q; want 0", os.DevNull, r.code, r.stderr)
+	}
+}
+
+// net/http's own log line about a server that sent more than its
+// response reaches stderr as one of again's lines, not as a stray
+// timestamped one.
+func TestFetchNetHTTPLogRouted(t *testing.T) {
+	var n sync.Mutex
+	first := true
+	addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+		n.Lock()
+		f := first
+		first = false
+		n.Unlock()
+		if f {
+			io.WriteString(conn, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\njunk after the response")
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			io.Copy(io.Discard, conn)
+			return
+		}
+		io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+	})
+	cmd, stdin, out := againProcess(t, "fetch", "--initial", "300ms", "--jitter", "none", addr+"/")
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("again fetch: %v; output:\n%s", err, out.String())
+	}
+	want := `again: Unsolicited response received on idle HTTP channel starting with "junk after the response"; err=<nil>` + "\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+}
+
+// FuzzPrintable checks that printable leaves nothing a terminal acts on,
+// keeps printable text as it is, and that message keeps to one line.
+func FuzzPrintable(f *testing.F) {
+	for _, s := range []string{"plain", "\x1b]0;t\x07", "a\xffb", "\u009b\u202e", "x\ny\r\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, out := range []string{printable(s), message(s)} {
+			if !utf8.ValidString(out) {
+				t.Fatalf("printable(%q) = %q, not UTF-8", s, out)
+			}
+			for _, r := range out {
+				if r != ' ' && !unicode.IsPrint(r) {
+					t.Fatalf("printable(%q) = %q holds %U", s, out, r)
+				}
+			}
+		}
+		if printable(s) == s && strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }) {
+			t.Fatalf("printable(%q) left it as it was", s)
+		}
+	})
+}
+
+// A redirect whose Location does not parse is reported without the
+// password and query values it holds.
+func TestFetchBadLocationRedacted(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	addr := rawServer(t, func(conn net.Conn, _ *http.Request) {
+		io.WriteString(conn, "HTTP/1.1 302 Found\r\nLocation: http://alice:secret@exa mple.com/?token=secret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	})
+	r := run(t, append(withArgs(fast, "-L"), addr+"/")...)
+	if r.code != 1 || strings.Contains(r.stderr, "secret") || !strings.Contains(r.stderr, `"http://…@exa mple.com/?…"`) {
+		t.Errorf("exit %d, stderr %q; want 1 and the Location redacted", r.code, r.stderr)
+	}
+}
+
+func TestRedactQuotedURLs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`failed to parse Location header "http://a:s@h/?t=s": parse "http://a:s@h/?t=s": bad`, `failed to parse Location header "http://a:…@h/?t=…": parse "http://a:…@h/?t=…": bad`},
+		{`no quotes here`, `no quotes here`},
+		{`a "plain" word and an "unterminated`, `a "plain" word and an "unterminated`},
+	}
+	for _, tt := range tests {
+		if got := redactQuotedURLs(tt.in); got != tt.want {
+			t.Errorf("redactQuotedURLs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -140,7 +140,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		if h.Allow != nil && !h.Allow(c.Key) || h.Budget != nil && !h.Budget.Failure() {
+		if h.Allow != nil && !h.Allow(c.Key) || h.Budget != nil && !h.spend() {
 			hedging = false
 			return false
 		}

@@ -62,9 +62,11 @@ type Hedger struct {
 	// MaxHedges is the most hedges per attempt, besides the attempt itself.
 	// Zero means 1; negative means none.
 	MaxHedges int
-	// Budget, if not nil, pays for hedges: each hedge calls Failure first
-	// and is sent only if it returns true, and each attempt that succeeds
-	// calls Success once. A retry.TokenBucket{TokenRatio: 0.1} so keeps
+	// Budget, if not nil, pays for hedges: each hedge asks it first and is
+	// sent only if it agrees, and each attempt that succeeds calls Success
+	// once. A Budget with a method Take() bool (as *retry.TokenBucket has)
+	// is asked with Take, which spends only when it grants; any other with
+	// Failure. A retry.TokenBucket{TokenRatio: 0.1} so keeps
 	// hedges at about 10 % of successful attempts, plus a burst of half its
 	// tokens, however slow the dependency gets. A Budget given here and to
 	// the retry loop (retry.WithBudget) is refunded by both: give hedges a
@@ -166,6 +168,14 @@ func (h *Hedger) hedges() int {
 		return 1
 	}
 	return h.MaxHedges
+}
+
+// spend asks the Budget for a hedge.
+func (h *Hedger) spend() bool {
+	if t, ok := h.Budget.(interface{ Take() bool }); ok {
+		return t.Take()
+	}
+	return h.Budget.Failure()
 }
 
 // Delay returns how long an attempt to key runs before its first hedge is

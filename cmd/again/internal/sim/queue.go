@@ -64,3 +64,12 @@ func (q *queue[E]) pop() (time.Duration, E) {
 	q.items = h
 	return top.at, top.e
 }
+
+// peek returns the time of the earliest event, and false if the queue is
+// empty.
+func (q *queue[E]) peek() (time.Duration, bool) {
+	if len(q.items) == 0 {
+		return 0, false
+	}
+	return q.items[0].at, true
+}

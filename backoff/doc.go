@@ -26,10 +26,8 @@
 //
 // # Zero and negative fields
 //
-// A zero field means its default and a negative one means none: the zero
-// Policy is [Default] (500 ms, ×2, cap 10 s, 3 retries, full jitter), [NoCap]
-// removes the cap and [NoRetries] allows one attempt only. [Policy] has the
-// full table.
+// [Policy] states the module's rule for zero and negative values, with the
+// table of its fields: the zero Policy is [Default].
 //
 // # Purity and concurrency
 //

@@ -21,8 +21,13 @@ import (
 //
 // # Zero and negative fields
 //
-// Every field follows one rule, the rule of net.Dialer.KeepAlive: zero means
-// the documented default, and a negative value means "none":
+// This is the module's one rule for zero and negative values, stated here
+// once: every field and option of packages backoff, retry, retryhttp,
+// breaker and fleet follows it, and their documentation links here. As for
+// net.Dialer.KeepAlive, zero means the documented default, and a negative
+// value means "none" where that makes sense (no wait, no cap, no retries,
+// no hint honoured, no limit) and is rejected, with an error naming the
+// field, where it does not. For a Policy:
 //
 //	Field         zero means          negative means
 //	Initial       500 ms              no wait: retry at once
@@ -31,6 +36,8 @@ import (
 //	Retries       3                   no retries: one attempt (NoRetries)
 //	Jitter        FullJitter          invalid
 //	JitterFactor  0.25                invalid (it must be 0 or in (0, 1])
+//
+// Retries also takes [UntilDeadline]: retry until the context's deadline.
 //
 // So the zero Policy behaves exactly like [Default], and a partly filled
 // Policy such as Policy{Retries: 5} keeps the defaults of the fields it
@@ -72,6 +79,16 @@ const NoCap time.Duration = -1
 // NoRetries is a Retries that means "no retries": the first attempt is the
 // only one. Any negative Retries means the same.
 const NoRetries = -1
+
+// UntilDeadline is a Retries that means "retry until the deadline": the
+// retry loops of packages retry and retryhttp make attempts for as long as
+// the next wait ends before the context's deadline (retry.ErrDeadline then
+// says why they stopped), and refuse to start, with retry.ErrNoDeadline
+// and before the first attempt, when the context has no deadline, so that
+// a loop without a limit cannot be written by mistake. MaxAttempts returns
+// the largest int for it. It is the one way to wait for a dependency for
+// up to a given time: Retries 0 means 3 retries, whatever the deadline.
+const UntilDeadline = math.MaxInt
 
 // Default returns the recommended policy: 500 ms first delay, ×2, capped at
 // 10 s, 3 retries, full jitter, with every field spelled out. It behaves

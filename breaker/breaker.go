@@ -2,8 +2,6 @@ package breaker
 
 import (
 	"context"
-	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,8 +29,7 @@ type Breaker struct {
 	shared Shared
 	slow   bool
 	watch  bool // shared || slow: closed calls need more than the fast path
-	exact  bool // tests: place every success in the window at once
-	_      [64 - 8 - 16 - 16 - 3]byte
+	_      [64 - 8 - 16 - 16 - 2]byte
 
 	// pending counts successes reported in the closed state and not yet
 	// placed in the window, so that the success path reads no clock and
@@ -152,9 +149,7 @@ func (b *Breaker) Allow(ctx context.Context) (Ticket, error) {
 // allow is Allow's path for every state but closed, and for closed calls
 // that need the clock.
 func (b *Breaker) allow(ctx context.Context) (Ticket, error) {
-	if b.shared != nil {
-		b.refresh(ctx)
-	}
+	b.refresh(ctx)
 	if sg := b.sg.Load(); State(sg&3) == Closed {
 		t := Ticket{b: b, sg: sg, start: untimed}
 		if b.slow {
@@ -171,71 +166,6 @@ func (b *Breaker) allow(ctx context.Context) (Ticket, error) {
 		t, err = b.askProbe(ctx)
 	}
 	return t, err
-}
-
-// admit decides on a call at now. ask reports that the decision needs the
-// shared store: the open period is over and the fleet's probe must be
-// claimed. Called with b.mu held.
-func (b *Breaker) admit(now time.Duration) (t Ticket, err error, ask bool) {
-	switch b.state() {
-	case Closed:
-		t = Ticket{b: b, sg: b.sg.Load(), start: untimed}
-		if b.slow {
-			t.start = now
-		}
-		return t, nil, false
-	case Open:
-		if now < b.until {
-			return t, &OpenError{State: Open, Wait: b.until - now}, false
-		}
-		if b.shared != nil && !b.storeDown.Load() {
-			if b.asking {
-				return t, &OpenError{State: HalfOpen, Wait: b.probeWait()}, false
-			}
-			b.asking = true
-			return t, nil, true
-		}
-		b.set(HalfOpen, now, 0)
-	case Isolated:
-		return t, &OpenError{State: Isolated, Wait: forever}, false
-	}
-	// Half-open.
-	if b.s.probeTimeout > 0 {
-		for _, p := range b.probes {
-			if now-p.start >= b.s.probeTimeout {
-				b.reopen(now)
-				return t, &OpenError{State: Open, Wait: b.until - now}, false
-			}
-		}
-	}
-	if len(b.probes) >= b.probeLimit() {
-		wait := b.probeWait()
-		if b.s.probeTimeout > 0 {
-			wait = b.probes[0].start + b.s.probeTimeout - now
-		}
-		return t, &OpenError{State: HalfOpen, Wait: wait}, false
-	}
-	b.probeSeq++
-	b.probes = append(b.probes, probe{b.probeSeq, now})
-	return Ticket{b: b, sg: b.sg.Load(), start: now, probe: b.probeSeq}, nil, false
-}
-
-// probeLimit is how many probes half-open admits at once: one for the
-// whole fleet while the shared store answers.
-func (b *Breaker) probeLimit() int {
-	if b.shared != nil && !b.storeDown.Load() {
-		return 1
-	}
-	return b.s.probes
-}
-
-// probeWait is the hint given when a probe's outcome is awaited and its
-// timeout is unknown: the probe timeout, or the first open period.
-func (b *Breaker) probeWait() time.Duration {
-	if b.s.probeTimeout > 0 {
-		return b.s.probeTimeout
-	}
-	return b.s.open.Delay(1)
 }
 
 // Done reports the outcome of the call admitted with t: a nil err is a
@@ -276,7 +206,7 @@ func (b *Breaker) success(sg uint64) {
 	if b.run.Load() != 0 {
 		b.run.Store(0)
 	}
-	if n := b.pending.Add(1); n&flushMask == 0 || b.exact {
+	if n := b.pending.Add(1); n&flushMask == 0 {
 		b.mu.Lock()
 		b.init()
 		if b.sg.Load() == sg {
@@ -307,98 +237,6 @@ func (t Ticket) record(o Outcome) {
 	b.unlock(context.Background())
 }
 
-// closedDone counts an outcome in the closed state. Called with b.mu held.
-func (b *Breaker) closedDone(o Outcome, now time.Duration) {
-	switch o {
-	case Success:
-		b.run.Store(0)
-		b.win.add(now, b.pending.Swap(0)+1, 0)
-	case Failure:
-		run := b.run.Add(1)
-		b.win.add(now, b.pending.Swap(0), 1)
-		calls, fail := b.win.sums(now)
-		if (b.s.ratio > 0 && calls >= b.s.minCalls && float64(fail) >= b.s.ratio*float64(calls)) ||
-			(b.s.consecutive > 0 && run >= b.s.consecutive) {
-			b.trip(now, 1)
-		}
-	}
-}
-
-// probeDone counts a probe's outcome. Called with b.mu held.
-func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration) {
-	i := slices.IndexFunc(b.probes, func(p probe) bool { return p.id == id })
-	if i < 0 {
-		return // timed out already
-	}
-	b.probes = slices.Delete(b.probes, i, i+1)
-	switch o {
-	case Success:
-		b.probeOK++
-		need := b.s.probeSuccesses
-		if b.shared != nil && !b.storeDown.Load() {
-			need = 1
-		}
-		if b.probeOK >= need {
-			b.close(now)
-		}
-	case Failure:
-		b.reopen(now)
-	}
-}
-
-// trip opens the breaker for step n of the open schedule. Called with b.mu held.
-func (b *Breaker) trip(now time.Duration, n int) {
-	d := b.sample(n)
-	b.trips = n
-	b.until = now + d
-	b.set(Open, now, d)
-	b.push(SharedState{State: Open, Wait: d, Trips: n})
-}
-
-// reopen opens the breaker again after a failed probe, for longer.
-func (b *Breaker) reopen(now time.Duration) { b.trip(now, b.trips+1) }
-
-// close closes the breaker after enough successful probes.
-func (b *Breaker) close(now time.Duration) {
-	b.set(Closed, now, 0)
-	b.push(SharedState{State: Closed})
-}
-
-func (b *Breaker) sample(n int) time.Duration {
-	var r = b.s.rand
-	if r == nil {
-		r = globalRand{}
-	}
-	d := b.s.open.Sample(n, b.lastOpen, r)
-	b.lastOpen = d
-	return d
-}
-
-// globalRand is math/rand/v2's global source, safe for concurrent use.
-type globalRand struct{}
-
-func (globalRand) Float64() float64 { return rand.Float64() }
-
-// set changes the state, forgetting what the previous state counted, and
-// queues the change for OnStateChange. Called with b.mu held.
-func (b *Breaker) set(to State, now, wait time.Duration) {
-	sg := b.sg.Load()
-	from := State(sg & 3)
-	b.sg.Store((sg>>2+1)<<2 | uint64(to))
-	b.win.reset()
-	b.pending.Store(0)
-	b.run.Store(0)
-	b.probes = b.probes[:0]
-	b.probeOK = 0
-	if to == Closed {
-		b.trips = 0
-		b.lastOpen = 0
-	}
-	if b.s.onChange != nil {
-		b.notes = append(b.notes, Change{From: from, To: to, At: b.base.Add(now), Trips: b.trips, Wait: wait})
-	}
-}
-
 // unlock releases b.mu, then tells the shared store about this process's
 // transitions and calls OnStateChange for each change, outside the lock.
 func (b *Breaker) unlock(ctx context.Context) {
@@ -416,58 +254,58 @@ func (b *Breaker) unlock(ctx context.Context) {
 
 // notify calls OnStateChange for each queued change, one at a time and in
 // order: if another goroutine is already doing so, it delivers ours too.
+// If the hook panics, the panic goes on to the caller and the changes still
+// queued are delivered with the next one.
 func (b *Breaker) notify() {
-	b.mu.Lock()
-	if b.notifying {
-		b.mu.Unlock()
-		return
-	}
-	b.notifying = true
-	for len(b.notes) > 0 {
-		c := b.notes[0]
-		b.notes = b.notes[1:]
-		b.mu.Unlock()
-		b.hook(c)
-		b.mu.Lock()
-	}
-	b.notifying = false
-	b.mu.Unlock()
+	drainQueue(&b.mu, &b.notes, &b.notifying, func(c Change) bool {
+		b.s.onChange(c)
+		return true
+	})
 }
 
-// hook calls OnStateChange without the lock. If it panics, the panic goes on
-// to the caller and the changes still queued are delivered with the next one.
-func (b *Breaker) hook(c Change) {
-	returned := false
+// drainQueue delivers the items of *q one at a time and in order, outside
+// mu, which guards *q and *busy, so that a slow or re-entrant delivery (a
+// store's round trip, an OnStateChange hook that calls the breaker) holds
+// no lock. *busy marks the goroutine delivering: one that finds it set
+// leaves its items to it. deliver returns false to stop; the rest stay
+// queued. If deliver panics, the panic goes on and the next drain
+// delivers what is left.
+func drainQueue[T any](mu *sync.Mutex, q *[]T, busy *bool, deliver func(T) bool) {
+	mu.Lock()
+	if *busy {
+		mu.Unlock()
+		return
+	}
+	*busy = true
+	locked := true
 	defer func() {
-		if !returned {
-			b.mu.Lock()
-			b.notifying = false
-			b.mu.Unlock()
+		if !locked {
+			mu.Lock()
 		}
+		*busy = false
+		mu.Unlock()
 	}()
-	b.s.onChange(c)
-	returned = true
+	for len(*q) > 0 {
+		item := (*q)[0]
+		*q = (*q)[1:]
+		mu.Unlock()
+		locked = false
+		more := deliver(item)
+		mu.Lock()
+		locked = true
+		if !more {
+			break
+		}
+	}
 }
 
 // Do runs op if the breaker admits it and counts its outcome: a nil error is
 // a Success, other errors are judged by Config.Classify, and a panic is a
 // Failure (the panic continues). A rejected call returns an *OpenError
 // matched by ErrOpen without running op; otherwise Do returns op's error
-// unchanged.
+// unchanged. It is CallJudged for an operation without a value.
 func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error {
-	t, err := b.Allow(ctx)
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done {
-			t.Record(Failure)
-		}
-	}()
-	err = op(ctx)
-	done = true
-	t.Done(err)
+	_, err := CallJudged(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) }, nil)
 	return err
 }
 
@@ -531,10 +369,11 @@ func (b *Breaker) Reset() {
 // It is a plain value, a copy: safe to keep and to read from any goroutine.
 // The zero Snapshot is a closed breaker that has counted nothing.
 type Snapshot struct {
+	// State is the state the next call would meet (see Breaker.State).
 	State State
 	// Calls and Failures are the outcomes counted in the rolling window
-	// (closed state only; up to 15 recent successes may not be counted
-	// yet). Neutral outcomes are not calls.
+	// (closed state only; up to 15 recent successes count as of the
+	// Snapshot, though they may be older). Neutral outcomes are not calls.
 	Calls, Failures int64
 	// ConsecutiveFailures is the current run of failures (closed state).
 	ConsecutiveFailures int64
@@ -543,21 +382,23 @@ type Snapshot struct {
 	// Probes is how many probes are in flight (half-open).
 	Probes int
 	// NextProbe is when the open period ends and a probe may be admitted
-	// (Open only; the zero time otherwise).
+	// (Open only; the zero time otherwise, and for a half-open breaker that
+	// the next call will reopen, whose open period is not drawn yet).
 	NextProbe time.Time
 	// SharedDown reports that the Shared store did not answer last time, so
 	// that the breaker decides on its own.
 	SharedDown bool
 }
 
-// Snapshot returns the breaker's state and counts now.
+// Snapshot returns the breaker's state and counts now; State is the one
+// the next call would meet, as the State method reports it.
 func (b *Breaker) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.init()
 	now := b.now()
 	s := Snapshot{
-		State:               b.state(),
+		State:               b.meets(now),
 		ConsecutiveFailures: b.run.Load(),
 		Trips:               b.trips,
 		Probes:              len(b.probes),
@@ -566,12 +407,25 @@ func (b *Breaker) Snapshot() Snapshot {
 	switch s.State {
 	case Closed:
 		s.Calls, s.Failures = b.win.sums(now)
+		s.Calls += b.pending.Load() // successes not yet placed count as of now
 	case Open:
-		s.NextProbe = b.base.Add(b.until)
+		if b.state() == Open {
+			s.NextProbe = b.base.Add(b.until)
+		}
 	}
 	return s
 }
 
-// State returns the breaker's state. An Open breaker whose open period is
-// over still reports Open until a call is admitted as a probe.
-func (b *Breaker) State() State { return b.state() }
+// State returns the state that the next call would meet, read from the
+// clock: an open breaker whose open period is over reports HalfOpen, and a
+// half-open one whose probe overstayed ProbeTimeout reports Open, before
+// any call arrives. A closed breaker reads no clock.
+func (b *Breaker) State() State {
+	if s := b.state(); s == Closed || s == Isolated {
+		return s
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.init()
+	return b.meets(b.now())
+}

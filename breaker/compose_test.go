@@ -99,7 +99,7 @@ func TestRetryAroundBreakerStopsAtOnce(t *testing.T) {
 			name:    "isolated",
 			ctx:     func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
 			isolate: true,
-			reason:  retry.ErrRetryAfterTooLong,
+			reason:  breaker.ErrIsolated,
 		},
 	}
 	for _, tt := range tests {

@@ -30,10 +30,9 @@ type Change struct {
 	Wait time.Duration
 }
 
-// Config sets a breaker's rules. Every field follows the library's one rule:
-// zero means the documented default; negative means "off" where that makes
-// sense and is rejected by Validate, with an error naming the field, where it
-// does not. The zero Config is the recommended breaker.
+// Config sets a breaker's rules. Every field follows the module's rule for
+// zero and negative values, stated on backoff.Policy (here "none" reads
+// "off"). The zero Config is the recommended breaker.
 //
 // The defaults are Hystrix's, proven at scale: over a rolling window of 10 s
 // in 10 buckets of 1 s, trip when at least half of at least 20 calls failed.
@@ -78,9 +77,11 @@ type Config struct {
 	// less and less. Open.Retries is not used: the schedule continues,
 	// capped at Open.Max, for as long as probes fail.
 	//
-	// The zero Policy means DefaultOpen(): 5 s, ×2, capped at 1 min,
-	// equal jitter. A Policy with any field set is used as it is, with
-	// package backoff's own defaults for its zero fields.
+	// Its zero fields take DefaultOpen's values (5 s, ×2, capped at 1 min,
+	// equal jitter), not package backoff's: Open{Initial: 2 * time.Second}
+	// opens for 2 s, then 4 s, ... up to 1 min, with equal jitter. So the
+	// zero Jitter, FullJitter, means EqualJitter here: full jitter can draw
+	// an open period close to zero, which is no pause at all.
 	Open backoff.Policy
 	// Rand draws the open periods' jitter. Nil means math/rand/v2's
 	// global source. The breaker calls it under its lock, so it need not be
@@ -149,28 +150,53 @@ func DefaultOpen() backoff.Policy {
 	}
 }
 
-// ErrConfig is matched with errors.Is by every error that Validate returns.
-var ErrConfig = errors.New("breaker: invalid config")
+// ErrInvalid is matched with errors.Is by every error that Validate returns
+// (as backoff.ErrInvalid is by a Policy's, with the same pattern in every
+// package of the module: ErrInvalid and a *FieldError).
+var ErrInvalid = errors.New("breaker: invalid config")
 
-// ConfigError reports a Config field whose value is outside its accepted
-// range. It matches ErrConfig with errors.Is. Validate returns a new one
-// each time, so it is safe to keep and to read from any goroutine.
-type ConfigError struct {
+// ErrConfig is the former name of ErrInvalid, the same error.
+//
+// Deprecated: use ErrInvalid.
+var ErrConfig = ErrInvalid
+
+// FieldError reports a Config field whose value is outside its accepted
+// range. It matches ErrInvalid with errors.Is. Validate returns a new one
+// each time, so it is safe to keep and to read from any goroutine. The zero
+// FieldError names no field and is never returned.
+type FieldError struct {
 	Field    string // the Config field, e.g. "FailureRatio"
 	Value    string // the rejected value, formatted
 	Accepted string // what is accepted
+
+	err error // for a field of Open: the policy's *backoff.FieldError
 }
 
-// Error returns "breaker: FIELD must be ACCEPTED, got VALUE".
-func (e *ConfigError) Error() string {
+// ConfigError is the former name of FieldError.
+//
+// Deprecated: use FieldError.
+type ConfigError = FieldError
+
+// Error returns "breaker: FIELD must be ACCEPTED, got VALUE", such as
+// "breaker: Open.Multiplier must be a finite number >= 1 (or 0 for the
+// default 2), got 0.5".
+func (e *FieldError) Error() string {
 	return fmt.Sprintf("breaker: %s must be %s, got %s", e.Field, e.Accepted, e.Value)
 }
 
-// Is reports whether target is ErrConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns, for a field of Open (Field "Open.Multiplier", ...), the
+// policy's *backoff.FieldError, which matches backoff.ErrInvalid, and nil
+// otherwise.
+func (e *FieldError) Unwrap() error { return e.err }
 
 // Validate reports the first field outside its accepted range, as a
-// *ConfigError, or the error of Open.Validate wrapped with the field name.
+// *FieldError; for an invalid Open policy (with DefaultOpen's values in
+// its zero fields), one whose Field names the policy's field
+// ("Open.Multiplier") and that wraps its *backoff.FieldError, so that it
+// matches both ErrInvalid and backoff.ErrInvalid.
 func (c Config) Validate() error {
 	window := c.Window
 	if window == 0 {
@@ -178,22 +204,46 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case c.Window < 0:
-		return &ConfigError{"Window", c.Window.String(), "a duration > 0 (or 0 for 10s)"}
+		return &FieldError{Field: "Window", Value: c.Window.String(), Accepted: "a duration > 0 (or 0 for 10s)"}
 	case c.Buckets < 0 || c.Buckets > maxBuckets || int64(c.Buckets) > int64(window):
-		return &ConfigError{"Buckets", fmt.Sprint(c.Buckets), "a whole number in [1, 1000], at most Window in nanoseconds (or 0 for 10)"}
+		return &FieldError{Field: "Buckets", Value: fmt.Sprint(c.Buckets), Accepted: "a whole number in [1, 1000], at most Window in nanoseconds (or 0 for 10)"}
 	case math.IsNaN(c.FailureRatio) || c.FailureRatio > 1:
-		return &ConfigError{"FailureRatio", fmt.Sprint(c.FailureRatio), "a number in (0, 1] (0 for 0.5, negative for off)"}
+		return &FieldError{Field: "FailureRatio", Value: fmt.Sprint(c.FailureRatio), Accepted: "a number in (0, 1] (0 for 0.5, negative for off)"}
 	case c.FailureRatio < 0 && c.ConsecutiveFailures <= 0:
-		return &ConfigError{"FailureRatio", fmt.Sprint(c.FailureRatio), "on (>= 0) when ConsecutiveFailures is off, or the breaker could never trip"}
+		return &FieldError{Field: "FailureRatio", Value: fmt.Sprint(c.FailureRatio), Accepted: "on (>= 0) when ConsecutiveFailures is off, or the breaker could never trip"}
 	case c.Probes < 0:
-		return &ConfigError{"Probes", fmt.Sprint(c.Probes), "a whole number >= 1 (or 0 for 1)"}
+		return &FieldError{Field: "Probes", Value: fmt.Sprint(c.Probes), Accepted: "a whole number >= 1 (or 0 for 1)"}
 	case c.ProbeSuccesses < 0:
-		return &ConfigError{"ProbeSuccesses", fmt.Sprint(c.ProbeSuccesses), "a whole number >= 1 (or 0 for Probes)"}
+		return &FieldError{Field: "ProbeSuccesses", Value: fmt.Sprint(c.ProbeSuccesses), Accepted: "a whole number >= 1 (or 0 for Probes)"}
 	}
-	if err := c.Open.Validate(); err != nil {
-		return fmt.Errorf("breaker: Open: %w", err)
+	if err := openPolicy(c.Open).Validate(); err != nil {
+		ce := &FieldError{Field: "Open", Accepted: "a valid backoff.Policy", Value: err.Error(), err: err}
+		var fe *backoff.FieldError
+		if errors.As(err, &fe) {
+			ce.Field, ce.Value, ce.Accepted = "Open."+fe.Field, fe.Value, fe.Accepted
+		}
+		return ce
 	}
 	return nil
+}
+
+// openPolicy is the schedule of open periods that Open describes: its zero
+// fields take DefaultOpen's values.
+func openPolicy(p backoff.Policy) backoff.Policy {
+	d := DefaultOpen()
+	if p.Initial == 0 {
+		p.Initial = d.Initial
+	}
+	if p.Multiplier == 0 {
+		p.Multiplier = d.Multiplier
+	}
+	if p.Max == 0 {
+		p.Max = d.Max
+	}
+	if p.Jitter == backoff.FullJitter {
+		p.Jitter = d.Jitter
+	}
+	return p
 }
 
 // settings are a Config with its defaults applied.
@@ -246,9 +296,7 @@ func (c Config) settings() settings {
 	case s.minCalls < 0:
 		s.minCalls = 1
 	}
-	if s.open == (backoff.Policy{}) {
-		s.open = DefaultOpen()
-	}
+	s.open = openPolicy(s.open)
 	if s.probes == 0 {
 		s.probes = 1
 	}

@@ -51,14 +51,29 @@
 // Reset control the breaker by hand; Snapshot reports its state and counts;
 // Config.OnStateChange is called after each change, outside any lock.
 //
-// # With package retry
+// # Meeting an open breaker: waiting or failing fast
 //
-// An *OpenError implements RetryAfter() time.Duration and Rejected() bool,
-// which package retry reads from any error: a retry loop around a breaker
-// waits until the breaker will admit a probe instead of burning its attempts
-// on rejections, stops at once when that is past its deadline or its
-// longest allowed hint, and neither spends nor refunds its budget on a
-// rejection, which is not a failure of the dependency. See the examples.
+// The two ways to put a breaker under a retry loop differ on purpose:
+//
+//   - retry.Do around a breaker (see the examples) waits for it. An
+//     *OpenError implements RetryAfter() time.Duration and Rejected() bool,
+//     which package retry reads from any error: the loop waits until the
+//     breaker will admit a probe instead of burning its attempts on
+//     rejections, stops at once when that is past its deadline or longer
+//     than its limit (retry.WithMaxRejectedWait, by default
+//     retry.WithMaxRetryAfter's 1 minute), and neither spends nor refunds
+//     its budget on a rejection, which is not a failure of the dependency.
+//     A caller who wraps a breaker in a retry loop asked for that.
+//   - retryhttp.Transport with Breakers fails fast by default: a request
+//     that meets an open breaker returns an error matching ErrOpen at once,
+//     within microseconds, without touching the network or the budget, so
+//     that the caller can fall back, as callers of gobreaker, resilience4j
+//     and Hystrix expect. Its BreakerWait field makes it wait for the probe
+//     instead, within the request's deadline.
+//
+// Neither waits for a breaker isolated by hand (Isolate): its *OpenError
+// also matches ErrIsolated and reports Permanent() true, so a retry loop
+// stops at once with retry.ErrPermanent.
 //
 // # Time and fleets
 //
@@ -66,7 +81,7 @@
 // calls are admitted or report, never sleeps and never starts goroutines or
 // timers, so tests and the simulator drive it on virtual time.
 // Config.Shared shares one state across a fleet of processes through a store
-// such as Redis (see Shared and MemoryStore).
+// such as Redis (see Shared, and package breakertest for a store in memory).
 //
 // # Cost
 //

@@ -13,6 +13,11 @@ import (
 // dependency was not called. The concrete error is an *OpenError.
 var ErrOpen = errors.New("breaker: open")
 
+// ErrIsolated narrows ErrOpen: the call was rejected because the breaker was
+// isolated by hand (Breaker.Isolate), and only Breaker.Reset admits calls
+// again. Errors that match it also match ErrOpen.
+var ErrIsolated = errors.New("breaker: isolated")
+
 // OpenError is the error returned for a rejected call. It matches ErrOpen
 // with errors.Is. Each rejection returns a new one, safe to keep and to
 // read from any goroutine; a zero OpenError reads as a Closed breaker that
@@ -21,8 +26,11 @@ var ErrOpen = errors.New("breaker: open")
 // It implements the interfaces through which package retry reads hints
 // without importing this package: RetryAfter (wait that long before the
 // next attempt instead of the policy's delay, or stop at once if that is past
-// the deadline or the longest hint allowed) and Rejected (the dependency was
-// never called, so the attempt neither spends nor refunds a retry budget).
+// the deadline or the longest hint allowed), Rejected (the dependency was
+// never called, so the attempt neither spends nor refunds a retry budget)
+// and Permanent (true for an isolated breaker: waiting cannot help, so a
+// retry loop stops at once with retry.ErrPermanent rather than reporting a
+// hint too long).
 type OpenError struct {
 	// State is the breaker's state when it rejected the call: Open,
 	// HalfOpen (every probe slot busy) or Isolated.
@@ -38,15 +46,18 @@ type OpenError struct {
 func (e *OpenError) Error() string {
 	switch e.State {
 	case Isolated:
-		return "breaker: isolated, calls rejected until reset"
+		return "breaker: isolated by hand, calls rejected until Reset"
 	case HalfOpen:
 		return fmt.Sprintf("breaker: half-open, all probes in flight, next slot within %v", e.Wait)
 	}
 	return fmt.Sprintf("breaker: %v, next probe in %v", e.State, e.Wait)
 }
 
-// Is reports whether target is ErrOpen.
-func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+// Is reports whether target is ErrOpen, or ErrIsolated when State is
+// Isolated.
+func (e *OpenError) Is(target error) bool {
+	return target == ErrOpen || (target == ErrIsolated && e.State == Isolated)
+}
 
 // RetryAfter returns Wait: how long a retry loop should wait before trying
 // again.
@@ -54,6 +65,10 @@ func (e *OpenError) RetryAfter() time.Duration { return e.Wait }
 
 // Rejected returns true: the call never reached the dependency.
 func (e *OpenError) Rejected() bool { return true }
+
+// Permanent reports whether retrying cannot help: the breaker is isolated,
+// and only a Reset by hand admits calls again.
+func (e *OpenError) Permanent() bool { return e.State == Isolated }
 
 // forever is the Wait of an isolated breaker.
 const forever = time.Duration(math.MaxInt64)

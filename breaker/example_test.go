@@ -5,34 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/breaker/breakertest"
 )
 
-// manualClock is a clock that moves only when told to, as in tests and the
-// simulator.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 func Example() {
-	clock := &manualClock{t: time.Unix(0, 0)}
+	clock := breakertest.NewClock(time.Unix(0, 0))
 	b, err := breaker.New(breaker.Config{
 		MinCalls: 4,
 		Open:     backoff.Policy{Initial: 2 * time.Second, Multiplier: 2, Max: time.Minute, Jitter: backoff.NoJitter},
@@ -83,33 +64,6 @@ func ExampleCallJudged() {
 	}
 	fmt.Println(b.State())
 	// Output: open
-}
-
-// Two processes share one breaker state through a store (here in memory; on
-// Redis with package fleet). When one trips, the other sees it open until the
-// same moment.
-func ExampleMemoryStore() {
-	clock := &manualClock{t: time.Unix(0, 0)}
-	store := breaker.NewMemoryStore(clock)
-	cfg := breaker.Config{
-		ConsecutiveFailures: 3,
-		Open:                backoff.Policy{Initial: 10 * time.Second, Jitter: backoff.NoJitter},
-		Clock:               clock,
-		Shared:              store,
-	}
-	a, _ := breaker.New(cfg)
-	b, _ := breaker.New(cfg)
-	ctx := context.Background()
-	for range 3 {
-		_ = a.Do(ctx, func(context.Context) error { return errors.New("timeout") })
-	}
-	clock.Advance(time.Second) // b refreshes at most once a second
-	err := b.Do(ctx, func(context.Context) error { return nil })
-	fmt.Println("a:", a.State())
-	fmt.Println("b:", err)
-	// Output:
-	// a: open
-	// b: breaker: open, next probe in 9s
 }
 
 func ExampleBreaker_Snapshot() {

@@ -42,19 +42,6 @@ func TestGroupGetIsSafeForConcurrentUse(t *testing.T) {
 	}
 }
 
-func TestGroupShared(t *testing.T) {
-	stores := map[string]*MemoryStore{}
-	g := &Group{Config: Config{MinCalls: -1}, Shared: func(key string) Shared {
-		stores[key] = NewMemoryStore(nil)
-		return stores[key]
-	}}
-	b, _ := g.Get("a")
-	calls(b, 1, errBoom)
-	if st, _ := stores["a"].Load(t.Context()); st.State != Open {
-		t.Fatalf("store of a holds %+v, want open", st)
-	}
-}
-
 func TestGroupInvalidConfig(t *testing.T) {
 	g := &Group{Config: Config{Window: -1}}
 	if b, err := g.Get("x"); b != nil || !errors.Is(err, ErrConfig) {

@@ -40,8 +40,7 @@ var errBoom = errors.New("boom")
 // noJitter is an open schedule without jitter: 1s, 2s, 4s, ... capped at 8s.
 var noJitter = backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 8 * time.Second, Retries: 3, Jitter: backoff.NoJitter}
 
-// newTest returns a breaker on clock c that counts every success in the
-// window at once, so that tests can check the window's counts exactly.
+// newTest returns a breaker with cfg on clock c, unless cfg has a clock.
 func newTest(t testing.TB, cfg Config, c *fakeClock) *Breaker {
 	t.Helper()
 	if cfg.Clock == nil {
@@ -51,7 +50,6 @@ func newTest(t testing.TB, cfg Config, c *fakeClock) *Breaker {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	b.exact = true
 	return b
 }
 

@@ -2,7 +2,6 @@ package breaker
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -10,8 +9,8 @@ import (
 // share one state: when one process trips, the others see the breaker open
 // until the same moment on the store's clock; when the open period ends,
 // exactly one probe runs across the fleet, and its outcome closes or reopens
-// the breaker for all. Package fleet implements it on Redis; MemoryStore
-// implements it in memory.
+// the breaker for all. Package fleet implements it on Redis;
+// breakertest.MemoryStore implements it in memory, for tests.
 //
 // The breaker keeps its own state and consults the store only on its
 // transitions (trip, probe claim, probe outcome, Isolate, Reset) and, at
@@ -73,9 +72,43 @@ type SharedState struct {
 	Version uint64
 }
 
+// The state machine (machine.go) knows of the store only through
+// fleetProbe, probeRule and push; calls reach refresh, and unlock sends
+// what push queued. Each is a no-op, or the local rule, without a store.
+
+// fleetAnswers reports whether decisions are the fleet's: a store is set
+// and answered last time.
+func (b *Breaker) fleetAnswers() bool { return b.shared != nil && !b.storeDown.Load() }
+
+// fleetProbe is consulted when the open period is over: ask reports that
+// the fleet's probe must be claimed from the store (askProbe, outside the
+// lock), and err rejects a call while another call of this process asks.
+// Neither, without a store that answers: the breaker goes half-open on its
+// own. Called with b.mu held.
+func (b *Breaker) fleetProbe() (ask bool, err error) {
+	switch {
+	case !b.fleetAnswers():
+		return false, nil
+	case b.asking:
+		return false, &OpenError{State: HalfOpen, Wait: b.probeWait()}
+	}
+	b.asking = true
+	return true, nil
+}
+
+// probeRule is how many probes half-open admits at once and how many must
+// succeed to close: Config's, or one for the whole fleet while the store
+// answers.
+func (b *Breaker) probeRule() (limit, need int) {
+	if b.fleetAnswers() {
+		return 1, 1
+	}
+	return b.s.probes, b.s.probeSuccesses
+}
+
 // push queues a transition for the store. Called with b.mu held.
 func (b *Breaker) push(next SharedState) {
-	if b.shared != nil && !b.storeDown.Load() {
+	if b.fleetAnswers() {
 		b.pushes = append(b.pushes, next)
 	}
 }
@@ -84,28 +117,21 @@ func (b *Breaker) push(next SharedState) {
 // each against the version this process knows, and adopts the answers.
 func (b *Breaker) pushAll(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
-	b.mu.Lock()
-	if b.pushing {
-		b.mu.Unlock()
-		return
-	}
-	b.pushing = true
-	for len(b.pushes) > 0 {
-		next := b.pushes[0]
-		b.pushes = b.pushes[1:]
+	drainQueue(&b.mu, &b.pushes, &b.pushing, func(next SharedState) bool {
+		b.mu.Lock()
 		ver := b.ver
 		b.mu.Unlock()
 		st, err := b.shared.Update(ctx, ver, next)
 		b.mu.Lock()
+		defer b.mu.Unlock()
 		now := b.now()
 		if err != nil {
 			b.storeFailed(now)
-			break
+			return false
 		}
 		b.adopt(st, now)
-	}
-	b.pushing = false
-	b.mu.Unlock()
+		return true
+	})
 }
 
 // askProbe asks the store for the fleet's probe after the open period ended.
@@ -145,8 +171,12 @@ func (b *Breaker) askProbe(ctx context.Context) (Ticket, error) {
 	return t, rejected
 }
 
-// refresh reads the shared state when a refresh is due (one caller does).
+// refresh reads the shared state when a refresh is due (one caller does);
+// without a store, it returns at once.
 func (b *Breaker) refresh(ctx context.Context) {
+	if b.shared == nil {
+		return
+	}
 	now := b.now()
 	next := b.nextRefresh.Load()
 	if int64(now) < next {
@@ -234,93 +264,3 @@ func (b *Breaker) adopt(st SharedState, now time.Duration) {
 		}
 	}
 }
-
-// MemoryStore is a Shared store in memory, for tests and simulations of a
-// fleet: breakers in one process that share a MemoryStore behave as breakers
-// in many processes that share a Redis key. Its zero value is not usable;
-// call NewMemoryStore. It is safe for concurrent use.
-type MemoryStore struct {
-	clock Clock
-
-	mu      sync.Mutex
-	st      SharedState
-	until   time.Time // Open: end of the open period
-	claimed time.Time // end of the live probe claim, if after now
-	fail    error
-}
-
-// NewMemoryStore returns an empty store (closed, version 0) whose clock is
-// clock (nil: the real clock); it plays the part of the Redis server's clock.
-func NewMemoryStore(clock Clock) *MemoryStore { return &MemoryStore{clock: clock} }
-
-// Fail makes every following call return err (nil: answer again), to
-// simulate a store that is down.
-func (m *MemoryStore) Fail(err error) {
-	m.mu.Lock()
-	m.fail = err
-	m.mu.Unlock()
-}
-
-func (m *MemoryStore) now() time.Time {
-	if m.clock != nil {
-		return m.clock.Now()
-	}
-	return time.Now()
-}
-
-// answer returns the state with Wait measured at now. Called with m.mu held.
-func (m *MemoryStore) answer(now time.Time) SharedState {
-	st := m.st
-	if st.State == Open {
-		st.Wait = m.until.Sub(now)
-	}
-	return st
-}
-
-// Load implements Shared.
-func (m *MemoryStore) Load(context.Context) (SharedState, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return SharedState{}, m.fail
-	}
-	return m.answer(m.now()), nil
-}
-
-// Update implements Shared.
-func (m *MemoryStore) Update(_ context.Context, ver uint64, next SharedState) (SharedState, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return SharedState{}, m.fail
-	}
-	now := m.now()
-	if ver == m.st.Version {
-		m.st = SharedState{State: next.State, Trips: next.Trips, Version: ver + 1}
-		m.until = now.Add(next.Wait)
-		m.claimed = time.Time{}
-	}
-	return m.answer(now), nil
-}
-
-// Probe implements Shared.
-func (m *MemoryStore) Probe(_ context.Context, ver uint64, ttl time.Duration) (SharedState, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail != nil {
-		return SharedState{}, false, m.fail
-	}
-	now := m.now()
-	st := m.answer(now)
-	if ver != st.Version || st.State != Open || st.Wait > 0 || now.Before(m.claimed) {
-		return st, false, nil
-	}
-	if ttl <= 0 {
-		ttl = 100 * 365 * 24 * time.Hour // no limit
-	}
-	m.claimed = now.Add(ttl)
-	return st, true, nil
-}
-
-// compile-time check
-var _ Shared = (*MemoryStore)(nil)

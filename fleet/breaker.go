@@ -60,7 +60,7 @@ type BreakerStore struct {
 var _ breaker.Shared = (*BreakerStore)(nil)
 
 // NewBreakerStore returns a BreakerStore on cfg.Client. It makes no round
-// trip. Errors match ErrConfig and name the field.
+// trip. Errors match ErrInvalid and name the field.
 func NewBreakerStore(cfg BreakerStoreConfig) (*BreakerStore, error) {
 	if err := checkStore("BreakerStoreConfig", cfg.Client, cfg.Key); err != nil {
 		return nil, err

@@ -35,17 +35,22 @@ const (
 // local bucket: gRPC specifies TokenRatio to three decimal places.
 const milli = 1000
 
-// ErrConfig is matched (errors.Is) by every error that NewBudget,
+// ErrInvalid is matched (errors.Is) by every error that NewBudget,
 // NewBreakerStore, ParseURL and OpenBudget return for a configuration they
-// reject.
-var ErrConfig = errors.New("fleet: invalid configuration")
+// reject (the name every package of the module gives that error).
+var ErrInvalid = errors.New("fleet: invalid configuration")
+
+// ErrConfig is the former name of ErrInvalid, the same error.
+//
+// Deprecated: use ErrInvalid.
+var ErrConfig = ErrInvalid
 
 // configError names the field that was wrong and what is accepted.
 type configError struct{ msg string }
 
 func (e *configError) Error() string { return "fleet: " + e.msg }
 func (e *configError) Is(target error) bool {
-	return target == ErrConfig
+	return target == ErrInvalid
 }
 
 // BudgetConfig configures a Budget. Only Client and Key are required; every
@@ -145,7 +150,7 @@ type Budget struct {
 // goroutine runs until Close. It does not wait for Redis: that goroutine
 // connects and loads the script in the background, and an unreachable
 // server only makes decisions local until it answers. Errors match
-// ErrConfig and name the field.
+// ErrInvalid and name the field.
 func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if err := checkStore("BudgetConfig", cfg.Client, cfg.Key); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ const (
 // pool_size, ...: see redis.ParseURL). The options have
 // ContextTimeoutEnabled set, as NewBudget requires.
 //
-// Errors match ErrConfig and name the part at fault, never the password.
+// Errors match ErrInvalid and name the part at fault, never the password.
 func ParseURL(rawURL string) (BudgetConfig, *redis.Options, error) {
 	var cfg BudgetConfig
 	u, err := url.Parse(rawURL)

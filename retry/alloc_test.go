@@ -129,7 +129,10 @@ func TestAllocsPerRetry(t *testing.T) {
 func TestMaxAttemptsSaturates(t *testing.T) {
 	var got retry.Event
 	n := 0
-	_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: math.MaxInt}, func(context.Context) error {
+	// Retries MaxInt is backoff.UntilDeadline, which needs a deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	_ = retry.Run(ctx, backoff.Policy{Initial: -1, Retries: math.MaxInt}, func(context.Context) error {
 		if n++; n < 2 {
 			return errFlaky
 		}

@@ -70,12 +70,36 @@ type TokenBucket struct {
 
 var _ Budget = (*TokenBucket)(nil)
 
-// ErrInvalidBudget is matched (errors.Is) by the error of
-// TokenBucket.Validate.
-var ErrInvalidBudget = errors.New("retry: invalid budget")
+// ErrInvalid is matched (errors.Is) by the error of TokenBucket.Validate, a
+// *FieldError (as backoff.ErrInvalid is by a Policy's, with the same
+// pattern in every package of the module).
+var ErrInvalid = errors.New("retry: invalid configuration")
+
+// ErrInvalidBudget is the former name of ErrInvalid, the same error.
+//
+// Deprecated: use ErrInvalid.
+var ErrInvalidBudget = ErrInvalid
+
+// FieldError reports a field whose value is outside its accepted range,
+// such as TokenBucket.MaxTokens. It matches ErrInvalid with errors.Is. The
+// zero FieldError names no field and is never returned.
+type FieldError struct {
+	Field    string // the field, e.g. "TokenBucket.MaxTokens"
+	Value    string // the rejected value, formatted
+	Accepted string // what is accepted
+}
+
+// Error returns "retry: FIELD must be ACCEPTED, got VALUE".
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("retry: %s must be %s, got %s", e.Field, e.Accepted, e.Value)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // Validate reports whether the fields are in range: the error names the
-// field, what it was and what is accepted, and matches ErrInvalidBudget.
+// field, what it was and what is accepted: a *FieldError, which matches
+// ErrInvalid.
 // Negative values are rejected because neither "no capacity" nor "no
 // refund" is a useful budget: to retry without a budget, give none.
 func (b *TokenBucket) Validate() error {
@@ -83,7 +107,7 @@ func (b *TokenBucket) Validate() error {
 		if v == 0 || (v > 0 && !math.IsInf(v, 1)) {
 			return nil
 		}
-		return fmt.Errorf("%w: TokenBucket.%s must be a finite number > 0 (0 means %s), got %v", ErrInvalidBudget, name, def, v)
+		return &FieldError{Field: "TokenBucket." + name, Value: fmt.Sprint(v), Accepted: "a finite number > 0 (0 means " + def + ")"}
 	}
 	if err := check("MaxTokens", b.MaxTokens, "10"); err != nil {
 		return err

@@ -13,24 +13,21 @@
 //	}
 //
 // Run is the same for an operation that returns only an error. Options
-// (WithClassifier, WithBudget, WithMaxRetryAfter, WithOnRetry, WithLogger,
-// WithRand) change how it retries. Loop is the same loop for code that
+// (WithClassifier, WithBudget, WithMaxRetryAfter, WithMaxRejectedWait,
+// WithOnRetry, WithLogger, WithRand) change how it retries. Loop is the same loop for code that
 // makes its attempts itself; retryhttp.Transport is built on it.
 //
 // # Zero and negative values
 //
-// One rule holds in every struct and option of this module, as for
-// net.Dialer.KeepAlive: zero means the documented default, negative means
-// "none" where that makes sense (backoff.Policy{Retries: -1}: no retries;
-// WithMaxRetryAfter(-1): honour no wait hint), and is rejected with an
-// error naming the field where it does not (TokenBucket.Validate). So
-// backoff.Policy{} is backoff.Default(), and a partly filled policy takes
-// the defaults for the rest.
+// Options and TokenBucket follow the module's rule for zero and negative
+// values, stated on backoff.Policy (WithMaxRetryAfter(-1), for example,
+// honours no wait hint).
 //
 // # What is retried
 //
 // Every error is retried except:
-//   - errors wrapped with Permanent;
+//   - errors wrapped with Permanent, or with a method Permanent() bool that
+//     returns true (an isolated circuit breaker's rejection);
 //   - the caller's own context error (context.Canceled or
 //     context.DeadlineExceeded coming from ctx);
 //   - errors that the classifier given with WithClassifier rejects.
@@ -40,7 +37,7 @@
 // RetryAfter() time.Duration: the next wait is exactly d instead of the
 // policy's delay. An error with a method Rejected() bool that returns true
 // (a circuit breaker refused the attempt) is retried without touching the
-// Budget.
+// Budget, after its hint if it has one, within WithMaxRejectedWait.
 //
 // # Why it stops
 //
@@ -49,6 +46,11 @@
 // errors.Is), how many attempts ran, how long the call took, and unwraps to
 // the last error of the operation. Retrying never sleeps after the last
 // attempt nor into a wait that would end after the context's deadline.
+//
+// To retry until the context's deadline rather than a number of times (to
+// wait for a database for up to a minute), set the policy's Retries to
+// backoff.UntilDeadline; a context without a deadline is then refused with
+// ErrNoDeadline before the first attempt.
 //
 // # Loops inside loops
 //

@@ -16,8 +16,8 @@ var (
 	// failed.
 	ErrExhausted = errors.New("retry: retries exhausted")
 	// ErrPermanent: the operation returned an error that must not be retried:
-	// one wrapped with Permanent, or one the WithClassifier classifier
-	// rejected.
+	// one wrapped with Permanent (or whose Permanent method returns true, see
+	// IsPermanent), or one the WithClassifier classifier rejected.
 	ErrPermanent = errors.New("retry: permanent error")
 	// ErrDeadline: the next wait would end after the context's deadline, so
 	// retrying stopped at once instead of sleeping into certain failure.
@@ -35,6 +35,13 @@ var (
 	ErrBudget = errors.New("retry: retry budget exhausted")
 )
 
+// ErrNoDeadline is returned by Do, Run and NewLoop, before the first
+// attempt, for a policy whose Retries is backoff.UntilDeadline and a
+// context without a deadline: such a loop would never stop on its own. It
+// is not an *Error, as no attempt was made; give the context a deadline
+// (context.WithTimeout) or the policy a number of retries.
+var ErrNoDeadline = errors.New("retry: Retries is backoff.UntilDeadline but the context has no deadline")
+
 // Error is returned by Do, Run and Loop when retrying stops without success. It
 // says why (Reason, one of the Err* sentinels), how many attempts ran, how
 // long it took, and carries the last error of the operation.
@@ -45,6 +52,10 @@ var (
 // errors.Is and errors.As also see through to Last and, when the context
 // ended the run, to the context's cause (context.Cause), so both
 // errors.Is(err, io.EOF) and errors.Is(err, context.Canceled) work.
+//
+// Because Error unwraps to several errors (Unwrap() []error),
+// errors.Unwrap(err) returns nil, as for errors.Join: read Last for the
+// last attempt's error, and use errors.Is and errors.As to search.
 type Error struct {
 	// Reason is one of ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled,
 	// ErrRetryAfterTooLong or ErrBudget.
@@ -113,6 +124,8 @@ func (e *Error) Is(target error) bool {
 // Unwrap returns Last and, when the context ended the run, Cause and the
 // context's error (context.Canceled or context.DeadlineExceeded, if it
 // differs from Cause), so that errors.Is and errors.As search them all.
+// (errors.Unwrap, which knows only Unwrap() error, returns nil for an
+// *Error: use Last.)
 //
 // Last is returned behind a wrapper that hides the Reason of any *Error
 // inside it (the error of an inner loop) from errors.Is, so that an *Error
@@ -173,7 +186,9 @@ func Permanent(err error) error {
 }
 
 // IsPermanent reports whether err, or any error it wraps, was marked with
-// Permanent.
+// Permanent or has a method Permanent() bool that returns true: any error
+// type can say that retrying cannot help without importing this package
+// (an isolated circuit breaker's rejection does).
 func IsPermanent(err error) bool {
 	return inspect(err).permanent
 }
@@ -241,6 +256,8 @@ type marks struct {
 func inspect(err error) (m marks) {
 	for err != nil {
 		if _, ok := err.(*permanentError); ok {
+			m.permanent = true
+		} else if p, ok := err.(interface{ Permanent() bool }); ok && p.Permanent() {
 			m.permanent = true
 		}
 		if h, ok := err.(interface{ RetryAfter() time.Duration }); ok && !m.hinted {

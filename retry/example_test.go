@@ -121,7 +121,7 @@ func ExampleWithLogger() {
 		return nil
 	}, retry.WithLogger(logger))
 	// Output:
-	// level=WARN msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=1µs error="connection reset"
+	// level=INFO msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=1µs error="connection reset"
 }
 
 // Loop is Do's loop for code that makes its attempts itself, here to keep
@@ -185,4 +185,28 @@ func ExampleWithMaxRetryAfter() {
 	d, _ := retry.RetryAfter(err)
 	fmt.Println(errors.Is(err, retry.ErrRetryAfterTooLong), d)
 	// Output: true 1s
+}
+
+// Waiting for a dependency for up to a minute, however many attempts that
+// takes: Retries backoff.UntilDeadline retries until the context's
+// deadline, and refuses a context without one.
+func ExampleDo_untilDeadline() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	attempts := 0
+	p := backoff.Policy{Initial: time.Microsecond, Retries: backoff.UntilDeadline}
+	err := retry.Run(ctx, p, func(context.Context) error {
+		attempts++
+		if attempts < 5 {
+			return errors.New("connection refused") // the database is starting
+		}
+		return nil
+	})
+	fmt.Println(err, attempts)
+
+	_, err = retry.Do(context.Background(), p, func(context.Context) (int, error) { return 0, nil })
+	fmt.Println(errors.Is(err, retry.ErrNoDeadline))
+	// Output:
+	// <nil> 5
+	// true
 }

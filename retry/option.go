@@ -33,6 +33,7 @@ const (
 	optOnRetry
 	optLogger
 	optRand
+	optMaxRejectedWait
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -68,6 +69,20 @@ func WithMaxRetryAfter(d time.Duration) Option {
 	return Option{kind: optMaxRetryAfter, d: d}
 }
 
+// WithMaxRejectedWait sets the longest wait hint to honour from a rejected
+// attempt (an error whose Rejected method returns true, such as a circuit
+// breaker's *breaker.OpenError, whose hint is the time until it admits a
+// probe) in place of the limit of WithMaxRetryAfter, which is about
+// servers' hints; a longer hint stops retrying at once with
+// ErrRetryAfterTooLong, and the returned *Error still matches the
+// rejection. Zero, the default, means the limit of WithMaxRetryAfter, so
+// that a loop around a breaker waits for its probe; a negative d honours
+// no rejection's hint: the first rejection that carries one ends the call,
+// which is how retryhttp.Transport fails fast on an open breaker.
+func WithMaxRejectedWait(d time.Duration) Option {
+	return Option{kind: optMaxRejectedWait, d: d}
+}
+
 // WithBudget makes retries draw on b, which may be shared by many calls
 // (see Budget and TokenBucket). A nil b means no budget, the default. If b
 // has a Validate() error method (as *TokenBucket has), Do, Run and NewLoop
@@ -86,9 +101,14 @@ func WithOnRetry(hook func(Event)) Option {
 	return Option{kind: optOnRetry, v: hook}
 }
 
-// WithLogger logs each retry on l at level Warn, with the message
-// "retry: attempt failed; retrying" and the attributes attempt, max_attempts,
-// delay and error (the Event's fields). A nil l logs nothing, the default.
+// WithLogger logs on l each retry at level Info, with the message
+// "retry: attempt failed; retrying" and the attributes attempt,
+// max_attempts, delay and error (the Event's fields), and the end of a
+// call that failed at level Warn, with the message "retry: giving up" and
+// the attributes attempt, max_attempts, reason (the *Error's Reason) and
+// error (its Last); a call ended by the caller's own context
+// (ErrCanceled) is logged at Info. A retry is routine, a failed call is
+// what an operator looks for. A nil l logs nothing, the default.
 func WithLogger(l *slog.Logger) Option {
 	return Option{kind: optLogger, v: l}
 }
@@ -105,6 +125,7 @@ func WithRand(r backoff.Rand) Option {
 type config struct {
 	classifier    func(error) bool
 	maxRetryAfter time.Duration // < 0: no hint is honoured
+	maxRejected   time.Duration // for a rejection's hint; 0: maxRetryAfter, < 0: none
 	budget        Budget
 	onRetry       func(Event)
 	logger        *slog.Logger
@@ -122,6 +143,8 @@ func newConfig(opts []Option) config {
 			if c.maxRetryAfter == 0 {
 				c.maxRetryAfter = DefaultMaxRetryAfter
 			}
+		case optMaxRejectedWait:
+			c.maxRejected = o.d
 		case optBudget:
 			c.budget, _ = o.v.(Budget)
 		case optOnRetry:

@@ -20,16 +20,16 @@ import (
 // stops, returning the zero T and an *Error whose Reason says why, when:
 //
 //   - every attempt failed (ErrExhausted);
-//   - op returned an error wrapped with Permanent, or one the classifier of
-//     WithClassifier rejects (ErrPermanent);
+//   - op returned an error wrapped with Permanent (see IsPermanent), or one
+//     the classifier of WithClassifier rejects (ErrPermanent);
 //   - ctx was done before the first attempt, when an attempt failed
 //     (whatever op returned: its own context error or a consequence of
 //     it), or during a wait, which then ends at once (ErrCanceled; the
 //     *Error also matches context.Cause(ctx) and ctx.Err());
 //   - ctx has a deadline and the next wait would end after it (ErrDeadline):
 //     Do never sleeps into certain failure;
-//   - a wait hint exceeds the limit of WithMaxRetryAfter
-//     (ErrRetryAfterTooLong);
+//   - a wait hint exceeds the limit of WithMaxRetryAfter, or for a rejected
+//     attempt that of WithMaxRejectedWait (ErrRetryAfterTooLong);
 //   - the Budget given with WithBudget allows no more retries (ErrBudget).
 //
 // An error whose chain holds an error with a method Rejected() bool that
@@ -37,6 +37,11 @@ import (
 // dependency was never called) counts as an attempt and is retried like
 // any other, waiting its RetryAfter hint if it has one, but it neither
 // spends nor refunds the Budget.
+//
+// To retry until ctx's deadline rather than a number of times, set
+// p.Retries to backoff.UntilDeadline: Do then stops with ErrDeadline (or
+// ErrCanceled, if the deadline passes during an attempt), and returns
+// ErrNoDeadline without calling op if ctx has no deadline.
 //
 // Do never waits after the last attempt. If p is invalid (see
 // backoff.Policy.Validate) or the Budget is (see TokenBucket.Validate), Do
@@ -111,7 +116,8 @@ type Loop struct {
 
 // NewLoop begins a call with the policy p and the options opts. It returns
 // the error of p.Validate or of the Budget's Validate method if either is
-// invalid, and an *Error with Reason ErrCanceled and no attempt if ctx is
+// invalid, ErrNoDeadline if p.Retries is backoff.UntilDeadline and ctx has
+// no deadline, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
 	start := clock()
@@ -132,6 +138,11 @@ func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Dura
 	if v, ok := budgetOf(opts).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return err
+		}
+	}
+	if p.Retries == backoff.UntilDeadline {
+		if _, ok := ctx.Deadline(); !ok {
+			return ErrNoDeadline
 		}
 	}
 	if ctx.Err() != nil {
@@ -158,16 +169,20 @@ func (l *Loop) Succeeded() {
 // once the next attempt may be made, after waiting for it, or the *Error
 // that ends the call (see Do for the reasons). It must not be called with a
 // nil err. Failed is Next, then the WithOnRetry hook and the WithLogger
-// record, then Wait.
+// record, then Wait; when retrying stops, it logs that too (see
+// WithLogger).
 func (l *Loop) Failed(ctx context.Context, err error) error {
 	d, err := l.Next(ctx, err)
-	if err != nil {
-		return err
+	if err == nil {
+		if l.cfg.onRetry != nil || l.cfg.logger != nil {
+			l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+		}
+		err = l.Wait(ctx, d)
 	}
-	if l.cfg.onRetry != nil || l.cfg.logger != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+	if err != nil && l.cfg.logger != nil {
+		l.logStop(ctx, err)
 	}
-	return l.Wait(ctx, d)
+	return err
 }
 
 // Next records that the latest attempt failed with err and decides, without
@@ -199,7 +214,11 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	}
 	var d time.Duration
 	if m.hinted {
-		if l.cfg.maxRetryAfter < 0 || m.hint > l.cfg.maxRetryAfter {
+		limit := l.cfg.maxRetryAfter
+		if m.rejected && l.cfg.maxRejected != 0 {
+			limit = l.cfg.maxRejected
+		}
+		if limit < 0 || m.hint > limit {
 			return 0, l.give(ErrRetryAfterTooLong, err)
 		}
 		d = m.hint
@@ -243,12 +262,36 @@ func (l *Loop) notify(ctx context.Context, e Event) {
 	if l.cfg.onRetry != nil {
 		l.cfg.onRetry(e)
 	}
-	if lg := l.cfg.logger; lg != nil && lg.Enabled(ctx, slog.LevelWarn) {
-		lg.LogAttrs(ctx, slog.LevelWarn, "retry: attempt failed; retrying",
+	if lg := l.cfg.logger; lg != nil && lg.Enabled(ctx, slog.LevelInfo) {
+		lg.LogAttrs(ctx, slog.LevelInfo, "retry: attempt failed; retrying",
 			slog.Int("attempt", e.Attempt),
 			slog.Int("max_attempts", e.MaxAttempts),
 			slog.Duration("delay", e.Delay),
 			slog.Any("error", e.Err))
+	}
+}
+
+// logStop records the end of a call on err, the *Error that ends it: at
+// Warn, as something the caller's program did not get, except when the
+// caller's own context ended it (Info: the caller chose to stop).
+func (l *Loop) logStop(ctx context.Context, err error) {
+	e, ok := err.(*Error)
+	if !ok {
+		return
+	}
+	level := slog.LevelWarn
+	if e.Reason == ErrCanceled {
+		level = slog.LevelInfo
+	}
+	// The caller's context may have ended: the record is about it, not
+	// governed by it.
+	ctx = context.WithoutCancel(ctx)
+	if lg := l.cfg.logger; lg.Enabled(ctx, level) {
+		lg.LogAttrs(ctx, level, "retry: giving up",
+			slog.Int("attempt", e.Attempts),
+			slog.Int("max_attempts", l.p.MaxAttempts()),
+			slog.String("reason", e.Reason.Error()),
+			slog.Any("error", e.Last))
 	}
 }
 

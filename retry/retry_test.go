@@ -532,7 +532,7 @@ func TestBudget(t *testing.T) {
 }
 
 // 8. OnRetry is called before each wait, not after the last attempt; the
-// logger records each retry.
+// logger records each retry at Info and the give-up at Warn.
 func TestObservability(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var events []retry.Event
@@ -560,9 +560,10 @@ func TestObservability(t *testing.T) {
 		if wantAt := ms(0, 100, 300); !equalDurations(at, wantAt) {
 			t.Errorf("hook called at %v, want %v (before each wait)", at, wantAt)
 		}
-		wantLog := `level=WARN msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=100ms error=flaky
-level=WARN msg="retry: attempt failed; retrying" attempt=2 max_attempts=4 delay=200ms error=flaky
-level=WARN msg="retry: attempt failed; retrying" attempt=3 max_attempts=4 delay=400ms error=flaky
+		wantLog := `level=INFO msg="retry: attempt failed; retrying" attempt=1 max_attempts=4 delay=100ms error=flaky
+level=INFO msg="retry: attempt failed; retrying" attempt=2 max_attempts=4 delay=200ms error=flaky
+level=INFO msg="retry: attempt failed; retrying" attempt=3 max_attempts=4 delay=400ms error=flaky
+level=WARN msg="retry: giving up" attempt=4 max_attempts=4 reason="retry: retries exhausted" error=flaky
 `
 		if buf.String() != wantLog {
 			t.Errorf("log =\n%s\nwant\n%s", buf.String(), wantLog)

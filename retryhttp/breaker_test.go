@@ -133,19 +133,20 @@ func TestBreakerKey(t *testing.T) {
 	}
 }
 
-// The retry loop waits for the breaker's probe as for a Retry-After, and
-// rejections cost the budget nothing.
+// With BreakerWait, the retry loop waits for the breaker's probe as for a
+// Retry-After, and rejections cost the budget nothing.
 func TestBreakerRetryWaitsForTheProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		net := newHosts(map[string][]int{"flaky.example": {503, 503, 503, 200}})
 		budget := &retry.TokenBucket{}
 		var retries []time.Duration
 		tr := &retryhttp.Transport{
-			Base:     net,
-			Policy:   backoff.Policy{Initial: -1, Retries: 5},
-			Breakers: &breaker.Group{Config: tripsAfter3},
-			Budget:   budget,
-			OnRetry:  func(e retryhttp.Event) { retries = append(retries, e.Delay) },
+			Base:        net,
+			Policy:      backoff.Policy{Initial: -1, Retries: 5},
+			Breakers:    &breaker.Group{Config: tripsAfter3},
+			BreakerWait: time.Minute,
+			Budget:      budget,
+			OnRetry:     func(e retryhttp.Event) { retries = append(retries, e.Delay) },
 		}
 		start := time.Now()
 		resp, err := get(t, tr, "http://flaky.example/")
@@ -172,8 +173,8 @@ func TestBreakerRetryWaitsForTheProbe(t *testing.T) {
 
 func TestBreakerInvalidConfig(t *testing.T) {
 	tr := &retryhttp.Transport{Base: newHosts(nil), Breakers: &breaker.Group{Config: breaker.Config{Window: -1}}}
-	if _, err := get(t, tr, "http://x.example/"); !errors.Is(err, breaker.ErrConfig) {
-		t.Fatalf("RoundTrip: %v, want breaker.ErrConfig", err)
+	if _, err := get(t, tr, "http://x.example/"); !errors.Is(err, breaker.ErrInvalid) {
+		t.Fatalf("RoundTrip: %v, want breaker.ErrInvalid", err)
 	}
 }
 
@@ -208,5 +209,68 @@ func TestBreakerSuccessAllocatesNothing(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("RoundTrip with Breakers allocated %v times, want 0", allocs)
+	}
+}
+
+// By default a request that meets an open breaker fails at once, without
+// a wait, without reaching the host and without spending budget, so that
+// the caller can fall back; an isolated breaker says so.
+func TestBreakerFailsFast(t *testing.T) {
+	tests := []struct {
+		name    string
+		isolate bool
+		wait    time.Duration // BreakerWait
+		timeout time.Duration // the request's deadline, 0 for none
+		reason  error
+	}{
+		{"open", false, 0, 0, retry.ErrRetryAfterTooLong},
+		{"open, BreakerWait shorter than the open period", false, time.Second, 0, retry.ErrRetryAfterTooLong},
+		{"open, BreakerWait past the deadline", false, time.Minute, time.Second, retry.ErrDeadline},
+		{"isolated", true, 0, 0, breaker.ErrIsolated},
+		{"isolated, even with BreakerWait", true, time.Minute, 0, breaker.ErrIsolated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				net := newHosts(map[string][]int{"down.example": {503}})
+				budget := &retry.TokenBucket{}
+				var gaveUp []retryhttp.Event
+				tr := &retryhttp.Transport{
+					Base: net, Policy: backoff.Policy{Initial: -1, Retries: 2},
+					Breakers: &breaker.Group{Config: tripsAfter3}, BreakerWait: tt.wait,
+					OnGiveUp: func(e retryhttp.Event) { gaveUp = append(gaveUp, e) },
+				}
+				get(t, tr, "http://down.example/") // 3 failures: the breaker opens for 2 s
+				if tt.isolate {
+					b, _ := tr.Breakers.Get("down.example")
+					b.Isolate()
+				}
+				tr.Budget, gaveUp = budget, nil
+				ctx := context.Background()
+				if tt.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+					defer cancel()
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://down.example/", nil)
+				start := time.Now()
+				resp, err := tr.RoundTrip(req)
+				if resp != nil || !errors.Is(err, breaker.ErrOpen) || !errors.Is(err, tt.reason) {
+					t.Fatalf("RoundTrip = %v, %v; want breaker.ErrOpen and %v", resp, err, tt.reason)
+				}
+				if d := time.Since(start); d != 0 {
+					t.Errorf("RoundTrip took %v, want no wait", d)
+				}
+				if n := net.count("down.example"); n != 3 {
+					t.Errorf("the host received %d requests, want the 3 before the breaker opened", n)
+				}
+				if tokens := budget.Tokens(); tokens != retry.DefaultMaxTokens {
+					t.Errorf("budget holds %v tokens, want %v: a rejection costs nothing", tokens, float64(retry.DefaultMaxTokens))
+				}
+				if !tt.isolate && (len(gaveUp) != 1 || !errors.Is(gaveUp[0].Err, breaker.ErrOpen)) {
+					t.Errorf("OnGiveUp saw %+v, want one event with the rejection", gaveUp)
+				}
+			})
+		})
 	}
 }

@@ -26,11 +26,9 @@
 //	req, _ := http.NewRequestWithContext(ctx, "PUT", url, bytes.NewReader(payload))
 //	resp, err := client.Do(req)
 //
-// Every field follows the library's rule for zero and negative values:
-// zero means the documented default (Policy{} is backoff.Default(), a
-// partly filled Policy takes the defaults for the rest), negative means
-// "none" (MaxRetryAfter -1 honours no Retry-After, MaxBufferedBody -1 never
-// buffers, AttemptTimeout -1 sets no limit).
+// Every field follows the module's rule for zero and negative values,
+// stated on backoff.Policy (MaxRetryAfter -1, for example, honours no
+// Retry-After).
 //
 // Because it is a RoundTripper, it composes with other transports: wrap an
 // OAuth or tracing transport as Base, or wrap the Transport in them.
@@ -55,12 +53,17 @@
 // Set Breakers to put a circuit breaker (package breaker) in front of every
 // attempt, one per host (or per BreakerKey): once a host fails too often,
 // its requests fail at once with an error matching breaker.ErrOpen,
-// without touching the network, and the retry loop waits for the breaker's
-// probe as it waits for a Retry-After:
+// without touching the network or the Budget, so that the caller can fall
+// back:
 //
 //	client := &http.Client{Transport: &retryhttp.Transport{
 //		Breakers: &breaker.Group{}, // per host, the breaker's defaults
 //	}}
+//
+// Set BreakerWait to have a request wait for its breaker's probe instead,
+// for at most that long and never past the request's deadline. A retry.Do
+// around a breaker waits by default: package breaker's "Meeting an open
+// breaker" compares the two.
 //
 // # Hooks and errors
 //

@@ -232,7 +232,7 @@ func ExampleTransport_logger() {
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode)
 	// Output:
-	// level=WARN msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s
+	// level=INFO msg="retryhttp: retrying" method=GET url=https://api.example.com/items?token&page attempt=1 max_attempts=3 status=502 delay=0s
 	// 200
 }
 

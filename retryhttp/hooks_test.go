@@ -3,10 +3,13 @@ package retryhttp_test
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/again-go/again/backoff"
@@ -85,5 +88,59 @@ func TestNoGiveUpBeforeAnyAttempt(t *testing.T) {
 	}
 	if len(events) != 0 || buf.Len() != 0 || len(rt.reqs) != 0 {
 		t.Errorf("OnGiveUp events %+v, log %q, %d attempts; want none of them", events, buf.String(), len(rt.reqs))
+	}
+}
+
+// Which hook reports a request's end: OnSuccess for any response that is
+// not retried, whatever its status; OnGiveUp for one that ends on a retried
+// status or a network failure; neither for an error retrying cannot help.
+// Retries are logged at Info, the give-up at Warn.
+func TestHookOutcomes(t *testing.T) {
+	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
+	tests := []struct {
+		name    string
+		base    http.RoundTripper
+		success int // the status OnSuccess saw, 0 if it was not called
+		gaveUp  bool
+		log     []string // the levels and messages logged, in order
+	}{
+		{"200", newHosts(map[string][]int{"h": {200}}), 200, false, nil},
+		{"404 is final", newHosts(map[string][]int{"h": {404}}), 404, false, nil},
+		{"500 not in RetryStatuses is final", newHosts(map[string][]int{"h": {500}}), 500, false, nil},
+		{"503 until retries run out", newHosts(map[string][]int{"h": {503}}), 0, true,
+			[]string{`level=INFO msg="retryhttp: retrying"`, `level=WARN msg="retryhttp: giving up"`}},
+		{"a network failure until retries run out", failingRT{reset}, 0, true,
+			[]string{`level=INFO msg="retryhttp: retrying"`, `level=WARN msg="retryhttp: giving up"`}},
+		{"an error retrying cannot help", failingRT{x509.UnknownAuthorityError{}}, 0, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			success, gaveUp := 0, false
+			tr := &retryhttp.Transport{Base: tt.base, Policy: backoff.Policy{Initial: -1, Retries: 1},
+				OnSuccess: func(e retryhttp.Event) { success = e.Response.StatusCode },
+				OnGiveUp:  func(retryhttp.Event) { gaveUp = true },
+				Logger:    slog.New(slog.NewTextHandler(&buf, nil)),
+			}
+			req, _ := http.NewRequest("GET", "http://h/", nil)
+			if resp, err := tr.RoundTrip(req); err == nil {
+				resp.Body.Close()
+			}
+			if success != tt.success || gaveUp != tt.gaveUp {
+				t.Errorf("OnSuccess saw %d, OnGiveUp called %v; want %d and %v", success, gaveUp, tt.success, tt.gaveUp)
+			}
+			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			if buf.Len() == 0 {
+				lines = nil
+			}
+			if len(lines) != len(tt.log) {
+				t.Fatalf("log:\n%s\nwant %d lines: %v", buf.String(), len(tt.log), tt.log)
+			}
+			for i, want := range tt.log {
+				if !strings.Contains(lines[i], want) {
+					t.Errorf("log line %d = %s, want %s", i+1, lines[i], want)
+				}
+			}
+		})
 	}
 }

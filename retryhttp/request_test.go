@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/retry"
@@ -174,5 +175,20 @@ func TestUnreadableBody(t *testing.T) {
 	}
 	if len(rt.reqs) != 0 {
 		t.Errorf("base called %d times, want 0", len(rt.reqs))
+	}
+}
+
+func TestUntilDeadlineNeedsADeadline(t *testing.T) {
+	rec := &recordingRT{base: fixedRT{&http.Response{StatusCode: 200, Body: http.NoBody}}}
+	tr := &retryhttp.Transport{Base: rec, Policy: backoff.Policy{Retries: backoff.UntilDeadline}}
+	req, _ := http.NewRequest("GET", "http://example.test/", nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, retry.ErrNoDeadline) || len(rec.reqs) != 0 {
+		t.Fatalf("RoundTrip without a deadline = %v after %d requests, want ErrNoDeadline and none sent", err, len(rec.reqs))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	resp, err := tr.RoundTrip(req.WithContext(ctx))
+	if err != nil || resp.StatusCode != 200 || len(rec.reqs) != 1 {
+		t.Fatalf("RoundTrip with a deadline = %v, %v after %d requests, want 200 after 1", resp, err, len(rec.reqs))
 	}
 }

@@ -23,9 +23,8 @@ import (
 // with backoff.Default() (500 ms, ×2, capped at 10 s, 3 retries, full
 // jitter), retries 429, 502, 503 and 504, waits at most 1 minute for a
 // Retry-After, and buffers bodies without GetBody up to 1 MiB. Every field
-// follows the library's rule for zero and negative values: zero means the
-// documented default, negative means "none" (no hint honoured, never
-// buffer, no limit). Most callers set only Policy:
+// follows the module's rule for zero and negative values, stated on
+// backoff.Policy. Most callers set only Policy:
 //
 //	client := &http.Client{Transport: &retryhttp.Transport{Policy: p}}
 //
@@ -89,7 +88,10 @@ type Transport struct {
 
 	// Policy is the retry schedule. Each zero field takes its default, so
 	// the zero Policy is backoff.Default() and Policy{Retries: 5} waits as
-	// the default does; Retries backoff.NoRetries sends every request once.
+	// the default does; Retries backoff.NoRetries sends every request once,
+	// and Retries backoff.UntilDeadline retries until the request context's
+	// deadline (a request without one fails with retry.ErrNoDeadline,
+	// unsent).
 	// An invalid Policy makes every RoundTrip fail with its
 	// *backoff.FieldError.
 	Policy backoff.Policy
@@ -185,10 +187,22 @@ type Transport struct {
 	OnGiveUp func(Event)
 
 	// OnSuccess, if not nil, is called once when RoundTrip returns a
-	// response that is not to be retried (whatever its status: a 404 is
-	// final, not a failure), with Event.Attempt the number of attempts it
-	// took and Event.Response that response (do not read its body in the
-	// hook). It is the way to learn how many attempts a request needed.
+	// response that is not to be retried, with Event.Attempt the number of
+	// attempts it took and Event.Response that response (do not read its
+	// body in the hook). It is the way to learn how many attempts a request
+	// needed.
+	//
+	// For the hooks, "success" means the Transport's work succeeded, not
+	// the request: a response whose status is not retried (RetryStatuses,
+	// or CheckRetry's false) is final whatever its status, so a 404, or a
+	// 500 when 500 is not retried, calls OnSuccess; check
+	// Event.Response.StatusCode for the request's own outcome. A request
+	// that ends on a retried status or a network failure (retries
+	// exhausted, a Retry-After too long, the budget, the deadline) calls
+	// OnGiveUp instead, and one that ends on an error retrying could not
+	// help (a permanent network error, CheckRetry's error) calls neither.
+	// Exactly one of OnSuccess and OnGiveUp runs per request that returned
+	// a response.
 	OnSuccess func(Event)
 
 	// Breakers, if not nil, puts a circuit breaker (package breaker) in
@@ -197,16 +211,27 @@ type Transport struct {
 	// failure or a status that is retried (RetryStatuses, or CheckRetry's
 	// true) counts as a failure of the host, any other response as a
 	// success, and the caller's context ending as neither. An attempt the
-	// breaker rejects is not sent: it fails with an error matching
-	// breaker.ErrOpen, which the retry loop treats as a Retry-After (it
-	// waits until the breaker admits a probe, or stops at once when that is
-	// longer than MaxRetryAfter or past the request's deadline) and which
-	// costs the Budget nothing. OnRetry and OnGiveUp see it as Event.Err,
-	// and the log records it with rejected=true. When retrying stops on a
-	// rejection, RoundTrip returns a *retry.Error that matches
-	// breaker.ErrOpen. Get's error (an invalid Config) fails every
+	// breaker rejects is not sent and costs the Budget nothing; by default
+	// it ends the request at once, as callers of gobreaker or resilience4j
+	// expect, so that they can fall back: RoundTrip returns a *retry.Error
+	// with Reason retry.ErrRetryAfterTooLong (the breaker's wait is longer
+	// than BreakerWait allows) that matches breaker.ErrOpen, and also
+	// breaker.ErrIsolated (with Reason retry.ErrPermanent) for a breaker
+	// isolated by hand. Set BreakerWait to wait for the probe instead.
+	// OnGiveUp sees the rejection as Event.Err, and the log records it
+	// with rejected=true. Get's error (an invalid Config) fails every
 	// RoundTrip.
 	Breakers *breaker.Group
+
+	// BreakerWait, when positive, is the longest a request waits for its
+	// open breaker to admit a probe, in place of failing at once: the
+	// rejected attempt counts as one, and the next starts when the breaker
+	// says a probe may be admitted, unless that is more than BreakerWait
+	// away or past the request's deadline (the wait then ends the request
+	// as above). Zero (the default) and negative values mean no wait.
+	// MaxRetryAfter does not apply to it: that limit is about servers'
+	// hints.
+	BreakerWait time.Duration
 
 	// BreakerKey, if not nil, names the breaker of a request in Breakers,
 	// in place of its URL's host (with the port, if any): a key per API
@@ -214,8 +239,10 @@ type Transport struct {
 	// Group keeps every breaker it made.
 	BreakerKey func(*http.Request) string
 
-	// Logger, if not nil, receives one Warn record per retry
-	// ("retryhttp: retrying") and per give-up ("retryhttp: giving up") with
+	// Logger, if not nil, receives one Info record per retry
+	// ("retryhttp: retrying") and one Warn record per give-up
+	// ("retryhttp: giving up": a retry is routine, a request that failed is
+	// what an operator looks for), with
 	// the method, the URL without userinfo or query values, the status or
 	// error, the attempt, the maximum attempts and the delay or reason.
 	// Headers and bodies are never logged.
@@ -334,25 +361,36 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	ctx := req.Context()
-	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget)}
+	breakerWait := t.BreakerWait
+	if breakerWait <= 0 {
+		breakerWait = -1 // fail fast
+	}
+	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget),
+		retry.WithMaxRejectedWait(breakerWait)}
 	l, err := retry.NewLoop(ctx, p, opts[:]...)
 	if err != nil {
 		return nil, err
 	}
-	for {
-		resp, err := c.guarded(ctx)
+	for n := 1; ; n++ {
+		var a attempt
+		c.try(ctx, n, &a)
+		if c.br != nil {
+			a.ticket.Record(outcome(&a))
+		}
+		err := c.verdict(&a)
 		if err == nil {
 			l.Succeeded()
-			c.succeeded(resp, l.Attempts())
-			return resp, nil
+			c.succeeded(&a, l.Attempts())
+			return a.resp, nil
 		}
 		d, err := l.Next(ctx, err)
 		if err == nil {
-			c.retrying(l.Attempts(), d)
+			c.retrying(&a, l.Attempts(), d)
+			a.release() // free the connection rather than hold it during the wait
 			err = l.Wait(ctx, d)
 		}
 		if err != nil {
-			return c.stop(err)
+			return c.stop(&a, err)
 		}
 	}
 }
@@ -371,7 +409,9 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// call is the state of one RoundTrip.
+// call is what one RoundTrip knows of its request, fixed before the first
+// attempt. Attempts read it and never write it: each attempt's outcome is
+// its own value (attempt), so that attempts of one request can run at once.
 type call struct {
 	t          *Transport
 	req        *http.Request
@@ -382,20 +422,40 @@ type call struct {
 	replayable bool // the method or a key allows sending it again
 	changed    bool // the first attempt cannot send the caller's request as is
 	max        int  // attempts the policy allows
-	n          int  // attempts started
+}
 
-	// The latest failed attempt: its response with a retryable status (held
-	// until the loop decides; the error given to the loop describes it but
-	// does not carry it), or its network error.
-	resp       *http.Response
-	lim        *limit // the response's AttemptTimeout, or nil
-	hint       time.Duration
-	hintHeader string
-	netErr     error
+// clone returns a shallow copy of the caller's request for one attempt,
+// with its own context, body and (if a key was added) header. Shallow is
+// enough: RoundTrippers must not modify requests, and the copy's header is
+// either the caller's, read only, or the call's own clone.
+func (c *call) clone(ctx context.Context, rb io.ReadCloser) *http.Request {
+	r := c.req.WithContext(ctx)
+	r.Header = c.header
+	r.Body = rb
+	if c.body.buf != nil {
+		r.GetBody = c.body.getBody
+	}
+	return r
+}
+
+// stop ends a call on err, the *retry.Error of the loop, after attempt a:
+// it returns a's response of a retryable status as it is, unless the
+// caller's context ended, and otherwise err.
+func (c *call) stop(a *attempt, err error) (*http.Response, error) {
+	re, _ := err.(*retry.Error)
+	if re == nil {
+		return nil, err // not from the loop: cannot happen, but stay honest
+	}
+	c.giveUp(a, re)
+	if a.resp == nil || re.Reason == retry.ErrCanceled {
+		a.release()
+		return nil, err
+	}
+	return finalResponse(a.resp, a.lim), nil
 }
 
 // statusError is the failure of an attempt that got a retryable status. It
-// describes the response; the call keeps the response itself.
+// describes the response; the attempt keeps the response itself.
 type statusError struct {
 	status  string
 	refused error // why it may not be retried, or nil
@@ -419,192 +479,6 @@ type attemptError struct {
 func (e *attemptError) Error() string   { return e.also.Error() + ": " + e.err.Error() }
 func (e *attemptError) Unwrap() []error { return []error{e.err, e.also} }
 
-// attempt sends the request once. It returns the final response, or the
-// error for the retry loop: a network failure, or a *statusError for a
-// response with a retryable status, which the call holds in c.resp. Either
-// may be marked with retry.Permanent (not to be retried) or carry the
-// server's wait with retry.After.
-func (c *call) attempt(ctx context.Context) (*http.Response, error) {
-	c.resp, c.lim, c.hint, c.hintHeader, c.netErr = nil, nil, 0, "", nil
-	c.n++
-	rb, err := c.body.next(c.n)
-	if err != nil {
-		return nil, retry.Permanent(err)
-	}
-	r := c.req
-	if c.n > 1 || c.changed {
-		r = c.clone(ctx, rb)
-	}
-	var lim *limit
-	if d := c.t.AttemptTimeout; d > 0 {
-		var actx context.Context
-		lim = new(limit)
-		actx, lim.cancel = context.WithCancelCause(ctx)
-		lim.timer = time.AfterFunc(d, func() { lim.cancel(&timeoutError{d}) })
-		if r == c.req {
-			r = c.clone(actx, rb)
-		} else {
-			r = r.WithContext(actx)
-		}
-	}
-	resp, err := c.base.RoundTrip(r)
-	switch {
-	case err != nil && resp != nil:
-		resp.Body.Close() // a broken RoundTripper; net/http's Client ignores such a response too
-		resp = nil
-	case err == nil && resp == nil:
-		err = errNoResponse
-	case err == nil && resp.Body == nil:
-		// Test doubles often leave it out; net/http's Client accepts that
-		// and so must the drain and the final response's wrapper.
-		resp.Body = http.NoBody
-	}
-	retryable := false
-	if err == nil {
-		var stop error
-		if retryable, stop = c.checkResponse(ctx, resp); stop != nil {
-			drain(resp)
-			if lim != nil {
-				lim.release()
-			}
-			return nil, retry.Permanent(&attemptError{err: &statusError{status: resp.Status}, also: stop})
-		}
-	}
-	if err == nil && !retryable && c.t.ReadBody != nil {
-		return c.readBody(ctx, r, resp, lim)
-	}
-	if lim != nil && err == nil && !retryable && !lim.timer.Stop() {
-		// The limit passed as the headers arrived: the body is doomed.
-		drain(resp)
-		resp, err = nil, context.Cause(r.Context())
-	}
-	if err != nil {
-		if lim != nil {
-			cause := context.Cause(r.Context())
-			lim.release()
-			if te, ok := cause.(*timeoutError); ok && ctx.Err() == nil {
-				err = te
-			}
-		}
-		return nil, c.failure(ctx, err)
-	}
-	if !retryable {
-		return finalResponse(resp, lim), nil
-	}
-	// The attempt's limit keeps running: it bounds the draining too.
-	c.resp, c.lim = resp, lim
-	c.hint, c.hintHeader = serverHint(resp.Header, time.Now())
-	se := &statusError{status: resp.Status}
-	switch {
-	case c.max == 1:
-		// No retry is planned: the loop reports exhaustion, which is the
-		// true reason.
-	case !c.replayable:
-		se.refused = errNotIdempotent(c.req.Method)
-	case !c.body.replayable():
-		se.refused = errBodyTooLarge
-	}
-	if se.refused != nil {
-		return nil, retry.Permanent(se)
-	}
-	if c.hintHeader != "" {
-		return nil, retry.After(c.hint, se)
-	}
-	return nil, se
-}
-
-// readBody gives the final response to ReadBody within the attempt and its
-// limit, and returns it consumed, or the attempt's failure.
-func (c *call) readBody(ctx context.Context, r *http.Request, resp *http.Response, lim *limit) (*http.Response, error) {
-	body := &watchedBody{rc: resp.Body}
-	resp.Body = body
-	err := c.t.ReadBody(resp)
-	body.rc.Close()
-	resp.Body = http.NoBody
-	var cause error
-	if lim != nil {
-		cause = context.Cause(r.Context())
-		lim.release()
-	}
-	switch {
-	case err == nil:
-		return resp, nil
-	case body.err == nil || !errors.Is(err, body.err):
-		// ReadBody's own failure: retrying would not help it.
-		return nil, retry.Permanent(err)
-	}
-	if te, ok := cause.(*timeoutError); ok && ctx.Err() == nil {
-		err = te
-	}
-	return nil, c.failure(ctx, err)
-}
-
-// watchedBody remembers the error its reader returned, so that a failure
-// to read the body is told apart from ReadBody's own.
-type watchedBody struct {
-	rc  io.ReadCloser
-	err error
-}
-
-func (b *watchedBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if err != nil && err != io.EOF && b.err == nil {
-		b.err = err
-	}
-	return n, err
-}
-
-func (b *watchedBody) Close() error { return nil } // readBody closes it
-
-// checkResponse reports whether resp is a failure to retry, by CheckRetry
-// or else RetryStatuses, and CheckRetry's error if it has one.
-func (c *call) checkResponse(ctx context.Context, resp *http.Response) (bool, error) {
-	if c.t.CheckRetry != nil && ctx.Err() == nil {
-		return c.t.CheckRetry(ctx, resp, nil)
-	}
-	return retryableStatus(c.t.RetryStatuses, resp.StatusCode), nil
-}
-
-// failure turns a network error into what the retry loop must do with it.
-func (c *call) failure(ctx context.Context, err error) error {
-	c.netErr = err
-	if ctx.Err() != nil {
-		// The caller's context ended: make sure the loop sees its error.
-		if !errors.Is(err, ctx.Err()) {
-			err = &attemptError{err: err, also: context.Cause(ctx)}
-		}
-		return err
-	}
-	var kind errorKind
-	if _, ok := err.(*timeoutError); ok {
-		kind = mayBeSent
-	} else {
-		kind = classify(err)
-	}
-	if c.t.CheckRetry != nil {
-		ok, stop := c.t.CheckRetry(ctx, nil, err)
-		switch {
-		case stop != nil:
-			return retry.Permanent(&attemptError{err: err, also: stop})
-		case !ok:
-			return retry.Permanent(err)
-		case kind == permanent:
-			kind = mayBeSent // retried on the hook's word, as safely as any other
-		}
-	}
-	switch {
-	case kind == permanent:
-		return retry.Permanent(err)
-	case c.max == 1:
-		return err // no retry is planned anyway
-	case kind == mayBeSent && !c.replayable:
-		return retry.Permanent(&attemptError{err: err, also: errNotIdempotent(c.req.Method)})
-	case !c.body.replayable():
-		return retry.Permanent(&attemptError{err: err, also: errBodyTooLarge})
-	}
-	return err
-}
-
 func errNotIdempotent(method string) error {
 	return &refusal{"not retried: " + method + " without Idempotency-Key may have reached the server", nil}
 }
@@ -621,166 +495,6 @@ type refusal struct {
 func (e *refusal) Error() string { return "retryhttp: " + e.why }
 func (e *refusal) Is(target error) bool {
 	return target == ErrNotReplayable || (e.kind != nil && target == e.kind)
-}
-
-// timeoutError is the error of an attempt that exceeded AttemptTimeout. It
-// is a net.Error with Timeout() true, like net/http's own timeouts.
-type timeoutError struct{ d time.Duration }
-
-func (e *timeoutError) Error() string        { return "retryhttp: attempt timed out after " + e.d.String() }
-func (e *timeoutError) Timeout() bool        { return true }
-func (e *timeoutError) Temporary() bool      { return true }
-func (e *timeoutError) Is(target error) bool { return target == ErrAttemptTimeout }
-
-// clone returns a shallow copy of the caller's request for one attempt,
-// with its own context, body and (if a key was added) header. Shallow is
-// enough: RoundTrippers must not modify requests, and the copy's header is
-// either the caller's, read only, or the call's own clone.
-func (c *call) clone(ctx context.Context, rb io.ReadCloser) *http.Request {
-	r := c.req.WithContext(ctx)
-	r.Header = c.header
-	r.Body = rb
-	if c.body.buf != nil {
-		r.GetBody = c.body.getBody
-	}
-	return r
-}
-
-// release drains and closes the held response, if any.
-func (c *call) release() {
-	if c.resp == nil {
-		return
-	}
-	drain(c.resp)
-	if c.lim != nil {
-		c.lim.release()
-	}
-	c.resp, c.lim = nil, nil
-}
-
-// finalResponse returns resp as it is, except that with an AttemptTimeout
-// its body releases the attempt's context when closed.
-func finalResponse(resp *http.Response, lim *limit) *http.Response {
-	if lim != nil {
-		lim.timer.Stop()
-		resp.Body = newReleasingBody(resp.Body, lim.release)
-	}
-	return resp
-}
-
-// limit enforces AttemptTimeout on one attempt: the timer cancels the
-// attempt's context with a *timeoutError as its cause.
-type limit struct {
-	timer  *time.Timer
-	cancel context.CancelCauseFunc
-}
-
-// release stops the timer and frees the attempt's context.
-func (l *limit) release() {
-	l.timer.Stop()
-	l.cancel(nil)
-}
-
-// retrying runs before each wait: it tells the caller, then frees the
-// connection of a failed response so that it is reused rather than held
-// during the wait.
-func (c *call) retrying(attempt int, d time.Duration) {
-	if c.t.OnRetry != nil || c.t.Logger != nil {
-		ev := c.event(attempt)
-		ev.Delay = d
-		if c.t.OnRetry != nil {
-			c.t.OnRetry(ev)
-		}
-		if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelWarn) {
-			attrs := append(c.attrs(ev), slog.Duration("delay", ev.Delay))
-			if ev.HintHeader != "" {
-				attrs = append(attrs, slog.String("hint_header", ev.HintHeader))
-			}
-			lg.LogAttrs(c.req.Context(), slog.LevelWarn, "retryhttp: retrying", attrs...)
-		}
-	}
-	c.release()
-}
-
-// succeeded reports a response that ends the call.
-func (c *call) succeeded(resp *http.Response, attempts int) {
-	if c.t.OnSuccess != nil {
-		ev := Event{Request: c.req, Attempt: attempts, MaxAttempts: c.max, Response: resp}
-		c.t.OnSuccess(ev)
-	}
-}
-
-// stop ends a call on err, the *retry.Error of the loop: it returns the
-// response of a retryable status as it is, unless the caller's context
-// ended, and otherwise err.
-func (c *call) stop(err error) (*http.Response, error) {
-	re, _ := err.(*retry.Error)
-	if re == nil {
-		return nil, err // not from the loop: cannot happen, but stay honest
-	}
-	c.giveUp(re)
-	if c.resp == nil || re.Reason == retry.ErrCanceled {
-		c.release()
-		return nil, err
-	}
-	resp := finalResponse(c.resp, c.lim)
-	c.resp, c.lim = nil, nil
-	return resp, nil
-}
-
-// giveUp reports the end of retrying after a failure.
-func (c *call) giveUp(re *retry.Error) {
-	if (c.t.OnGiveUp == nil && c.t.Logger == nil) || re.Attempts == 0 {
-		return // no hook, or no attempt failed: the context ended first
-	}
-	ev := c.event(re.Attempts)
-	ev.Reason = re.Reason
-	if re.Reason == retry.ErrPermanent {
-		var r *refusal
-		if !errors.As(re.Last, &r) {
-			return // an error retrying cannot help: nothing was given up
-		}
-		ev.Reason = r
-	}
-	if c.t.OnGiveUp != nil {
-		c.t.OnGiveUp(ev)
-	}
-	if lg := c.t.Logger; lg != nil && lg.Enabled(c.req.Context(), slog.LevelWarn) {
-		attrs := append(c.attrs(ev), slog.String("reason", ev.Reason.Error()))
-		if ev.HintHeader != "" {
-			attrs = append(attrs, slog.String("hint_header", ev.HintHeader), slog.Duration("hint", ev.Hint))
-		}
-		lg.LogAttrs(c.req.Context(), slog.LevelWarn, "retryhttp: giving up", attrs...)
-	}
-}
-
-// event describes the latest failed attempt.
-func (c *call) event(attempt int) Event {
-	ev := Event{Request: c.req, Attempt: attempt, MaxAttempts: c.max}
-	if c.resp != nil {
-		ev.Response, ev.HintHeader, ev.Hint = c.resp, c.hintHeader, c.hint
-		return ev
-	}
-	ev.Err = c.netErr
-	return ev
-}
-
-func (c *call) attrs(ev Event) []slog.Attr {
-	attrs := make([]slog.Attr, 0, 8)
-	attrs = append(attrs,
-		slog.String("method", methodOf(c.req)),
-		slog.String("url", redactURL(c.req)),
-		slog.Int("attempt", ev.Attempt),
-		slog.Int("max_attempts", ev.MaxAttempts))
-	if ev.Response != nil {
-		attrs = append(attrs, slog.Int("status", ev.Response.StatusCode))
-	} else if ev.Err != nil {
-		attrs = append(attrs, slog.String("error", ev.Err.Error()))
-		if retry.IsRejected(ev.Err) {
-			attrs = append(attrs, slog.Bool("rejected", true))
-		}
-	}
-	return attrs
 }
 
 func methodOf(r *http.Request) string {
@@ -822,40 +536,3 @@ func redactURL(r *http.Request) string {
 	}
 	return b.String()
 }
-
-// releasingBody is a response body that releases its attempt's context once
-// closed or read to the end.
-type releasingBody struct {
-	io.ReadCloser
-	release context.CancelFunc
-}
-
-func newReleasingBody(rc io.ReadCloser, release context.CancelFunc) io.ReadCloser {
-	b := &releasingBody{rc, release}
-	if w, ok := rc.(io.ReadWriteCloser); ok {
-		// A 101 Switching Protocols body is writable; keep it so.
-		return &releasingRWBody{b, w}
-	}
-	return b
-}
-
-func (b *releasingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF {
-		b.release()
-	}
-	return n, err
-}
-
-func (b *releasingBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.release()
-	return err
-}
-
-type releasingRWBody struct {
-	*releasingBody
-	w io.Writer
-}
-
-func (b *releasingRWBody) Write(p []byte) (int, error) { return b.w.Write(p) }

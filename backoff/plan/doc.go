@@ -15,8 +15,8 @@
 //	q, err := plan.Solve(p, plan.ParamRetries, time.Minute, plan.TargetMax, plan.DefaultSeed)
 //	// q.Retries == 6: six retries fit a minute in the worst case
 //
-// Analyze and Solve apply backoff.Policy's zero rule (zero means the
-// default, negative means none), exactly as the retry loop does.
+// Analyze and Solve apply the rule for zero and negative values stated on
+// backoff.Policy, exactly as the retry loop does.
 //
 // # Accuracy
 //

@@ -41,6 +41,7 @@ default). A server's Retry-After (or, without one, the reset of an
 exhausted quota from RateLimit, RateLimit-Reset or X-RateLimit-Reset, in
 seconds or as a Unix time) replaces the schedule's wait; one longer than
 --max-retry-after, or past --deadline, ends retrying at once.
+` + untilDeadlineHelp + `
 
 --timeout bounds each attempt as a whole, the response body included, and
 --connect-timeout each connection's setup. A body cut off mid-way (or
@@ -449,14 +450,14 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if e.HintHeader != "" {
 			wait += " as " + hintHeader(e) + " asks"
 		}
-		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), wait)
+		fmt.Fprintf(env.Stderr, "again: attempt %s failed (%s); %s\n", attemptOf(e.Attempt, e.MaxAttempts), outcome(e), wait)
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		if e.Response == nil || e.Reason == retry.ErrExhausted {
 			return // the final error or status line says it all
 		}
-		fmt.Fprintf(env.Stderr, "again: attempt %d/%d failed (%s); %s\n", e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
+		fmt.Fprintf(env.Stderr, "again: attempt %s failed (%s); %s\n", attemptOf(e.Attempt, e.MaxAttempts), outcome(e), f.giveUpReason(e))
 	}
 	client := &http.Client{Transport: tr}
 	if !f.location {

@@ -117,6 +117,7 @@ func TestFetch(t *testing.T) {
 		"/long":      {{status: 503, header: map[string]string{"Retry-After": "120"}, body: "come back later"}},
 		"/later":     {{status: 429, header: map[string]string{"Retry-After": "30"}, body: "later"}},
 		"/hang":      {{hang: true}},
+		"/waking":    {{status: 503}, {status: 503}, {status: 503}, {status: 503}, {status: 503}, {body: "up\n"}},
 	})
 	tests := []struct {
 		name       string
@@ -155,8 +156,17 @@ func TestFetch(t *testing.T) {
 		{"Retry-After above a given --max-retry-after", []string{"--max-retry-after", "10s", "/later"}, 1, "later",
 			"again: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, more than --max-retry-after 10s\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
+		{"--deadline without --retries retries until the deadline", []string{"--deadline", "1m", "/waking"}, 0, "up\n",
+			"again: attempt 1 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again: attempt 2 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again: attempt 3 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again: attempt 4 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again: attempt 5 failed (503 Service Unavailable); retrying in 0s\n"},
+		{"--retries and --deadline: whichever comes first", []string{"--retries", "1", "--deadline", "1m", "/down"}, 1, "still busy",
+			"again: attempt 1/2 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: server answered 503 Service Unavailable after 2 attempts\n"},
 		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 1, "later",
-			"again: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
+			"again: attempt 1 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
 		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
 			"again: attempt 1/2 failed (retryhttp: attempt timed out after 10ms); retrying in 0s\n" +

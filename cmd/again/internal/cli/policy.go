@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/spf13/pflag"
 )
@@ -23,11 +24,12 @@ import (
 // The defaults are backoff.Default(); no deadline.
 type PolicyFlags struct {
 	values map[string]*string
+	fs     *pflag.FlagSet
 }
 
 // AddPolicyFlags registers the shared policy flags on fs.
 func AddPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
-	f := &PolicyFlags{values: map[string]*string{}}
+	f := &PolicyFlags{values: map[string]*string{}, fs: fs}
 	f.Add(fs, calc.FieldInitial, "duration", "delay before the first retry")
 	f.Add(fs, calc.FieldMultiplier, "float", "growth factor between delays, a finite number >= 1")
 	f.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
@@ -64,12 +66,35 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 }
 
 // parseTimed is Parse for run and fetch, whose --deadline is a time limit
-// and so needs a unit (see requireUnit).
+// and so needs a unit (see requireUnit). There --deadline without
+// --retries retries until the deadline (backoff.UntilDeadline): waiting for
+// a dependency for up to a minute is what --deadline 1m says, and the
+// default of 3 retries would stop after about 1.5 s. With both, whichever
+// comes first ends the retries.
 func (f *PolicyFlags) parseTimed() (calc.Input, error) {
 	if err := requireUnit(calc.FieldDeadline, *f.values[calc.FieldDeadline]); err != nil {
 		return calc.Input{}, err
 	}
-	return f.Parse()
+	in, err := f.Parse()
+	if err == nil && in.Deadline > 0 && !f.fs.Changed(calc.FieldRetries) {
+		in.Policy.Retries = backoff.UntilDeadline
+	}
+	return in, err
+}
+
+// untilDeadlineHelp explains --deadline without --retries in the help of
+// run and fetch.
+const untilDeadlineHelp = `--deadline without --retries retries until the deadline, however many
+attempts that takes; with --retries too, whichever comes first ends the
+retries.`
+
+// attemptOf renders attempt n of max for the progress lines: "2/4", or "2"
+// when retrying until the deadline leaves the number open.
+func attemptOf(n, max int) string {
+	if max == backoff.UntilDeadline {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
 }
 
 // requireUnit rejects a bare number other than 0 as the value s of the

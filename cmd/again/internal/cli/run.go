@@ -55,6 +55,7 @@ then SIGKILL once the command has exited or 2s have passed, and the
 attempt counts as failed, whatever its status. --deadline limits the whole
 run: again never starts a wait that would end after it, and stops a
 command still running when it passes, in the same way.
+` + untilDeadlineHelp + `
 
 --retry-on-exit retries only the listed exit statuses (a command killed
 by signal N has status 128+N), and a timed-out attempt. By default every
@@ -81,7 +82,10 @@ found, 126 if it cannot be executed, 2 for a usage error.
 Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
 unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 --initial and --max also take a bare number of milliseconds.`,
-		Example: `  # Wait for a database in a container entrypoint: up to 10 retries, 30 s in all.
+		Example: `  # Wait for a database in a container entrypoint for up to a minute.
+  again run --deadline 1m -- pg_isready -h db
+
+  # Up to 10 retries, 30 s in all: whichever comes first.
   again run --retries 10 --deadline 30s -- pg_isready -h db
 
   # Retry a flaky download, each attempt limited to 20 s.
@@ -295,7 +299,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		status = signalStatus(sig)
 	}
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%s); %s\n", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
+		fmt.Fprintf(r.env.Stderr, "again: attempt %s failed (%s); %s\n", attemptOf(re.Attempts, p.MaxAttempts()), last.why, r.stopReason(re, last, sig))
 	}
 	return Exit(status, nil)
 }
@@ -324,7 +328,7 @@ func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) 
 // report prints the line for a retry.
 func (r *runner) report(e retry.Event) {
 	if !r.quiet {
-		fmt.Fprintf(r.env.Stderr, "again: attempt %d/%d failed (%v); retrying in %s\n", e.Attempt, e.MaxAttempts, e.Err, roundDelay(e.Delay))
+		fmt.Fprintf(r.env.Stderr, "again: attempt %s failed (%v); retrying in %s\n", attemptOf(e.Attempt, e.MaxAttempts), e.Err, roundDelay(e.Delay))
 	}
 }
 

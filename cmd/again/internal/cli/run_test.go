@@ -254,7 +254,17 @@ func TestRunStatusAndLines(t *testing.T) {
 			"again: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
 			"again: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
 		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h"}, []string{"exit", "1"}, 1, lines(
-			"again: attempt 1/4 failed (exit status 1); giving up: the --deadline 1h0m0s leaves no time for another attempt"), ""},
+			"again: attempt 1 failed (exit status 1); giving up: the --deadline 1h0m0s leaves no time for another attempt"), ""},
+		{"--deadline without --retries retries until the deadline", []string{"run", "--initial", "0", "--deadline", "1m"}, []string{"count", filepath.Join(dir, "sixth"), "6"}, 0, lines(
+			"again: attempt 1 failed (exit status 1); retrying in 0s",
+			"again: attempt 2 failed (exit status 1); retrying in 0s",
+			"again: attempt 3 failed (exit status 1); retrying in 0s",
+			"again: attempt 4 failed (exit status 1); retrying in 0s",
+			"again: attempt 5 failed (exit status 1); retrying in 0s"), "6"},
+		{"--retries and --deadline: whichever comes first", append(zero, "--deadline", "1m"), []string{"exit", "7"}, 7, lines(
+			"again: attempt 1/3 failed (exit status 7); retrying in 0s",
+			"again: attempt 2/3 failed (exit status 7); retrying in 0s",
+			"again: attempt 3/3 failed (exit status 7); giving up"), ""},
 		{"real delays", []string{"run", "--initial", "1ms", "--multiplier", "1", "--retries", "1", "--jitter", "none"}, []string{"exit", "7"}, 7, lines(
 			"again: attempt 1/2 failed (exit status 7); retrying in 1ms",
 			"again: attempt 2/2 failed (exit status 7); giving up"), ""},

@@ -1,4 +1,4 @@
-package breaker
+package breakertest
 
 import (
 	"context"
@@ -8,12 +8,14 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/again-go/again/breaker"
 )
 
 // skewClock is a process's clock: the world's time plus an offset, so that
 // two processes disagree about the time as real hosts do.
 type skewClock struct {
-	world *fakeClock
+	world *Clock
 	off   time.Duration
 }
 
@@ -21,10 +23,10 @@ func (c skewClock) Now() time.Time { return c.world.Now().Add(c.off) }
 
 // fleet returns n breakers that share one MemoryStore, each on its own
 // skewed clock; the store's clock is the world's.
-func fleet(t *testing.T, n int, cfg Config) (*fakeClock, *MemoryStore, []*Breaker) {
+func fleet(t *testing.T, n int, cfg breaker.Config) (*Clock, *MemoryStore, []*breaker.Breaker) {
 	world := newClock()
 	store := NewMemoryStore(world)
-	var bs []*Breaker
+	var bs []*breaker.Breaker
 	for i := range n {
 		c := cfg
 		c.Shared = store
@@ -34,18 +36,18 @@ func fleet(t *testing.T, n int, cfg Config) (*fakeClock, *MemoryStore, []*Breake
 	return world, store, bs
 }
 
-var sharedCfg = Config{MinCalls: -1, Open: noJitter, SharedRefresh: 100 * time.Millisecond}
+var sharedCfg = breaker.Config{MinCalls: -1, Open: noJitter, SharedRefresh: 100 * time.Millisecond}
 
 func TestSharedTripIsSeenByTheFleet(t *testing.T) {
 	world, store, bs := fleet(t, 2, sharedCfg)
 	a, b := bs[0], bs[1]
 	call(a, errBoom) // A trips: open for 1 s of the store's time
-	if st, _ := store.Load(context.Background()); st.State != Open || st.Trips != 1 || st.Wait != time.Second {
+	if st, _ := store.Load(context.Background()); st.State != breaker.Open || st.Trips != 1 || st.Wait != time.Second {
 		t.Fatalf("store holds %+v, want open for 1s, trip 1", st)
 	}
 	world.Advance(100 * time.Millisecond)
 	// B's next call refreshes and sees the open state, ending at the same moment.
-	if oe := rejection(t, b); oe.State != Open || oe.Wait != 900*time.Millisecond {
+	if oe := rejection(t, b); oe.State != breaker.Open || oe.Wait != 900*time.Millisecond {
 		t.Fatalf("B: rejection %+v, want Open with Wait 900ms", *oe)
 	}
 	if oe := rejection(t, a); oe.Wait != 900*time.Millisecond {
@@ -58,16 +60,16 @@ func TestSharedTripIsSeenByTheFleet(t *testing.T) {
 	if err != nil {
 		t.Fatalf("A: first call after the open period: %v, want the probe", err)
 	}
-	if oe := rejection(t, b); oe.State != HalfOpen {
+	if oe := rejection(t, b); oe.State != breaker.HalfOpen {
 		t.Fatalf("B: rejection %+v while A probes, want HalfOpen", *oe)
 	}
 	probe.Done(nil) // closes the breaker for the fleet
-	wantState(t, a, Closed)
+	wantState(t, a, breaker.Closed)
 	world.Advance(100 * time.Millisecond)
 	if !call(b, nil) {
 		t.Fatal("B: rejected a call after A's probe closed the breaker")
 	}
-	wantState(t, b, Closed)
+	wantState(t, b, breaker.Closed)
 }
 
 func TestSharedFailedProbeReopensTheFleetForLonger(t *testing.T) {
@@ -79,7 +81,7 @@ func TestSharedFailedProbeReopensTheFleetForLonger(t *testing.T) {
 		t.Fatal("B: probe not admitted")
 	}
 	world.Advance(100 * time.Millisecond)
-	if oe := rejection(t, a); oe.State != Open || oe.Wait != 1900*time.Millisecond {
+	if oe := rejection(t, a); oe.State != breaker.Open || oe.Wait != 1900*time.Millisecond {
 		t.Fatalf("A: rejection %+v, want Open for the second period (2s) minus 100ms", *oe)
 	}
 	if s := a.Snapshot(); s.Trips != 2 {
@@ -104,7 +106,7 @@ func TestSharedRaceToTripHasOneWinner(t *testing.T) {
 }
 
 func TestSharedProbeThatNeverReports(t *testing.T) {
-	world, _, bs := fleet(t, 2, Config{MinCalls: -1, Open: noJitter, SharedRefresh: 100 * time.Millisecond, ProbeTimeout: time.Second})
+	world, _, bs := fleet(t, 2, breaker.Config{MinCalls: -1, Open: noJitter, SharedRefresh: 100 * time.Millisecond, ProbeTimeout: time.Second})
 	a, b := bs[0], bs[1]
 	call(a, errBoom)
 	world.Advance(time.Second)
@@ -118,7 +120,7 @@ func TestSharedProbeThatNeverReports(t *testing.T) {
 	if !call(b, nil) {
 		t.Fatal("B: no probe after the first one's claim expired")
 	}
-	wantState(t, b, Closed)
+	wantState(t, b, breaker.Closed)
 }
 
 func TestSharedStoreDownFallsBackToLocalState(t *testing.T) {
@@ -129,7 +131,7 @@ func TestSharedStoreDownFallsBackToLocalState(t *testing.T) {
 		t.Fatal("a call failed because the store is down")
 	}
 	call(a, errBoom) // trips locally
-	wantState(t, a, Open)
+	wantState(t, a, breaker.Open)
 	if !a.Snapshot().SharedDown {
 		t.Error("Snapshot().SharedDown = false with the store down")
 	}
@@ -137,7 +139,7 @@ func TestSharedStoreDownFallsBackToLocalState(t *testing.T) {
 	if !call(a, nil) { // local half-open, local probe
 		t.Fatal("A: no local probe with the store down")
 	}
-	wantState(t, a, Closed)
+	wantState(t, a, breaker.Closed)
 	call(a, errBoom) // trips again, locally
 	store.Fail(nil)
 	world.Advance(100 * time.Millisecond)
@@ -146,7 +148,7 @@ func TestSharedStoreDownFallsBackToLocalState(t *testing.T) {
 		t.Error("Snapshot().SharedDown = true after the store answered")
 	}
 	world.Advance(100 * time.Millisecond)
-	if oe := rejection(t, b); oe.State != Open || oe.Wait != 800*time.Millisecond {
+	if oe := rejection(t, b); oe.State != breaker.Open || oe.Wait != 800*time.Millisecond {
 		t.Fatalf("B: rejection %+v, want A's open period: Wait 800ms", *oe)
 	}
 }
@@ -190,7 +192,7 @@ func TestSharedIsolateAndReset(t *testing.T) {
 	a, b := bs[0], bs[1]
 	a.Isolate()
 	world.Advance(100 * time.Millisecond)
-	if oe := rejection(t, b); oe.State != Isolated {
+	if oe := rejection(t, b); oe.State != breaker.Isolated {
 		t.Fatalf("B: rejection %+v, want Isolated", *oe)
 	}
 	b.Reset()
@@ -213,5 +215,19 @@ func TestSharedRefreshNegativeReadsOnlyOnTransitions(t *testing.T) {
 	call(b, errBoom) // B's own trip loses the race and adopts A's state
 	if oe := rejection(t, b); oe.Wait != 500*time.Millisecond {
 		t.Fatalf("B: Wait %v, want the rest of A's period: 500ms", oe.Wait)
+	}
+}
+
+// A Group gives each key its own store.
+func TestGroupShared(t *testing.T) {
+	stores := map[string]*MemoryStore{}
+	g := &breaker.Group{Config: breaker.Config{MinCalls: -1}, Shared: func(key string) breaker.Shared {
+		stores[key] = NewMemoryStore(nil)
+		return stores[key]
+	}}
+	b, _ := g.Get("a")
+	call(b, errBoom)
+	if st, _ := stores["a"].Load(t.Context()); st.State != breaker.Open {
+		t.Fatalf("store of a holds %+v, want open", st)
 	}
 }

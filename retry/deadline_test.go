@@ -1,0 +1,136 @@
+package retry_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/retry"
+)
+
+func TestUntilDeadline(t *testing.T) {
+	errDown := errors.New("connection refused")
+	every := backoff.Policy{Initial: time.Second, Max: time.Second, Retries: backoff.UntilDeadline, Jitter: backoff.NoJitter}
+	tests := []struct {
+		name     string
+		timeout  time.Duration // 0: no deadline
+		policy   backoff.Policy
+		wantErr  error
+		attempts int // attempts made
+	}{
+		// A wait of 1 s before each retry: attempts at 0 s, 1 s, ... 9 s; the
+		// wait after the tenth would end at the deadline.
+		{"retries until the deadline", 10 * time.Second, every, retry.ErrDeadline, 10},
+		{"refuses a context without deadline", 0, every, retry.ErrNoDeadline, 0},
+		{"a number of retries stops first", 10 * time.Second, backoff.Policy{Initial: time.Second, Max: time.Second, Retries: 2, Jitter: backoff.NoJitter}, retry.ErrExhausted, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				if tt.timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, tt.timeout)
+					defer cancel()
+				}
+				n := 0
+				err := retry.Run(ctx, tt.policy, func(context.Context) error { n++; return errDown })
+				if !errors.Is(err, tt.wantErr) || n != tt.attempts {
+					t.Fatalf("Run = %v after %d attempts, want %v after %d", err, n, tt.wantErr, tt.attempts)
+				}
+			})
+		})
+	}
+}
+
+func TestUntilDeadlineLoop(t *testing.T) {
+	p := backoff.Policy{Retries: backoff.UntilDeadline}
+	if _, err := retry.NewLoop(context.Background(), p); !errors.Is(err, retry.ErrNoDeadline) {
+		t.Fatalf("NewLoop without a deadline = %v, want ErrNoDeadline", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if _, err := retry.NewLoop(ctx, p); err != nil {
+		t.Fatalf("NewLoop with a deadline = %v, want nil", err)
+	}
+	if got := p.MaxAttempts(); got != backoff.UntilDeadline {
+		t.Errorf("MaxAttempts() = %d, want the largest int", got)
+	}
+}
+
+// refusal is a refusal before the dependency was called, with a wait
+// hint, as a circuit breaker's.
+type refusal struct {
+	wait      time.Duration
+	permanent bool
+}
+
+func (r refusal) Error() string             { return "rejected" }
+func (r refusal) Rejected() bool            { return true }
+func (r refusal) RetryAfter() time.Duration { return r.wait }
+func (r refusal) Permanent() bool           { return r.permanent }
+
+func TestRejectedWait(t *testing.T) {
+	tests := []struct {
+		name   string
+		err    refusal
+		opts   []retry.Option
+		reason error         // nil: the retry succeeds
+		waited time.Duration // before the retry, or before giving up
+	}{
+		{"waits for the hint by default", refusal{wait: 2 * time.Second}, nil, nil, 2 * time.Second},
+		{"a negative limit waits for no refusal", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(-1)}, retry.ErrRetryAfterTooLong, 0},
+		{"a hint above the limit", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(time.Second)}, retry.ErrRetryAfterTooLong, 0},
+		{"its own limit, not WithMaxRetryAfter's", refusal{wait: 2 * time.Second},
+			[]retry.Option{retry.WithMaxRetryAfter(-1), retry.WithMaxRejectedWait(time.Minute)}, nil, 2 * time.Second},
+		{"zero means WithMaxRetryAfter's", refusal{wait: 2 * time.Second},
+			[]retry.Option{retry.WithMaxRetryAfter(time.Second), retry.WithMaxRejectedWait(0)}, retry.ErrRetryAfterTooLong, 0},
+		{"a Permanent method stops at once", refusal{wait: time.Hour, permanent: true}, nil, retry.ErrPermanent, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := 0
+				start := time.Now()
+				err := retry.Run(context.Background(), backoff.Policy{Initial: -1}, func(context.Context) error {
+					if n++; n == 1 {
+						return tt.err
+					}
+					return nil
+				}, tt.opts...)
+				if tt.reason == nil && err != nil || tt.reason != nil && !errors.Is(err, tt.reason) {
+					t.Fatalf("Run = %v, want %v", err, tt.reason)
+				}
+				if d := time.Since(start); d != tt.waited {
+					t.Errorf("Run took %v, want %v", d, tt.waited)
+				}
+			})
+		})
+	}
+}
+
+// The caller's own context ending a call is logged at Info, not Warn: the
+// caller chose to stop.
+func TestLoggerCanceledIsInfo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&buf, nil))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		err := retry.Run(ctx, backoff.Policy{Initial: time.Minute, Max: time.Minute}, func(context.Context) error {
+			return errors.New("flaky")
+		}, retry.WithLogger(logger))
+		if !errors.Is(err, retry.ErrCanceled) {
+			t.Fatalf("Run = %v, want ErrCanceled", err)
+		}
+		if !strings.Contains(buf.String(), `level=INFO msg="retry: giving up"`) || strings.Contains(buf.String(), "level=WARN") {
+			t.Errorf("log:\n%s\nwant the give-up at Info and nothing at Warn", buf.String())
+		}
+	})
+}

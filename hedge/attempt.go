@@ -29,11 +29,21 @@ type Call[T any] struct {
 	// lost (an HTTP response to drain and close). It runs on the calling
 	// goroutine.
 	Discard func(T)
-	// KeepWinner leaves the winning copy's context alive when Attempt
-	// returns, for a result that is still being read (an HTTP response
-	// body); Result.Release then ends it. Without KeepWinner every copy's
-	// context is done when Attempt returns.
+	// KeepWinner leaves alive, when Attempt returns, the context of the
+	// copy whose answer it returns (the winner's, or the failed copy's whose
+	// error is Result.Err), for a result that is still being read (an HTTP
+	// response body); Result.Release then ends it. Without KeepWinner every
+	// copy's context is done when Attempt returns.
 	KeepWinner bool
+	// Allow, if not nil, is asked before each hedge of this call, after
+	// Hedger.Allow: false sends no hedge. Code that knows the call's own
+	// breaker (retryhttp.Transport) answers with it.
+	Allow func() bool
+	// Pushback, if not nil, reports whether a failed copy's error is the
+	// server pushing back, which stops the hedging of this call. Nil means
+	// an error with a wait hint (retry.RetryAfter) or one whose Rejected()
+	// method is true.
+	Pushback func(error) bool
 }
 
 // Result is what Attempt returns.
@@ -46,10 +56,13 @@ type Result[T any] struct {
 	Err error
 	// Winner is which copy succeeded (0 the first, n the n-th hedge), or -1.
 	Winner int
+	// Failed is which copy's error Err is, or -1 when a copy succeeded.
+	Failed int
 	// Hedges is how many hedges were sent.
 	Hedges int
-	// Release ends the winner's context, when Call.KeepWinner is set; it is
-	// never nil and may be called more than once.
+	// Release ends the context of the copy whose answer Attempt returned,
+	// when Call.KeepWinner is set; it is never nil and may be called more
+	// than once.
 	Release context.CancelFunc
 }
 
@@ -86,9 +99,9 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 	if !on {
 		start := time.Now()
 		v, err := c.Op(ctx, 0)
-		r := Result[T]{Value: v, Err: err, Winner: -1, Release: noRelease}
+		r := Result[T]{Value: v, Err: err, Winner: -1, Failed: 0, Release: noRelease}
 		if err == nil {
-			r.Winner = 0
+			r.Winner, r.Failed = 0, -1
 			h.succeeded(c.Key, time.Since(start))
 		}
 		return r
@@ -122,8 +135,9 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	}
 	attempt := max(c.Attempt, 1)
 
-	r := Result[T]{Winner: -1, Release: noRelease}
+	r := Result[T]{Winner: -1, Failed: -1, Release: noRelease}
 	var hinted, last error
+	hintedBy, lastBy := -1, -1
 	done := false   // a winner, or an error that ends the attempt
 	hedging := true // more hedges may be sent
 	inflight := 1
@@ -140,7 +154,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		if h.Allow != nil && !h.Allow(c.Key) || h.Budget != nil && !h.spend() {
+		if h.Allow != nil && !h.Allow(c.Key) || c.Allow != nil && !c.Allow() || h.Budget != nil && !h.spend() {
 			hedging = false
 			return false
 		}
@@ -196,15 +210,15 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 					h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: cr.hedge, Delay: time.Since(start), Won: true})
 				}
 			case ctx.Err() != nil || !retryable(cr.err):
-				r.Err = cr.err
-				finish(-1)
+				r.Err, r.Failed = cr.err, cr.hedge
+				finish(cr.hedge)
 			default:
-				last = cr.err
-				if _, ok := retry.RetryAfter(cr.err); ok || retry.IsRejected(cr.err) {
+				last, lastBy = cr.err, cr.hedge
+				if pushback(c, cr.err) {
 					hedging = false
 					tick = nil
 					if hinted == nil {
-						hinted = cr.err
+						hinted, hintedBy = cr.err, cr.hedge
 					}
 				}
 				if hedge(cr.err) {
@@ -215,18 +229,31 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 		}
 	}
 	switch {
-	case r.Winner >= 0:
-		if c.KeepWinner {
-			r.Release = cancels[r.Winner]
-		} else {
-			cancels[r.Winner]()
+	case r.Winner >= 0 || r.Err != nil:
+	case hinted != nil:
+		r.Err, r.Failed = hinted, hintedBy
+	default:
+		r.Err, r.Failed = last, lastBy
+	}
+	keep := max(r.Winner, r.Failed)
+	for i, cancel := range cancels {
+		if i != keep || !c.KeepWinner {
+			cancel()
 		}
-	case r.Err == nil && hinted != nil:
-		r.Err = hinted
-	case r.Err == nil:
-		r.Err = last
+	}
+	if c.KeepWinner {
+		r.Release = cancels[keep]
 	}
 	return r
+}
+
+// pushback reports whether err, a copy's retryable failure, stops hedging.
+func pushback[T any](c Call[T], err error) bool {
+	if c.Pushback != nil {
+		return c.Pushback(err)
+	}
+	_, hinted := retry.RetryAfter(err)
+	return hinted || retry.IsRejected(err)
 }
 
 // timer returns a timer that fires after d, reused from an earlier attempt

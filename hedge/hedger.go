@@ -28,8 +28,31 @@ const (
 	DefaultMaxKeys = 1024
 )
 
-// ErrInvalidHedger is matched (errors.Is) by the error of Hedger.Validate.
-var ErrInvalidHedger = errors.New("hedge: invalid hedger")
+// ErrInvalid is matched (errors.Is) by the error of Hedger.Validate, a
+// *FieldError, as retry.ErrInvalid is by a TokenBucket's.
+var ErrInvalid = errors.New("hedge: invalid configuration")
+
+// ErrInvalidHedger is the first name of ErrInvalid, the same error.
+//
+// Deprecated: use ErrInvalid.
+var ErrInvalidHedger = ErrInvalid
+
+// FieldError reports a field of Hedger whose value is outside its accepted
+// range. It matches ErrInvalid with errors.Is. The zero FieldError names no
+// field and is never returned.
+type FieldError struct {
+	Field    string // the field, e.g. "Hedger.Quantile"
+	Value    string // the rejected value, formatted
+	Accepted string // what is accepted
+}
+
+// Error returns "hedge: FIELD must be ACCEPTED, got VALUE".
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("hedge: %s must be %s, got %s", e.Field, e.Accepted, e.Value)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // Hedger says when to send hedges, how many, and how many the traffic as a
 // whole can afford. One Hedger is shared by every call to the same
@@ -112,23 +135,24 @@ type Event struct {
 	Won bool
 }
 
-// Validate reports whether the fields are in range: the error names the
-// field, what it was and what is accepted, and matches ErrInvalidHedger.
+// Validate reports whether the fields are in range: the error, a
+// *FieldError matching ErrInvalid, names the field, what it was and what is
+// accepted. The Budget's own Validate error is returned as it is.
 func (h *Hedger) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: Hedger.%s", ErrInvalidHedger, fmt.Sprintf(format, args...))
+	bad := func(field string, v any, accepted string) error {
+		return &FieldError{Field: "Hedger." + field, Value: fmt.Sprint(v), Accepted: accepted}
 	}
 	if q := h.Quantile; q != 0 && !(q > 0 && q < 1) {
-		return bad("Quantile must be in (0, 1) (0 means %v), got %v", DefaultQuantile, q)
+		return bad("Quantile", q, fmt.Sprintf("in (0, 1) (0 means %v)", DefaultQuantile))
 	}
 	if h.Window < 0 {
-		return bad("Window must be > 0 (0 means %d), got %d", DefaultWindow, h.Window)
+		return bad("Window", h.Window, fmt.Sprintf("> 0 (0 means %d)", DefaultWindow))
 	}
 	if w := h.window(); h.Warmup < 0 || h.Warmup > w {
-		return bad("Warmup must be between 1 and Window (%d) (0 means %d), got %d", w, min(DefaultWarmup, w), h.Warmup)
+		return bad("Warmup", h.Warmup, fmt.Sprintf("between 1 and Window, %d (0 means %d)", w, min(DefaultWarmup, w)))
 	}
 	if h.MaxKeys < 0 {
-		return bad("MaxKeys must be > 0 (0 means %d), got %d", DefaultMaxKeys, h.MaxKeys)
+		return bad("MaxKeys", h.MaxKeys, fmt.Sprintf("> 0 (0 means %d)", DefaultMaxKeys))
 	}
 	if v, ok := h.Budget.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {

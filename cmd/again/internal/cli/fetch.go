@@ -28,6 +28,7 @@ type fetchFlags struct {
 	timeout, retryOn, maxRetryWait string
 	key                            string
 	curl                           curlFlags
+	hedges                         *hedgeReport // with --hedge-after
 }
 
 func newFetchCmd(env *Env) *cobra.Command {
@@ -76,6 +77,8 @@ length and can be retried, a larger one is streamed once.
 
 ` + budgetHelp + `
 
+` + hedgeHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -117,6 +120,7 @@ signal N stops it.`,
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
 	f.curl.add(fs)
 	budgetURL := addBudgetFlag(fs)
+	hf := addHedgeFlags(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		in, err := pf.parseTimed()
@@ -129,6 +133,9 @@ signal N stops it.`,
 		}
 		defer base.CloseIdleConnections()
 		req, tr, err := f.build(cmd, args, env, in)
+		if err == nil {
+			err = f.hedging(cmd, hf, tr, env)
+		}
 		if err != nil {
 			return err
 		}
@@ -152,6 +159,9 @@ signal N stops it.`,
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, in.Deadline)
 			defer cancel()
+		}
+		if cmd.Flags().Changed("repeat") {
+			return hf.run(req.WithContext(ctx), tr, f.hedges, env)
 		}
 		return f.fetch(req.WithContext(ctx), tr, out, env)
 	}
@@ -444,7 +454,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	// Every response RoundTrip returns is reported to OnSuccess or OnGiveUp,
 	// with the attempts of its own hop (with -L each hop is a round trip).
 	attempts := 1
-	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt }
+	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt; f.hedges.answered(e) }
 	tr.OnRetry = func(e retryhttp.Event) {
 		wait := "retrying in " + roundDelay(e.Delay).String()
 		if e.HintHeader != "" {
@@ -507,6 +517,12 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 			return own
 		}
 		return err
+	}
+	if tr.Hedge != nil {
+		// Copies run at once and only one may write the output: the
+		// winner's body is written after RoundTrip (a body cut off is then
+		// not retried).
+		tr.ReadBody = nil
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -12,7 +12,10 @@ require (
 	github.com/sony/gobreaker/v2 v2.4.0
 )
 
+require github.com/influxdata/tdigest v0.0.1 // indirect
+
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cristalhq/hedgedhttp v0.9.2
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 )

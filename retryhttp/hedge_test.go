@@ -309,3 +309,30 @@ func TestHedgeWinnerBodyReleases(t *testing.T) {
 	}
 	client.CloseIdleConnections()
 }
+
+// BenchmarkHedgedRoundTrip is a GET that answers before the hedge delay,
+// with Hedge set: the cost of being ready to hedge.
+func BenchmarkHedgedRoundTrip(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	for _, h := range []*hedge.Hedger{nil, {After: time.Hour}} {
+		name := "no Hedge"
+		if h != nil {
+			name = "Hedge armed"
+		}
+		b.Run(name, func(b *testing.B) {
+			base := &http.Transport{}
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: &retryhttp.Transport{Base: base, Hedge: h}}
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := client.Get(srv.URL)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}

@@ -329,8 +329,8 @@ func TestSimREADMECharts(t *testing.T) {
 			}
 		})
 	}
-	if n != 3 {
-		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 3 (one chart per model)", n)
+	if n != 4 {
+		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 4 (one chart per model)", n)
 	}
 }
 

@@ -55,12 +55,13 @@ const (
 // newOCCCalendar returns a calendar for n clients whose messages take
 // |N(net.mean, net.sd)|, or nil if a heap would serve better. The buckets
 // are narrow enough that the first messages, spread by the jitter alone,
-// fall about one in each (a width of 16·sd/n), and the year spans twice
+// seldom share one (a width of 4·sd/n: wider ones cost more in sorting
+// their lists than the bitmap saves in skipping), and the year spans twice
 // the time messages are in flight, so that the earliest events rarely
 // share a bucket with later years'. Without jitter, or with little of it,
 // events come in clumps that a bucket's list would have to sort: then nil.
 func newOCCCalendar(n int, net occNet) *occCalendar {
-	width := 16 * net.sd / float64(n)
+	width := 4 * net.sd / float64(n)
 	if !(width >= 1) {
 		return nil
 	}
@@ -165,12 +166,17 @@ func (c *occCalendar) nextFull(b int) int {
 }
 
 // jump moves the window to the earliest event's, after a year without
-// any: the first event of each bucket is its earliest.
+// any: the first event of each bucket is its earliest, and the bitmap
+// names the buckets that have one.
 func (c *occCalendar) jump() {
 	first := int32(-1)
-	for _, bk := range c.buckets {
-		if h := bk.head; h >= 0 && (first < 0 || c.ev[h].before(&c.ev[first])) {
-			first = h
+	for w, word := range c.full {
+		for word != 0 {
+			b := w<<6 | bits.TrailingZeros64(word)
+			word &= word - 1
+			if h := c.buckets[b].head; first < 0 || c.ev[h].before(&c.ev[first]) {
+				first = h
+			}
 		}
 	}
 	at := c.ev[first].at

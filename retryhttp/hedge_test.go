@@ -336,3 +336,125 @@ func BenchmarkHedgedRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// stallProxy forwards loopback TCP connections to target; once frozen, it
+// stops delivering the server's bytes on the connections it had accepted,
+// as a network path that stops delivering does.
+type stallProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	frozen bool
+	conns  []chan struct{} // closed to freeze each accepted connection
+}
+
+func newStallProxy(t *testing.T, target string) *stallProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); p.freeze(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			stop := make(chan struct{})
+			p.mu.Lock()
+			p.conns = append(p.conns, stop)
+			p.mu.Unlock()
+			wg.Go(func() { io.Copy(s, c); s.Close() })
+			wg.Go(func() {
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := s.Read(buf)
+					select {
+					case <-stop:
+						// Frozen: hold the bytes until the test ends.
+						<-t.Context().Done()
+						c.Close()
+						return
+					default:
+					}
+					if n > 0 {
+						c.Write(buf[:n])
+					}
+					if err != nil {
+						c.Close()
+						return
+					}
+				}
+			})
+		}
+	})
+	return p
+}
+
+// freeze stalls every connection accepted so far.
+func (p *stallProxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.frozen {
+		p.frozen = true
+		for _, c := range p.conns {
+			close(c)
+		}
+	}
+}
+
+// The measurement behind HedgeBase: when an HTTP/2 connection stalls (its
+// server's bytes stop arriving), Go's Transport sends the hedge as another
+// stream of the same connection, and it stalls too; through HedgeBase the
+// hedge dials a connection of its own and answers.
+func TestHedgeHTTP2ConnectionStall(t *testing.T) {
+	for _, separate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("HedgeBase=%v", separate), func(t *testing.T) {
+			s := newHedgeServer(t, true, func(n int, w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "answer %d", n) })
+			p := newStallProxy(t, s.Listener.Addr().String())
+			viaProxy := func() *http.Transport {
+				tr := s.Client().Transport.(*http.Transport).Clone()
+				tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, "tcp", p.ln.Addr().String())
+				}
+				return tr
+			}
+			base, hedgeBase := viaProxy(), viaProxy()
+			defer base.CloseIdleConnections()
+			defer hedgeBase.CloseIdleConnections()
+			tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: backoff.NoRetries},
+				Hedge: &hedge.Hedger{After: 20 * time.Millisecond}}
+			if separate {
+				tr.HedgeBase = hedgeBase
+			}
+			client := &http.Client{Transport: tr}
+			// A first request opens the connection; then it stalls.
+			resp, err := client.Get(s.URL)
+			readAll(t, resp, err)
+			p.freeze()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", s.URL, nil)
+			resp, err = client.Do(req)
+			if separate {
+				if got := readAll(t, resp, err); !strings.HasPrefix(got, "answer") {
+					t.Errorf("body %q; want the hedge's answer over its own connection", got)
+				}
+				return
+			}
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("the hedge answered over the stalled connection; want it stalled too (status %d)", resp.StatusCode)
+			}
+			if s.conns.Load() != 1 {
+				t.Errorf("%d connections; want 1: the hedge shared the stalled one", s.conns.Load())
+			}
+		})
+	}
+}

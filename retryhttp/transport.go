@@ -262,10 +262,13 @@ type Transport struct {
 
 	// HedgeBase, if not nil, sends the hedges in place of Base, such as a
 	// second http.Transport, so that they go over connections of their own.
-	// Go's Transport sends an HTTP/2 hedge as a second stream of the first
-	// copy's connection: that serves a slow server, but a connection that
-	// stalls (a full flow-control window, a network path that stops
-	// delivering) holds both copies. Nil means Base.
+	// Measured (TestHedgeHTTP2ConnectionStall): Go's Transport sends an
+	// HTTP/2 hedge as another stream of the first copy's connection, which
+	// serves a slow server, but when the connection itself stalls (a
+	// network path that stops delivering) the hedge stalls with it; through
+	// HedgeBase it dials its own connection and answers. HTTP/1 hedges need
+	// no HedgeBase: each copy takes a connection of its own. Nil means
+	// Base.
 	HedgeBase http.RoundTripper
 
 	// Logger, if not nil, receives one Info record per retry

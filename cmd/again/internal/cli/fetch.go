@@ -134,7 +134,7 @@ signal N stops it.`,
 		defer base.CloseIdleConnections()
 		req, tr, err := f.build(cmd, args, env, in)
 		if err == nil {
-			err = f.hedging(cmd, hf, tr, env)
+			err = f.hedging(cmd, hf, tr, rt, env)
 		}
 		if err != nil {
 			return err

@@ -101,6 +101,14 @@ func (h *hedgeFlags) repeats() (int, error) {
 	return n, nil
 }
 
+// lockedWriter writes through the verbose transport's lock.
+type lockedWriter struct{ v *verboseTransport }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.v.print(p)
+	return len(p), nil
+}
+
 // hedgeReport counts a run's hedges and, with -v, tells of each on stderr.
 type hedgeReport struct {
 	mu        sync.Mutex
@@ -246,7 +254,7 @@ func roundLatency(d time.Duration) string {
 
 // hedging sets up tr's hedging from the flags, and checks that --repeat is
 // not given with flags about the output it does not write.
-func (f *fetchFlags) hedging(cmd *cobra.Command, h *hedgeFlags, tr *retryhttp.Transport, env *Env) error {
+func (f *fetchFlags) hedging(cmd *cobra.Command, h *hedgeFlags, tr *retryhttp.Transport, rt http.RoundTripper, env *Env) error {
 	var err error
 	if tr.Hedge, err = h.hedger(cmd.Flags()); err != nil {
 		return err
@@ -265,8 +273,10 @@ func (f *fetchFlags) hedging(cmd *cobra.Command, h *hedgeFlags, tr *retryhttp.Tr
 		return nil
 	}
 	f.hedges = &hedgeReport{}
-	if f.curl.verbose {
-		f.hedges.verbose = env.Stderr
+	if vt, ok := rt.(*verboseTransport); ok {
+		// -v: the copies print their headers from their own goroutines,
+		// under the verbose transport's lock, which these lines share.
+		f.hedges.verbose = lockedWriter{vt}
 	}
 	f.hedges.watch(tr.Hedge)
 	return nil

@@ -92,10 +92,17 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 		r.Release() // the copies' own contexts are what the response needs
 		keep := max(r.Winner, r.Failed)
 		for i := range 1 + r.Hedges {
-			if i != keep {
-				slots[i].release()
-				cancels[i]()
+			if i == keep {
+				continue
 			}
+			if a := &slots[i]; a.kind == final && a.resp != nil {
+				// A response that came after the attempt had ended (on the
+				// caller's context, say): nobody will read it.
+				drain(a.resp)
+				a.resp = nil
+			}
+			slots[i].release()
+			cancels[i]()
 		}
 		a, release := &slots[keep], cancels[keep]
 		if r.Err == nil {

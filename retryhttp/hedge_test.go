@@ -151,15 +151,21 @@ func TestHedgeOnlyWhatMayBeRepeated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			// The first request answers after 100 ms: long enough to be
-			// hedged, short enough for a request that is not.
+			// The first request answers when a hedge arrives, or after
+			// 500 ms if none does: long past the hedge delay, short enough
+			// for a request that is not hedged.
+			hedged := make(chan struct{})
 			s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
-				if n == 0 {
+				switch n {
+				case 0:
 					select {
 					case <-r.Context().Done():
 						return
-					case <-time.After(100 * time.Millisecond):
+					case <-hedged:
+					case <-time.After(500 * time.Millisecond):
 					}
+				case 1:
+					close(hedged)
 				}
 				fmt.Fprintf(w, "answer %d", n)
 			})
@@ -195,7 +201,8 @@ func TestHedgeStopsOnPushback(t *testing.T) {
 	s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	})
-	client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}, Hedge: &hedge.Hedger{After: 20 * time.Millisecond, MaxHedges: 3}})
+	// A delay long enough that only a fast failure could send a hedge.
+	client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}, Hedge: &hedge.Hedger{After: time.Second, MaxHedges: 3}})
 	resp, err := client.Get(s.URL)
 	readAll(t, resp, err)
 	if resp.StatusCode != 503 || s.n.Load() != 1 {
@@ -438,7 +445,7 @@ func TestHedgeHTTP2ConnectionStall(t *testing.T) {
 			resp, err := client.Get(s.URL)
 			readAll(t, resp, err)
 			p.freeze()
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, "GET", s.URL, nil)
 			resp, err = client.Do(req)

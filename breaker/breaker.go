@@ -303,10 +303,29 @@ func drainQueue[T any](mu *sync.Mutex, q *[]T, busy *bool, deliver func(T) bool)
 // a Success, other errors are judged by Config.Classify, and a panic is a
 // Failure (the panic continues). A rejected call returns an *OpenError
 // matched by ErrOpen without running op; otherwise Do returns op's error
-// unchanged. It is CallJudged for an operation without a value.
+// unchanged. It is CallJudged for an operation without a value, on the
+// same steps (Allow, then settle); it does not call CallJudged itself, as
+// the wrapping closure would cost the success path a fifth of its time.
 func (b *Breaker) Do(ctx context.Context, op func(context.Context) error) error {
-	_, err := CallJudged(ctx, b, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) }, nil)
+	t, err := b.Allow(ctx)
+	if err != nil {
+		return err
+	}
+	ran := false
+	defer t.settle(&ran)
+	err = op(ctx)
+	ran = true
+	t.Done(err)
 	return err
+}
+
+// settle counts a call that did not return (it panicked) as a Failure: Do
+// and CallJudged defer it after admitting a call, with *ran set once the
+// operation returned.
+func (t Ticket) settle(ran *bool) {
+	if !*ran {
+		t.Record(Failure)
+	}
 }
 
 // Call is Do for an operation that returns a value: it returns op's value
@@ -326,14 +345,10 @@ func CallJudged[T any](ctx context.Context, b *Breaker, op func(context.Context)
 		var zero T
 		return zero, err
 	}
-	done := false
-	defer func() {
-		if !done {
-			t.Record(Failure)
-		}
-	}()
+	ran := false
+	defer t.settle(&ran)
 	v, err := op(ctx)
-	done = true
+	ran = true
 	if judge != nil {
 		t.Record(judge(v, err))
 	} else {

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,4 +82,30 @@ func TestStateFromTheClock(t *testing.T) {
 		t.Fatalf("Snapshot() after the probe's timeout = %+v, want open, NextProbe not drawn yet", s)
 	}
 	tk.Done(nil)
+}
+
+// countingClock counts its reads.
+type countingClock struct {
+	*fakeClock
+	reads atomic.Int64
+}
+
+func (c *countingClock) Now() time.Time { c.reads.Add(1); return c.fakeClock.Now() }
+
+// Reading the state from the clock costs the closed state nothing: neither
+// its success path nor State reads the clock.
+func TestClosedStateReadsNoClock(t *testing.T) {
+	c := &countingClock{fakeClock: newClock()}
+	b, err := New(Config{Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.reads.Load()
+	for range 10 { // fewer than the 16 successes that place pending ones in the window
+		call(b, nil)
+	}
+	wantState(t, b, Closed)
+	if n := c.reads.Load() - before; n != 0 {
+		t.Errorf("10 successes and State read the clock %d times, want 0", n)
+	}
 }

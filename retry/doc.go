@@ -26,8 +26,8 @@
 // # What is retried
 //
 // Every error is retried except:
-//   - errors wrapped with Permanent, or with a method Permanent() bool that
-//     returns true (an isolated circuit breaker's rejection);
+//   - errors wrapped with Permanent, and rejections (see below) whose method
+//     Permanent() bool returns true (an isolated circuit breaker's);
 //   - the caller's own context error (context.Canceled or
 //     context.DeadlineExceeded coming from ctx);
 //   - errors that the classifier given with WithClassifier rejects.

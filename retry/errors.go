@@ -16,8 +16,9 @@ var (
 	// failed.
 	ErrExhausted = errors.New("retry: retries exhausted")
 	// ErrPermanent: the operation returned an error that must not be retried:
-	// one wrapped with Permanent (or whose Permanent method returns true, see
-	// IsPermanent), or one the WithClassifier classifier rejected.
+	// one wrapped with Permanent (or a rejection whose Permanent method
+	// returns true, see IsPermanent), or one the WithClassifier classifier
+	// rejected.
 	ErrPermanent = errors.New("retry: permanent error")
 	// ErrDeadline: the next wait would end after the context's deadline, so
 	// retrying stopped at once instead of sleeping into certain failure.
@@ -186,9 +187,9 @@ func Permanent(err error) error {
 }
 
 // IsPermanent reports whether err, or any error it wraps, was marked with
-// Permanent or has a method Permanent() bool that returns true: any error
-// type can say that retrying cannot help without importing this package
-// (an isolated circuit breaker's rejection does).
+// Permanent, or is a rejection (see IsRejected) whose method Permanent()
+// bool returns true: a rejecter can say that retrying cannot help without
+// importing this package (an isolated circuit breaker does).
 func IsPermanent(err error) bool {
 	return inspect(err).permanent
 }
@@ -257,14 +258,17 @@ func inspect(err error) (m marks) {
 	for err != nil {
 		if _, ok := err.(*permanentError); ok {
 			m.permanent = true
-		} else if p, ok := err.(interface{ Permanent() bool }); ok && p.Permanent() {
-			m.permanent = true
 		}
 		if h, ok := err.(interface{ RetryAfter() time.Duration }); ok && !m.hinted {
 			m.hint, m.hinted = max(h.RetryAfter(), 0), true
 		}
 		if r, ok := err.(interface{ Rejected() bool }); ok && r.Rejected() {
 			m.rejected = true
+			// Only rejections are asked, so that other failures pay for no
+			// more type assertions than before.
+			if p, ok := err.(interface{ Permanent() bool }); ok && p.Permanent() {
+				m.permanent = true
+			}
 		}
 		switch e := err.(type) {
 		case inner:

@@ -173,13 +173,22 @@ func (l *Loop) Succeeded() {
 // WithLogger).
 func (l *Loop) Failed(ctx context.Context, err error) error {
 	d, err := l.Next(ctx, err)
-	if err == nil {
-		if l.cfg.onRetry != nil || l.cfg.logger != nil {
-			l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
-		}
-		err = l.Wait(ctx, d)
+	if err != nil {
+		return l.stopped(ctx, err)
 	}
-	if err != nil && l.cfg.logger != nil {
+	if l.cfg.onRetry != nil || l.cfg.logger != nil {
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+	}
+	if err := l.Wait(ctx, d); err != nil {
+		return l.stopped(ctx, err)
+	}
+	return nil
+}
+
+// stopped returns err, the *Error that ends the call, after logging it if
+// WithLogger asked for that.
+func (l *Loop) stopped(ctx context.Context, err error) error {
+	if l.cfg.logger != nil {
 		l.logStop(ctx, err)
 	}
 	return err

@@ -398,12 +398,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	ctx := req.Context()
-	breakerWait := t.BreakerWait
-	if breakerWait <= 0 {
-		breakerWait = -1 // fail fast
+	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget), {}}
+	if c.br != nil {
+		wait := t.BreakerWait
+		if wait <= 0 {
+			wait = -1 // fail fast
+		}
+		opts[2] = retry.WithMaxRejectedWait(wait)
 	}
-	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget),
-		retry.WithMaxRejectedWait(breakerWait)}
 	l, err := retry.NewLoop(ctx, p, opts[:]...)
 	if err != nil {
 		return nil, err

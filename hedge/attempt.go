@@ -8,7 +8,11 @@ import (
 )
 
 // Call is one attempt for Attempt to make, hedged: what to run, and how to
-// judge and release its results. Only Op is required.
+// judge and release its results. Only Op is required: the zero Call is not
+// usable. Attempt only reads a Call, so one Call may serve many attempts,
+// from many goroutines; Op runs concurrently with itself (one goroutine per
+// copy) and must be safe for that, while Retryable, Discard, Allow and
+// Pushback run on the goroutine that called Attempt.
 type Call[T any] struct {
 	// Key selects the latency window (and the Allow answer): usually the
 	// host or the method called.
@@ -46,7 +50,8 @@ type Call[T any] struct {
 	Pushback func(error) bool
 }
 
-// Result is what Attempt returns.
+// Result is what Attempt returns; a plain value, owned by the caller. The
+// zero Result is never returned (Release is never nil).
 type Result[T any] struct {
 	// Value is the winner's value; the zero T if no copy succeeded.
 	Value T

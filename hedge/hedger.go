@@ -115,7 +115,7 @@ type Hedger struct {
 }
 
 // Event describes a hedge: one sent, or one that won its attempt. It is
-// passed to Hedger.OnHedge.
+// passed to Hedger.OnHedge, by value; the zero Event describes nothing.
 type Event struct {
 	// Key is the key of the call.
 	Key string

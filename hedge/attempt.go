@@ -120,8 +120,13 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
 	limit := 1 + h.hedges()
 	// Unbuffered: the coordinator reads every copy's answer before it
-	// returns, and an unbuffered channel is one allocation, not two.
-	results := make(chan copyResult[T])
+	// returns, so the channel is empty then, and reused by the next race
+	// of the same type; a Hedger usually serves one.
+	results, ok := h.channels.Get().(chan copyResult[T])
+	if !ok {
+		results = make(chan copyResult[T])
+	}
+	defer h.channels.Put(results)
 	var cancelBuf [4]context.CancelFunc
 	cancels := cancelBuf[:0]
 	start := time.Now()

@@ -109,6 +109,7 @@ type Hedger struct {
 	OnHedge func(Event)
 
 	timers   sync.Pool // of *time.Timer, stopped
+	channels sync.Pool // of the copies' answer channels, empty
 	mu       sync.RWMutex
 	windows  map[string]*window
 	overflow window // the window of keys beyond MaxKeys

@@ -257,7 +257,12 @@ type Transport struct {
 	// any wait the server asks for, and a breaker that is not closed stop
 	// the request's hedging; the copies already sent run on. The
 	// latency window's key is the breaker's (BreakerKey, or the host).
-	// Event.Hedge says which copy an event is about.
+	// Event.Hedge says which copy an event is about. The copies run on
+	// goroutines of their own, so with Hedge set CheckRetry and ReadBody
+	// are called from them, concurrently for the copies of one request
+	// (ReadBody for each copy whose response arrived, the winner's kept):
+	// they must be safe for that. The hooks still run on the goroutine
+	// that called RoundTrip.
 	Hedge *hedge.Hedger
 
 	// HedgeBase, if not nil, sends the hedges in place of Base, such as a

@@ -15,8 +15,11 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
+require github.com/influxdata/tdigest v0.0.1 // indirect
+
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cristalhq/hedgedhttp v0.9.2
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

@@ -34,8 +34,8 @@ func TestAllocsNotHedged(t *testing.T) {
 
 // When the first copy answers before the delay, the attempt costs what it
 // takes to be able to send a hedge: the copy's goroutine and its
-// cancelable context (two allocations), and the channel the copies answer
-// on; the timer is reused. The count is pinned so that it cannot grow
+// cancelable context (two allocations); the timer and the channel the
+// copies answer on are reused. The count is pinned so that it cannot grow
 // unnoticed.
 func TestAllocsFirstAnswers(t *testing.T) {
 	ctx := context.Background()
@@ -45,12 +45,16 @@ func TestAllocsFirstAnswers(t *testing.T) {
 			t.Fatal(r.Err)
 		}
 	})
-	if got > maxAllocsFirstAnswers {
-		t.Errorf("allocations = %v, want at most %d", got, maxAllocsFirstAnswers)
+	want := float64(maxAllocsFirstAnswers)
+	if raceEnabled {
+		want += 2 // the pooled timer and channel, dropped by the race detector's pools
+	}
+	if got > want {
+		t.Errorf("allocations = %v, want at most %v", got, want)
 	}
 }
 
-const maxAllocsFirstAnswers = 4
+const maxAllocsFirstAnswers = 3
 
 func BenchmarkAttempt(b *testing.B) {
 	ctx := context.Background()

@@ -8,7 +8,11 @@ import (
 )
 
 // Call is one attempt for Attempt to make, hedged: what to run, and how to
-// judge and release its results. Only Op is required.
+// judge and release its results. Only Op is required: the zero Call is not
+// usable. Attempt only reads a Call, so one Call may serve many attempts,
+// from many goroutines; Op runs concurrently with itself (one goroutine per
+// copy) and must be safe for that, while Retryable, Discard, Allow and
+// Pushback run on the goroutine that called Attempt.
 type Call[T any] struct {
 	// Key selects the latency window (and the Allow answer): usually the
 	// host or the method called.
@@ -29,14 +33,25 @@ type Call[T any] struct {
 	// lost (an HTTP response to drain and close). It runs on the calling
 	// goroutine.
 	Discard func(T)
-	// KeepWinner leaves the winning copy's context alive when Attempt
-	// returns, for a result that is still being read (an HTTP response
-	// body); Result.Release then ends it. Without KeepWinner every copy's
-	// context is done when Attempt returns.
+	// KeepWinner leaves alive, when Attempt returns, the context of the
+	// copy whose answer it returns (the winner's, or the failed copy's whose
+	// error is Result.Err), for a result that is still being read (an HTTP
+	// response body); Result.Release then ends it. Without KeepWinner every
+	// copy's context is done when Attempt returns.
 	KeepWinner bool
+	// Allow, if not nil, is asked before each hedge of this call, after
+	// Hedger.Allow: false sends no hedge. Code that knows the call's own
+	// breaker (retryhttp.Transport) answers with it.
+	Allow func() bool
+	// Pushback, if not nil, reports whether a failed copy's error is the
+	// server pushing back, which stops the hedging of this call. Nil means
+	// an error with a wait hint (retry.RetryAfter) or one whose Rejected()
+	// method is true.
+	Pushback func(error) bool
 }
 
-// Result is what Attempt returns.
+// Result is what Attempt returns; a plain value, owned by the caller. The
+// zero Result is never returned (Release is never nil).
 type Result[T any] struct {
 	// Value is the winner's value; the zero T if no copy succeeded.
 	Value T
@@ -46,10 +61,13 @@ type Result[T any] struct {
 	Err error
 	// Winner is which copy succeeded (0 the first, n the n-th hedge), or -1.
 	Winner int
+	// Failed is which copy's error Err is, or -1 when a copy succeeded.
+	Failed int
 	// Hedges is how many hedges were sent.
 	Hedges int
-	// Release ends the winner's context, when Call.KeepWinner is set; it is
-	// never nil and may be called more than once.
+	// Release ends the context of the copy whose answer Attempt returned,
+	// when Call.KeepWinner is set; it is never nil and may be called more
+	// than once.
 	Release context.CancelFunc
 }
 
@@ -86,9 +104,9 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 	if !on {
 		start := time.Now()
 		v, err := c.Op(ctx, 0)
-		r := Result[T]{Value: v, Err: err, Winner: -1, Release: noRelease}
+		r := Result[T]{Value: v, Err: err, Winner: -1, Failed: 0, Release: noRelease}
 		if err == nil {
-			r.Winner = 0
+			r.Winner, r.Failed = 0, -1
 			h.succeeded(c.Key, time.Since(start))
 		}
 		return r
@@ -102,8 +120,13 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
 	limit := 1 + h.hedges()
 	// Unbuffered: the coordinator reads every copy's answer before it
-	// returns, and an unbuffered channel is one allocation, not two.
-	results := make(chan copyResult[T])
+	// returns, so the channel is empty then, and reused by the next race
+	// of the same type; a Hedger usually serves one.
+	results, ok := h.channels.Get().(chan copyResult[T])
+	if !ok {
+		results = make(chan copyResult[T])
+	}
+	defer h.channels.Put(results)
 	var cancelBuf [4]context.CancelFunc
 	cancels := cancelBuf[:0]
 	start := time.Now()
@@ -122,8 +145,9 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	}
 	attempt := max(c.Attempt, 1)
 
-	r := Result[T]{Winner: -1, Release: noRelease}
+	r := Result[T]{Winner: -1, Failed: -1, Release: noRelease}
 	var hinted, last error
+	hintedBy, lastBy := -1, -1
 	done := false   // a winner, or an error that ends the attempt
 	hedging := true // more hedges may be sent
 	inflight := 1
@@ -140,7 +164,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		if h.Allow != nil && !h.Allow(c.Key) || h.Budget != nil && !h.Budget.Failure() {
+		if h.Allow != nil && !h.Allow(c.Key) || c.Allow != nil && !c.Allow() || h.Budget != nil && !h.spend() {
 			hedging = false
 			return false
 		}
@@ -196,15 +220,15 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 					h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: cr.hedge, Delay: time.Since(start), Won: true})
 				}
 			case ctx.Err() != nil || !retryable(cr.err):
-				r.Err = cr.err
-				finish(-1)
+				r.Err, r.Failed = cr.err, cr.hedge
+				finish(cr.hedge)
 			default:
-				last = cr.err
-				if _, ok := retry.RetryAfter(cr.err); ok || retry.IsRejected(cr.err) {
+				last, lastBy = cr.err, cr.hedge
+				if pushback(c, cr.err) {
 					hedging = false
 					tick = nil
 					if hinted == nil {
-						hinted = cr.err
+						hinted, hintedBy = cr.err, cr.hedge
 					}
 				}
 				if hedge(cr.err) {
@@ -215,18 +239,31 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 		}
 	}
 	switch {
-	case r.Winner >= 0:
-		if c.KeepWinner {
-			r.Release = cancels[r.Winner]
-		} else {
-			cancels[r.Winner]()
+	case r.Winner >= 0 || r.Err != nil:
+	case hinted != nil:
+		r.Err, r.Failed = hinted, hintedBy
+	default:
+		r.Err, r.Failed = last, lastBy
+	}
+	keep := max(r.Winner, r.Failed)
+	for i, cancel := range cancels {
+		if i != keep || !c.KeepWinner {
+			cancel()
 		}
-	case r.Err == nil && hinted != nil:
-		r.Err = hinted
-	case r.Err == nil:
-		r.Err = last
+	}
+	if c.KeepWinner {
+		r.Release = cancels[keep]
 	}
 	return r
+}
+
+// pushback reports whether err, a copy's retryable failure, stops hedging.
+func pushback[T any](c Call[T], err error) bool {
+	if c.Pushback != nil {
+		return c.Pushback(err)
+	}
+	_, hinted := retry.RetryAfter(err)
+	return hinted || retry.IsRejected(err)
 }
 
 // timer returns a timer that fires after d, reused from an earlier attempt

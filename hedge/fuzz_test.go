@@ -20,8 +20,8 @@ type countingBudget struct {
 	granted int
 }
 
-func (b *countingBudget) Failure() bool {
-	ok := b.TokenBucket.Failure()
+func (b *countingBudget) Take() bool {
+	ok := b.TokenBucket.Take()
 	if ok {
 		b.mu.Lock()
 		b.granted++

@@ -453,8 +453,8 @@ func TestValidate(t *testing.T) {
 			if (err == nil) != tt.ok {
 				t.Fatalf("Validate = %v; want ok %v", err, tt.ok)
 			}
-			if err != nil && !errors.Is(err, hedge.ErrInvalidHedger) && !errors.Is(err, retry.ErrInvalid) {
-				t.Errorf("error %v matches neither ErrInvalidHedger nor ErrInvalid", err)
+			if err != nil && !errors.Is(err, hedge.ErrInvalid) && !errors.Is(err, retry.ErrInvalid) {
+				t.Errorf("error %v matches neither hedge.ErrInvalid nor retry.ErrInvalid", err)
 			}
 			_, derr := hedge.Do(context.Background(), backoff.Policy{}, tt.h, "k", func(context.Context) (int, error) { return 1, nil })
 			if (derr == nil) != tt.ok {
@@ -462,4 +462,58 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Every copy's context is done when Attempt returns, whatever the outcome,
+// except the one whose answer is returned under KeepWinner; Failed says
+// which copy's error Err is.
+func TestContextsEndWithTheAttempt(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			ctxs := map[int]context.Context{}
+			h := &hedge.Hedger{After: ms(10), MaxHedges: 2}
+			r := hedge.Attempt(t.Context(), h, hedge.Call[int]{
+				KeepWinner: keep,
+				Op: func(ctx context.Context, n int) (int, error) {
+					mu.Lock()
+					ctxs[n] = ctx
+					mu.Unlock()
+					time.Sleep(ms(1))
+					if n == 1 {
+						return 0, retry.After(time.Second, errFlaky) // pushback: no third copy
+					}
+					return 0, errFlaky
+				},
+			})
+			if r.Err == nil || r.Failed != 1 || r.Hedges != 1 || !errors.Is(r.Err, errFlaky) {
+				t.Fatalf("keep %v: err %v, failed %d, hedges %d; want the hinted error of copy 1, one hedge", keep, r.Err, r.Failed, r.Hedges)
+			}
+			for n, ctx := range ctxs {
+				if alive := ctx.Err() == nil; alive != (keep && n == r.Failed) {
+					t.Errorf("keep %v: copy %d's context alive %v after Attempt", keep, n, alive)
+				}
+			}
+			r.Release()
+			if ctxs[1].Err() == nil {
+				t.Errorf("keep %v: the kept context is alive after Release", keep)
+			}
+		})
+	}
+}
+
+func TestCallAllowAndPushback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10), MaxHedges: 3}
+		s := newServer(reply{took: ms(1), err: errFatal}, reply{took: ms(1), err: errFlaky})
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: s.op, Pushback: func(err error) bool { return errors.Is(err, errFatal) }})
+		if r.Hedges != 0 || !errors.Is(r.Err, errFatal) {
+			t.Errorf("a custom pushback: %d hedges, err %v; want none after the first copy's pushback", r.Hedges, r.Err)
+		}
+		s = newServer(reply{took: ms(30)}, reply{took: ms(1)})
+		r = hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: s.op, Allow: func() bool { return false }})
+		if r.Hedges != 0 || r.Winner != 0 {
+			t.Errorf("Call.Allow false: %d hedges, winner %d; want none, the first", r.Hedges, r.Winner)
+		}
+	})
 }

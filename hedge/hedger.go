@@ -28,8 +28,26 @@ const (
 	DefaultMaxKeys = 1024
 )
 
-// ErrInvalidHedger is matched (errors.Is) by the error of Hedger.Validate.
-var ErrInvalidHedger = errors.New("hedge: invalid hedger")
+// ErrInvalid is matched (errors.Is) by the error of Hedger.Validate, a
+// *FieldError, as retry.ErrInvalid is by a TokenBucket's.
+var ErrInvalid = errors.New("hedge: invalid configuration")
+
+// FieldError reports a field of Hedger whose value is outside its accepted
+// range. It matches ErrInvalid with errors.Is. The zero FieldError names no
+// field and is never returned.
+type FieldError struct {
+	Field    string // the field, e.g. "Hedger.Quantile"
+	Value    string // the rejected value, formatted
+	Accepted string // what is accepted
+}
+
+// Error returns "hedge: FIELD must be ACCEPTED, got VALUE".
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("hedge: %s must be %s, got %s", e.Field, e.Accepted, e.Value)
+}
+
+// Is reports whether target is ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // Hedger says when to send hedges, how many, and how many the traffic as a
 // whole can afford. One Hedger is shared by every call to the same
@@ -62,9 +80,11 @@ type Hedger struct {
 	// MaxHedges is the most hedges per attempt, besides the attempt itself.
 	// Zero means 1; negative means none.
 	MaxHedges int
-	// Budget, if not nil, pays for hedges: each hedge calls Failure first
-	// and is sent only if it returns true, and each attempt that succeeds
-	// calls Success once. A retry.TokenBucket{TokenRatio: 0.1} so keeps
+	// Budget, if not nil, pays for hedges: each hedge asks it first and is
+	// sent only if it agrees, and each attempt that succeeds calls Success
+	// once. A Budget with a method Take() bool (as *retry.TokenBucket has)
+	// is asked with Take, which spends only when it grants; any other with
+	// Failure. A retry.TokenBucket{TokenRatio: 0.1} so keeps
 	// hedges at about 10 % of successful attempts, plus a burst of half its
 	// tokens, however slow the dependency gets. A Budget given here and to
 	// the retry loop (retry.WithBudget) is refunded by both: give hedges a
@@ -84,13 +104,14 @@ type Hedger struct {
 	OnHedge func(Event)
 
 	timers   sync.Pool // of *time.Timer, stopped
+	channels sync.Pool // of the copies' answer channels, empty
 	mu       sync.RWMutex
 	windows  map[string]*window
 	overflow window // the window of keys beyond MaxKeys
 }
 
 // Event describes a hedge: one sent, or one that won its attempt. It is
-// passed to Hedger.OnHedge.
+// passed to Hedger.OnHedge, by value; the zero Event describes nothing.
 type Event struct {
 	// Key is the key of the call.
 	Key string
@@ -110,23 +131,24 @@ type Event struct {
 	Won bool
 }
 
-// Validate reports whether the fields are in range: the error names the
-// field, what it was and what is accepted, and matches ErrInvalidHedger.
+// Validate reports whether the fields are in range: the error, a
+// *FieldError matching ErrInvalid, names the field, what it was and what is
+// accepted. The Budget's own Validate error is returned as it is.
 func (h *Hedger) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: Hedger.%s", ErrInvalidHedger, fmt.Sprintf(format, args...))
+	bad := func(field string, v any, accepted string) error {
+		return &FieldError{Field: "Hedger." + field, Value: fmt.Sprint(v), Accepted: accepted}
 	}
 	if q := h.Quantile; q != 0 && !(q > 0 && q < 1) {
-		return bad("Quantile must be in (0, 1) (0 means %v), got %v", DefaultQuantile, q)
+		return bad("Quantile", q, fmt.Sprintf("in (0, 1) (0 means %v)", DefaultQuantile))
 	}
 	if h.Window < 0 {
-		return bad("Window must be > 0 (0 means %d), got %d", DefaultWindow, h.Window)
+		return bad("Window", h.Window, fmt.Sprintf("> 0 (0 means %d)", DefaultWindow))
 	}
 	if w := h.window(); h.Warmup < 0 || h.Warmup > w {
-		return bad("Warmup must be between 1 and Window (%d) (0 means %d), got %d", w, min(DefaultWarmup, w), h.Warmup)
+		return bad("Warmup", h.Warmup, fmt.Sprintf("between 1 and Window, %d (0 means %d)", w, min(DefaultWarmup, w)))
 	}
 	if h.MaxKeys < 0 {
-		return bad("MaxKeys must be > 0 (0 means %d), got %d", DefaultMaxKeys, h.MaxKeys)
+		return bad("MaxKeys", h.MaxKeys, fmt.Sprintf("> 0 (0 means %d)", DefaultMaxKeys))
 	}
 	if v, ok := h.Budget.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
@@ -166,6 +188,14 @@ func (h *Hedger) hedges() int {
 		return 1
 	}
 	return h.MaxHedges
+}
+
+// spend asks the Budget for a hedge.
+func (h *Hedger) spend() bool {
+	if t, ok := h.Budget.(interface{ Take() bool }); ok {
+		return t.Take()
+	}
+	return h.Budget.Failure()
 }
 
 // Delay returns how long an attempt to key runs before its first hedge is

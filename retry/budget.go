@@ -142,6 +142,25 @@ func (b *TokenBucket) Failure() bool {
 	}
 }
 
+// Take takes one token if more than half the tokens remain after it, and
+// reports whether it did. Hedges spend this way (package hedge): a hedge
+// that is refused costs nothing, where Failure counts every failure,
+// whether or not it is retried, so that a bucket drained by refused hedges
+// would never refill.
+func (b *TokenBucket) Take() bool {
+	c := b.capacity()
+	for {
+		u := b.used.Load()
+		n := u + milli
+		if c-n <= c/2 {
+			return false
+		}
+		if b.used.CompareAndSwap(u, n) {
+			return true
+		}
+	}
+}
+
 // Success refunds TokenRatio tokens, up to a full bucket.
 func (b *TokenBucket) Success() {
 	r := b.refund()

@@ -605,3 +605,43 @@ func TestRetryable(t *testing.T) {
 		})
 	}
 }
+
+// Take grants while more than half the tokens would remain, and a refusal
+// costs nothing, so that successes refill the bucket however many hedges
+// were refused.
+func TestTokenBucketTake(t *testing.T) {
+	b := retry.TokenBucket{MaxTokens: 10, TokenRatio: 0.5}
+	granted := 0
+	for range 100 {
+		if b.Take() {
+			granted++
+		}
+	}
+	if granted != 4 || b.Tokens() != 6 {
+		t.Fatalf("from a full bucket of 10: %d granted, %v tokens left; want 4, 6", granted, b.Tokens())
+	}
+	b.Success()
+	b.Success()
+	if !b.Take() || b.Take() {
+		t.Errorf("after refunds of 1 token: want exactly one more grant, tokens %v", b.Tokens())
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	granted = 0
+	c := retry.TokenBucket{MaxTokens: 100}
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if c.Take() {
+					mu.Lock()
+					granted++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if granted != 49 {
+		t.Errorf("concurrent takes from a full bucket of 100: %d granted, want 49", granted)
+	}
+}

@@ -17,9 +17,11 @@ import (
 // that attempts of one request can run at once and the verdict on one is a
 // function of it alone.
 type attempt struct {
-	kind   attemptKind    // what came of it
-	ticket breaker.Ticket // the breaker's admission; zero without Breakers or when rejected
-	lim    *limit         // its AttemptTimeout, or nil once released
+	kind   attemptKind       // what came of it
+	hedge  int               // which copy of its attempt: 0, or n for the n-th hedge
+	base   http.RoundTripper // sends a hedge's copy, wrapping Base; nil: Base
+	ticket breaker.Ticket    // the breaker's admission; zero without Breakers or when rejected
+	lim    *limit            // its AttemptTimeout, or nil once released
 
 	// resp is the response, still open: the final one (already wrapped by
 	// finalResponse), or one with a status to retry.
@@ -81,7 +83,8 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 		return
 	}
 	r := c.req
-	if n > 1 || c.changed {
+	if n > 1 || c.changed || ctx != c.req.Context() {
+		// A hedge's copies have contexts of their own.
 		r = c.clone(ctx, rb)
 	}
 	if d := c.t.AttemptTimeout; d > 0 {
@@ -93,7 +96,11 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 			r = r.WithContext(actx)
 		}
 	}
-	resp, err := c.base.RoundTrip(r)
+	base := a.base
+	if base == nil {
+		base = c.base
+	}
+	resp, err := base.RoundTrip(r)
 	switch {
 	case err != nil && resp != nil:
 		resp.Body.Close() // a broken RoundTripper; net/http's Client ignores such a response too

@@ -87,6 +87,33 @@
 // around a breaker waits by default: package breaker's "Meeting an open
 // breaker" compares the two.
 //
+// # Hedging
+//
+// Transport.Hedge (a *hedge.Hedger, shared by every request) sends a copy of
+// an attempt that has not answered after a delay, fixed or the p95 of the
+// host's recent latencies, and takes the first response:
+//
+//	client := &http.Client{Transport: &retryhttp.Transport{
+//		Policy: backoff.Policy{Retries: 2},
+//		Hedge: &hedge.Hedger{
+//			Quantile: 0.95,
+//			Budget:   &retry.TokenBucket{TokenRatio: 0.1}, // hedges ≤ ~10 % of requests
+//		},
+//	}}
+//
+// Hedging follows the retries' safety rules (only what may be repeated,
+// each copy its own body from GetBody, never a body without one), stops
+// on a 429, a 503 or a Retry-After, and sends nothing while the host's
+// breaker is not closed. A loser is canceled, or drained and closed if it
+// answered too, so that its connection is reused; the winner's Body is
+// the caller's. Event.Hedge says which copy answered. Hedge reads and
+// idempotent writes of servers whose latency has a long tail; not a server
+// that is slow because it is overloaded (the Budget is there for that),
+// nor requests that cost the server much: see package hedge, "When not to
+// hedge". On HTTP/2, Go's Transport sends a hedge as a second stream of
+// the first copy's connection, which serves a slow server but not a
+// stalled connection: HedgeBase gives hedges connections of their own.
+//
 // # Hooks and errors
 //
 // OnRetry, OnGiveUp and OnSuccess receive an Event: the attempt, the

@@ -31,7 +31,7 @@ func (c *call) retrying(a *attempt, attempts int, d time.Duration) {
 // succeeded reports a response that ends the call.
 func (c *call) succeeded(a *attempt, attempts int) {
 	if c.t.OnSuccess != nil {
-		ev := Event{Request: c.req, Attempt: attempts, MaxAttempts: c.max, Response: a.resp}
+		ev := Event{Request: c.req, Attempt: attempts, MaxAttempts: c.max, Response: a.resp, Hedge: a.hedge}
 		c.t.OnSuccess(ev)
 	}
 }
@@ -64,7 +64,7 @@ func (c *call) giveUp(a *attempt, re *retry.Error) {
 
 // event describes failed attempt a, the attempt-th of the call.
 func (c *call) event(a *attempt, attempt int) Event {
-	ev := Event{Request: c.req, Attempt: attempt, MaxAttempts: c.max}
+	ev := Event{Request: c.req, Attempt: attempt, MaxAttempts: c.max, Hedge: a.hedge}
 	switch {
 	case a.resp != nil && a.kind == badStatus:
 		ev.Response, ev.HintHeader, ev.Hint = a.resp, a.hintHeader, a.hint

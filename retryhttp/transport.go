@@ -10,6 +10,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 )
 
@@ -238,6 +239,42 @@ type Transport struct {
 	// Group keeps every breaker it made.
 	BreakerKey func(*http.Request) string
 
+	// Hedge, if not nil, hedges each attempt (package hedge): when an
+	// attempt has not answered after the Hedger's delay, a copy of the
+	// request is sent, and the first response that is not retried wins.
+	// The loser's context is canceled; a loser that answered too is
+	// drained (up to 64 KiB) and closed at once, so that its connection
+	// goes back to the pool. The winner's Body is the caller's: closing it
+	// releases everything. A hedged attempt, all its copies, is one attempt
+	// of Policy, so with Retries backoff.NoRetries a request is hedged and
+	// never retried.
+	//
+	// Only requests that may be repeated are hedged, by the same rules as
+	// retries (an idempotent method, or an Idempotency-Key), and only if
+	// each copy can have its own body: a request with a body but no
+	// GetBody is never hedged. A 429 or 503 (with or without Retry-After),
+	// any wait the server asks for, and a breaker that is not closed stop
+	// the request's hedging; the copies already sent run on. The
+	// latency window's key is the breaker's (BreakerKey, or the host).
+	// Event.Hedge says which copy an event is about. The copies run on
+	// goroutines of their own, so with Hedge set CheckRetry and ReadBody
+	// are called from them, concurrently for the copies of one request
+	// (ReadBody for each copy whose response arrived, the winner's kept):
+	// they must be safe for that. The hooks still run on the goroutine
+	// that called RoundTrip.
+	Hedge *hedge.Hedger
+
+	// HedgeBase, if not nil, sends the hedges in place of Base, such as a
+	// second http.Transport, so that they go over connections of their own.
+	// Measured (TestHedgeHTTP2ConnectionStall): Go's Transport sends an
+	// HTTP/2 hedge as another stream of the first copy's connection, which
+	// serves a slow server, but when the connection itself stalls (a
+	// network path that stops delivering) the hedge stalls with it; through
+	// HedgeBase it dials its own connection and answers. HTTP/1 hedges need
+	// no HedgeBase: each copy takes a connection of its own. Nil means
+	// Base.
+	HedgeBase http.RoundTripper
+
 	// Logger, if not nil, receives one Info record per retry
 	// ("retryhttp: retrying") and one Warn record per give-up
 	// ("retryhttp: giving up": a retry is routine, a request that failed is
@@ -299,6 +336,11 @@ type Event struct {
 	HintHeader string
 	// Hint is the wait the server asked for, when HintHeader is not "".
 	Hint time.Duration
+	// Hedge is which copy of the attempt the event is about, when Hedge is
+	// set: 0 for the attempt itself, n for its n-th hedge. In OnSuccess it
+	// is the copy that won; in OnRetry and OnGiveUp the copy whose failure
+	// is the attempt's (see hedge.Result.Err).
+	Hedge int
 	// Reason is why retrying stopped (OnGiveUp only): retry.ErrExhausted,
 	// retry.ErrRetryAfterTooLong, retry.ErrDeadline, retry.ErrBudget,
 	// retry.ErrCanceled, or an error matching ErrNotReplayable (test it with
@@ -371,6 +413,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	l, err := retry.NewLoop(ctx, p, opts[:]...)
 	if err != nil {
 		return nil, err
+	}
+	if c.hedgeable() {
+		if err := t.Hedge.Validate(); err != nil {
+			return nil, err
+		}
+		return c.hedged(ctx, &l)
 	}
 	for n := 1; ; n++ {
 		var a attempt

@@ -30,6 +30,7 @@ type fetchFlags struct {
 	curl                           curlFlags
 
 	bodyCloser func() error // what the request body holds open, if anything
+	hedges     *hedgeReport // with --hedge-after
 }
 
 func newFetchCmd(env *Env) *cobra.Command {
@@ -95,6 +96,8 @@ server's text with control characters escaped (\x1b).
 
 ` + telemetryHelp + `
 
+` + hedgeHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -137,6 +140,7 @@ signal N stops it.`,
 	f.curl.add(fs)
 	budgetURL := addBudgetFlag(fs)
 	breakerURL := addBreakerStoreFlag(fs)
+	hf := addHedgeFlags(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) (err error) {
 		ctx, tel, err := startTelemetry(cmd.Context(), "fetch", env)
@@ -154,6 +158,9 @@ signal N stops it.`,
 		}
 		defer base.CloseIdleConnections()
 		req, tr, err := f.build(cmd, args, env, in)
+		if err == nil {
+			err = f.hedging(cmd, hf, tr, rt, env)
+		}
 		if err != nil {
 			return err
 		}
@@ -184,6 +191,9 @@ signal N stops it.`,
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, in.Deadline)
 			defer cancel()
+		}
+		if cmd.Flags().Changed("repeat") {
+			return hf.run(req.WithContext(ctx), tr, f.hedges, env)
 		}
 		return f.fetch(req.WithContext(ctx), tr, out, env)
 	}
@@ -424,7 +434,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	// Every response RoundTrip returns is reported to OnSuccess or OnGiveUp,
 	// with the attempts of its own hop (with -L each hop is a round trip).
 	attempts := 1
-	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt }
+	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt; f.hedges.answered(e) }
 	tr.OnRetry = func(e retryhttp.Event) {
 		wait := retryingIn(e.Delay)
 		if e.HintHeader != "" {
@@ -488,6 +498,12 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 			return own
 		}
 		return err
+	}
+	if tr.Hedge != nil {
+		// Copies run at once and only one may write the output: the
+		// winner's body is written after RoundTrip (a body cut off is then
+		// not retried).
+		tr.ReadBody = nil
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -24,6 +24,7 @@ var docImports = map[string]string{
 	"retry":     "github.com/again-go/again/retry",
 	"retryhttp": "github.com/again-go/again/retryhttp",
 	"breaker":   "github.com/again-go/again/breaker",
+	"hedge":     "github.com/again-go/again/hedge",
 	"fleet":     "github.com/again-go/again/fleet",
 	"retrygrpc": "github.com/again-go/again/retrygrpc",
 	"grpc":      "google.golang.org/grpc",
@@ -75,6 +76,7 @@ var (
 func fetchUser(ctx context.Context, id string) (*User, error) { return nil, nil }
 func cachedUser(id string) *User                               { return nil }
 func call(ctx context.Context) error                           { return nil }
+func lookup(ctx context.Context) (*User, error)                { return nil, nil }
 `
 
 var goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")

@@ -32,10 +32,12 @@ does. Each model is a subcommand:
   outage  a load spike that leaves a server collapsed, and what prevents it
   fleet   retry amplification across a fleet of clients, per strategy
   storm   attempts over time when N clients fail at once on one schedule
+  hedge   hedged requests against a long tail, and the hedge storm
 
 Results are the same for a --seed on any machine, whatever its number of
-cores; the runs use every core. --format table, csv or json (an array of
-flat objects, numbers as numbers); --svg FILE also writes a chart.
+cores; the runs use every core. --format table, csv, json (an array of
+flat objects, numbers as numbers) or svg (the chart, on standard output);
+--svg FILE also writes the chart to FILE.
 Exit status: 0 success, 1 failure (such as an unwritable --svg), 2 usage
 error.`,
 		Example: `  # The AWS post's table: calls and completion time per algorithm.
@@ -54,7 +56,7 @@ error.`,
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env))
+	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env))
 	return cmd
 }
 
@@ -111,6 +113,9 @@ func (f *simFlags) output(env *Env, rows any, svg func(io.Writer) error) error {
 		if err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
+	}
+	if f.format == "svg" {
+		return svg(env.Stdout)
 	}
 	return writeRows(env.Stdout, f.format, rows)
 }

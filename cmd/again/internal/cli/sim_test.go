@@ -24,13 +24,13 @@ func TestSimUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, occ, outage, storm (see 'again sim --help')`},
+		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
 		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
 		{[]string{"sim", "occ", "--runs", "0"}, `again sim occ: --runs must be a whole number from 1 to 100000, got "0"`},
 		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: --clients and --runs must be small enough that the sum of clients² × runs is at most 100000000, got 10000000000`},
-		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of table, csv or json, got "xml"`},
+		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of table, csv, json or svg, got "xml"`},
 		{[]string{"sim", "occ", "--seed", "x"}, `again sim occ: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
 		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},
@@ -45,6 +45,13 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "storm", "--bucket", "0"}, `again sim storm: --bucket must be a duration from 1µs to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0"`},
 		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the schedule in at most 100000 buckets (or cap the delays), got 1s`},
 		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "some"`},
+		{[]string{"sim", "hedge", "--dist", "weibull"}, `again sim hedge: --dist must be pareto or lognormal, got "weibull"`},
+		{[]string{"sim", "hedge", "--alpha", "1"}, `again sim hedge: --alpha must be a number above 1 and up to 100, got "1"`},
+		{[]string{"sim", "hedge", "--scale", "5"}, `again sim hedge: --scale needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 5`},
+		{[]string{"sim", "hedge", "--quantiles", "0,1"}, `again sim hedge: --quantiles must be a comma-separated list of 0 or numbers in (0, 1), or ranges such as 0-1/0.1, got "0,1"`},
+		{[]string{"sim", "hedge", "--load", "1.2"}, `again sim hedge: --load must be a utilisation in (0, 1), got "1.2"`},
+		{[]string{"sim", "hedge", "--max-hedges", "4"}, `again sim hedge: --max-hedges must be a whole number from 1 to 3, got "4"`},
+		{[]string{"sim", "hedge", "--requests", "10"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "10"`},
 		{[]string{"sim", "fleet", "extra"}, `again sim fleet: unexpected argument "extra"; fleet takes only flags (see 'again sim fleet --help')`},
 	}
 	for _, tt := range tests {
@@ -80,6 +87,7 @@ func TestSimJSONFields(t *testing.T) {
 		{[]string{"sim", "outage", "--strategy", "none,immediate"}, 2, []string{"amplification", "recovered", "recovery_s", "strategy", "success_ratio"}},
 		{[]string{"sim", "fleet", "--clients", "10", "--failure", "0.5,1"}, 12, []string{"amplification", "clients", "failure", "strategy", "success_ratio"}},
 		{[]string{"sim", "storm", "--retries", "2", "--initial", "1s", "--max", "1s", "--jitter", "none"}, 3, []string{"attempts", "no_jitter", "start_ms"}},
+		{[]string{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.95"}, 6, []string{"budget", "extra_load", "hedge_quantile", "overloaded", "p50_ms", "p999_ms", "p99_ms"}},
 	}
 	for _, tt := range tests {
 		rows := simJSON(t, tt.args...)
@@ -95,7 +103,7 @@ func TestSimJSONFields(t *testing.T) {
 					if _, ok := v.(string); !ok {
 						t.Errorf("again %v: %s = %#v, want a string", tt.args, k, v)
 					}
-				case "recovered":
+				case "recovered", "budget", "overloaded":
 					if _, ok := v.(bool); !ok {
 						t.Errorf("again %v: %s = %#v, want a bool", tt.args, k, v)
 					}
@@ -148,6 +156,7 @@ func TestSimSVG(t *testing.T) {
 		{"sim", "occ", "--clients", "5,10", "--runs", "2"},
 		{"sim", "outage", "--strategy", "backoff,budget"},
 		{"sim", "fleet", "--clients", "10,100", "--failure", "0,1"},
+		{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.9"},
 	} {
 		file := filepath.Join(dir, args[1]+".svg")
 		r := run(t, append(args, "--svg", file)...)
@@ -320,7 +329,19 @@ func TestSimREADMECharts(t *testing.T) {
 			}
 		})
 	}
-	if n != 3 {
-		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 3 (one chart per model)", n)
+	if n != 4 {
+		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 4 (one chart per model)", n)
+	}
+}
+
+// --format svg writes to standard output the chart that --svg writes to a
+// file.
+func TestSimFormatSVG(t *testing.T) {
+	args := []string{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.95"}
+	file := filepath.Join(t.TempDir(), "hedge.svg")
+	r := run(t, append(args, "--format", "svg", "--svg", file)...)
+	b, err := os.ReadFile(file)
+	if r.code != 0 || err != nil || r.stdout != string(b) || !strings.HasPrefix(r.stdout, "<svg") {
+		t.Fatalf("again %v --format svg: exit %d, stderr %q, %v; want the chart on stdout, as in the --svg file", args, r.code, r.stderr, err)
 	}
 }

@@ -13,12 +13,12 @@ import (
 )
 
 // simFormats lists the values of `again sim --format`.
-const simFormats = "table, csv or json"
+const simFormats = "table, csv, json or svg"
 
 // checkSimFormat returns a usage error unless format is one of simFormats.
 func checkSimFormat(format string) error {
 	switch format {
-	case "table", "csv", "json":
+	case "table", "csv", "json", "svg":
 		return nil
 	}
 	return Usagef("--format must be one of %s, got %q", simFormats, format)

@@ -22,7 +22,10 @@
 //     budgets, buckets and breakers;
 //   - [Storm] and [StormTable]: the attempts per time bucket when N clients
 //     fail at once on one policy, with and without jitter (the calculator
-//     page's storm view).
+//     page's storm view);
+//   - [Hedge]: hedged requests against a long-tailed latency (The Tail at
+//     Scale), and the hedge storm on an overloaded server, with and
+//     without a budget.
 //
 // Quick start:
 //

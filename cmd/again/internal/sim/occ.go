@@ -226,42 +226,78 @@ type occEvent struct {
 // number of writes the database received and the time the last client
 // learnt that it had written.
 func occRun(n int, p backoff.Policy, net occNet, r *rand.Rand) (writes int, end time.Duration) {
-	type client struct {
-		failures int
-		prev     time.Duration // the last sleep, for decorrelated jitter
+	s := occState{p: p, net: net, r: r, clients: make([]occClient, n)}
+	// Both queues pop the same events in the same order; the calendar is
+	// faster when it applies (see newOCCCalendar).
+	if c := newOCCCalendar(n, net); c != nil {
+		for i := range n {
+			c.push(net.delay(r), occEvent{client: int32(i), kind: occRead})
+		}
+		for c.len() > 0 {
+			now, e := c.pop()
+			if at, next, ok := s.step(now, e); ok {
+				c.push(at, next)
+			}
+		}
+		return s.writes, s.end
 	}
-	clients := make([]client, n)
 	var q queue[occEvent]
 	q.items = make([]item[occEvent], 0, n)
 	for i := range n {
 		q.push(net.delay(r), occEvent{client: int32(i), kind: occRead})
 	}
-	var version int32
+	// Every event but a successful write's reply schedules the client's
+	// next one: it replaces the event at the top of the queue.
 	for q.len() > 0 {
-		now, e := q.pop()
-		end = now
-		switch e.kind {
-		case occRead:
-			q.push(now+net.delay(r), occEvent{e.client, occReadReply, version})
-		case occReadReply:
-			q.push(now+net.delay(r), occEvent{e.client, occWrite, e.version})
-		case occWrite:
-			writes++
-			ok := int32(0)
-			if e.version == version {
-				version++
-				ok = 1
-			}
-			q.push(now+net.delay(r), occEvent{e.client, occWriteReply, ok})
-		case occWriteReply:
-			if e.version == 1 {
-				continue // this client is done
-			}
-			c := &clients[e.client]
-			c.failures++
-			c.prev = p.Sample(c.failures, c.prev, r)
-			q.push(now+net.delay(r)+c.prev, occEvent{e.client, occRead, 0})
+		now, e := q.top()
+		if at, next, ok := s.step(now, e); ok {
+			q.replace(at, next)
+		} else {
+			q.pop()
 		}
 	}
-	return writes, end
+	return s.writes, s.end
+}
+
+type occClient struct {
+	failures int
+	prev     time.Duration // the last sleep, for decorrelated jitter
+}
+
+// occState is a run of the OCC model between events.
+type occState struct {
+	p       backoff.Policy
+	net     occNet
+	r       *rand.Rand
+	clients []occClient
+	version int32
+	writes  int
+	end     time.Duration
+}
+
+// step handles e, which happens at now, and returns the client's next
+// event and when, or false if the client is done.
+func (s *occState) step(now time.Duration, e occEvent) (time.Duration, occEvent, bool) {
+	s.end = now
+	switch e.kind {
+	case occRead:
+		return now + s.net.delay(s.r), occEvent{e.client, occReadReply, s.version}, true
+	case occReadReply:
+		return now + s.net.delay(s.r), occEvent{e.client, occWrite, e.version}, true
+	case occWrite:
+		s.writes++
+		ok := int32(0)
+		if e.version == s.version {
+			s.version++
+			ok = 1
+		}
+		return now + s.net.delay(s.r), occEvent{e.client, occWriteReply, ok}, true
+	}
+	if e.version == 1 {
+		return 0, occEvent{}, false // this client is done
+	}
+	c := &s.clients[e.client]
+	c.failures++
+	c.prev = s.p.Sample(c.failures, c.prev, s.r)
+	return now + s.net.delay(s.r) + c.prev, occEvent{e.client, occRead, 0}, true
 }

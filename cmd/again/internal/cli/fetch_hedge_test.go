@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// slowFirst is a loopback server that answers every request at once with
+// its number, but the first, which waits until its client goes away.
+func slowFirst(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		if i == 1 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
+		}
+		fmt.Fprintf(w, "answer %d\n", i)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestFetchHedgeAfter(t *testing.T) {
+	srv, n := slowFirst(t)
+	r := run(t, "fetch", "-v", "--hedge-after", "20ms", srv.URL)
+	if r.code != 0 || r.stdout != "answer 2\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want the hedge's answer", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"again: attempt 1: sending hedge 1 (no answer after ", "again: attempt 1 answered by hedge 1\n"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("-v stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n.Load() != 2 {
+		t.Errorf("server got %d requests; want 2", n.Load())
+	}
+}
+
+// A POST without Idempotency-Key is never hedged, as it is never retried.
+func TestFetchHedgeFollowsRetryRules(t *testing.T) {
+	var n atomic.Int32
+	second := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			close(second)
+		}
+		// Answer when a hedge arrives, or after 300 ms: long past the
+		// delay, so that a hedge would have been sent.
+		select {
+		case <-second:
+		case <-time.After(300 * time.Millisecond):
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	r := run(t, "fetch", "--hedge-after", "10ms", "--idempotency-key", "off", "-d", "x", srv.URL)
+	if r.code != 0 || n.Load() != 1 {
+		t.Errorf("POST without a key: exit %d, %d requests; want one request (stderr %q)", r.code, n.Load(), r.stderr)
+	}
+}
+
+func TestFetchRepeatSummary(t *testing.T) {
+	srv, n := slowFirst(t)
+	// A delay long enough that only the stalled first request is hedged,
+	// even on a busy machine.
+	r := run(t, "fetch", "--repeat", "5", "--hedge-after", "300ms", "--max-hedges", "2", srv.URL)
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 sent \(20\.0 % of requests\), 1 won\n$`)
+	if !want.MatchString(r.stdout) {
+		t.Errorf("summary:\n%s\nwant it to match %s", r.stdout, want)
+	}
+	if n.Load() != 6 {
+		t.Errorf("server got %d requests; want 6 (5 and one hedge)", n.Load())
+	}
+}
+
+func TestFetchRepeatCountsFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	r := run(t, "fetch", "--repeat", "3", srv.URL)
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "requests  3 (3 failed)\nlatency   p50 -") || !strings.Contains(r.stderr, "3 of 3 requests failed (the last: server answered 404 Not Found)") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, the summary and the failures", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestFetchHedgeUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hedge-after", "p100"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "p100"`},
+		{[]string{"--hedge-after", "pfast"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "pfast"`},
+		{[]string{"--hedge-after", "0s"}, `again fetch: --hedge-after must be a duration above 0 or a percentile such as p95, got "0s"`},
+		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
+		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges must be a whole number from 1 to 10, got "0"`},
+		{[]string{"--max-hedges", "2"}, `again fetch: --max-hedges needs --hedge-after`},
+		{[]string{"--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after`},
+		{[]string{"--hedge-after", "10ms", "--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after pNN; a fixed delay has no warm-up`},
+		{[]string{"--hedge-after", "p95", "--hedge-warmup", "0"}, `again fetch: --hedge-warmup must be a whole number from 1 to 200, got "0"`},
+		{[]string{"--repeat", "0"}, `again fetch: --repeat must be a whole number from 1 to 1000000, got "0"`},
+		{[]string{"--repeat", "2", "-o", "out"}, `again fetch: --repeat prints a summary instead of the bodies: it cannot be combined with --output`},
+		{[]string{"--repeat", "2", "-i"}, `again fetch: --repeat prints a summary instead of the bodies: it cannot be combined with --include`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)
+		})
+	}
+}

@@ -1,0 +1,476 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/retry"
+)
+
+// Latency distributions of the hedge model.
+const (
+	Pareto    = "pareto"    // Scale·U^(−1/Alpha): a power-law tail
+	Lognormal = "lognormal" // Median·e^(Sigma·Z)
+)
+
+// MaxHedgeLatency caps every latency the hedge model draws: a power law
+// with a small Alpha would otherwise draw hours now and then.
+const MaxHedgeLatency = time.Minute
+
+// Distribution is a long-tailed latency distribution: the time a request
+// takes on an idle server. Zero fields mean the values in brackets.
+type Distribution struct {
+	// Name is Pareto or Lognormal [Pareto].
+	Name string
+	// Scale [5 ms] is a Pareto's least latency and Alpha [1.5] its tail
+	// index, above 1 so that the mean is finite (the smaller, the heavier
+	// the tail).
+	Scale time.Duration
+	Alpha float64
+	// Median [10 ms] and Sigma [1] are a lognormal's median and the standard
+	// deviation of its logarithm.
+	Median time.Duration
+	Sigma  float64
+}
+
+func (d *Distribution) withDefaults() error {
+	if d.Name == "" {
+		d.Name = Pareto
+	}
+	if d.Name != Pareto && d.Name != Lognormal {
+		return &FieldError{"Dist", fmt.Sprintf("%q", d.Name), "pareto or lognormal"}
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"Scale", &d.Scale, 5 * time.Millisecond}, {"Median", &d.Median, 10 * time.Millisecond}} {
+		switch {
+		case *f.v == 0:
+			*f.v = f.def
+		case *f.v < time.Microsecond || *f.v > time.Second:
+			return &FieldError{f.name, f.v.String(), "a duration from 1µs to 1s"}
+		}
+	}
+	if d.Alpha == 0 {
+		d.Alpha = 1.5
+	}
+	if !(d.Alpha > 1 && d.Alpha <= 100) {
+		return &FieldError{"Alpha", fmt.Sprint(d.Alpha), "a number above 1 and up to 100"}
+	}
+	if d.Sigma == 0 {
+		d.Sigma = 1
+	}
+	if !(d.Sigma > 0 && d.Sigma <= 5) {
+		return &FieldError{"Sigma", fmt.Sprint(d.Sigma), "a number above 0 and up to 5"}
+	}
+	return nil
+}
+
+// sample draws one latency, in nanoseconds.
+func (d *Distribution) sample(r *rand.Rand) float64 {
+	var v float64
+	if d.Name == Lognormal {
+		v = float64(d.Median) * math.Exp(d.Sigma*r.NormFloat64())
+	} else {
+		v = float64(d.Scale) * math.Pow(1-r.Float64(), -1/d.Alpha) // 1−U is in (0, 1]
+	}
+	return math.Min(v, float64(MaxHedgeLatency))
+}
+
+// meanWork returns E[min(latency, cost)], in nanoseconds: the mean work
+// of an attempt. It integrates the survival function over [0, cost].
+func (d *Distribution) meanWork(cost float64) float64 {
+	const steps = 1000
+	sum := 0.0
+	for i := range steps {
+		x := (float64(i) + 0.5) / steps * cost
+		sum += d.survival(x)
+	}
+	return sum / steps * cost
+}
+
+// survival returns P(latency > x), x in nanoseconds.
+func (d *Distribution) survival(x float64) float64 {
+	if d.Name == Lognormal {
+		return 0.5 * math.Erfc(math.Log(x/float64(d.Median))/(d.Sigma*math.Sqrt2))
+	}
+	if x < float64(d.Scale) {
+		return 1
+	}
+	return math.Pow(float64(d.Scale)/x, d.Alpha)
+}
+
+// Quantile returns the q-quantile of the distribution, for q in (0, 1).
+func (d *Distribution) Quantile(q float64) time.Duration {
+	var v float64
+	if d.Name == Lognormal {
+		v = float64(d.Median) * math.Exp(d.Sigma*math.Sqrt2*math.Erfinv(2*q-1))
+	} else {
+		v = float64(d.Scale) * math.Pow(1-q, -1/d.Alpha)
+	}
+	return time.Duration(math.Min(v, float64(MaxHedgeLatency)))
+}
+
+// HedgeConfig configures Hedge. Zero fields mean the values in brackets.
+type HedgeConfig struct {
+	// Dist is the latency of a request on an idle server.
+	Dist Distribution
+	// Quantiles lists the hedge quantiles to compare, each 0 (no hedging)
+	// or in (0, 1) [0, 0.5, 0.9, 0.95, 0.99].
+	Quantiles []float64
+	// Load [0.3] is the server's utilisation in the normal rows, and
+	// Overload [0.8] in the overloaded rows, from the requests alone
+	// (hedges add to it): the arrival rate is Load ÷ the mean latency.
+	Load, Overload float64
+	// MaxHedges [1] is the most hedges per request, 1 to 3.
+	MaxHedges int
+	// BudgetRatio [0.1] is the TokenRatio of the budget rows'
+	// retry.TokenBucket: hedges at most about that share of the successes.
+	BudgetRatio float64
+	// Requests [100,000] is the number of requests per row, 1,000 to
+	// MaxHedgeRequests.
+	Requests int
+	// Seed seeds the random streams; every value, 0 included, is a seed.
+	Seed uint64
+	// Runner runs the rows; nil runs them one by one.
+	Runner Runner
+}
+
+// MaxHedgeRequests bounds HedgeConfig.Requests.
+const MaxHedgeRequests = 1_000_000
+
+// HedgeRow is one row of Hedge. Its JSON form is a row of
+// `again sim hedge --format json`.
+type HedgeRow struct {
+	// HedgeQuantile is the quantile after which a request is hedged; 0
+	// means never.
+	HedgeQuantile float64 `json:"hedge_quantile"`
+	// ExtraLoad is the hedges sent ÷ the requests.
+	ExtraLoad float64 `json:"extra_load"`
+	// P50MS, P99MS and P999MS are percentiles of the requests' latency, from
+	// arrival to the first answer, in milliseconds.
+	P50MS  float64 `json:"p50_ms"`
+	P99MS  float64 `json:"p99_ms"`
+	P999MS float64 `json:"p999_ms"`
+	// Budget reports whether hedges spent from a retry.TokenBucket.
+	Budget bool `json:"budget"`
+	// Overloaded reports whether the server ran at Overload rather than Load.
+	Overloaded bool `json:"overloaded"`
+}
+
+func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
+	d := *c
+	if err := d.Dist.withDefaults(); err != nil {
+		return d, err
+	}
+	if d.Quantiles == nil {
+		d.Quantiles = []float64{0, 0.5, 0.9, 0.95, 0.99}
+	}
+	if len(d.Quantiles) == 0 || len(d.Quantiles) > 20 {
+		return d, &FieldError{"Quantiles", fmt.Sprint(len(d.Quantiles)), "1 to 20 quantiles"}
+	}
+	for _, q := range d.Quantiles {
+		if q != 0 && !(q > 0 && q < 1) {
+			return d, &FieldError{"Quantiles", fmt.Sprint(q), "0 (no hedging) or a number in (0, 1)"}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+		def  float64
+	}{{"Load", &d.Load, 0.3}, {"Overload", &d.Overload, 0.8}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if !(*f.v > 0 && *f.v < 1) {
+			return d, &FieldError{f.name, fmt.Sprint(*f.v), "a utilisation in (0, 1)"}
+		}
+	}
+	if d.MaxHedges == 0 {
+		d.MaxHedges = 1
+	}
+	if err := checkInt("MaxHedges", d.MaxHedges, 1, 3); err != nil {
+		return d, err
+	}
+	if d.BudgetRatio == 0 {
+		d.BudgetRatio = 0.1
+	}
+	if !(d.BudgetRatio >= 0.001 && d.BudgetRatio <= 1) {
+		return d, &FieldError{"BudgetRatio", fmt.Sprint(d.BudgetRatio), "a number from 0.001 to 1"}
+	}
+	if d.Requests == 0 {
+		d.Requests = 100_000
+	}
+	if err := checkInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// Hedge runs the hedging model: requests arrive as a Poisson process at a
+// server that shares itself equally among the attempts in progress
+// (processor sharing), so that an attempt whose latency on an idle server
+// would be S takes S × the attempts in progress over its lifetime: the
+// slowdown grows with the load, hedges included. A request is hedged (up
+// to MaxHedges copies, each drawing its own latency) once it has waited
+// the hedge delay; the first copy to finish answers it and the others are
+// canceled, which frees their share at once.
+//
+// The delay: in the normal rows, the HedgeQuantile of the latencies of
+// recent successful attempts, by the library's hedge.Hedger (a window of
+// 1000, a warm-up of 100); in the overloaded rows, a fixed delay, the
+// quantile of Dist on an idle server, as a client tuned in good times
+// would have set it. A quantile delay follows the slowdown and keeps
+// hedging near 1 − q of requests; a fixed one hedges nearly every request
+// once the server is slower than it, which adds load, which slows the
+// server further: the hedge storm. The budget rows spend from a
+// retry.TokenBucket (TokenRatio BudgetRatio), which stops the storm.
+//
+// Rows come in the order: normal then overloaded; for each, the quantiles
+// in order, each without then with the budget (the no-hedging quantile 0
+// only without). It returns a *FieldError for an invalid c.
+func Hedge(c HedgeConfig) ([]HedgeRow, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var rows []HedgeRow
+	for _, over := range []bool{false, true} {
+		for _, q := range c.Quantiles {
+			for _, budget := range []bool{false, true} {
+				if budget && q == 0 {
+					continue
+				}
+				rows = append(rows, HedgeRow{HedgeQuantile: q, Budget: budget, Overloaded: over})
+			}
+		}
+	}
+	c.Runner.run(len(rows), func(i int) {
+		rows[i] = hedgeRun(&c, rows[i])
+	})
+	return rows, nil
+}
+
+// hedgeJob is one attempt in progress on the server.
+type hedgeJob struct {
+	req      int32
+	copy     int8
+	canceled bool
+	working  bool          // in the work phase, on the server
+	stall    time.Duration // the latency beyond the work
+	start    time.Duration
+}
+
+// hedgeReq is one request: when it arrived, whether it was answered, and
+// its copies (indexes into the jobs).
+type hedgeReq struct {
+	arrival time.Duration
+	done    bool
+	copies  int8
+	jobs    [4]int32
+}
+
+// The events of the hedge model besides completions.
+const (
+	hedgeArrival uint8 = iota // the next request arrives
+	hedgeTimer                // a request's hedge delay passed
+	hedgeStalled              // an attempt's stall ended: it answers
+)
+
+type hedgeEvent struct {
+	kind uint8
+	req  int32 // the request; the attempt for hedgeStalled
+}
+
+func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
+	budgetID := uint64(0)
+	if row.Budget {
+		budgetID = 1
+	}
+	overID := uint64(0)
+	load := c.Load
+	if row.Overloaded {
+		overID, load = 1, c.Overload
+	}
+	r := stream(c.Seed, stringID("hedge"), floatID(row.HedgeQuantile), budgetID, overID)
+	cost := float64(c.Dist.Quantile(0.5))
+	meanGap := c.Dist.meanWork(cost) / load // ns between arrivals
+
+	var h *hedge.Hedger
+	var fixed time.Duration
+	if row.HedgeQuantile > 0 {
+		if row.Overloaded {
+			fixed = c.Dist.Quantile(row.HedgeQuantile)
+		} else {
+			h = &hedge.Hedger{Quantile: row.HedgeQuantile, Window: 1000, Warmup: 100, MaxHedges: c.MaxHedges}
+		}
+	}
+	var bucket *retry.TokenBucket
+	if row.Budget {
+		bucket = &retry.TokenBucket{TokenRatio: c.BudgetRatio}
+	}
+	delay := func() (time.Duration, bool) {
+		switch {
+		case row.HedgeQuantile == 0:
+			return 0, false
+		case h != nil:
+			return h.Delay("")
+		}
+		return fixed, true
+	}
+
+	reqs := make([]hedgeReq, 0, c.Requests)
+	jobs := make([]hedgeJob, 0, c.Requests+c.Requests/8)
+	latencies := make([]time.Duration, 0, c.Requests)
+	var (
+		events queue[hedgeEvent]
+		ps     psServer
+		now    time.Duration
+		hedges int
+	)
+	start := func(req int32) {
+		q := &reqs[req]
+		id := int32(len(jobs))
+		jobs = append(jobs, hedgeJob{req: req, copy: q.copies, start: now})
+		q.jobs[q.copies] = id
+		q.copies++
+		l := c.Dist.sample(r)
+		work := math.Min(l, cost)
+		jobs[id].working = true
+		jobs[id].stall = time.Duration(l - work)
+		ps.add(id, work)
+	}
+	finish := func(id int32) {
+		j := &jobs[id]
+		q := &reqs[j.req]
+		q.done = true
+		latencies = append(latencies, now-q.arrival)
+		for _, other := range q.jobs[:q.copies] {
+			if o := &jobs[other]; other != id && !o.canceled {
+				o.canceled = true
+				if o.working {
+					ps.n--
+				}
+				// As hedge.Attempt does: a loser that began first ran
+				// longer than the winner, a lower bound of its latency.
+				if h != nil && o.copy < j.copy {
+					h.Observe("", now-o.start)
+				}
+			}
+		}
+		if h != nil {
+			h.Observe("", now-j.start)
+		}
+		if bucket != nil {
+			bucket.Success()
+		}
+	}
+
+	events.push(time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
+	for {
+		next, ok := events.peek()
+		id, at, busy := ps.next(now, jobs)
+		if !ok && !busy {
+			break
+		}
+		if busy && (!ok || at < next) {
+			ps.advance(at - now)
+			now = at
+			ps.pop()
+			if j := &jobs[id]; j.stall > 0 {
+				j.working = false
+				events.push(now+j.stall, hedgeEvent{kind: hedgeStalled, req: id})
+			} else {
+				finish(id)
+			}
+			continue
+		}
+		ps.advance(next - now)
+		now = next
+		_, e := events.pop()
+		switch e.kind {
+		case hedgeArrival:
+			req := int32(len(reqs))
+			reqs = append(reqs, hedgeReq{arrival: now})
+			start(req)
+			if d, on := delay(); on {
+				events.push(now+d, hedgeEvent{kind: hedgeTimer, req: req})
+			}
+			if len(reqs) < c.Requests {
+				events.push(now+time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
+			}
+		case hedgeStalled:
+			if !jobs[e.req].canceled {
+				finish(e.req)
+			}
+		case hedgeTimer:
+			q := &reqs[e.req]
+			if q.done || int(q.copies) > c.MaxHedges || bucket != nil && !bucket.Take() {
+				continue
+			}
+			hedges++
+			start(e.req)
+			if int(q.copies) <= c.MaxHedges {
+				d, _ := delay()
+				events.push(now+d, hedgeEvent{kind: hedgeTimer, req: e.req})
+			}
+		}
+	}
+	slices.Sort(latencies)
+	pct := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(latencies)))) - 1
+		return float64(latencies[max(0, i)]) / float64(time.Millisecond)
+	}
+	row.ExtraLoad = float64(hedges) / float64(c.Requests)
+	row.P50MS, row.P99MS, row.P999MS = pct(0.5), pct(0.99), pct(0.999)
+	return row
+}
+
+// psServer is a processor-sharing server: each of the n attempts in
+// progress advances at 1/n of full speed. It runs on virtual work: work
+// grows at 1/n per nanosecond, and an attempt of latency S that began at
+// work w ends when work reaches w + S, so that one heap of end marks
+// serves however n changes. Canceled attempts leave their marks in the
+// heap until they come up (they no longer count in n).
+type psServer struct {
+	work  float64
+	n     int
+	marks queue[int32] // end marks, as whole nanoseconds of work
+}
+
+func (s *psServer) add(id int32, latency float64) {
+	s.n++
+	s.marks.push(time.Duration(math.Ceil(s.work+latency)), id)
+}
+
+// advance moves the clock d forward.
+func (s *psServer) advance(d time.Duration) {
+	if s.n > 0 {
+		s.work += float64(d) / float64(s.n)
+	}
+}
+
+// next returns the next attempt to end and when, dropping the marks of
+// canceled attempts; busy is false when none is in progress.
+func (s *psServer) next(now time.Duration, jobs []hedgeJob) (id int32, at time.Duration, busy bool) {
+	for s.marks.len() > 0 {
+		mark, id := s.marks.items[0].at, s.marks.items[0].e
+		if jobs[id].canceled {
+			s.marks.pop()
+			continue
+		}
+		left := max(float64(mark)-s.work, 0)
+		return id, now + time.Duration(math.Ceil(left*float64(s.n))), true
+	}
+	return 0, 0, false
+}
+
+func (s *psServer) pop() {
+	s.marks.pop()
+	s.n--
+}

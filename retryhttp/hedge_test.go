@@ -1,0 +1,467 @@
+package retryhttp_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/retryhttp"
+)
+
+// hedgeServer is a loopback server whose handler answers the n-th request
+// (from 0) as answer says; it records the bodies it received, the requests
+// whose client went away, and the connections it accepted.
+type hedgeServer struct {
+	*httptest.Server
+	n        atomic.Int32
+	conns    atomic.Int32
+	canceled atomic.Int32
+	mu       sync.Mutex
+	bodies   []string
+}
+
+func newHedgeServer(t *testing.T, http2 bool, answer func(n int, w http.ResponseWriter, r *http.Request)) *hedgeServer {
+	t.Helper()
+	s := &hedgeServer{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(s.n.Add(1) - 1)
+		b, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.bodies = append(s.bodies, string(b))
+		s.mu.Unlock()
+		answer(n, w, r)
+		if r.Context().Err() != nil {
+			s.canceled.Add(1)
+		}
+	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	if http2 {
+		s.EnableHTTP2 = true
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// stallFirst answers every request at once with its number, except the
+// first, which waits until its client goes away (or 10 s).
+func stallFirst(n int, w http.ResponseWriter, r *http.Request) {
+	if n == 0 {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(10 * time.Second):
+		}
+	}
+	fmt.Fprintf(w, "answer %d", n)
+}
+
+// hedgeClient returns a client whose Transport hedges after 20 ms, over a
+// base transport of its own that trusts s.
+func hedgeClient(s *hedgeServer, tr *retryhttp.Transport) *http.Client {
+	base := s.Client().Transport.(*http.Transport).Clone()
+	if tr.Base == nil {
+		tr.Base = base
+	}
+	if tr.Hedge == nil {
+		tr.Hedge = &hedge.Hedger{After: 20 * time.Millisecond}
+	}
+	return &http.Client{Transport: tr}
+}
+
+func readAll(t *testing.T, resp *http.Response, err error) string {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// waitFor polls cond until it holds or 5 s pass: the server's side of a
+// cancellation arrives a moment after the client's.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestHedgeWinsAndTheFirstIsCanceled(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("http2=%v", h2), func(t *testing.T) {
+			s := newHedgeServer(t, h2, stallFirst)
+			var won retryhttp.Event
+			client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}, OnSuccess: func(e retryhttp.Event) { won = e }})
+			resp, err := client.Get(s.URL)
+			if got := readAll(t, resp, err); got != "answer 1" {
+				t.Fatalf("body %q; want the hedge's, answer 1", got)
+			}
+			if won.Hedge != 1 || won.Attempt != 1 {
+				t.Errorf("OnSuccess: hedge %d, attempt %d; want hedge 1 of attempt 1", won.Hedge, won.Attempt)
+			}
+			waitFor(t, "the first copy's cancellation to reach the server", func() bool { return s.canceled.Load() == 1 })
+			if h2 && s.conns.Load() != 1 {
+				t.Errorf("HTTP/2: %d connections; want 1, the hedge a stream beside the stalled one", s.conns.Load())
+			}
+		})
+	}
+}
+
+// nonReplayable is a body without GetBody.
+type nonReplayable struct{ io.Reader }
+
+func (nonReplayable) Close() error { return nil }
+
+func TestHedgeOnlyWhatMayBeRepeated(t *testing.T) {
+	tests := []struct {
+		name     string
+		method   string
+		body     func() io.Reader
+		key      bool
+		requests int32
+	}{
+		{"GET", "GET", nil, false, 2},
+		{"PUT with GetBody: each copy its own body", "PUT", func() io.Reader { return strings.NewReader("payload") }, false, 2},
+		{"PUT without GetBody: never hedged", "PUT", func() io.Reader { return nonReplayable{strings.NewReader("payload")} }, false, 1},
+		{"POST: never hedged", "POST", func() io.Reader { return strings.NewReader("payload") }, false, 1},
+		{"POST with Idempotency-Key", "POST", func() io.Reader { return strings.NewReader("payload") }, true, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The first request answers when a hedge arrives, or after
+			// 500 ms if none does: long past the hedge delay, short enough
+			// for a request that is not hedged.
+			hedged := make(chan struct{})
+			s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+				switch n {
+				case 0:
+					select {
+					case <-r.Context().Done():
+						return
+					case <-hedged:
+					case <-time.After(500 * time.Millisecond):
+					}
+				case 1:
+					close(hedged)
+				}
+				fmt.Fprintf(w, "answer %d", n)
+			})
+			client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}})
+			var body io.Reader
+			if tt.body != nil {
+				body = tt.body()
+			}
+			req, _ := http.NewRequest(tt.method, s.URL, body)
+			if tt.key {
+				req.Header.Set("Idempotency-Key", "k1")
+			}
+			resp, err := client.Do(req)
+			readAll(t, resp, err)
+			if got := s.n.Load(); got != tt.requests {
+				t.Errorf("server got %d requests; want %d", got, tt.requests)
+			}
+			if tt.body != nil {
+				s.mu.Lock()
+				for i, b := range s.bodies {
+					if b != "payload" && !(i == 0 && tt.requests == 2) {
+						t.Errorf("copy %d sent body %q; want the whole payload", i, b)
+					}
+				}
+				s.mu.Unlock()
+			}
+		})
+	}
+}
+
+// A 503 is pushback: no hedge follows it, though it failed fast.
+func TestHedgeStopsOnPushback(t *testing.T) {
+	s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	// A delay long enough that only a fast failure could send a hedge.
+	client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}, Hedge: &hedge.Hedger{After: time.Second, MaxHedges: 3}})
+	resp, err := client.Get(s.URL)
+	readAll(t, resp, err)
+	if resp.StatusCode != 503 || s.n.Load() != 1 {
+		t.Errorf("status %d after %d requests; want the 503, and no hedge", resp.StatusCode, s.n.Load())
+	}
+}
+
+// A copy that answers after another did is drained and closed at once,
+// its context still alive: its connection goes back to the pool, so that
+// racing copies do not cost a connection each time. The race is made
+// certain: the first copy's response arrives first, but CheckRetry holds it
+// until the hedge has won.
+func TestHedgeLoserConnectionReused(t *testing.T) {
+	var mu sync.Mutex
+	gates := map[int]chan struct{}{}
+	gate := func(pair int) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		if gates[pair] == nil {
+			gates[pair] = make(chan struct{})
+		}
+		return gates[pair]
+	}
+	// Requests come in pairs, the first copy and its hedge: the first
+	// answers when the hedge arrives, the hedge at once.
+	s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Copy", fmt.Sprint(n%2))
+		if n%2 == 0 {
+			select {
+			case <-gate(n / 2):
+			case <-r.Context().Done():
+				return
+			}
+		} else {
+			close(gate(n / 2))
+		}
+		fmt.Fprint(w, "ok")
+	})
+	won := make(chan struct{}, 1)
+	tr := &retryhttp.Transport{
+		Policy: backoff.Policy{Retries: backoff.NoRetries},
+		Hedge: &hedge.Hedger{After: 20 * time.Millisecond, OnHedge: func(e hedge.Event) {
+			if e.Won {
+				won <- struct{}{}
+			}
+		}},
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if resp != nil && resp.Header.Get("X-Copy") == "0" {
+				// The first copy's response waits until the hedge has won
+				// (or a while, should a dial have let the hedge arrive
+				// first and taken the first copy's part).
+				select {
+				case <-won:
+				case <-time.After(time.Second):
+				}
+			}
+			return retryhttp.DefaultCheckRetry(ctx, resp, err)
+		},
+	}
+	client := hedgeClient(s, tr)
+	const requests = 10
+	for range requests {
+		select {
+		case <-won: // a signal nobody waited for
+		default:
+		}
+		resp, err := client.Get(s.URL)
+		readAll(t, resp, err)
+	}
+	// Each pair needs two connections at once; without draining, every
+	// loser's would be closed, one more per request. net/http returns a
+	// drained connection to its pool a moment after the body's end, so the
+	// next request sometimes dials before it is back.
+	if got := s.conns.Load(); got > requests/2 {
+		t.Errorf("%d connections for %d hedged requests whose copies both answered; want most reused (2 at best, %d without draining)", got, requests, requests+1)
+	}
+}
+
+// With HTTP/2, Go's Transport sends the hedge as a second stream on the
+// same connection; HedgeBase gives hedges a connection of their own.
+func TestHedgeBaseSeparateConnection(t *testing.T) {
+	s := newHedgeServer(t, true, stallFirst)
+	hedgeBase := s.Client().Transport.(*http.Transport).Clone()
+	client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}, HedgeBase: hedgeBase})
+	resp, err := client.Get(s.URL)
+	if got := readAll(t, resp, err); got != "answer 1" {
+		t.Fatalf("body %q; want the hedge's", got)
+	}
+	if got := s.conns.Load(); got != 2 {
+		t.Errorf("%d connections; want 2, the hedge's its own", got)
+	}
+	hedgeBase.CloseIdleConnections()
+}
+
+// The winner's body is the caller's: closing it ends the winning copy's
+// context, and no goroutine is left (goleak checks the package).
+func TestHedgeWinnerBodyReleases(t *testing.T) {
+	s := newHedgeServer(t, false, stallFirst)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}})
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.URL, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The body is still readable after RoundTrip returned: the winner's
+	// context is alive until Close.
+	if got := readAll(t, resp, nil); got != "answer 1" {
+		t.Errorf("body %q; want answer 1", got)
+	}
+	client.CloseIdleConnections()
+}
+
+// BenchmarkHedgedRoundTrip is a GET that answers before the hedge delay,
+// with Hedge set: the cost of being ready to hedge.
+func BenchmarkHedgedRoundTrip(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	for _, h := range []*hedge.Hedger{nil, {After: time.Hour}} {
+		name := "no Hedge"
+		if h != nil {
+			name = "Hedge armed"
+		}
+		b.Run(name, func(b *testing.B) {
+			base := &http.Transport{}
+			defer base.CloseIdleConnections()
+			client := &http.Client{Transport: &retryhttp.Transport{Base: base, Hedge: h}}
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := client.Get(srv.URL)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}
+
+// stallProxy forwards loopback TCP connections to target; once frozen, it
+// stops delivering the server's bytes on the connections it had accepted,
+// as a network path that stops delivering does.
+type stallProxy struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	frozen bool
+	conns  []chan struct{} // closed to freeze each accepted connection
+}
+
+func newStallProxy(t *testing.T, target string) *stallProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); p.freeze(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			stop := make(chan struct{})
+			p.mu.Lock()
+			p.conns = append(p.conns, stop)
+			p.mu.Unlock()
+			wg.Go(func() { io.Copy(s, c); s.Close() })
+			wg.Go(func() {
+				buf := make([]byte, 32<<10)
+				for {
+					n, err := s.Read(buf)
+					select {
+					case <-stop:
+						// Frozen: hold the bytes until the test ends.
+						<-t.Context().Done()
+						c.Close()
+						return
+					default:
+					}
+					if n > 0 {
+						c.Write(buf[:n])
+					}
+					if err != nil {
+						c.Close()
+						return
+					}
+				}
+			})
+		}
+	})
+	return p
+}
+
+// freeze stalls every connection accepted so far.
+func (p *stallProxy) freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.frozen {
+		p.frozen = true
+		for _, c := range p.conns {
+			close(c)
+		}
+	}
+}
+
+// The measurement behind HedgeBase: when an HTTP/2 connection stalls (its
+// server's bytes stop arriving), Go's Transport sends the hedge as another
+// stream of the same connection, and it stalls too; through HedgeBase the
+// hedge dials a connection of its own and answers.
+func TestHedgeHTTP2ConnectionStall(t *testing.T) {
+	for _, separate := range []bool{false, true} {
+		t.Run(fmt.Sprintf("HedgeBase=%v", separate), func(t *testing.T) {
+			s := newHedgeServer(t, true, func(n int, w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "answer %d", n) })
+			p := newStallProxy(t, s.Listener.Addr().String())
+			viaProxy := func() *http.Transport {
+				tr := s.Client().Transport.(*http.Transport).Clone()
+				tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return (&net.Dialer{}).DialContext(ctx, "tcp", p.ln.Addr().String())
+				}
+				return tr
+			}
+			base, hedgeBase := viaProxy(), viaProxy()
+			defer base.CloseIdleConnections()
+			defer hedgeBase.CloseIdleConnections()
+			tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: backoff.NoRetries},
+				Hedge: &hedge.Hedger{After: 20 * time.Millisecond}}
+			if separate {
+				tr.HedgeBase = hedgeBase
+			}
+			client := &http.Client{Transport: tr}
+			// A first request opens the connection; then it stalls.
+			resp, err := client.Get(s.URL)
+			readAll(t, resp, err)
+			p.freeze()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, "GET", s.URL, nil)
+			resp, err = client.Do(req)
+			if separate {
+				if got := readAll(t, resp, err); !strings.HasPrefix(got, "answer") {
+					t.Errorf("body %q; want the hedge's answer over its own connection", got)
+				}
+				return
+			}
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("the hedge answered over the stalled connection; want it stalled too (status %d)", resp.StatusCode)
+			}
+			if s.conns.Load() != 1 {
+				t.Errorf("%d connections; want 1: the hedge shared the stalled one", s.conns.Load())
+			}
+		})
+	}
+}

@@ -25,8 +25,8 @@ func ExampleOCC() {
 		fmt.Printf("%-11s %3.0f writes, all done after %4.0f ms\n", r.Algorithm, r.Calls, r.TimeMS)
 	}
 	// Output:
-	// exponential  52 writes, all done after 3714 ms
-	// full         38 writes, all done after  442 ms
+	// exponential  50 writes, all done after 3380 ms
+	// full         39 writes, all done after  445 ms
 }
 
 // A hundred clients fail at once and retry on 1 s, ×2, four retries: without

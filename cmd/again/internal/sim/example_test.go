@@ -25,8 +25,8 @@ func ExampleOCC() {
 		fmt.Printf("%-11s %3.0f writes, all done after %4.0f ms\n", r.Algorithm, r.Calls, r.TimeMS)
 	}
 	// Output:
-	// exponential  51 writes, all done after 3664 ms
-	// full         39 writes, all done after  464 ms
+	// exponential  50 writes, all done after 3380 ms
+	// full         39 writes, all done after  445 ms
 }
 
 // A hundred clients fail at once and retry on 1 s, ×2, four retries: without

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -180,7 +180,7 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 	c.Runner.run(len(res), func(i int) {
 		cell, run := i/c.Runs, i%c.Runs
 		n, a := c.Clients[cell/len(c.Algorithms)], c.Algorithms[cell%len(c.Algorithms)]
-		r := stream(c.Seed, stringID("occ"), uint64(n), stringID(string(a)), uint64(run))
+		r := &occRand{s: mix(c.Seed ^ streamKey(stringID("occ"), uint64(n), stringID(string(a)), uint64(run)))}
 		w, end := occRun(n, a.Policy(c.Base, c.Cap), net, r)
 		res[i] = result{w, end}
 	})
@@ -201,57 +201,187 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 	return rows, nil
 }
 
-// occNet draws one message's one-way delay, |N(mean, sd)| nanoseconds.
+// occNet draws messages' one-way delays, |N(mean, sd)| nanoseconds.
 type occNet struct{ mean, sd float64 }
 
-func (n occNet) delay(r *rand.Rand) time.Duration {
-	return fromFloat(math.Abs(r.NormFloat64()*n.sd + n.mean))
+func (n occNet) delay(r *occRand) time.Duration {
+	return occDuration(math.Abs(r.norm()*n.sd + n.mean))
 }
 
-// The messages of the OCC model.
+// one returns a message's delay for the standard normal number x.
+func (n occNet) one(x float64) time.Duration { return occDuration(math.Abs(x*n.sd + n.mean)) }
+
+// sum returns the sum of two messages' delays for the standard normal
+// numbers x and y.
+func (n occNet) sum(x, y float64) time.Duration {
+	return occDuration(math.Abs(x*n.sd+n.mean) + math.Abs(y*n.sd+n.mean))
+}
+
+// occDuration converts a delay of at most a few hours (OCCConfig bounds
+// the mean and the deviation to an hour) to a Duration; the bound only
+// keeps an absurd draw from wrapping round.
+func occDuration(ns float64) time.Duration { return time.Duration(min(ns, 1e18)) }
+
+// occRand is a run's random source: wyrand, one 64-bit multiply per draw,
+// and its own normal draw, because the model draws 60 million normal
+// numbers for the default table and math/rand/v2's PCG and NormFloat64,
+// through an interface, were half of its time. It is a backoff.Rand
+// itself, so Policy.Sample calls it without going through a *rand.Rand.
+type occRand struct{ s uint64 }
+
+// Uint64 returns the next 64 random bits.
+func (r *occRand) Uint64() uint64 {
+	r.s += 0xa0761d6478bd642f
+	hi, lo := bits.Mul64(r.s, r.s^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// Float64 is uniform in [0, 1), as rand.Float64.
+func (r *occRand) Float64() float64 { return float64(r.Uint64()>>11) * 0x1p-53 }
+
+// norm returns a standard normal number.
+func (r *occRand) norm() float64 {
+	j := int32(r.Uint64())
+	if x, ok := occZig.fast(j); ok {
+		return x
+	}
+	return r.normSlow(j)
+}
+
+// norm2 returns two standard normal numbers, drawn from one Uint64 when
+// both fall in the ziggurat's rectangles (99 % of the time).
+func (r *occRand) norm2() (float64, float64) {
+	u := r.Uint64()
+	j, k := int32(u), int32(u>>32)
+	x, ok := occZig.fast(j)
+	if !ok {
+		x = r.normSlow(j)
+	}
+	y, ok := occZig.fast(k)
+	if !ok {
+		y = r.normSlow(k)
+	}
+	return x, y
+}
+
+// zigR is where the ziggurat's base strip ends and its tail begins
+// (Marsaglia and Tsang, "The Ziggurat Method for Generating Random
+// Variables", 2000, for zigN strips of area zigV each). 256 strips rather
+// than 128 halve the draws that need the slow path and its exp.
 const (
-	occRead       uint8 = iota // a read arrives at the database
-	occReadReply               // the version arrives at the client
-	occWrite                   // a conditional write arrives at the database
-	occWriteReply              // the write's outcome arrives at the client
+	zigN = 256
+	zigR = 3.6541528853610088
+	zigV = 4.92867323399e-3
 )
 
-type occEvent struct {
-	client  int32
-	kind    uint8
-	version int32 // the version read or written; 1 for a successful write reply
+// ziggurat holds the strips of a zigN-strip ziggurat covering the standard
+// normal's density, for 32-bit signed draws j: strip i = j mod zigN is
+// accepted at once if |j| < k[i], giving j·w[i]; f[i] is the density at
+// the strip's outer edge.
+type ziggurat struct {
+	k [zigN]uint32
+	w [zigN]float64
+	f [zigN]float64
+}
+
+// occZig is computed once and never written again.
+var occZig = newZiggurat()
+
+func newZiggurat() *ziggurat {
+	const m = 1 << 31
+	z := &ziggurat{}
+	dn, tn := zigR, zigR
+	q := zigV / math.Exp(-0.5*dn*dn)
+	z.k[0] = uint32(dn / q * m)
+	z.w[0], z.w[zigN-1] = q/m, dn/m
+	z.f[0], z.f[zigN-1] = 1, math.Exp(-0.5*dn*dn)
+	for i := zigN - 2; i >= 1; i-- {
+		dn = math.Sqrt(-2 * math.Log(zigV/dn+math.Exp(-0.5*dn*dn)))
+		z.k[i+1] = uint32(dn / tn * m)
+		tn = dn
+		z.f[i] = math.Exp(-0.5 * dn * dn)
+		z.w[i] = dn / m
+	}
+	return z
+}
+
+// fast returns j's number if j falls inside its strip's rectangle.
+func (z *ziggurat) fast(j int32) (float64, bool) {
+	i := j & (zigN - 1)
+	a := uint32(j)
+	if j < 0 {
+		a = -a
+	}
+	return float64(j) * z.w[i], a < z.k[i]
+}
+
+// normSlow finishes a draw j that fell outside its strip's rectangle: in
+// the wedge under the density, in the tail, or rejected and drawn again.
+func (r *occRand) normSlow(j int32) float64 {
+	z := occZig
+	for {
+		i := j & (zigN - 1)
+		x := float64(j) * z.w[i]
+		if i == 0 { // the tail beyond zigR, by Marsaglia's method
+			for {
+				x = -math.Log(1-r.Float64()) / zigR
+				y := -math.Log(1 - r.Float64())
+				if y+y >= x*x {
+					break
+				}
+			}
+			if j > 0 {
+				return zigR + x
+			}
+			return -zigR - x
+		}
+		if z.f[i]+r.Float64()*(z.f[i-1]-z.f[i]) < math.Exp(-0.5*x*x) {
+			return x
+		}
+		j = int32(r.Uint64())
+		if x, ok := z.fast(j); ok {
+			return x
+		}
+	}
 }
 
 // occRun simulates one run of n clients sleeping by p, and returns the
 // number of writes the database received and the time the last client
 // learnt that it had written.
-func occRun(n int, p backoff.Policy, net occNet, r *rand.Rand) (writes int, end time.Duration) {
-	s := occState{p: p, net: net, r: r, clients: make([]occClient, n)}
+//
+// Only the writes' arrivals at the database go through the event queue: a
+// client's write succeeds if no other write succeeded between its read and
+// it, so a write's fate is known when the writes are taken in time order,
+// and the read that precedes it, the replies and the sleep need no events
+// of their own. A read at the same nanosecond as a successful write sees
+// it.
+func occRun(n int, p backoff.Policy, net occNet, r *occRand) (writes int, end time.Duration) {
+	s := occState{p: p, net: net, r: r, clients: make([]occClient, n), lastWrite: -1}
 	// Both queues pop the same events in the same order; the calendar is
 	// faster when it applies (see newOCCCalendar).
 	if c := newOCCCalendar(n, net); c != nil {
 		for i := range n {
-			c.push(net.delay(r), occEvent{client: int32(i), kind: occRead})
+			c.push(s.attempt(int32(i), net.delay(r)), int32(i))
 		}
 		for c.len() > 0 {
-			now, e := c.pop()
-			if at, next, ok := s.step(now, e); ok {
-				c.push(at, next)
+			now, i := c.pop()
+			if at, ok := s.write(now, i); ok {
+				c.push(at, i)
 			}
 		}
 		return s.writes, s.end
 	}
-	var q queue[occEvent]
-	q.items = make([]item[occEvent], 0, n)
+	var q queue[int32]
+	q.items = make([]item[int32], 0, n)
 	for i := range n {
-		q.push(net.delay(r), occEvent{client: int32(i), kind: occRead})
+		q.push(s.attempt(int32(i), net.delay(r)), int32(i))
 	}
-	// Every event but a successful write's reply schedules the client's
-	// next one: it replaces the event at the top of the queue.
+	// Every failed write schedules the client's next one: it replaces the
+	// event at the top of the queue.
 	for q.len() > 0 {
-		now, e := q.top()
-		if at, next, ok := s.step(now, e); ok {
-			q.replace(at, next)
+		now, i := q.top()
+		if at, ok := s.write(now, i); ok {
+			q.replace(at, i)
 		} else {
 			q.pop()
 		}
@@ -260,44 +390,46 @@ func occRun(n int, p backoff.Policy, net occNet, r *rand.Rand) (writes int, end 
 }
 
 type occClient struct {
+	read     time.Duration // when the client's current read reached the database
 	failures int
 	prev     time.Duration // the last sleep, for decorrelated jitter
 }
 
 // occState is a run of the OCC model between events.
 type occState struct {
-	p       backoff.Policy
-	net     occNet
-	r       *rand.Rand
-	clients []occClient
-	version int32
-	writes  int
-	end     time.Duration
+	p         backoff.Policy
+	net       occNet
+	r         *occRand
+	clients   []occClient
+	lastWrite time.Duration // the last successful write's arrival, or -1
+	writes    int
+	end       time.Duration
 }
 
-// step handles e, which happens at now, and returns the client's next
-// event and when, or false if the client is done.
-func (s *occState) step(now time.Duration, e occEvent) (time.Duration, occEvent, bool) {
-	s.end = now
-	switch e.kind {
-	case occRead:
-		return now + s.net.delay(s.r), occEvent{e.client, occReadReply, s.version}, true
-	case occReadReply:
-		return now + s.net.delay(s.r), occEvent{e.client, occWrite, e.version}, true
-	case occWrite:
-		s.writes++
-		ok := int32(0)
-		if e.version == s.version {
-			s.version++
-			ok = 1
-		}
-		return now + s.net.delay(s.r), occEvent{e.client, occWriteReply, ok}, true
+// attempt records that client i's read reaches the database at t, and
+// returns when its write will: after the read's reply and the write's way
+// there, one draw each.
+func (s *occState) attempt(i int32, t time.Duration) time.Duration {
+	s.clients[i].read = t
+	x, y := s.r.norm2()
+	return t + s.net.sum(x, y)
+}
+
+// write handles client i's write reaching the database at now. It returns
+// when the client's next write will, or false if this one succeeded.
+func (s *occState) write(now time.Duration, i int32) (time.Duration, bool) {
+	s.writes++
+	c := &s.clients[i]
+	// The reply, and the next read if the write failed: drawn together,
+	// the second unused after a success.
+	x, y := s.r.norm2()
+	reply := now + s.net.one(x)
+	if s.lastWrite <= c.read {
+		s.lastWrite = now
+		s.end = max(s.end, reply) // the client learns it is done
+		return 0, false
 	}
-	if e.version == 1 {
-		return 0, occEvent{}, false // this client is done
-	}
-	c := &s.clients[e.client]
 	c.failures++
 	c.prev = s.p.Sample(c.failures, c.prev, s.r)
-	return now + s.net.delay(s.r) + c.prev, occEvent{e.client, occRead, 0}, true
+	return s.attempt(i, reply+c.prev+s.net.one(y)), true
 }

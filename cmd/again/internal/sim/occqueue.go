@@ -38,8 +38,6 @@ type occSlot struct {
 	at         time.Duration
 	seq        uint64
 	prev, next int32
-	version    int32
-	kind       uint8
 }
 
 func (a *occSlot) before(b *occSlot) bool {
@@ -86,14 +84,13 @@ func newOCCCalendar(n int, net occNet) *occCalendar {
 
 func (c *occCalendar) len() int { return c.n }
 
-// push schedules e, the event of client e.client, which has none queued.
-func (c *occCalendar) push(at time.Duration, e occEvent) {
+// push schedules an event of client s, which has none queued.
+func (c *occCalendar) push(at time.Duration, s int32) {
 	at = endOfTime(at) // as queue.push
 	c.seq++
-	s := e.client
 	ev := c.ev
 	x := &ev[s]
-	x.at, x.seq, x.kind, x.version = at, c.seq, e.kind, e.version
+	x.at, x.seq = at, c.seq
 	b := int(at>>c.shift) & c.mask
 	bk := &c.buckets[b]
 	// Most events come after those already in their bucket: look from the
@@ -119,8 +116,9 @@ func (c *occCalendar) push(at time.Duration, e occEvent) {
 	c.n++
 }
 
-// pop removes and returns the earliest event. The queue must not be empty.
-func (c *occCalendar) pop() (time.Duration, occEvent) {
+// pop removes the earliest event and returns its time and client. The
+// queue must not be empty.
+func (c *occCalendar) pop() (time.Duration, int32) {
 	width := time.Duration(1) << c.shift
 	for passed := 0; ; {
 		// The next bucket with events, from the current one.
@@ -145,7 +143,7 @@ func (c *occCalendar) pop() (time.Duration, occEvent) {
 				c.full[b>>6] &^= 1 << (b & 63)
 			}
 			c.n--
-			return x.at, occEvent{client: h, kind: x.kind, version: x.version}
+			return x.at, h
 		}
 		// The bucket's events are in later years: on to the next.
 		c.cur = (b + 1) & c.mask

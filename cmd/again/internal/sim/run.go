@@ -33,11 +33,16 @@ func (r Runner) run(n int, f func(i int)) {
 // identity rather than its position means a row of a table is the same
 // whether it is computed alone or among others.
 func stream(seed uint64, id ...uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, streamKey(id...)))
+}
+
+// streamKey hashes the values that identify a run.
+func streamKey(id ...uint64) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, v := range id {
 		h = mix(h ^ v)
 	}
-	return rand.New(rand.NewPCG(seed, h))
+	return h
 }
 
 // mix is splitmix64's finaliser: a bijection that spreads every input bit

@@ -352,6 +352,7 @@ type stallProxy struct {
 	mu     sync.Mutex
 	frozen bool
 	conns  []chan struct{} // closed to freeze each accepted connection
+	open   []net.Conn      // both ends of every connection, closed at the end
 }
 
 func newStallProxy(t *testing.T, target string) *stallProxy {
@@ -361,7 +362,18 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 	}
 	p := &stallProxy{ln: ln}
 	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); p.freeze(); wg.Wait() })
+	// At the end every connection is closed before waiting: a copy loop
+	// blocked in Read on an idle connection would otherwise never return.
+	t.Cleanup(func() {
+		ln.Close()
+		p.freeze()
+		p.mu.Lock()
+		for _, c := range p.open {
+			c.Close()
+		}
+		p.mu.Unlock()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		for {
 			c, err := ln.Accept()
@@ -376,6 +388,7 @@ func newStallProxy(t *testing.T, target string) *stallProxy {
 			stop := make(chan struct{})
 			p.mu.Lock()
 			p.conns = append(p.conns, stop)
+			p.open = append(p.open, c, s)
 			p.mu.Unlock()
 			wg.Go(func() { io.Copy(s, c); s.Close() })
 			wg.Go(func() {
@@ -441,8 +454,11 @@ func TestHedgeHTTP2ConnectionStall(t *testing.T) {
 				tr.HedgeBase = hedgeBase
 			}
 			client := &http.Client{Transport: tr}
-			// A first request opens the connection; then it stalls.
-			resp, err := client.Get(s.URL)
+			// A first request opens base's connection; then it stalls. It
+			// goes through base itself, never hedged: on a loaded machine a
+			// hedge would open HedgeBase's connection before the stall, and
+			// the stall would then hold it too.
+			resp, err := (&http.Client{Transport: base}).Get(s.URL)
 			readAll(t, resp, err)
 			p.freeze()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -105,15 +105,6 @@ const untilDeadlineHelp = `--deadline without --retries retries until the deadli
 attempts that takes; with --retries too, whichever comes first ends the
 retries.`
 
-// attemptOf renders attempt n of max for the progress lines: "2/4", or "2"
-// when retrying until the deadline leaves the number open.
-func attemptOf(n, max int) string {
-	if max == backoff.UntilDeadline {
-		return strconv.Itoa(n)
-	}
-	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
-}
-
 // requireUnit rejects a bare number other than 0 as the value s of the
 // duration flag name. In run and fetch a bare 30 would be 30 ms to calc's
 // parser but 30 s to users of timeout(1) and curl: rather than guess, ask

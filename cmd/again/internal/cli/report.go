@@ -3,10 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/again-go/again/backoff"
 )
 
 // attemptFailed prints the line that run and fetch print for a failed
@@ -15,6 +18,15 @@ import (
 // "giving up"). Both may hold a server's text, so it is made printable.
 func attemptFailed(w io.Writer, attempt, maxAttempts int, why, next string) {
 	fmt.Fprintf(w, "again: attempt %s failed (%s); %s\n", attemptOf(attempt, maxAttempts), message(why), message(next))
+}
+
+// attemptOf renders attempt n of max for the progress lines: "2/4", or "2"
+// when retrying until the deadline leaves the number open.
+func attemptOf(n, max int) string {
+	if max == backoff.UntilDeadline {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
 }
 
 // message is text for one of again's lines: printable, on one line, and

@@ -100,7 +100,8 @@ type BudgetConfig struct {
 // Redis and Key: gRPC A6's token bucket (retry.TokenBucket's rule), held
 // in Redis so that a fleet of N processes retries as much as one process
 // would, not N times as much. It implements retry.Budget (Success and
-// Failure).
+// Failure), and Take, which package hedge asks for a hedge's token, so that
+// hedges refused by a spent bucket cost the fleet nothing.
 //
 // Costs: Success never waits for Redis; successes are counted in memory
 // and sent every FlushInterval in one round trip by a goroutine that Close
@@ -304,9 +305,30 @@ func (b *Budget) Success() {
 // NewBudget, until ConnectTimeout has passed. Concurrent calls share round
 // trips: while one is in flight, the calls that arrive meanwhile are
 // decided together by the next.
-func (b *Budget) Failure() bool {
+func (b *Budget) Failure() bool { return b.ask(failure) }
+
+// Take takes one token from the shared bucket if more than half the tokens
+// remain after it, and reports whether it did: retry.TokenBucket.Take's
+// rule, which package hedge uses for a Hedger's Budget. Unlike Failure, a
+// refusal takes nothing, so a bucket that refuses hedges refills with the
+// successes. It waits, shares round trips and falls back to the local
+// bucket as Failure does, and a Take decided locally is not sent to Redis.
+func (b *Budget) Take() bool { return b.ask(take) }
+
+// The kinds of decision a batch carries, as indexes of its counts.
+const (
+	failure = iota // Failure: a token taken, a retry allowed or not
+	take           // Take: a token taken only if one may be
+)
+
+// ask decides a Failure or a Take, by kind.
+func (b *Budget) ask(kind int) bool {
+	local := b.local.failure
+	if kind == take {
+		local = b.local.take
+	}
 	if b.closed.Load() {
-		return b.local.failure()
+		return local()
 	}
 	now := time.Now()
 	deadline := now.Add(b.timeout)
@@ -317,12 +339,12 @@ func (b *Budget) Failure() bool {
 		}
 	}
 	if !b.shared.Load() {
-		return b.local.failure()
+		return local()
 	}
-	allow, err := b.decide(deadline)
+	allow, err := b.decide(deadline, kind)
 	if err != nil {
 		b.fallBack(err)
-		return b.local.failure()
+		return local()
 	}
 	return allow
 }
@@ -342,31 +364,33 @@ func (b *Budget) awaitWarm() {
 	}
 }
 
-// batch is one round trip's worth of retry decisions: n failures, of which
-// the first allowed may be retried (the bucket only empties along a batch,
-// so the allowed ones come first, as they would one by one).
+// batch is one round trip's worth of decisions: n[failure] failures, of
+// which the first allowed[failure] may be retried, and n[take] takes, of
+// which the first allowed[take] got a token (the bucket only empties along
+// a batch, so the allowed ones come first, as they would one by one).
 type batch struct {
-	n       int
-	allowed int
+	n       [2]int
+	allowed [2]int
 	err     error
 	done    chan struct{} // closed when allowed and err are set
 }
 
-// decide adds one failure to the batch that will be sent next and waits
-// for its answer, until deadline at most. At most one batch is in flight
+// decide adds one decision of kind to the batch that will be sent next and
+// waits for its answer, until deadline at most. At most one batch is in flight
 // and one is open to joiners, so that concurrent decisions cost one round
 // trip per batch instead of one each, and a decision waits for at most the
 // round trip in flight and its own.
-func (b *Budget) decide(deadline time.Time) (bool, error) {
+func (b *Budget) decide(deadline time.Time, kind int) (bool, error) {
 	b.batchMu.Lock()
 	if bt := b.open; bt != nil {
-		i := bt.n
-		bt.n++
+		i := bt.n[kind]
+		bt.n[kind]++
 		b.batchMu.Unlock()
 		<-bt.done
-		return i < bt.allowed, bt.err
+		return i < bt.allowed[kind], bt.err
 	}
-	bt := &batch{n: 1, done: make(chan struct{})}
+	bt := &batch{done: make(chan struct{})}
+	bt.n[kind] = 1
 	if prev := b.running; prev != nil {
 		// Lead the next batch: collect joiners until the one in flight ends.
 		b.open = bt
@@ -399,7 +423,7 @@ func (b *Budget) decide(deadline time.Time) (bool, error) {
 	}
 	b.batchMu.Unlock()
 	close(bt.done)
-	return 0 < bt.allowed, bt.err
+	return 0 < bt.allowed[kind], bt.err
 }
 
 // Shared reports whether the Budget's decisions currently use the shared
@@ -434,7 +458,7 @@ func (b *Budget) Close() error {
 		b.closed.Store(true) // decisions from now on are local
 		b.flushMu.Lock()
 		if n := b.pending.Swap(0); n > 0 && b.shared.Load() {
-			if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
+			if _, err := b.eval(time.Now().Add(b.timeout), n, [2]int{}); err != nil {
 				b.closeErr = fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err)
 			}
 		}
@@ -479,7 +503,7 @@ func (b *Budget) warmUp() {
 	defer cancel()
 	err := budgetScript.Load(ctx, b.client).Err()
 	if err == nil {
-		_, err = b.evalCtx(ctx, 0, 0)
+		_, err = b.evalCtx(ctx, 0, [2]int{})
 	}
 	if err != nil && b.ctx.Err() == nil {
 		b.fallBack(err)
@@ -497,7 +521,7 @@ func (b *Budget) flush() {
 	if n == 0 && shared {
 		return
 	}
-	if _, err := b.eval(time.Now().Add(b.timeout), n, 0); err != nil {
+	if _, err := b.eval(time.Now().Add(b.timeout), n, [2]int{}); err != nil {
 		b.pending.Add(n)
 		b.fallBack(err)
 		return
@@ -538,25 +562,25 @@ func (b *Budget) describe(err error) string {
 	return c
 }
 
-// eval runs the budget script with successes and failures until
-// deadline, and returns how many of the failures may be retried.
-func (b *Budget) eval(deadline time.Time, successes int64, failures int) (int, error) {
+// eval runs the budget script with successes and n decisions of each kind
+// until deadline, and returns how many of each were allowed.
+func (b *Budget) eval(deadline time.Time, successes int64, n [2]int) ([2]int, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	return b.evalCtx(ctx, successes, failures)
+	return b.evalCtx(ctx, successes, n)
 }
 
 // evalCtx is eval bounded by ctx. Each answer sets the local bucket's
 // level to the shared one, the level it falls back from.
-func (b *Budget) evalCtx(ctx context.Context, successes int64, failures int) (int, error) {
-	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, failures).Int64Slice()
+func (b *Budget) evalCtx(ctx context.Context, successes int64, n [2]int) ([2]int, error) {
+	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, n[failure], n[take]).Int64Slice()
 	if err != nil {
-		return 0, err
+		return [2]int{}, err
 	}
-	if len(v) != 2 {
-		return 0, fmt.Errorf("fleet: the budget script answered %v, want {allowed, used}", v)
+	if len(v) != 3 {
+		return [2]int{}, fmt.Errorf("fleet: the budget script answered %v, want {allowed, used, taken}", v)
 	}
 	b.reached.Store(true)
 	b.local.set(v[1])
-	return int(v[0]), nil
+	return [2]int{failure: int(v[0]), take: int(v[2])}, nil
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/again-go/again/retry"
+	"github.com/again-go/again/hedge"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -82,29 +82,46 @@ func newTestBudget(t *testing.T, cfg BudgetConfig) *Budget {
 }
 
 // TestSharedMatchesLocal checks the shared bucket decides exactly as the
-// local one (gRPC A6) on the same sequence of outcomes, in one process.
+// local one (gRPC A6, and retry.TokenBucket.Take for takes) on the same
+// sequence of successes (S), failures (F) and takes (T), in one process.
 func TestSharedMatchesLocal(t *testing.T) {
 	s := startServer(t)
-	for _, ratio := range []float64{0, 0.5, 1} {
-		c := s.client(nil)
-		b := newTestBudget(t, BudgetConfig{Client: c, Key: "match", MaxTokens: 6, TokenRatio: ratio, Timeout: time.Second, FlushInterval: time.Hour})
-		ref := newLocal(6, ratio)
+	seqs := map[string]string{
 		// 12 failures drain it, then successes and failures interleave.
-		seq := strings.Repeat("F", 12) + strings.Repeat("S", 7) + "FFSFSSSSSSFFFSSSSSSSSSSSSSSSSSSSSSFFFFF"
-		for i, o := range seq {
-			if o == 'S' {
-				b.Success()
-				ref.Success()
-				continue
+		"failures": strings.Repeat("F", 12) + strings.Repeat("S", 7) + "FFSFSSSSSSFFFSSSSSSSSSSSSSSSSSSSSSFFFFF",
+		// Takes stop at half the tokens and refused ones cost nothing:
+		// the successes after them refill the bucket.
+		"takes":     strings.Repeat("T", 12) + strings.Repeat("S", 7) + "TTSTSSSSSSTTTSSSSSSSSSSSSSSSSSSSSSTTTTT",
+		"both":      "TTFTFTTFFFFTTSSSSSSSSSSTFTFSSSSSSSSSSSSSSSSSSSSTTTTFFFFTTTT",
+		"refills":   "FFFFFFTTTT" + strings.Repeat("S", 30) + "TTTT",
+		"takesOnly": strings.Repeat("T", 40),
+	}
+	for name, seq := range seqs {
+		for _, ratio := range []float64{0, 0.5, 1} {
+			c := s.client(nil)
+			b := newTestBudget(t, BudgetConfig{Client: c, Key: "match", MaxTokens: 6, TokenRatio: ratio, Timeout: time.Second, FlushInterval: time.Hour})
+			ref := newLocal(6, ratio)
+			for i, o := range seq {
+				var got, want bool
+				switch o {
+				case 'S':
+					b.Success()
+					ref.Success()
+					continue
+				case 'F':
+					got, want = b.Failure(), ref.Failure()
+				case 'T':
+					got, want = b.Take(), ref.Take()
+				}
+				if got != want {
+					t.Fatalf("%s, ratio %v: outcome %d (%s): %c = %v, want %v as retry.TokenBucket", name, ratio, i, seq[:i+1], o, got, want)
+				}
 			}
-			if got, want := b.Failure(), ref.Failure(); got != want {
-				t.Fatalf("ratio %v: outcome %d (%s): Failure() = %v, want %v as the local bucket", ratio, i, seq[:i+1], got, want)
+			if !b.Shared() {
+				t.Fatalf("%s, ratio %v: Shared() = false: decisions fell back to the local bucket", name, ratio)
 			}
+			c.Del(context.Background(), "again:{match}:budget")
 		}
-		if !b.Shared() {
-			t.Fatalf("ratio %v: Shared() = false: decisions fell back to the local bucket", ratio)
-		}
-		c.Del(context.Background(), "again:{match}:budget")
 	}
 }
 
@@ -179,7 +196,7 @@ func TestTinyRatioRefunds(t *testing.T) {
 	s := startServer(t)
 	c := s.client(nil)
 	b := newTestBudget(t, BudgetConfig{Client: c, TokenRatio: 0.0001, FlushInterval: 10 * time.Millisecond, Timeout: time.Second})
-	ref := newLocal(0, 0.0001).(*retry.TokenBucket)
+	ref := newLocal(0, 0.0001)
 	for range 6 {
 		b.Failure()
 		ref.Failure()
@@ -256,4 +273,107 @@ func TestConcurrentDecisions(t *testing.T) {
 		t.Errorf("SharedTokens = %v after %d failures, want 0", got, goroutines*each)
 	}
 	t.Logf("%d decisions in %d round trips", goroutines*each, rt.Load())
+}
+
+// TestConcurrentTakes: takes and failures that share round trips allow
+// exactly what one-by-one decisions allow, and refused takes cost nothing.
+func TestConcurrentTakes(t *testing.T) {
+	s := startServer(t)
+	var rt atomic.Int64
+	b := newTestBudget(t, BudgetConfig{Client: s.client(&rt), MaxTokens: 100, Timeout: 5 * time.Second, FlushInterval: time.Hour})
+	const goroutines, each = 64, 20
+	var taken atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range each {
+				if b.Take() {
+					taken.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// 100 tokens: a take is allowed while more than 50 remain after it.
+	if got := taken.Load(); got != 49 {
+		t.Errorf("%d concurrent takes on 100 tokens: %d taken, want 49", goroutines*each, got)
+	}
+	if got, _ := b.SharedTokens(context.Background()); got != 51 {
+		t.Errorf("SharedTokens = %v after the takes, want 51: a refused take costs nothing", got)
+	}
+	// Failures and takes at once: the failures drain the bucket whatever
+	// the takes get, and no take goes below half.
+	taken.Store(0)
+	for i := range goroutines {
+		wg.Go(func() {
+			for range each {
+				if i%2 == 0 {
+					b.Failure()
+				} else if b.Take() {
+					taken.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := taken.Load(); got != 0 {
+		t.Errorf("%d takes from a bucket at 51 tokens while failures drain it: want 0 (none below half)", got)
+	}
+	if got, _ := b.SharedTokens(context.Background()); got != 0 {
+		t.Errorf("SharedTokens = %v after %d failures, want 0", got, goroutines/2*each)
+	}
+	if !b.Shared() {
+		t.Error("Shared() = false: some decisions fell back")
+	}
+	t.Logf("%d decisions in %d round trips", 2*goroutines*each, rt.Load())
+}
+
+// TestHedgesTakeSharedTokens: a Hedger whose Budget is a fleet Budget
+// spends it with Take, as it spends a retry.TokenBucket: granted hedges
+// take a token each, refused ones nothing, and the hedged attempts'
+// successes refill it. Each attempt's first copy fails fast, which asks for
+// a hedge at once (no timer involved); the hedge succeeds if sent.
+func TestHedgesTakeSharedTokens(t *testing.T) {
+	s := startServer(t)
+	b := newTestBudget(t, BudgetConfig{Client: s.client(nil), Timeout: 5 * time.Second, FlushInterval: time.Hour})
+	h := &hedge.Hedger{After: time.Hour, Budget: b}
+	ref := newLocal(10, 0.1)
+	errSlow := errors.New("first copy failed fast")
+	sent := 0
+	for i := range 30 {
+		r := hedge.Attempt(context.Background(), h, hedge.Call[int]{Op: func(_ context.Context, n int) (int, error) {
+			if n == 0 {
+				return 0, errSlow
+			}
+			return n, nil
+		}})
+		want := ref.Take()
+		if want {
+			ref.Success()
+		}
+		if got := r.Hedges == 1; got != want {
+			t.Fatalf("attempt %d: hedge sent = %v, want %v as with a retry.TokenBucket", i, got, want)
+		}
+		if want && (r.Err != nil || r.Winner != 1) {
+			t.Fatalf("attempt %d: %+v; want the hedge to win", i, r)
+		}
+		sent += r.Hedges
+	}
+	if sent == 0 || sent == 30 {
+		t.Fatalf("%d hedges of 30: the budget should grant some and refuse some", sent)
+	}
+	b.Failure() // sends the pending successes
+	ref.Failure()
+	if got, want := mustTokens(t, b), ref.Tokens(); got != want {
+		t.Errorf("SharedTokens = %v, want %v as the reference bucket", got, want)
+	}
+}
+
+func mustTokens(t *testing.T, b *Budget) float64 {
+	t.Helper()
+	v, err := b.SharedTokens(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -220,6 +220,6 @@ func TestFleetAmplification(t *testing.T) {
 
 // newLocal returns a local budget of retry's own with the given settings:
 // the reference the tests compare the shared bucket with.
-func newLocal(maxTokens, ratio float64) retry.Budget {
+func newLocal(maxTokens, ratio float64) *retry.TokenBucket {
 	return &retry.TokenBucket{MaxTokens: maxTokens, TokenRatio: ratio}
 }

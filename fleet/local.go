@@ -6,7 +6,10 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-var _ retry.Budget = (*Budget)(nil)
+var (
+	_ retry.Budget             = (*Budget)(nil)
+	_ interface{ Take() bool } = (*Budget)(nil) // what package hedge asks a Budget for
+)
 
 // localBucket is the bucket a Budget decides with while Redis cannot be
 // used: gRPC A6's rule, exactly as the script and retry.TokenBucket apply
@@ -40,6 +43,21 @@ func (l *localBucket) failure() bool {
 		next := min(u+milli, l.capArg)
 		if l.used.CompareAndSwap(u, next) {
 			return l.capArg-next > l.capArg/2
+		}
+	}
+}
+
+// take takes one token if more than half the tokens remain after it, and
+// reports whether it did: retry.TokenBucket.Take's rule.
+func (l *localBucket) take() bool {
+	for {
+		u := l.used.Load()
+		next := u + milli
+		if l.capArg-next <= l.capArg/2 {
+			return false
+		}
+		if l.used.CompareAndSwap(u, next) {
+			return true
 		}
 	}
 }

@@ -9,14 +9,15 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-// FuzzLocalBucket: the fallback bucket follows retry.TokenBucket's rule
-// exactly on any sequence of outcomes (from any level both can start at),
+// FuzzLocalBucket: the fallback bucket follows retry.TokenBucket's rules
+// (Failure and Take) exactly on any sequence of outcomes (from any level both can start at),
 // and from the fallback level it allows at most one retry before a
 // success.
 func FuzzLocalBucket(f *testing.F) {
-	f.Add(10.0, 0.1, []byte("FFFFFFSSSSSSSSSSFF"))
-	f.Add(3.0, 1.0, []byte("FSFSFFFF"))
-	f.Add(0.001, 0.001, []byte("FFSS"))
+	// Byte%3: 0 a success, 1 a failure, 2 a take (0x30 '0', 0x31 '1', 0x32 '2').
+	f.Add(10.0, 0.1, []byte("1111110000000000112222"))
+	f.Add(3.0, 1.0, []byte("10101111222022"))
+	f.Add(0.001, 0.001, []byte("112002"))
 	f.Fuzz(func(t *testing.T, maxTokens, ratio float64, seq []byte) {
 		capArg, err := milliTokens("MaxTokens", maxTokens, defaultMaxTokens)
 		if err != nil || capArg < 1 || capArg > 1e12 {
@@ -29,13 +30,18 @@ func FuzzLocalBucket(f *testing.F) {
 		ref := &retry.TokenBucket{MaxTokens: float64(capArg) / milli, TokenRatio: float64(max(1, refund)) / milli}
 		l := newLocalBucket(capArg, max(1, refund))
 		for i, o := range seq {
-			if o%2 == 0 {
+			switch o % 3 {
+			case 0:
 				l.success()
 				ref.Success()
-				continue
-			}
-			if got, want := l.failure(), ref.Failure(); got != want {
-				t.Fatalf("cap %d refund %d, outcome %d of %q: failure() = %v, retry.TokenBucket says %v", capArg, refund, i, seq, got, want)
+			case 1:
+				if got, want := l.failure(), ref.Failure(); got != want {
+					t.Fatalf("cap %d refund %d, outcome %d of %q: failure() = %v, retry.TokenBucket says %v", capArg, refund, i, seq, got, want)
+				}
+			case 2:
+				if got, want := l.take(), ref.Take(); got != want {
+					t.Fatalf("cap %d refund %d, outcome %d of %q: take() = %v, retry.TokenBucket says %v", capArg, refund, i, seq, got, want)
+				}
 			}
 		}
 		l.clamp()

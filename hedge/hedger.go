@@ -82,9 +82,9 @@ type Hedger struct {
 	MaxHedges int
 	// Budget, if not nil, pays for hedges: each hedge asks it first and is
 	// sent only if it agrees, and each attempt that succeeds calls Success
-	// once. A Budget with a method Take() bool (as *retry.TokenBucket has)
-	// is asked with Take, which spends only when it grants; any other with
-	// Failure. A retry.TokenBucket{TokenRatio: 0.1} so keeps
+	// once. A Budget with a method Take() bool (as *retry.TokenBucket and
+	// the fleet module's shared *fleet.Budget have) is asked with Take,
+	// which spends only when it grants; any other with Failure. A retry.TokenBucket{TokenRatio: 0.1} so keeps
 	// hedges at about 10 % of successful attempts, plus a burst of half its
 	// tokens, however slow the dependency gets. A Budget given here and to
 	// the retry loop (retry.WithBudget) is refunded by both: give hedges a

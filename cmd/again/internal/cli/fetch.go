@@ -73,8 +73,9 @@ beside FILE, created before anything is sent (so a directory that cannot
 be written is a usage error), and renamed over FILE only when the final
 body has arrived whole. A fetch that gets no usable response (a network
 failure, a body cut short, a redirect loop with -L, an error status with
---fail, a signal) leaves FILE as it was, or absent. A device such as
-/dev/null is written in place.
+--fail, a signal, even SIGKILL on Linux, where the temporary file has no
+name until it is complete) leaves FILE as it was, or absent. A device
+such as /dev/null is written in place.
 
 As in curl: -d is repeatable, the parts joined with &, and sent as a form
 (Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON

@@ -25,17 +25,19 @@ import (
 //
 // The replacement keeps FILE's permissions, not its owner or other hard
 // links to it (as with any editor's save); a symbolic link is followed, so
-// its target is replaced and the link stays. A fetch killed with SIGKILL
-// leaves its temporary file (".FILE.again-…") behind.
+// its target is replaced and the link stays. On Linux the temporary file
+// has no name until it replaces FILE (O_TMPFILE), so a fetch killed even
+// with SIGKILL leaves nothing behind; elsewhere, or on a file system
+// without O_TMPFILE, SIGKILL leaves it (".FILE.again-…").
 //
 // A FILE that is not a regular file (a device such as /dev/null, a named
 // pipe) cannot be replaced: it is opened now and written in place.
 type output struct {
 	w      io.Writer
-	target string   // the file that -o names, symbolic links resolved; "" for stdout
-	tmp    *os.File // the file renamed over target, nil if none
-	file   *os.File // target itself when it is not a regular file, nil if not
-	wrote  bool     // something was written since start
+	target string       // the file that -o names, symbolic links resolved; "" for stdout
+	tmp    *pendingFile // the file renamed over target, nil if none
+	file   *os.File     // target itself when it is not a regular file, nil if not
+	wrote  bool         // something was written since start
 }
 
 // Write writes to the output, noting that it did.
@@ -82,7 +84,7 @@ func openOutput(path string, stdout io.Writer) (*output, error) {
 	}
 	if err != nil {
 		if tmp != nil {
-			discard(tmp)
+			tmp.discard()
 		}
 		return nil, fail(err)
 	}
@@ -141,11 +143,11 @@ func (o *output) close(complete bool) error {
 			return fmt.Errorf("cannot write the response: %w", err)
 		}
 	case o.tmp != nil && complete:
-		if err := replaceWith(o.tmp, o.target); err != nil {
+		if err := o.tmp.replace(o.target); err != nil {
 			return fmt.Errorf("cannot write the response: %w", err)
 		}
 	case o.tmp != nil:
-		discard(o.tmp)
+		o.tmp.discard()
 	}
 	return nil
 }

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// names lists dir's entries.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []string
+	for _, e := range entries {
+		s = append(s, e.Name())
+	}
+	return s
+}
+
+// A pending file replaces its target whole when complete, and leaves the
+// directory as it was when discarded; on Linux it has no name meanwhile.
+func TestPendingFile(t *testing.T) {
+	for _, complete := range []bool{true, false} {
+		t.Run("complete="+strconv.FormatBool(complete), func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, "out")
+			if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			p, err := createBeside(dir, "out", 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.WriteString("new"); err != nil {
+				t.Fatal(err)
+			}
+			if got := names(t, dir); runtime.GOOS == "linux" && len(got) != 1 {
+				t.Errorf("while writing, the directory holds %q; want only out (the pending file unnamed)", got)
+			}
+			want := "old"
+			if complete {
+				want = "new"
+				if err := p.replace(target); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				p.discard()
+			}
+			if b, _ := os.ReadFile(target); string(b) != want {
+				t.Errorf("out holds %q; want %q", b, want)
+			}
+			if got := names(t, dir); len(got) != 1 {
+				t.Errorf("the directory holds %q; want only out", got)
+			}
+		})
+	}
+}
+
+// When the system refuses to link the unnamed file (here: a file whose
+// name was removed, which /proc cannot link back), its content is copied
+// to a named file, which replaces the target with its permissions.
+func TestPendingFileCopiedWhenLinkFails(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.OpenFile(filepath.Join(dir, "gone"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Chmod(0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(f.Name())
+	if _, err := f.WriteString("content"); err != nil {
+		t.Fatal(err)
+	}
+	p := &pendingFile{File: f, dir: dir, base: "out"}
+	target := filepath.Join(dir, "out")
+	if err := p.replace(target); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(target)
+	if b, _ := os.ReadFile(target); err != nil || string(b) != "content" || st.Mode().Perm() != 0o640 {
+		t.Errorf("out holds %q (%v, %v); want content, mode 0640", b, st, err)
+	}
+	if got := names(t, dir); len(got) != 1 {
+		t.Errorf("the directory holds %q; want only out", got)
+	}
+}
+
+// again fetch -o FILE killed with SIGKILL while writing the body leaves
+// FILE as it was and nothing beside it (on Linux, where the temporary file
+// has no name until it is complete).
+func TestFetchKilledLeavesNothing(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a temporary file without a name needs Linux's O_TMPFILE")
+	}
+	srv := newFetchServer(t, map[string][]answer{"/": {{body: "partial", stall: true}}})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("as it was"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _, _ := againProcess(t, append(withArgs(fast, "-o", file), srv.URL+"/")...)
+	// Wait until the body's first bytes are in the temporary file: a
+	// descriptor of the process that names a file in dir and holds them.
+	fds := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/fd"
+	for deadline := time.Now().Add(10 * time.Second); !writing(fds, dir, int64(len("partial"))); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the partial body never reached a file in the output's directory")
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if got := names(t, dir); len(got) != 1 || got[0] != "f" {
+		t.Errorf("after SIGKILL the directory holds %q; want only f", got)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "as it was" {
+		t.Errorf("f holds %q; want it as it was", b)
+	}
+}
+
+// writing reports whether a descriptor in fds names a file in dir (other
+// than one still named in it) that holds size bytes.
+func writing(fds, dir string, size int64) bool {
+	entries, _ := os.ReadDir(fds)
+	for _, e := range entries {
+		link, err := os.Readlink(filepath.Join(fds, e.Name()))
+		if err != nil || !strings.HasPrefix(link, dir+"/") {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(fds, e.Name())); err == nil && st.Mode().IsRegular() && st.Size() == size {
+			return true
+		}
+	}
+	return false
+}

@@ -92,7 +92,7 @@ func (topRand) Float64() float64 { return 1 - 1e-9 }
 func runBreakerChild(cfg childConfig) (childReport, error) {
 	c := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true, MaxRetries: -1})
 	defer c.Close()
-	st, err := NewBreakerStore(BreakerStoreConfig{Client: c, Key: cfg.Key, Timeout: 5 * time.Second})
+	st, err := NewBreakerStore(BreakerStoreConfig{Client: c, Key: cfg.Key, Timeout: 5 * time.Second, ConnectTimeout: 30 * time.Second})
 	if err != nil {
 		return childReport{}, err
 	}

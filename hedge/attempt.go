@@ -23,6 +23,12 @@ type Call[T any] struct {
 	// Op makes one copy of the attempt: hedge is 0 for the first, n for the
 	// n-th hedge. It runs on a goroutine of its own and must return soon
 	// after ctx is done: the attempt waits for every copy it started.
+	//
+	// ctx is the copy's own, and the Hedger reuses it for a later attempt
+	// (that is what makes an attempt that sends no hedge cost no
+	// allocation): neither ctx nor a context derived from it may be used
+	// once Attempt has returned, except the copy's that Call.KeepWinner
+	// keeps, until Result.Release.
 	Op func(ctx context.Context, hedge int) (T, error)
 	// Retryable judges a failed copy: true sends the next hedge at once (if
 	// the Hedger allows one), false ends the attempt with that error. Nil
@@ -37,7 +43,10 @@ type Call[T any] struct {
 	// copy whose answer it returns (the winner's, or the failed copy's whose
 	// error is Result.Err), for a result that is still being read (an HTTP
 	// response body); Result.Release then ends it. Without KeepWinner every
-	// copy's context is done when Attempt returns.
+	// copy's context is done when Attempt returns. Keeping costs an
+	// allocation (Release), and three more when ctx can be canceled: the
+	// kept context then registers with ctx (context.AfterFunc), since
+	// Attempt, which watched ctx for the copies, has returned.
 	KeepWinner bool
 	// Allow, if not nil, is asked before each hedge of this call, after
 	// Hedger.Allow: false sends no hedge. Code that knows the call's own
@@ -98,6 +107,14 @@ func noRelease() {}
 // When the key is not hedged (h.Delay is false), Attempt runs c.Op on the
 // calling goroutine and starts none.
 //
+// An attempt allocates nothing of its own when no hedge is sent, hedged or
+// not: the copies' goroutines, contexts, answer channel and timer are
+// reused from earlier attempts through h. What c.Op does with its context
+// may allocate: the first call of ctx.Done() makes the channel (one
+// allocation: the channel is closed when the attempt ends, so it cannot
+// serve the next), and a context derived from ctx (context.WithCancel of
+// it) registers with it (three more, besides the derived context's own).
+//
 // Attempt does not validate h; Do does.
 func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 	delay, on := h.Delay(c.Key)
@@ -115,30 +132,16 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 }
 
 // race is Attempt with hedging on. The calling goroutine coordinates: it
-// alone starts copies, reads their results and calls the hooks, so that
-// the state below needs no lock.
+// alone starts copies, reads their results, cancels them and calls the
+// hooks, so that the state below needs no lock. What it needs to be able
+// to send a hedge (the copies' goroutines, contexts and answer channel, the
+// timer) comes from the Hedger's pools, so that an attempt whose first
+// copy answers before the delay allocates nothing.
 func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
 	limit := 1 + h.hedges()
-	// Unbuffered: the coordinator reads every copy's answer before it
-	// returns, so the channel is empty then, and reused by the next race
-	// of the same type; a Hedger usually serves one.
-	results, ok := h.channels.Get().(chan copyResult[T])
-	if !ok {
-		results = make(chan copyResult[T])
-	}
-	defer h.channels.Put(results)
-	var cancelBuf [4]context.CancelFunc
-	cancels := cancelBuf[:0]
+	rc := getRacer(h, c.Op)
+	defer h.racers.Put(rc)
 	start := time.Now()
-	launch := func(n int) {
-		cctx, cancel := context.WithCancel(ctx)
-		cancels = append(cancels, cancel)
-		go func() {
-			began := time.Now()
-			v, err := c.Op(cctx, n)
-			results <- copyResult[T]{n, v, err, time.Since(began)}
-		}()
-	}
 	retryable := c.Retryable
 	if retryable == nil {
 		retryable = func(err error) bool { return retry.Retryable(err) }
@@ -150,17 +153,24 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	hintedBy, lastBy := -1, -1
 	done := false   // a winner, or an error that ends the attempt
 	hedging := true // more hedges may be sent
-	inflight := 1
-	launch(0)
-	timer := h.timer(delay)
-	defer h.timers.Put(timer)
-	defer timer.Stop()
-	tick := timer.C
+	launched, inflight := 0, 0
+	launch := func() {
+		rc.launch(h, ctx, launched)
+		launched++
+		inflight++
+	}
+	launch()
+	rc.timer.Reset(delay)
+	defer rc.timer.Stop()
+	tick := rc.timer.C
+	// The copies' contexts have no registration with ctx (see copyCtx):
+	// the coordinator watches it for them.
+	parentDone := ctx.Done()
 
 	// hedge sends the next hedge, if the Hedger allows it, and reports
 	// whether it did. cause is the failure that asked for it, or nil.
 	hedge := func(cause error) bool {
-		if !hedging || done || len(cancels) >= limit {
+		if !hedging || done || launched >= limit {
 			hedging = false
 			return false
 		}
@@ -168,22 +178,20 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		n := len(cancels)
 		r.Hedges++
 		if h.OnHedge != nil {
-			h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: n, Delay: time.Since(start), Err: cause})
+			h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: launched, Delay: time.Since(start), Err: cause})
 		}
-		launch(n)
-		inflight++
+		launch()
 		return true
 	}
 	// finish ends the attempt: every copy but keep is canceled.
 	finish := func(keep int) {
 		done, hedging = true, false
 		tick = nil
-		for i, cancel := range cancels {
+		for i := range launched {
 			if i != keep {
-				cancel()
+				rc.copies[i].cancel()
 			}
 		}
 	}
@@ -192,11 +200,17 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 		select {
 		case <-tick:
 			if hedge(nil) {
-				timer.Reset(delay)
+				rc.timer.Reset(delay)
 			} else {
 				tick = nil
 			}
-		case cr := <-results:
+		case <-parentDone:
+			// The copies end with ctx's error, and no hedge follows.
+			parentDone, tick, hedging = nil, nil, false
+			for i := range launched {
+				rc.copies[i].cancel()
+			}
+		case cr := <-rc.results:
 			inflight--
 			switch {
 			case done:
@@ -232,8 +246,8 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 					}
 				}
 				if hedge(cr.err) {
-					timer.Reset(delay)
-					tick = timer.C
+					rc.timer.Reset(delay)
+					tick = rc.timer.C
 				}
 			}
 		}
@@ -245,15 +259,17 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	default:
 		r.Err, r.Failed = last, lastBy
 	}
-	keep := max(r.Winner, r.Failed)
-	for i, cancel := range cancels {
-		if i != keep || !c.KeepWinner {
-			cancel()
+	keep := -1
+	if c.KeepWinner {
+		keep = max(r.Winner, r.Failed)
+		r.Release = rc.copies[keep].keep(h, ctx)
+	}
+	for i := range launched {
+		if i != keep {
+			rc.copies[i].end(h)
 		}
 	}
-	if c.KeepWinner {
-		r.Release = cancels[keep]
-	}
+	rc.op = nil
 	return r
 }
 
@@ -264,17 +280,6 @@ func pushback[T any](c Call[T], err error) bool {
 	}
 	_, hinted := retry.RetryAfter(err)
 	return hinted || retry.IsRejected(err)
-}
-
-// timer returns a timer that fires after d, reused from an earlier attempt
-// if one is free. Since Go 1.23 a stopped timer's channel holds no stale
-// value, so a timer is safe to reuse once stopped.
-func (h *Hedger) timer(d time.Duration) *time.Timer {
-	if t, ok := h.timers.Get().(*time.Timer); ok {
-		t.Reset(d)
-		return t
-	}
-	return time.NewTimer(d)
 }
 
 // succeeded records a successful attempt: its latency feeds key's window,

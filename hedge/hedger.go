@@ -103,8 +103,8 @@ type Hedger struct {
 	// block: the attempt waits for it.
 	OnHedge func(Event)
 
-	timers   sync.Pool // of *time.Timer, stopped
-	channels sync.Pool // of the copies' answer channels, empty
+	racers   sync.Pool // of *racer[T], idle
+	contexts sync.Pool // of *copyCtx, done and reset
 	mu       sync.RWMutex
 	windows  map[string]*window
 	overflow window // the window of keys beyond MaxKeys

@@ -191,7 +191,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 		tick = nil
 		for i := range launched {
 			if i != keep {
-				rc.copies[i].cancel()
+				rc.copies[i].cancel(true)
 			}
 		}
 	}
@@ -208,7 +208,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			// The copies end with ctx's error, and no hedge follows.
 			parentDone, tick, hedging = nil, nil, false
 			for i := range launched {
-				rc.copies[i].cancel()
+				rc.copies[i].cancel(false)
 			}
 		case cr := <-rc.results:
 			inflight--

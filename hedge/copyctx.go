@@ -31,6 +31,31 @@ type copyCtx struct {
 	err    error
 	funcs  []afterFunc // registered by AfterFunc in this use
 	nextID uint64      // identifies registrations, across uses
+
+	// answered: the copy has its answer (Answered), and the attempt's own
+	// cancellation no longer reaches it; the parent's still does.
+	answered bool
+}
+
+// copyKey is the key under which a copy's context, and those derived from
+// it, find the copy (Answered).
+type copyKey struct{}
+
+// Answered tells the hedged attempt that the copy whose context is ctx, or
+// an ancestor of ctx, has its answer and is only finishing with it: from
+// then on another copy's success, or a failure that ends the attempt, no
+// longer cancels ctx (the end of the attempt's own context still does).
+// An HTTP copy calls it when its response arrives, so that a loser can
+// read its body to the end and keep its connection instead of having it
+// cut. The attempt still waits for the copy's Op to return, and a value it
+// then returns goes to Call.Discard. Outside a hedged copy (ctx is not, and
+// does not derive from, a copy's context) Answered does nothing.
+func Answered(ctx context.Context) {
+	if c, ok := ctx.Value(copyKey{}).(*copyCtx); ok {
+		c.mu.Lock()
+		c.answered = true
+		c.mu.Unlock()
+	}
 }
 
 type afterFunc struct {
@@ -54,7 +79,7 @@ func (h *Hedger) context(parent context.Context) (*copyCtx, uint64) {
 	c.mu.Lock()
 	// The previous use left c done, for whoever still held it; a new one
 	// starts afresh.
-	c.parent, c.err, c.done, c.funcs = parent, nil, nil, c.funcs[:0]
+	c.parent, c.err, c.done, c.funcs, c.answered = parent, nil, nil, c.funcs[:0], false
 	gen := c.gen
 	c.mu.Unlock()
 	return c, gen
@@ -87,11 +112,17 @@ func (c *copyCtx) parentCtx() context.Context {
 // Deadline returns the parent's deadline.
 func (c *copyCtx) Deadline() (time.Time, bool) { return c.parentCtx().Deadline() }
 
-// Value returns the parent's value for key. context.Cause of a copy
+// Value returns the parent's value for key, and the copy itself for
+// copyKey (Answered). context.Cause of a copy
 // therefore finds its parent's cause: for a copy canceled by the attempt
 // while its parent lives, nil, where the contexts derived from it get
 // context.Canceled.
-func (c *copyCtx) Value(key any) any { return c.parentCtx().Value(key) }
+func (c *copyCtx) Value(key any) any {
+	if _, ok := key.(copyKey); ok {
+		return c
+	}
+	return c.parentCtx().Value(key)
+}
 
 // Done returns a channel closed when the copy is canceled or its parent
 // ends.
@@ -148,12 +179,13 @@ func (c *copyCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// cancel ends use gen of c, unless it ended already: with its parent's
-// error if the parent is done (and ended it), else context.Canceled. It
+// cancel ends use gen of c, unless it ended already, or byAttempt (the
+// attempt was decided while the copy ran) and the copy has Answered: with
+// its parent's error if the parent is done, else context.Canceled. It
 // runs what AfterFunc registered.
-func (c *copyCtx) cancel(gen uint64) {
+func (c *copyCtx) cancel(gen uint64, byAttempt bool) {
 	c.mu.Lock()
-	if c.gen != gen || c.err != nil {
+	if c.gen != gen || c.err != nil || byAttempt && c.answered {
 		c.mu.Unlock()
 		return
 	}

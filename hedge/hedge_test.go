@@ -603,3 +603,45 @@ func TestKeptContextFollowsItsParent(t *testing.T) {
 		}
 	})
 }
+
+// A copy that has Answered is not canceled when another wins (it finishes
+// what it was reading, as an HTTP loser drains its body), though the end
+// of the caller's context still reaches it; outside a copy Answered does
+// nothing.
+func TestAnswered(t *testing.T) {
+	hedge.Answered(context.Background())
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10)}
+		var loserErr error
+		var discarded []int
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{
+			Op: func(ctx context.Context, n int) (int, error) {
+				if n == 1 {
+					return n, nil // wins at 10 ms
+				}
+				time.Sleep(ms(5))
+				child, cancel := context.WithCancel(ctx)
+				defer cancel()
+				hedge.Answered(child) // found through a derived context
+				time.Sleep(ms(20))    // "drains" past the hedge's win
+				loserErr = ctx.Err()
+				return n, nil
+			},
+			Discard: func(v int) { discarded = append(discarded, v) },
+		})
+		if r.Winner != 1 || loserErr != nil || len(discarded) != 1 {
+			t.Errorf("winner %d, the answered loser's ctx.Err %v, discarded %v; want 1, nil, [0]", r.Winner, loserErr, discarded)
+		}
+
+		ctx, cancel := context.WithTimeout(t.Context(), ms(15))
+		defer cancel()
+		r = hedge.Attempt(ctx, h, hedge.Call[int]{Op: func(ctx context.Context, n int) (int, error) {
+			hedge.Answered(ctx)
+			<-ctx.Done()
+			return 0, ctx.Err()
+		}})
+		if !errors.Is(r.Err, context.DeadlineExceeded) {
+			t.Errorf("answered copies after the caller's deadline: err %v; want DeadlineExceeded", r.Err)
+		}
+	})
+}

@@ -61,12 +61,14 @@ func (r *runner[T]) body() {
 	r.rc.results <- copyResult[T]{r.n, v, err, time.Since(began)}
 }
 
-// cancel cancels the copy's context.
-func (r *runner[T]) cancel() { r.ctx.cancel(r.gen) }
+// cancel cancels the copy's context: byAttempt, because the attempt was
+// decided (which spares a copy that has Answered), or because the
+// attempt's context ended.
+func (r *runner[T]) cancel(byAttempt bool) { r.ctx.cancel(r.gen, byAttempt) }
 
 // end cancels the copy's context, whose use is over, and recycles it.
 func (r *runner[T]) end(h *Hedger) {
-	r.ctx.cancel(r.gen)
+	r.ctx.cancel(r.gen, false)
 	h.recycle(r.ctx, r.gen)
 	r.ctx = nil
 }
@@ -81,14 +83,14 @@ func (r *runner[T]) keep(h *Hedger, parent context.Context) context.CancelFunc {
 	r.ctx = nil
 	if parent.Done() == nil {
 		return func() {
-			c.cancel(gen)
+			c.cancel(gen, false)
 			h.recycle(c, gen)
 		}
 	}
-	stop := context.AfterFunc(parent, func() { c.cancel(gen) })
+	stop := context.AfterFunc(parent, func() { c.cancel(gen, false) })
 	return func() {
 		stop()
-		c.cancel(gen)
+		c.cancel(gen, false)
 		h.recycle(c, gen)
 	}
 }

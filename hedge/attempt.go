@@ -23,12 +23,6 @@ type Call[T any] struct {
 	// Op makes one copy of the attempt: hedge is 0 for the first, n for the
 	// n-th hedge. It runs on a goroutine of its own and must return soon
 	// after ctx is done: the attempt waits for every copy it started.
-	//
-	// ctx is the copy's own, and the Hedger reuses it for a later attempt
-	// (that is what makes an attempt that sends no hedge cost no
-	// allocation): neither ctx nor a context derived from it may be used
-	// once Attempt has returned, except the copy's that Call.KeepWinner
-	// keeps, until Result.Release.
 	Op func(ctx context.Context, hedge int) (T, error)
 	// Retryable judges a failed copy: true sends the next hedge at once (if
 	// the Hedger allows one), false ends the attempt with that error. Nil
@@ -42,8 +36,10 @@ type Call[T any] struct {
 	// KeepWinner leaves alive, when Attempt returns, the context of the
 	// copy whose answer it returns (the winner's, or the failed copy's whose
 	// error is Result.Err), for a result that is still being read (an HTTP
-	// response body); Result.Release then ends it. Without KeepWinner every
-	// copy's context is done when Attempt returns. Keeping costs an
+	// response body), and those of the copies that have Answered, whose
+	// results the caller may still have to release (a body to drain);
+	// Result.Release then ends them. Without KeepWinner every copy's
+	// context is done when Attempt returns. Keeping costs an
 	// allocation (Release), and three more when ctx can be canceled: the
 	// kept context then registers with ctx (context.AfterFunc), since
 	// Attempt, which watched ctx for the copies, has returned.
@@ -74,9 +70,9 @@ type Result[T any] struct {
 	Failed int
 	// Hedges is how many hedges were sent.
 	Hedges int
-	// Release ends the context of the copy whose answer Attempt returned,
-	// when Call.KeepWinner is set; it is never nil and may be called more
-	// than once.
+	// Release ends the contexts that Call.KeepWinner kept alive: the one of
+	// the copy whose answer Attempt returned, and those of the copies that
+	// had Answered. It is never nil and may be called more than once.
 	Release context.CancelFunc
 }
 
@@ -107,13 +103,15 @@ func noRelease() {}
 // When the key is not hedged (h.Delay is false), Attempt runs c.Op on the
 // calling goroutine and starts none.
 //
-// An attempt allocates nothing of its own when no hedge is sent, hedged or
-// not: the copies' goroutines, contexts, answer channel and timer are
-// reused from earlier attempts through h. What c.Op does with its context
-// may allocate: the first call of ctx.Done() makes the channel (one
-// allocation: the channel is closed when the attempt ends, so it cannot
-// serve the next), and a context derived from ctx (context.WithCancel of
-// it) registers with it (three more, besides the derived context's own).
+// An attempt that is not hedged allocates nothing of its own; one that is
+// hedged but sends no hedge, one allocation: its first copy's context. The
+// copies' goroutines, the channel they answer on and the timer are reused
+// from earlier attempts through h; the contexts are not, since code that
+// an Op calls may keep one after the Op returned (net/http does, for a
+// connection it goes on dialing). What c.Op does with its context may
+// allocate: the first call of ctx.Done() makes the channel (one
+// allocation), and a context derived from ctx (context.WithCancel of it)
+// registers with it (three more, besides the derived context's own).
 //
 // Attempt does not validate h; Do does.
 func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
@@ -134,9 +132,9 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 // race is Attempt with hedging on. The calling goroutine coordinates: it
 // alone starts copies, reads their results, cancels them and calls the
 // hooks, so that the state below needs no lock. What it needs to be able
-// to send a hedge (the copies' goroutines, contexts and answer channel, the
-// timer) comes from the Hedger's pools, so that an attempt whose first
-// copy answers before the delay allocates nothing.
+// to send a hedge (the copies' goroutines and answer channel, the timer)
+// comes from the Hedger's pool, so that an attempt whose first copy
+// answers before the delay allocates only that copy's context.
 func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
 	limit := 1 + h.hedges()
 	rc := getRacer(h, c.Op)
@@ -155,7 +153,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	hedging := true // more hedges may be sent
 	launched, inflight := 0, 0
 	launch := func() {
-		rc.launch(h, ctx, launched)
+		rc.launch(ctx, launched)
 		launched++
 		inflight++
 	}
@@ -262,11 +260,20 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	keep := -1
 	if c.KeepWinner {
 		keep = max(r.Winner, r.Failed)
-		r.Release = rc.copies[keep].keep(h, ctx)
+		r.Release = rc.copies[keep].keep(ctx)
 	}
 	for i := range launched {
-		if i != keep {
-			rc.copies[i].end(h)
+		switch {
+		case i == keep:
+		case c.KeepWinner && rc.copies[i].answered():
+			// A loser that has its answer, which the caller may still
+			// have to read (an HTTP body to drain): kept too, until
+			// Release. Only a hedged attempt has losers, so the
+			// allocations are the hedge's.
+			release, other := r.Release, rc.copies[i].keep(ctx)
+			r.Release = func() { other(); release() }
+		default:
+			rc.copies[i].end()
 		}
 	}
 	rc.op = nil

@@ -10,52 +10,32 @@ import (
 // deadline and values, and a cancellation of its own, so that the winner
 // can stop the others.
 //
-// context.WithCancel would do, at two allocations per copy, paid on every
-// attempt although most never send a hedge; a copyCtx is reused, from a
-// pool in the Hedger, so that being ready to hedge costs nothing. It needs
-// no registration with its parent: the attempt's coordinator watches the
-// parent and cancels the copies it started when the parent ends (only a
-// context kept past the attempt, Call.KeepWinner, registers).
+// context.WithCancel would do, at two allocations per copy and a
+// registration with the caller's context when that can be canceled; a
+// copyCtx is one allocation and needs no registration: the attempt's
+// coordinator watches the caller's context and cancels the copies it
+// started when that ends (only a context kept past the attempt,
+// Call.KeepWinner, registers). Its AfterFunc method lets the contexts
+// derived from it (net/http's) follow it without a goroutine.
 //
-// The price of reuse is the rule stated on Call.Op: a copy's context must
-// not be used once Attempt has returned (or, under KeepWinner, once
-// Result.Release was called), since it may then be another attempt's. Each
-// use has a generation, so that what a stale holder can still call
-// (Release, the stop function of AfterFunc, a kept context's watch of its
-// parent) finds the use over and does nothing.
+// It is not pooled, though that would make an attempt free: code that an
+// Op calls may keep the context after the Op returned, and net/http does
+// by design (a connection dialed for a request that was canceled is still
+// dialed, with the request context's values, for the pool). A reused
+// context would hand such code another attempt's values, and show it alive
+// again.
 type copyCtx struct {
 	mu     sync.Mutex
 	parent context.Context
-	gen    uint64        // counts uses
 	done   chan struct{} // made by Done, or closedchan
 	err    error
-	funcs  []afterFunc // registered by AfterFunc in this use
-	nextID uint64      // identifies registrations, across uses
+	funcs  []afterFunc  // registered by AfterFunc
+	buf    [1]afterFunc // funcs' first: net/http registers one context
+	nextID uint64       // identifies registrations
 
 	// answered: the copy has its answer (Answered), and the attempt's own
 	// cancellation no longer reaches it; the parent's still does.
 	answered bool
-}
-
-// copyKey is the key under which a copy's context, and those derived from
-// it, find the copy (Answered).
-type copyKey struct{}
-
-// Answered tells the hedged attempt that the copy whose context is ctx, or
-// an ancestor of ctx, has its answer and is only finishing with it: from
-// then on another copy's success, or a failure that ends the attempt, no
-// longer cancels ctx (the end of the attempt's own context still does).
-// An HTTP copy calls it when its response arrives, so that a loser can
-// read its body to the end and keep its connection instead of having it
-// cut. The attempt still waits for the copy's Op to return, and a value it
-// then returns goes to Call.Discard. Outside a hedged copy (ctx is not, and
-// does not derive from, a copy's context) Answered does nothing.
-func Answered(ctx context.Context) {
-	if c, ok := ctx.Value(copyKey{}).(*copyCtx); ok {
-		c.mu.Lock()
-		c.answered = true
-		c.mu.Unlock()
-	}
 }
 
 type afterFunc struct {
@@ -69,59 +49,47 @@ var closedchan = make(chan struct{})
 
 func init() { close(closedchan) }
 
-// context returns a copy context of parent, reused if one is free, and the
-// generation of this use.
-func (h *Hedger) context(parent context.Context) (*copyCtx, uint64) {
-	c, _ := h.contexts.Get().(*copyCtx)
-	if c == nil {
-		c = &copyCtx{}
-	}
-	c.mu.Lock()
-	// The previous use left c done, for whoever still held it; a new one
-	// starts afresh.
-	c.parent, c.err, c.done, c.funcs, c.answered = parent, nil, nil, c.funcs[:0], false
-	gen := c.gen
-	c.mu.Unlock()
-	return c, gen
+func newCopyCtx(parent context.Context) *copyCtx {
+	c := &copyCtx{parent: parent}
+	c.funcs = c.buf[:0]
+	return c
 }
 
-// recycle ends use gen of c, which must be done, and gives c back to h. It
-// stays done until reused: a holder that broke the rule on Call.Op sees
-// it done rather than alive as long as possible.
-func (h *Hedger) recycle(c *copyCtx, gen uint64) {
-	c.mu.Lock()
-	if c.gen != gen {
+// copyKey is the key under which a copy's context, and those derived from
+// it, find the copy (Answered).
+type copyKey struct{}
+
+// Answered tells the hedged attempt that the copy whose context is ctx, or
+// an ancestor of ctx, has its answer and is only finishing with it: from
+// then on another copy's success, or a failure that ends the attempt, no
+// longer cancels ctx (the end of the attempt's own context still does).
+// An HTTP copy calls it when its response arrives, so that a loser can
+// read its body to the end and keep its connection instead of having it
+// cut. The attempt still waits for the copy's Op to return, and a value it
+// then returns goes to Call.Discard; under Call.KeepWinner the copy's
+// context then lives until Result.Release, for what the caller still has
+// to read of the answer. Outside a hedged copy (ctx is not, and does not
+// derive from, a copy's context) Answered does nothing.
+func Answered(ctx context.Context) {
+	if c, ok := ctx.Value(copyKey{}).(*copyCtx); ok {
+		c.mu.Lock()
+		c.answered = true
 		c.mu.Unlock()
-		return
 	}
-	c.gen++
-	c.parent = nil // not to keep the attempt's values alive
-	c.mu.Unlock()
-	h.contexts.Put(c)
-}
-
-func (c *copyCtx) parentCtx() context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.parent == nil {
-		return context.Background() // a stale holder's: the use is over
-	}
-	return c.parent
 }
 
 // Deadline returns the parent's deadline.
-func (c *copyCtx) Deadline() (time.Time, bool) { return c.parentCtx().Deadline() }
+func (c *copyCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
 
 // Value returns the parent's value for key, and the copy itself for
-// copyKey (Answered). context.Cause of a copy
-// therefore finds its parent's cause: for a copy canceled by the attempt
-// while its parent lives, nil, where the contexts derived from it get
-// context.Canceled.
+// copyKey (Answered). context.Cause of a copy therefore finds its parent's
+// cause: for a copy canceled by the attempt while its parent lives, nil,
+// where the contexts derived from it get context.Canceled.
 func (c *copyCtx) Value(key any) any {
 	if _, ok := key.(copyKey); ok {
 		return c
 	}
-	return c.parentCtx().Value(key)
+	return c.parent.Value(key)
 }
 
 // Done returns a channel closed when the copy is canceled or its parent
@@ -159,13 +127,13 @@ func (c *copyCtx) AfterFunc(f func()) (stop func() bool) {
 		return func() bool { return false }
 	}
 	c.nextID++
-	id, gen := c.nextID, c.gen
+	id := c.nextID
 	c.funcs = append(c.funcs, afterFunc{id, f})
 	c.mu.Unlock()
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if c.gen != gen || c.err != nil {
+		if c.err != nil {
 			return false
 		}
 		for i, a := range c.funcs {
@@ -179,13 +147,13 @@ func (c *copyCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// cancel ends use gen of c, unless it ended already, or byAttempt (the
-// attempt was decided while the copy ran) and the copy has Answered: with
-// its parent's error if the parent is done, else context.Canceled. It
-// runs what AfterFunc registered.
-func (c *copyCtx) cancel(gen uint64, byAttempt bool) {
+// cancel ends c, unless it ended already, or byAttempt (the attempt was
+// decided while the copy ran) and the copy has Answered: with its parent's
+// error if the parent is done, else context.Canceled. It runs what
+// AfterFunc registered, outside the lock (one may call its stop function).
+func (c *copyCtx) cancel(byAttempt bool) {
 	c.mu.Lock()
-	if c.gen != gen || c.err != nil || byAttempt && c.answered {
+	if c.err != nil || byAttempt && c.answered {
 		c.mu.Unlock()
 		return
 	}
@@ -198,21 +166,10 @@ func (c *copyCtx) cancel(gen uint64, byAttempt bool) {
 	} else {
 		close(c.done)
 	}
-	// The registered functions run outside the lock (one may call its stop
-	// function), so they are taken out of c meanwhile, and their slice put
-	// back for the next use unless c was recycled in between.
 	funcs := c.funcs
 	c.funcs = nil
 	c.mu.Unlock()
 	for _, a := range funcs {
 		a.f()
-	}
-	if funcs != nil {
-		clear(funcs)
-		c.mu.Lock()
-		if c.gen == gen {
-			c.funcs = funcs[:0]
-		}
-		c.mu.Unlock()
 	}
 }

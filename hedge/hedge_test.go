@@ -568,7 +568,7 @@ func TestDerivedContexts(t *testing.T) {
 
 // A kept context outlives the attempt, and so the end of the caller's
 // context must still reach it; it is done after Release, and a second
-// Release, after its context went to another attempt, leaves that alone.
+// Release, after another attempt, leaves that attempt alone.
 func TestKeptContextFollowsItsParent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &hedge.Hedger{After: ms(10)}
@@ -642,6 +642,34 @@ func TestAnswered(t *testing.T) {
 		}})
 		if !errors.Is(r.Err, context.DeadlineExceeded) {
 			t.Errorf("answered copies after the caller's deadline: err %v; want DeadlineExceeded", r.Err)
+		}
+	})
+}
+
+// Under KeepWinner a loser that has Answered keeps its context past the
+// attempt, for the caller to finish with its answer, until Release.
+func TestAnsweredKeptUntilRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10)}
+		var loser context.Context
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{
+			KeepWinner: true,
+			Op: func(ctx context.Context, n int) (int, error) {
+				if n == 1 {
+					return n, nil
+				}
+				loser = ctx
+				hedge.Answered(ctx)
+				time.Sleep(ms(20))
+				return 0, errFlaky
+			},
+		})
+		if r.Winner != 1 || loser.Err() != nil {
+			t.Fatalf("winner %d, the answered loser's context %v after Attempt; want 1, alive", r.Winner, loser.Err())
+		}
+		r.Release()
+		if loser.Err() == nil {
+			t.Error("the answered loser's context is alive after Release")
 		}
 	})
 }

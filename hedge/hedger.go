@@ -104,7 +104,6 @@ type Hedger struct {
 	OnHedge func(Event)
 
 	racers   sync.Pool // of *racer[T], idle
-	contexts sync.Pool // of *copyCtx, done and reset
 	mu       sync.RWMutex
 	windows  map[string]*window
 	overflow window // the window of keys beyond MaxKeys

@@ -9,14 +9,13 @@ import (
 // copies answer on, the hedge timer, and a runner per copy, each with the
 // function its goroutine runs made once. Racers are pooled in the Hedger
 // (per type T; a Hedger usually serves one), so that starting a copy costs
-// no allocation: a go statement of a function value with no arguments and
-// no captured state of its own allocates nothing, once the runtime has a
-// free goroutine.
+// only its context: a go statement of a function value with no arguments
+// allocates nothing, once the runtime has a free goroutine.
 type racer[T any] struct {
 	// results is unbuffered: race reads every copy's answer before it
 	// returns, so the channel is empty when the racer is reused.
 	results chan copyResult[T]
-	timer   *time.Timer // stopped, and drained, between attempts
+	timer   *time.Timer // stopped between attempts
 	copies  []*runner[T]
 	op      func(ctx context.Context, hedge int) (T, error) // the attempt's Call.Op
 }
@@ -26,7 +25,6 @@ type runner[T any] struct {
 	rc  *racer[T]
 	n   int
 	ctx *copyCtx
-	gen uint64 // the generation of ctx's use by this copy
 	run func() // the runner's body, made once: go r.run allocates nothing
 }
 
@@ -44,14 +42,14 @@ func getRacer[T any](h *Hedger, op func(context.Context, int) (T, error)) *racer
 }
 
 // launch starts copy n, with a context of parent.
-func (rc *racer[T]) launch(h *Hedger, parent context.Context, n int) {
+func (rc *racer[T]) launch(parent context.Context, n int) {
 	if n == len(rc.copies) {
 		r := &runner[T]{rc: rc, n: n}
 		r.run = r.body
 		rc.copies = append(rc.copies, r)
 	}
 	r := rc.copies[n]
-	r.ctx, r.gen = h.context(parent)
+	r.ctx = newCopyCtx(parent)
 	go r.run()
 }
 
@@ -64,33 +62,34 @@ func (r *runner[T]) body() {
 // cancel cancels the copy's context: byAttempt, because the attempt was
 // decided (which spares a copy that has Answered), or because the
 // attempt's context ended.
-func (r *runner[T]) cancel(byAttempt bool) { r.ctx.cancel(r.gen, byAttempt) }
+func (r *runner[T]) cancel(byAttempt bool) { r.ctx.cancel(byAttempt) }
 
-// end cancels the copy's context, whose use is over, and recycles it.
-func (r *runner[T]) end(h *Hedger) {
-	r.ctx.cancel(r.gen, false)
-	h.recycle(r.ctx, r.gen)
+// end cancels the copy's context, whose attempt is over.
+func (r *runner[T]) end() {
+	r.ctx.cancel(false)
 	r.ctx = nil
+}
+
+// answered reports whether the copy has Answered.
+func (r *runner[T]) answered() bool {
+	r.ctx.mu.Lock()
+	defer r.ctx.mu.Unlock()
+	return r.ctx.answered
 }
 
 // keep hands the copy's context over to the caller, alive, for
 // Call.KeepWinner, and returns what ends it. A kept context outlives the
 // coordinator that watched its parent, so it now registers with the parent
-// itself: the allocations of context.AfterFunc, when the parent can end,
-// and of the functions returned, which carry the generation of the use.
-func (r *runner[T]) keep(h *Hedger, parent context.Context) context.CancelFunc {
-	c, gen := r.ctx, r.gen
+// itself (context.AfterFunc, when the parent can end).
+func (r *runner[T]) keep(parent context.Context) context.CancelFunc {
+	c := r.ctx
 	r.ctx = nil
 	if parent.Done() == nil {
-		return func() {
-			c.cancel(gen, false)
-			h.recycle(c, gen)
-		}
+		return func() { c.cancel(false) }
 	}
-	stop := context.AfterFunc(parent, func() { c.cancel(gen, false) })
+	stop := context.AfterFunc(parent, func() { c.cancel(false) })
 	return func() {
 		stop()
-		c.cancel(gen, false)
-		h.recycle(c, gen)
+		c.cancel(false)
 	}
 }

@@ -36,8 +36,13 @@ type Call[T any] struct {
 	// KeepWinner leaves alive, when Attempt returns, the context of the
 	// copy whose answer it returns (the winner's, or the failed copy's whose
 	// error is Result.Err), for a result that is still being read (an HTTP
-	// response body); Result.Release then ends it. Without KeepWinner every
-	// copy's context is done when Attempt returns.
+	// response body), and those of the copies that have Answered, whose
+	// results the caller may still have to release (a body to drain);
+	// Result.Release then ends them. Without KeepWinner every copy's
+	// context is done when Attempt returns. Keeping costs an
+	// allocation (Release), and three more when ctx can be canceled: the
+	// kept context then registers with ctx (context.AfterFunc), since
+	// Attempt, which watched ctx for the copies, has returned.
 	KeepWinner bool
 	// Allow, if not nil, is asked before each hedge of this call, after
 	// Hedger.Allow: false sends no hedge. Code that knows the call's own
@@ -65,9 +70,9 @@ type Result[T any] struct {
 	Failed int
 	// Hedges is how many hedges were sent.
 	Hedges int
-	// Release ends the context of the copy whose answer Attempt returned,
-	// when Call.KeepWinner is set; it is never nil and may be called more
-	// than once.
+	// Release ends the contexts that Call.KeepWinner kept alive: the one of
+	// the copy whose answer Attempt returned, and those of the copies that
+	// had Answered. It is never nil and may be called more than once.
 	Release context.CancelFunc
 }
 
@@ -98,6 +103,16 @@ func noRelease() {}
 // When the key is not hedged (h.Delay is false), Attempt runs c.Op on the
 // calling goroutine and starts none.
 //
+// An attempt that is not hedged allocates nothing of its own; one that is
+// hedged but sends no hedge, one allocation: its first copy's context. The
+// copies' goroutines, the channel they answer on and the timer are reused
+// from earlier attempts through h; the contexts are not, since code that
+// an Op calls may keep one after the Op returned (net/http does, for a
+// connection it goes on dialing). What c.Op does with its context may
+// allocate: the first call of ctx.Done() makes the channel (one
+// allocation), and a context derived from ctx (context.WithCancel of it)
+// registers with it (three more, besides the derived context's own).
+//
 // Attempt does not validate h; Do does.
 func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 	delay, on := h.Delay(c.Key)
@@ -115,30 +130,16 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 }
 
 // race is Attempt with hedging on. The calling goroutine coordinates: it
-// alone starts copies, reads their results and calls the hooks, so that
-// the state below needs no lock.
+// alone starts copies, reads their results, cancels them and calls the
+// hooks, so that the state below needs no lock. What it needs to be able
+// to send a hedge (the copies' goroutines and answer channel, the timer)
+// comes from the Hedger's pool, so that an attempt whose first copy
+// answers before the delay allocates only that copy's context.
 func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
 	limit := 1 + h.hedges()
-	// Unbuffered: the coordinator reads every copy's answer before it
-	// returns, so the channel is empty then, and reused by the next race
-	// of the same type; a Hedger usually serves one.
-	results, ok := h.channels.Get().(chan copyResult[T])
-	if !ok {
-		results = make(chan copyResult[T])
-	}
-	defer h.channels.Put(results)
-	var cancelBuf [4]context.CancelFunc
-	cancels := cancelBuf[:0]
+	rc := getRacer(h, c.Op)
+	defer h.racers.Put(rc)
 	start := time.Now()
-	launch := func(n int) {
-		cctx, cancel := context.WithCancel(ctx)
-		cancels = append(cancels, cancel)
-		go func() {
-			began := time.Now()
-			v, err := c.Op(cctx, n)
-			results <- copyResult[T]{n, v, err, time.Since(began)}
-		}()
-	}
 	retryable := c.Retryable
 	if retryable == nil {
 		retryable = func(err error) bool { return retry.Retryable(err) }
@@ -150,17 +151,24 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	hintedBy, lastBy := -1, -1
 	done := false   // a winner, or an error that ends the attempt
 	hedging := true // more hedges may be sent
-	inflight := 1
-	launch(0)
-	timer := h.timer(delay)
-	defer h.timers.Put(timer)
-	defer timer.Stop()
-	tick := timer.C
+	launched, inflight := 0, 0
+	launch := func() {
+		rc.launch(ctx, launched)
+		launched++
+		inflight++
+	}
+	launch()
+	rc.timer.Reset(delay)
+	defer rc.timer.Stop()
+	tick := rc.timer.C
+	// The copies' contexts have no registration with ctx (see copyCtx):
+	// the coordinator watches it for them.
+	parentDone := ctx.Done()
 
 	// hedge sends the next hedge, if the Hedger allows it, and reports
 	// whether it did. cause is the failure that asked for it, or nil.
 	hedge := func(cause error) bool {
-		if !hedging || done || len(cancels) >= limit {
+		if !hedging || done || launched >= limit {
 			hedging = false
 			return false
 		}
@@ -168,22 +176,20 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		n := len(cancels)
 		r.Hedges++
 		if h.OnHedge != nil {
-			h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: n, Delay: time.Since(start), Err: cause})
+			h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: launched, Delay: time.Since(start), Err: cause})
 		}
-		launch(n)
-		inflight++
+		launch()
 		return true
 	}
 	// finish ends the attempt: every copy but keep is canceled.
 	finish := func(keep int) {
 		done, hedging = true, false
 		tick = nil
-		for i, cancel := range cancels {
+		for i := range launched {
 			if i != keep {
-				cancel()
+				rc.copies[i].cancel(true)
 			}
 		}
 	}
@@ -192,11 +198,17 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 		select {
 		case <-tick:
 			if hedge(nil) {
-				timer.Reset(delay)
+				rc.timer.Reset(delay)
 			} else {
 				tick = nil
 			}
-		case cr := <-results:
+		case <-parentDone:
+			// The copies end with ctx's error, and no hedge follows.
+			parentDone, tick, hedging = nil, nil, false
+			for i := range launched {
+				rc.copies[i].cancel(false)
+			}
+		case cr := <-rc.results:
 			inflight--
 			switch {
 			case done:
@@ -232,8 +244,8 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 					}
 				}
 				if hedge(cr.err) {
-					timer.Reset(delay)
-					tick = timer.C
+					rc.timer.Reset(delay)
+					tick = rc.timer.C
 				}
 			}
 		}
@@ -245,15 +257,26 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	default:
 		r.Err, r.Failed = last, lastBy
 	}
-	keep := max(r.Winner, r.Failed)
-	for i, cancel := range cancels {
-		if i != keep || !c.KeepWinner {
-			cancel()
+	keep := -1
+	if c.KeepWinner {
+		keep = max(r.Winner, r.Failed)
+		r.Release = rc.copies[keep].keep(ctx)
+	}
+	for i := range launched {
+		switch {
+		case i == keep:
+		case c.KeepWinner && rc.copies[i].answered():
+			// A loser that has its answer, which the caller may still
+			// have to read (an HTTP body to drain): kept too, until
+			// Release. Only a hedged attempt has losers, so the
+			// allocations are the hedge's.
+			release, other := r.Release, rc.copies[i].keep(ctx)
+			r.Release = func() { other(); release() }
+		default:
+			rc.copies[i].end()
 		}
 	}
-	if c.KeepWinner {
-		r.Release = cancels[keep]
-	}
+	rc.op = nil
 	return r
 }
 
@@ -264,17 +287,6 @@ func pushback[T any](c Call[T], err error) bool {
 	}
 	_, hinted := retry.RetryAfter(err)
 	return hinted || retry.IsRejected(err)
-}
-
-// timer returns a timer that fires after d, reused from an earlier attempt
-// if one is free. Since Go 1.23 a stopped timer's channel holds no stale
-// value, so a timer is safe to reuse once stopped.
-func (h *Hedger) timer(d time.Duration) *time.Timer {
-	if t, ok := h.timers.Get().(*time.Timer); ok {
-		t.Reset(d)
-		return t
-	}
-	return time.NewTimer(d)
 }
 
 // succeeded records a successful attempt: its latency feeds key's window,

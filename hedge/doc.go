@@ -71,6 +71,9 @@
 // coordinates: it starts the copies, reads their answers and calls the
 // hooks and Call.Discard. Every copy has returned when Do or Attempt
 // returns, so an operation must return soon after its context is done.
+// A copy's context ends with the attempt (Call.KeepWinner keeps the one a
+// result still needs); the caller's ending reaches the copies through the
+// calling goroutine, which watches it for them.
 // Budget, Allow and the latency windows are shared by concurrent calls
 // and checked atomically: a hedge is sent only after the Budget granted
 // it, however many calls race for the last token.

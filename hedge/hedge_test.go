@@ -517,3 +517,159 @@ func TestCallAllowAndPushback(t *testing.T) {
 		}
 	})
 }
+
+// A context an Op derives from its copy's is canceled with it (through the
+// copy context's AfterFunc, with no goroutine of its own), and the
+// caller's cancellation reaches every copy, with the caller's error.
+func TestDerivedContexts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10)}
+		var errs [2]error
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: func(ctx context.Context, n int) (int, error) {
+			if n == 1 {
+				return n, nil
+			}
+			child, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			<-child.Done()
+			errs[n] = child.Err()
+			return 0, ctx.Err()
+		}})
+		if r.Winner != 1 || !errors.Is(errs[0], context.Canceled) {
+			t.Errorf("winner %d, the loser's derived context ended with %v; want 1, context.Canceled", r.Winner, errs[0])
+		}
+
+		ctx, cancel := context.WithTimeout(t.Context(), ms(15))
+		defer cancel()
+		var mu sync.Mutex
+		var got []error
+		r = hedge.Attempt(ctx, h, hedge.Call[int]{Op: func(ctx context.Context, n int) (int, error) {
+			child, cancel := context.WithCancel(ctx)
+			defer cancel()
+			<-child.Done()
+			mu.Lock()
+			got = append(got, child.Err(), ctx.Err())
+			mu.Unlock()
+			return 0, ctx.Err()
+		}})
+		if len(got) != 4 {
+			t.Fatalf("%d copies answered; want 2", len(got)/2)
+		}
+		for _, err := range got {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("a copy's context ended with %v; want the caller's DeadlineExceeded", err)
+			}
+		}
+		if !errors.Is(r.Err, context.DeadlineExceeded) {
+			t.Errorf("err %v; want DeadlineExceeded", r.Err)
+		}
+	})
+}
+
+// A kept context outlives the attempt, and so the end of the caller's
+// context must still reach it; it is done after Release, and a second
+// Release, after another attempt, leaves that attempt alone.
+func TestKeptContextFollowsItsParent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10)}
+		ctx, cancel := context.WithCancel(t.Context())
+		var kept context.Context
+		r := hedge.Attempt(ctx, h, hedge.Call[int]{KeepWinner: true, Op: func(ctx context.Context, n int) (int, error) {
+			kept = ctx
+			return n, nil
+		}})
+		if kept.Err() != nil {
+			t.Fatalf("the kept context ended with the attempt: %v", kept.Err())
+		}
+		cancel()
+		synctest.Wait()
+		if !errors.Is(kept.Err(), context.Canceled) {
+			t.Errorf("the kept context's Err after its parent was canceled = %v; want context.Canceled", kept.Err())
+		}
+		r.Release()
+
+		var next context.Context
+		r2 := hedge.Attempt(t.Context(), h, hedge.Call[int]{KeepWinner: true, Op: func(ctx context.Context, n int) (int, error) {
+			next = ctx
+			return n, nil
+		}})
+		r.Release() // stale: must not end the next attempt's context
+		if next.Err() != nil {
+			t.Errorf("a second Release ended another attempt's context: %v", next.Err())
+		}
+		r2.Release()
+		if next.Err() == nil {
+			t.Error("the kept context is alive after its Release")
+		}
+	})
+}
+
+// A copy that has Answered is not canceled when another wins (it finishes
+// what it was reading, as an HTTP loser drains its body), though the end
+// of the caller's context still reaches it; outside a copy Answered does
+// nothing.
+func TestAnswered(t *testing.T) {
+	hedge.Answered(context.Background())
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10)}
+		var loserErr error
+		var discarded []int
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{
+			Op: func(ctx context.Context, n int) (int, error) {
+				if n == 1 {
+					return n, nil // wins at 10 ms
+				}
+				time.Sleep(ms(5))
+				child, cancel := context.WithCancel(ctx)
+				defer cancel()
+				hedge.Answered(child) // found through a derived context
+				time.Sleep(ms(20))    // "drains" past the hedge's win
+				loserErr = ctx.Err()
+				return n, nil
+			},
+			Discard: func(v int) { discarded = append(discarded, v) },
+		})
+		if r.Winner != 1 || loserErr != nil || len(discarded) != 1 {
+			t.Errorf("winner %d, the answered loser's ctx.Err %v, discarded %v; want 1, nil, [0]", r.Winner, loserErr, discarded)
+		}
+
+		ctx, cancel := context.WithTimeout(t.Context(), ms(15))
+		defer cancel()
+		r = hedge.Attempt(ctx, h, hedge.Call[int]{Op: func(ctx context.Context, n int) (int, error) {
+			hedge.Answered(ctx)
+			<-ctx.Done()
+			return 0, ctx.Err()
+		}})
+		if !errors.Is(r.Err, context.DeadlineExceeded) {
+			t.Errorf("answered copies after the caller's deadline: err %v; want DeadlineExceeded", r.Err)
+		}
+	})
+}
+
+// Under KeepWinner a loser that has Answered keeps its context past the
+// attempt, for the caller to finish with its answer, until Release.
+func TestAnsweredKeptUntilRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10)}
+		var loser context.Context
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{
+			KeepWinner: true,
+			Op: func(ctx context.Context, n int) (int, error) {
+				if n == 1 {
+					return n, nil
+				}
+				loser = ctx
+				hedge.Answered(ctx)
+				time.Sleep(ms(20))
+				return 0, errFlaky
+			},
+		})
+		if r.Winner != 1 || loser.Err() != nil {
+			t.Fatalf("winner %d, the answered loser's context %v after Attempt; want 1, alive", r.Winner, loser.Err())
+		}
+		r.Release()
+		if loser.Err() == nil {
+			t.Error("the answered loser's context is alive after Release")
+		}
+	})
+}

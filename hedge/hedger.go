@@ -103,8 +103,7 @@ type Hedger struct {
 	// block: the attempt waits for it.
 	OnHedge func(Event)
 
-	timers   sync.Pool // of *time.Timer, stopped
-	channels sync.Pool // of the copies' answer channels, empty
+	racers   sync.Pool // of *racer[T], idle
 	mu       sync.RWMutex
 	windows  map[string]*window
 	overflow window // the window of keys beyond MaxKeys

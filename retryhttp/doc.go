@@ -106,11 +106,14 @@
 // on a 429, a 503 or a Retry-After, and sends nothing while the host's
 // breaker is not closed. A loser is canceled, or drained and closed if it
 // answered too, so that its connection is reused; the winner's Body is
-// the caller's. Event.Hedge says which copy answered. Hedge reads and
-// idempotent writes of servers whose latency has a long tail; not a server
-// that is slow because it is overloaded (the Budget is there for that),
-// nor requests that cost the server much: see package hedge, "When not to
-// hedge". On HTTP/2, Go's Transport sends a hedge as a second stream of
+// the caller's. Event.Hedge says which copy answered. Being ready to
+// hedge costs a request that needs no hedge 8 allocations through
+// net/http, for its first copy's own request and context (BENCHMARKS.md
+// says which); without Hedge the Transport allocates nothing of its own.
+// Hedge reads and idempotent writes of servers whose latency has a long
+// tail; not a server that is slow because it is overloaded (the Budget is
+// there for that), nor requests that cost the server much: see package
+// hedge, "When not to hedge". On HTTP/2, Go's Transport sends a hedge as a second stream of
 // the first copy's connection, which serves a slow server but not a
 // stalled connection: HedgeBase gives hedges connections of their own.
 //

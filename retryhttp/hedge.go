@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/again-go/again/breaker"
@@ -32,81 +33,42 @@ func (c *call) hedgeable() bool {
 // hedged is RoundTrip's loop with each attempt hedged by t.Hedge: a hedged
 // attempt, all its copies together, is one attempt of the retry loop.
 func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, error) {
-	// The copies' goroutines share the call, so it lives on the heap; a copy
-	// of it does, so that RoundTrip's own stays on the stack when nothing is
-	// hedged. Only the body's state changes: RoundTrip closes what no
-	// attempt took.
-	c := new(call)
-	*c = *rc
-	defer func() { rc.body = c.body }()
+	hc := getHedgedCall(rc)
+	defer hc.put(rc)
+	c := &hc.c
 	h := c.t.Hedge
-	copies := 1 + max(h.MaxHedges, 1)
-	slots := make([]attempt, copies)
-	// Each copy's request has a context of its own, which the hedge's
-	// cancellation ends only until the response arrives: a copy that
-	// answers after another did must drain its body with its connection
-	// still alive, or the connection is closed rather than reused.
-	cancels := make([]context.CancelFunc, copies)
-	var claimed atomic.Bool // a copy of the current attempt succeeded
-	next := 1               // the number of the current attempt's first copy
-	hc := hedge.Call[struct{}]{
+	call := hedge.Call[struct{}]{
 		Key:      c.hedgeKey(),
 		Pushback: pushback,
-		Op: func(ctx context.Context, k int) (struct{}, error) {
-			a := &slots[k]
-			rctx, cancel := context.WithCancel(c.req.Context())
-			cancels[k] = cancel
-			rt := &arrival{base: c.base}
-			if k > 0 && c.t.HedgeBase != nil {
-				rt.base = c.t.HedgeBase
-			}
-			*a = attempt{hedge: k, base: rt}
-			stop := context.AfterFunc(ctx, func() {
-				if !rt.arrived.Load() {
-					cancel()
-				}
-			})
-			c.try(rctx, next+k, a)
-			stop()
-			if c.br != nil {
-				a.ticket.Record(outcome(a))
-			}
-			err := c.verdict(a)
-			if err == nil && !claimed.CompareAndSwap(false, true) {
-				drain(a.resp)
-				a.resp = nil
-				return struct{}{}, errLost
-			}
-			return struct{}{}, err
-		},
+		Op:       hc.op,
+		// The copy whose answer is returned keeps its context until the
+		// caller closes the response's body, which reads it.
+		KeepWinner: true,
 	}
 	if c.br != nil {
-		br := c.br
-		hc.Allow = func() bool { return br.State() == breaker.Closed }
+		call.Allow = hc.allow
 	}
 	for {
-		claimed.Store(false)
-		hc.Attempt = l.Attempts() + 1
-		r := hedge.Attempt(ctx, h, hc)
-		next += 1 + r.Hedges
-		r.Release() // the copies' own contexts are what the response needs
+		hc.claimed.Store(false)
+		call.Attempt = l.Attempts() + 1
+		r := hedge.Attempt(ctx, h, call)
+		hc.next += 1 + r.Hedges
 		keep := max(r.Winner, r.Failed)
 		for i := range 1 + r.Hedges {
 			if i == keep {
 				continue
 			}
-			if a := &slots[i]; a.kind == final && a.resp != nil {
+			if a := &hc.slots[i]; a.kind == final && a.resp != nil {
 				// A response that came after the attempt had ended (on the
 				// caller's context, say): nobody will read it.
 				drain(a.resp)
 				a.resp = nil
 			}
-			slots[i].release()
-			cancels[i]()
+			hc.slots[i].release()
 		}
-		a, release := &slots[keep], cancels[keep]
+		a := &hc.slots[keep]
 		if r.Err == nil {
-			a.resp.Body = newReleasingBody(a.resp.Body, release)
+			a.resp.Body = newReleasingBody(a.resp.Body, r.Release)
 			l.Succeeded()
 			c.succeeded(a, l.Attempts())
 			return a.resp, nil
@@ -115,33 +77,107 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 		if err == nil {
 			c.retrying(a, l.Attempts(), d)
 			a.release()
-			release()
+			r.Release()
 			err = l.Wait(ctx, d)
 		}
 		if err != nil {
 			resp, err := c.stop(a, err)
 			if resp != nil {
-				resp.Body = newReleasingBody(resp.Body, release)
+				resp.Body = newReleasingBody(resp.Body, r.Release)
 			} else {
-				release()
+				r.Release()
 			}
 			return resp, err
 		}
 	}
 }
 
-// arrival sends a copy through base and notes when its response arrived:
-// from then on the hedge's cancellation leaves the copy alone, so that a
-// loser can drain its body and keep its connection.
+// hedgedCall is what the copies of a hedged RoundTrip share: the call,
+// which their goroutines read, and a slot per copy for its outcome. It is
+// pooled, with the functions given to hedge.Attempt made once, so that
+// being ready to hedge costs a request only what a copy's request needs of
+// its own (see BENCHMARKS.md).
+type hedgedCall struct {
+	c       call
+	slots   []attempt
+	claimed atomic.Bool // a copy of the current attempt succeeded
+	next    int         // the number of the current attempt's first copy
+	first   arrival     // sends copy 0
+	hedges  arrival     // sends the hedges
+	op      func(context.Context, int) (struct{}, error)
+	allow   func() bool
+}
+
+var hedgedCalls sync.Pool // of *hedgedCall, reset
+
+func getHedgedCall(rc *call) *hedgedCall {
+	hc, _ := hedgedCalls.Get().(*hedgedCall)
+	if hc == nil {
+		hc = &hedgedCall{}
+		hc.op = hc.copy
+		hc.allow = func() bool { return hc.c.br.State() == breaker.Closed }
+	}
+	hc.c = *rc
+	hc.next = 1
+	h := rc.t.Hedge
+	if n := 1 + max(h.MaxHedges, 1); cap(hc.slots) >= n {
+		hc.slots = hc.slots[:n]
+	} else {
+		hc.slots = make([]attempt, n)
+	}
+	hc.first.base = rc.base
+	hc.hedges.base = rc.base
+	if rc.t.HedgeBase != nil {
+		hc.hedges.base = rc.t.HedgeBase
+	}
+	return hc
+}
+
+// put gives the body's state back to rc, which closes what no attempt
+// took, and hc to the pool, holding nothing of the request.
+func (hc *hedgedCall) put(rc *call) {
+	rc.body = hc.c.body
+	hc.c = call{}
+	clear(hc.slots)
+	hc.first.base, hc.hedges.base = nil, nil
+	hedgedCalls.Put(hc)
+}
+
+// copy is the Op of the hedged attempt: copy k of it, on its own
+// goroutine. A copy that succeeds after another did is drained and closed
+// at once, while its connection is alive (see arrival).
+func (hc *hedgedCall) copy(ctx context.Context, k int) (struct{}, error) {
+	c := &hc.c
+	a := &hc.slots[k]
+	*a = attempt{hedge: k, base: &hc.first}
+	if k > 0 {
+		a.base = &hc.hedges
+	}
+	c.try(ctx, hc.next+k, a)
+	if c.br != nil {
+		a.ticket.Record(outcome(a))
+	}
+	err := c.verdict(a)
+	if err == nil && !hc.claimed.CompareAndSwap(false, true) {
+		drain(a.resp)
+		a.resp = nil
+		return struct{}{}, errLost
+	}
+	return struct{}{}, err
+}
+
+// arrival sends a copy through base and tells the hedged attempt when its
+// response arrived (hedge.Answered): from then on the attempt's
+// cancellation leaves the copy alone, so that a loser can drain its body
+// and keep its connection rather than have it cut.
 type arrival struct {
-	base    http.RoundTripper
-	arrived atomic.Bool
+	base http.RoundTripper
 }
 
 func (a *arrival) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := a.base.RoundTrip(r)
 	if err == nil {
-		a.arrived.Store(true)
+		hedge.Answered(r.Context())
 	}
 	return resp, err
 }

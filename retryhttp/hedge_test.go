@@ -378,29 +378,39 @@ func TestHedgeWinnerBodyReleases(t *testing.T) {
 }
 
 // BenchmarkHedgedRoundTrip is a GET that answers before the hedge delay,
-// with Hedge set: the cost of being ready to hedge.
+// with Hedge set: the cost of being ready to hedge. The requests' context
+// is context.Background, or one that can be canceled (a deadline): a kept
+// winner's context then registers with it.
 func BenchmarkHedgedRoundTrip(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
-	for _, h := range []*hedge.Hedger{nil, {After: time.Hour}} {
-		name := "no Hedge"
-		if h != nil {
-			name = "Hedge armed"
-		}
-		b.Run(name, func(b *testing.B) {
-			base := &http.Transport{}
-			defer base.CloseIdleConnections()
-			client := &http.Client{Transport: &retryhttp.Transport{Base: base, Hedge: h}}
-			b.ReportAllocs()
-			for b.Loop() {
-				resp, err := client.Get(srv.URL)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+	deadline, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	for _, ctx := range []context.Context{context.Background(), deadline} {
+		for _, h := range []*hedge.Hedger{nil, {After: time.Hour}} {
+			name := "no Hedge"
+			if h != nil {
+				name = "Hedge armed"
 			}
-		})
+			if ctx != context.Background() {
+				name += ", deadline"
+			}
+			b.Run(name, func(b *testing.B) {
+				base := &http.Transport{}
+				defer base.CloseIdleConnections()
+				client := &http.Client{Transport: &retryhttp.Transport{Base: base, Hedge: h}}
+				req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+				b.ReportAllocs()
+				for b.Loop() {
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
 	}
 }
 
@@ -540,4 +550,67 @@ func TestHedgeHTTP2ConnectionStall(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A hedge that fails with a retryable status while the first copy goes on
+// to win leaves a response that the Transport drains only once the
+// attempt is over: its context must still be alive then, or its
+// connection is closed rather than reused.
+func TestHedgeFailedLoserConnectionReused(t *testing.T) {
+	hedgeDone := make(chan struct{}, 1)
+	s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n%2 == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, "try again")
+			return
+		}
+		select {
+		case <-hedgeDone:
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "ok")
+	})
+	tr := &retryhttp.Transport{
+		Policy: backoff.Policy{Retries: backoff.NoRetries},
+		Hedge:  &hedge.Hedger{After: 20 * time.Millisecond},
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			if resp != nil && resp.StatusCode == http.StatusBadGateway {
+				// The first copy answers only once the hedge's 502 is in.
+				defer func() { hedgeDone <- struct{}{} }()
+			}
+			return retryhttp.DefaultCheckRetry(ctx, resp, err)
+		},
+	}
+	base := s.Client().Transport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = 100
+	tr.Base = base
+	client := hedgeClient(s, tr)
+	// Two connections first, as in TestHedgeLoserConnectionReused, so that
+	// no copy dials and takes the other's part.
+	var arrived, warmed sync.WaitGroup
+	arrived.Add(2)
+	s.warmUp = func() { arrived.Done(); arrived.Wait() }
+	for range 2 {
+		warmed.Go(func() {
+			resp, err := (&http.Client{Transport: base}).Get(s.URL + warmUpPath)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	warmed.Wait()
+	const requests = 5
+	for range requests {
+		resp, err := client.Get(s.URL)
+		if got := readAll(t, resp, err); got != "ok" {
+			t.Fatalf("body %q; want the first copy's ok", got)
+		}
+	}
+	if got := s.closed.Load(); got != 0 {
+		t.Errorf("%d connections closed during %d requests whose hedge failed with a 502; want the 502s drained and their connections kept", got, requests)
+	}
+	client.CloseIdleConnections()
+	waitFor(t, "the idle connections to close", func() bool { return s.closed.Load() == s.conns.Load() })
 }

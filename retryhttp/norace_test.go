@@ -1,0 +1,5 @@
+//go:build !race
+
+package retryhttp_test
+
+const raceEnabled = false

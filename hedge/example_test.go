@@ -36,7 +36,9 @@ func Example() {
 // Attempt makes one hedged attempt, for code that runs its own retry loop
 // or needs to know which copy answered.
 func ExampleAttempt() {
-	h := &hedge.Hedger{After: time.Millisecond, MaxHedges: 2}
+	// A delay that never passes here: only the first copy's failure sends
+	// a hedge, so the output does not depend on the machine's speed.
+	h := &hedge.Hedger{After: time.Minute, MaxHedges: 2}
 	r := hedge.Attempt(context.Background(), h, hedge.Call[int]{
 		Op: func(ctx context.Context, n int) (int, error) {
 			if n == 0 {

@@ -12,8 +12,9 @@ import (
 
 // Algorithm is one of the backoff algorithms of the AWS Architecture Blog's
 // "Exponential Backoff And Jitter" (2015), as its simulator names them. Each
-// maps to a backoff.Policy (see Policy), so the model samples delays with
-// the library's own code.
+// maps to a backoff.Policy (see Policy), and the model's sleeps are that
+// policy's: the nominal delays from Policy.Delay, the jitter exactly as
+// Policy.Sample draws it (see occSleeps).
 type Algorithm string
 
 // The algorithms of the OCC model, in the order the post discusses them.
@@ -177,11 +178,15 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 	}
 	res := make([]result, cells*c.Runs)
 	net := occNet{mean: float64(c.NetMean), sd: float64(c.NetSD)}
+	sleeps := make([]occSleeps, len(c.Algorithms))
+	for i, a := range c.Algorithms {
+		sleeps[i] = newOCCSleeps(a, c.Base, c.Cap)
+	}
 	c.Runner.run(len(res), func(i int) {
 		cell, run := i/c.Runs, i%c.Runs
 		n, a := c.Clients[cell/len(c.Algorithms)], c.Algorithms[cell%len(c.Algorithms)]
 		r := &occRand{s: mix(c.Seed ^ streamKey(stringID("occ"), uint64(n), stringID(string(a)), uint64(run)))}
-		w, end := occRun(n, a.Policy(c.Base, c.Cap), net, r)
+		w, end := occRun(n, &sleeps[cell%len(c.Algorithms)], net, r)
 		res[i] = result{w, end}
 	})
 	rows := make([]OCCRow, cells)
@@ -226,7 +231,8 @@ func occDuration(ns float64) time.Duration { return time.Duration(min(ns, 1e18))
 // and its own normal draw, because the model draws 60 million normal
 // numbers for the default table and math/rand/v2's PCG and NormFloat64,
 // through an interface, were half of its time. It is a backoff.Rand
-// itself, so Policy.Sample calls it without going through a *rand.Rand.
+// itself, so that the tests can draw Policy.Sample's sleeps from the same
+// numbers as the model's (see occSleeps).
 type occRand struct{ s uint64 }
 
 // Uint64 returns the next 64 random bits.
@@ -345,7 +351,7 @@ func (r *occRand) normSlow(j int32) float64 {
 	}
 }
 
-// occRun simulates one run of n clients sleeping by p, and returns the
+// occRun simulates one run of n clients sleeping by sl, and returns the
 // number of writes the database received and the time the last client
 // learnt that it had written.
 //
@@ -355,8 +361,8 @@ func (r *occRand) normSlow(j int32) float64 {
 // and the read that precedes it, the replies and the sleep need no events
 // of their own. A read at the same nanosecond as a successful write sees
 // it.
-func occRun(n int, p backoff.Policy, net occNet, r *occRand) (writes int, end time.Duration) {
-	s := occState{p: p, net: net, r: r, clients: make([]occClient, n), lastWrite: -1}
+func occRun(n int, sl *occSleeps, net occNet, r *occRand) (writes int, end time.Duration) {
+	s := occState{sl: sl, net: net, r: r, clients: make([]occClient, n), lastWrite: -1}
 	// Both queues pop the same events in the same order; the calendar is
 	// faster when it applies (see newOCCCalendar).
 	if c := newOCCCalendar(n, net); c != nil {
@@ -397,7 +403,7 @@ type occClient struct {
 
 // occState is a run of the OCC model between events.
 type occState struct {
-	p         backoff.Policy
+	sl        *occSleeps
 	net       occNet
 	r         *occRand
 	clients   []occClient
@@ -430,6 +436,6 @@ func (s *occState) write(now time.Duration, i int32) (time.Duration, bool) {
 		return 0, false
 	}
 	c.failures++
-	c.prev = s.p.Sample(c.failures, c.prev, s.r)
+	c.prev = s.sl.sample(c.failures, c.prev, s.r)
 	return s.attempt(i, reply+c.prev+s.net.one(y)), true
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -186,7 +187,9 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 		cell, run := i/c.Runs, i%c.Runs
 		n, a := c.Clients[cell/len(c.Algorithms)], c.Algorithms[cell%len(c.Algorithms)]
 		r := &occRand{s: mix(c.Seed ^ streamKey(stringID("occ"), uint64(n), stringID(string(a)), uint64(run)))}
-		w, end := occRun(n, &sleeps[cell%len(c.Algorithms)], net, r)
+		wk := occWorkers.Get().(*occWorker)
+		w, end := occRun(n, &sleeps[cell%len(c.Algorithms)], net, r, wk)
+		occWorkers.Put(wk)
 		res[i] = result{w, end}
 	})
 	rows := make([]OCCRow, cells)
@@ -353,7 +356,8 @@ func (r *occRand) normSlow(j int32) float64 {
 
 // occRun simulates one run of n clients sleeping by sl, and returns the
 // number of writes the database received and the time the last client
-// learnt that it had written.
+// learnt that it had written. Its memory comes from w, which it leaves
+// ready for the next run.
 //
 // Only the writes' arrivals at the database go through the event queue: a
 // client's write succeeds if no other write succeeded between its read and
@@ -361,11 +365,16 @@ func (r *occRand) normSlow(j int32) float64 {
 // and the read that precedes it, the replies and the sleep need no events
 // of their own. A read at the same nanosecond as a successful write sees
 // it.
-func occRun(n int, sl *occSleeps, net occNet, r *occRand) (writes int, end time.Duration) {
-	s := occState{sl: sl, net: net, r: r, clients: make([]occClient, n), lastWrite: -1}
+func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes int, end time.Duration) {
+	if cap(w.clients) < n {
+		w.clients = make([]occClient, n)
+	}
+	clients := w.clients[:n]
+	clear(clients)
+	s := occState{sl: sl, net: net, r: r, clients: clients, lastWrite: -1}
 	// Both queues pop the same events in the same order; the calendar is
-	// faster when it applies (see newOCCCalendar).
-	if c := newOCCCalendar(n, net); c != nil {
+	// faster when it applies (see occCalendar.reset).
+	if c := &w.cal; c.reset(n, net, sl.longest()) {
 		for i := range n {
 			c.push(s.attempt(int32(i), net.delay(r)), int32(i))
 		}
@@ -377,8 +386,8 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand) (writes int, end time.
 		}
 		return s.writes, s.end
 	}
-	var q queue[int32]
-	q.items = make([]item[int32], 0, n)
+	q := &w.heap
+	q.items, q.seq = q.items[:0], 0
 	for i := range n {
 		q.push(s.attempt(int32(i), net.delay(r)), int32(i))
 	}
@@ -394,6 +403,19 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand) (writes int, end time.
 	}
 	return s.writes, s.end
 }
+
+// occWorker is the memory of one run at a time, kept between runs so that
+// the default table's 9,500 runs do not each allocate (and the collector
+// clear) a calendar and the clients' state: OCC takes one from occWorkers
+// for each run and puts it back after, so each goroutine of the Runner
+// reuses one.
+type occWorker struct {
+	clients []occClient
+	cal     occCalendar
+	heap    queue[int32]
+}
+
+var occWorkers = sync.Pool{New: func() any { return new(occWorker) }}
 
 type occClient struct {
 	read     time.Duration // when the client's current read reached the database

@@ -29,6 +29,7 @@ type occCalendar struct {
 	mask     int
 	head     []int32   // per bucket: its first client, or -1
 	full     []uint64  // a bit per bucket: set if its list is not empty
+	some     []uint64  // a bit per word of full: set if the word is not 0
 	ev       []occSlot // per client: its event and the next in its bucket
 	winStart time.Duration
 	cur      int
@@ -90,10 +91,11 @@ func (c *occCalendar) reset(n int, net occNet, sleep time.Duration) bool {
 			c.head[i] = -1
 		}
 		c.full = make([]uint64, buckets/64)
+		c.some = make([]uint64, max(1, buckets/64/64))
 	}
 	// Every bucket beyond the year is empty too, so a later, longer year
 	// finds them ready.
-	c.head, c.full = c.head[:buckets], c.full[:buckets/64]
+	c.head, c.full, c.some = c.head[:buckets], c.full[:buckets/64], c.some[:max(1, buckets/64/64)]
 	if cap(c.ev) < n {
 		c.ev = make([]occSlot, n)
 	}
@@ -127,6 +129,7 @@ func (c *occCalendar) push(at time.Duration, s int32) {
 		ev[p].next = s
 	}
 	c.full[b>>6] |= 1 << (b & 63)
+	c.some[b>>12] |= 1 << (b >> 6 & 63)
 	c.n++
 }
 
@@ -150,7 +153,9 @@ func (c *occCalendar) pop() (time.Duration, int32) {
 			n := x.next
 			c.head[b] = n
 			if n < 0 {
-				c.full[b>>6] &^= 1 << (b & 63)
+				if c.full[b>>6] &^= 1 << (b & 63); c.full[b>>6] == 0 {
+					c.some[b>>12] &^= 1 << (b >> 6 & 63)
+				}
 			}
 			c.n--
 			return x.at, h
@@ -163,16 +168,24 @@ func (c *occCalendar) pop() (time.Duration, int32) {
 }
 
 // nextFull returns the first bucket with events at or after b, going
-// round the year. At least one bucket has events.
+// round the year. At least one bucket has events. Past b's word of the
+// bitmap it looks for the next word with events in the bitmap of words,
+// so that it crosses a stretch of empty buckets (a year of 2^16 buckets
+// holds 190 events at most in the default table) a word at a time.
 func (c *occCalendar) nextFull(b int) int {
 	w := b >> 6
-	word := c.full[w] &^ (1<<(b&63) - 1)
-	last := len(c.full) - 1 // a power of two less one
-	for word == 0 {
-		w = (w + 1) & last
-		word = c.full[w]
+	if word := c.full[w] &^ (1<<(b&63) - 1); word != 0 {
+		return w<<6 | bits.TrailingZeros64(word)
 	}
-	return w<<6 | bits.TrailingZeros64(word)
+	w = (w + 1) & (len(c.full) - 1) // a power of two
+	s := w >> 6
+	word := c.some[s] &^ (1<<(w&63) - 1)
+	for word == 0 {
+		s = (s + 1) & (len(c.some) - 1) // a power of two
+		word = c.some[s]
+	}
+	w = s<<6 | bits.TrailingZeros64(word)
+	return w<<6 | bits.TrailingZeros64(c.full[w])
 }
 
 // jump moves the window to the earliest event's, after a year without

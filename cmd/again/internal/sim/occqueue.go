@@ -20,7 +20,7 @@ import (
 // linked through an array indexed by client.
 //
 // A calendar is empty after a run (every client's write succeeds), which
-// leaves every bucket's list empty and the bitmap clear: reset reuses the
+// leaves every bucket's list empty and the bitmaps clear: reset reuses the
 // arrays for the next run instead of allocating and clearing them, so a
 // worker's calendar allocates only when a run needs a longer year or more
 // clients than any before.
@@ -64,8 +64,9 @@ const (
 // jitter alone, seldom share one (a width of 4·sd/n: wider ones cost more
 // in sorting their lists than the bitmap saves in skipping). Without
 // jitter, or with little of it, events come in clumps that a bucket's
-// list would have to sort, and so do they when the messages alone span
-// more than a year of the largest size: then a heap.
+// list would have to sort; and when the messages alone span more than the
+// largest year, the first events would already wrap round it: then a
+// heap.
 //
 // The year then spans, if the largest year allows, the furthest any event
 // is pushed ahead of the one just popped: the longest sleep and four

@@ -106,3 +106,22 @@ func TestSimOCCNormal(t *testing.T) {
 		}
 	}
 }
+
+// TestSimZigStrip checks the rectangles' test kept without |j|: for every
+// bound k a strip can have, the draws that pass uint32(j) + off < span
+// are exactly those with |j| < k, at the edges and at the extremes.
+func TestSimZigStrip(t *testing.T) {
+	for _, k := range []uint32{0, 1, 2, 1000, 1 << 30, 1<<31 - 1} {
+		var s zigStrip
+		s.setK(k)
+		for _, j := range []int64{0, 1, -1, int64(k) - 1, int64(k), int64(k) + 1, -int64(k) + 1, -int64(k), -int64(k) - 1, math.MaxInt32, math.MinInt32} {
+			if j < math.MinInt32 || j > math.MaxInt32 {
+				continue
+			}
+			got := uint32(int32(j))+s.off < s.span
+			if want := uint64(max(j, -j)) < uint64(k); got != want {
+				t.Errorf("k = %d, j = %d: the strip's test says %t, |j| < k is %t", k, j, got, want)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -12,8 +13,9 @@ import (
 
 // Algorithm is one of the backoff algorithms of the AWS Architecture Blog's
 // "Exponential Backoff And Jitter" (2015), as its simulator names them. Each
-// maps to a backoff.Policy (see Policy), so the model samples delays with
-// the library's own code.
+// maps to a backoff.Policy (see Policy), and the model's sleeps are that
+// policy's: the nominal delays from Policy.Delay, the jitter exactly as
+// Policy.Sample draws it (see occSleeps).
 type Algorithm string
 
 // The algorithms of the OCC model, in the order the post discusses them.
@@ -177,11 +179,17 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 	}
 	res := make([]result, cells*c.Runs)
 	net := occNet{mean: float64(c.NetMean), sd: float64(c.NetSD)}
+	sleeps := make([]occSleeps, len(c.Algorithms))
+	for i, a := range c.Algorithms {
+		sleeps[i] = newOCCSleeps(a, c.Base, c.Cap)
+	}
 	c.Runner.run(len(res), func(i int) {
 		cell, run := i/c.Runs, i%c.Runs
 		n, a := c.Clients[cell/len(c.Algorithms)], c.Algorithms[cell%len(c.Algorithms)]
 		r := &occRand{s: mix(c.Seed ^ streamKey(stringID("occ"), uint64(n), stringID(string(a)), uint64(run)))}
-		w, end := occRun(n, a.Policy(c.Base, c.Cap), net, r)
+		wk := occWorkers.Get().(*occWorker)
+		w, end := occRun(n, &sleeps[cell%len(c.Algorithms)], net, r, wk)
+		occWorkers.Put(wk)
 		res[i] = result{w, end}
 	})
 	rows := make([]OCCRow, cells)
@@ -217,16 +225,19 @@ func (n occNet) sum(x, y float64) time.Duration {
 	return occDuration(math.Abs(x*n.sd+n.mean) + math.Abs(y*n.sd+n.mean))
 }
 
-// occDuration converts a delay of at most a few hours (OCCConfig bounds
-// the mean and the deviation to an hour) to a Duration; the bound only
-// keeps an absurd draw from wrapping round.
-func occDuration(ns float64) time.Duration { return time.Duration(min(ns, 1e18)) }
+// occDuration converts a message's delay to a Duration. It needs no
+// bound: OCCConfig bounds the mean and the deviation to an hour, and no
+// normal number the model draws exceeds 14 in size (zigR plus a tail draw
+// of at most 53·ln 2 / zigR, from a uniform of 53 bits), so a delay is at
+// most 15 hours, far from where a conversion would wrap round.
+func occDuration(ns float64) time.Duration { return time.Duration(ns) }
 
 // occRand is a run's random source: wyrand, one 64-bit multiply per draw,
 // and its own normal draw, because the model draws 60 million normal
 // numbers for the default table and math/rand/v2's PCG and NormFloat64,
 // through an interface, were half of its time. It is a backoff.Rand
-// itself, so Policy.Sample calls it without going through a *rand.Rand.
+// itself, so that the tests can draw Policy.Sample's sleeps from the same
+// numbers as the model's (see occSleeps).
 type occRand struct{ s uint64 }
 
 // Uint64 returns the next 64 random bits.
@@ -249,9 +260,19 @@ func (r *occRand) norm() float64 {
 }
 
 // norm2 returns two standard normal numbers, drawn from one Uint64 when
-// both fall in the ziggurat's rectangles (99 % of the time).
+// both fall in the ziggurat's rectangles (97 % of the time).
 func (r *occRand) norm2() (float64, float64) {
 	u := r.Uint64()
+	if x, y, ok := occZig.pair(u); ok {
+		return x, y
+	}
+	return r.norm2Slow(u)
+}
+
+// norm2Slow returns the two numbers of the draw u when they do not both
+// fall in their rectangles: the first from u's low half, then the second
+// from its high half, each finished by normSlow if it needs to be.
+func (r *occRand) norm2Slow(u uint64) (float64, float64) {
 	j, k := int32(u), int32(u>>32)
 	x, ok := occZig.fast(j)
 	if !ok {
@@ -277,11 +298,27 @@ const (
 // ziggurat holds the strips of a zigN-strip ziggurat covering the standard
 // normal's density, for 32-bit signed draws j: strip i = j mod zigN is
 // accepted at once if |j| < k[i], giving j·w[i]; f[i] is the density at
-// the strip's outer edge.
+// the strip's outer edge. The strips hold w[i] and the test in a form
+// without |j| (see zigStrip), four strips to a cache line.
 type ziggurat struct {
-	k [zigN]uint32
-	w [zigN]float64
+	s [zigN]zigStrip
 	f [zigN]float64
+}
+
+// zigStrip is a strip's width w and its test |j| < k, kept as
+// uint32(j) + off < span with off = k − 1 and span = 2k − 1 (0 when k is
+// 0, which accepts nothing): the same draws pass, in an add and a compare.
+type zigStrip struct {
+	w         float64
+	off, span uint32
+}
+
+// setK sets the strip's test to |j| < k.
+func (s *zigStrip) setK(k uint32) {
+	s.off, s.span = k-1, 0
+	if k > 0 {
+		s.span = 2*k - 1
+	}
 }
 
 // occZig is computed once and never written again.
@@ -289,30 +326,39 @@ var occZig = newZiggurat()
 
 func newZiggurat() *ziggurat {
 	const m = 1 << 31
+	var k [zigN]uint32
 	z := &ziggurat{}
 	dn, tn := zigR, zigR
 	q := zigV / math.Exp(-0.5*dn*dn)
-	z.k[0] = uint32(dn / q * m)
-	z.w[0], z.w[zigN-1] = q/m, dn/m
+	k[0] = uint32(dn / q * m)
+	z.s[0].w, z.s[zigN-1].w = q/m, dn/m
 	z.f[0], z.f[zigN-1] = 1, math.Exp(-0.5*dn*dn)
 	for i := zigN - 2; i >= 1; i-- {
 		dn = math.Sqrt(-2 * math.Log(zigV/dn+math.Exp(-0.5*dn*dn)))
-		z.k[i+1] = uint32(dn / tn * m)
+		k[i+1] = uint32(dn / tn * m)
 		tn = dn
 		z.f[i] = math.Exp(-0.5 * dn * dn)
-		z.w[i] = dn / m
+		z.s[i].w = dn / m
+	}
+	for i := range z.s {
+		z.s[i].setK(k[i])
 	}
 	return z
 }
 
 // fast returns j's number if j falls inside its strip's rectangle.
 func (z *ziggurat) fast(j int32) (float64, bool) {
-	i := j & (zigN - 1)
-	a := uint32(j)
-	if j < 0 {
-		a = -a
-	}
-	return float64(j) * z.w[i], a < z.k[i]
+	s := &z.s[j&(zigN-1)]
+	return float64(j) * s.w, uint32(j)+s.off < s.span
+}
+
+// pair returns the numbers of the two halves of u, and whether both fall
+// inside their strips' rectangles. It is small enough to inline, so that
+// the model's step draws its messages' delays without a call.
+func (z *ziggurat) pair(u uint64) (float64, float64, bool) {
+	j, k := int32(u), int32(u>>32)
+	a, b := &z.s[j&(zigN-1)], &z.s[k&(zigN-1)]
+	return float64(j) * a.w, float64(k) * b.w, uint32(j)+a.off < a.span && uint32(k)+b.off < b.span
 }
 
 // normSlow finishes a draw j that fell outside its strip's rectangle: in
@@ -321,7 +367,7 @@ func (r *occRand) normSlow(j int32) float64 {
 	z := occZig
 	for {
 		i := j & (zigN - 1)
-		x := float64(j) * z.w[i]
+		x := float64(j) * z.s[i].w
 		if i == 0 { // the tail beyond zigR, by Marsaglia's method
 			for {
 				x = -math.Log(1-r.Float64()) / zigR
@@ -345,9 +391,10 @@ func (r *occRand) normSlow(j int32) float64 {
 	}
 }
 
-// occRun simulates one run of n clients sleeping by p, and returns the
+// occRun simulates one run of n clients sleeping by sl, and returns the
 // number of writes the database received and the time the last client
-// learnt that it had written.
+// learnt that it had written. Its memory comes from w, which it leaves
+// ready for the next run.
 //
 // Only the writes' arrivals at the database go through the event queue: a
 // client's write succeeds if no other write succeeded between its read and
@@ -355,11 +402,16 @@ func (r *occRand) normSlow(j int32) float64 {
 // and the read that precedes it, the replies and the sleep need no events
 // of their own. A read at the same nanosecond as a successful write sees
 // it.
-func occRun(n int, p backoff.Policy, net occNet, r *occRand) (writes int, end time.Duration) {
-	s := occState{p: p, net: net, r: r, clients: make([]occClient, n), lastWrite: -1}
+func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes int, end time.Duration) {
+	if cap(w.clients) < n {
+		w.clients = make([]occClient, n)
+	}
+	clients := w.clients[:n]
+	clear(clients)
+	s := occState{sl: sl, net: net, r: r, clients: clients, lastWrite: -1}
 	// Both queues pop the same events in the same order; the calendar is
-	// faster when it applies (see newOCCCalendar).
-	if c := newOCCCalendar(n, net); c != nil {
+	// faster when it applies (see occCalendar.reset).
+	if c := &w.cal; c.reset(n, net, sl.longest()) {
 		for i := range n {
 			c.push(s.attempt(int32(i), net.delay(r)), int32(i))
 		}
@@ -371,8 +423,8 @@ func occRun(n int, p backoff.Policy, net occNet, r *occRand) (writes int, end ti
 		}
 		return s.writes, s.end
 	}
-	var q queue[int32]
-	q.items = make([]item[int32], 0, n)
+	q := &w.heap
+	q.items, q.seq = q.items[:0], 0
 	for i := range n {
 		q.push(s.attempt(int32(i), net.delay(r)), int32(i))
 	}
@@ -389,6 +441,19 @@ func occRun(n int, p backoff.Policy, net occNet, r *occRand) (writes int, end ti
 	return s.writes, s.end
 }
 
+// occWorker is the memory of one run at a time, kept between runs so that
+// the default table's 9,500 runs do not each allocate (and the collector
+// clear) a calendar and the clients' state: OCC takes one from occWorkers
+// for each run and puts it back after, so each goroutine of the Runner
+// reuses one.
+type occWorker struct {
+	clients []occClient
+	cal     occCalendar
+	heap    queue[int32]
+}
+
+var occWorkers = sync.Pool{New: func() any { return new(occWorker) }}
+
 type occClient struct {
 	read     time.Duration // when the client's current read reached the database
 	failures int
@@ -397,7 +462,7 @@ type occClient struct {
 
 // occState is a run of the OCC model between events.
 type occState struct {
-	p         backoff.Policy
+	sl        *occSleeps
 	net       occNet
 	r         *occRand
 	clients   []occClient
@@ -409,9 +474,17 @@ type occState struct {
 // attempt records that client i's read reaches the database at t, and
 // returns when its write will: after the read's reply and the write's way
 // there, one draw each.
+//
+// It and write draw as s.r.norm2 does, with its common case written out:
+// a call that cannot be inlined, twice per write, was a tenth of the
+// model's instructions.
 func (s *occState) attempt(i int32, t time.Duration) time.Duration {
 	s.clients[i].read = t
-	x, y := s.r.norm2()
+	u := s.r.Uint64()
+	x, y, ok := occZig.pair(u)
+	if !ok {
+		x, y = s.r.norm2Slow(u)
+	}
 	return t + s.net.sum(x, y)
 }
 
@@ -422,7 +495,11 @@ func (s *occState) write(now time.Duration, i int32) (time.Duration, bool) {
 	c := &s.clients[i]
 	// The reply, and the next read if the write failed: drawn together,
 	// the second unused after a success.
-	x, y := s.r.norm2()
+	u := s.r.Uint64()
+	x, y, ok := occZig.pair(u)
+	if !ok {
+		x, y = s.r.norm2Slow(u)
+	}
 	reply := now + s.net.one(x)
 	if s.lastWrite <= c.read {
 		s.lastWrite = now
@@ -430,6 +507,6 @@ func (s *occState) write(now time.Duration, i int32) (time.Duration, bool) {
 		return 0, false
 	}
 	c.failures++
-	c.prev = s.p.Sample(c.failures, c.prev, s.r)
+	c.prev = s.sl.sample(c.failures, c.prev, s.r)
 	return s.attempt(i, reply+c.prev+s.net.one(y)), true
 }

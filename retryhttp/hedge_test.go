@@ -75,6 +75,25 @@ func newHedgeServer(t *testing.T, http2 bool, answer func(n int, w http.Response
 
 const warmUpPath = "/warm-up"
 
+// openConns puts n connections to s in base's pool, by n warm-up requests
+// that s holds until all are in (base must keep n idle connections). It
+// must be called before the test's own requests.
+func openConns(s *hedgeServer, base *http.Transport, n int) {
+	var arrived, warmed sync.WaitGroup
+	arrived.Add(n)
+	s.warmUp = func() { arrived.Done(); arrived.Wait() }
+	for range n {
+		warmed.Go(func() {
+			resp, err := (&http.Client{Transport: base}).Get(s.URL + warmUpPath)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	warmed.Wait()
+}
+
 // stallFirst answers every request at once with its number, except the
 // first, which waits until its client goes away (or 10 s).
 func stallFirst(n int, w http.ResponseWriter, r *http.Request) {
@@ -304,22 +323,9 @@ func TestHedgeLoserConnectionReused(t *testing.T) {
 	base.MaxIdleConnsPerHost = 100
 	tr.Base = base
 	client := hedgeClient(s, tr)
-	// Two connections are opened first, by two warm-up requests that the
-	// server holds until both are in, so that no copy dials: a copy that
-	// dials can reach the server after its hedge and take its part.
-	var arrived, warmed sync.WaitGroup
-	arrived.Add(2)
-	s.warmUp = func() { arrived.Done(); arrived.Wait() }
-	for range 2 {
-		warmed.Go(func() {
-			resp, err := (&http.Client{Transport: base}).Get(s.URL + warmUpPath)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
-	}
-	warmed.Wait()
+	// Two connections first, so that no copy dials: a copy that dials can
+	// reach the server after its hedge and take its part.
+	openConns(s, base, 2)
 	const requests = 10
 	for range requests {
 		select {
@@ -586,21 +592,9 @@ func TestHedgeFailedLoserConnectionReused(t *testing.T) {
 	base.MaxIdleConnsPerHost = 100
 	tr.Base = base
 	client := hedgeClient(s, tr)
-	// Two connections first, as in TestHedgeLoserConnectionReused, so that
-	// no copy dials and takes the other's part.
-	var arrived, warmed sync.WaitGroup
-	arrived.Add(2)
-	s.warmUp = func() { arrived.Done(); arrived.Wait() }
-	for range 2 {
-		warmed.Go(func() {
-			resp, err := (&http.Client{Transport: base}).Get(s.URL + warmUpPath)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
-	}
-	warmed.Wait()
+	// Two connections first, so that no copy dials and takes the other's
+	// part.
+	openConns(s, base, 2)
 	const requests = 5
 	for range requests {
 		resp, err := client.Get(s.URL)

@@ -81,6 +81,9 @@ func TestCauses(t *testing.T) {
 			if !first || second {
 				t.Errorf("decisions with Redis unusable: %v, %v; want one retry allowed, then none", first, second)
 			}
+			// The line may be written by the Budget's own goroutine a moment
+			// after the decisions went local; Close waits for it.
+			b.Close()
 			want := lostLine + " (" + tt.cause
 			if got := log.String(); strings.Count(got, want) != 1 || strings.Count(got, "\n") != 1 || strings.Contains(got, password) {
 				t.Errorf("log:\n%swant one line containing %q, without the password", got, want)

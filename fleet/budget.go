@@ -155,8 +155,15 @@ type Budget struct {
 
 	pending atomic.Int64 // successes not yet sent to Redis
 	shared  atomic.Bool  // decisions use Redis (false: the local bucket)
-	closed  atomic.Bool  // Close began: decisions are local
-	flushMu sync.Mutex   // one flush at a time
+	// modeMu orders the switch to the local bucket with the levels read
+	// from Redis: the cautious level is set before any decision can see
+	// the switch, and no answer from Redis raises it afterwards.
+	modeMu sync.Mutex
+	// switched, if not nil, runs when the switch to the local bucket has
+	// become visible, before fallBack returns (tests).
+	switched func()
+	closed   atomic.Bool // Close began: decisions are local
+	flushMu  sync.Mutex  // one flush at a time
 
 	batchMu sync.Mutex
 	running *batch // in flight, or nil
@@ -541,8 +548,22 @@ const (
 // once per switch.
 func (b *Budget) fallBack(err error) {
 	// A decision in flight when Close closed the client is no news.
-	if !b.closed.Load() && b.shared.CompareAndSwap(true, false) {
+	if b.closed.Load() {
+		return
+	}
+	b.modeMu.Lock()
+	switching := b.shared.Load()
+	if switching {
+		// The cautious level first: a decision that finds the Budget
+		// local must never find the bucket as it was (full, say).
 		b.local.clamp()
+		b.shared.Store(false)
+		if b.switched != nil {
+			b.switched()
+		}
+	}
+	b.modeMu.Unlock()
+	if switching {
 		b.logger.LogAttrs(context.Background(), slog.LevelWarn,
 			cannotUseMsg+" ("+b.describe(err)+"); retry decisions use a local budget of at most one retry until it can",
 			slog.String("error", b.secrets.text(err)))
@@ -581,6 +602,14 @@ func (b *Budget) evalCtx(ctx context.Context, successes int64, n [2]int) ([2]int
 		return [2]int{}, fmt.Errorf("fleet: the budget script answered %v, want {allowed, used, taken}", v)
 	}
 	b.reached.Store(true)
-	b.local.set(v[1])
+	// The level to fall back from is the last one seen while deciding on
+	// Redis: an answer that comes after the switch (a round trip that was
+	// in flight, or the flush that will switch back) must not refill the
+	// cautious bucket.
+	b.modeMu.Lock()
+	if b.shared.Load() {
+		b.local.set(v[1])
+	}
+	b.modeMu.Unlock()
 	return [2]int{failure: int(v[0]), take: int(v[2])}, nil
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -117,3 +118,24 @@ func TestFallbackLevel(t *testing.T) {
 
 // discard is a logger that drops everything.
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestFallbackSwitchIsCautious: a decision made the moment the Budget
+// switches to its local bucket finds the cautious level, not the level it
+// last saw in Redis (full here): the one retry of a process deciding
+// alone stays one, however its decisions interleave with the switch. (A
+// fleet of 30 on a loaded machine once made 31 retries with Redis silent:
+// a decision came between the switch and the clamp.)
+func TestFallbackSwitchIsCautious(t *testing.T) {
+	s := startServer(t)
+	b := newTestBudget(t, BudgetConfig{Client: s.client(nil), Timeout: 200 * time.Millisecond, FlushInterval: time.Hour, Logger: discard()})
+	if got, _ := b.SharedTokens(context.Background()); got != 10 {
+		t.Fatalf("SharedTokens = %v, want 10: a full bucket seen", got)
+	}
+	var during []bool
+	b.switched = func() { during = append(during, b.Failure(), b.Failure()) }
+	s.Kill()
+	after := b.Failure()
+	if !slices.Equal(during, []bool{true, false}) || after {
+		t.Errorf("decisions during the switch %v, then %v; want one retry in all: [true false], then false", during, after)
+	}
+}

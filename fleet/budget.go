@@ -330,12 +330,8 @@ const (
 
 // ask decides a Failure or a Take, by kind.
 func (b *Budget) ask(kind int) bool {
-	local := b.local.failure
-	if kind == take {
-		local = b.local.take
-	}
 	if b.closed.Load() {
-		return local()
+		return b.local.decide(kind)
 	}
 	now := time.Now()
 	deadline := now.Add(b.timeout)
@@ -346,12 +342,12 @@ func (b *Budget) ask(kind int) bool {
 		}
 	}
 	if !b.shared.Load() {
-		return local()
+		return b.local.decide(kind)
 	}
 	allow, err := b.decide(deadline, kind)
 	if err != nil {
 		b.fallBack(err)
-		return local()
+		return b.local.decide(kind)
 	}
 	return allow
 }

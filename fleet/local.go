@@ -62,6 +62,14 @@ func (l *localBucket) take() bool {
 	}
 }
 
+// decide makes a decision of kind (failure or take) on the local bucket.
+func (l *localBucket) decide(kind int) bool {
+	if kind == take {
+		return l.take()
+	}
+	return l.failure()
+}
+
 // set makes the level the one Redis just reported.
 func (l *localBucket) set(used int64) { l.used.Store(min(max(used, 0), l.capArg)) }
 

@@ -75,6 +75,25 @@ func newHedgeServer(t *testing.T, http2 bool, answer func(n int, w http.Response
 
 const warmUpPath = "/warm-up"
 
+// pooledHedgeClient is hedgeClient for the tests that count closed
+// connections (a loser's that was not drained is closed): tr's base pool
+// keeps every connection, so that none is closed for lack of room, and
+// starts with two, so that no copy dials (a copy that dials can reach the
+// server after its hedge and take its part). At the end the pool is
+// closed and waited for.
+func pooledHedgeClient(t *testing.T, s *hedgeServer, tr *retryhttp.Transport) *http.Client {
+	base := s.Client().Transport.(*http.Transport).Clone()
+	base.MaxIdleConnsPerHost = 100
+	tr.Base = base
+	client := hedgeClient(s, tr)
+	openConns(s, base, 2)
+	t.Cleanup(func() {
+		client.CloseIdleConnections()
+		waitFor(t, "the idle connections to close", func() bool { return s.closed.Load() == s.conns.Load() })
+	})
+	return client
+}
+
 // openConns puts n connections to s in base's pool, by n warm-up requests
 // that s holds until all are in (base must keep n idle connections). It
 // must be called before the test's own requests.
@@ -317,15 +336,7 @@ func TestHedgeLoserConnectionReused(t *testing.T) {
 			return retryhttp.DefaultCheckRetry(ctx, resp, err)
 		},
 	}
-	// The pool keeps every connection: a connection closed for lack of
-	// room would look like a loser's that was not drained.
-	base := s.Client().Transport.(*http.Transport).Clone()
-	base.MaxIdleConnsPerHost = 100
-	tr.Base = base
-	client := hedgeClient(s, tr)
-	// Two connections first, so that no copy dials: a copy that dials can
-	// reach the server after its hedge and take its part.
-	openConns(s, base, 2)
+	client := pooledHedgeClient(t, s, tr)
 	const requests = 10
 	for range requests {
 		select {
@@ -343,8 +354,6 @@ func TestHedgeLoserConnectionReused(t *testing.T) {
 	if got := s.closed.Load(); got != 0 {
 		t.Errorf("%d of %d connections closed during %d hedged requests whose copies both answered; want every loser's drained and kept", got, s.conns.Load(), requests)
 	}
-	client.CloseIdleConnections()
-	waitFor(t, "the idle connections to close", func() bool { return s.closed.Load() == s.conns.Load() })
 }
 
 // With HTTP/2, Go's Transport sends the hedge as a second stream on the
@@ -588,13 +597,7 @@ func TestHedgeFailedLoserConnectionReused(t *testing.T) {
 			return retryhttp.DefaultCheckRetry(ctx, resp, err)
 		},
 	}
-	base := s.Client().Transport.(*http.Transport).Clone()
-	base.MaxIdleConnsPerHost = 100
-	tr.Base = base
-	client := hedgeClient(s, tr)
-	// Two connections first, so that no copy dials and takes the other's
-	// part.
-	openConns(s, base, 2)
+	client := pooledHedgeClient(t, s, tr)
 	const requests = 5
 	for range requests {
 		resp, err := client.Get(s.URL)
@@ -605,6 +608,4 @@ func TestHedgeFailedLoserConnectionReused(t *testing.T) {
 	if got := s.closed.Load(); got != 0 {
 		t.Errorf("%d connections closed during %d requests whose hedge failed with a 502; want the 502s drained and their connections kept", got, requests)
 	}
-	client.CloseIdleConnections()
-	waitFor(t, "the idle connections to close", func() bool { return s.closed.Load() == s.conns.Load() })
 }

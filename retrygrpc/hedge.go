@@ -129,11 +129,7 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 	if err := ic.Hedger.Validate(); err != nil {
 		return err
 	}
-	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
-	if err != nil {
-		return err
-	}
-	br, err := ic.breakerFor(cc, method)
+	l, br, err := ic.begin(ctx, cc, method)
 	if err != nil {
 		return err
 	}

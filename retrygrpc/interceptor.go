@@ -146,11 +146,7 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 	if ic.hedges(method) {
 		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)
 	}
-	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
-	if err != nil {
-		return err
-	}
-	br, err := ic.breakerFor(cc, method)
+	l, br, err := ic.begin(ctx, cc, method)
 	if err != nil {
 		return err
 	}
@@ -167,6 +163,20 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 			return err
 		}
 	}
+}
+
+// begin starts a call to method: its retry loop, and its breaker (nil
+// without Breakers). Unary calls, hedged or not, and streams start alike.
+func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string) (retry.Loop, *breaker.Breaker, error) {
+	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
+	if err != nil {
+		return retry.Loop{}, nil, err
+	}
+	br, err := ic.breakerFor(cc, method)
+	if err != nil {
+		return retry.Loop{}, nil, err
+	}
+	return l, br, nil
 }
 
 // loopOptions returns the options of a call's retry loop.

@@ -35,11 +35,7 @@ const MaxReplayed = 64
 // of SendMsg). Errors follow Unary's rules. Breakers and Budget apply to
 // streams as to unary calls; AttemptTimeout and Hedging do not.
 func (ic *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
-	if err != nil {
-		return nil, err
-	}
-	br, err := ic.breakerFor(cc, method)
+	l, br, err := ic.begin(ctx, cc, method)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func TestRetryAroundBreakerStopsAtOnce(t *testing.T) {
 			name:   "longer than the longest hint",
 			ctx:    func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
 			opts:   []retry.Option{retry.WithMaxRetryAfter(time.Second)},
-			reason: retry.ErrRetryAfterTooLong,
+			reason: retry.ErrRejected,
 		},
 		{
 			name:    "isolated",

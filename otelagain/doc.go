@@ -52,9 +52,10 @@
 //
 // again.retry.reason is why the call stopped: success; one of the
 // retry.Err* reasons, as exhausted, permanent, deadline, canceled,
-// retry_after_too_long or budget; not_replayable (retryhttp would not send
-// the request again: see retryhttp.ErrNotReplayable); or other (an error
-// that is not retrying's, or a reason this version does not know).
+// retry_after_too_long, rejected (an open breaker) or budget;
+// not_replayable (retryhttp would not send the request again: see
+// retryhttp.ErrNotReplayable); or other (an error that is not retrying's,
+// or a reason this version does not know).
 //
 // Per hedge.Hedger (Hedger), with again.hedge.name:
 //

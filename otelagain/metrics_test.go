@@ -48,6 +48,14 @@ func TestRetryMetrics(t *testing.T) {
 		{"permanent", context.Background(), 9, retry.Permanent(errFlaky),
 			"{again.retry.name=db,again.retry.reason=permanent}=1",
 			"{again.retry.name=db,again.retry.reason=permanent}=1/1", "", ""},
+		// An open breaker whose probe is further off than the longest wait
+		// honoured: an operator must not read it as a server's hint.
+		{"rejected", context.Background(), 9, &breaker.OpenError{State: breaker.Open, Wait: 2 * time.Minute},
+			"{again.retry.name=db,again.retry.reason=rejected}=1",
+			"{again.retry.name=db,again.retry.reason=rejected}=1/1", "", ""},
+		{"a server's hint too long", context.Background(), 9, retry.After(2*time.Minute, errFlaky),
+			"{again.retry.name=db,again.retry.reason=retry_after_too_long}=1",
+			"{again.retry.name=db,again.retry.reason=retry_after_too_long}=1/1", "", ""},
 		{"canceled before the first attempt", canceled, 0, errFlaky,
 			"{again.retry.name=db,again.retry.reason=canceled}=1",
 			"{again.retry.name=db,again.retry.reason=canceled}=1/0", "", ""},

@@ -22,6 +22,7 @@ const (
 	reasonDeadline
 	reasonCanceled
 	reasonRetryAfterTooLong
+	reasonRejected
 	reasonBudget
 	reasonNotReplayable
 	reasonOther
@@ -29,7 +30,7 @@ const (
 )
 
 var reasonNames = [numReasons]string{"success", "exhausted", "permanent", "deadline", "canceled",
-	"retry_after_too_long", "budget", "not_replayable", "other"}
+	"retry_after_too_long", "rejected", "budget", "not_replayable", "other"}
 
 // reasonOf maps the end of a call (nil, or the *retry.Error that ends it)
 // to its reason, without allocating for a *retry.Error.
@@ -55,6 +56,8 @@ func reasonOf(err error) reason {
 		return reasonCanceled
 	case retry.ErrRetryAfterTooLong:
 		return reasonRetryAfterTooLong
+	case retry.ErrRejected:
+		return reasonRejected
 	case retry.ErrBudget:
 		return reasonBudget
 	}

@@ -85,12 +85,12 @@ func TestRejectedWait(t *testing.T) {
 		waited time.Duration // before the retry, or before giving up
 	}{
 		{"waits for the hint by default", refusal{wait: 2 * time.Second}, nil, nil, 2 * time.Second},
-		{"a negative limit waits for no refusal", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(-1)}, retry.ErrRetryAfterTooLong, 0},
-		{"a hint above the limit", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(time.Second)}, retry.ErrRetryAfterTooLong, 0},
+		{"a negative limit waits for no refusal", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(-1)}, retry.ErrRejected, 0},
+		{"a hint above the limit", refusal{wait: 2 * time.Second}, []retry.Option{retry.WithMaxRejectedWait(time.Second)}, retry.ErrRejected, 0},
 		{"its own limit, not WithMaxRetryAfter's", refusal{wait: 2 * time.Second},
 			[]retry.Option{retry.WithMaxRetryAfter(-1), retry.WithMaxRejectedWait(time.Minute)}, nil, 2 * time.Second},
 		{"zero means WithMaxRetryAfter's", refusal{wait: 2 * time.Second},
-			[]retry.Option{retry.WithMaxRetryAfter(time.Second), retry.WithMaxRejectedWait(0)}, retry.ErrRetryAfterTooLong, 0},
+			[]retry.Option{retry.WithMaxRetryAfter(time.Second), retry.WithMaxRejectedWait(0)}, retry.ErrRejected, 0},
 		{"a Permanent method stops at once", refusal{wait: time.Hour, permanent: true}, nil, retry.ErrPermanent, 0},
 	}
 	for _, tt := range tests {

@@ -43,7 +43,7 @@
 // # Why it stops
 //
 // The returned *Error says why (ErrExhausted, ErrPermanent, ErrDeadline,
-// ErrCanceled, ErrRetryAfterTooLong, ErrBudget, all matched with
+// ErrCanceled, ErrRetryAfterTooLong, ErrRejected, ErrBudget, all matched with
 // errors.Is), how many attempts ran, how long the call took, and unwraps to
 // the last error of the operation. Retrying never sleeps after the last
 // attempt nor into a wait that would end after the context's deadline.

@@ -32,6 +32,14 @@ var (
 	// minute; a negative limit refuses every hint). The hint stays readable
 	// with RetryAfter so that the caller can reschedule.
 	ErrRetryAfterTooLong = errors.New("retry: retry-after hint too long")
+	// ErrRejected: an attempt was refused before it ran (its error has a
+	// method Rejected() bool that returns true: an open circuit breaker,
+	// a rate limiter), and its wait hint, the time until it would be
+	// admitted, is longer than the limit of WithMaxRejectedWait (or, when
+	// that is zero, of WithMaxRetryAfter). The rejection stays in the
+	// chain (errors.Is(err, breaker.ErrOpen)), and RetryAfter reads its
+	// hint, so that the caller can fall back or reschedule.
+	ErrRejected = errors.New("retry: attempt rejected, and admission is too far off")
 	// ErrBudget: the shared retry Budget refused the retry.
 	ErrBudget = errors.New("retry: retry budget exhausted")
 )
@@ -59,7 +67,7 @@ var ErrNoDeadline = errors.New("retry: Retries is backoff.UntilDeadline but the 
 // last attempt's error, and use errors.Is and errors.As to search.
 type Error struct {
 	// Reason is one of ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled,
-	// ErrRetryAfterTooLong or ErrBudget.
+	// ErrRetryAfterTooLong, ErrRejected or ErrBudget.
 	Reason error
 	// Attempts is how many times the operation ran (0 if the context was
 	// done before the first attempt).
@@ -149,7 +157,7 @@ func (e *Error) Unwrap() []error {
 // isReason reports whether err is one of the reason sentinels.
 func isReason(err error) bool {
 	switch err {
-	case ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled, ErrRetryAfterTooLong, ErrBudget:
+	case ErrExhausted, ErrPermanent, ErrDeadline, ErrCanceled, ErrRetryAfterTooLong, ErrRejected, ErrBudget:
 		return true
 	}
 	return false

@@ -12,7 +12,7 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-var reasons = []error{retry.ErrExhausted, retry.ErrPermanent, retry.ErrDeadline, retry.ErrCanceled, retry.ErrRetryAfterTooLong, retry.ErrBudget}
+var reasons = []error{retry.ErrExhausted, retry.ErrPermanent, retry.ErrDeadline, retry.ErrCanceled, retry.ErrRetryAfterTooLong, retry.ErrRejected, retry.ErrBudget}
 
 // checkOneReason asserts that err matches want and no other reason.
 func checkOneReason(t *testing.T, err, want error) {

@@ -75,12 +75,12 @@ func WithMaxRetryAfter(d time.Duration) Option {
 // attempt (an error whose Rejected method returns true, such as a circuit
 // breaker's *breaker.OpenError, whose hint is the time until it admits a
 // probe) in place of the limit of WithMaxRetryAfter, which is about
-// servers' hints; a longer hint stops retrying at once with
-// ErrRetryAfterTooLong, and the returned *Error still matches the
-// rejection. Zero, the default, means the limit of WithMaxRetryAfter, so
-// that a loop around a breaker waits for its probe; a negative d honours
-// no rejection's hint: the first rejection that carries one ends the call,
-// which is how retryhttp.Transport fails fast on an open breaker.
+// servers' hints; a longer hint stops retrying at once with ErrRejected,
+// and the returned *Error still matches the rejection. Zero, the default,
+// means the limit of WithMaxRetryAfter, so that a loop around a breaker
+// waits for its probe; a negative d honours no rejection's hint: the
+// first rejection that carries one ends the call, which is how
+// retryhttp.Transport fails fast on an open breaker.
 func WithMaxRejectedWait(d time.Duration) Option {
 	return Option{kind: optMaxRejectedWait, d: d}
 }

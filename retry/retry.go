@@ -28,8 +28,9 @@ import (
 //     *Error also matches context.Cause(ctx) and ctx.Err());
 //   - ctx has a deadline and the next wait would end after it (ErrDeadline):
 //     Do never sleeps into certain failure;
-//   - a wait hint exceeds the limit of WithMaxRetryAfter, or for a rejected
-//     attempt that of WithMaxRejectedWait (ErrRetryAfterTooLong);
+//   - a wait hint exceeds the limit of WithMaxRetryAfter
+//     (ErrRetryAfterTooLong), or for a rejected attempt that of
+//     WithMaxRejectedWait (ErrRejected);
 //   - the Budget given with WithBudget allows no more retries (ErrBudget).
 //
 // An error whose chain holds an error with a method Rejected() bool that
@@ -237,6 +238,9 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			limit = l.cfg.maxRejected
 		}
 		if limit < 0 || m.hint > limit {
+			if m.rejected {
+				return 0, l.give(ErrRejected, err)
+			}
 			return 0, l.give(ErrRetryAfterTooLong, err)
 		}
 		d = m.hint

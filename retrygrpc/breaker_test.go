@@ -1,6 +1,7 @@
 package retrygrpc_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -120,6 +121,38 @@ func TestBreakerWait(t *testing.T) {
 	}
 	if got := srv.Calls(grpctest.Unary); got != 3 {
 		t.Errorf("server saw %d calls, want 3", got)
+	}
+}
+
+// TestBreakerWaitTooShort checks a BreakerWait shorter than the breaker's
+// open period: the call ends at once, without a wait, as without
+// BreakerWait, and OnGiveUp says the breaker was open, not that a server
+// asked for too long a wait.
+func TestBreakerWaitTooShort(t *testing.T) {
+	cfg := tripAfterTwo
+	cfg.Open = backoff.Policy{Initial: time.Hour, Max: time.Hour}
+	var gaveUp []retrygrpc.Event
+	ic := &retrygrpc.Interceptor{
+		Policy:      backoff.Policy{Initial: time.Millisecond, Retries: 1},
+		Breakers:    &breaker.Group{Config: cfg},
+		BreakerWait: time.Minute,
+		OnGiveUp:    func(_ context.Context, e retrygrpc.Event) { gaveUp = append(gaveUp, e) },
+	}
+	srv, cc := setup(t, ic)
+	srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{Code: codes.Unavailable})
+	if _, err := grpctest.CallUnary(t.Context(), cc, "req"); status.Code(err) != codes.Unavailable {
+		t.Fatalf("first call: %v, want UNAVAILABLE", err)
+	}
+	gaveUp = nil
+	_, err := grpctest.CallUnary(t.Context(), cc, "req")
+	if !errors.Is(err, breaker.ErrOpen) || status.Code(err) != codes.Unavailable {
+		t.Fatalf("second call: %v, want an error matching breaker.ErrOpen with code UNAVAILABLE", err)
+	}
+	if len(gaveUp) != 1 || gaveUp[0].Reason != breaker.ErrOpen {
+		t.Errorf("OnGiveUp events %+v, want one with Reason breaker.ErrOpen", gaveUp)
+	}
+	if got := srv.Calls(grpctest.Unary); got != 2 {
+		t.Errorf("server saw %d calls, want 2: the rejected call must not reach it", got)
 	}
 }
 

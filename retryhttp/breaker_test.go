@@ -91,8 +91,8 @@ func TestBreakerRejectsWithoutTouchingTheNetwork(t *testing.T) {
 		t.Fatalf("first request: %v, %v; want the 503 response", resp, err)
 	}
 	resp, err := get(t, tr, "http://down.example/b")
-	if resp != nil || !errors.Is(err, breaker.ErrOpen) || !errors.Is(err, retry.ErrRetryAfterTooLong) {
-		t.Fatalf("second request: %v, %v; want an error matching breaker.ErrOpen and retry.ErrRetryAfterTooLong", resp, err)
+	if resp != nil || !errors.Is(err, breaker.ErrOpen) || !errors.Is(err, retry.ErrRejected) {
+		t.Fatalf("second request: %v, %v; want an error matching breaker.ErrOpen and retry.ErrRejected", resp, err)
 	}
 	if n := net.count("down.example"); n != 3 {
 		t.Errorf("the host received %d requests, want 3 (none after the breaker opened)", n)
@@ -223,8 +223,8 @@ func TestBreakerFailsFast(t *testing.T) {
 		timeout time.Duration // the request's deadline, 0 for none
 		reason  error
 	}{
-		{"open", false, 0, 0, retry.ErrRetryAfterTooLong},
-		{"open, BreakerWait shorter than the open period", false, time.Second, 0, retry.ErrRetryAfterTooLong},
+		{"open", false, 0, 0, retry.ErrRejected},
+		{"open, BreakerWait shorter than the open period", false, time.Second, 0, retry.ErrRejected},
 		{"open, BreakerWait past the deadline", false, time.Minute, time.Second, retry.ErrDeadline},
 		{"isolated", true, 0, 0, breaker.ErrIsolated},
 		{"isolated, even with BreakerWait", true, time.Minute, 0, breaker.ErrIsolated},

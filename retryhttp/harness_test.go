@@ -407,7 +407,7 @@ func (b *countingBody) Close() error { b.closed = true; return nil }
 
 // reasons are the retry package's reasons for stopping: every error the
 // Transport returns from its loop matches exactly one.
-var reasons = []error{retry.ErrExhausted, retry.ErrPermanent, retry.ErrDeadline, retry.ErrCanceled, retry.ErrRetryAfterTooLong, retry.ErrBudget}
+var reasons = []error{retry.ErrExhausted, retry.ErrPermanent, retry.ErrDeadline, retry.ErrCanceled, retry.ErrRetryAfterTooLong, retry.ErrRejected, retry.ErrBudget}
 
 // matchedReasons returns the reasons err matches with errors.Is.
 func matchedReasons(err error) []error {

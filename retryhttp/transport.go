@@ -214,8 +214,8 @@ type Transport struct {
 	// breaker rejects is not sent and costs the Budget nothing; by default
 	// it ends the request at once, as callers of gobreaker or resilience4j
 	// expect, so that they can fall back: RoundTrip returns a *retry.Error
-	// with Reason retry.ErrRetryAfterTooLong (the breaker's wait is longer
-	// than BreakerWait allows) that matches breaker.ErrOpen, and also
+	// with Reason retry.ErrRejected (the breaker's wait is longer than
+	// BreakerWait allows) that matches breaker.ErrOpen, and also
 	// breaker.ErrIsolated (with Reason retry.ErrPermanent) for a breaker
 	// isolated by hand. Set BreakerWait to wait for the probe instead.
 	// OnGiveUp sees the rejection as Event.Err, and the log records it
@@ -342,9 +342,10 @@ type Event struct {
 	// is the attempt's (see hedge.Result.Err).
 	Hedge int
 	// Reason is why retrying stopped (OnGiveUp only): retry.ErrExhausted,
-	// retry.ErrRetryAfterTooLong, retry.ErrDeadline, retry.ErrBudget,
-	// retry.ErrCanceled, or an error matching ErrNotReplayable (test it with
-	// errors.Is) whose message says what made the request unsafe to replay.
+	// retry.ErrRetryAfterTooLong, retry.ErrRejected (an open breaker),
+	// retry.ErrDeadline, retry.ErrBudget, retry.ErrCanceled, or an error
+	// matching ErrNotReplayable (test it with errors.Is) whose message says
+	// what made the request unsafe to replay.
 	Reason error
 }
 

@@ -516,8 +516,8 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		}
 		var oe *breaker.OpenError
 		if errors.As(err, &oe) {
-			// Fail fast: nothing was sent, and retry's account of a "hint
-			// too long" would hide why.
+			// Fail fast: nothing was sent, and retry's account ("attempt
+			// rejected") would not say by what, nor until when.
 			return fmt.Errorf("not sent: the --breaker-store breaker of %s is open after repeated failures; next probe in %s",
 				printable(req.URL.Host), calc.Human(oe.Wait))
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 )
 
@@ -76,6 +77,14 @@ var hedgeClients = []hedgeClient{
 			Hedge: &hedge.Hedger{Quantile: 0.95}}
 		return (&http.Client{Transport: tr}).Do
 	}},
+	{"again-budget", func(base *http.Transport, _ time.Duration) func(*http.Request) (*http.Response, error) {
+		// The same, with hedges paid from a budget: at most 6 % of the
+		// successful requests, plus a burst of 4, however the latency
+		// drifts.
+		tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: backoff.NoRetries},
+			Hedge: &hedge.Hedger{Quantile: 0.95, Budget: &retry.TokenBucket{TokenRatio: 0.06}}}
+		return (&http.Client{Transport: tr}).Do
+	}},
 	{"failsafe-go", func(base *http.Transport, _ time.Duration) func(*http.Request) (*http.Response, error) {
 		// The same quantile and warm-up as again's defaults; an age of 200
 		// executions, as again's window.
@@ -96,7 +105,7 @@ var hedgeClients = []hedgeClient{
 // whose latency is 5 ms for 98 % of requests and 1 s for 2 %, 50 at a time,
 // and reports the client's p50, p99 and max latency and the extra requests
 // the server saw, without hedging (nethttp) and hedged after the p95 by
-// each library.
+// each library (again twice: with and without a hedge budget).
 func BenchmarkHTTPHedge(b *testing.B) {
 	p95 := 6 * time.Millisecond // until the plain client has measured it
 	for _, c := range hedgeClients {

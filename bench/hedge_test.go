@@ -164,3 +164,48 @@ func hedgeBatch(b *testing.B, do func(*http.Request) (*http.Response, error), ur
 	wg.Wait()
 	return lat
 }
+
+// BenchmarkHTTPHedgeArmed is the cost of being ready to hedge: a GET to a
+// loopback server that answers at once, through each hedging client with
+// a fixed hedge delay of a second, so that no hedge is ever sent. What a
+// client allocates beyond nethttp's is the price of hedging's bookkeeping
+// on the path almost every request takes.
+func BenchmarkHTTPHedgeArmed(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	const delay = time.Second
+	clients := []struct {
+		name string
+		new  func(base *http.Transport) http.RoundTripper
+	}{
+		{"nethttp", func(base *http.Transport) http.RoundTripper { return base }},
+		{"again", func(base *http.Transport) http.RoundTripper {
+			return &retryhttp.Transport{Base: base, Policy: backoff.Policy{Retries: backoff.NoRetries},
+				Hedge: &hedge.Hedger{After: delay}}
+		}},
+		{"failsafe-go", func(base *http.Transport) http.RoundTripper {
+			return failsafehttp.NewRoundTripper(base, hedgepolicy.NewWithDelay[*http.Response](delay))
+		}},
+		{"hedgedhttp", func(base *http.Transport) http.RoundTripper {
+			rt, err := hedgedhttp.NewRoundTripper(delay, 2, base)
+			if err != nil {
+				panic(err)
+			}
+			return rt
+		}},
+	}
+	for _, c := range clients {
+		b.Run(c.name, func(b *testing.B) {
+			base := newBase()
+			defer base.CloseIdleConnections()
+			do := (&http.Client{Transport: c.new(base)}).Do
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				consume(b, do, req, http.StatusOK)
+			}
+		})
+	}
+}

@@ -14,8 +14,10 @@ import (
 	"github.com/again-go/again/retryhttp"
 )
 
-// A server whose first answer is stuck: the hedge, sent after 10 ms,
-// answers instead, and the stuck request is canceled.
+// A server whose first answer is stuck: the hedge, sent after 100 ms,
+// answers instead, and the stuck request is canceled. (A delay that long
+// leaves the first copy time to dial, even on a busy machine, so that it
+// is the one the server sees first.)
 func ExampleTransport_hedge() {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,7 +32,7 @@ func ExampleTransport_hedge() {
 	client := &http.Client{Transport: &retryhttp.Transport{
 		Policy: backoff.Policy{Retries: backoff.NoRetries},
 		Hedge: &hedge.Hedger{
-			After:  10 * time.Millisecond, // or Quantile: 0.95, the host's observed p95
+			After:  100 * time.Millisecond, // or Quantile: 0.95, the host's observed p95
 			Budget: &retry.TokenBucket{TokenRatio: 0.1},
 		},
 		OnSuccess: func(e retryhttp.Event) { fmt.Printf("attempt %d answered by copy %d\n", e.Attempt, e.Hedge) },

@@ -1,3 +1,10 @@
+//go:build !race
+
+// The race detector's sync.Pool drops some of what it is given, on
+// purpose, so pooled objects are allocated again now and then: these
+// counts hold only without it. scripts/test runs them in a step of their
+// own (go test -run Alloc, without -race).
+
 package retrygrpc_test
 
 import (
@@ -33,7 +40,7 @@ func TestAllocs(t *testing.T) {
 				}
 			}
 			call() // the first call fills the pool and makes the breaker
-			if n := testing.AllocsPerRun(100, call); n != 0 && !raceEnabled {
+			if n := testing.AllocsPerRun(100, call); n != 0 {
 				t.Errorf("%v allocations per successful call, want 0", n)
 			}
 		})

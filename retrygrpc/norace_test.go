@@ -1,5 +1,0 @@
-//go:build !race
-
-package retrygrpc_test
-
-const raceEnabled = false

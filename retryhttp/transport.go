@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -272,7 +273,8 @@ type Transport struct {
 	// network path that stops delivering) the hedge stalls with it; through
 	// HedgeBase it dials its own connection and answers. HTTP/1 hedges need
 	// no HedgeBase: each copy takes a connection of its own. Nil means
-	// Base.
+	// Base. As Base's, its pool is used as is; CloseIdleConnections is
+	// passed on to it too.
 	HedgeBase http.RoundTripper
 
 	// Logger, if not nil, receives one Info record per retry
@@ -446,15 +448,28 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // CloseIdleConnections closes the idle connections of Base (or of
-// http.DefaultTransport when Base is nil) if it has such a method, so that
-// http.Client.CloseIdleConnections reaches the pool under the Transport. The
-// Transport never calls it on its own: the pool is shared.
+// http.DefaultTransport when Base is nil), and those of HedgeBase when it
+// is set and is not the same value as Base, calling the method of each
+// that has one, so that http.Client.CloseIdleConnections reaches every
+// pool under the Transport: HedgeBase's is a pool of its own, which would
+// otherwise keep its connections. A HedgeBase whose type cannot be
+// compared (a func type) is called besides Base even if it is the same
+// function. The Transport never calls it on its own: the pools are shared.
 func (t *Transport) CloseIdleConnections() {
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if c, ok := base.(interface{ CloseIdleConnections() }); ok {
+	closeIdle(base)
+	if hb := t.HedgeBase; hb != nil && !(reflect.ValueOf(hb).Comparable() && hb == base) {
+		// Comparable first: == on two values of the same func type panics.
+		closeIdle(hb)
+	}
+}
+
+// closeIdle calls rt's CloseIdleConnections, if it has one.
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }

@@ -78,8 +78,12 @@ import (
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
 // run on the goroutine that called RoundTrip (the http.Client's caller).
-// RoundTrip blocks during the waits and starts no goroutine of its own
-// (AttemptTimeout uses a timer, whose function runs on the runtime's).
+// RoundTrip blocks during the waits. Without Hedge it starts no goroutine
+// of its own (AttemptTimeout uses a timer, whose function runs on the
+// runtime's); with Hedge, each copy of an attempt that is hedged runs on a
+// goroutine of its own, which has returned when the attempt ends, and
+// CheckRetry and ReadBody are then called from those goroutines,
+// concurrently (see Hedge).
 type Transport struct {
 	// Base sends each attempt. Nil means http.DefaultTransport. Its
 	// connection pool is used as is: the Transport never closes its
@@ -117,7 +121,9 @@ type Transport struct {
 	// may not be repeated (see above) still ends retrying with
 	// ErrNotReplayable, and it is not called once the request's context has
 	// ended. It may read the response's status and headers, not its body.
-	// It runs on the goroutine that called RoundTrip.
+	// It runs on the goroutine that called RoundTrip, except with Hedge,
+	// where it may run on the goroutines of the copies, concurrently (see
+	// Hedge).
 	CheckRetry func(ctx context.Context, resp *http.Response, err error) (bool, error)
 
 	// MaxRetryAfter is the longest Retry-After the Transport waits for; a
@@ -150,8 +156,9 @@ type Transport struct {
 	// retry.ErrPermanent. ReadBody must therefore start over each time it
 	// is called: what it kept of a failed attempt's body is stale. The
 	// response RoundTrip returns then has an empty Body, already consumed.
-	// ReadBody runs on the goroutine that called RoundTrip; it need not
-	// close the body.
+	// ReadBody runs on the goroutine that called RoundTrip, except with
+	// Hedge, where it may run on the goroutines of the copies, concurrently
+	// (see Hedge). It need not close the body.
 	ReadBody func(*http.Response) error
 
 	// MaxBufferedBody is the largest request body without GetBody that is

@@ -50,8 +50,9 @@ const jitterSyntax = "none, full, equal, decorrelated or proportional:F with F i
 
 // ParseJitter parses the textual form of a jitter kind: "none", "full",
 // "equal", "decorrelated", or "proportional:F" with F in (0, 1], such as
-// "proportional:0.25". A bare "proportional" means the default factor 0.25
-// and returns factor 0. Only "proportional" returns a non-zero factor.
+// "proportional:0.25". The factor returned is F for "proportional:F" and
+// 0 for every other form, a bare "proportional" included: a zero
+// JitterFactor, which means the default 0.25.
 // Names are lowercase and the input is not trimmed. Errors are *FieldError
 // values naming Jitter or JitterFactor; they match ErrInvalid.
 func ParseJitter(s string) (Jitter, float64, error) {

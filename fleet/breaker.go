@@ -149,12 +149,17 @@ func (s *BreakerStore) Update(ctx context.Context, ver uint64, next breaker.Shar
 }
 
 // Probe implements breaker.Shared: the fleet's one probe claim, taken with
-// SET NX PX for ttl, in one round trip. With ttl <= 0 (a negative
-// breaker.Config.ProbeTimeout) the claim has no expiry, and a probe whose
-// process dies before reporting keeps the fleet's breaker open until
-// someone calls Reset or Isolate: keep ProbeTimeout positive (its default
-// is 10 s).
+// SET NX PX for ttl, in one round trip. The claim always expires, so that
+// a probe whose process dies before reporting holds up the fleet's breaker
+// for ttl at most. A breaker always passes a positive ttl: its
+// Config.ProbeTimeout, or breaker.DefaultProbeTimeout (10 s) when that is
+// zero or negative. A direct caller's ttl <= 0 is replaced the same way;
+// without an expiry, a dead prober's claim would keep the fleet's breaker
+// open until someone called Reset or Isolate.
 func (s *BreakerStore) Probe(ctx context.Context, ver uint64, ttl time.Duration) (breaker.SharedState, bool, error) {
+	if ttl <= 0 {
+		ttl = breaker.DefaultProbeTimeout
+	}
 	return s.run(ctx, "probe", ver, ceilMillis(ttl))
 }
 
@@ -211,8 +216,9 @@ func (s *BreakerStore) run(ctx context.Context, op string, args ...any) (breaker
 // load: nothing more. update ver state wait_ms trips: if ver is the
 // stored version, store the new state, until = now + wait, version + 1,
 // and release the claim. probe ver ttl_ms: if ver is the stored version,
-// the state is open and its period over, take the claim with SET NX (PX
-// ttl when ttl > 0); claimed is 1 if it was taken.
+// the state is open and its period over, take the claim with SET NX PX
+// ttl (Probe makes ttl positive: a claim always expires); claimed is 1 if
+// it was taken.
 var breakerScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -235,13 +241,7 @@ if ARGV[1] == 'update' then
 	end
 elseif ARGV[1] == 'probe' then
 	if tonumber(ARGV[2]) == ver and state == OPEN and untl <= now then
-		local ok
-		if tonumber(ARGV[3]) > 0 then
-			ok = redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[3])
-		else
-			ok = redis.call('SET', KEYS[2], '1', 'NX')
-		end
-		if ok then claimed = 1 end
+		if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[3]) then claimed = 1 end
 	end
 end
 local wait = 0

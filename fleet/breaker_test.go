@@ -76,6 +76,48 @@ func TestBreakerStore(t *testing.T) {
 	}
 }
 
+// TestBreakerStoreProbeTTL checks that the probe's claim always expires,
+// even when a direct caller of Probe passes a ttl <= 0 (the breaker never
+// does): a claim without expiry, whose prober died, would keep the fleet's
+// breaker open until Reset or Isolate. The claim's ttl is read on the
+// server (PTTL), rather than waited for.
+func TestBreakerStoreProbeTTL(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		ttl  time.Duration
+		want time.Duration // the claim's ttl on the server, at most
+	}{
+		{"positive", 300 * time.Millisecond, 300 * time.Millisecond},
+		{"under a millisecond", time.Microsecond, time.Millisecond},
+		{"zero", 0, breaker.DefaultProbeTimeout},
+		{"negative", -time.Second, breaker.DefaultProbeTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := newTestStore(t, s, "probe-ttl-"+tt.name)
+			// Open with no wait, so that a probe may be claimed at once.
+			if _, err := st.Update(ctx, 0, breaker.SharedState{State: breaker.Open, Trips: 1}); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok, err := st.Probe(ctx, 1, tt.ttl); !ok || err != nil {
+				t.Fatalf("Probe(1, %v) = %v, %v; want the claim", tt.ttl, ok, err)
+			}
+			pttl, err := s.client(nil).PTTL(ctx, st.keys[1]).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// PTTL is -1 for a key without expiry, -2 for no key; one
+			// that expired already (a short ttl on a slow machine) is no
+			// failure.
+			if pttl == -1 || pttl > tt.want {
+				t.Errorf("Probe(1, %v) left a claim whose ttl is %v, want one in (0, %v]", tt.ttl, pttl, tt.want)
+			}
+		})
+	}
+}
+
 // breakerConfig is the breaker of the multi-process tests: three failures
 // in a row trip it, for DefaultOpen's first period with the most jitter
 // allows (5 s).

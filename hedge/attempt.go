@@ -113,7 +113,9 @@ func noRelease() {}
 // allocation), and a context derived from ctx (context.WithCancel of it)
 // registers with it (three more, besides the derived context's own).
 //
-// Attempt does not validate h; Do does.
+// Attempt does not validate h, whose fields do not change between
+// attempts: call h.Validate once before the first Attempt (Do validates
+// h on each call).
 func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 	delay, on := h.Delay(c.Key)
 	if !on {

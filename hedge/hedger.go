@@ -57,9 +57,12 @@ func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 // The zero Hedger is ready to use: one hedge per attempt, sent once the
 // attempt has run longer than the p95 of the key's last 200 successful
 // latencies, and no hedging of a key until 20 latencies were seen. Set the
-// fields before first use and do not change them afterwards; Validate
-// reports a field out of range, and Do and Attempt call it. A Hedger is
-// safe for concurrent use; it must not be copied after first use.
+// fields before first use and do not change them afterwards. Validate
+// reports a field out of range; Do calls it, but Attempt does not (it
+// runs once per attempt, and the fields do not change), and hedges with
+// such a field without an error: code that calls Attempt calls Validate
+// once itself, before the first attempt. A Hedger is safe for concurrent
+// use; it must not be copied after first use.
 type Hedger struct {
 	// After, if positive, is a fixed delay: a hedge is sent After into an
 	// attempt, and another every After while none has answered. Zero means

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,9 +33,11 @@ import (
 //
 // rt itself is not changed, and its hooks (OnRetry, OnGiveUp, OnSuccess)
 // are still called, after this package's: set them before calling
-// Transport. The attempts go to rt.Base (http.DefaultTransport if nil).
-// Do not make rt.Base an otelhttp.Transport: every attempt would then have
-// two CLIENT spans (see the package doc for how to compose with otelhttp).
+// Transport. The attempts go to rt.Base (http.DefaultTransport if nil),
+// and the hedges to rt.HedgeBase when it is set, each in its span. Do not
+// make rt.Base or rt.HedgeBase an otelhttp.Transport: every attempt would
+// then have two CLIENT spans (see the package doc for how to compose with
+// otelhttp).
 // The returned RoundTripper is safe for concurrent use.
 func (t *Telemetry) Transport(name string, rt *retryhttp.Transport) http.RoundTripper {
 	cp := *rt
@@ -43,7 +46,19 @@ func (t *Telemetry) Transport(name string, rt *retryhttp.Transport) http.RoundTr
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cp.Base = &attemptTransport{t: t, next: base}
+	at := &attemptTransport{t: t, next: base}
+	cp.Base = at
+	// Hedges that go through HedgeBase are physical attempts too: without
+	// their own span they would reach the server untraced.
+	switch {
+	case cp.HedgeBase == nil:
+	case sameRoundTripper(cp.HedgeBase, base):
+		// One wrapper for both keeps them the same value, which
+		// retryhttp's CloseIdleConnections tells apart from two pools.
+		cp.HedgeBase = at
+	default:
+		cp.HedgeBase = &attemptTransport{t: t, next: cp.HedgeBase}
+	}
 	if cp.Budget != nil {
 		cp.Budget = t.Budget(name, cp.Budget)
 	}
@@ -95,7 +110,7 @@ func (h *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // CloseIdleConnections passes on to the retryhttp.Transport, and so to
-// its Base.
+// its Base and HedgeBase.
 func (h *httpTransport) CloseIdleConnections() { h.rt.CloseIdleConnections() }
 
 // retrying records a wait and adds it, as an event, to the span of the
@@ -230,6 +245,13 @@ func (st *callState) finish(r reason, why string) {
 	}
 	st.last = nil
 	st.endHeld()
+}
+
+// sameRoundTripper reports whether a and b are the same value, without
+// the panic of == on values that cannot be compared (a func type that
+// implements RoundTripper): those count as different.
+func sameRoundTripper(a, b http.RoundTripper) bool {
+	return reflect.ValueOf(a).Comparable() && a == b
 }
 
 // attemptTransport sends one physical attempt inside its CLIENT span.

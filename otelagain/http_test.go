@@ -2,6 +2,7 @@ package otelagain_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -213,3 +214,43 @@ func TestTransportOneLine(t *testing.T) {
 		t.Errorf("again.retry.calls = %s", got)
 	}
 }
+
+// TestTransportCloseIdleConnections checks that CloseIdleConnections
+// reaches the pools under the instrumented Transport once each: Base's,
+// and HedgeBase's when it is another, once only when it is Base.
+func TestTransportCloseIdleConnections(t *testing.T) {
+	one, other := &idleCounter{}, &idleCounter{}
+	tests := []struct {
+		name            string
+		hedgeBase       *idleCounter
+		wantOne, wantOt int
+	}{
+		{"no HedgeBase", nil, 1, 0},
+		{"its own HedgeBase", other, 1, 1},
+		{"HedgeBase is Base", one, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			one.closes, other.closes = 0, 0
+			rt := &retryhttp.Transport{Base: one}
+			if tt.hedgeBase != nil {
+				rt.HedgeBase = tt.hedgeBase
+			}
+			s := newSDK(t)
+			s.tel.Transport("x", rt).(interface{ CloseIdleConnections() }).CloseIdleConnections()
+			if one.closes != tt.wantOne || other.closes != tt.wantOt {
+				t.Errorf("Base closed %d times, the other HedgeBase %d; want %d, %d", one.closes, other.closes, tt.wantOne, tt.wantOt)
+			}
+		})
+	}
+}
+
+// idleCounter is a RoundTripper that counts CloseIdleConnections calls.
+// It sends nothing.
+type idleCounter struct{ closes int }
+
+func (c *idleCounter) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("idleCounter sends nothing")
+}
+
+func (c *idleCounter) CloseIdleConnections() { c.closes++ }

@@ -57,10 +57,12 @@ type Interceptor struct {
 	// limit. Streams ignore it: their attempts last as long as the stream.
 	AttemptTimeout time.Duration
 
-	// Budget, if not nil, limits retries (and hedges) across calls: a
-	// *retry.TokenBucket shared by the calls to one service, or a fleet
-	// budget shared by many processes. A call it refuses ends with
-	// retry.ErrBudget.
+	// Budget, if not nil, limits retries across calls: a *retry.TokenBucket
+	// shared by the calls to one service, or a fleet budget shared by many
+	// processes. A call whose retry it refuses ends with retry.ErrBudget.
+	// In a hedged call it pays for the retry after an attempt whose copies
+	// all failed, and not for the hedges, which spend only the Hedger's
+	// Budget (see Hedger).
 	Budget retry.Budget
 
 	// Breakers, if not nil, puts a circuit breaker (package breaker) in
@@ -133,15 +135,16 @@ func (ic *Interceptor) DialOptions() []grpc.DialOption {
 	}
 }
 
-// Unary is a grpc.UnaryClientInterceptor that retries the call, or hedges
-// it if Hedging marks its method. It returns nil once an attempt
-// succeeds. A call that fails on its first attempt with an error that is
-// not retried returns that error unchanged; any other failure is a
-// *retry.Error whose Reason says why retrying stopped and which wraps the
-// last attempt's status error, so that status.Code and status.FromError
-// still read its code, and errors.Is(err, retry.ErrExhausted) (or another
-// reason) tells why. A call meeting an open breaker returns an error
-// matching breaker.ErrOpen whose code is UNAVAILABLE.
+// Unary is a grpc.UnaryClientInterceptor that retries the call, and
+// hedges it if Hedger is set and Idempotent marks its method. It returns
+// nil once an attempt succeeds. A call that fails on its first attempt
+// with an error that is not retried returns that error unchanged; any
+// other failure is a *retry.Error whose Reason says why retrying stopped
+// and which wraps the last attempt's status error, so that status.Code
+// and status.FromError still read its code, and errors.Is(err,
+// retry.ErrExhausted) (or another reason) tells why. A call meeting an
+// open breaker returns an error matching breaker.ErrOpen whose code is
+// UNAVAILABLE.
 func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if ic.hedges(method) {
 		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)

@@ -33,7 +33,8 @@ const MaxReplayed = 64
 // The messages sent are kept by reference until the stream commits, so a
 // caller must not change a message after sending it (grpc-go asks the same
 // of SendMsg). Errors follow Unary's rules. Breakers and Budget apply to
-// streams as to unary calls; AttemptTimeout and Hedging do not.
+// streams as to unary calls; AttemptTimeout does not, and streams are
+// never hedged, whatever Hedger and Idempotent say.
 func (ic *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	l, br, err := ic.begin(ctx, cc, method)
 	if err != nil {

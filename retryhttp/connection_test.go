@@ -129,6 +129,50 @@ func TestCloseIdleConnections(t *testing.T) {
 	}
 }
 
+// TestCloseIdleConnectionsHedgeBase checks that CloseIdleConnections
+// reaches HedgeBase, whose pool is not Base's, once, and not a second time
+// when it is Base itself.
+func TestCloseIdleConnectionsHedgeBase(t *testing.T) {
+	var fn int // calls of closeFunc's function
+	closeFunc := idleFunc(func() { fn++ })
+	one, other := &idleCounter{}, &idleCounter{}
+	tests := []struct {
+		name            string
+		base, hedgeBase http.RoundTripper
+		wantBase        int // closes of one
+		wantHedge       int // closes of other
+		wantFunc        int
+	}{
+		{name: "no HedgeBase", base: one, wantBase: 1},
+		{name: "its own HedgeBase", base: one, hedgeBase: other, wantBase: 1, wantHedge: 1},
+		{name: "HedgeBase is Base", base: one, hedgeBase: one, wantBase: 1},
+		{name: "HedgeBase beside the default", hedgeBase: other, wantHedge: 1},
+		// A func value cannot be compared: both are called, without the
+		// panic of ==.
+		{name: "the same func", base: closeFunc, hedgeBase: closeFunc, wantFunc: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			one.closes, other.closes, fn = 0, 0, 0
+			(&retryhttp.Transport{Base: tt.base, HedgeBase: tt.hedgeBase}).CloseIdleConnections()
+			if one.closes != tt.wantBase || other.closes != tt.wantHedge || fn != tt.wantFunc {
+				t.Errorf("CloseIdleConnections reached Base %d, HedgeBase %d, the func %d times; want %d, %d, %d",
+					one.closes, other.closes, fn, tt.wantBase, tt.wantHedge, tt.wantFunc)
+			}
+		})
+	}
+}
+
+// idleFunc is a RoundTripper of a func type, which == cannot compare,
+// whose CloseIdleConnections calls it. It sends nothing.
+type idleFunc func()
+
+func (f idleFunc) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("idleFunc sends nothing")
+}
+
+func (f idleFunc) CloseIdleConnections() { f() }
+
 func TestDrainIsBounded(t *testing.T) {
 	// Draining a retried response frees its connection, but reading a
 	// large body costs more than a new connection: at most 64 KiB is read.

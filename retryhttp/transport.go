@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -77,8 +78,12 @@ import (
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
 // run on the goroutine that called RoundTrip (the http.Client's caller).
-// RoundTrip blocks during the waits and starts no goroutine of its own
-// (AttemptTimeout uses a timer, whose function runs on the runtime's).
+// RoundTrip blocks during the waits. Without Hedge it starts no goroutine
+// of its own (AttemptTimeout uses a timer, whose function runs on the
+// runtime's); with Hedge, each copy of an attempt that is hedged runs on a
+// goroutine of its own, which has returned when the attempt ends, and
+// CheckRetry and ReadBody are then called from those goroutines,
+// concurrently (see Hedge).
 type Transport struct {
 	// Base sends each attempt. Nil means http.DefaultTransport. Its
 	// connection pool is used as is: the Transport never closes its
@@ -116,7 +121,9 @@ type Transport struct {
 	// may not be repeated (see above) still ends retrying with
 	// ErrNotReplayable, and it is not called once the request's context has
 	// ended. It may read the response's status and headers, not its body.
-	// It runs on the goroutine that called RoundTrip.
+	// It runs on the goroutine that called RoundTrip, except with Hedge,
+	// where it may run on the goroutines of the copies, concurrently (see
+	// Hedge).
 	CheckRetry func(ctx context.Context, resp *http.Response, err error) (bool, error)
 
 	// MaxRetryAfter is the longest Retry-After the Transport waits for; a
@@ -149,8 +156,9 @@ type Transport struct {
 	// retry.ErrPermanent. ReadBody must therefore start over each time it
 	// is called: what it kept of a failed attempt's body is stale. The
 	// response RoundTrip returns then has an empty Body, already consumed.
-	// ReadBody runs on the goroutine that called RoundTrip; it need not
-	// close the body.
+	// ReadBody runs on the goroutine that called RoundTrip, except with
+	// Hedge, where it may run on the goroutines of the copies, concurrently
+	// (see Hedge). It need not close the body.
 	ReadBody func(*http.Response) error
 
 	// MaxBufferedBody is the largest request body without GetBody that is
@@ -272,7 +280,8 @@ type Transport struct {
 	// network path that stops delivering) the hedge stalls with it; through
 	// HedgeBase it dials its own connection and answers. HTTP/1 hedges need
 	// no HedgeBase: each copy takes a connection of its own. Nil means
-	// Base.
+	// Base. As Base's, its pool is used as is; CloseIdleConnections is
+	// passed on to it too.
 	HedgeBase http.RoundTripper
 
 	// Logger, if not nil, receives one Info record per retry
@@ -446,15 +455,28 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // CloseIdleConnections closes the idle connections of Base (or of
-// http.DefaultTransport when Base is nil) if it has such a method, so that
-// http.Client.CloseIdleConnections reaches the pool under the Transport. The
-// Transport never calls it on its own: the pool is shared.
+// http.DefaultTransport when Base is nil), and those of HedgeBase when it
+// is set and is not the same value as Base, calling the method of each
+// that has one, so that http.Client.CloseIdleConnections reaches every
+// pool under the Transport: HedgeBase's is a pool of its own, which would
+// otherwise keep its connections. A HedgeBase whose type cannot be
+// compared (a func type) is called besides Base even if it is the same
+// function. The Transport never calls it on its own: the pools are shared.
 func (t *Transport) CloseIdleConnections() {
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	if c, ok := base.(interface{ CloseIdleConnections() }); ok {
+	closeIdle(base)
+	if hb := t.HedgeBase; hb != nil && !(reflect.ValueOf(hb).Comparable() && hb == base) {
+		// Comparable first: == on two values of the same func type panics.
+		closeIdle(hb)
+	}
+}
+
+// closeIdle calls rt's CloseIdleConnections, if it has one.
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
 }

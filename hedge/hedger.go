@@ -87,9 +87,13 @@ type Hedger struct {
 	// sent only if it agrees, and each attempt that succeeds calls Success
 	// once. A Budget with a method Take() bool (as *retry.TokenBucket and
 	// the fleet module's shared *fleet.Budget have) is asked with Take,
-	// which spends only when it grants; any other with Failure. A retry.TokenBucket{TokenRatio: 0.1} so keeps
-	// hedges at about 10 % of successful attempts, plus a burst of half its
-	// tokens, however slow the dependency gets. A Budget given here and to
+	// which spends only when it grants; any other with Failure. A
+	// retry.TokenBucket{TokenRatio: 0.1} so keeps hedges at about 10 % of
+	// successful attempts at most, plus a burst of 4 (a Take must leave
+	// more than half of MaxTokens, 10 by default), however slow the
+	// dependency gets. Hedges asked for close together beyond the burst are
+	// refused, and what successes refund to a full bucket is lost, so the
+	// share sent may be well under the ratio. A Budget given here and to
 	// the retry loop (retry.WithBudget) is refunded by both: give hedges a
 	// bucket of their own. A Budget with a Validate() error method (as
 	// *retry.TokenBucket has) is validated with the Hedger.

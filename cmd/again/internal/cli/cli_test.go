@@ -191,3 +191,43 @@ func TestHelpConsistent(t *testing.T) {
 		}
 	}
 }
+
+// commandPaths returns the arguments that name every command of again,
+// the root's (nil) first, cobra's completion commands included.
+func commandPaths(t *testing.T) [][]string {
+	t.Helper()
+	root := newRoot(subcommands(&Env{})...)
+	root.InitDefaultCompletionCmd()
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() || sub.Name() == "help" {
+				walk(sub, append(path[:len(path):len(path)], sub.Name()))
+			}
+		}
+	}
+	walk(root, nil)
+	if len(paths) < 15 {
+		t.Fatalf("found only %d commands: %q", len(paths), paths)
+	}
+	return paths
+}
+
+// TestHelpDefaultsOnce: pflag appends "(default X)" to the usage of a flag
+// whose default is not empty, so a usage that says its default itself must
+// leave pflag's out; no line of any help may say it twice.
+func TestHelpDefaultsOnce(t *testing.T) {
+	for _, path := range commandPaths(t) {
+		r := run(t, append(path, "--help")...)
+		if r.code != 0 || r.stdout == "" {
+			t.Errorf("again %s --help: exit %d, stderr %q", strings.Join(path, " "), r.code, r.stderr)
+		}
+		for line := range strings.Lines(r.stdout) {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("again %s --help gives a default twice: %s", strings.Join(path, " "), strings.TrimSpace(line))
+			}
+		}
+	}
+}

@@ -54,9 +54,12 @@ error.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Usagef("missing the model; want one of %s (see 'again sim --help')", strings.Join(commandNames(cmd), ", "))
+		},
 	}
 	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env))
+	onlySubcommands(cmd)
 	return cmd
 }
 

@@ -25,6 +25,8 @@ func TestSimUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
+		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
+		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
 		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},

@@ -366,7 +366,7 @@ func TestTableAndMarkdown(t *testing.T) {
 		"* capped at --max 30s\n",
 		"  mean:        45.8 s\n",
 		"  longest:     1 min 32 s\n",
-		"Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, exceeds it too.\n",
+		"Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n",
 	)
 	wantContains(t, "markdown", mb.String(),
 		"**Policy:** `--initial 500ms --multiplier 2 --max 30s --retries 8 --jitter full`\n",
@@ -379,6 +379,37 @@ func TestTableAndMarkdown(t *testing.T) {
 
 // TestMarkdownSolvedParagraph checks that the solved value is a paragraph
 // of its own: Markdown joins consecutive lines into one.
+// TestVerdictCountsRetries: the verdict says how many retries start within
+// the deadline in the worst case, in words that fit the count, in the table
+// and in Markdown alike.
+func TestVerdictCountsRetries(t *testing.T) {
+	for _, tt := range []struct {
+		values Values
+		within int
+		want   string
+	}{
+		{Values{FieldDeadline: "100"}, 0, "In the worst case not even the first retry starts in time."},
+		{Values{FieldRetries: "1", FieldDeadline: "100"}, 0, "In the worst case not even the first retry starts in time."},
+		{Values{FieldRetries: "2", FieldInitial: "1s", FieldDeadline: "1500ms"}, 1, "In the worst case only the first of 2 retries starts in time."},
+		{Values{FieldRetries: "3", FieldInitial: "1s", FieldDeadline: "3s"}, 2, "In the worst case only the first 2 of 3 retries start in time."},
+		{Values{FieldRetries: "8", FieldInitial: "500ms", FieldMax: "30s", FieldDeadline: "1m"}, 6, "In the worst case only the first 6 of 8 retries start in time."},
+	} {
+		r := compute(t, tt.values)
+		if r.Deadline == nil || r.Deadline.RetriesWithin != tt.within {
+			t.Fatalf("%v: deadline report %+v, want %d retries within", tt.values, r.Deadline, tt.within)
+		}
+		var tb, mb bytes.Buffer
+		if err := r.WriteTable(&tb); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteMarkdown(&mb); err != nil {
+			t.Fatal(err)
+		}
+		wantContains(t, "table", tb.String(), " exceeds it. "+tt.want+" The 99th percentile")
+		wantContains(t, "markdown", mb.String(), " exceeds it. "+tt.want+" The 99th percentile")
+	}
+}
+
 func TestMarkdownSolvedParagraph(t *testing.T) {
 	r := compute(t, Values{FieldRetries: "2", FieldSolve: "initial", FieldDeadline: "10s"})
 	var mb bytes.Buffer

@@ -203,11 +203,24 @@ func (r *Report) writeVerdict(w *bufio.Writer, strong string) {
 		fmt.Fprintf(w, "fits; even the worst case, %s, ends within it.\n", r.Total.MaxHuman)
 		return
 	}
-	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. In the worst case only the first %d of %d retries end within the deadline.",
-		r.Total.MaxHuman, d.RetriesWithin, len(r.Retries))
+	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. %s", r.Total.MaxHuman, retriesInTime(d.RetriesWithin, len(r.Retries)))
 	if d.P99Fits {
 		fmt.Fprintf(w, " The 99th percentile, %s, ends within it.\n", r.Total.P99Human)
 	} else {
 		fmt.Fprintf(w, " The 99th percentile, %s, exceeds it too.\n", r.Total.P99Human)
 	}
+}
+
+// retriesInTime says how many of n retries start within the deadline in the
+// worst case, as the web page says it (its catalogue's go.verdict.noneInTime,
+// firstInTime and someInTime; a test in its package checks the two agree):
+// within of them, fewer than n.
+func retriesInTime(within, n int) string {
+	switch within {
+	case 0:
+		return "In the worst case not even the first retry starts in time."
+	case 1:
+		return fmt.Sprintf("In the worst case only the first of %d retries starts in time.", n)
+	}
+	return fmt.Sprintf("In the worst case only the first %d of %d retries start in time.", within, n)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/again-go/again/breaker"
@@ -88,22 +90,91 @@ func openFleetBudget(url string, log io.Writer) (retry.Budget, io.Closer, error)
 }
 
 // fleetLogger is the logger of again's fleet budget and breaker stores:
-// their lines on log, without a time stamp. It also silences go-redis's
-// own logger, which would print a line for every failed dial of every
-// retry decision; the fleet's lines already say, once, why Redis cannot
-// be used. That logger is go-redis's global: it is set once, before the
-// first client is made, because again is the program and go-redis reads it
-// unguarded.
+// their lines on log as again's own (see fleetLines). It also silences
+// go-redis's own logger, which would print a line for every failed dial of
+// every retry decision; the fleet's lines already say, once, why Redis
+// cannot be used. That logger is go-redis's global: it is set once, before
+// the first client is made, because again is the program and go-redis
+// reads it unguarded.
 func fleetLogger(log io.Writer) *slog.Logger {
 	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
-	noTime := func(_ []string, a slog.Attr) slog.Attr {
-		if a.Key == slog.TimeKey {
-			return slog.Attr{}
-		}
-		return a
-	}
-	return slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	return slog.New(&fleetLines{w: log, mu: new(sync.Mutex)})
 }
+
+// fleetLines is a slog.Handler that writes each record at level Info or
+// above as one of again's lines: "again: ", the message, then its
+// attributes in parentheses, the error's text as it is and the others as
+// "key value", such as
+//
+//	again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget db-wait; dial tcp 127.0.0.1:6379: connect: connection refused)
+//
+// It has no time and no level: again's other lines have neither. The
+// fleet module's messages and error texts never hold a Redis password.
+type fleetLines struct {
+	w      io.Writer
+	mu     *sync.Mutex // shared by the handlers WithAttrs and WithGroup derive
+	attrs  []string    // from WithAttrs, formatted
+	prefix string      // from WithGroup: "group." for each group
+}
+
+func (h *fleetLines) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h *fleetLines) Handle(_ context.Context, r slog.Record) error {
+	parts := slices.Clone(h.attrs)
+	r.Attrs(func(a slog.Attr) bool {
+		parts = appendAttr(parts, h.prefix, a)
+		return true
+	})
+	line := r.Message
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, "; ") + ")"
+	}
+	line = printable(strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(line)))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, "again: "+line+"\n")
+	return err
+}
+
+func (h *fleetLines) WithAttrs(attrs []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = slices.Clone(h.attrs)
+	for _, a := range attrs {
+		c.attrs = appendAttr(c.attrs, h.prefix, a)
+	}
+	return &c
+}
+
+func (h *fleetLines) WithGroup(name string) slog.Handler {
+	c := *h
+	if name != "" {
+		c.prefix += name + "."
+	}
+	return &c
+}
+
+// appendAttr appends a, formatted for fleetLines, to parts: an error's
+// text alone, any other value after its key, a group's attributes each.
+func appendAttr(parts []string, prefix string, a slog.Attr) []string {
+	v := a.Value.Resolve()
+	switch {
+	case v.Kind() == slog.KindGroup:
+		if a.Key != "" {
+			prefix += a.Key + "."
+		}
+		for _, g := range v.Group() {
+			parts = appendAttr(parts, prefix, g)
+		}
+		return parts
+	case a.Key == "":
+		return parts
+	case a.Key == "error" && prefix == "":
+		return append(parts, v.String())
+	}
+	return append(parts, prefix+a.Key+" "+v.String())
+}
+
+var _ slog.Handler = (*fleetLines)(nil)
 
 var quietRedisOnce sync.Once
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -159,5 +161,47 @@ func TestBreakerStoreUsageErrors(t *testing.T) {
 		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, tt.want) || strings.Contains(r.stderr, "hunter2") {
 			t.Errorf("again fetch --breaker-store %q: exit %d, stderr %q; want %d and %q..., without the password", tt.url, r.code, r.stderr, ExitUsage, tt.want)
 		}
+	}
+}
+
+// TestFleetLines: the fleet's log lines are again's own lines, with every
+// attribute of the record: "again: " and the message, then the budget's
+// or breaker's name and the error's text, and no time or level.
+func TestFleetLines(t *testing.T) {
+	var b bytes.Buffer
+	log := fleetLogger(&b)
+	log.With(slog.String("budget", "db-wait")).Warn("fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can",
+		slog.String("error", "dial tcp 127.0.0.1:6379: connect: connection refused"))
+	log.With(slog.String("budget", "db-wait")).Info("fleet: Redis can be used again; retry decisions use the shared budget")
+	log.With(slog.String("breaker", "k/api.example.com")).WithGroup("g").Warn("fleet: x\nsecond line \x1b[2J", slog.Int("n", 3), slog.Any("error", errors.New("boom")))
+	log.Debug("fleet: not shown")
+	want := `again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget db-wait; dial tcp 127.0.0.1:6379: connect: connection refused)
+again: fleet: Redis can be used again; retry decisions use the shared budget (budget db-wait)
+again: fleet: x; second line \x1b[2J (breaker k/api.example.com; g.n 3; g.error boom)
+`
+	if b.String() != want {
+		t.Errorf("lines:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestCLIBudgetRedisRefused: with a --budget whose Redis refuses
+// connections, again run retries on a local budget and says so once, in
+// one of its own lines that names the budget and the cause, without the
+// URL's password. again runs as a process of its own: its stderr is then a
+// file, written to by the budget's goroutine and the command's copy alike.
+func TestCLIBudgetRedisRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	cmd := againCommand(t, "run", "--initial", "0", "--retries", "1", "--budget", "redis://:hunter2@"+addr+"/0?key=refused", "--", "false")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Run()
+	want := "again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget refused; dial tcp " + addr + ": connect: connection refused)\n"
+	if code := cmd.ProcessState.ExitCode(); code != 1 || strings.Count(stderr.String(), want) != 1 || strings.Contains(stderr.String(), "hunter2") || strings.Contains(stderr.String(), "level=") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and once, without the password:\n%s", code, stderr.String(), want)
 	}
 }

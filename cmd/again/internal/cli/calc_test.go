@@ -107,9 +107,12 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 	}{
 		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends within it.\n"},
 		{"91500", "Deadline 1 min 32 s (1m31.5s): fits; even the worst case, 1 min 32 s, ends within it.\n"},
-		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
-		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 7 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, ends within it.\n"},
-		{"100ms", "Deadline 100 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 0 of 8 retries end within the deadline. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
+		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
+		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 7 of 8 retries start in time. The 99th percentile, 1 min 15 s, ends within it.\n"},
+		// The worst totals of the first retries are 500 ms, 1.5 s, 3.5 s.
+		{"100ms", "Deadline 100 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
+		{"1s", "Deadline 1 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first of 8 retries starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
+		{"1500ms", "Deadline 1.5 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 2 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.deadline, func(t *testing.T) {
@@ -118,6 +121,20 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 				t.Errorf("exit %d, output ends\n%s\nwant it to end\n%s", r.code, r.stdout[max(0, len(r.stdout)-200):], tt.want)
 			}
 		})
+	}
+	// Fewer retries than the worked example's.
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--deadline", "100"}, "In the worst case not even the first retry starts in time."},
+		{[]string{"--retries", "2", "--initial", "1s", "--deadline", "1500ms"}, "In the worst case only the first of 2 retries starts in time."},
+		{[]string{"--retries", "3", "--initial", "1s", "--deadline", "3s"}, "In the worst case only the first 2 of 3 retries start in time."},
+	} {
+		r := run(t, append([]string{"calc"}, tt.args...)...)
+		if r.code != 0 || !strings.Contains(r.stdout, tt.want) {
+			t.Errorf("again calc %s: exit %d, output\n%s\nwant it to say %q", strings.Join(tt.args, " "), r.code, r.stdout, tt.want)
+		}
 	}
 	if r := run(t, workedExample...); strings.Contains(r.stdout, "Deadline") {
 		t.Errorf("output without --deadline has a verdict:\n%s", r.stdout)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -157,7 +156,7 @@ func judgeExit(e exitInfo, timedOut, atDeadline bool, timeout time.Duration, ret
 	case timedOut:
 		ae.status = ExitTimedOut
 		ae.atDeadline = atDeadline
-		ae.why = fmt.Sprintf("timed out after %v", timeout)
+		ae.why = timedOutAfter(timeout)
 		if atDeadline {
 			ae.why = "timed out at the --deadline"
 		}

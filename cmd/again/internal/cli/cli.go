@@ -74,6 +74,7 @@ func execute(ctx context.Context, root *cobra.Command, args []string, env *Env) 
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	setUpCompletion(root) // after SetOut: cobra's scripts write where it was then
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
@@ -104,8 +105,7 @@ Durations are Go syntax (500ms, 1.5s, 2m). calc, and the schedule flags
 the time limits of run and fetch (--timeout, --deadline) need a unit.
 Exit status: 0 success, 1 failure, 2 usage error (run and fetch say more).
 
-Install with: go install github.com/again-go/again/cmd/again@latest
-Shell completion: again completion bash|zsh|fish (see 'again completion --help').`,
+Install with: go install github.com/again-go/again/cmd/again@latest`,
 		Example: `  # What does a schedule cost, and does it fit a one-minute deadline?
   again calc --initial 500ms --max 30s --retries 8 --deadline 1m
 
@@ -131,13 +131,44 @@ Shell completion: again completion bash|zsh|fish (see 'again completion --help')
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	// `again completion bash|zsh|fish|powershell` prints a completion script.
 	root.SetHelpCommand(newHelpCmd())
 	root.SetVersionTemplate("again {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(subs...)
 	markErrors(root)
 	return root
+}
+
+// setUpCompletion adds cobra's `again completion SHELL`, which prints a
+// completion script on root's output as set when it is called, and names
+// its shells in root's help. Cobra's own prints its help and exits 0
+// without a shell or with one it does not know, which a script cannot tell
+// from success: here both are usage errors, as an unknown command is.
+func setUpCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	comp, _, err := root.Find([]string{"completion"})
+	if err != nil || comp == root || comp.Runnable() {
+		return // cobra added none (CompletionOptions.DisableDefaultCmd), or done
+	}
+	shells := commandNames(comp)
+	root.Long += "\nShell completion: again completion " + strings.Join(shells, "|") + " (see 'again completion --help')."
+	onlySubcommands(comp)
+	for _, shell := range comp.Commands() {
+		shell.Args = NoArgs
+	}
+	markErrors(comp) // cobra adds it after newRoot marked the others
+	want := func() string {
+		return "want one of " + strings.Join(shells, ", ") + " (see 'again completion --help')"
+	}
+	comp.Args = func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return Usagef("unknown shell %q; %s", args[0], want())
+		}
+		return nil
+	}
+	comp.RunE = func(*cobra.Command, []string) error {
+		return Usagef("missing the shell; %s", want())
+	}
 }
 
 // newHelpCmd returns `again help [command]`: cobra's own prints "Unknown
@@ -156,6 +187,17 @@ func newHelpCmd() *cobra.Command {
 			}
 			return target.Help()
 		},
+	}
+}
+
+// onlySubcommands makes the help of cmd, a command that runs only its
+// subcommands (its own Run reports a usage error), show only the usage
+// "again cmd [command]", not also "again cmd [flags]", which would say
+// that the command runs without one.
+func onlySubcommands(cmd *cobra.Command) {
+	const runnable = "Usage:{{if .Runnable}}"
+	if t := cmd.UsageTemplate(); strings.Contains(t, runnable) {
+		cmd.SetUsageTemplate(strings.Replace(t, runnable, "Usage:{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,10 +84,43 @@ func TestBareZeroLimits(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
-	for _, shell := range []string{"bash", "zsh", "fish"} {
+	shells := []string{"bash", "fish", "powershell", "zsh"}
+	for _, shell := range shells {
 		r := run(t, "completion", shell)
 		if r.code != 0 || !strings.Contains(r.stdout, "again") || r.stderr != "" {
 			t.Errorf("again completion %s: exit %d, stderr %q, %d bytes of script; want 0 and a script for again", shell, r.code, r.stderr, len(r.stdout))
+		}
+	}
+	// Every shell cobra offers is one of these, and the root help names
+	// them all.
+	var offered []string
+	for _, path := range commandPaths(t) {
+		if len(path) == 2 && path[0] == "completion" {
+			offered = append(offered, path[1])
+		}
+	}
+	if !slices.Equal(offered, shells) {
+		t.Errorf("again completion offers %q, want %q", offered, shells)
+	}
+	if want := "again completion bash|fish|powershell|zsh (see 'again completion --help')"; !strings.Contains(run(t, "--help").stdout, want) {
+		t.Errorf("again --help does not say %q", want)
+	}
+	// Without a shell, or with one it does not know, it is a usage error.
+	wantUsageError(t, run(t, "completion"), "again completion: missing the shell; want one of bash, fish, powershell, zsh (see 'again completion --help')")
+	wantUsageError(t, run(t, "completion", "tcsh"), `again completion: unknown shell "tcsh"; want one of bash, fish, powershell, zsh (see 'again completion --help')`)
+	wantUsageError(t, run(t, "completion", "bash", "extra"), `again completion bash: unexpected argument "extra"; bash takes only flags (see 'again completion bash --help')`)
+}
+
+// TestHelpOfCommandsWithSubcommands: the help of sim and completion, which
+// only run their subcommands, still exits 0, and shows only the usage with
+// a subcommand.
+func TestHelpOfCommandsWithSubcommands(t *testing.T) {
+	for _, args := range [][]string{{"sim", "--help"}, {"sim", "-h"}, {"help", "sim"}, {"completion", "--help"}, {"help", "completion"}} {
+		r := run(t, args...)
+		path := "again " + strings.Join(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "help" || strings.HasPrefix(a, "-") }), " ")
+		want := "Usage:\n  " + path + " [command]\n"
+		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "Available Commands:") {
+			t.Errorf("again %s: exit %d, stderr %q, stdout:\n%s\nwant exit 0 and the help, with the usage %q alone", strings.Join(args, " "), r.code, r.stderr, r.stdout, want)
 		}
 	}
 }
@@ -187,6 +221,46 @@ func TestHelpConsistent(t *testing.T) {
 				first[flag] = line
 			} else if line != want {
 				t.Errorf("again %s --help: %q, want %q as in calc", sub, line, want)
+			}
+		}
+	}
+}
+
+// commandPaths returns the arguments that name every command of again,
+// the root's (nil) first, cobra's completion commands included.
+func commandPaths(t *testing.T) [][]string {
+	t.Helper()
+	root := newRoot(subcommands(&Env{})...)
+	setUpCompletion(root)
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() || sub.Name() == "help" {
+				walk(sub, append(path[:len(path):len(path)], sub.Name()))
+			}
+		}
+	}
+	walk(root, nil)
+	if len(paths) < 15 {
+		t.Fatalf("found only %d commands: %q", len(paths), paths)
+	}
+	return paths
+}
+
+// TestHelpDefaultsOnce: pflag appends "(default X)" to the usage of a flag
+// whose default is not empty, so a usage that says its default itself must
+// leave pflag's out; no line of any help may say it twice.
+func TestHelpDefaultsOnce(t *testing.T) {
+	for _, path := range commandPaths(t) {
+		r := run(t, append(path, "--help")...)
+		if r.code != 0 || r.stdout == "" {
+			t.Errorf("again %s --help: exit %d, stderr %q", strings.Join(path, " "), r.code, r.stderr)
+		}
+		for line := range strings.Lines(r.stdout) {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("again %s --help gives a default twice: %s", strings.Join(path, " "), strings.TrimSpace(line))
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/calc"
@@ -135,7 +136,7 @@ signal N stops it.`,
 	f.retryOn = "429,502,503,504"
 	fs.Var(textFlag{s: &f.retryOn, typ: "list"}, "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
-	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for (default 1m); a longer one ends retrying, and 0 waits for none")
+	fs.Var(textFlag{s: &f.maxRetryWait, typ: "duration"}, "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying, and 0 waits for none")
 	f.key = "auto"
 	fs.Var(textFlag{s: &f.key, typ: "auto|off|KEY"}, "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
 	f.curl.add(fs)
@@ -441,14 +442,14 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if e.HintHeader != "" {
 			wait += " as " + hintHeader(e) + " asks"
 		}
-		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e), wait)
+		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), wait)
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		if e.Response == nil || e.Reason == retry.ErrExhausted {
 			return // the final error or status line says it all
 		}
-		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e), f.giveUpReason(e))
+		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
 	}
 	client := &http.Client{Transport: instrument(req.Context(), tr), CheckRedirect: f.checkRedirect}
 	// The output is kept only for a usable response whose body was
@@ -525,6 +526,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if errors.As(err, &ue) {
 			err = ue.Err // its message repeats the URL, query values included
 		}
+		err = timeoutWords(err, tr.AttemptTimeout)
 		if msg := redactQuotedURLs(err.Error()); msg != err.Error() {
 			// net/http quotes URLs in its messages, such as a redirect's
 			// Location that does not parse, a password included.
@@ -733,13 +735,61 @@ func (f *fetchFlags) fromStdin() bool {
 	return false
 }
 
-// outcome is the status or the error of a failed attempt.
-func outcome(e retryhttp.Event) string {
+// outcome is the status or the error of a failed attempt; timeout is
+// --timeout.
+func outcome(e retryhttp.Event, timeout time.Duration) string {
 	if e.Response != nil {
 		return e.Response.Status
 	}
-	return e.Err.Error()
+	return timeoutWords(e.Err, timeout).Error()
 }
+
+// timeoutWords returns err, wrapped so that its message says of an attempt
+// that --timeout (timeout) stopped what run says, "timed out after 500ms",
+// rather than retryhttp's "retryhttp: attempt timed out after 500ms". err
+// without such an attempt is returned as it is.
+func timeoutWords(err error, timeout time.Duration) error {
+	te := attemptTimeout(err)
+	if te == nil {
+		return err
+	}
+	words := "timed out"
+	if timeout > 0 {
+		words = timedOutAfter(timeout)
+	}
+	return &reworded{msg: strings.ReplaceAll(err.Error(), te.Error(), words), err: err}
+}
+
+// attemptTimeout returns the innermost error of err's tree that matches
+// retryhttp.ErrAttemptTimeout, or nil if none does.
+func attemptTimeout(err error) error {
+	if !errors.Is(err, retryhttp.ErrAttemptTimeout) {
+		return nil
+	}
+	var inner []error
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		inner = []error{u.Unwrap()}
+	case interface{ Unwrap() []error }:
+		inner = u.Unwrap()
+	}
+	for _, e := range inner {
+		if te := attemptTimeout(e); te != nil {
+			return te
+		}
+	}
+	return err
+}
+
+// reworded is an error with a message of again's own: errors.Is and
+// errors.As see the error it rewords.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e *reworded) Error() string { return e.msg }
+func (e *reworded) Unwrap() error { return e.err }
 
 // hintHeader names the header that set a server-requested wait, with its
 // value as the server sent it: "Retry-After: 30".

@@ -263,8 +263,8 @@ func TestFetchTimeoutCoversBody(t *testing.T) {
 	// --deadline only keeps a failing test short.
 	out := filepath.Join(t.TempDir(), "out")
 	r := run(t, append(withArgs(fast, "-o", out, "--timeout", "200ms", "--retries", "1", "--deadline", "20s"), srv.URL+"/slow")...)
-	pattern := regexp.MustCompile(`^again: attempt 1/2 failed \(attempt timed out after 200ms\); retrying in 0s
-again fetch: retries exhausted after 2 attempts in ([^\n]+): attempt timed out after 200ms
+	pattern := regexp.MustCompile(`^again: attempt 1/2 failed \(timed out after 200ms\); retrying in 0s
+again fetch: retries exhausted after 2 attempts in ([^\n]+): timed out after 200ms
 $`)
 	m := pattern.FindStringSubmatch(r.stderr)
 	if r.code != 1 || m == nil {

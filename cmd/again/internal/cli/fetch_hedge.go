@@ -208,7 +208,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 			if errors.As(err, &ue) {
 				err = ue.Err
 			}
-			lastErr = err.Error()
+			lastErr = timeoutWords(err, tr.AttemptTimeout).Error()
 		case resp.StatusCode >= 400:
 			failed++
 			lastErr = "server answered " + resp.Status

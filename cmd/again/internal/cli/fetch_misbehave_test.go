@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bufio"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"go.uber.org/goleak"
+
+	"github.com/again-go/again/retryhttp"
 )
 
 // rawServer answers every request on loopback with whatever bytes answer
@@ -90,6 +94,44 @@ func TestPrintable(t *testing.T) {
 		if got := printable(tt.in); got != tt.want {
 			t.Errorf("printable(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// fakeTimeout stands for retryhttp's error of an attempt that exceeded
+// its AttemptTimeout, whose type is unexported.
+type fakeTimeout struct{ d time.Duration }
+
+func (e fakeTimeout) Error() string        { return "retryhttp: attempt timed out after " + e.d.String() }
+func (e fakeTimeout) Is(target error) bool { return target == retryhttp.ErrAttemptTimeout }
+
+// TestTimeoutWords: fetch says of an attempt that --timeout stopped what
+// run says, "timed out after 500ms", wherever retryhttp's error is in the
+// error's tree, and the error still matches retryhttp.ErrAttemptTimeout.
+func TestTimeoutWords(t *testing.T) {
+	te := fakeTimeout{500 * time.Millisecond}
+	other := errors.New("connection refused")
+	for _, tt := range []struct {
+		err     error
+		timeout time.Duration
+		want    string
+	}{
+		{te, 500 * time.Millisecond, "timed out after 500ms"},
+		{fmt.Errorf("retry: retries exhausted after 2 attempts in 1.2s: %w", te), 500 * time.Millisecond,
+			"retry: retries exhausted after 2 attempts in 1.2s: timed out after 500ms"},
+		{errors.Join(other, fmt.Errorf("hedge: %w", te)), 500 * time.Millisecond, "connection refused\nhedge: timed out after 500ms"},
+		{te, 0, "timed out"},
+		{other, 500 * time.Millisecond, "connection refused"},
+	} {
+		got := timeoutWords(tt.err, tt.timeout)
+		if got.Error() != tt.want {
+			t.Errorf("timeoutWords(%q) = %q, want %q", tt.err, got, tt.want)
+		}
+		if errors.Is(got, retryhttp.ErrAttemptTimeout) != errors.Is(tt.err, retryhttp.ErrAttemptTimeout) || !errors.Is(got, tt.err) {
+			t.Errorf("timeoutWords(%q) hides the error it rewords", tt.err)
+		}
+	}
+	if run, fetch := timedOutAfter(300*time.Millisecond), timeoutWords(fakeTimeout{300 * time.Millisecond}, 300*time.Millisecond).Error(); run != fetch {
+		t.Errorf("run says %q of a timed-out attempt, fetch %q", run, fetch)
 	}
 }
 

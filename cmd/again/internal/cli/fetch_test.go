@@ -169,8 +169,8 @@ func TestFetch(t *testing.T) {
 			"again: attempt 1 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
 		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
-			"again: attempt 1/2 failed (attempt timed out after 10ms); retrying in 0s\n" +
-				"again fetch: retries exhausted after 2 attempts in …: attempt timed out after 10ms\n"},
+			"again: attempt 1/2 failed (timed out after 10ms); retrying in 0s\n" +
+				"again fetch: retries exhausted after 2 attempts in …: timed out after 10ms\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",
 			"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"--retry-on 404", []string{"--retry-on", "404", "--retries", "1", "/missing"}, 1, "no such thing",

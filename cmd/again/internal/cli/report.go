@@ -51,6 +51,12 @@ var packagePrefixes = func() *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }()
 
+// timedOutAfter is why an attempt failed that its limit d (--timeout)
+// stopped, in run's lines and fetch's alike: "timed out after 500ms".
+func timedOutAfter(d time.Duration) string {
+	return "timed out after " + d.String()
+}
+
 // retryingIn is attemptFailed's next for a retry after delay.
 func retryingIn(delay time.Duration) string {
 	return "retrying in " + roundDelay(delay).String()

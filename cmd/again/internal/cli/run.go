@@ -119,7 +119,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	timeout := ""
 	fs.Var(textFlag{s: &timeout, typ: "duration"}, "timeout", "limit on each attempt, after which the command is stopped (default none)")
 	retryOn := ""
-	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero)")
+	fs.Var(textFlag{s: &retryOn, typ: "list"}, "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero but 130, 131 and 141)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
 	budgetURL := addBudgetFlag(fs)
 	cmd.RunE = func(cmd *cobra.Command, args []string) (err error) {
@@ -154,7 +154,8 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	return cmd
 }
 
-// parseExitList parses --retry-on-exit: "" means any non-zero status.
+// parseExitList parses --retry-on-exit: "" (nil) means any non-zero status
+// but those notRetried names.
 func parseExitList(s string) (map[int]bool, error) {
 	if s == "" {
 		return nil, nil

@@ -586,6 +586,35 @@ func FuzzParseExitList(f *testing.F) {
 	})
 }
 
+// TestRunRetryOnExitDefaultHelp: the help of --retry-on-exit, and the
+// paragraph about it, name the statuses that are not retried by default,
+// those notRetried names, and no others.
+func TestRunRetryOnExitDefaultHelp(t *testing.T) {
+	var statuses []string
+	for n := 1; n <= 255; n++ {
+		if notRetried(n) != "" {
+			statuses = append(statuses, strconv.Itoa(n))
+		}
+	}
+	if len(statuses) < 2 {
+		t.Fatalf("notRetried names %v; this test expects a list", statuses)
+	}
+	list := strings.Join(statuses[:len(statuses)-1], ", ") + " and " + statuses[len(statuses)-1]
+	help := run(t, "run", "--help").stdout
+	flag := ""
+	for line := range strings.Lines(help) {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "--retry-on-exit" {
+			flag = strings.Join(f, " ")
+		}
+	}
+	if want := "(default any non-zero but " + list + ")"; !strings.HasSuffix(flag, want) {
+		t.Errorf("again run --help: %q, want it to end with %q", flag, want)
+	}
+	if want := "non-zero status is retried but " + list; !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+		t.Errorf("again run --help does not say %q", want)
+	}
+}
+
 // A command killed by SIGPIPE (its reader has gone, as in `again run -- yes
 // | head -1`) is not retried unless --retry-on-exit lists 141: every
 // attempt would meet the same closed pipe.

@@ -54,9 +54,12 @@ error.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return Usagef("missing the model; want one of %s (see 'again sim --help')", strings.Join(commandNames(cmd), ", "))
+		},
 	}
 	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env))
+	onlySubcommands(cmd)
 	return cmd
 }
 
@@ -273,9 +276,12 @@ last client had written.`,
 
 // parseClients parses --clients: a list or ranges of client counts.
 func parseClients(s string) ([]int, error) {
-	return parseList("clients", s, fmt.Sprintf("whole numbers from 1 to %d", sim.MaxClients), strconv.Atoi,
+	return parseList("clients", s, fmt.Sprintf("whole numbers from 1 to %d", sim.MaxClients), "10-190/10", strconv.Atoi,
 		func(n int) bool { return n >= 1 && n <= sim.MaxClients })
 }
+
+// parseFloat reads one number of a list of fractions.
+func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 
 // parseCount parses a whole number from 1 to most.
 func parseCount(flag, s string, most int) (int, error) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,8 +40,7 @@ func FuzzSimCommandLine(f *testing.F) {
 			if n, err := parseClients(a); err == nil && (len(n) > 3 || sum(n) > 100) {
 				return
 			}
-			parse := func(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
-			if p, err := parseList("failure", b, "", parse, func(float64) bool { return true }); err == nil && len(p) > 5 {
+			if p, err := parseList("failure", b, "", "", parseFloat, func(float64) bool { return true }); err == nil && len(p) > 5 {
 				return
 			}
 			args = []string{"sim", "fleet", "--clients=" + a, "--failure=" + b, "--strategy=" + c}

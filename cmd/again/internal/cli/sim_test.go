@@ -4,19 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"time"
-
-	"github.com/again-go/again/backoff"
-	"github.com/again-go/again/cmd/again/internal/sim"
-	"go.uber.org/goleak"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/goleak"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
 func TestSimUsageErrors(t *testing.T) {
@@ -25,6 +27,8 @@ func TestSimUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
+		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
+		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
 		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
@@ -48,7 +52,8 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "hedge", "--dist", "weibull"}, `again sim hedge: --dist must be pareto or lognormal, got "weibull"`},
 		{[]string{"sim", "hedge", "--alpha", "1"}, `again sim hedge: --alpha must be a number above 1 and up to 100, got "1"`},
 		{[]string{"sim", "hedge", "--scale", "5"}, `again sim hedge: --scale needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 5`},
-		{[]string{"sim", "hedge", "--quantiles", "0,1"}, `again sim hedge: --quantiles must be a comma-separated list of 0 or numbers in (0, 1), or ranges such as 0-1/0.1, got "0,1"`},
+		{[]string{"sim", "hedge", "--quantiles", "0,1"}, `again sim hedge: --quantiles must be a comma-separated list of 0 or numbers in (0, 1), or ranges such as 0.5-0.95/0.05, got "0,1"`},
+		{[]string{"sim", "hedge", "--quantiles", "0-1/0.1"}, `again sim hedge: --quantiles must be a comma-separated list of 0 or numbers in (0, 1), or ranges such as 0.5-0.95/0.05, got "0-1/0.1"`},
 		{[]string{"sim", "hedge", "--load", "1.2"}, `again sim hedge: --load must be a utilisation in (0, 1), got "1.2"`},
 		{[]string{"sim", "hedge", "--max-hedges", "4"}, `again sim hedge: --max-hedges must be a whole number from 1 to 3, got "4"`},
 		{[]string{"sim", "hedge", "--requests", "10"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "10"`},
@@ -204,6 +209,57 @@ func TestSimStormIsStormTable(t *testing.T) {
 	}
 }
 
+// TestSimListExamples: every sim flag whose message suggests a range, such
+// as "ranges such as 10-190/10", suggests one that it accepts.
+func TestSimListExamples(t *testing.T) {
+	// The parser of each such flag, as its command calls it.
+	parsers := map[string]func(string) error{
+		"clients":   func(s string) error { _, err := parseClients(s); return err },
+		"failure":   func(s string) error { _, err := parseFailures(s); return err },
+		"quantiles": func(s string) error { _, err := parseQuantiles(s); return err },
+	}
+	example := regexp.MustCompile(`, or ranges such as (\S+), got ","$`)
+	seen := map[string]bool{}
+	for _, path := range commandPaths(t) {
+		if len(path) != 2 || path[0] != "sim" {
+			continue
+		}
+		root := newRoot(subcommands(&Env{})...)
+		cmd, _, err := root.Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() != "list" {
+				return
+			}
+			// "," is no list: the command stops at it, before any run.
+			r := run(t, append(path, "--"+f.Name+"=,")...)
+			if r.code != ExitUsage {
+				t.Fatalf("again %s --%s=,: exit %d, stderr %q; want a usage error", strings.Join(path, " "), f.Name, r.code, r.stderr)
+			}
+			m := example.FindStringSubmatch(strings.TrimSpace(r.stderr))
+			if m == nil {
+				return // a list of names, such as --strategy
+			}
+			parse := parsers[f.Name]
+			if parse == nil {
+				t.Errorf("again %s --%s suggests %s; add its parser to this test", strings.Join(path, " "), f.Name, m[1])
+				return
+			}
+			seen[f.Name] = true
+			if err := parse(m[1]); err != nil {
+				t.Errorf("again %s --%s suggests %s, which it rejects: %v", strings.Join(path, " "), f.Name, m[1], err)
+			}
+		})
+	}
+	for name := range parsers {
+		if !seen[name] {
+			t.Errorf("no sim command suggested a range for --%s", name)
+		}
+	}
+}
+
 // FuzzSimParseList checks that a list flag either parses into accepted values
 // or is a usage error naming the flag, never a panic or a huge list.
 func FuzzSimParseList(f *testing.F) {
@@ -211,9 +267,7 @@ func FuzzSimParseList(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		fs, err := parseList("failure", s, "probabilities from 0 to 1",
-			func(s string) (float64, error) { return strconv.ParseFloat(s, 64) },
-			func(f float64) bool { return f >= 0 && f <= 1 })
+		fs, err := parseFailures(s)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "--failure ") {
 				t.Fatalf("parseList(%q): error %q does not name the flag", s, err)

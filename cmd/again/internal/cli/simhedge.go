@@ -62,7 +62,7 @@ latency grows without bound.`,
 	fs.Var(textFlag{s: &alpha, typ: "float"}, "alpha", "pareto: the tail index, above 1 (smaller is heavier)")
 	fs.Var(textFlag{s: &median, typ: "duration"}, "median", "lognormal: the median latency")
 	fs.Var(textFlag{s: &sigma, typ: "float"}, "sigma", "lognormal: the standard deviation of the latency's logarithm")
-	fs.Var(textFlag{s: &quantiles, typ: "list"}, "quantiles", "hedge quantiles to compare, 0 for no hedging: a list such as 0,0.95")
+	fs.Var(textFlag{s: &quantiles, typ: "list"}, "quantiles", "hedge quantiles to compare, 0 for no hedging: a list such as 0,0.95 or a range such as 0.5-0.95/0.05")
 	fs.Var(textFlag{s: &load, typ: "float"}, "load", "utilisation of the server in the normal rows, in (0, 1)")
 	fs.Var(textFlag{s: &overload, typ: "float"}, "overload", "utilisation of the server in the overloaded rows, in (0, 1)")
 	fs.Var(textFlag{s: &maxHedges, typ: "n"}, "max-hedges", "most hedges per request, 1 to 3")
@@ -90,13 +90,8 @@ latency grows without bound.`,
 		if c.Dist.Sigma, err = parseFloatIn("sigma", sigma, "a number above 0 and up to 5", func(f float64) bool { return f > 0 && f <= 5 }); err != nil {
 			return err
 		}
-		if c.Quantiles, err = parseList("quantiles", quantiles, "0 or numbers in (0, 1)",
-			func(s string) (float64, error) { return strconv.ParseFloat(s, 64) },
-			func(f float64) bool { return f == 0 || f > 0 && f < 1 }); err != nil {
+		if c.Quantiles, err = parseQuantiles(quantiles); err != nil {
 			return err
-		}
-		if len(c.Quantiles) > 20 {
-			return Usagef("--quantiles must list at most 20 quantiles, got %d", len(c.Quantiles))
 		}
 		utilisation := func(f float64) bool { return f > 0 && f < 1 }
 		if c.Load, err = parseFloatIn("load", load, "a utilisation in (0, 1)", utilisation); err != nil {
@@ -127,6 +122,17 @@ latency grows without bound.`,
 		return sf.output(env, rows, func(w io.Writer) error { return hedgeChart(rows, c).Render(w) })
 	}
 	return cmd
+}
+
+// parseQuantiles parses hedge's --quantiles: at most 20 quantiles, each 0
+// (no hedging) or in (0, 1).
+func parseQuantiles(s string) ([]float64, error) {
+	q, err := parseList("quantiles", s, "0 or numbers in (0, 1)", "0.5-0.95/0.05", parseFloat,
+		func(f float64) bool { return f == 0 || f > 0 && f < 1 })
+	if err == nil && len(q) > 20 {
+		return nil, Usagef("--quantiles must list at most 20 quantiles, got %d", len(q))
+	}
+	return q, err
 }
 
 // parseHedgeDuration parses a distribution's duration flag: 1µs to 1s,

@@ -201,9 +201,7 @@ the share of calls that eventually succeeded.`,
 		if c.Clients, err = parseClients(clients); err != nil {
 			return err
 		}
-		if c.Failures, err = parseList("failure", failures, "probabilities from 0 to 1",
-			func(s string) (float64, error) { return strconv.ParseFloat(s, 64) },
-			func(f float64) bool { return f >= 0 && f <= 1 }); err != nil {
+		if c.Failures, err = parseFailures(failures); err != nil {
 			return err
 		}
 		if c.Strategies, err = parseStrategies(strategies, sim.FleetStrategies()); err != nil {
@@ -219,6 +217,12 @@ the share of calls that eventually succeeded.`,
 		return sf.output(env, rows, func(w io.Writer) error { return fleetChart(rows).Render(w) })
 	}
 	return cmd
+}
+
+// parseFailures parses fleet's --failure: probabilities from 0 to 1.
+func parseFailures(s string) ([]float64, error) {
+	return parseList("failure", s, "probabilities from 0 to 1", "0-1/0.1", parseFloat,
+		func(f float64) bool { return f >= 0 && f <= 1 })
 }
 
 func newSimStormCmd(env *Env) *cobra.Command {

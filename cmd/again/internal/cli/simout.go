@@ -151,9 +151,11 @@ func cellText(v reflect.Value, table, whole bool) string {
 // parseList parses a list flag: comma-separated items, each a number or a
 // range FROM-TO/STEP (both ends included, such as 10-190/10). parse reads
 // one number; ok checks it. It returns the numbers in the order given.
-func parseList[T int | float64](flag, s, accepted string, parse func(string) (T, error), ok func(T) bool) ([]T, error) {
+// accepted says what the numbers may be, and example is a range that the
+// flag accepts, for the message that rejects s.
+func parseList[T int | float64](flag, s, accepted, example string, parse func(string) (T, error), ok func(T) bool) ([]T, error) {
 	bad := func() error {
-		return Usagef("--%s must be a comma-separated list of %s, or ranges such as %s, got %q", flag, accepted, map[bool]string{true: "0-1/0.1", false: "10-190/10"}[isFloat[T]()], s)
+		return Usagef("--%s must be a comma-separated list of %s, or ranges such as %s, got %q", flag, accepted, example, s)
 	}
 	var out []T
 	for item := range strings.SplitSeq(s, ",") {

@@ -221,8 +221,9 @@ func readOriginal(t *testing.T) map[occKey]OCCRow {
 }
 
 // TestOCCConclusions asserts the post's conclusions on the model's table.
-// Decorrelated finishing soonest holds up to about 130 clients, in the
-// original simulator as here; beyond, full jitter catches up.
+// Of the algorithms that back off, decorrelated finishes soonest up to 130
+// clients in the original simulator, 140 here; beyond, full jitter catches
+// up. TestSimOCCREADME checks the README's account of the whole table.
 func TestSimOCCConclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo; runs without -short")
@@ -256,6 +257,92 @@ func TestSimOCCConclusions(t *testing.T) {
 					t.Errorf("%d clients: %s makes %.0f calls, not fewer than %s's %.0f", n, a, m[a].Calls, b, m[b].Calls)
 				}
 			}
+		}
+	}
+}
+
+// TestSimOCCREADME checks what the README says of `again sim occ`'s
+// table, the default one with seed 1: no backoff finishes first at every
+// client count with the most calls, 1.3 times full jitter's at 10 clients
+// and 4.5 times at 190; exponential takes the longest; of the algorithms
+// that back off, decorrelated finishes soonest up to 140 clients and full
+// jitter from 150; from 40 clients on, full and equal jitter make the
+// fewest calls; and every cell is within 6 % of the original simulator's.
+func TestSimOCCREADME(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the full default table; runs without -short")
+	}
+	rows, err := OCC(OCCConfig{Seed: 1, Runner: parallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := readOriginal(t)
+	byN := map[int]map[Algorithm]OCCRow{}
+	for _, r := range rows {
+		if byN[r.Clients] == nil {
+			byN[r.Clients] = map[Algorithm]OCCRow{}
+		}
+		byN[r.Clients][r.Algorithm] = r
+		o := original[occKey{r.Clients, r.Algorithm}]
+		if !within(r.Calls, o.Calls, 0.06) || !within(r.TimeMS, o.TimeMS, 0.06) {
+			t.Errorf("%d clients, %s: calls %.1f, time %.0f ms; original %.1f, %.0f ms (more than 6 %% apart)", r.Clients, r.Algorithm, r.Calls, r.TimeMS, o.Calls, o.TimeMS)
+		}
+	}
+	backingOff := []Algorithm{Exponential, FullJitter, EqualJitter, DecorrelatedJitter}
+	soonest := func(m map[Algorithm]OCCRow, algs []Algorithm) Algorithm {
+		best := algs[0]
+		for _, a := range algs[1:] {
+			if m[a].TimeMS < m[best].TimeMS {
+				best = a
+			}
+		}
+		return best
+	}
+	for n := 10; n <= 190; n += 10 {
+		m := byN[n]
+		if len(m) != 5 {
+			t.Fatalf("%d clients: %d rows, want 5", n, len(m))
+		}
+		if a := soonest(m, Algorithms()); a != NoBackoff {
+			t.Errorf("%d clients: %s finishes first, not none", n, a)
+		}
+		for _, a := range backingOff {
+			if m[a].Calls >= m[NoBackoff].Calls {
+				t.Errorf("%d clients: %s makes %.1f calls, none %.1f; want none to make the most", n, a, m[a].Calls, m[NoBackoff].Calls)
+			}
+			if a != Exponential && m[a].TimeMS >= m[Exponential].TimeMS {
+				t.Errorf("%d clients: %s takes %.0f ms, exponential %.0f; want exponential the longest", n, a, m[a].TimeMS, m[Exponential].TimeMS)
+			}
+		}
+		want := DecorrelatedJitter
+		if n >= 150 {
+			want = FullJitter
+		}
+		if a := soonest(m, backingOff); a != want {
+			t.Errorf("%d clients: of those that back off, %s finishes soonest, want %s", n, a, want)
+		}
+		if n >= 40 {
+			for _, a := range []Algorithm{NoBackoff, Exponential, DecorrelatedJitter} {
+				if m[a].Calls <= max(m[FullJitter].Calls, m[EqualJitter].Calls) {
+					t.Errorf("%d clients: %s makes %.1f calls, not more than full's %.1f and equal's %.1f", n, a, m[a].Calls, m[FullJitter].Calls, m[EqualJitter].Calls)
+				}
+			}
+		}
+	}
+	for n, want := range map[int]string{10: "1.3", 190: "4.5"} {
+		if got := strconv.FormatFloat(byN[n][NoBackoff].Calls/byN[n][FullJitter].Calls, 'f', 1, 64); got != want {
+			t.Errorf("%d clients: none makes %s times full jitter's calls, the README says %s", n, got, want)
+		}
+	}
+	// The original simulator: decorrelated soonest up to 130, full from 140.
+	for n := 130; n <= 140; n += 10 {
+		m := map[Algorithm]OCCRow{}
+		for _, a := range backingOff {
+			m[a] = original[occKey{n, a}]
+		}
+		want := map[int]Algorithm{130: DecorrelatedJitter, 140: FullJitter}[n]
+		if a := soonest(m, backingOff); a != want {
+			t.Errorf("original simulator, %d clients: %s finishes soonest of those that back off, want %s", n, a, want)
 		}
 	}
 }

@@ -199,6 +199,48 @@ func TestNoRetries(t *testing.T) {
 	}
 }
 
+// TestVerdictIsCalcs: without a per-attempt timeout, the page's verdict is
+// the one `again calc` prints for the command the page shows, run
+// in-process: whether the worst case and the 99th percentile fit, how many
+// retries start in time, and the words that say how many.
+func TestVerdictIsCalcs(t *testing.T) {
+	for _, deadline := range []string{"100ms", "1s", "1.5s", "3.5s", "1m", "80s", "91.5s", "2m"} {
+		in := map[string]string{"deadline": deadline}
+		for k, v := range example {
+			in[k] = v
+		}
+		r := Compute(in, English)
+		v := r.Summary.Verdict
+		words := strings.Fields(r.Command)
+		var stdout, stderr bytes.Buffer
+		if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
+		}
+		var rep struct {
+			Deadline *struct {
+				WorstCaseFits bool `json:"worst_case_fits"`
+				P99Fits       bool `json:"p99_fits"`
+				RetriesWithin int  `json:"retries_within_deadline"`
+			} `json:"deadline"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.Deadline == nil {
+			t.Fatalf("%s: %v, no deadline in\n%.200s", r.Command, err, stdout.String())
+		}
+		d := rep.Deadline
+		if v.Fits != d.WorstCaseFits || v.P99Fits != d.P99Fits || v.RetriesWithin != d.RetriesWithin {
+			t.Errorf("%s: the page's verdict %+v, again calc's %+v", r.Command, *v, *d)
+		}
+		stdout.Reset()
+		if code := cli.Run(t.Context(), words[1:], strings.NewReader(""), &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
+		}
+		retries, _, _ := strings.Cut(v.Detail, ". ")
+		if v.RetriesWithin < r.Retries && !strings.Contains(stdout.String(), " "+retries+". ") {
+			t.Errorf("%s: the page says %q, again calc does not:\n%s", r.Command, retries+".", stdout.String())
+		}
+	}
+}
+
 // TestStormIsSim: the storm view's numbers are `again sim storm`'s for the
 // command the page shows, run in-process.
 func TestStormIsSim(t *testing.T) {

@@ -63,9 +63,11 @@ Redirects are not followed unless -L is given. With -L, credentials (-u,
 and Authorization and Cookie headers) are sent after a redirect only while
 the scheme, host and port stay those of URL, as curl does since 7.83: not
 to another port, nor from https to http. --location-trusted follows
-redirects and sends them to every host, as curl's does. A 101 Switching
-Protocols, which fetch never follows, and a status outside 100 to 599 are
-errors.
+redirects and sends them to every host, as curl's does. No Referer is
+sent after a redirect unless -H gives one, which reaches another origin
+than URL's without its query, fragment and user information. A 101
+Switching Protocols, which fetch never follows, and a status outside 100
+to 599 are errors.
 
 Only the final response's body is written, whatever its status, as curl
 --fail-with-body does; with -f/--fail, none is written for a status of
@@ -598,7 +600,8 @@ func checkStatus(resp *http.Response) error {
 // stay those of the URL given, as curl does since 7.83, or to any hop with
 // --location-trusted. http.Client itself keeps them for another port or
 // scheme of the same host, and would send a password in clear text after
-// a redirect from https to http.
+// a redirect from https to http. It also adds a Referer, which fetch
+// removes (see below).
 func (f *fetchFlags) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !f.location {
 		return http.ErrUseLastResponse
@@ -618,7 +621,36 @@ func (f *fetchFlags) checkRedirect(req *http.Request, via []*http.Request) error
 			req.Header.Del(name)
 		}
 	}
+	// http.Client sets Referer to the previous hop's URL, query (and its
+	// tokens) included, unless the first request has one: curl -L sends
+	// none unless asked, and neither does fetch. One given with -H goes
+	// as given to the URL's origin, and without its query, fragment and
+	// user information to any other, whatever --location-trusted says:
+	// that flag is about credentials, not the query.
+	switch given := first.Header.Values("Referer"); {
+	case len(given) == 0:
+		req.Header.Del("Referer")
+	case !sameOrigin(first.URL, req.URL):
+		req.Header.Del("Referer")
+		for _, ref := range given {
+			if ref = refererElsewhere(ref); ref != "" {
+				req.Header.Add("Referer", ref)
+			}
+		}
+	}
 	return nil
+}
+
+// refererElsewhere is a Referer the user gave, as fetch sends it to
+// another origin than the URL's: without its query, fragment and user
+// information, or "" (none sent) if it does not parse.
+func refererElsewhere(ref string) string {
+	u, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // credentialHeaders are the headers checkRedirect keeps to the origin.

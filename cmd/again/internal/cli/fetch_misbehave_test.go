@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -424,6 +425,79 @@ func TestRedactQuotedURLs(t *testing.T) {
 	for _, tt := range tests {
 		if got := redactQuotedURLs(tt.in); got != tt.want {
 			t.Errorf("redactQuotedURLs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// With -L, fetch sends no Referer that the user did not set (net/http's
+// Client would send the previous URL, its query included, to every hop),
+// and one set with -H goes to another origin without its query.
+func TestFetchRedirectReferer(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	var mu sync.Mutex
+	seen := map[string][]string{} // Referer values by host and path
+	record := func(r *http.Request) {
+		mu.Lock()
+		seen[r.Host+r.URL.Path] = r.Header.Values("Referer")
+		mu.Unlock()
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { record(r) }))
+	defer other.Close()
+	var origin *httptest.Server
+	origin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		record(r)
+		switch r.URL.Path {
+		case "/dl":
+			// Same origin first, then another port: another origin.
+			http.Redirect(w, r, origin.URL+"/hop?step=SECRETHOP", http.StatusFound)
+		case "/hop":
+			http.Redirect(w, r, other.URL+"/cdn", http.StatusFound)
+		}
+	}))
+	defer origin.Close()
+	o, x := origin.Listener.Addr().String(), other.Listener.Addr().String()
+	const given = "http://ref.example/page?from=SECRETREF#frag"
+	tests := []struct {
+		name string
+		args []string
+		want map[string][]string
+	}{
+		{"none set", []string{"-L"}, map[string][]string{o + "/dl": nil, o + "/hop": nil, x + "/cdn": nil}},
+		{"none set, --location-trusted", []string{"--location-trusted"}, map[string][]string{o + "/dl": nil, o + "/hop": nil, x + "/cdn": nil}},
+		{"set with -H", []string{"-L", "-H", "Referer: " + given},
+			map[string][]string{o + "/dl": {given}, o + "/hop": {given}, x + "/cdn": {"http://ref.example/page"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
+			clear(seen)
+			mu.Unlock()
+			r := run(t, append(withArgs(fast, append(tt.args, "-H", "Authorization: Bearer X")...), origin.URL+"/dl?api_key=SECRET")...)
+			if r.code != 0 {
+				t.Fatalf("exit %d, stderr %q; want 0", r.code, r.stderr)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for hop, want := range tt.want {
+				got, ok := seen[hop]
+				if !ok || !slices.Equal(got, want) {
+					t.Errorf("%s: Referer %q (reached: %v), want %q", hop, got, ok, want)
+				}
+			}
+		})
+	}
+}
+
+func TestRefererElsewhere(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"http://ref.example/page?from=secret#frag", "http://ref.example/page"},
+		{"https://alice:secret@ref.example/p?", "https://ref.example/p"},
+		{"/relative?token=secret", "/relative"},
+		{"http://a b/?token=secret", ""},
+	}
+	for _, tt := range tests {
+		if got := refererElsewhere(tt.in); got != tt.want {
+			t.Errorf("refererElsewhere(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -84,8 +84,12 @@ As in curl: -d is repeatable, the parts joined with &, and sent as a form
 (Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON
 (repeated: concatenated) with Content-Type and Accept application/json;
 -u user:password sends basic authentication; -v prints each attempt's
-request and response headers on stderr, with credentials, cookies and
-query values masked; --cacert FILE trusts the authorities in a PEM file.
+request and response headers on stderr, masking the value of any header
+named for a credential (Authorization, Cookie, X-Api-Key, Private-Token:
+token, key, secret, auth, session, password, passwd, cookie, signature or
+credential in its name) and the passwords and query values of the URLs
+in the request line, Location, Content-Location, Referer and Link;
+--cacert FILE trusts the authorities in a PEM file.
 -d @FILE is opened once and each attempt reads it from the start through
 that descriptor: a file renamed over meanwhile (-o of the same name
 included) does not change what is sent, and one changed in place is not

@@ -32,7 +32,7 @@ func (c *curlFlags) add(fs *pflag.FlagSet) {
 	fs.BoolVarP(&c.fail, "fail", "f", false, "write no body when the final status is 400 or more (the -o file is left as without a response)")
 	fs.VarP(textFlag{s: &c.user, typ: "user:password"}, "user", "u", "HTTP basic authentication (sent after a redirect only to the same scheme, host and port)")
 	fs.BoolVar(&c.locationTrusted, "location-trusted", false, "with -L, send -u and the Authorization and Cookie headers to every host redirected to, as curl does")
-	fs.BoolVarP(&c.verbose, "verbose", "v", false, "print each attempt's request and response headers on stderr (credentials, cookies and query values masked)")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "print each attempt's request and response headers on stderr (credentials, cookies, keys, tokens and query values masked)")
 	fs.Var(textFlag{s: &c.cacert, typ: "file"}, "cacert", "PEM file of the certificate authorities to trust instead of the system's")
 	fs.Var(textFlag{s: &c.connectTimeout, typ: "duration"}, "connect-timeout", "limit on each connection's setup, TCP and TLS handshake (default none; a failed connection is retried)")
 }
@@ -125,14 +125,63 @@ func (v *verboseTransport) print(p []byte) {
 	_, _ = v.w.Write(p)
 }
 
-// masked reports whether -v hides the value of the header name:
-// credentials and cookies.
-func masked(name string) bool {
+// shownValue is what -v prints of the value of the header name:
+// "(masked)" for a credential (see masked), the URLs of Location,
+// Content-Location, Referer and Link redacted by retryhttp.RedactURL (no
+// password or query value), and control characters written out.
+func shownValue(name, value string) string {
 	switch http.CanonicalHeaderKey(name) {
-	case "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie":
-		return true
+	case "Location", "Content-Location", "Referer":
+		value = retryhttp.RedactURL(value)
+	case "Link":
+		value = redactLink(value)
+	default:
+		if masked(name) {
+			return "(masked)"
+		}
+	}
+	return printable(value)
+}
+
+// secretWords are what a header name holds, whatever its case, when -v
+// hides its value: Authorization, Cookie and Set-Cookie, but also
+// X-Api-Key, Private-Token, X-Auth-Token, X-Session-Id, X-Amz-Signature
+// and the like, whose values are credentials as much.
+var secretWords = [...]string{"token", "key", "secret", "auth", "session", "password", "passwd", "cookie", "signature", "credential"}
+
+// masked reports whether -v hides the value of the header name:
+// credentials, cookies, keys and tokens.
+func masked(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(name, w) {
+			return true
+		}
 	}
 	return false
+}
+
+// redactLink returns a Link header's value with each URL in it redacted:
+// those between <>, and those quoted in its parameters (anchor="...").
+func redactLink(v string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(v, '<')
+		if i < 0 {
+			b.WriteString(redactQuotedURLs(v))
+			return b.String()
+		}
+		b.WriteString(redactQuotedURLs(v[:i+1]))
+		v = v[i+1:]
+		j := strings.IndexByte(v, '>')
+		if j < 0 {
+			b.WriteString(retryhttp.RedactURL(v))
+			return b.String()
+		}
+		b.WriteString(retryhttp.RedactURL(v[:j]))
+		b.WriteByte('>')
+		v = v[j+1:]
+	}
 }
 
 func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
@@ -143,10 +192,7 @@ func writeHeaders(b *bytes.Buffer, prefix string, h http.Header) {
 	sort.Strings(names)
 	for _, name := range names {
 		for _, value := range h[name] {
-			if masked(name) {
-				value = "(masked)"
-			}
-			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, printable(value))
+			fmt.Fprintf(b, "%s%s: %s\n", prefix, name, shownValue(name, value))
 		}
 	}
 }

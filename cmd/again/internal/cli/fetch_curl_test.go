@@ -129,7 +129,7 @@ func TestFetchBodies(t *testing.T) {
 }
 
 // -v shows each attempt's request and response headers on stderr, with
-// credentials, cookies and query values masked.
+// credentials, cookies, keys, tokens and query values masked.
 func TestFetchVerbose(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/v": {{status: 503}, {body: "ok", header: map[string]string{"Set-Cookie": "session=secret4", "X-Reply": "yes"}}}})
@@ -156,6 +156,87 @@ func TestFetchVerbose(t *testing.T) {
 	}
 	if n := strings.Count(r.stderr, "> GET "); n != 2 {
 		t.Errorf("%d requests shown, want one per attempt (2):\n%s", n, r.stderr)
+	}
+}
+
+// -v masks the value of every header whose name says it holds a secret,
+// and redacts the URLs of the headers that hold one.
+func TestShownHeaderValue(t *testing.T) {
+	tests := []struct{ name, value, want string }{
+		{"Authorization", "Bearer secret", "(masked)"},
+		{"Proxy-Authorization", "Basic secret", "(masked)"},
+		{"Cookie", "c=secret", "(masked)"},
+		{"set-cookie", "s=secret", "(masked)"},
+		{"X-Api-Key", "secret", "(masked)"},
+		{"Private-Token", "secret", "(masked)"},
+		{"X-Auth-Token", "secret", "(masked)"},
+		{"X-Session-Id", "secret", "(masked)"},
+		{"X-Client-Secret", "secret", "(masked)"},
+		{"X-Password", "secret", "(masked)"},
+		{"X-Amz-Signature", "secret", "(masked)"},
+		{"X-Amz-Credential", "secret", "(masked)"},
+		{"X-CSRF-TOKEN", "secret", "(masked)"},
+		{"Idempotency-Key", "secret", "(masked)"},
+		{"Location", "http://alice:secret@h:8080/landed?tok=secret&x#frag", "http://alice:…@h:8080/landed?tok=…&…"},
+		{"Location", "/landed?tok=secret", "/landed?tok=…"},
+		{"Location", "/plain", "/plain"},
+		{"Content-Location", "/c?sig=secret", "/c?sig=…"},
+		{"Referer", "https://r.example/page?from=secret", "https://r.example/page?from=…"},
+		{"Link", `<https://h/items?page=2&token=secret>; rel="next", </p?s=secret>; rel="prev"`,
+			`<https://h/items?page=…&token=…>; rel="next", </p?s=…>; rel="prev"`},
+		{"Link", `<https://h/a>; rel="alternate"; anchor="https://h/b?t=secret"`, `<https://h/a>; rel="alternate"; anchor="https://h/b?t=…"`},
+		{"Link", "<https://h/a?t=secret", "<https://h/a?t=…"},
+		{"Origin", "https://h.example", "https://h.example"},
+		{"Content-Type", "text/plain; charset=utf-8", "text/plain; charset=utf-8"},
+		{"Keep-Alive", "timeout=5", "timeout=5"},
+		{"X-Reply", "a\x1bb", "a\\x1bb"},
+	}
+	for _, tt := range tests {
+		if got := shownValue(tt.name, tt.value); got != tt.want {
+			t.Errorf("shownValue(%q, %q) = %q, want %q", tt.name, tt.value, got, tt.want)
+		}
+	}
+}
+
+// -v prints the URLs of Location, Referer and Link without their query
+// values, and masks API keys and tokens in any header named for one.
+func TestFetchVerboseMasksSecrets(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{
+		"/start": {{status: 302, header: map[string]string{
+			"Location":         "/landed?tok=SECLOC",
+			"Content-Location": "/start?sig=SECCL",
+			"Link":             `</next?page=2&token=SECLINK>; rel="next"`,
+			"X-Session-Id":     "SECSESSION",
+		}}},
+		"/landed": {{body: "ok"}},
+	})
+	r := run(t, append(withArgs(fast, "-v", "-L",
+		"-H", "Referer: http://r.example/page?from=SECREF",
+		"-H", "X-Api-Key: SECAPI",
+		"-H", "Private-Token: SECPRIV",
+		"-H", "X-Auth-Token: SECAUTH"), srv.URL+"/start?k=SECQUERY")...)
+	if r.code != 0 || r.stdout != "ok" {
+		t.Fatalf("exit %d, stdout %q; want 0, ok; stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"> GET /start?k=… HTTP/1.1\n",
+		"> Referer: http://r.example/page?from=…\n",
+		"> X-Api-Key: (masked)\n",
+		"> Private-Token: (masked)\n",
+		"> X-Auth-Token: (masked)\n",
+		"< Location: /landed?tok=…\n",
+		"< Content-Location: /start?sig=…\n",
+		"< Link: </next?page=…&token=…>; rel=\"next\"\n",
+		"< X-Session-Id: (masked)\n",
+		"> GET /landed?tok=… HTTP/1.1\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "SEC") {
+		t.Errorf("stderr reveals a secret:\n%s", r.stderr)
 	}
 }
 

@@ -467,11 +467,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if cerr := out.close(keep); err == nil {
 			err = cerr
 		}
-		if sig := signalCause(req.Context()); sig != nil && err != nil {
-			// Whatever the error says (a cancelled attempt, a cut body,
-			// a retry loop that stopped), a signal stopped the fetch.
-			err = Exit(signalStatus(sig), fmt.Errorf("stopped: received %s", signalName(sig)))
-		}
+		err = stoppedBy(req.Context(), err)
 	}()
 	usable := func(resp *http.Response) bool {
 		return !f.curl.fail || resp.StatusCode < 400
@@ -521,24 +517,7 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		if own != nil && errors.Is(err, own) {
 			return own // retry's account adds nothing to it
 		}
-		var oe *breaker.OpenError
-		if errors.As(err, &oe) {
-			// Fail fast: nothing was sent, and retry's account ("attempt
-			// rejected") would not say by what, nor until when.
-			return fmt.Errorf("not sent: the --breaker-store breaker of %s is open after repeated failures; next probe in %s",
-				printable(req.URL.Host), calc.Human(oe.Wait))
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its message repeats the URL, query values included
-		}
-		err = timeoutWords(err, tr.AttemptTimeout)
-		if msg := redactQuotedURLs(err.Error()); msg != err.Error() {
-			// net/http quotes URLs in its messages, such as a redirect's
-			// Location that does not parse, a password included.
-			return errors.New(msg)
-		}
-		return err
+		return requestError(req, err, tr.AttemptTimeout)
 	}
 	defer resp.Body.Close()
 	if err := checkStatus(resp); err != nil {
@@ -557,6 +536,43 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 		return fmt.Errorf("server answered %s after %d attempt%s", resp.Status, attempts, plural(attempts))
 	}
 	return nil
+}
+
+// requestError is what fetch says of err, the error of an http.Client's Do
+// for req through a retryhttp.Transport whose AttemptTimeout is timeout:
+// without the URL that a *url.Error repeats (query values included), with
+// any other URL quoted in it redacted, and an attempt's timeout told as
+// run tells it. A single fetch and --repeat both say it so.
+func requestError(req *http.Request, err error, timeout time.Duration) error {
+	var oe *breaker.OpenError
+	if errors.As(err, &oe) {
+		// Fail fast: nothing was sent, and retry's account ("attempt
+		// rejected") would not say by what, nor until when.
+		return fmt.Errorf("not sent: the --breaker-store breaker of %s is open after repeated failures; next probe in %s",
+			printable(req.URL.Host), calc.Human(oe.Wait))
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // its message repeats the URL, query values included
+	}
+	err = timeoutWords(err, timeout)
+	if msg := redactQuotedURLs(err.Error()); msg != err.Error() {
+		// net/http quotes URLs in its messages, such as a redirect's
+		// Location that does not parse, a password included.
+		return errors.New(msg)
+	}
+	return err
+}
+
+// stoppedBy returns err, unless a signal cancelled ctx: then, whatever err
+// says (a cancelled attempt, a cut body, a retry loop that stopped), the
+// error that says the signal stopped the fetch, with status 128+N. A nil
+// err stays nil: what was asked for was done.
+func stoppedBy(ctx context.Context, err error) error {
+	if sig := signalCause(ctx); sig != nil && err != nil {
+		return Exit(signalStatus(sig), fmt.Errorf("stopped: received %s", signalName(sig)))
+	}
+	return err
 }
 
 // redactQuotedURLs returns msg with every quoted string in it that may be

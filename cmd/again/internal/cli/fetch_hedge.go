@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,8 +165,10 @@ func (r *hedgeReport) answered(e retryhttp.Event) {
 }
 
 // repeatRequest sends req n times through tr, reading each response to its end,
-// and prints the latency summary on env.Stdout.
-func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n int, rep *hedgeReport, env *Env) error {
+// and prints the latency summary on env.Stdout. Its errors read as those
+// of a single fetch (see requestError and stoppedBy).
+func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n int, rep *hedgeReport, env *Env) (err error) {
+	defer func() { err = stoppedBy(req.Context(), err) }()
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		req.Body.Close()
 		return Usagef("--repeat needs a request body that can be sent again; a body from stdin cannot")
@@ -193,22 +193,23 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		rep.begin()
 		start := time.Now()
 		resp, err := client.Do(r)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
+		if err != nil {
+			err = requestError(r, err, tr.AttemptTimeout)
+		} else if _, err = io.Copy(io.Discard, resp.Body); err != nil {
+			err = &bodyReadError{err}
+		}
+		if resp != nil {
 			resp.Body.Close()
 		}
 		took := time.Since(start)
-		if ctxErr := req.Context().Err(); ctxErr != nil {
+		if err != nil && req.Context().Err() != nil {
+			// The --deadline passed, or a signal came: no more requests.
 			return err
 		}
 		switch {
 		case err != nil:
 			failed++
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			lastErr = timeoutWords(err, tr.AttemptTimeout).Error()
+			lastErr = err.Error()
 		case resp.StatusCode >= 400:
 			failed++
 			lastErr = "server answered " + resp.Status

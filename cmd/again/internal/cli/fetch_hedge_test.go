@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // slowFirst is a loopback server that answers every request at once with
@@ -119,5 +123,65 @@ func TestFetchHedgeUsageErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)
 		})
+	}
+}
+
+// --repeat reports an error as a single fetch does: the URL's password
+// and query values not in it, a signal as "stopped" with 128+N.
+func TestFetchRepeatStopped(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	// hanging is a server that never answers; arrived tells of a request.
+	hanging := func(t *testing.T) (target string, arrived chan struct{}) {
+		arrived = make(chan struct{}, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done()
+		}))
+		t.Cleanup(srv.Close)
+		return "http://u:SECRETPW@" + srv.Listener.Addr().String() + "/h?mode=hang&token=SECRETTOK", arrived
+	}
+	t.Run("deadline", func(t *testing.T) {
+		target, _ := hanging(t)
+		single := run(t, "fetch", "--deadline", "50ms", target)
+		r := run(t, "fetch", "--repeat", "3", "--deadline", "50ms", target)
+		if r.code != 1 || r.stderr != single.stderr || strings.Contains(r.stderr, "SECRET") {
+			t.Errorf("exit %d, stderr %q; want 1 and what a single fetch says, %q", r.code, r.stderr, single.stderr)
+		}
+	})
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(signalName(sig), func(t *testing.T) {
+			target, arrived := hanging(t)
+			ctx, cancel := context.WithCancelCause(t.Context())
+			defer cancel(nil)
+			done := make(chan result)
+			go func() {
+				var out, errOut strings.Builder
+				code := Run(ctx, []string{"fetch", "--repeat", "3", target}, strings.NewReader(""), &out, &errOut)
+				done <- result{code, out.String(), errOut.String()}
+			}()
+			<-arrived
+			cancel(&SignalError{Signal: sig}) // as NotifyContext does
+			r := <-done
+			want := "again fetch: stopped: received " + signalName(sig) + "\n"
+			if r.code != 128+int(sig) || r.stderr != want {
+				t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, 128+int(sig), want)
+			}
+		})
+	}
+}
+
+// The failures --repeat counts are told as a single fetch tells them.
+func TestFetchRepeatFailureWords(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{"/hang": {{hang: true}}})
+	args := []string{"fetch", "--retries", "0", "--timeout", "20ms", srv.URL + "/hang?token=SECRET"}
+	single := run(t, args...)
+	r := run(t, append([]string{"fetch", "--repeat", "2"}, args[1:]...)...)
+	want := "again fetch: 2 of 2 requests failed (the last: " + strings.TrimPrefix(strings.TrimSuffix(single.stderr, "\n"), "again fetch: ") + ")\n"
+	if r.code != 1 || r.stderr != want || !strings.Contains(want, "timed out after 20ms") {
+		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
 	}
 }

@@ -506,8 +506,9 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	if tr.Hedge != nil {
 		// Copies run at once and only one may write the output: the
 		// winner's body is written after RoundTrip (a body cut off is then
-		// not retried).
+		// not retried), within --timeout still.
 		tr.ReadBody = nil
+		boundBodies(tr)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -173,6 +173,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		req.Body.Close()
 		return Usagef("--repeat needs a request body that can be sent again; a body from stdin cannot")
 	}
+	boundBodies(tr) // --timeout bounds each body, as in a fetch
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	tr.OnSuccess = rep.answered
 	latencies := make([]time.Duration, 0, n)

@@ -185,3 +185,54 @@ func TestFetchRepeatFailureWords(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
 	}
 }
+
+// trickling is a loopback server that sends its headers at once, then its
+// 100-byte body one byte per 20 ms tick: 2 s in all, unless the client
+// goes away.
+func trickling(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for range 100 {
+			select {
+			case <-tick.C:
+			case <-r.Context().Done():
+				return
+			}
+			w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// --timeout bounds the response body with --hedge-after and --repeat too,
+// as without them: the winner's body and each repeated request's are
+// read within the attempt's limit.
+func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	url := trickling(t)
+	tests := []struct {
+		name   string
+		args   []string
+		stdout string
+		stderr string
+	}{
+		{"--hedge-after", []string{"--hedge-after", "50ms", "--retries", "0"}, "",
+			"again fetch: reading the response body: timed out after --timeout 200ms\n"},
+		{"--repeat", []string{"--repeat", "1"}, "",
+			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --timeout 200ms)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append(append([]string{"fetch", "--timeout", "200ms"}, tt.args...), url)...)
+			if r.code != 1 || r.stderr != tt.stderr {
+				t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, tt.stderr)
+			}
+		})
+	}
+}

@@ -94,7 +94,8 @@ in the request line, Location, Content-Location, Referer and Link;
 that descriptor: a file renamed over meanwhile (-o of the same name
 included) does not change what is sent, and one changed in place is not
 sent again. A body from stdin (-d @-) is read first: up to 1 MiB it is
-sent with its length and can be retried, a larger one is streamed once.
+sent with its length and can be retried and hedged, a larger one is
+streamed once, and neither retried nor hedged.
 Messages print URLs without passwords or query values (?id=…), and a
 server's text with control characters escaped (\x1b).
 
@@ -129,7 +130,7 @@ signal N stops it.`,
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.VarP(textFlag{s: &f.method, typ: "method"}, "method", "X", "request method (default GET, or POST when data is given)")
-	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (opened once, read anew by each attempt), or @- for stdin (retried only if at most 1 MiB); repeated, joined with &")
+	fs.VarP(repeatedFlag{s: &f.data, typ: "data"}, "data", "d", "request body: a string, @FILE to send a file as is (opened once, read anew by each attempt), or @- for stdin (retried and hedged only if at most 1 MiB); repeated, joined with &")
 	fs.Var(repeatedFlag{s: &f.dataRaw, typ: "data"}, "data-raw", "request body sent as is, even when it starts with @; repeated, joined with &")
 	fs.Var(repeatedFlag{s: &f.json, typ: "data"}, "json", "JSON request body, as --data (repeated: concatenated); sets Content-Type and Accept to application/json")
 	fs.VarP(repeatedFlag{s: &f.headers, typ: "header"}, "header", "H", "request header 'Name: value' (repeatable)")

@@ -23,9 +23,10 @@ observed NNth percentile of the latencies of earlier successful requests,
 which needs --hedge-warmup samples (20 by default) first, so it matters
 with --repeat. --max-hedges copies at most (1 by default). Hedges follow
 the rules of retries: only methods that may be repeated, or a request with
-an Idempotency-Key; a body read from stdin is never hedged. A 429, a 503
-or a Retry-After stops a request's hedging. With -v, a line on stderr says
-when a hedge is sent and which copy answered.
+an Idempotency-Key (each copy sends the same body and the same key); a
+body from stdin over 1 MiB, streamed once, is neither retried nor hedged.
+A 429, a 503 or a Retry-After stops a request's hedging. With -v, a line
+on stderr says when a hedge is sent and which copy answered.
 
 --repeat N sends the request N times, one after the other, reads each
 response to its end and prints, instead of the bodies, a summary of the
@@ -171,7 +172,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 	defer func() { err = stoppedBy(req.Context(), err) }()
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
 		req.Body.Close()
-		return Usagef("--repeat needs a request body that can be sent again; a body from stdin cannot")
+		return Usagef("--repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)")
 	}
 	boundBodies(tr) // --timeout bounds each body, as in a fetch
 	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -234,5 +235,55 @@ func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, tt.stderr)
 			}
 		})
+	}
+}
+
+// A body from stdin of up to 1 MiB is kept in memory: it is hedged (and
+// repeated) like any other; a larger one, streamed once, is neither, and
+// the help says so.
+func TestFetchHedgeStdin(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	var n atomic.Int32
+	bodies := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read first: the server sees its client leave only then.
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		if n.Add(1) == 1 {
+			<-r.Context().Done() // the first copy, until the hedge has won
+			return
+		}
+		fmt.Fprint(w, "hedge")
+	}))
+	t.Cleanup(srv.Close)
+	var out, errOut strings.Builder
+	code := Run(t.Context(), []string{"fetch", "-X", "PUT", "-d", "@-", "--hedge-after", "20ms", srv.URL}, strings.NewReader("small"), &out, &errOut)
+	if code != 0 || out.String() != "hedge" || n.Load() != 2 {
+		t.Fatalf("exit %d, stdout %q, %d requests, stderr %q; want the hedge's answer", code, out.String(), n.Load(), errOut.String())
+	}
+	for range 2 {
+		if b := <-bodies; b != "small" {
+			t.Errorf("a copy sent %q, want all of stdin, %q", b, "small")
+		}
+	}
+	out.Reset()
+	errOut.Reset()
+	code = Run(t.Context(), []string{"fetch", "-X", "PUT", "-d", "@-", "--repeat", "2", srv.URL}, strings.NewReader(strings.Repeat("s", 1<<20+1)), &out, &errOut)
+	want := "again fetch: --repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)\n"
+	if code != ExitUsage || errOut.String() != want {
+		t.Errorf("--repeat with a large stdin: exit %d, stderr %q; want 2, %q", code, errOut.String(), want)
+	}
+	help := run(t, "fetch", "--help").stdout
+	for _, want := range []string{
+		"stdin over 1 MiB, streamed once, is neither retried nor hedged",
+		"@- for stdin (retried and hedged only if at most 1 MiB)",
+		"up to 1 MiB it is sent with its length and can be retried and hedged,",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+			t.Errorf("again fetch --help lacks %q", want)
+		}
+	}
+	if strings.Contains(help, "never hedged") {
+		t.Errorf("again fetch --help still says a body from stdin is never hedged")
 	}
 }

@@ -266,9 +266,17 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 		if !ok || !isToken(name) || !validHeaderValue(value) {
 			return nil, nil, Usagef("--header must be 'Name: value' with a valid header name and no control characters, got %q", h)
 		}
-		if http.CanonicalHeaderKey(name) == "Host" {
+		switch http.CanonicalHeaderKey(name) {
+		case "Host":
 			req.Host = value
 			continue
+		case "Idempotency-Key":
+			if value == "" {
+				// An empty (or blank) key would make a POST retried and
+				// hedged with no key for the server to recognise its
+				// copies by, and no key would be generated in its place.
+				return nil, nil, Usagef(`--header "Idempotency-Key:" has no value; give the key after the colon (or with --idempotency-key KEY), or leave the header out for a random key (--idempotency-key auto, the default) or none (--idempotency-key off)`)
+			}
 		}
 		req.Header.Add(name, value)
 	}

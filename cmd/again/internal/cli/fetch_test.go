@@ -481,3 +481,30 @@ func TestFetchWriteError(t *testing.T) {
 		})
 	}
 }
+
+// An Idempotency-Key given with -H must have a value: an empty one made a
+// POST retryable and hedgeable with an empty key on the wire, and no key
+// was generated in its place.
+func TestFetchEmptyIdempotencyKeyHeader(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503}, {body: "ok"}}})
+	const want = `again fetch: --header "Idempotency-Key:" has no value; give the key after the colon (or with --idempotency-key KEY), or leave the header out for a random key (--idempotency-key auto, the default) or none (--idempotency-key off)`
+	for _, h := range []string{"Idempotency-Key:", "Idempotency-Key: ", "idempotency-key:\t ", "X-A: 1"} {
+		t.Run(h, func(t *testing.T) {
+			r := run(t, append(withArgs(fast, "-d", "x", "-H", "X-A: 1", "-H", h), srv.URL+"/")...)
+			if h == "X-A: 1" {
+				// A control: the usual POST, with a generated key.
+				if r.code != 0 {
+					t.Errorf("exit %d, stderr %q; want 0", r.code, r.stderr)
+				}
+				return
+			}
+			wantUsageError(t, r, want)
+		})
+	}
+	for _, req := range srv.requests("/") {
+		if key := req.header.Get("Idempotency-Key"); key == "" {
+			t.Errorf("a request was sent with Idempotency-Key %q", key)
+		}
+	}
+}

@@ -68,12 +68,15 @@ import (
 // ...), how many attempts ran, and wraps the last attempt's error.
 //
 // Waiting follows the retry package, whose loop (retry.Loop) the Transport
-// runs: the schedule of Policy, or exactly the server's Retry-After (or,
-// without one, the reset of an exhausted quota from RateLimit,
-// RateLimit-Reset or X-RateLimit-Reset) when it sent one; no wait that
-// would end after the request context's deadline is started, and a
-// Retry-After longer than MaxRetryAfter or past that deadline ends retrying
-// at once, returning that response unchanged.
+// runs: the schedule of Policy, or, when the server asked for a wait, its
+// Retry-After (or, without one, the reset of an exhausted quota from
+// RateLimit, RateLimit-Reset or X-RateLimit-Reset), but never less than
+// Policy's first delay (Policy.Delay(1)), so that a server answering every
+// request with Retry-After: 0 does not get a storm of retries until the
+// deadline: the wait is never shorter than the server asked, and may be
+// longer. No wait that would end after the request context's deadline is
+// started, and a Retry-After longer than MaxRetryAfter or past that
+// deadline ends retrying at once, returning that response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
@@ -129,7 +132,9 @@ type Transport struct {
 	// MaxRetryAfter is the longest Retry-After the Transport waits for; a
 	// longer one ends retrying and the response is returned. Zero means 1
 	// minute (retry.DefaultMaxRetryAfter); a negative value honours no
-	// hint: a response carrying one is returned at once.
+	// hint: a response carrying one is returned at once. It limits the
+	// server's hint, not the wait: a hint shorter than Policy's first delay
+	// is waited as that delay (see above).
 	MaxRetryAfter time.Duration
 
 	// AttemptTimeout bounds each attempt from sending the request until its
@@ -335,15 +340,19 @@ type Event struct {
 	Response *http.Response
 	// Err is the failed attempt's error, nil when there is a Response.
 	Err error
-	// Delay is the wait before the next attempt (OnRetry only).
+	// Delay is the wait before the next attempt, the one actually made
+	// (OnRetry only): the Policy's, or, when the server asked for a wait,
+	// Hint, but never less than the Policy's first delay.
 	Delay time.Duration
 	// HintHeader names the response header that asked for a wait:
 	// HeaderRetryAfter, HeaderRateLimit, HeaderRateLimitReset,
 	// HeaderXRateLimitReset, or "" when the response asked for
-	// none (or there was no response). In OnRetry, Delay is then Hint; in
-	// OnGiveUp the hint may be the reason retrying stopped.
+	// none (or there was no response). In OnRetry, Delay is then Hint, or
+	// the Policy's first delay if Hint is shorter; in OnGiveUp the hint may
+	// be the reason retrying stopped.
 	HintHeader string
-	// Hint is the wait the server asked for, when HintHeader is not "".
+	// Hint is the wait the server asked for, as it asked, when HintHeader
+	// is not "".
 	Hint time.Duration
 	// Hedge is which copy of the attempt the event is about, when Hedge is
 	// set: 0 for the attempt itself, n for its n-th hedge. In OnSuccess it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -57,6 +58,8 @@ func TestRetryAfterTiming(t *testing.T) {
 		{"Retry-After 0 waits the first delay", retryAfter(503, "0"), 100 * time.Millisecond, retryhttp.HeaderRetryAfter, 0},
 		{"RateLimit t=0 waits the first delay", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=0`}}}, 100 * time.Millisecond, retryhttp.HeaderRateLimit, 0},
 		{"X-RateLimit-Reset 0 seconds waits the first delay", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"0"}}}, 100 * time.Millisecond, retryhttp.HeaderXRateLimitReset, 0},
+		{"X-RateLimit-Reset epoch past ignored", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"946684799"}}}, 100 * time.Millisecond, "", 0},
+		{"RateLimit-Reset epoch past ignored", step{status: 429, header: http.Header{"Ratelimit-Reset": {"946684800"}}}, 100 * time.Millisecond, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -133,6 +136,35 @@ func TestRetryAfterTooLong(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A reset that is a Unix time already past is no hint: the schedule's wait
+// applies, not a wait of 0 (a retry storm while the server's clock is
+// wrong) nor the floor of a hint. The past reset comes on the second
+// failure, where the schedule's wait (200 ms) differs from its first delay.
+func TestPastRateLimitResetIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The bubble's clock reads 2000-01-01: 1998-07-09 is past.
+		past := step{status: 503, header: http.Header{"X-Ratelimit-Reset": {"900000000"}, "X-Ratelimit-Remaining": {"0"}}}
+		s := newScript(map[string][]step{"/": {status(503), past, status(200)}})
+		var events []retryhttp.Event
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Initial: 100 * time.Millisecond, Jitter: backoff.NoJitter},
+			OnRetry: func(e retryhttp.Event) { events = append(events, e) }}
+		start := time.Now()
+		if resp, _ := roundTripCtx(t, context.Background(), tr, "GET", "http://example.test/", nil); resp.StatusCode != 200 {
+			t.Errorf("status %d, want 200", resp.StatusCode)
+		}
+		var offsets []time.Duration
+		for _, r := range s.requests("/") {
+			offsets = append(offsets, r.at.Sub(start))
+		}
+		if want := []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}; !slices.Equal(offsets, want) {
+			t.Errorf("attempts at %v, want %v", offsets, want)
+		}
+		if len(events) != 2 || events[1].Delay != 200*time.Millisecond || events[1].HintHeader != "" || events[1].Hint != 0 {
+			t.Errorf("OnRetry events %+v, want the second with Delay 200ms and no hint", events)
+		}
+	})
 }
 
 func TestScheduleAndDeadline(t *testing.T) {

@@ -36,7 +36,8 @@
 // # Safety
 //
 // The Transport retries only what cannot do harm twice: safe and idempotent
-// methods, requests carrying an Idempotency-Key, and any request whose
+// methods, requests carrying an Idempotency-Key with a value (a blank one
+// is no key), and any request whose
 // connection could not be established. A POST or PATCH is retried only if
 // the caller set the key, or set GenerateIdempotencyKey for a server known
 // to honour generated keys: a server that ignores the header would execute

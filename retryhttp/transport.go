@@ -42,10 +42,14 @@ import (
 //   - CheckRetry, when set, replaces both rules above.
 //   - Whatever the rules say, only requests that can be repeated safely:
 //     GET, HEAD, OPTIONS, TRACE, PUT and DELETE, and any request with an
-//     Idempotency-Key (or X-Idempotency-Key) header, which the caller sets
-//     or asks the Transport to generate (GenerateIdempotencyKey). A POST or
-//     PATCH without one is sent once, because a server that does not know
-//     the request may have executed it before failing. A request whose
+//     Idempotency-Key (or X-Idempotency-Key) header with a value that is
+//     not blank, which the caller sets or asks the Transport to generate
+//     (GenerateIdempotencyKey). A POST or PATCH without one is sent once,
+//     because a server that does not know the request may have executed
+//     it before failing. A key header that is present but has no value, or
+//     only empty or blank ones, is no key: the server could not recognise
+//     the repeat. (net/http's Transport reads a key header with a nil
+//     value as "idempotent, send no key"; this Transport does not.) A request whose
 //     connection could not be established at all (a dial error, a failed
 //     DNS lookup) is retried whatever its method, because the server saw
 //     nothing.
@@ -178,7 +182,12 @@ type Transport struct {
 	// retried. Set it only for servers known to honour the header (Stripe's
 	// API, for example): one that ignores it executes a retried request
 	// twice. By default (false) a POST or PATCH is retried only if the
-	// caller set the key. A key the caller set is always kept as is.
+	// caller set the key. A key the caller set is always kept as is; a key
+	// header that is present but blank (nil, "" or spaces, in
+	// Idempotency-Key or X-Idempotency-Key) is not a key: the request gets
+	// a generated Idempotency-Key, in place of a blank one, as if it had
+	// none, and without GenerateIdempotencyKey it is not retried (nor
+	// hedged). A blank X-Idempotency-Key is sent as the caller set it.
 	GenerateIdempotencyKey bool
 
 	// Budget, if not nil, is a retry budget shared with other calls (see
@@ -263,7 +272,8 @@ type Transport struct {
 	// never retried.
 	//
 	// Only requests that may be repeated are hedged, by the same rules as
-	// retries (an idempotent method, or an Idempotency-Key), and only if
+	// retries (an idempotent method, or an Idempotency-Key that is not
+	// blank), and only if
 	// each copy can have its own body: a request with a body but no
 	// GetBody is never hedged. A 429 or 503 (with or without Retry-After),
 	// any wait the server asks for, and a breaker that is not closed stop
@@ -369,8 +379,9 @@ type Event struct {
 
 // ErrNotReplayable is the reason a failed request was not retried because
 // sending it again could repeat its effect or its body cannot be sent again:
-// a POST or PATCH without Idempotency-Key after its request may have reached
-// the server, or a body without GetBody larger than MaxBufferedBody. The
+// a POST or PATCH without Idempotency-Key (or with a blank one) after its
+// request may have reached the server, or a body without GetBody larger
+// than MaxBufferedBody. The
 // error RoundTrip returns then matches it with errors.Is.
 var ErrNotReplayable = errors.New("retryhttp: request cannot be safely replayed")
 
@@ -406,6 +417,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	defer c.body.close()
+	// The same test as replayableMethod's, so that every POST or PATCH it
+	// would refuse for want of a key gets one, a blank key included.
 	if t.GenerateIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) && !hasKey(req.Header) {
 		c.header = req.Header.Clone()
 		if c.header == nil {

@@ -136,8 +136,10 @@ const (
 	WaitEventName = "again.retry.wait"
 	// WaitDurationKey is the wait, in seconds.
 	WaitDurationKey = attribute.Key("again.retry.wait.duration")
-	// WaitHintHeaderKey names the response header that set the wait
-	// (Retry-After, RateLimit, ...), when one did.
+	// WaitHintHeaderKey names the response header that asked for the wait
+	// (Retry-After, RateLimit, ...), when one did; the wait itself, which
+	// is never shorter than the policy's first delay, may be longer than
+	// it asked.
 	WaitHintHeaderKey = attribute.Key("again.retry.hint_header")
 )
 

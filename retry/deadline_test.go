@@ -49,6 +49,44 @@ func TestUntilDeadline(t *testing.T) {
 	}
 }
 
+// A dependency that answers every attempt with a wait hint of 0 (a
+// server's Retry-After: 0) is not retried in a hot loop until the
+// deadline: each wait is floored at the policy's first delay, so there are
+// at most deadline/Initial+1 attempts. The hooks see the wait made, and
+// the hint stays readable as the server gave it.
+func TestZeroHintUntilDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const deadline, initial = 2 * time.Second, 100 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		p := backoff.Policy{Initial: initial, Retries: backoff.UntilDeadline}
+		n := 0
+		var delays []time.Duration
+		err := retry.Run(ctx, p, func(context.Context) error {
+			if n++; n > 1000 {
+				// Zero waits never move the fake clock: end the storm so
+				// that the test fails rather than hangs.
+				return retry.Permanent(errFlaky)
+			}
+			return retry.After(0, errFlaky)
+		}, retry.WithOnRetry(func(e retry.Event) { delays = append(delays, e.Delay) }))
+		if most := int(deadline/initial) + 1; n > most {
+			t.Fatalf("%d attempts in %v, want at most %d", n, deadline, most)
+		}
+		if !errors.Is(err, retry.ErrDeadline) {
+			t.Errorf("Run = %v, want ErrDeadline", err)
+		}
+		for i, d := range delays {
+			if d != initial {
+				t.Errorf("Event.Delay before retry %d = %v, want the first delay %v", i+1, d, initial)
+			}
+		}
+		if d, ok := retry.RetryAfter(err); !ok || d != 0 {
+			t.Errorf("RetryAfter(err) = %v, %v; want the hint 0, true", d, ok)
+		}
+	})
+}
+
 func TestUntilDeadlineLoop(t *testing.T) {
 	p := backoff.Policy{Retries: backoff.UntilDeadline}
 	if _, err := retry.NewLoop(context.Background(), p); !errors.Is(err, retry.ErrNoDeadline) {

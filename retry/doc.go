@@ -35,10 +35,13 @@
 //
 // An operation that knows when to try again (an HTTP 429 or 503 with
 // Retry-After) returns After(d, err), or any error with a method
-// RetryAfter() time.Duration: the next wait is exactly d instead of the
-// policy's delay. An error with a method Rejected() bool that returns true
-// (a circuit breaker refused the attempt) is retried without touching the
-// Budget, after its hint if it has one, within WithMaxRejectedWait.
+// RetryAfter() time.Duration: the next wait is d instead of the policy's
+// delay, but never shorter than the policy's first delay, so that a server
+// answering every request with Retry-After: 0 is not retried in a hot loop
+// (the wait is never less than asked, and may be more). An error with a
+// method Rejected() bool that returns true (a circuit breaker refused the
+// attempt) is retried without touching the Budget, after its hint as it is
+// if it has one, within WithMaxRejectedWait.
 //
 // # Why it stops
 //
@@ -65,7 +68,8 @@
 //     it) stops the outer loop too, with ErrPermanent: repeating the call
 //     would meet it again;
 //   - a wait hint inside it (an After error whose wait the inner loop would
-//     not make) sets the outer wait, within the outer limit;
+//     not make) sets the outer wait, within the outer limit and floored at
+//     the outer policy's first delay, as After says;
 //   - any other inner reason (ErrExhausted, ErrBudget, ErrDeadline of an
 //     inner deadline) is an ordinary failure, retried on the outer
 //     schedule, and the caller's context ending ends both loops.

@@ -215,18 +215,27 @@ func (e *afterError) Unwrap() error { return e.err }
 func (e *afterError) RetryAfter() time.Duration { return e.d }
 
 // After wraps err with a hint that the operation must not be retried sooner
-// than d from now, typically a server's Retry-After. Do and Run then wait
-// exactly d before the next attempt instead of the policy's delay (never
-// less than asked; the retry still counts as an attempt). If d exceeds the
-// limit set with WithMaxRetryAfter, or the wait would end after the
-// context's deadline, they stop at once with ErrRetryAfterTooLong or
-// ErrDeadline, and RetryAfter still reads the hint from the returned error.
-// A negative d counts as 0. The wrapper is transparent to errors.Is/As and
-// has err's message. After(d, nil) is nil.
+// than d from now, typically a server's Retry-After. Do and Run then wait d
+// before the next attempt instead of the policy's delay, but never less
+// than the policy's first delay (backoff.Policy.Delay(1): Initial with the
+// defaults applied, capped by Max; 0 for a policy without waits): a server
+// that answered every request with Retry-After: 0 would otherwise be
+// retried in a hot loop until the deadline. The hint is a lower bound, so
+// the wait is never less than asked; the retry still counts as an attempt,
+// and the hooks (WithOnRetry, WithObserver, WithLogger) report the wait
+// made. If d exceeds the limit set with WithMaxRetryAfter, or the wait
+// would end after the context's deadline, they stop at once with
+// ErrRetryAfterTooLong or ErrDeadline, and RetryAfter still reads the hint,
+// as given, from the returned error. A negative d counts as 0. The wrapper
+// is transparent to errors.Is/As and has err's message. After(d, nil) is
+// nil.
 //
 // Any error type can carry a hint without importing this package: Do and
 // Run read it from the first error in the chain that has a method
 // RetryAfter() time.Duration (a circuit breaker's rejection, for example).
+// The hint of a rejection (see IsRejected) is waited as it is, without the
+// floor: nothing was sent, and it is the time until the attempt would be
+// admitted.
 func After(d time.Duration, err error) error {
 	if err == nil {
 		return nil

@@ -36,8 +36,9 @@ func upper(p backoff.Policy, n int) time.Duration {
 
 // FuzzLoop checks the loop's invariants for any policy, deadline, number of
 // failures, kinds of failure and random stream: never more than
-// MaxAttempts attempts, each wait within the policy's bounds or exactly the
-// error's hint, never a wait ending at or past the deadline, the Budget
+// MaxAttempts attempts, each wait within the policy's bounds, or the
+// error's hint floored at the policy's first delay (a rejection's hint
+// exactly), never a wait ending at or past the deadline, the Budget
 // told of every failure but rejections, and a reason consistent with what
 // happened.
 func FuzzLoop(f *testing.F) {
@@ -98,9 +99,13 @@ func FuzzLoop(f *testing.F) {
 			}
 			for i := 1; i < len(at); i++ {
 				w := at[i].Sub(at[i-1])
-				if kind(i-1) >= 2 {
-					if delays[i-1] != hint || w > hint {
-						t.Errorf("wait before retry %d = %v (Event.Delay %v), want the hint %v", i, w, delays[i-1], hint)
+				if k := kind(i - 1); k >= 2 {
+					want := hint // a rejection's, as it is
+					if k == 2 {
+						want = max(hint, p.Delay(1)) // a server's, floored at the first delay
+					}
+					if delays[i-1] != want || w > want {
+						t.Errorf("wait before retry %d = %v (Event.Delay %v), want %v for the hint %v", i, w, delays[i-1], want, hint)
 					}
 				} else if hi := upper(p, i); w < 0 || w > hi {
 					t.Errorf("wait before retry %d = %v, want within [0, %v]", i, w, hi)

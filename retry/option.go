@@ -46,8 +46,10 @@ type Event struct {
 	// MaxAttempts is the most attempts the policy allows:
 	// Policy.MaxAttempts().
 	MaxAttempts int
-	// Delay is the wait before the next attempt: the policy's jittered delay,
-	// or the error's wait hint (see After).
+	// Delay is the wait before the next attempt, the one actually made: the
+	// policy's jittered delay, or the error's wait hint floored at the
+	// policy's first delay (see After). RetryAfter(Err) reads the hint as
+	// given.
 	Delay time.Duration
 	// Err is the error the attempt returned.
 	Err error

@@ -14,7 +14,9 @@ import (
 //
 // The first attempt runs at once; there are at most p.MaxAttempts()
 // attempts, and the wait before retry n is p.Sample(n, ...) (jittered), or
-// the hint of the error (see After). Zero fields of p take their defaults
+// the wait hint of the error (see After), which replaces it but is never
+// shorter than p.Delay(1), the policy's first delay, unless the attempt
+// was rejected (see below). Zero fields of p take their defaults
 // (backoff.Policy{} is backoff.Default()); a negative Initial, Max or
 // Retries means no wait, no cap or no retries (see backoff.Policy). Do
 // stops, returning the zero T and an *Error whose Reason says why, when:
@@ -36,8 +38,9 @@ import (
 // An error whose chain holds an error with a method Rejected() bool that
 // returns true (a circuit breaker or a limiter refused the attempt, so the
 // dependency was never called) counts as an attempt and is retried like
-// any other, waiting its RetryAfter hint if it has one, but it neither
-// spends nor refunds the Budget.
+// any other, waiting its RetryAfter hint as it is if it has one (the time
+// until the attempt would be admitted, even if shorter than the policy's
+// first delay), but it neither spends nor refunds the Budget.
 //
 // To retry until ctx's deadline rather than a number of times, set
 // p.Retries to backoff.UntilDeadline: Do then stops with ErrDeadline (or
@@ -244,6 +247,16 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			return 0, l.give(ErrRetryAfterTooLong, err)
 		}
 		d = m.hint
+		if !m.rejected {
+			// A server's hint is a lower bound, floored at the policy's
+			// first delay: a server answering every attempt with
+			// Retry-After: 0 (or a gRPC pushback of 0 ms) would
+			// otherwise be retried in a hot loop until the deadline, the
+			// storm retrying exists to avoid. A rejection's hint is kept as
+			// is: nothing was sent, and it is the time until the
+			// breaker admits a probe.
+			d = max(d, l.p.Delay(1))
+		}
 	} else {
 		// A hint replaces one wait, not the schedule: decorrelated jitter
 		// grows from the policy's own previous wait, not the server's.

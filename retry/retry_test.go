@@ -244,10 +244,13 @@ func TestCallerContext(t *testing.T) {
 	})
 }
 
-// 3. Retry-After hints.
+// 3. Retry-After hints: a hint replaces one wait of the schedule, but a
+// server's is never shorter than the policy's first delay; a rejection's
+// is waited as it is.
 func TestRetryAfter(t *testing.T) {
 	tests := []struct {
 		name     string
+		p        *backoff.Policy // nil: policy
 		errs     []error
 		opts     []retry.Option
 		timeout  time.Duration
@@ -257,10 +260,16 @@ func TestRetryAfter(t *testing.T) {
 		attempts int
 	}{
 		{name: "replaces the delay", errs: []error{retry.After(5*time.Second, errFlaky), errFlaky}, at: ms(0, 5000, 5200)},
-		{name: "shorter than the schedule", errs: []error{errFlaky, retry.After(time.Millisecond, errFlaky)}, at: ms(0, 100, 101)},
+		{name: "shorter than the schedule, longer than the first delay", errs: []error{errFlaky, errFlaky, retry.After(150*time.Millisecond, errFlaky)}, at: ms(0, 100, 300, 450)},
+		{name: "shorter than the first delay waits the first delay", errs: []error{errFlaky, retry.After(time.Millisecond, errFlaky)}, at: ms(0, 100, 200)},
+		{name: "zero waits the first delay", errs: []error{retry.After(0, errFlaky), retry.After(0, errFlaky)}, at: ms(0, 100, 200)},
+		{name: "zero waits the default first delay", p: &backoff.Policy{}, errs: []error{retry.After(0, errFlaky)}, at: ms(0, 500)},
+		{name: "zero waits the capped first delay", p: &backoff.Policy{Initial: time.Second, Max: 200 * time.Millisecond}, errs: []error{retry.After(0, errFlaky)}, at: ms(0, 200)},
+		{name: "zero is kept by a policy without waits", p: &backoff.Policy{Initial: -1}, errs: []error{retry.After(0, errFlaky)}, at: ms(0, 0)},
+		{name: "a rejection's hint is not floored", errs: []error{refusal{wait: time.Millisecond}, refusal{wait: 0}}, at: ms(0, 1, 1)},
 		{name: "sub-second precision", errs: []error{retry.After(1500*time.Millisecond, errFlaky)}, at: ms(0, 1500)},
 		{name: "wrapped", errs: []error{fmt.Errorf("get: %w", retry.After(2*time.Second, errFlaky))}, at: ms(0, 2000)},
-		{name: "negative is zero", errs: []error{retry.After(-time.Second, errFlaky)}, at: ms(0, 0)},
+		{name: "negative is zero, which waits the first delay", errs: []error{retry.After(-time.Second, errFlaky)}, at: ms(0, 100)},
 		{name: "counts as a retry", errs: failing(10, retry.After(time.Second, errFlaky)), at: ms(0, 1000, 2000, 3000),
 			reason: retry.ErrExhausted, hint: time.Second, attempts: 4},
 		{name: "above the default max", errs: []error{errFlaky, retry.After(61*time.Second, errFlaky)}, at: ms(0, 100),
@@ -273,6 +282,8 @@ func TestRetryAfter(t *testing.T) {
 		{name: "negative max honours no hint", errs: []error{errFlaky, retry.After(0, errFlaky)}, opts: []retry.Option{retry.WithMaxRetryAfter(-1)},
 			at: ms(0, 100), reason: retry.ErrRetryAfterTooLong, hint: 0, attempts: 2},
 		{name: "any type with RetryAfter", errs: []error{fmt.Errorf("call: %w", hintError{3 * time.Second})}, at: ms(0, 3000)},
+		{name: "the first delay past the deadline", errs: []error{retry.After(0, errFlaky)}, timeout: 50 * time.Millisecond,
+			at: ms(0), reason: retry.ErrDeadline, hint: 0, attempts: 1},
 		{name: "past the deadline", errs: []error{retry.After(2*time.Second, errFlaky)}, timeout: time.Second,
 			at: ms(0), reason: retry.ErrDeadline, hint: 2 * time.Second, attempts: 1},
 	}
@@ -281,7 +292,11 @@ func TestRetryAfter(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx := timeoutContext(t, tt.timeout)
 				s := newScript(tt.errs...)
-				_, err := retry.Do(ctx, policy, s.op, tt.opts...)
+				p := policy
+				if tt.p != nil {
+					p = *tt.p
+				}
+				_, err := retry.Do(ctx, p, s.op, tt.opts...)
 				if !equalDurations(s.at, tt.at) {
 					t.Errorf("attempts started at %v, want %v", s.at, tt.at)
 				}

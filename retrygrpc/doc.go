@@ -30,9 +30,10 @@
 //     lists it: a quota that ran out does not come back by itself, unless
 //     the server says when.
 //   - A grpc-retry-pushback-ms trailer is honoured as A6 says: a value is a
-//     wait of exactly that many milliseconds in place of the policy's delay
-//     (up to MaxRetryAfter), and a negative or malformed one means "do not
-//     retry" (see ParsePushback).
+//     wait of that many milliseconds in place of the policy's delay (up to
+//     MaxRetryAfter), though never less than the policy's first delay, so
+//     that a pushback of 0 on every call is no hot loop; a negative or
+//     malformed one means "do not retry" (see ParsePushback).
 //   - The call's deadline is never exceeded: a wait that would end after it
 //     ends the call at once (retry.ErrDeadline), and AttemptTimeout bounds
 //     each attempt of a unary call, so that a server that stalls costs one

@@ -104,11 +104,12 @@ func TestHedge(t *testing.T) {
 
 // TestHedgePushbackAppliesToAll checks that a pushback on a copy stops the
 // attempt's hedging, and that the retry loop then waits what the server
-// asked before the next hedged attempt.
+// asked before the next hedged attempt (longer than the policy's first
+// delay, which it replaces).
 func TestHedgePushbackAppliesToAll(t *testing.T) {
 	var sent atomic.Int32
 	ic := hedged(&hedge.Hedger{After: time.Hour, MaxHedges: 3}, &sent)
-	ic.Policy = backoff.Policy{Initial: time.Hour, Max: time.Hour, Retries: 1}
+	ic.Policy = backoff.Policy{Initial: time.Millisecond, Max: time.Hour, Retries: 1}
 	var delays []time.Duration
 	ic.OnRetry = func(_ context.Context, e retrygrpc.Event) { delays = append(delays, e.Delay) }
 	srv, cc := setup(t, ic)

@@ -46,6 +46,7 @@ type Interceptor struct {
 
 	// MaxRetryAfter is the longest pushback honoured: a server asking for
 	// a longer wait ends the call at once with retry.ErrRetryAfterTooLong.
+	// (A shorter one is waited at least the Policy's first delay.)
 	// Zero means 1 minute (retry.DefaultMaxRetryAfter); negative honours
 	// no pushback: a response carrying one ends the call.
 	MaxRetryAfter time.Duration

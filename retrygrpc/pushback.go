@@ -20,10 +20,12 @@ type Pushback struct {
 	// Retry is false when the server asked not to retry at all: a negative
 	// or malformed value. Meaningful only when Present.
 	Retry bool
-	// Wait is the wait the server asked for when Present and Retry:
-	// exactly this long before the next attempt, in place of the policy's
-	// delay. Values too large for a time.Duration saturate at the largest
-	// one (which MaxRetryAfter then refuses).
+	// Wait is the wait the server asked for when Present and Retry: this
+	// long before the next attempt, in place of the policy's delay, but
+	// never less than the policy's first delay (see retry.After), so that
+	// a server pushing back 0 ms on every call does not get a hot loop of
+	// retries. Values too large for a time.Duration saturate at the
+	// largest one (which MaxRetryAfter then refuses).
 	Wait time.Duration
 }
 

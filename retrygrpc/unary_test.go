@@ -3,6 +3,7 @@ package retrygrpc_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestUnaryCodes(t *testing.T) {
 		{"empty list retries nothing", []codes.Code{}, []grpctest.Step{unavailable}, 1, codes.Unavailable, nil},
 		{"negative pushback stops", nil, []grpctest.Step{{Code: codes.Unavailable, Pushback: []string{"-1"}}}, 1, codes.Unavailable, nil},
 		{"malformed pushback stops", nil, []grpctest.Step{{Code: codes.Unavailable, Pushback: []string{"soon"}}}, 1, codes.Unavailable, nil},
-		{"zero pushback retries at once", nil, []grpctest.Step{{Code: codes.Unavailable, Pushback: []string{"0"}}}, 2, codes.OK, nil},
+		{"zero pushback is retried after the first delay", nil, []grpctest.Step{{Code: codes.Unavailable, Pushback: []string{"0"}}}, 2, codes.OK, nil},
 		{"pushback on a code not retried", nil, []grpctest.Step{{Code: codes.Internal, Pushback: []string{"1"}}}, 1, codes.Internal, nil},
 	}
 	for _, tt := range tests {
@@ -78,21 +79,46 @@ func TestUnaryCodes(t *testing.T) {
 	}
 }
 
-// TestPushbackWaitsExactly checks that a pushback replaces the policy's
-// delay, however long the policy's would be.
-func TestPushbackWaitsExactly(t *testing.T) {
-	var delays []time.Duration
-	ic := &retrygrpc.Interceptor{
-		Policy:  backoff.Policy{Initial: time.Hour, Max: time.Hour},
-		OnRetry: func(_ context.Context, e retrygrpc.Event) { delays = append(delays, e.Delay) },
+// TestPushbackReplacesTheDelay checks that a pushback replaces the
+// policy's delay, however long the policy's would be, but is never waited
+// less than the policy's first delay: a server pushing back 0 ms on every
+// call must not get a hot loop of retries.
+func TestPushbackReplacesTheDelay(t *testing.T) {
+	// Waits of 5 ms, then 5 s, then an hour: only the first is short.
+	p := backoff.Policy{Initial: 5 * time.Millisecond, Multiplier: 1000, Max: time.Hour, Jitter: backoff.NoJitter}
+	tests := []struct {
+		name     string
+		pushback string
+		want     []time.Duration
+	}{
+		{"longer than the first delay", "15", []time.Duration{5 * time.Millisecond, 15 * time.Millisecond}},
+		{"shorter than the first delay waits it", "1", []time.Duration{5 * time.Millisecond, 5 * time.Millisecond}},
+		{"zero waits the first delay", "0", []time.Duration{5 * time.Millisecond, 5 * time.Millisecond}},
 	}
-	srv, cc := setup(t, ic)
-	srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"15"}})
-	if _, err := grpctest.CallUnary(t.Context(), cc, "req"); err != nil {
-		t.Fatal(err)
-	}
-	if len(delays) != 1 || delays[0] != 15*time.Millisecond {
-		t.Errorf("waits %v, want [15ms]", delays)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var delays []time.Duration
+			var pushbacks []retrygrpc.Pushback
+			ic := &retrygrpc.Interceptor{
+				Policy: p,
+				OnRetry: func(_ context.Context, e retrygrpc.Event) {
+					delays = append(delays, e.Delay)
+					pushbacks = append(pushbacks, e.Pushback)
+				},
+			}
+			srv, cc := setup(t, ic)
+			srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable},
+				grpctest.Step{Code: codes.Unavailable, Pushback: []string{tt.pushback}})
+			if _, err := grpctest.CallUnary(t.Context(), cc, "req"); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(delays, tt.want) {
+				t.Errorf("waits %v, want %v", delays, tt.want)
+			}
+			if len(pushbacks) != 2 || pushbacks[1] != retrygrpc.ParsePushback([]string{tt.pushback}) {
+				t.Errorf("Event.Pushback %+v, want the server's %s ms as the second", pushbacks, tt.pushback)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 )
 
@@ -14,8 +15,7 @@ import (
 // again after it might have reached the server. GET, HEAD, OPTIONS and TRACE
 // are safe and PUT and DELETE idempotent (RFC 9110, section 9.2); any other
 // method, POST and PATCH in particular, only with an idempotency key, which
-// lets the server recognise the repeat. net/http's own Transport uses the
-// same rule, including X-Idempotency-Key.
+// lets the server recognise the repeat (see hasKey).
 func replayableMethod(method string, h http.Header) bool {
 	switch method {
 	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace,
@@ -25,12 +25,29 @@ func replayableMethod(method string, h http.Header) bool {
 	return hasKey(h)
 }
 
+// hasKey reports whether h carries an idempotency key: an Idempotency-Key
+// or X-Idempotency-Key header with at least one value that is not blank.
+// A header that is present with no value (which net/http does not send),
+// or with only empty or blank values, gives the server nothing by which to
+// recognise a repeat, so it does not count. net/http's own Transport
+// counts the mere presence of the header, as a way to mark a request
+// idempotent without sending a key; this Transport retries many more
+// failures than net/http does (statuses, timeouts, a response cut off), so
+// it asks for a key the server can see. RoundTrip generates a key
+// (GenerateIdempotencyKey) for exactly the requests this says have none.
 func hasKey(h http.Header) bool {
-	if _, ok := h["Idempotency-Key"]; ok {
-		return true
+	return nonBlank(h["Idempotency-Key"]) || nonBlank(h["X-Idempotency-Key"])
+}
+
+// nonBlank reports whether any of values has a character that is not
+// white space.
+func nonBlank(values []string) bool {
+	for _, v := range values {
+		if strings.TrimSpace(v) != "" {
+			return true
+		}
 	}
-	_, ok := h["X-Idempotency-Key"]
-	return ok
+	return false
 }
 
 // errorKind classifies an error returned by the base RoundTripper.

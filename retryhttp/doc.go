@@ -36,13 +36,17 @@
 // # Safety
 //
 // The Transport retries only what cannot do harm twice: safe and idempotent
-// methods, requests carrying an Idempotency-Key, and any request whose
+// methods, requests carrying an Idempotency-Key with a value (a blank one
+// is no key), and any request whose
 // connection could not be established. A POST or PATCH is retried only if
 // the caller set the key, or set GenerateIdempotencyKey for a server known
 // to honour generated keys: a server that ignores the header would execute
 // a retried request twice. It never retries sooner than a server's
-// Retry-After asks, and never waits longer than MaxRetryAfter or past the
-// request's deadline: it returns that response instead. It replays bodies
+// Retry-After asks, nor, whatever the server asks, sooner than the
+// Policy's first delay (a server answering Retry-After: 0 to every request
+// would otherwise get a retry storm), and never waits longer than
+// MaxRetryAfter or past the request's deadline: it returns that response
+// instead. It replays bodies
 // with GetBody rather than copying them, drains the responses it discards so
 // that connections are reused, and hands the final response to the caller
 // untouched.

@@ -20,7 +20,9 @@ import (
 )
 
 // A server that is unavailable twice, asking to come back at once, then
-// answers.
+// answers. The Transport waits the Policy's first delay all the same: a
+// server that asks every client to come back at once would otherwise get a
+// storm of retries.
 func Example() {
 	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +38,7 @@ func Example() {
 	client := &http.Client{Transport: &retryhttp.Transport{
 		Policy: backoff.Policy{Initial: 10 * time.Millisecond, Retries: 3, Jitter: backoff.FullJitter},
 		OnRetry: func(e retryhttp.Event) {
-			fmt.Printf("attempt %d of %d: %s, retrying in %v as %s asks\n", e.Attempt, e.MaxAttempts, e.Response.Status, e.Delay, e.HintHeader)
+			fmt.Printf("attempt %d of %d: %s, retrying in %v (%s asked for %v)\n", e.Attempt, e.MaxAttempts, e.Response.Status, e.Delay, e.HintHeader, e.Hint)
 		},
 		OnSuccess: func(e retryhttp.Event) {
 			fmt.Printf("%s after %d attempts\n", e.Response.Status, e.Attempt)
@@ -51,8 +53,8 @@ func Example() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Print(resp.Status, ": ", string(body))
 	// Output:
-	// attempt 1 of 4: 503 Service Unavailable, retrying in 0s as Retry-After asks
-	// attempt 2 of 4: 503 Service Unavailable, retrying in 0s as Retry-After asks
+	// attempt 1 of 4: 503 Service Unavailable, retrying in 10ms (Retry-After asked for 0s)
+	// attempt 2 of 4: 503 Service Unavailable, retrying in 10ms (Retry-After asked for 0s)
 	// 200 OK after 3 attempts
 	// 200 OK: hello
 }

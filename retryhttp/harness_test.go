@@ -62,6 +62,7 @@ type seen struct {
 	method string
 	body   string
 	keys   []string // Idempotency-Key values
+	xkeys  []string // X-Idempotency-Key values
 	at     time.Time
 }
 
@@ -88,7 +89,8 @@ func (s *script) next(r *http.Request) step {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := r.URL.Path
-	s.seen[p] = append(s.seen[p], seen{method: r.Method, body: string(body), keys: r.Header.Values("Idempotency-Key"), at: time.Now()})
+	s.seen[p] = append(s.seen[p], seen{method: r.Method, body: string(body), keys: r.Header.Values("Idempotency-Key"),
+		xkeys: r.Header.Values("X-Idempotency-Key"), at: time.Now()})
 	s.once.Do(func() { close(s.arrived) })
 	steps := s.steps[p]
 	if len(steps) == 0 {

@@ -293,11 +293,17 @@ func isTokenChar(c byte) bool {
 // clients of those APIs do: a value of a year of seconds (31536000) or more
 // is a Unix time, since no quota resets a year from now and every clock
 // reads later than 1971. A Unix time is measured against now with full
-// precision, and one at or before now means the quota has already reset:
-// the wait is 0, retry now. Surrounding whitespace is ignored; a value too
-// large for a time.Duration saturates at the largest one. ok is false, and
-// the value must be ignored, for an empty value and anything else ("soon",
-// "1.5", "-3", a date).
+// precision. Surrounding whitespace is ignored; a value too large for a
+// time.Duration saturates at the largest one. A number of seconds is a
+// hint whatever it is, 0 included (a retry loop then waits at least its
+// policy's first delay, see retry.After).
+//
+// ok is false, and the value must be ignored, for an empty value, anything
+// else ("soon", "1.5", "-3", a date), and a Unix time at or before now, as
+// ParseRetryAfter ignores a date in the past: the quota may have reset, or
+// the server's clock (or the client's) may be wrong, and reading such a
+// value as "retry now" would let a broken clock cause a retry storm. The
+// caller's own schedule then applies.
 func ParseRateLimitReset(value string, now time.Time) (d time.Duration, ok bool) {
 	v := strings.TrimSpace(value)
 	if !isDigits(v) {
@@ -305,7 +311,10 @@ func ParseRateLimitReset(value string, now time.Time) (d time.Duration, ok bool)
 	}
 	d = secondsToDuration(v)
 	if d >= unixTimeFrom && d < maxDuration {
-		return max(time.Unix(int64(d/time.Second), 0).Sub(now), 0), true
+		d = time.Unix(int64(d/time.Second), 0).Sub(now)
+		if d <= 0 {
+			return 0, false
+		}
 	}
 	return d, true
 }

@@ -94,14 +94,19 @@ func TestParseRateLimitReset(t *testing.T) {
 		want   time.Duration
 		wantOK bool
 	}{
-		{"0", 0, true},
+		{"0", 0, true}, // seconds: a hint of 0, which the loop floors
 		{"30", 30 * time.Second, true},
 		{" 30 ", 30 * time.Second, true},
 		{strconv.FormatInt(now.Unix()+10, 10), 9750 * time.Millisecond, true}, // an epoch time: 12:00:10
-		{epoch, 0, true}, // a reset just past: retry now
-		{strconv.FormatInt(now.Unix()-1, 10), 0, true}, // a second in the past
-		{"31535999", 31535999 * time.Second, true},     // just under a year: seconds
-		{"31536000", 0, true},                          // 1971: a Unix time long past
+		{strconv.FormatInt(now.Unix()+1, 10), 750 * time.Millisecond, true},   // just ahead
+		// A Unix time at or before now is no hint (the schedule applies),
+		// as a past date in Retry-After: a broken clock must not cause a
+		// retry storm.
+		{epoch, 0, false}, // a reset just past
+		{strconv.FormatInt(now.Unix()-1, 10), 0, false}, // a second in the past
+		{"1600000000", 0, false},                        // 2020
+		{"31535999", 31535999 * time.Second, true},      // just under a year: seconds
+		{"31536000", 0, false},                          // 1971: a Unix time long past
 		{"99999999999999999999999", time.Duration(math.MaxInt64), true},
 		{"", 0, false},
 		{"-1", 0, false},
@@ -118,31 +123,39 @@ func TestParseRateLimitReset(t *testing.T) {
 }
 
 func FuzzParseRateLimitReset(f *testing.F) {
-	for _, s := range []string{"0", "30", " 7 ", "-1", "1.5", "soon", "99999999999999999999", "1796040010"} {
+	for _, s := range []string{"0", "30", " 7 ", "-1", "1.5", "soon", "99999999999999999999", "1796040010", "1600000000", "31536000"} {
 		f.Add(s, int64(0))
 	}
 	f.Fuzz(func(t *testing.T, value string, offset int64) {
 		at := now.Add(time.Duration(offset))
 		d, ok := retryhttp.ParseRateLimitReset(value, at)
+		v := strings.TrimSpace(value)
+		digits := v != "" && strings.Trim(v, "0123456789") == ""
+		n, err := strconv.ParseInt(v, 10, 64)
+		saturated := digits && (err != nil || n > math.MaxInt64/int64(time.Second))
+		// A Unix time (a year of seconds or more) at or before at is no
+		// hint.
+		past := digits && !saturated && n >= 365*24*3600 && !time.Unix(n, 0).After(at)
 		if !ok {
 			if d != 0 {
 				t.Fatalf("ParseRateLimitReset(%q) = %v, false; want 0 when not ok", value, d)
 			}
+			if digits && !past {
+				t.Fatalf("ParseRateLimitReset(%q) at %v = 0, false; want a hint", value, at)
+			}
 			return
 		}
-		v := strings.TrimSpace(value)
-		if d < 0 || strings.Trim(v, "0123456789") != "" || v == "" {
-			t.Fatalf("ParseRateLimitReset(%q) = %v, true; want a non-negative wait from digits only", value, d)
+		if d < 0 || !digits || past {
+			t.Fatalf("ParseRateLimitReset(%q) at %v = %v, true; want a non-negative wait from digits only, not a time past", value, at, d)
 		}
-		// Below a year of seconds, the seconds themselves; from there on
-		// the time until that Unix time, 0 if it has passed.
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n > math.MaxInt64/int64(time.Second) {
+		if saturated {
 			return // saturates, as TestParseRateLimitReset checks
 		}
+		// Below a year of seconds, the seconds themselves; from there on
+		// the time until that Unix time, which is ahead.
 		want := time.Duration(n) * time.Second
 		if n >= 365*24*3600 {
-			want = max(time.Unix(n, 0).Sub(at), 0)
+			want = time.Unix(n, 0).Sub(at)
 		}
 		if d != want {
 			t.Fatalf("ParseRateLimitReset(%q) at %v = %v, want %v", value, at, d, want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +31,7 @@ type hedgeServer struct {
 	canceled atomic.Int32
 	mu       sync.Mutex
 	bodies   []string
+	keys     []string // the Idempotency-Key of each request, in order
 	// warmUp, if set before the first request, runs in the handler of
 	// each warm-up request.
 	warmUp func()
@@ -49,6 +51,7 @@ func newHedgeServer(t *testing.T, http2 bool, answer func(n int, w http.Response
 		b, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
 		s.bodies = append(s.bodies, string(b))
+		s.keys = append(s.keys, r.Header.Get("Idempotency-Key"))
 		s.mu.Unlock()
 		answer(n, w, r)
 		if r.Context().Err() != nil {
@@ -199,18 +202,24 @@ type nonReplayable struct{ io.Reader }
 func (nonReplayable) Close() error { return nil }
 
 func TestHedgeOnlyWhatMayBeRepeated(t *testing.T) {
+	payload := func() io.Reader { return strings.NewReader("payload") }
 	tests := []struct {
 		name     string
 		method   string
 		body     func() io.Reader
-		key      bool
+		header   http.Header // set on the request
+		generate bool        // GenerateIdempotencyKey
 		requests int32
 	}{
-		{"GET", "GET", nil, false, 2},
-		{"PUT with GetBody: each copy its own body", "PUT", func() io.Reader { return strings.NewReader("payload") }, false, 2},
-		{"PUT without GetBody: never hedged", "PUT", func() io.Reader { return nonReplayable{strings.NewReader("payload")} }, false, 1},
-		{"POST: never hedged", "POST", func() io.Reader { return strings.NewReader("payload") }, false, 1},
-		{"POST with Idempotency-Key", "POST", func() io.Reader { return strings.NewReader("payload") }, true, 2},
+		{"GET", "GET", nil, nil, false, 2},
+		{"PUT with GetBody: each copy its own body", "PUT", payload, nil, false, 2},
+		{"PUT without GetBody: never hedged", "PUT", func() io.Reader { return nonReplayable{strings.NewReader("payload")} }, nil, false, 1},
+		{"POST: never hedged", "POST", payload, nil, false, 1},
+		{"POST with Idempotency-Key", "POST", payload, http.Header{"Idempotency-Key": {"k1"}}, false, 2},
+		// A key with no value, or a blank one, identifies nothing.
+		{"POST with an Idempotency-Key of no value: never hedged", "POST", payload, http.Header{"Idempotency-Key": nil}, false, 1},
+		{"POST with a blank X-Idempotency-Key: never hedged", "POST", payload, http.Header{"X-Idempotency-Key": {"  "}}, false, 1},
+		{"POST with a blank key given a generated one", "POST", payload, http.Header{"Idempotency-Key": {""}}, true, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,19 +241,26 @@ func TestHedgeOnlyWhatMayBeRepeated(t *testing.T) {
 				}
 				fmt.Fprintf(w, "answer %d", n)
 			})
-			client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}})
+			client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: backoff.NoRetries}, GenerateIdempotencyKey: tt.generate})
 			var body io.Reader
 			if tt.body != nil {
 				body = tt.body()
 			}
 			req, _ := http.NewRequest(tt.method, s.URL, body)
-			if tt.key {
-				req.Header.Set("Idempotency-Key", "k1")
-			}
+			maps.Copy(req.Header, tt.header)
 			resp, err := client.Do(req)
 			readAll(t, resp, err)
 			if got := s.n.Load(); got != tt.requests {
 				t.Errorf("server got %d requests; want %d", got, tt.requests)
+			}
+			if tt.generate {
+				s.mu.Lock()
+				for i, k := range s.keys {
+					if !uuidV4.MatchString(k) || k != s.keys[0] {
+						t.Errorf("copy %d sent Idempotency-Key %q; want the generated key, the same on every copy (%q)", i, k, s.keys)
+					}
+				}
+				s.mu.Unlock()
 			}
 			if tt.body != nil {
 				s.mu.Lock()

@@ -3,10 +3,12 @@ package retryhttp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -160,6 +162,96 @@ func TestNoRetryWithoutKey(t *testing.T) {
 			t.Errorf("server saw %+v, want one request with body %q", reqs, "x")
 		}
 	})
+}
+
+// An idempotency key counts only if it has a value that is not blank: a
+// header present with no value (which net/http does not send), an empty
+// one or spaces identify nothing, so the server could not recognise the
+// repeat. Such a POST is sent once, or gets a generated key like a POST
+// without the header.
+func TestBlankIdempotencyKey(t *testing.T) {
+	const (
+		none  = "<none>" // the server saw no such header
+		fresh = "<uuid>" // a generated key, the same on every attempt
+	)
+	type want struct {
+		attempts    int
+		key, xkey   string // what the server saw on each attempt
+		notReplayed bool   // OnGiveUp with ErrNotReplayable
+	}
+	tests := []struct {
+		header   string
+		value    []string
+		generate bool
+		want     want
+	}{
+		{"Idempotency-Key", nil, false, want{1, none, none, true}},
+		{"Idempotency-Key", []string{""}, false, want{1, "", none, true}},
+		{"Idempotency-Key", []string{"  "}, false, want{1, "", none, true}}, // net/http trims what it sends
+		{"Idempotency-Key", []string{"k"}, false, want{2, "k", none, false}},
+		{"Idempotency-Key", []string{"", "k"}, false, want{2, "", none, false}}, // any value that is not blank counts
+		{"Idempotency-Key", nil, true, want{2, fresh, none, false}},
+		{"Idempotency-Key", []string{""}, true, want{2, fresh, none, false}},
+		{"Idempotency-Key", []string{"  "}, true, want{2, fresh, none, false}},
+		{"Idempotency-Key", []string{"k"}, true, want{2, "k", none, false}},
+		{"X-Idempotency-Key", nil, false, want{1, none, none, true}},
+		{"X-Idempotency-Key", []string{""}, false, want{1, none, "", true}},
+		{"X-Idempotency-Key", []string{"  "}, false, want{1, none, "", true}},
+		{"X-Idempotency-Key", []string{"k"}, false, want{2, none, "k", false}},
+		{"X-Idempotency-Key", nil, true, want{2, fresh, none, false}},
+		{"X-Idempotency-Key", []string{""}, true, want{2, fresh, "", false}},
+		{"X-Idempotency-Key", []string{"  "}, true, want{2, fresh, "", false}},
+		{"X-Idempotency-Key", []string{"k"}, true, want{2, none, "k", false}},
+	}
+	for _, tt := range tests {
+		name := fmt.Sprintf("%s %q generate=%v", tt.header, tt.value, tt.generate)
+		if tt.value == nil {
+			name = fmt.Sprintf("%s nil generate=%v", tt.header, tt.generate)
+		}
+		t.Run(name, func(t *testing.T) {
+			srv, base := newServer(t, map[string][]step{"/": {status(503), status(200)}})
+			var reasons []error
+			tr := &retryhttp.Transport{Base: base, Policy: noWait, GenerateIdempotencyKey: tt.generate,
+				OnGiveUp: func(e retryhttp.Event) { reasons = append(reasons, e.Reason) }}
+			req, _ := http.NewRequest("POST", srv.url("/"), strings.NewReader("x"))
+			req.Header[tt.header] = tt.value
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatalf("RoundTrip: %v", err)
+			}
+			readBody(t, resp)
+			reqs := srv.requests("/")
+			if len(reqs) != tt.want.attempts {
+				t.Fatalf("server saw %d attempts, want %d (status %d)", len(reqs), tt.want.attempts, resp.StatusCode)
+			}
+			if wantStatus := map[int]int{1: 503, 2: 200}[tt.want.attempts]; resp.StatusCode != wantStatus {
+				t.Errorf("status %d, want %d", resp.StatusCode, wantStatus)
+			}
+			if notReplayed := len(reasons) == 1 && errors.Is(reasons[0], retryhttp.ErrNotReplayable); notReplayed != tt.want.notReplayed || len(reasons) > 1 {
+				t.Errorf("OnGiveUp reasons %v, want ErrNotReplayable: %v", reasons, tt.want.notReplayed)
+			}
+			seenAs := func(values []string) string {
+				switch {
+				case len(values) == 0:
+					return none
+				case len(values) == 1 && uuidV4.MatchString(values[0]):
+					return fresh
+				}
+				return values[0]
+			}
+			for i, r := range reqs {
+				if got := seenAs(r.keys); got != tt.want.key || got == fresh && r.keys[0] != reqs[0].keys[0] {
+					t.Errorf("attempt %d: Idempotency-Key %q, want %s, the same on every attempt", i+1, r.keys, tt.want.key)
+				}
+				if got := seenAs(r.xkeys); got != tt.want.xkey {
+					t.Errorf("attempt %d: X-Idempotency-Key %q, want %s", i+1, r.xkeys, tt.want.xkey)
+				}
+			}
+			if got, ok := req.Header[tt.header]; !ok || !slices.Equal(got, tt.value) || len(req.Header) != 1 {
+				t.Errorf("caller's header became %v, want only %s %q", req.Header, tt.header, tt.value)
+			}
+		})
+	}
 }
 
 func TestKeyWithNilHeader(t *testing.T) {

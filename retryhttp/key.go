@@ -9,7 +9,8 @@ import (
 // "3b241101-e2bb-4255-8caf-4136c566a962", drawn from crypto/rand so that keys
 // cannot be predicted or collide across clients. It is safe for concurrent
 // use. A Transport with GenerateIdempotencyKey calls it once per POST or
-// PATCH request that lacks an Idempotency-Key.
+// PATCH request that lacks an Idempotency-Key (or X-Idempotency-Key) with
+// a value that is not blank.
 func NewIdempotencyKey() string {
 	var u [16]byte
 	// crypto/rand.Read never fails: since Go 1.24 it crashes the program

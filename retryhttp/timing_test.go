@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -27,29 +28,38 @@ func TestRetryAfterTiming(t *testing.T) {
 	tests := []struct {
 		name   string
 		first  step
-		wait   time.Duration
-		header string // Event.HintHeader
+		wait   time.Duration // the wait made, and Event.Delay
+		header string        // Event.HintHeader
+		hint   time.Duration // Event.Hint: the server's, not floored
 	}{
-		{"delay-seconds", retryAfter(503, "2"), 2 * time.Second, retryhttp.HeaderRetryAfter},
-		{"delay-seconds with spaces", retryAfter(429, " 7 "), 7 * time.Second, retryhttp.HeaderRetryAfter},
-		{"IMF-fixdate", retryAfter(503, dateIn(http.TimeFormat)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter},
-		{"RFC 850 date", retryAfter(503, dateIn(time.RFC850)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter},
-		{"asctime date", retryAfter(503, dateIn(time.ANSIC)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter},
-		{"on a configured status", retryAfter(502, "4"), 4 * time.Second, retryhttp.HeaderRetryAfter},
-		{"past date ignored", retryAfter(503, "Fri, 31 Dec 1999 23:59:59 GMT"), 100 * time.Millisecond, ""},
-		{"negative ignored", retryAfter(503, "-5"), 100 * time.Millisecond, ""},
-		{"fraction ignored", retryAfter(503, "1.5"), 100 * time.Millisecond, ""},
-		{"garbage ignored", retryAfter(503, "tomorrow"), 100 * time.Millisecond, ""},
-		{"RateLimit reset", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=30`}}}, 30 * time.Second, retryhttp.HeaderRateLimit},
-		{"RateLimit with quota left ignored", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=5;t=30`}}}, 100 * time.Millisecond, ""},
-		{"Retry-After beats RateLimit", step{status: 429, header: http.Header{"Retry-After": {"3"}, "Ratelimit": {`"d";r=0;t=30`}}}, 3 * time.Second, retryhttp.HeaderRetryAfter},
-		{"RateLimit-Reset seconds", step{status: 429, header: http.Header{"Ratelimit-Reset": {"5"}}}, 5 * time.Second, retryhttp.HeaderRateLimitReset},
-		{"X-RateLimit-Reset seconds", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"5"}, "X-Ratelimit-Remaining": {"0"}}}, 5 * time.Second, retryhttp.HeaderXRateLimitReset},
-		{"X-RateLimit-Reset epoch", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"946684803"}}}, 2700 * time.Millisecond, retryhttp.HeaderXRateLimitReset},
-		{"X-RateLimit-Reset with quota left ignored", step{status: 503, header: http.Header{"X-Ratelimit-Reset": {"5"}, "X-Ratelimit-Remaining": {"4999"}}}, 100 * time.Millisecond, ""},
-		{"RateLimit beats RateLimit-Reset", step{status: 429, header: http.Header{"Ratelimit": {`"d";r=0;t=3`}, "Ratelimit-Reset": {"9"}}}, 3 * time.Second, retryhttp.HeaderRateLimit},
-		{"RateLimit-Reset beats X-RateLimit-Reset", step{status: 429, header: http.Header{"Ratelimit-Reset": {"4"}, "X-Ratelimit-Reset": {"9"}}}, 4 * time.Second, retryhttp.HeaderRateLimitReset},
-		{"no hint: the schedule", status(503), 100 * time.Millisecond, ""},
+		{"delay-seconds", retryAfter(503, "2"), 2 * time.Second, retryhttp.HeaderRetryAfter, 2 * time.Second},
+		{"delay-seconds with spaces", retryAfter(429, " 7 "), 7 * time.Second, retryhttp.HeaderRetryAfter, 7 * time.Second},
+		{"IMF-fixdate", retryAfter(503, dateIn(http.TimeFormat)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter, 2700 * time.Millisecond},
+		{"RFC 850 date", retryAfter(503, dateIn(time.RFC850)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter, 2700 * time.Millisecond},
+		{"asctime date", retryAfter(503, dateIn(time.ANSIC)), 2700 * time.Millisecond, retryhttp.HeaderRetryAfter, 2700 * time.Millisecond},
+		{"on a configured status", retryAfter(502, "4"), 4 * time.Second, retryhttp.HeaderRetryAfter, 4 * time.Second},
+		{"past date ignored", retryAfter(503, "Fri, 31 Dec 1999 23:59:59 GMT"), 100 * time.Millisecond, "", 0},
+		{"negative ignored", retryAfter(503, "-5"), 100 * time.Millisecond, "", 0},
+		{"fraction ignored", retryAfter(503, "1.5"), 100 * time.Millisecond, "", 0},
+		{"garbage ignored", retryAfter(503, "tomorrow"), 100 * time.Millisecond, "", 0},
+		{"RateLimit reset", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=30`}}}, 30 * time.Second, retryhttp.HeaderRateLimit, 30 * time.Second},
+		{"RateLimit with quota left ignored", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=5;t=30`}}}, 100 * time.Millisecond, "", 0},
+		{"Retry-After beats RateLimit", step{status: 429, header: http.Header{"Retry-After": {"3"}, "Ratelimit": {`"d";r=0;t=30`}}}, 3 * time.Second, retryhttp.HeaderRetryAfter, 3 * time.Second},
+		{"RateLimit-Reset seconds", step{status: 429, header: http.Header{"Ratelimit-Reset": {"5"}}}, 5 * time.Second, retryhttp.HeaderRateLimitReset, 5 * time.Second},
+		{"X-RateLimit-Reset seconds", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"5"}, "X-Ratelimit-Remaining": {"0"}}}, 5 * time.Second, retryhttp.HeaderXRateLimitReset, 5 * time.Second},
+		{"X-RateLimit-Reset epoch", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"946684803"}}}, 2700 * time.Millisecond, retryhttp.HeaderXRateLimitReset, 2700 * time.Millisecond},
+		{"X-RateLimit-Reset with quota left ignored", step{status: 503, header: http.Header{"X-Ratelimit-Reset": {"5"}, "X-Ratelimit-Remaining": {"4999"}}}, 100 * time.Millisecond, "", 0},
+		{"RateLimit beats RateLimit-Reset", step{status: 429, header: http.Header{"Ratelimit": {`"d";r=0;t=3`}, "Ratelimit-Reset": {"9"}}}, 3 * time.Second, retryhttp.HeaderRateLimit, 3 * time.Second},
+		{"RateLimit-Reset beats X-RateLimit-Reset", step{status: 429, header: http.Header{"Ratelimit-Reset": {"4"}, "X-Ratelimit-Reset": {"9"}}}, 4 * time.Second, retryhttp.HeaderRateLimitReset, 4 * time.Second},
+		{"no hint: the schedule", status(503), 100 * time.Millisecond, "", 0},
+		// A hint shorter than the policy's first delay waits that delay:
+		// a server answering Retry-After: 0 to every request must not be
+		// retried in a hot loop.
+		{"Retry-After 0 waits the first delay", retryAfter(503, "0"), 100 * time.Millisecond, retryhttp.HeaderRetryAfter, 0},
+		{"RateLimit t=0 waits the first delay", step{status: 429, header: http.Header{"Ratelimit": {`"default";r=0;t=0`}}}, 100 * time.Millisecond, retryhttp.HeaderRateLimit, 0},
+		{"X-RateLimit-Reset 0 seconds waits the first delay", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"0"}}}, 100 * time.Millisecond, retryhttp.HeaderXRateLimitReset, 0},
+		{"X-RateLimit-Reset epoch past ignored", step{status: 429, header: http.Header{"X-Ratelimit-Reset": {"946684799"}}}, 100 * time.Millisecond, "", 0},
+		{"RateLimit-Reset epoch past ignored", step{status: 429, header: http.Header{"Ratelimit-Reset": {"946684800"}}}, 100 * time.Millisecond, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,8 +85,8 @@ func TestRetryAfterTiming(t *testing.T) {
 				if len(events) != 1 || events[0].Delay != tt.wait || events[0].HintHeader != tt.header || events[0].Attempt != 1 {
 					t.Errorf("OnRetry events %+v, want one with Attempt 1, Delay %v, HintHeader %q", events, tt.wait, tt.header)
 				}
-				if tt.header != "" && events[0].Hint != tt.wait {
-					t.Errorf("OnRetry Hint = %v, want %v", events[0].Hint, tt.wait)
+				if events[0].Hint != tt.hint {
+					t.Errorf("OnRetry Hint = %v, want %v", events[0].Hint, tt.hint)
 				}
 			})
 		})
@@ -126,6 +136,35 @@ func TestRetryAfterTooLong(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A reset that is a Unix time already past is no hint: the schedule's wait
+// applies, not a wait of 0 (a retry storm while the server's clock is
+// wrong) nor the floor of a hint. The past reset comes on the second
+// failure, where the schedule's wait (200 ms) differs from its first delay.
+func TestPastRateLimitResetIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The bubble's clock reads 2000-01-01: 1998-07-09 is past.
+		past := step{status: 503, header: http.Header{"X-Ratelimit-Reset": {"900000000"}, "X-Ratelimit-Remaining": {"0"}}}
+		s := newScript(map[string][]step{"/": {status(503), past, status(200)}})
+		var events []retryhttp.Event
+		tr := &retryhttp.Transport{Base: memRT{s}, Policy: backoff.Policy{Initial: 100 * time.Millisecond, Jitter: backoff.NoJitter},
+			OnRetry: func(e retryhttp.Event) { events = append(events, e) }}
+		start := time.Now()
+		if resp, _ := roundTripCtx(t, context.Background(), tr, "GET", "http://example.test/", nil); resp.StatusCode != 200 {
+			t.Errorf("status %d, want 200", resp.StatusCode)
+		}
+		var offsets []time.Duration
+		for _, r := range s.requests("/") {
+			offsets = append(offsets, r.at.Sub(start))
+		}
+		if want := []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond}; !slices.Equal(offsets, want) {
+			t.Errorf("attempts at %v, want %v", offsets, want)
+		}
+		if len(events) != 2 || events[1].Delay != 200*time.Millisecond || events[1].HintHeader != "" || events[1].Hint != 0 {
+			t.Errorf("OnRetry events %+v, want the second with Delay 200ms and no hint", events)
+		}
+	})
 }
 
 func TestScheduleAndDeadline(t *testing.T) {

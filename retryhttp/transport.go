@@ -42,10 +42,14 @@ import (
 //   - CheckRetry, when set, replaces both rules above.
 //   - Whatever the rules say, only requests that can be repeated safely:
 //     GET, HEAD, OPTIONS, TRACE, PUT and DELETE, and any request with an
-//     Idempotency-Key (or X-Idempotency-Key) header, which the caller sets
-//     or asks the Transport to generate (GenerateIdempotencyKey). A POST or
-//     PATCH without one is sent once, because a server that does not know
-//     the request may have executed it before failing. A request whose
+//     Idempotency-Key (or X-Idempotency-Key) header with a value that is
+//     not blank, which the caller sets or asks the Transport to generate
+//     (GenerateIdempotencyKey). A POST or PATCH without one is sent once,
+//     because a server that does not know the request may have executed
+//     it before failing. A key header that is present but has no value, or
+//     only empty or blank ones, is no key: the server could not recognise
+//     the repeat. (net/http's Transport reads a key header with a nil
+//     value as "idempotent, send no key"; this Transport does not.) A request whose
 //     connection could not be established at all (a dial error, a failed
 //     DNS lookup) is retried whatever its method, because the server saw
 //     nothing.
@@ -68,12 +72,15 @@ import (
 // ...), how many attempts ran, and wraps the last attempt's error.
 //
 // Waiting follows the retry package, whose loop (retry.Loop) the Transport
-// runs: the schedule of Policy, or exactly the server's Retry-After (or,
-// without one, the reset of an exhausted quota from RateLimit,
-// RateLimit-Reset or X-RateLimit-Reset) when it sent one; no wait that
-// would end after the request context's deadline is started, and a
-// Retry-After longer than MaxRetryAfter or past that deadline ends retrying
-// at once, returning that response unchanged.
+// runs: the schedule of Policy, or, when the server asked for a wait, its
+// Retry-After (or, without one, the reset of an exhausted quota from
+// RateLimit, RateLimit-Reset or X-RateLimit-Reset), but never less than
+// Policy's first delay (Policy.Delay(1)), so that a server answering every
+// request with Retry-After: 0 does not get a storm of retries until the
+// deadline: the wait is never shorter than the server asked, and may be
+// longer. No wait that would end after the request context's deadline is
+// started, and a Retry-After longer than MaxRetryAfter or past that
+// deadline ends retrying at once, returning that response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A
 // Transport is safe for concurrent use by multiple goroutines; the hooks
@@ -129,7 +136,9 @@ type Transport struct {
 	// MaxRetryAfter is the longest Retry-After the Transport waits for; a
 	// longer one ends retrying and the response is returned. Zero means 1
 	// minute (retry.DefaultMaxRetryAfter); a negative value honours no
-	// hint: a response carrying one is returned at once.
+	// hint: a response carrying one is returned at once. It limits the
+	// server's hint, not the wait: a hint shorter than Policy's first delay
+	// is waited as that delay (see above).
 	MaxRetryAfter time.Duration
 
 	// AttemptTimeout bounds each attempt from sending the request until its
@@ -173,7 +182,12 @@ type Transport struct {
 	// retried. Set it only for servers known to honour the header (Stripe's
 	// API, for example): one that ignores it executes a retried request
 	// twice. By default (false) a POST or PATCH is retried only if the
-	// caller set the key. A key the caller set is always kept as is.
+	// caller set the key. A key the caller set is always kept as is; a key
+	// header that is present but blank (nil, "" or spaces, in
+	// Idempotency-Key or X-Idempotency-Key) is not a key: the request gets
+	// a generated Idempotency-Key, in place of a blank one, as if it had
+	// none, and without GenerateIdempotencyKey it is not retried (nor
+	// hedged). A blank X-Idempotency-Key is sent as the caller set it.
 	GenerateIdempotencyKey bool
 
 	// Budget, if not nil, is a retry budget shared with other calls (see
@@ -258,7 +272,8 @@ type Transport struct {
 	// never retried.
 	//
 	// Only requests that may be repeated are hedged, by the same rules as
-	// retries (an idempotent method, or an Idempotency-Key), and only if
+	// retries (an idempotent method, or an Idempotency-Key that is not
+	// blank), and only if
 	// each copy can have its own body: a request with a body but no
 	// GetBody is never hedged. A 429 or 503 (with or without Retry-After),
 	// any wait the server asks for, and a breaker that is not closed stop
@@ -335,15 +350,19 @@ type Event struct {
 	Response *http.Response
 	// Err is the failed attempt's error, nil when there is a Response.
 	Err error
-	// Delay is the wait before the next attempt (OnRetry only).
+	// Delay is the wait before the next attempt, the one actually made
+	// (OnRetry only): the Policy's, or, when the server asked for a wait,
+	// Hint, but never less than the Policy's first delay.
 	Delay time.Duration
 	// HintHeader names the response header that asked for a wait:
 	// HeaderRetryAfter, HeaderRateLimit, HeaderRateLimitReset,
 	// HeaderXRateLimitReset, or "" when the response asked for
-	// none (or there was no response). In OnRetry, Delay is then Hint; in
-	// OnGiveUp the hint may be the reason retrying stopped.
+	// none (or there was no response). In OnRetry, Delay is then Hint, or
+	// the Policy's first delay if Hint is shorter; in OnGiveUp the hint may
+	// be the reason retrying stopped.
 	HintHeader string
-	// Hint is the wait the server asked for, when HintHeader is not "".
+	// Hint is the wait the server asked for, as it asked, when HintHeader
+	// is not "".
 	Hint time.Duration
 	// Hedge is which copy of the attempt the event is about, when Hedge is
 	// set: 0 for the attempt itself, n for its n-th hedge. In OnSuccess it
@@ -360,8 +379,9 @@ type Event struct {
 
 // ErrNotReplayable is the reason a failed request was not retried because
 // sending it again could repeat its effect or its body cannot be sent again:
-// a POST or PATCH without Idempotency-Key after its request may have reached
-// the server, or a body without GetBody larger than MaxBufferedBody. The
+// a POST or PATCH without Idempotency-Key (or with a blank one) after its
+// request may have reached the server, or a body without GetBody larger
+// than MaxBufferedBody. The
 // error RoundTrip returns then matches it with errors.Is.
 var ErrNotReplayable = errors.New("retryhttp: request cannot be safely replayed")
 
@@ -397,6 +417,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	defer c.body.close()
+	// The same test as replayableMethod's, so that every POST or PATCH it
+	// would refuse for want of a key gets one, a blank key included.
 	if t.GenerateIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) && !hasKey(req.Header) {
 		c.header = req.Header.Clone()
 		if c.header == nil {

@@ -272,9 +272,10 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *Env, in calc.
 			continue
 		case "Idempotency-Key":
 			if value == "" {
-				// An empty (or blank) key would make a POST retried and
-				// hedged with no key for the server to recognise its
-				// copies by, and no key would be generated in its place.
+				// An empty (or blank) key gives the server nothing to
+				// recognise a repeat by: retryhttp would treat the POST
+				// as keyless (not retried, or a key generated in its
+				// place), silently changing what the user wrote.
 				return nil, nil, Usagef(`--header "Idempotency-Key:" has no value; give the key after the colon (or with --idempotency-key KEY), or leave the header out for a random key (--idempotency-key auto, the default) or none (--idempotency-key off)`)
 			}
 		}
@@ -454,7 +455,14 @@ func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *outp
 	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt; f.hedges.answered(e) }
 	tr.OnRetry = func(e retryhttp.Event) {
 		wait := retryingIn(e.Delay)
-		if e.HintHeader != "" {
+		switch {
+		case e.HintHeader == "":
+		case e.Delay > e.Hint:
+			// retry floors a server's hint at the first delay, so that a
+			// server answering "Retry-After: 0" to every request is not
+			// retried in a hot loop: say why the wait is longer.
+			wait += fmt.Sprintf(" (%s asks for %s, less than the first delay)", hintHeader(e), calc.Human(e.Hint))
+		default:
 			wait += " as " + hintHeader(e) + " asks"
 		}
 		attemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), wait)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cli"
-	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
@@ -254,19 +253,7 @@ func TestStormIsSim(t *testing.T) {
 		if r.Error != "" {
 			t.Fatalf("Storm(%v): %s", in, r.Error)
 		}
-		words := strings.Fields(r.Command)
-		var stdout, stderr bytes.Buffer
-		if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
-			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
-		}
-		var rows []struct {
-			StartMS  float64 `json:"start_ms"`
-			Attempts int     `json:"attempts"`
-			NoJitter int     `json:"no_jitter"`
-		}
-		if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
-			t.Fatalf("%s: %v\n%.200s", r.Command, err, stdout.String())
-		}
+		rows := simStorm(t, r.Command)
 		if len(rows) != len(r.Attempts) {
 			t.Fatalf("%s: %d buckets, the page has %d", r.Command, len(rows), len(r.Attempts))
 		}
@@ -297,49 +284,95 @@ func TestStormIsSim(t *testing.T) {
 		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
 	}
 	r := Storm(example, Russian)
-	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток в один момент; с полным джиттером за любые 50 мс — не больше ") {
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток в один момент; с полным джиттером за 500 мс от сбоя — ") {
 		t.Errorf("the storm in Russian: %q", r.Text)
 	}
 }
 
-// TestStormComparesRetries: in the worked example the storm view's text
-// compares the retries over a window narrow enough that a wave without
-// jitter is one instant, so that it shows the flattening jitter brings.
-// Over the chart's 500 ms buckets full jitter draws all 100 first retries
-// within the first bucket (their window is the initial 500 ms), and that
-// bucket would hold more retries than a wave. The numbers are
-// sim.StormPeaks', for the clients and draws the chart shows.
-func TestStormComparesRetries(t *testing.T) {
+// stormRow is one line of `again sim storm --format json`.
+type stormRow struct {
+	StartMS  float64 `json:"start_ms"`
+	Attempts int     `json:"attempts"`
+	NoJitter int     `json:"no_jitter"`
+}
+
+// simStorm runs the storm view's command in-process and returns its rows.
+func simStorm(t *testing.T, command string) []stormRow {
+	t.Helper()
+	words := strings.Fields(command)
+	var stdout, stderr bytes.Buffer
+	if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("%s: exit status %d: %s", command, code, stderr.String())
+	}
+	var rows []stormRow
+	if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
+		t.Fatalf("%s: %v\n%.200s", command, err, stdout.String())
+	}
+	return rows
+}
+
+// TestStormSaysWhatTheChartShows: the storm view's sentence states numbers
+// that its chart draws and the command under it prints, in the chart's own
+// buckets ("Attempts per 500 ms"). In the worked example the first bucket
+// holds the 100 first attempts and, with full jitter, the first retries,
+// all drawn within the first 500 ms: the sentence says so, and gives the
+// busiest bucket after it.
+func TestStormSaysWhatTheChartShows(t *testing.T) {
 	r := Storm(example, English)
 	if r.Error != "" {
 		t.Fatal(r.Error)
 	}
-	if r.BucketMs != 500 || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
-		t.Fatalf("%v ms buckets, without jitter %v", r.BucketMs, r.NoJitter)
+	if r.BucketMs != 500 || r.YTitle != "Attempts per 500 ms" || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
+		t.Fatalf("%v ms buckets titled %q, without jitter %v", r.BucketMs, r.YTitle, r.NoJitter)
 	}
-	in, _ := parse(example, English)
-	pk, err := sim.StormPeaks(sim.StormConfig{Policy: in.Policy, Clients: r.Clients, Seed: in.Seed}, 0)
-	if err != nil {
-		t.Fatal(err)
+	rows := simStorm(t, r.Command)
+	first, later := rows[0].Attempts, 0
+	for _, row := range rows[1:] {
+		later = max(later, row.Attempts)
 	}
-	if pk.Window != 50*time.Millisecond || pk.NoJitter != r.Clients || pk.Retries*2 >= r.Clients {
-		t.Fatalf("sim.StormPeaks = %+v; want a 50 ms window, waves of %d and full jitter's peak below half a wave", pk, r.Clients)
+	if first <= r.Clients || later == 0 || later >= r.Clients {
+		t.Fatalf("%s prints %d attempts in the first bucket and at most %d later; want more than the %d first attempts, then fewer than a wave", r.Command, first, later, r.Clients)
 	}
-	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts at one instant; with full jitter no 50 ms holds more than %d retries.", pk.Retries)
+	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts at one instant; "+
+		"with full jitter %d attempts start in the first 500 ms (100 first attempts and %d retries), and no 500 ms after it holds more than %d.", first, first-100, later)
 	if r.Text != want {
 		t.Errorf("the storm says %q, want %q", r.Text, want)
 	}
-	// Without jitter, and with no wait at all: every wave at t = 0.
-	if got, want := Storm(map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English).Text,
-		"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."; got != want {
-		t.Errorf("one client without jitter: %q, want %q", got, want)
+	for _, tc := range []struct {
+		in   map[string]string
+		l    Lang
+		want string
+	}{
+		// Without jitter there is nothing to compare.
+		{map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English,
+			"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."},
+		// No wait at all: every wave in the first bucket, with jitter or without.
+		{map[string]string{"initial": "0", "retries": "3", "jitter": "full"}, English,
+			"100 clients fail at once. Without jitter their retries come in 3 synchronised waves of 100 attempts at one instant, up to 400 attempts in one 1 ms; " +
+				"with full jitter 400 attempts start in the first 1 ms (100 first attempts and 300 retries)."},
+		{map[string]string{"retries": "0", "clients": "21"}, Russian, "21 клиент получает ошибку одновременно. Повторов нет."},
+	} {
+		if got := Storm(tc.in, tc.l).Text; got != tc.want {
+			t.Errorf("Storm(%v): %q, want %q", tc.in, got, tc.want)
+		}
 	}
-	if got, want := Storm(map[string]string{"initial": "0", "retries": "3", "jitter": "full"}, English).Text,
-		"100 clients fail at once. Without jitter their retries come in 3 synchronised waves of 100 attempts at one instant, up to 300 within 1 µs; with full jitter no 1 µs holds more than 300 retries."; got != want {
-		t.Errorf("waves sharing an instant: %q, want %q", got, want)
-	}
-	if got, want := Storm(map[string]string{"retries": "0", "clients": "21"}, Russian).Text, "21 клиент получает ошибку одновременно. Повторов нет."; got != want {
-		t.Errorf("no retries in Russian: %q, want %q", got, want)
+	// Equal jitter draws no retry within the first bucket: the sentence
+	// gives the busiest bucket after it, which the command prints.
+	for _, l := range []Lang{English, Russian} {
+		in := map[string]string{"retries": "5", "jitter": "equal"}
+		r := Storm(in, l)
+		rows := simStorm(t, r.Command)
+		later := 0
+		for _, row := range rows[1:] {
+			later = max(later, row.Attempts)
+		}
+		want := map[Lang]string{
+			English: fmt.Sprintf("; with equal jitter no 100 ms after the first holds more than %d attempts.", later),
+			Russian: fmt.Sprintf("; с равным джиттером после 100 мс от сбоя — не больше %d попыток за 100 мс.", later),
+		}[l]
+		if rows[0].Attempts != r.Clients || !strings.HasSuffix(r.Text, want) {
+			t.Errorf("%s prints %d attempts first; the storm says %q, want it to end %q", r.Command, rows[0].Attempts, r.Text, want)
+		}
 	}
 }
 

@@ -776,6 +776,40 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	// Every tick label lies inside its chart, clear of the axis titles,
+	// however wide the labels: the timeline's 100001 attempts, the storm's
+	// 100000 clients. The timeline draws attempts too many for a line each
+	// as the band, mean and latest start the schedule's chart draws.
+	t.Run("axis labels fit", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		check := func(query string, ids ...string) {
+			t.Helper()
+			tb.open(query)
+			tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+			js, _ := json.Marshal(ids)
+			problems := eval[[]string](tb, `(`+string(js)+`).flatMap(id => {
+				const svg = document.getElementById(id), box = svg.getBoundingClientRect(), out = [];
+				const rects = (sel) => [...svg.querySelectorAll(sel)].map(t => [t.textContent, t.getBoundingClientRect()]);
+				const ticks = rects('text.tick'), titles = rects('text.axis-title');
+				if (ticks.length === 0) out.push(id + ': no tick labels');
+				for (const [s, r] of ticks) if (r.left < box.left - 0.5 || r.right > box.right + 0.5) out.push(id + ': the label ' + s + ' is cut at the edge');
+				for (const [a, ra] of titles) for (const [s, r] of ticks) {
+					if (ra.left < r.right && r.left < ra.right && ra.top < r.bottom && r.top < ra.bottom) out.push(id + ': the title ' + a + ' overlaps the label ' + s);
+				}
+				return out;
+			})`)
+			for _, p := range problems {
+				t.Errorf("%s: %s", query, p)
+			}
+		}
+		check("?initial=1ms&multiplier=1.0001&max=0&retries=100000&jitter=full&deadline=1h&lang=ru", "chart", "timeline")
+		if got := eval[[]int](tb, `['polygon.cum-band', 'polyline.cum-mean', 'polyline.cum', 'line.span'].map(s => document.querySelectorAll('#timeline ' + s).length)`); !slices.Equal(got, []int{1, 1, 1, 0}) {
+			t.Errorf("the timeline of 100001 attempts draws %v bands, mean lines, latest-start lines and attempt lines; want one band and its two lines", got)
+		}
+		check("?retries=1&clients=100000&lang=en", "chart", "timeline", "storm")
+		check(exampleQuery+"&deadline=60s&lang=en", "chart", "timeline", "storm")
+	})
+
 	// Point 11.
 	t.Run("accessibility", func(t *testing.T) {
 		tb := newTab(t, bctx, origin)

@@ -526,6 +526,25 @@ func TestBrowser(t *testing.T) {
 		tb := newTab(t, bctx, origin)
 		tb.open(exampleQuery + "&lang=ru")
 		checkRussian(t, tb)
+		// The proportional jitter's hint and its factor's empty field
+		// write the default with a decimal comma.
+		tb.do(chromedp.SetValue("#jitter", "proportional"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('jitter').dispatchEvent(new Event('input', {bubbles: true}))`))
+		tb.idle()
+		if got, want := tb.text("#jitter-hint"), "Случайная задержка от расчётной × (1 − f) до расчётной × (1 + f); 0 < f ≤ 1, по умолчанию 0,25"; got != want {
+			t.Errorf("the proportional jitter's hint in Russian = %q, want %q", got, want)
+		}
+		if got := eval[string](tb, `document.getElementById('factor').placeholder`); got != "0,25" {
+			t.Errorf("the factor's placeholder in Russian = %q, want 0,25", got)
+		}
+		tb.click("#lang-en")
+		if got := eval[string](tb, `document.getElementById('factor').placeholder`); got != "0.25" || !strings.HasSuffix(tb.text("#jitter-hint"), "default 0.25") {
+			t.Errorf("in English the factor's placeholder is %q and the hint %q, want 0.25 in both", got, tb.text("#jitter-hint"))
+		}
+		tb.click("#lang-ru")
+		tb.do(chromedp.SetValue("#jitter", "full"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('jitter').dispatchEvent(new Event('input', {bubbles: true}))`))
+		tb.idle()
 		// The switch goes back to English and says so in the URL.
 		tb.click("#lang-en")
 		if got := eval[string](tb, `document.querySelector('h1').innerText`); got != "Exponential backoff calculator" {

@@ -385,7 +385,8 @@ type SolveResult struct {
 
 // Solve finds the largest value of the field param ("initial",
 // "multiplier" or "retries") for which the inputs v fit their deadline, as
-// `again calc --solve param` does, and returns it as the field's new text,
+// `again calc --solve param` does, and returns it as the field's new text
+// in language l (a multiplier with its decimal sign, "1,4142" in Russian),
 // rounded down so that it still fits. The per-attempt timeout, which
 // `again calc` does not know, is taken off the deadline first: n attempts
 // of it leave the waits that much less time.
@@ -420,7 +421,7 @@ func Solve(v map[string]string, param string, l Lang) SolveResult {
 	case calc.FieldInitial:
 		out = SolveResult{Field: param, Value: solvedDuration(time.Duration(x * float64(time.Millisecond)))}
 	case calc.FieldMultiplier:
-		out = SolveResult{Field: param, Value: strconv.FormatFloat(max(1, math.Floor(x*1e4)/1e4), 'f', -1, 64)}
+		out = SolveResult{Field: param, Value: l.decimal(strconv.FormatFloat(max(1, math.Floor(x*1e4)/1e4), 'f', -1, 64))}
 	default:
 		out = SolveResult{Field: param, Value: strconv.FormatFloat(x, 'f', 0, 64)}
 		if pin.timeout > 0 {

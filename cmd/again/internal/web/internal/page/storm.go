@@ -218,7 +218,8 @@ func stormCommand(v map[string]string, clients int, bucket time.Duration) string
 
 // jitterName names a jitter (in ParseJitter's syntax) in language l, by
 // the catalogue's key prefix: "go.jitter." as in "full jitter",
-// "go.jitterWith." as after "with". A factor follows the name: "±0.2".
+// "go.jitterWith." as after "with". A factor follows the name, with the
+// language's decimal sign: "±0.2", "±0,2".
 func jitterName(text, prefix string, l Lang) string {
 	kind, factor, _ := strings.Cut(text, ":")
 	name, ok := catalog.Lookup(string(l), prefix+kind)
@@ -226,7 +227,7 @@ func jitterName(text, prefix string, l Lang) string {
 		return text
 	}
 	if factor != "" {
-		name += " ±" + factor
+		name += " ±" + l.decimal(factor)
 	}
 	return name
 }

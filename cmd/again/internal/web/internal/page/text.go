@@ -28,6 +28,10 @@ func (l Lang) t(key string) string { return catalog.Text(string(l), key) }
 // f formats the catalogue's format for key with args.
 func (l Lang) f(key string, args ...any) string { return fmt.Sprintf(l.t(key), args...) }
 
+// decimal writes the number s, formatted with a decimal point ("1.5"),
+// with language l's decimal sign: "1,5" in Russian.
+func (l Lang) decimal(s string) string { return strings.Replace(s, ".", l.t("go.decimalPoint"), 1) }
+
 // plural returns the form for n of the word in the catalogue's key (a
 // ".plural" key): English one|many, Russian one|few|many.
 func (l Lang) plural(key string, n int64) string {

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cli"
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
@@ -373,6 +376,36 @@ func TestStormSaysWhatTheChartShows(t *testing.T) {
 		if rows[0].Attempts != r.Clients || !strings.HasSuffix(r.Text, want) {
 			t.Errorf("%s prints %d attempts first; the storm says %q, want it to end %q", r.Command, rows[0].Attempts, r.Text, want)
 		}
+	}
+}
+
+// TestRussianNumbersUseComma: the Russian page writes every decimal it
+// computes with a comma: durations, a proportional jitter's factor, a
+// solved multiplier. The catalogue's default factor, which the page shows
+// in the factor's empty field, is backoff's.
+func TestRussianNumbersUseComma(t *testing.T) {
+	in := map[string]string{"initial": "250ms", "multiplier": "1.5", "retries": "5", "jitter": "proportional:0.2", "deadline": "2.5s"}
+	r, s, sv := Compute(in, Russian), Storm(in, Russian), Solve(in, "multiplier", Russian)
+	if len(r.Errors) > 0 || s.Error != "" || sv.Error != "" {
+		t.Fatalf("%v: %v, %q, %q", in, r.Errors, s.Error, sv.Error)
+	}
+	texts := []string{r.Summary.Worst, r.Summary.Mean, r.Summary.P99, r.Summary.Verdict.Headline, r.Summary.Verdict.Detail, r.Chart.Text, s.Text, s.Legend[1], sv.Value, sv.Note}
+	for _, text := range texts {
+		if m := regexp.MustCompile(`\d\.\d`).FindString(text); m != "" {
+			t.Errorf("the Russian page writes %q in %q", m, text)
+		}
+	}
+	if !strings.Contains(s.Legend[1], "±0,2") || !strings.Contains(sv.Value, ",") {
+		t.Errorf("legend %q, solved multiplier %q: want the factor and the multiplier with a decimal comma", s.Legend[1], sv.Value)
+	}
+	// The solved text typed back in gives the same multiplier.
+	in["multiplier"] = sv.Value
+	if c := Compute(in, Russian); len(c.Errors) > 0 || !c.Summary.Verdict.Fits || !strings.Contains(c.Command, "--multiplier "+strings.Replace(sv.Value, ",", ".", 1)) {
+		t.Errorf("the solved multiplier %q typed back: %v, %q", sv.Value, c.Errors, c.Command)
+	}
+	def := strconv.FormatFloat(backoff.Policy{Jitter: backoff.ProportionalJitter}.EffectiveJitterFactor(), 'g', -1, 64)
+	if en, ru := catalog.Text("en", "js.factorDefault"), catalog.Text("ru", "js.factorDefault"); en != def || ru != strings.Replace(def, ".", ",", 1) {
+		t.Errorf("the catalogue's default jitter factor is %q and %q, backoff's %s", en, ru, def)
 	}
 }
 

@@ -3,7 +3,7 @@
 
 export const TEXT = {
   "en": {
-    "js.asOf": "(as of {date})",
+    "js.asOf": "{text} (as of {date}).",
     "js.axisAttempt": "Attempt",
     "js.axisDelay": "Delay",
     "js.axisFailure": "Time since the failure",
@@ -76,7 +76,7 @@ export const TEXT = {
     "preset.urllib3.short": "Retry(total=3, backoff_factor=0.5); its first retry is immediate."
   },
   "ru": {
-    "js.asOf": "(по состоянию на {date})",
+    "js.asOf": "{text} (по состоянию на {date}).",
     "js.axisAttempt": "Попытка",
     "js.axisDelay": "Задержка",
     "js.axisFailure": "Время с момента сбоя",
@@ -160,7 +160,7 @@ export const PRESETS = [
       "retries": "8"
     },
     "src": "",
-    "asOf": "2026-11"
+    "asOf": ""
   },
   {
     "id": "again",
@@ -172,7 +172,7 @@ export const PRESETS = [
       "retries": "3"
     },
     "src": "https://pkg.go.dev/github.com/again-go/again/backoff#Default",
-    "asOf": "2026-11"
+    "asOf": ""
   },
   {
     "id": "aws",

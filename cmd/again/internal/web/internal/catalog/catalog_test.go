@@ -106,6 +106,21 @@ func TestRussianDecimalComma(t *testing.T) {
 	}
 }
 
+// TestPresetNotesEndInFullStop: the page puts a preset's date inside its
+// short note, before the full stop (js.asOf), which every note ends with.
+func TestPresetNotesEndInFullStop(t *testing.T) {
+	for _, lang := range Languages() {
+		for _, k := range Keys(lang) {
+			if strings.HasPrefix(k, "preset.") && strings.HasSuffix(k, ".short") && !strings.HasSuffix(Text(lang, k), ".") {
+				t.Errorf("%s %q = %q, want a sentence ending in a full stop", lang, k, Text(lang, k))
+			}
+		}
+		if s := Text(lang, "js.asOf"); !strings.HasPrefix(s, "{text} ") || !strings.HasSuffix(s, ").") {
+			t.Errorf("%s js.asOf = %q, want the note, then the date in brackets and the full stop", lang, s)
+		}
+	}
+}
+
 func TestText(t *testing.T) {
 	if got := Text("ru", "go.noRetries"); got != "Повторов нет: первая попытка — единственная." {
 		t.Errorf(`Text("ru", "go.noRetries") = %q`, got)

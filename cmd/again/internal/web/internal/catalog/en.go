@@ -101,7 +101,7 @@ var english = map[string]string{
 	"html.timeoutHint":     "Totals then include each attempt’s own time",
 	"html.worst":           "Worst case",
 
-	"js.asOf":                    "(as of {date})",
+	"js.asOf":                    "{text} (as of {date}).",
 	"js.axisAttempt":             "Attempt",
 	"js.axisDelay":               "Delay",
 	"js.axisFailure":             "Time since the failure",

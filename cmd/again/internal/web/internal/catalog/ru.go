@@ -103,7 +103,7 @@ var russian = map[string]string{
 	"html.timeoutHint":     "Итоги тогда включают время самих попыток",
 	"html.worst":           "Худший случай",
 
-	"js.asOf":                    "(по состоянию на {date})",
+	"js.asOf":                    "{text} (по состоянию на {date}).",
 	"js.axisAttempt":             "Попытка",
 	"js.axisDelay":               "Задержка",
 	"js.axisFailure":             "Время с момента сбоя",

@@ -833,6 +833,55 @@ func TestBrowser(t *testing.T) {
 		check(exampleQuery+"&deadline=60s&lang=en", "chart", "timeline", "storm")
 	})
 
+	// The command boxes wrap between arguments, never inside a flag, and
+	// hold the command exactly: their text and what a reader copies.
+	t.Run("command lines wrap between arguments", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		in := map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"}
+		want := map[string]string{"command": page.Compute(in, page.English).Command, "storm-command": page.Storm(in, page.English).Command}
+		for _, width := range []int64{390, 1280} {
+			tb.do(chromedp.EmulateViewport(width, 900))
+			tb.open(exampleQuery + "&deadline=60s&lang=en")
+			tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+			for id, cmd := range want {
+				got := eval[[]string](tb, `(el => {
+					getSelection().selectAllChildren(el);
+					const copied = getSelection().toString();
+					getSelection().removeAllRanges();
+					// The box's lines as laid out: its characters grouped by their line's top.
+					const lines = [];
+					let top = null;
+					const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+					for (let n; (n = walk.nextNode());) {
+						for (let i = 0; i < n.length; i++) {
+							const r = document.createRange();
+							r.setStart(n, i);
+							r.setEnd(n, i + 1);
+							const rect = r.getClientRects()[0];
+							if (!rect) continue;
+							if (top === null || rect.top > top + 2) { lines.push(''); top = rect.top; }
+							lines[lines.length - 1] += n.data[i];
+						}
+					}
+					return [el.textContent, copied, ...lines.map(l => l.trim())];
+				})(document.getElementById(`+jsString(id)+`))`)
+				if got[0] != cmd || got[1] != cmd {
+					t.Errorf("%d px: #%s holds %q and copies as %q, want the command %q", width, id, got[0], got[1], cmd)
+				}
+				lines := got[2:]
+				for _, line := range lines {
+					if strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "--") || strings.HasSuffix(line, "-") {
+						t.Errorf("%d px: #%s breaks inside a flag: lines %q", width, id, lines)
+						break
+					}
+				}
+				if width == 390 && len(lines) < 2 {
+					t.Errorf("390 px: #%s is one line %q, want it wrapped", id, lines)
+				}
+			}
+		}
+	})
+
 	// Point 11.
 	t.Run("accessibility", func(t *testing.T) {
 		tb := newTab(t, bctx, origin)

@@ -3,7 +3,7 @@
 // costs more than the rest of an update, and the view is further down the
 // page: it runs when typing pauses.
 import { call } from './calls.js';
-import { $ } from './dom.js';
+import { $, setCommand } from './dom.js';
 import { lang, t } from './i18n.js';
 import { readInputs } from './inputs.js';
 import { axes, el, leftMargin, width } from './svg.js';
@@ -56,7 +56,7 @@ function drawStorm(r) {
   svg.toggleAttribute('hidden', bad);
   $('storm-legend').hidden = bad;
   $('storm-text').textContent = bad ? '' : r.text;
-  $('storm-command').textContent = bad ? '' : r.command;
+  setCommand($('storm-command'), bad ? '' : r.command);
   if (bad) return;
   $('storm-key-flat').textContent = r.legend[0];
   $('storm-key-jit').textContent = r.legend[1];

@@ -311,6 +311,12 @@ func TestBrowser(t *testing.T) {
 		if got := eval[string](tb, `getComputedStyle(document.getElementById('verdict'), '::before').content`); got != `"✓ "` {
 			t.Errorf("a fitting verdict is marked %s, want a check mark besides the colour", got)
 		}
+		// The deadline as typed, not rounded: 1,5 is 1.5 ms, in the
+		// verdict and on the chart.
+		tb.typeInto("deadline", "1,5")
+		if got, label := tb.text("#verdict"), tb.text("#chart .deadline-label"); got != "Misses the 1.5 ms deadline by 1 min 31 s" || label != "1.5 ms" {
+			t.Errorf("verdict with a 1,5 deadline = %q, chart label %q; want Misses the 1.5 ms deadline by 1 min 31 s, and 1.5 ms", got, label)
+		}
 	})
 
 	t.Run("editing updates table, totals and URL", func(t *testing.T) {

@@ -66,7 +66,7 @@ func solveError(err error, deadline time.Duration, l Lang) string {
 	if se.Target == plan.TargetP99 {
 		what = l.t("go.solve.p99")
 	}
-	dl := l.Duration(deadline)
+	dl := l.Exact(deadline)
 	switch {
 	case errors.Is(se.Err, plan.ErrUnbounded):
 		return l.f("go.solve.unbounded", param, what, dl)

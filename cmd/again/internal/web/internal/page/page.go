@@ -84,7 +84,8 @@ type Summary struct {
 type Verdict struct {
 	Fits bool `json:"fits"`
 	// Headline is "Misses the 1 min deadline by 31.5 s" or "Fits the 1 min
-	// deadline with 8.5 s to spare".
+	// deadline with 8.5 s to spare", the deadline as given (Lang.Exact:
+	// "1.5 ms", never rounded to "2 ms").
 	Headline string `json:"headline"`
 	// Detail says how many retries are sure to start in time, when not all
 	// are, and whether the 99th percentile fits.
@@ -263,7 +264,7 @@ func summary(in input, rep *calc.Report, a attempts, l Lang) *Summary {
 		s.Estimate = l.f("go.estimate.percentiles", in.Seed)
 	}
 	if in.timeout > 0 {
-		s.Attempts = l.f("go.attemptsOwn", n+1, l.Duration(in.timeout))
+		s.Attempts = l.f("go.attemptsOwn", n+1, l.Exact(in.timeout))
 	}
 	if n == 0 {
 		s.NoRetries = l.t("go.noRetries")
@@ -286,7 +287,7 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 		}
 	}
 	v := &Verdict{
-		Fits: worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Duration(dl), RetriesWithin: within,
+		Fits: worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Exact(dl), RetriesWithin: within,
 	}
 	if d := rep.Deadline; a.timeout == 0 && d != nil {
 		// Without attempts of their own the report has the verdict, as

@@ -18,6 +18,53 @@ import (
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
+// TestExactDeadline: the deadline and an attempt's timeout, values the user
+// gave, are echoed as given, in either language: 1,5 typed in Deadline is
+// 1.5 ms, not the 2 ms Duration would round it to. Below a day Exact is
+// calc.HumanExact's text, as `again calc` prints a deadline.
+func TestExactDeadline(t *testing.T) {
+	in := map[string]string{"deadline": "1,5", "timeout": "2.25ms"}
+	for k, v := range example {
+		in[k] = v
+	}
+	for l, want := range map[Lang][2]string{
+		English: {"Misses the 1.5 ms deadline by ", "Including the attempts’ own time: 9 × 2.25 ms."},
+		Russian: {"Не укладывается в дедлайн 1,5 мс: не хватает ", "Включая время самих попыток: 9 × 2,25 мс."},
+	} {
+		s := Compute(in, l).Summary
+		if !strings.HasPrefix(s.Verdict.Headline, want[0]) || s.Attempts != want[1] {
+			t.Errorf("%s: verdict %q and %q, want %q… and %q", l, s.Verdict.Headline, s.Attempts, want[0], want[1])
+		}
+	}
+	if got, want := Solve(map[string]string{"initial": "2s", "retries": "8", "deadline": "1.5ms"}, "multiplier", English).Error,
+		"No multiplier keeps the worst-case total wait within 1.5 ms."; got != want {
+		t.Errorf("solving within 1.5 ms: %q, want %q", got, want)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		d := time.Duration(r.Int64N(int64(day)))
+		d >>= r.IntN(40)
+		if got, want := English.Exact(d), calc.HumanExact(d); got != want {
+			t.Errorf("English.Exact(%v) = %q, want calc.HumanExact's %q", d, got, want)
+		}
+		if got, typed := Russian.Exact(d), normalize(calc.FieldDeadline, Russian.Exact(d)); d >= time.Millisecond && typed != d.String() {
+			t.Errorf("Russian.Exact(%v) = %q, which reads back as %s", d, got, typed)
+		}
+	}
+	for d, want := range map[time.Duration]string{
+		3*day + 4*time.Hour:                   "3 d 4 h",
+		3*day + 90*time.Second + 1:            "3 d 1 min 30.000000001 s",
+		1000 * day:                            "1000 d",
+		maxDuration:                           "106751 d 23 h 47 min 16.854775807 s",
+		1500 * time.Microsecond:               "1.5 ms",
+		59*time.Second + 999*time.Millisecond: "59.999 s",
+	} {
+		if got := English.Exact(d); got != want {
+			t.Errorf("English.Exact(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
 // TestDurationIsHumanBelowADay: below a day the page writes durations as
 // `again calc` does, so the two never show different text for one number.
 func TestDurationIsHumanBelowADay(t *testing.T) {
@@ -138,7 +185,7 @@ func TestVerdict(t *testing.T) {
 		headline, more string
 	}{
 		{map[string]string{"deadline": "100s"}, "Fits the 1 min 40 s deadline with 8.5 s to spare", ""},
-		{map[string]string{"deadline": "91.5s"}, "Fits the 1 min 32 s deadline exactly", ""},
+		{map[string]string{"deadline": "91.5s"}, "Fits the 1 min 31.5 s deadline exactly", ""}, // as given, not rounded
 		{map[string]string{"deadline": "60s"}, "Misses the 1 min deadline by 31.5 s",
 			"In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, misses it too."},
 		{map[string]string{"deadline": "100ms"}, "Misses the 100 ms deadline by 1 min 31 s",
@@ -206,7 +253,7 @@ func TestNoRetries(t *testing.T) {
 // in-process: whether the worst case and the 99th percentile fit, how many
 // retries start in time, and the words that say how many.
 func TestVerdictIsCalcs(t *testing.T) {
-	for _, deadline := range []string{"100ms", "1s", "1.5s", "3.5s", "1m", "80s", "91.5s", "2m"} {
+	for _, deadline := range []string{"100ms", "1s", "1.5s", "3.5s", "1m", "80s", "91.5s", "2m", "1.5ms", "1,5", "1m0.25s"} {
 		in := map[string]string{"deadline": deadline}
 		for k, v := range example {
 			in[k] = v
@@ -239,6 +286,10 @@ func TestVerdictIsCalcs(t *testing.T) {
 		retries, _, _ := strings.Cut(v.Detail, ". ")
 		if v.RetriesWithin < r.Retries && !strings.Contains(stdout.String(), " "+retries+". ") {
 			t.Errorf("%s: the page says %q, again calc does not:\n%s", r.Command, retries+".", stdout.String())
+		}
+		// Both echo the deadline as given, unrounded.
+		if !strings.Contains(stdout.String(), "\nDeadline "+v.Deadline+": ") || !strings.Contains(v.Headline, " "+v.Deadline+" deadline") {
+			t.Errorf("%s: the page's verdict %q names the deadline %q; again calc says\n%s", r.Command, v.Headline, v.Deadline, stdout.String())
 		}
 	}
 }

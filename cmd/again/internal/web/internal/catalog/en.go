@@ -176,6 +176,7 @@ var english = map[string]string{
 
 	"go.announce":                "Worst case %s, mean %s.",
 	"go.attemptsOwn":             "Including the attempts’ own time: %d × %s.",
+	"go.bytes.plural":            "byte|bytes",
 	"go.chart.cross":             "Retry %d may start after it.",
 	"go.chart.deadline":          "Deadline %s.",
 	"go.chart.text":              "Latest start of each retry — %s. Longest delay before each retry — %s.",
@@ -197,6 +198,8 @@ var english = map[string]string{
 	"go.moreRows":                "The table shows the first %d %s; the CSV and JSON downloads hold all of them.",
 	"go.noRetries":               "No retries: the first attempt is the only one.",
 	"go.or":                      " or ",
+	"go.quote":                   "“%s”",
+	"go.quoteCut":                "%s… (%d %s)",
 	"go.retriesOf":               "of %d %s",
 	"go.retriesOf.plural":        "retry|retries",
 	"go.solve.field.initial":     "Initial delay",

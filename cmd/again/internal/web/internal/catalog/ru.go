@@ -178,6 +178,7 @@ var russian = map[string]string{
 
 	"go.announce":                "Худший случай %s, в среднем %s.",
 	"go.attemptsOwn":             "Включая время самих попыток: %d × %s.",
+	"go.bytes.plural":            "байт|байта|байт",
 	"go.chart.cross":             "Повтор %d может начаться после него.",
 	"go.chart.deadline":          "Дедлайн %s.",
 	"go.chart.text":              "Самое позднее начало повтора — %s. Самая долгая задержка перед повтором — %s.",
@@ -199,6 +200,8 @@ var russian = map[string]string{
 	"go.moreRows":                "В таблице первые %d %s; в файлах CSV и JSON — все.",
 	"go.noRetries":               "Повторов нет: первая попытка — единственная.",
 	"go.or":                      " или ",
+	"go.quote":                   "«%s»",
+	"go.quoteCut":                "%s… (%d %s)",
 	"go.retriesOf":               "из %d %s",
 	"go.retriesOf.plural":        "повтора|повторов|повторов",
 	"go.solve.field.initial":     "Первая задержка",

@@ -74,7 +74,7 @@ func Storm(v map[string]string, l Lang) StormResult {
 	if s := strings.TrimSpace(v[FieldClients]); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > sim.MaxClients {
-			return StormResult{Error: l.f("go.storm.clientsRange", sim.MaxClients, quote(s))}
+			return StormResult{Error: l.f("go.storm.clientsRange", sim.MaxClients, l.quote(s))}
 		}
 		clients = n
 	}

@@ -460,6 +460,37 @@ func TestRussianNumbersUseComma(t *testing.T) {
 	}
 }
 
+// TestQuotingIsOneRule: every field error shows the typed value by one
+// rule in both languages, again calc's: a number as it is, anything else
+// in the language's quotation marks, a long value cut.
+func TestQuotingIsOneRule(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		field, value string
+		en, ru       string
+	}{
+		{"multiplier", "1e309", ", got 1e309.", "; введено 1e309."},
+		{"retries", "-1", ", got -1.", "; введено -1."},
+		{"initial", "fast", ", got “fast”.", "; введено «fast»."},
+		{"jitter", "proportional:2", ", got “proportional:2”.", "; введено «proportional:2»."},
+		{"timeout", "1e400ms", ", got “1e400ms”.", "; введено «1e400ms»."},
+		{"deadline", long, ", got “" + long[:48] + "”… (100 bytes).", "; введено «" + long[:48] + "»… (100 байт)."},
+		{"clients", "many", ", got “many”.", "; введено «many»."},
+	} {
+		for l, want := range map[Lang]string{English: tc.en, Russian: tc.ru} {
+			var got string
+			if tc.field == FieldClients {
+				got = Storm(map[string]string{tc.field: tc.value}, l).Error
+			} else if errs := Compute(map[string]string{tc.field: tc.value}, l).Errors; len(errs) == 1 {
+				got = errs[0].Text
+			}
+			if !strings.HasSuffix(got, want) || strings.Contains(got, `"`) {
+				t.Errorf("%s %s=%.20q: %q, want it to end %q", l, tc.field, tc.value, got, want)
+			}
+		}
+	}
+}
+
 // TestEveryKeyIsRussian: every message internal/calc can give about an
 // input has a Russian form, with the same placeholders as its arguments.
 func TestEveryKeyIsRussian(t *testing.T) {

@@ -16,7 +16,8 @@
 //
 // The Report is the one place where the calculator's facts live: what is
 // estimated, whether the worst case and the 99th percentile fit the
-// deadline, each value in Human form. Every output format and the web page
+// deadline, each value in Human form (the deadline, the user's own value,
+// in HumanExact form, unrounded). Every output format and the web page
 // render it, so they cannot disagree.
 //
 // Fields missing from Values take their defaults (DefaultValues), those of

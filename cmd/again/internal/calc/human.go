@@ -65,6 +65,57 @@ func Human(d time.Duration) string {
 	return strings.Join(parts, " ")
 }
 
+// HumanExact formats a duration in Human's units without rounding it, so
+// that a value the user gave, such as a deadline, is echoed as given: a
+// unit's fraction keeps every digit it has ("1.5 ms" where Human writes
+// "2 ms", "1 min 31.5 s" where it writes "1 min 32 s"). Where Human does
+// not round, the two agree: "500 ms", "1.5 s", "2 min", "1 h 5 s".
+func HumanExact(d time.Duration) string {
+	if d < 0 {
+		if d == math.MinInt64 { // -d overflows
+			return "−2562047 h 47 min 16.854775808 s"
+		}
+		return "−" + HumanExact(-d)
+	}
+	switch {
+	case d == 0:
+		return "0 ms"
+	case d < time.Microsecond:
+		return strconv.FormatInt(int64(d), 10) + " ns"
+	case d < time.Millisecond:
+		return exactIn(d, time.Microsecond) + " µs"
+	case d < time.Second:
+		return exactIn(d, time.Millisecond) + " ms"
+	case d < time.Minute:
+		return exactIn(d, time.Second) + " s"
+	}
+	h, m, s := d/time.Hour, d/time.Minute%60, d%time.Minute
+	var parts []string
+	if h > 0 {
+		parts = append(parts, strconv.FormatInt(int64(h), 10)+" h")
+	}
+	if m > 0 {
+		parts = append(parts, strconv.FormatInt(int64(m), 10)+" min")
+	}
+	if s > 0 {
+		parts = append(parts, exactIn(s, time.Second)+" s")
+	}
+	return strings.Join(parts, " ")
+}
+
+// exactIn writes d (>= 0) in units of unit (1 ns to 1 s, a power of ten)
+// with every digit of its fraction and no trailing zeros: 1500µs in ms is
+// "1.5".
+func exactIn(d, unit time.Duration) string {
+	s := strconv.FormatInt(int64(d/unit), 10)
+	if f := d % unit; f != 0 {
+		digits := len(strconv.FormatInt(int64(unit), 10)) - 1
+		frac := strconv.FormatInt(int64(f), 10)
+		s += "." + strings.TrimRight(strings.Repeat("0", digits-len(frac))+frac, "0")
+	}
+	return s
+}
+
 // round returns d (>= 0) in units of unit, rounded half up. Unlike
 // (d + unit/2) / unit it cannot overflow near the largest Duration.
 func round(d, unit time.Duration) int64 {

@@ -120,3 +120,77 @@ func FuzzHuman(f *testing.F) {
 		}
 	})
 }
+
+func TestHumanExact(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 ms"},
+		{999 * time.Nanosecond, "999 ns"},
+		{1500 * time.Nanosecond, "1.5 µs"},
+		{1500 * time.Microsecond, "1.5 ms"},
+		{1000001 * time.Nanosecond, "1.000001 ms"},
+		{250 * time.Millisecond, "250 ms"},
+		{999*time.Millisecond + 500*time.Microsecond, "999.5 ms"},
+		{1500 * time.Millisecond, "1.5 s"},
+		{45750 * time.Millisecond, "45.75 s"},
+		{91500 * time.Millisecond, "1 min 31.5 s"},
+		{2 * time.Minute, "2 min"},
+		{time.Hour + 5*time.Second, "1 h 5 s"},
+		{time.Hour + time.Nanosecond, "1 h 0.000000001 s"},
+		{math.MaxInt64, "2562047 h 47 min 16.854775807 s"},
+		{-1500 * time.Microsecond, "−1.5 ms"},
+		{math.MinInt64, "−2562047 h 47 min 16.854775808 s"},
+	}
+	for _, tt := range tests {
+		if got := HumanExact(tt.d); got != tt.want {
+			t.Errorf("HumanExact(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+	// Read back, every value is exact; where Human does not round, the two
+	// are the same text.
+	unit := map[string]time.Duration{"ns": time.Nanosecond, "µs": time.Microsecond, "ms": time.Millisecond, "s": time.Second, "min": time.Minute, "h": time.Hour}
+	for i := range 3000 {
+		d := time.Duration(uint64(i) * 0x9E3779B97F4A7C15 % math.MaxInt64)
+		d >>= i % 63 // every order of magnitude
+		if i%5 == 0 {
+			d = d / time.Millisecond * time.Millisecond
+		}
+		s := HumanExact(d)
+		f := strings.Fields(s)
+		var got time.Duration
+		for j := 0; j+1 < len(f); j += 2 {
+			whole, frac, _ := strings.Cut(f[j], ".")
+			n, err := strconv.ParseInt(whole, 10, 64)
+			u, ok := unit[f[j+1]]
+			if err != nil || !ok || len(f)%2 != 0 {
+				t.Fatalf("HumanExact(%d) = %q", d, s)
+			}
+			got += time.Duration(n) * u
+			for k, scale := 0, u/10; k < len(frac); k, scale = k+1, scale/10 {
+				got += time.Duration(frac[k]-'0') * scale
+			}
+		}
+		if got != d {
+			t.Errorf("HumanExact(%d) = %q, which reads back as %d", d, s, got)
+		}
+		if h := Human(d); h != s && d < time.Minute && (d < time.Microsecond || d%unitOf(d) == 0) {
+			t.Errorf("HumanExact(%v) = %q, Human %q: want the same text where Human does not round", d, s, h)
+		}
+	}
+}
+
+// unitOf returns the unit Human writes d (under a minute) in, at its
+// precision: ns, µs, ms, or tenths of seconds.
+func unitOf(d time.Duration) time.Duration {
+	switch {
+	case d < time.Microsecond:
+		return time.Nanosecond
+	case d < time.Millisecond:
+		return time.Microsecond
+	case d < time.Second:
+		return time.Millisecond
+	}
+	return 100 * time.Millisecond
+}

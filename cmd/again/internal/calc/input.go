@@ -102,8 +102,13 @@ type InputError struct {
 
 // Detail returns the message without the field name:
 // "must be a finite number >= 1, got 0.5". Message adds the flag name.
-func (e *InputError) Detail() string {
-	pairs := []string{"{value}", showValue(e.Value)}
+func (e *InputError) Detail() string { return e.DetailWith(showValue) }
+
+// DetailWith returns Detail's message with the rejected value written by
+// show, for a page that quotes in its own style: `got “fast”`. Detail
+// shows a number as it is (IsNumber) and anything else in Go's quotes.
+func (e *InputError) DetailWith(show func(value string) string) string {
+	pairs := []string{"{value}", show(e.Value)}
 	for k, v := range e.Args {
 		pairs = append(pairs, "{"+k+"}", v)
 	}
@@ -236,6 +241,10 @@ func parseMillis(s string) (time.Duration, bool) {
 // strconv.ParseFloat accepts that nobody means as a count of milliseconds:
 // "NaN", "Inf", hexadecimal and underscores.
 func isNumber(s string) bool { return decimal.MatchString(s) }
+
+// IsNumber reports whether s is a plain decimal number, which messages
+// show as it is; they quote any other value.
+func IsNumber(s string) bool { return isNumber(s) }
 
 // decimal matches plain decimal numbers; it is never modified.
 var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)

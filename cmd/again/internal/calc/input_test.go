@@ -311,6 +311,25 @@ func TestLongValueShortened(t *testing.T) {
 	}
 }
 
+// TestDetailWith checks that a page can show the rejected value in its own
+// style, with the same words, and that IsNumber tells which values Detail
+// shows unquoted.
+func TestDetailWith(t *testing.T) {
+	_, err := Parse(Values{FieldInitial: "fast"})
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Fatal(err)
+	}
+	if got, want := ie.DetailWith(func(v string) string { return "“" + v + "”" }), strings.Replace(ie.Detail(), `"fast"`, "“fast”", 1); got != want || got == ie.Detail() {
+		t.Errorf("DetailWith = %q, want %q", got, want)
+	}
+	for s, want := range map[string]bool{"1e309": true, "-1": true, ".5": true, "0.5": true, "fast": false, "": false, "NaN": false, "0x10": false, "1_000": false} {
+		if IsNumber(s) != want {
+			t.Errorf("IsNumber(%q) = %v, want %v", s, !want, want)
+		}
+	}
+}
+
 // TestJitterNames checks that every name JitterNames lists is accepted by
 // --jitter and names its own kind.
 func TestJitterNames(t *testing.T) {

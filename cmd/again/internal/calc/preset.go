@@ -21,7 +21,10 @@ type Preset struct {
 	// Source is the address of the documentation the values come from, or
 	// "" when the preset is this calculator's own.
 	Source string
-	// AsOf is the month the values were checked against Source: "2026-11".
+	// AsOf is the month the values were checked against Source: "2026-11";
+	// "" for this calculator's own presets (the worked example, and
+	// again's backoff.Default(), which the calculator computes from the
+	// code itself), whose values no date can make stale.
 	AsOf string
 }
 
@@ -35,7 +38,11 @@ func PolicyFields() []string {
 // returns a new slice with new Values, so that callers may change them.
 func Presets() []Preset {
 	p := func(name, initial, multiplier, max, retries, jitter, source string) Preset {
-		return Preset{Name: name, Source: source, AsOf: "2026-11", Values: Values{
+		asOf := "2026-11"
+		if name == "example" || name == "again" {
+			asOf = ""
+		}
+		return Preset{Name: name, Source: source, AsOf: asOf, Values: Values{
 			FieldInitial: initial, FieldMultiplier: multiplier, FieldMax: max, FieldRetries: retries, FieldJitter: jitter,
 		}}
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,7 +166,9 @@ type MonteCarloReport struct {
 // DeadlineReport compares the total wait with the deadline: the worst case
 // (WorstCaseFits, RetriesWithin) and the 99th percentile (P99Fits).
 type DeadlineReport struct {
-	Deadline      Millis `json:"deadline_ms"`
+	Deadline Millis `json:"deadline_ms"`
+	// DeadlineHuman is the deadline as given, in HumanExact form: "1.5 ms",
+	// not Human's rounded "2 ms".
 	DeadlineHuman string `json:"deadline_human"`
 	WorstCaseFits bool   `json:"worst_case_fits"`
 	P99Fits       bool   `json:"p99_fits"`
@@ -193,7 +194,7 @@ var ErrTooManyRetries = errors.New("calc: the answer is more retries than the ca
 // Detail returns the message without the package prefix, such as "no initial
 // delay keeps the worst-case total wait within 1 min".
 func (e *SolveError) Detail() string {
-	what := fmt.Sprintf("%s total wait within %s", targetName(e.Target), durationText(e.Deadline))
+	what := fmt.Sprintf("%s total wait within %s", targetName(e.Target), HumanExact(e.Deadline))
 	switch {
 	case errors.Is(e.Err, plan.ErrUnbounded) && e.Param == plan.ParamRetries && e.Target == plan.TargetP99:
 		// The p99 search stops at the most retries Stats analyses: say so
@@ -284,7 +285,7 @@ func Compute(in Input) (*Report, error) {
 	if in.Deadline > 0 {
 		f := s.Deadline(in.Deadline)
 		r.Deadline = &DeadlineReport{
-			Deadline: Millis(f.Deadline), DeadlineHuman: durationText(f.Deadline),
+			Deadline: Millis(f.Deadline), DeadlineHuman: HumanExact(f.Deadline),
 			WorstCaseFits: f.WorstCaseFits, P99Fits: st.P99 <= in.Deadline, RetriesWithin: f.RetriesWithin,
 		}
 	}
@@ -351,19 +352,6 @@ func targetName(t plan.Target) string {
 		return "99th-percentile"
 	}
 	return "worst-case"
-}
-
-// durationText shows a duration in human form, adding the exact Go form
-// when the human one rounds: "1 min", "1 min 32 s (1m31.5s)".
-func durationText(d time.Duration) string {
-	h := Human(d)
-	exact := d%time.Second == 0 ||
-		d < time.Minute && d%(100*time.Millisecond) == 0 ||
-		d < time.Second && d%time.Millisecond == 0
-	if exact || d == math.MaxInt64 {
-		return h
-	}
-	return h + " (" + d.String() + ")"
 }
 
 // WriteJSON writes the report as indented JSON followed by a newline.

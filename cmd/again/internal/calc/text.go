@@ -157,7 +157,7 @@ func (r *Report) writeHeader(w *bufio.Writer, strong string) {
 			w.WriteString("\n") // Markdown would join the two lines
 		}
 		fmt.Fprintf(w, "%sSolved:%s the largest %s whose %s total wait fits %s is %s\n", strong, strong,
-			paramName(r.input.Param), targetName(r.input.Target), durationText(r.input.Deadline), v)
+			paramName(r.input.Param), targetName(r.input.Target), HumanExact(r.input.Deadline), v)
 	}
 	w.WriteString("\n")
 }

@@ -106,7 +106,9 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 		deadline, want string
 	}{
 		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends within it.\n"},
-		{"91500", "Deadline 1 min 32 s (1m31.5s): fits; even the worst case, 1 min 32 s, ends within it.\n"},
+		// A deadline is echoed as given, not rounded as the totals are.
+		{"91500", "Deadline 1 min 31.5 s: fits; even the worst case, 1 min 32 s, ends within it.\n"},
+		{"1.5ms", "Deadline 1.5 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
 		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
 		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 7 of 8 retries start in time. The 99th percentile, 1 min 15 s, ends within it.\n"},
 		// The worst totals of the first retries are 500 ms, 1.5 s, 3.5 s.

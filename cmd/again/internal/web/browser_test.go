@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -310,6 +311,12 @@ func TestBrowser(t *testing.T) {
 		if got := eval[string](tb, `getComputedStyle(document.getElementById('verdict'), '::before').content`); got != `"✓ "` {
 			t.Errorf("a fitting verdict is marked %s, want a check mark besides the colour", got)
 		}
+		// The deadline as typed, not rounded: 1,5 is 1.5 ms, in the
+		// verdict and on the chart.
+		tb.typeInto("deadline", "1,5")
+		if got, label := tb.text("#verdict"), tb.text("#chart .deadline-label"); got != "Misses the 1.5 ms deadline by 1 min 31 s" || label != "1.5 ms" {
+			t.Errorf("verdict with a 1,5 deadline = %q, chart label %q; want Misses the 1.5 ms deadline by 1 min 31 s, and 1.5 ms", got, label)
+		}
 	})
 
 	t.Run("editing updates table, totals and URL", func(t *testing.T) {
@@ -403,8 +410,11 @@ func TestBrowser(t *testing.T) {
 				t.Errorf("preset %s: deadline %q, want the caller's 45s kept", id, got)
 			}
 			note := eval[[]string](tb, `(b => [b.querySelector('p').innerText, String(!!b.querySelector('details') && !b.querySelector('details').open)])(document.getElementById('preset-note'))`)
-			if len([]rune(note[0])) > 150 || !strings.Contains(note[0], "as of 2026-") || note[1] != "true" {
-				t.Errorf("preset %s: note %q (folded %s), want a short line with its date and the rest folded away", id, note[0], note[1])
+			// Another library's or service's values carry the date they
+			// were checked, inside the sentence; the page's own do not.
+			dated := id != "example" && id != "again"
+			if len([]rune(note[0])) > 150 || dated != datedNote.MatchString(note[0]) || strings.Contains(note[0], "as of") != dated || note[1] != "true" {
+				t.Errorf("preset %s: note %q (folded %s), want a short line, dated %v before its full stop, and the rest folded away", id, note[0], note[1], dated)
 			}
 			errs := eval[string](tb, `[...document.querySelectorAll('.err')].map(e => e.textContent).join('')`)
 			if errs != "" {
@@ -526,6 +536,25 @@ func TestBrowser(t *testing.T) {
 		tb := newTab(t, bctx, origin)
 		tb.open(exampleQuery + "&lang=ru")
 		checkRussian(t, tb)
+		// The proportional jitter's hint and its factor's empty field
+		// write the default with a decimal comma.
+		tb.do(chromedp.SetValue("#jitter", "proportional"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('jitter').dispatchEvent(new Event('input', {bubbles: true}))`))
+		tb.idle()
+		if got, want := tb.text("#jitter-hint"), "Случайная задержка от расчётной × (1 − f) до расчётной × (1 + f); 0 < f ≤ 1, по умолчанию 0,25"; got != want {
+			t.Errorf("the proportional jitter's hint in Russian = %q, want %q", got, want)
+		}
+		if got := eval[string](tb, `document.getElementById('factor').placeholder`); got != "0,25" {
+			t.Errorf("the factor's placeholder in Russian = %q, want 0,25", got)
+		}
+		tb.click("#lang-en")
+		if got := eval[string](tb, `document.getElementById('factor').placeholder`); got != "0.25" || !strings.HasSuffix(tb.text("#jitter-hint"), "default 0.25") {
+			t.Errorf("in English the factor's placeholder is %q and the hint %q, want 0.25 in both", got, tb.text("#jitter-hint"))
+		}
+		tb.click("#lang-ru")
+		tb.do(chromedp.SetValue("#jitter", "full"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('jitter').dispatchEvent(new Event('input', {bubbles: true}))`))
+		tb.idle()
 		// The switch goes back to English and says so in the URL.
 		tb.click("#lang-en")
 		if got := eval[string](tb, `document.querySelector('h1').innerText`); got != "Exponential backoff calculator" {
@@ -776,6 +805,89 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	// Every tick label lies inside its chart, clear of the axis titles,
+	// however wide the labels: the timeline's 100001 attempts, the storm's
+	// 100000 clients. The timeline draws attempts too many for a line each
+	// as the band, mean and latest start the schedule's chart draws.
+	t.Run("axis labels fit", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		check := func(query string, ids ...string) {
+			t.Helper()
+			tb.open(query)
+			tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+			js, _ := json.Marshal(ids)
+			problems := eval[[]string](tb, `(`+string(js)+`).flatMap(id => {
+				const svg = document.getElementById(id), box = svg.getBoundingClientRect(), out = [];
+				const rects = (sel) => [...svg.querySelectorAll(sel)].map(t => [t.textContent, t.getBoundingClientRect()]);
+				const ticks = rects('text.tick'), titles = rects('text.axis-title');
+				if (ticks.length === 0) out.push(id + ': no tick labels');
+				for (const [s, r] of ticks) if (r.left < box.left - 0.5 || r.right > box.right + 0.5) out.push(id + ': the label ' + s + ' is cut at the edge');
+				for (const [a, ra] of titles) for (const [s, r] of ticks) {
+					if (ra.left < r.right && r.left < ra.right && ra.top < r.bottom && r.top < ra.bottom) out.push(id + ': the title ' + a + ' overlaps the label ' + s);
+				}
+				return out;
+			})`)
+			for _, p := range problems {
+				t.Errorf("%s: %s", query, p)
+			}
+		}
+		check("?initial=1ms&multiplier=1.0001&max=0&retries=100000&jitter=full&deadline=1h&lang=ru", "chart", "timeline")
+		if got := eval[[]int](tb, `['polygon.cum-band', 'polyline.cum-mean', 'polyline.cum', 'line.span'].map(s => document.querySelectorAll('#timeline ' + s).length)`); !slices.Equal(got, []int{1, 1, 1, 0}) {
+			t.Errorf("the timeline of 100001 attempts draws %v bands, mean lines, latest-start lines and attempt lines; want one band and its two lines", got)
+		}
+		check("?retries=1&clients=100000&lang=en", "chart", "timeline", "storm")
+		check(exampleQuery+"&deadline=60s&lang=en", "chart", "timeline", "storm")
+	})
+
+	// The command boxes wrap between arguments, never inside a flag, and
+	// hold the command exactly: their text and what a reader copies.
+	t.Run("command lines wrap between arguments", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		in := map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full", "deadline": "60s"}
+		want := map[string]string{"command": page.Compute(in, page.English).Command, "storm-command": page.Storm(in, page.English).Command}
+		for _, width := range []int64{390, 1280} {
+			tb.do(chromedp.EmulateViewport(width, 900))
+			tb.open(exampleQuery + "&deadline=60s&lang=en")
+			tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+			for id, cmd := range want {
+				got := eval[[]string](tb, `(el => {
+					getSelection().selectAllChildren(el);
+					const copied = getSelection().toString();
+					getSelection().removeAllRanges();
+					// The box's lines as laid out: its characters grouped by their line's top.
+					const lines = [];
+					let top = null;
+					const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+					for (let n; (n = walk.nextNode());) {
+						for (let i = 0; i < n.length; i++) {
+							const r = document.createRange();
+							r.setStart(n, i);
+							r.setEnd(n, i + 1);
+							const rect = r.getClientRects()[0];
+							if (!rect) continue;
+							if (top === null || rect.top > top + 2) { lines.push(''); top = rect.top; }
+							lines[lines.length - 1] += n.data[i];
+						}
+					}
+					return [el.textContent, copied, ...lines.map(l => l.trim())];
+				})(document.getElementById(`+jsString(id)+`))`)
+				if got[0] != cmd || got[1] != cmd {
+					t.Errorf("%d px: #%s holds %q and copies as %q, want the command %q", width, id, got[0], got[1], cmd)
+				}
+				lines := got[2:]
+				for _, line := range lines {
+					if strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "--") || strings.HasSuffix(line, "-") {
+						t.Errorf("%d px: #%s breaks inside a flag: lines %q", width, id, lines)
+						break
+					}
+				}
+				if width == 390 && len(lines) < 2 {
+					t.Errorf("390 px: #%s is one line %q, want it wrapped", id, lines)
+				}
+			}
+		}
+	})
+
 	// Point 11.
 	t.Run("accessibility", func(t *testing.T) {
 		tb := newTab(t, bctx, origin)
@@ -974,6 +1086,10 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 }
+
+// datedNote matches a preset's short note that ends with the date its
+// values were checked, before the full stop, and the link to its source.
+var datedNote = regexp.MustCompile(`[^ ] \(as of 2026-[01][0-9]\)\.(?: Source)?$`)
 
 // reduceMotion makes the tab prefer reduced motion.
 func reduceMotion(t *testing.T, tb *tab) {

@@ -3,7 +3,7 @@
 // attempts.
 import { $ } from './dom.js';
 import { t } from './i18n.js';
-import { axes, el, place, width } from './svg.js';
+import { axes, el, leftMargin, place, width } from './svg.js';
 
 export function drawCharts(r) {
   const c = r.chart;
@@ -31,10 +31,9 @@ function chart(r) {
   const c = r.chart;
   const W = width(svg);
   const small = W < 560;
-  const labels = [...c.total.ticks, ...c.delay.ticks].map((k) => k.label.length);
   // Room on the right for the end values (12px text), on a wide screen.
   const ends = Math.max(c.worstEnd.length, c.meanEnd.length);
-  const L = Math.max(40, Math.ceil(Math.max(0, ...labels) * 6.4) + 26), R = small ? 14 : Math.ceil(ends * 7) + 16, T = 24, gap = 44, B = 40;
+  const L = leftMargin([...c.total.ticks, ...c.delay.ticks].map((k) => k.label)), R = small ? 14 : Math.ceil(ends * 7) + 16, T = 24, gap = 44, B = 40;
   const h1 = small ? 150 : 190, h2 = small ? 100 : 120;
   const H = T + h1 + gap + h2 + B;
   const pw = W - L - R;
@@ -98,14 +97,18 @@ function chart(r) {
 }
 
 // timeline draws each attempt on a time axis from t = 0: a line from its
-// earliest to its latest start, a dot at the mean, and the deadline.
+// earliest to its latest start, a dot at the mean, and the deadline. When
+// the attempts lie closer than a line is thick, the lines would merge into
+// one block: it draws their band, mean and latest start as the schedule's
+// chart does, with the same marks its legend names.
 function timeline(r) {
   const svg = $('timeline');
   const c = r.chart;
   const W = width(svg);
   const atts = c.attempts;
   const n = atts[atts.length - 1].n;
-  const L = 46, R = 16, T = 10, B = 40;
+  const yGap = 8;
+  const L = leftMargin(c.attemptTicks.map(String), yGap), R = 16, T = 10, B = 40;
   const h = Math.min(Math.max(atts.length * 14, 90), 220);
   const H = T + h + B;
   const pw = W - L - R;
@@ -115,14 +118,21 @@ function timeline(r) {
   const y = (k) => T + (n === 1 ? h / 2 : (k - 1) / (n - 1) * h);
   axes(nodes, { x: L, y: T, w: pw, h }, W, H, {
     xTicks: c.total.ticks.map((k) => ({ at: x(k.ms), label: k.label })), xGrid: true,
-    yTicks: c.attemptTicks.map((k) => ({ at: y(k), label: String(k) })), yGrid: false, yGap: 8,
+    yTicks: c.attemptTicks.map((k) => ({ at: y(k), label: String(k) })), yGrid: false, yGap,
     left: false, yTitle: t('js.axisAttempt'), xTitle: t('js.axisTime'),
   });
   const v = r.summary.verdict;
   if (v) nodes.push(el('line', { class: 'deadline', x1: x(v.deadlineMs), x2: x(v.deadlineMs), y1: T, y2: T + h }));
-  for (const a of atts) {
-    nodes.push(el('line', { class: 'span', x1: x(a.minMs), x2: Math.max(x(a.maxMs), x(a.minMs) + 1.5), y1: y(a.n), y2: y(a.n) }));
-    if (atts.length <= 60) nodes.push(el('circle', { class: 'cum-dot', cx: x(a.meanMs), cy: y(a.n), r: 3 }));
+  if (atts.length > 1 && h / (atts.length - 1) < 4) {
+    const pts = (key) => atts.map((a) => `${x(a[key]).toFixed(1)},${y(a.n).toFixed(1)}`);
+    nodes.push(el('polygon', { class: 'cum-band', points: pts('minMs').concat(pts('maxMs').reverse()).join(' ') }));
+    nodes.push(el('polyline', { class: 'cum-mean', points: pts('meanMs').join(' ') }));
+    nodes.push(el('polyline', { class: 'cum', points: pts('maxMs').join(' ') }));
+  } else {
+    for (const a of atts) {
+      nodes.push(el('line', { class: 'span', x1: x(a.minMs), x2: Math.max(x(a.maxMs), x(a.minMs) + 1.5), y1: y(a.n), y2: y(a.n) }));
+      if (atts.length <= 60) nodes.push(el('circle', { class: 'cum-dot', cx: x(a.meanMs), cy: y(a.n), r: 3 }));
+    }
   }
   svg.replaceChildren(...nodes);
 }

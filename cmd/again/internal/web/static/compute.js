@@ -4,7 +4,7 @@
 // up work.
 import { call } from './calls.js';
 import { drawCharts } from './charts.js';
-import { $ } from './dom.js';
+import { $, setCommand } from './dom.js';
 import { scheduleDownloads } from './downloads.js';
 import { lang, t } from './i18n.js';
 import { FIELDS, readInputs, writeURL } from './inputs.js';
@@ -156,7 +156,7 @@ function render(r, req) {
   $('more-rows').textContent = r.moreRows || '';
   // Charts, code and downloads.
   drawCharts(r);
-  $('command').textContent = r.command;
+  setCommand($('command'), r.command);
   $('command-note').textContent = req.timeout ? t('js.commandNote') : '';
   $('snippet').textContent = r.snippet;
   scheduleDownloads(req.text);

@@ -100,12 +100,13 @@ export function placeholders() {
 // jitterHint says what the chosen jitter draws.
 export function jitterHint() {
   const kind = $('jitter').value;
-  $('jitter-hint').textContent = JITTERS.includes(kind) ? t('js.jitterHint.' + kind) : '';
+  $('jitter-hint').textContent = JITTERS.includes(kind) ? t('js.jitterHint.' + kind, { factor: t('js.factorDefault') }) : '';
 }
 
 // nameOptions names the choices of the select elements in the page's
-// language.
+// language, and writes the default jitter factor with its decimal sign.
 export function nameOptions() {
+  $('factor').placeholder = t('js.factorDefault');
   const sel = $('target');
   sel.options[0].textContent = t('js.targetMax');
   sel.options[1].textContent = t('js.targetP99');

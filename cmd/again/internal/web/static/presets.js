@@ -1,6 +1,7 @@
 // The preset menu: the calculator's presets (internal/calc, the same ones
-// `again calc --preset` offers), each with a short note, its source and
-// the date it was checked; the long notes fold away.
+// `again calc --preset` offers), each with a short note, its source and,
+// for another library's or service's values, the date they were checked;
+// the long notes fold away.
 import { $ } from './dom.js';
 import { t } from './i18n.js';
 import { POLICY } from './inputs.js';
@@ -26,15 +27,16 @@ export function presetNote() {
   box.replaceChildren();
   if (!p) return;
   const line = document.createElement('p');
-  line.append(t(`preset.${p.id}.short`) + ' ');
+  // The date goes inside the short note's sentence, before its full stop.
+  const short = t(`preset.${p.id}.short`);
+  line.append(p.asOf ? t('js.asOf', { text: short.replace(/\.$/, ''), date: p.asOf }) : short);
   if (p.src) {
     const a = document.createElement('a');
     a.href = p.src;
     a.rel = 'noreferrer noopener';
     a.textContent = t('js.source');
-    line.append(a, ' ');
+    line.append(' ', a);
   }
-  line.append(t('js.asOf', { date: p.asOf }));
   const more = document.createElement('details');
   const sum = document.createElement('summary');
   sum.textContent = t('js.more');

@@ -3,10 +3,10 @@
 // costs more than the rest of an update, and the view is further down the
 // page: it runs when typing pauses.
 import { call } from './calls.js';
-import { $ } from './dom.js';
+import { $, setCommand } from './dom.js';
 import { lang, t } from './i18n.js';
 import { readInputs } from './inputs.js';
-import { axes, el, width } from './svg.js';
+import { axes, el, leftMargin, width } from './svg.js';
 
 let shownFor = null; // the inputs and language the view shows
 let shown = null; // and its result
@@ -56,13 +56,13 @@ function drawStorm(r) {
   svg.toggleAttribute('hidden', bad);
   $('storm-legend').hidden = bad;
   $('storm-text').textContent = bad ? '' : r.text;
-  $('storm-command').textContent = bad ? '' : r.command;
+  setCommand($('storm-command'), bad ? '' : r.command);
   if (bad) return;
   $('storm-key-flat').textContent = r.legend[0];
   $('storm-key-jit').textContent = r.legend[1];
   $('storm-key-jit-item').hidden = !r.jittered;
   const W = width(svg);
-  const L = 52, R = 14, T = 12, h = W < 560 ? 150 : 190, B = 40;
+  const L = leftMargin(r.counts.map(String)), R = 14, T = 12, h = W < 560 ? 150 : 190, B = 40;
   const H = T + h + B, pw = W - L - R;
   const box = { x: L, y: T, w: pw, h };
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);

@@ -23,6 +23,12 @@ export function place(scale, ms) {
   return Math.min(ms, scale.top) / Math.max(scale.top, 1e-9);
 }
 
+// leftMargin returns the room left of a plot for its y-axis title (at x =
+// 12, rotated) and tick labels ending gap px left of the box: enough for
+// the widest label, estimated at 6.4 px a character of the 11 px tick
+// font, with 20 px from the SVG's edge where the title is.
+export const leftMargin = (labels, gap = 6) => Math.max(40, Math.ceil(Math.max(0, ...labels.map((s) => s.length)) * 6.4) + gap + 20);
+
 // axes draws the frame of a plot into nodes. box is the plot area {x, y,
 // w, h} in an SVG W wide and H high. o says what to draw, all optional:
 //   yTicks: [{at, label}] at heights at, each labelled left of the box,

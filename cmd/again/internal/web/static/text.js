@@ -3,7 +3,7 @@
 
 export const TEXT = {
   "en": {
-    "js.asOf": "(as of {date})",
+    "js.asOf": "{text} (as of {date}).",
     "js.axisAttempt": "Attempt",
     "js.axisDelay": "Delay",
     "js.axisFailure": "Time since the failure",
@@ -16,6 +16,7 @@ export const TEXT = {
     "js.copyFailed": "Select the code and copy it by hand.",
     "js.custom": "Custom values",
     "js.estimated": "estimate",
+    "js.factorDefault": "0.25",
     "js.invalid": "Fix the marked field; the results in grey are for the last valid input.",
     "js.invalidNone": "Fix the marked field to see the schedule.",
     "js.jitter.decorrelated": "decorrelated",
@@ -27,7 +28,7 @@ export const TEXT = {
     "js.jitterHint.equal": "Random in [delay/2, delay]",
     "js.jitterHint.full": "Random in [0, delay]",
     "js.jitterHint.none": "Exactly the computed delay",
-    "js.jitterHint.proportional": "Random in delay × [1 − f, 1 + f]; f in (0, 1], default 0.25",
+    "js.jitterHint.proportional": "Random in delay × [1 − f, 1 + f]; f in (0, 1], default {factor}",
     "js.late": "retry {n} may start late",
     "js.loadFailed": "The calculator could not start: ",
     "js.more": "More",
@@ -75,7 +76,7 @@ export const TEXT = {
     "preset.urllib3.short": "Retry(total=3, backoff_factor=0.5); its first retry is immediate."
   },
   "ru": {
-    "js.asOf": "(по состоянию на {date})",
+    "js.asOf": "{text} (по состоянию на {date}).",
     "js.axisAttempt": "Попытка",
     "js.axisDelay": "Задержка",
     "js.axisFailure": "Время с момента сбоя",
@@ -88,6 +89,7 @@ export const TEXT = {
     "js.copyFailed": "Выделите код и скопируйте его вручную.",
     "js.custom": "Свои значения",
     "js.estimated": "оценка",
+    "js.factorDefault": "0,25",
     "js.invalid": "Исправьте отмеченное поле; серым — результаты для последних верных значений.",
     "js.invalidNone": "Исправьте отмеченное поле, чтобы увидеть расписание.",
     "js.jitter.decorrelated": "декоррелированный",
@@ -95,11 +97,11 @@ export const TEXT = {
     "js.jitter.full": "полный",
     "js.jitter.none": "нет",
     "js.jitter.proportional": "пропорциональный",
-    "js.jitterHint.decorrelated": "Случайно в [первая, предыдущая × множитель]",
-    "js.jitterHint.equal": "Случайно в [задержка/2, задержка]",
-    "js.jitterHint.full": "Случайно в [0, задержка]",
+    "js.jitterHint.decorrelated": "Случайная задержка от первой до предыдущей × множитель",
+    "js.jitterHint.equal": "Случайная задержка от половины расчётной до расчётной",
+    "js.jitterHint.full": "Случайная задержка от 0 до расчётной",
     "js.jitterHint.none": "Ровно расчётная задержка",
-    "js.jitterHint.proportional": "Случайно в задержка × [1 − f, 1 + f]; f в (0, 1], по умолчанию 0.25",
+    "js.jitterHint.proportional": "Случайная задержка от расчётной × (1 − f) до расчётной × (1 + f); 0 < f ≤ 1, по умолчанию {factor}",
     "js.late": "повтор {n} может опоздать",
     "js.loadFailed": "Калькулятор не запустился: ",
     "js.more": "Подробнее",
@@ -118,7 +120,7 @@ export const TEXT = {
     "preset.aws-throttle.more": "Тот же стандартный режим для ошибок ограничения частоты (ThrottlingException, 429): база 1 с, полный джиттер, максимум 20 с, 3 попытки. Квота повторов списывает за такие повторы только 5 токенов.",
     "preset.aws-throttle.name": "AWS SDK, стандартный режим, ограничение частоты",
     "preset.aws-throttle.short": "Стандартный режим для ограничения частоты: база 1 с.",
-    "preset.aws.more": "Стандартный режим в редакции 2026 года (AWS_NEW_RETRIES_2026=true, по умолчанию с ноября 2026): 3 попытки (2 повтора), полный джиттер в пределах [0, база × 2^(n−1)], не больше 20 с, база 50 мс для временных ошибок вроде тайм-аутов. Здесь не выразить: для ошибок ограничения частоты база 1 с (следующий пункт), у DynamoDB 25 мс и 4 попытки, квота повторов (корзина токенов: 14 за повтор, 5 за ограничение частоты) прекращает повторы во время сбоя, заголовок x-amz-retry-after соблюдается. До 2026 года база зависела от SDK (1 с в Go и .NET, 100 мс в JavaScript, 25 мс в C++), а ограничение применялось после джиттера.",
+    "preset.aws.more": "Стандартный режим в редакции 2026 года (AWS_NEW_RETRIES_2026=true, по умолчанию с ноября 2026): 3 попытки (2 повтора), полный джиттер от 0 до базы × 2^(n−1), не больше 20 с, база 50 мс для временных ошибок вроде тайм-аутов. Здесь не выразить: для ошибок ограничения частоты база 1 с (следующий пункт), у DynamoDB 25 мс и 4 попытки, квота повторов (корзина токенов: 14 за повтор, 5 за ограничение частоты) прекращает повторы во время сбоя, заголовок x-amz-retry-after соблюдается. До 2026 года база зависела от SDK (1 с в Go и .NET, 100 мс в JavaScript, 25 мс в C++), а ограничение применялось после джиттера.",
     "preset.aws.name": "AWS SDK, стандартный режим (2026), временные ошибки",
     "preset.aws.short": "Стандартный режим, редакция 2026: 3 попытки, база 50 мс, максимум 20 с.",
     "preset.cenkalti.more": "Значения по умолчанию: InitialInterval 500 мс, Multiplier 1,5, MaxInterval 60 с, RandomizationFactor 0,5, MaxElapsedTime 15 мин. Числа повторов нет (показано 25 — примерно столько вмещают 15 минут), разброс добавляется после ограничения, так что задержки доходят до 90 с, а здесь не превышают максимум; в прошедшее время входит и время самой операции.",
@@ -158,7 +160,7 @@ export const PRESETS = [
       "retries": "8"
     },
     "src": "",
-    "asOf": "2026-11"
+    "asOf": ""
   },
   {
     "id": "again",
@@ -170,7 +172,7 @@ export const PRESETS = [
       "retries": "3"
     },
     "src": "https://pkg.go.dev/github.com/again-go/again/backoff#Default",
-    "asOf": "2026-11"
+    "asOf": ""
   },
   {
     "id": "aws",

@@ -86,6 +86,41 @@ func TestNoInternalWords(t *testing.T) {
 	}
 }
 
+// TestRussianDecimalComma: Russian writes a decimal with a comma ("0,25",
+// "45,8 с"). A point is left only in code a reader copies as it is: Go
+// durations ("1.5s", in <code> or in the syntax an error message names)
+// and other programs' settings (gRPC's initialBackoff 0.1s, urllib3's
+// backoff_factor=0.5).
+func TestRussianDecimalComma(t *testing.T) {
+	code := regexp.MustCompile(`<code[^>]*>[^<]*</code>`)
+	verbatim := regexp.MustCompile(`\d+\.\d+[a-zµ]+\b|=\d+\.\d+`)
+	point := regexp.MustCompile(`\d\.\d`)
+	for _, k := range Keys("ru") {
+		s := verbatim.ReplaceAllString(code.ReplaceAllString(Text("ru", k), ""), "")
+		if m := point.FindString(s); m != "" {
+			t.Errorf("ru %q writes %q with a decimal point: %q", k, m, Text("ru", k))
+		}
+	}
+	if got := Text("ru", "js.factorDefault"); got != "0,25" {
+		t.Errorf("the Russian default jitter factor is %q, want 0,25", got)
+	}
+}
+
+// TestPresetNotesEndInFullStop: the page puts a preset's date inside its
+// short note, before the full stop (js.asOf), which every note ends with.
+func TestPresetNotesEndInFullStop(t *testing.T) {
+	for _, lang := range Languages() {
+		for _, k := range Keys(lang) {
+			if strings.HasPrefix(k, "preset.") && strings.HasSuffix(k, ".short") && !strings.HasSuffix(Text(lang, k), ".") {
+				t.Errorf("%s %q = %q, want a sentence ending in a full stop", lang, k, Text(lang, k))
+			}
+		}
+		if s := Text(lang, "js.asOf"); !strings.HasPrefix(s, "{text} ") || !strings.HasSuffix(s, ").") {
+			t.Errorf("%s js.asOf = %q, want the note, then the date in brackets and the full stop", lang, s)
+		}
+	}
+}
+
 func TestText(t *testing.T) {
 	if got := Text("ru", "go.noRetries"); got != "Повторов нет: первая попытка — единственная." {
 		t.Errorf(`Text("ru", "go.noRetries") = %q`, got)

@@ -16,8 +16,8 @@ import (
 // the page shows it under the field, in language l: calc's own English
 // message (the one `again calc` prints, without the flag name), or its
 // key and arguments in Russian, from the catalogue's calc.* keys. The
-// value it quotes is what the user typed, not its Go-syntax form (see
-// normalize).
+// value it shows is what the user typed, not its Go-syntax form (see
+// normalize), quoted in l's style (Lang.quote).
 func message(err error, v map[string]string, l Lang) Message {
 	var ie *calc.InputError
 	if !errors.As(err, &ie) {
@@ -28,22 +28,33 @@ func message(err error, v map[string]string, l Lang) Message {
 		e.Value = typed
 	}
 	if t, ok := catalog.Lookup(string(l), "calc."+string(e.Key)); ok {
-		pairs := []string{"{value}", quote(e.Value)}
+		pairs := []string{"{value}", l.quote(e.Value)}
 		for k, a := range e.Args {
 			pairs = append(pairs, "{"+k+"}", strings.ReplaceAll(a, " or ", l.t("go.or")))
 		}
 		return Message{Field: e.Field, Text: strings.NewReplacer(pairs...).Replace(t)}
 	}
-	return Message{Field: e.Field, Text: capitalize(e.Detail()) + "."}
+	return Message{Field: e.Field, Text: capitalize(e.DetailWith(l.quote)) + "."}
 }
 
-// quote shows a value in a message: numbers as they are, anything else in
-// quotes, so that an empty or odd value is still visible.
-func quote(s string) string {
-	if _, err := strconv.ParseFloat(s, 64); err == nil && !strings.ContainsAny(s, "nNiIxX_") {
+// maxShown is the longest value, in bytes, that a message repeats whole,
+// as in again calc's messages.
+const maxShown = 64
+
+// quote shows a value the user typed in a message, by again calc's rule in
+// both languages, with language l's quotation marks: a number as it is
+// (calc.IsNumber: "got 1e309", "введено 1e309"), anything else in quotes,
+// so that an empty or odd value is still visible ("got “fast”", "введено
+// «быстро»"), and a long value cut, saying how long it was.
+func (l Lang) quote(s string) string {
+	if len(s) > maxShown {
+		cut := strings.ToValidUTF8(s[:maxShown-16], "")
+		return l.f("go.quoteCut", l.f("go.quote", cut), len(s), l.plural("go.bytes.plural", int64(len(s))))
+	}
+	if calc.IsNumber(s) {
 		return s
 	}
-	return strconv.Quote(s)
+	return l.f("go.quote", s)
 }
 
 func capitalize(s string) string {
@@ -66,7 +77,7 @@ func solveError(err error, deadline time.Duration, l Lang) string {
 	if se.Target == plan.TargetP99 {
 		what = l.t("go.solve.p99")
 	}
-	dl := l.Duration(deadline)
+	dl := l.Exact(deadline)
 	switch {
 	case errors.Is(se.Err, plan.ErrUnbounded):
 		return l.f("go.solve.unbounded", param, what, dl)

@@ -84,7 +84,8 @@ type Summary struct {
 type Verdict struct {
 	Fits bool `json:"fits"`
 	// Headline is "Misses the 1 min deadline by 31.5 s" or "Fits the 1 min
-	// deadline with 8.5 s to spare".
+	// deadline with 8.5 s to spare", the deadline as given (Lang.Exact:
+	// "1.5 ms", never rounded to "2 ms").
 	Headline string `json:"headline"`
 	// Detail says how many retries are sure to start in time, when not all
 	// are, and whether the 99th percentile fits.
@@ -263,7 +264,7 @@ func summary(in input, rep *calc.Report, a attempts, l Lang) *Summary {
 		s.Estimate = l.f("go.estimate.percentiles", in.Seed)
 	}
 	if in.timeout > 0 {
-		s.Attempts = l.f("go.attemptsOwn", n+1, l.Duration(in.timeout))
+		s.Attempts = l.f("go.attemptsOwn", n+1, l.Exact(in.timeout))
 	}
 	if n == 0 {
 		s.NoRetries = l.t("go.noRetries")
@@ -286,7 +287,7 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 		}
 	}
 	v := &Verdict{
-		Fits: worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Duration(dl), RetriesWithin: within,
+		Fits: worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Exact(dl), RetriesWithin: within,
 	}
 	if d := rep.Deadline; a.timeout == 0 && d != nil {
 		// Without attempts of their own the report has the verdict, as
@@ -385,7 +386,8 @@ type SolveResult struct {
 
 // Solve finds the largest value of the field param ("initial",
 // "multiplier" or "retries") for which the inputs v fit their deadline, as
-// `again calc --solve param` does, and returns it as the field's new text,
+// `again calc --solve param` does, and returns it as the field's new text
+// in language l (a multiplier with its decimal sign, "1,4142" in Russian),
 // rounded down so that it still fits. The per-attempt timeout, which
 // `again calc` does not know, is taken off the deadline first: n attempts
 // of it leave the waits that much less time.
@@ -420,7 +422,7 @@ func Solve(v map[string]string, param string, l Lang) SolveResult {
 	case calc.FieldInitial:
 		out = SolveResult{Field: param, Value: solvedDuration(time.Duration(x * float64(time.Millisecond)))}
 	case calc.FieldMultiplier:
-		out = SolveResult{Field: param, Value: strconv.FormatFloat(max(1, math.Floor(x*1e4)/1e4), 'f', -1, 64)}
+		out = SolveResult{Field: param, Value: l.decimal(strconv.FormatFloat(max(1, math.Floor(x*1e4)/1e4), 'f', -1, 64))}
 	default:
 		out = SolveResult{Field: param, Value: strconv.FormatFloat(x, 'f', 0, 64)}
 		if pin.timeout > 0 {

@@ -515,7 +515,9 @@ func BenchmarkCompute(b *testing.B) {
 }
 
 // TestMessagesAreTheCLIs runs `again calc` in-process with the same wrong
-// values and checks that the page shows exactly what the command prints.
+// values and checks that the page shows what the command prints, word for
+// word, a quoted value in the page's quotation marks (“fast”) where the
+// terminal has Go's ("fast").
 func TestMessagesAreTheCLIs(t *testing.T) {
 	for _, tc := range []struct{ field, value string }{
 		{"initial", "fast"},
@@ -529,6 +531,7 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 		code := cli.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
 		e := Compute(map[string]string{tc.field: tc.value}, English).Errors[0]
 		page := "--" + e.Field + " " + strings.ToLower(e.Text[:1]) + strings.TrimSuffix(e.Text[1:], ".")
+		page = strings.Replace(page, "“"+tc.value+"”", strconv.Quote(tc.value), 1)
 		if code != cli.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
 			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
 		}

@@ -2,6 +2,7 @@ package page
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,7 +74,7 @@ func Storm(v map[string]string, l Lang) StormResult {
 	if s := strings.TrimSpace(v[FieldClients]); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > sim.MaxClients {
-			return StormResult{Error: l.f("go.storm.clientsRange", sim.MaxClients, quote(s))}
+			return StormResult{Error: l.f("go.storm.clientsRange", sim.MaxClients, l.quote(s))}
 		}
 		clients = n
 	}
@@ -131,17 +132,15 @@ func Storm(v map[string]string, l Lang) StormResult {
 	per := l.Duration(bucket)
 	r.YTitle = l.f("go.storm.yTitle", per)
 	r.Legend = [2]string{l.t("go.storm.legendNone"), l.f("go.storm.legendJitter", jitterName(rep.Policy.Jitter, "go.jitter.", l))}
-	// The summary compares the retries over a window narrow enough that a
-	// wave without jitter is one instant (sim.StormWindow): over the
-	// chart's wider buckets, full jitter's first retries, all drawn within
-	// the first delay, would look like a bigger peak than the waves. The
-	// first attempts, all at t = 0, are the same with and without jitter.
+	// The summary states what the chart's bars show and `again sim storm`
+	// prints, in the chart's own buckets: the first bucket, which holds
+	// every client's first attempt (t = 0) and, with jitter, the retries
+	// drawn within it, and the busiest bucket after it.
 	retries := attempts - 1
-	pk, err := sim.StormPeaks(c, 0)
-	if err != nil {
-		return StormResult{Error: err.Error()}
+	first, later := r.Attempts[0], 0
+	if len(r.Attempts) > 1 {
+		later = slices.Max(r.Attempts[1:])
 	}
-	win := l.Duration(pk.Window)
 	r.Text = l.f("go.storm.fail", clients, l.plural("go.storm.fail.plural", int64(clients)))
 	if retries == 0 {
 		r.Text += l.t("go.storm.noRetries")
@@ -150,11 +149,21 @@ func Storm(v map[string]string, l Lang) StormResult {
 		if clients > 1 {
 			r.Text += l.t("go.storm.instant")
 		}
-		if pk.NoJitter > clients {
-			r.Text += l.f("go.storm.upTo", pk.NoJitter, win)
+		if peakFlat > clients {
+			r.Text += l.f("go.storm.upTo", peakFlat, l.plural("go.storm.upTo.plural", int64(peakFlat)), per)
 		}
 		if r.Jittered {
-			r.Text += l.f("go.storm.peak", jitterName(rep.Policy.Jitter, "go.jitterWith.", l), win, pk.Retries, l.plural("go.storm.peak.plural", int64(pk.Retries)))
+			with := jitterName(rep.Policy.Jitter, "go.jitterWith.", l)
+			if first > clients {
+				r.Text += l.f("go.storm.first", with, first, l.plural("go.storm.first.plural", int64(first)), per,
+					clients, l.plural("go.storm.firstOnes.plural", int64(clients)),
+					first-clients, l.plural("go.storm.retries.plural", int64(first-clients)))
+				if later > 0 {
+					r.Text += l.f("go.storm.later", per, later)
+				}
+			} else {
+				r.Text += l.f("go.storm.peak", with, per, later, l.plural("go.storm.peak.plural", int64(later)))
+			}
 		}
 		r.Text += l.t("go.storm.end")
 	}
@@ -209,7 +218,8 @@ func stormCommand(v map[string]string, clients int, bucket time.Duration) string
 
 // jitterName names a jitter (in ParseJitter's syntax) in language l, by
 // the catalogue's key prefix: "go.jitter." as in "full jitter",
-// "go.jitterWith." as after "with". A factor follows the name: "±0.2".
+// "go.jitterWith." as after "with". A factor follows the name, with the
+// language's decimal sign: "±0.2", "±0,2".
 func jitterName(text, prefix string, l Lang) string {
 	kind, factor, _ := strings.Cut(text, ":")
 	name, ok := catalog.Lookup(string(l), prefix+kind)
@@ -217,7 +227,7 @@ func jitterName(text, prefix string, l Lang) string {
 		return text
 	}
 	if factor != "" {
-		name += " ±" + factor
+		name += " ±" + l.decimal(factor)
 	}
 	return name
 }

@@ -28,6 +28,10 @@ func (l Lang) t(key string) string { return catalog.Text(string(l), key) }
 // f formats the catalogue's format for key with args.
 func (l Lang) f(key string, args ...any) string { return fmt.Sprintf(l.t(key), args...) }
 
+// decimal writes the number s, formatted with a decimal point ("1.5"),
+// with language l's decimal sign: "1,5" in Russian.
+func (l Lang) decimal(s string) string { return strings.Replace(s, ".", l.t("go.decimalPoint"), 1) }
+
 // plural returns the form for n of the word in the catalogue's key (a
 // ".plural" key): English one|many, Russian one|few|many.
 func (l Lang) plural(key string, n int64) string {
@@ -86,6 +90,56 @@ func (l Lang) Duration(d time.Duration) string {
 	}
 	years := roundTo(d, time.Duration(365.25*float64(day)))
 	return strconv.FormatInt(years, 10) + " " + l.plural("go.unit.years", years)
+}
+
+// Exact writes d in Duration's units without rounding it, so that a value
+// the user gave (the deadline, an attempt's timeout) is echoed as given:
+// "1.5 ms" where Duration writes "2 ms", "1 min 31.5 s" where it writes
+// "1 min 32 s". Below a day it is calc.HumanExact's form in l's words, as
+// `again calc` prints a deadline; from a day on, days, hours, minutes and
+// seconds. Where Duration does not round, the two agree.
+func (l Lang) Exact(d time.Duration) string {
+	if d < 0 {
+		return "−" + l.Exact(-max(d, -maxDuration))
+	}
+	switch {
+	case d == 0:
+		return l.t("go.duration.zero")
+	case d < time.Microsecond:
+		return strconv.FormatInt(int64(d), 10) + " " + l.t("go.unit.ns")
+	case d < time.Millisecond:
+		return l.decimal(exactIn(d, time.Microsecond)) + " " + l.t("go.unit.us")
+	case d < time.Second:
+		return l.decimal(exactIn(d, time.Millisecond)) + " " + l.t("go.unit.ms")
+	case d < time.Minute:
+		return l.decimal(exactIn(d, time.Second)) + " " + l.t("go.unit.s")
+	}
+	var out []string
+	for _, p := range []struct {
+		n    int64
+		unit string
+	}{{int64(d / day), "go.unit.d"}, {int64(d / time.Hour % 24), "go.unit.h"}, {int64(d / time.Minute % 60), "go.unit.min"}} {
+		if p.n != 0 {
+			out = append(out, strconv.FormatInt(p.n, 10)+" "+l.t(p.unit))
+		}
+	}
+	if s := d % time.Minute; s != 0 {
+		out = append(out, l.decimal(exactIn(s, time.Second))+" "+l.t("go.unit.s"))
+	}
+	return strings.Join(out, " ")
+}
+
+// exactIn writes d (>= 0) in units of unit (1 ns to 1 s, a power of ten)
+// with every digit of its fraction, no trailing zeros and a decimal point:
+// 1500µs in ms is "1.5".
+func exactIn(d, unit time.Duration) string {
+	s := strconv.FormatInt(int64(d/unit), 10)
+	if f := d % unit; f != 0 {
+		digits := len(strconv.FormatInt(int64(unit), 10)) - 1
+		frac := strconv.FormatInt(int64(f), 10)
+		s += "." + strings.TrimRight(strings.Repeat("0", digits-len(frac))+frac, "0")
+	}
+	return s
 }
 
 // parts joins the non-zero values with their units: "1 h 5 s".

@@ -5,16 +5,65 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cli"
-	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
+
+// TestExactDeadline: the deadline and an attempt's timeout, values the user
+// gave, are echoed as given, in either language: 1,5 typed in Deadline is
+// 1.5 ms, not the 2 ms Duration would round it to. Below a day Exact is
+// calc.HumanExact's text, as `again calc` prints a deadline.
+func TestExactDeadline(t *testing.T) {
+	in := map[string]string{"deadline": "1,5", "timeout": "2.25ms"}
+	for k, v := range example {
+		in[k] = v
+	}
+	for l, want := range map[Lang][2]string{
+		English: {"Misses the 1.5 ms deadline by ", "Including the attempts’ own time: 9 × 2.25 ms."},
+		Russian: {"Не укладывается в дедлайн 1,5 мс: не хватает ", "Включая время самих попыток: 9 × 2,25 мс."},
+	} {
+		s := Compute(in, l).Summary
+		if !strings.HasPrefix(s.Verdict.Headline, want[0]) || s.Attempts != want[1] {
+			t.Errorf("%s: verdict %q and %q, want %q… and %q", l, s.Verdict.Headline, s.Attempts, want[0], want[1])
+		}
+	}
+	if got, want := Solve(map[string]string{"initial": "2s", "retries": "8", "deadline": "1.5ms"}, "multiplier", English).Error,
+		"No multiplier keeps the worst-case total wait within 1.5 ms."; got != want {
+		t.Errorf("solving within 1.5 ms: %q, want %q", got, want)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		d := time.Duration(r.Int64N(int64(day)))
+		d >>= r.IntN(40)
+		if got, want := English.Exact(d), calc.HumanExact(d); got != want {
+			t.Errorf("English.Exact(%v) = %q, want calc.HumanExact's %q", d, got, want)
+		}
+		if got, typed := Russian.Exact(d), normalize(calc.FieldDeadline, Russian.Exact(d)); d >= time.Millisecond && typed != d.String() {
+			t.Errorf("Russian.Exact(%v) = %q, which reads back as %s", d, got, typed)
+		}
+	}
+	for d, want := range map[time.Duration]string{
+		3*day + 4*time.Hour:                   "3 d 4 h",
+		3*day + 90*time.Second + 1:            "3 d 1 min 30.000000001 s",
+		1000 * day:                            "1000 d",
+		maxDuration:                           "106751 d 23 h 47 min 16.854775807 s",
+		1500 * time.Microsecond:               "1.5 ms",
+		59*time.Second + 999*time.Millisecond: "59.999 s",
+	} {
+		if got := English.Exact(d); got != want {
+			t.Errorf("English.Exact(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
 
 // TestDurationIsHumanBelowADay: below a day the page writes durations as
 // `again calc` does, so the two never show different text for one number.
@@ -136,7 +185,7 @@ func TestVerdict(t *testing.T) {
 		headline, more string
 	}{
 		{map[string]string{"deadline": "100s"}, "Fits the 1 min 40 s deadline with 8.5 s to spare", ""},
-		{map[string]string{"deadline": "91.5s"}, "Fits the 1 min 32 s deadline exactly", ""},
+		{map[string]string{"deadline": "91.5s"}, "Fits the 1 min 31.5 s deadline exactly", ""}, // as given, not rounded
 		{map[string]string{"deadline": "60s"}, "Misses the 1 min deadline by 31.5 s",
 			"In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, misses it too."},
 		{map[string]string{"deadline": "100ms"}, "Misses the 100 ms deadline by 1 min 31 s",
@@ -204,7 +253,7 @@ func TestNoRetries(t *testing.T) {
 // in-process: whether the worst case and the 99th percentile fit, how many
 // retries start in time, and the words that say how many.
 func TestVerdictIsCalcs(t *testing.T) {
-	for _, deadline := range []string{"100ms", "1s", "1.5s", "3.5s", "1m", "80s", "91.5s", "2m"} {
+	for _, deadline := range []string{"100ms", "1s", "1.5s", "3.5s", "1m", "80s", "91.5s", "2m", "1.5ms", "1,5", "1m0.25s"} {
 		in := map[string]string{"deadline": deadline}
 		for k, v := range example {
 			in[k] = v
@@ -238,6 +287,10 @@ func TestVerdictIsCalcs(t *testing.T) {
 		if v.RetriesWithin < r.Retries && !strings.Contains(stdout.String(), " "+retries+". ") {
 			t.Errorf("%s: the page says %q, again calc does not:\n%s", r.Command, retries+".", stdout.String())
 		}
+		// Both echo the deadline as given, unrounded.
+		if !strings.Contains(stdout.String(), "\nDeadline "+v.Deadline+": ") || !strings.Contains(v.Headline, " "+v.Deadline+" deadline") {
+			t.Errorf("%s: the page's verdict %q names the deadline %q; again calc says\n%s", r.Command, v.Headline, v.Deadline, stdout.String())
+		}
 	}
 }
 
@@ -254,19 +307,7 @@ func TestStormIsSim(t *testing.T) {
 		if r.Error != "" {
 			t.Fatalf("Storm(%v): %s", in, r.Error)
 		}
-		words := strings.Fields(r.Command)
-		var stdout, stderr bytes.Buffer
-		if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
-			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
-		}
-		var rows []struct {
-			StartMS  float64 `json:"start_ms"`
-			Attempts int     `json:"attempts"`
-			NoJitter int     `json:"no_jitter"`
-		}
-		if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
-			t.Fatalf("%s: %v\n%.200s", r.Command, err, stdout.String())
-		}
+		rows := simStorm(t, r.Command)
 		if len(rows) != len(r.Attempts) {
 			t.Fatalf("%s: %d buckets, the page has %d", r.Command, len(rows), len(r.Attempts))
 		}
@@ -297,49 +338,156 @@ func TestStormIsSim(t *testing.T) {
 		t.Errorf("10 million attempts: %q, want a note pointing to again sim storm", r.Error)
 	}
 	r := Storm(example, Russian)
-	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток в один момент; с полным джиттером за любые 50 мс — не больше ") {
+	if !strings.HasPrefix(r.Text, "100 клиентов получают ошибку одновременно. Без джиттера повторы идут синхронными волнами (8) по 100 попыток в один момент; с полным джиттером за 500 мс от сбоя — ") {
 		t.Errorf("the storm in Russian: %q", r.Text)
 	}
 }
 
-// TestStormComparesRetries: in the worked example the storm view's text
-// compares the retries over a window narrow enough that a wave without
-// jitter is one instant, so that it shows the flattening jitter brings.
-// Over the chart's 500 ms buckets full jitter draws all 100 first retries
-// within the first bucket (their window is the initial 500 ms), and that
-// bucket would hold more retries than a wave. The numbers are
-// sim.StormPeaks', for the clients and draws the chart shows.
-func TestStormComparesRetries(t *testing.T) {
+// stormRow is one line of `again sim storm --format json`.
+type stormRow struct {
+	StartMS  float64 `json:"start_ms"`
+	Attempts int     `json:"attempts"`
+	NoJitter int     `json:"no_jitter"`
+}
+
+// simStorm runs the storm view's command in-process and returns its rows.
+func simStorm(t *testing.T, command string) []stormRow {
+	t.Helper()
+	words := strings.Fields(command)
+	var stdout, stderr bytes.Buffer
+	if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("%s: exit status %d: %s", command, code, stderr.String())
+	}
+	var rows []stormRow
+	if err := json.Unmarshal(stdout.Bytes(), &rows); err != nil {
+		t.Fatalf("%s: %v\n%.200s", command, err, stdout.String())
+	}
+	return rows
+}
+
+// TestStormSaysWhatTheChartShows: the storm view's sentence states numbers
+// that its chart draws and the command under it prints, in the chart's own
+// buckets ("Attempts per 500 ms"). In the worked example the first bucket
+// holds the 100 first attempts and, with full jitter, the first retries,
+// all drawn within the first 500 ms: the sentence says so, and gives the
+// busiest bucket after it.
+func TestStormSaysWhatTheChartShows(t *testing.T) {
 	r := Storm(example, English)
 	if r.Error != "" {
 		t.Fatal(r.Error)
 	}
-	if r.BucketMs != 500 || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
-		t.Fatalf("%v ms buckets, without jitter %v", r.BucketMs, r.NoJitter)
+	if r.BucketMs != 500 || r.YTitle != "Attempts per 500 ms" || r.NoJitter[0] != r.Clients || slices.Max(r.NoJitter[1:]) != r.Clients {
+		t.Fatalf("%v ms buckets titled %q, without jitter %v", r.BucketMs, r.YTitle, r.NoJitter)
 	}
-	in, _ := parse(example, English)
-	pk, err := sim.StormPeaks(sim.StormConfig{Policy: in.Policy, Clients: r.Clients, Seed: in.Seed}, 0)
-	if err != nil {
-		t.Fatal(err)
+	rows := simStorm(t, r.Command)
+	first, later := rows[0].Attempts, 0
+	for _, row := range rows[1:] {
+		later = max(later, row.Attempts)
 	}
-	if pk.Window != 50*time.Millisecond || pk.NoJitter != r.Clients || pk.Retries*2 >= r.Clients {
-		t.Fatalf("sim.StormPeaks = %+v; want a 50 ms window, waves of %d and full jitter's peak below half a wave", pk, r.Clients)
+	if first <= r.Clients || later == 0 || later >= r.Clients {
+		t.Fatalf("%s prints %d attempts in the first bucket and at most %d later; want more than the %d first attempts, then fewer than a wave", r.Command, first, later, r.Clients)
 	}
-	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts at one instant; with full jitter no 50 ms holds more than %d retries.", pk.Retries)
+	want := fmt.Sprintf("100 clients fail at once. Without jitter their retries come in 8 synchronised waves of 100 attempts at one instant; "+
+		"with full jitter %d attempts start in the first 500 ms (100 first attempts and %d retries), and no 500 ms after it holds more than %d.", first, first-100, later)
 	if r.Text != want {
 		t.Errorf("the storm says %q, want %q", r.Text, want)
 	}
-	// Without jitter, and with no wait at all: every wave at t = 0.
-	if got, want := Storm(map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English).Text,
-		"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."; got != want {
-		t.Errorf("one client without jitter: %q, want %q", got, want)
+	for _, tc := range []struct {
+		in   map[string]string
+		l    Lang
+		want string
+	}{
+		// Without jitter there is nothing to compare.
+		{map[string]string{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "clients": "1"}, English,
+			"1 client fails at once. Without jitter their retries come in 6 synchronised waves of 1 attempt."},
+		// No wait at all: every wave in the first bucket, with jitter or without.
+		{map[string]string{"initial": "0", "retries": "3", "jitter": "full"}, English,
+			"100 clients fail at once. Without jitter their retries come in 3 synchronised waves of 100 attempts at one instant, up to 400 attempts in one 1 ms; " +
+				"with full jitter 400 attempts start in the first 1 ms (100 first attempts and 300 retries)."},
+		{map[string]string{"retries": "0", "clients": "21"}, Russian, "21 клиент получает ошибку одновременно. Повторов нет."},
+	} {
+		if got := Storm(tc.in, tc.l).Text; got != tc.want {
+			t.Errorf("Storm(%v): %q, want %q", tc.in, got, tc.want)
+		}
 	}
-	if got, want := Storm(map[string]string{"initial": "0", "retries": "3", "jitter": "full"}, English).Text,
-		"100 clients fail at once. Without jitter their retries come in 3 synchronised waves of 100 attempts at one instant, up to 300 within 1 µs; with full jitter no 1 µs holds more than 300 retries."; got != want {
-		t.Errorf("waves sharing an instant: %q, want %q", got, want)
+	// Equal jitter draws no retry within the first bucket: the sentence
+	// gives the busiest bucket after it, which the command prints.
+	for _, l := range []Lang{English, Russian} {
+		in := map[string]string{"retries": "5", "jitter": "equal"}
+		r := Storm(in, l)
+		rows := simStorm(t, r.Command)
+		later := 0
+		for _, row := range rows[1:] {
+			later = max(later, row.Attempts)
+		}
+		want := map[Lang]string{
+			English: fmt.Sprintf("; with equal jitter no 100 ms after the first holds more than %d attempts.", later),
+			Russian: fmt.Sprintf("; с равным джиттером после 100 мс от сбоя — не больше %d попыток за 100 мс.", later),
+		}[l]
+		if rows[0].Attempts != r.Clients || !strings.HasSuffix(r.Text, want) {
+			t.Errorf("%s prints %d attempts first; the storm says %q, want it to end %q", r.Command, rows[0].Attempts, r.Text, want)
+		}
 	}
-	if got, want := Storm(map[string]string{"retries": "0", "clients": "21"}, Russian).Text, "21 клиент получает ошибку одновременно. Повторов нет."; got != want {
-		t.Errorf("no retries in Russian: %q, want %q", got, want)
+}
+
+// TestRussianNumbersUseComma: the Russian page writes every decimal it
+// computes with a comma: durations, a proportional jitter's factor, a
+// solved multiplier. The catalogue's default factor, which the page shows
+// in the factor's empty field, is backoff's.
+func TestRussianNumbersUseComma(t *testing.T) {
+	in := map[string]string{"initial": "250ms", "multiplier": "1.5", "retries": "5", "jitter": "proportional:0.2", "deadline": "2.5s"}
+	r, s, sv := Compute(in, Russian), Storm(in, Russian), Solve(in, "multiplier", Russian)
+	if len(r.Errors) > 0 || s.Error != "" || sv.Error != "" {
+		t.Fatalf("%v: %v, %q, %q", in, r.Errors, s.Error, sv.Error)
+	}
+	texts := []string{r.Summary.Worst, r.Summary.Mean, r.Summary.P99, r.Summary.Verdict.Headline, r.Summary.Verdict.Detail, r.Chart.Text, s.Text, s.Legend[1], sv.Value, sv.Note}
+	for _, text := range texts {
+		if m := regexp.MustCompile(`\d\.\d`).FindString(text); m != "" {
+			t.Errorf("the Russian page writes %q in %q", m, text)
+		}
+	}
+	if !strings.Contains(s.Legend[1], "±0,2") || !strings.Contains(sv.Value, ",") {
+		t.Errorf("legend %q, solved multiplier %q: want the factor and the multiplier with a decimal comma", s.Legend[1], sv.Value)
+	}
+	// The solved text typed back in gives the same multiplier.
+	in["multiplier"] = sv.Value
+	if c := Compute(in, Russian); len(c.Errors) > 0 || !c.Summary.Verdict.Fits || !strings.Contains(c.Command, "--multiplier "+strings.Replace(sv.Value, ",", ".", 1)) {
+		t.Errorf("the solved multiplier %q typed back: %v, %q", sv.Value, c.Errors, c.Command)
+	}
+	def := strconv.FormatFloat(backoff.Policy{Jitter: backoff.ProportionalJitter}.EffectiveJitterFactor(), 'g', -1, 64)
+	if en, ru := catalog.Text("en", "js.factorDefault"), catalog.Text("ru", "js.factorDefault"); en != def || ru != strings.Replace(def, ".", ",", 1) {
+		t.Errorf("the catalogue's default jitter factor is %q and %q, backoff's %s", en, ru, def)
+	}
+}
+
+// TestQuotingIsOneRule: every field error shows the typed value by one
+// rule in both languages, again calc's: a number as it is, anything else
+// in the language's quotation marks, a long value cut.
+func TestQuotingIsOneRule(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	for _, tc := range []struct {
+		field, value string
+		en, ru       string
+	}{
+		{"multiplier", "1e309", ", got 1e309.", "; введено 1e309."},
+		{"retries", "-1", ", got -1.", "; введено -1."},
+		{"initial", "fast", ", got “fast”.", "; введено «fast»."},
+		{"jitter", "proportional:2", ", got “proportional:2”.", "; введено «proportional:2»."},
+		{"timeout", "1e400ms", ", got “1e400ms”.", "; введено «1e400ms»."},
+		{"deadline", long, ", got “" + long[:48] + "”… (100 bytes).", "; введено «" + long[:48] + "»… (100 байт)."},
+		{"clients", "many", ", got “many”.", "; введено «many»."},
+	} {
+		for l, want := range map[Lang]string{English: tc.en, Russian: tc.ru} {
+			var got string
+			if tc.field == FieldClients {
+				got = Storm(map[string]string{tc.field: tc.value}, l).Error
+			} else if errs := Compute(map[string]string{tc.field: tc.value}, l).Errors; len(errs) == 1 {
+				got = errs[0].Text
+			}
+			if !strings.HasSuffix(got, want) || strings.Contains(got, `"`) {
+				t.Errorf("%s %s=%.20q: %q, want it to end %q", l, tc.field, tc.value, got, want)
+			}
+		}
 	}
 }
 

@@ -190,20 +190,30 @@ func isTerminal(w io.Writer) bool {
 }
 
 // simUsage turns a model's configuration error into a usage error naming
-// the flag. The command line checks each flag before running a model; what
-// is left are limits on combinations, such as Storm's number of buckets.
+// the flags. The command line checks each flag before running a model; what
+// is left are limits on combinations, such as Storm's number of buckets or
+// its clients × attempts, stated in flags.
 func simUsage(err error) error {
 	var fe *sim.FieldError
 	if !errors.As(err, &fe) {
 		return err
 	}
-	flag := map[string]string{"Bucket": "bucket", "Clients": "clients", "Runs": "runs", "Strategies": "strategy", "Failures": "failure",
-		"Requests": "rate, --spike-rate and --duration", "Work": "clients and --runs"}[fe.Field]
-	if flag == "" {
+	flags := map[string]string{
+		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure",
+		"Requests": "--rate, --spike-rate and --duration", "Work": "--clients and --runs",
+		sim.FieldStormAttempts: stormAttempts,
+	}[fe.Field]
+	if flags == "" {
 		return Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
 	}
-	return Usagef("--%s must be %s, got %s", flag, fe.Accepted, fe.Value)
+	return Usagef("%s must be %s, got %s", flags, fe.Accepted, fe.Value)
 }
+
+// The limits on several flags together, in the terms of the flags: each
+// the sim.Field constant of the same name.
+const (
+	stormAttempts = "--clients × (--retries + 1)"
+)
 
 func newSimOCCCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{

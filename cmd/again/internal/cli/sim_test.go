@@ -47,7 +47,12 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
 		{[]string{"sim", "storm", "--clients", "0"}, `again sim storm: --clients must be a whole number from 1 to 100000, got "0"`},
 		{[]string{"sim", "storm", "--bucket", "0"}, `again sim storm: --bucket must be a duration from 1µs to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0"`},
-		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the schedule in at most 100000 buckets (or cap the delays), got 1s`},
+		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1s, and the last attempt starts at 2562047h47m16.854775807s, in bucket 9223372037`},
+		{[]string{"sim", "storm", "--initial", "1s", "--retries", "20", "--bucket", "1ms"}, `again sim storm: --bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1ms, and the last attempt starts at 2m55s, in bucket 175001`},
+		// --retries is within its range, --clients within its own: the
+		// limit is on the two together.
+		{[]string{"sim", "storm", "--retries", "100000"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100 × 100001 = 10000100`},
+		{[]string{"sim", "storm", "--clients", "100000", "--retries", "100"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100000 × 101 = 10100000`},
 		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "some"`},
 		{[]string{"sim", "hedge", "--dist", "weibull"}, `again sim hedge: --dist must be pareto or lognormal, got "weibull"`},
 		{[]string{"sim", "hedge", "--alpha", "1"}, `again sim hedge: --alpha must be a number above 1 and up to 100, got "1"`},
@@ -63,6 +68,31 @@ func TestSimUsageErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, tt.args...), tt.want)
 		})
+	}
+}
+
+// TestSimLimitsInHelp checks that the help of each flag in a limit on
+// several flags together states the limit.
+func TestSimLimitsInHelp(t *testing.T) {
+	tests := []struct {
+		model string
+		flags []string
+		limit string
+	}{
+		{"storm", []string{"clients", "retries"}, "--clients × (--retries + 1) at most 10000000 attempts"},
+	}
+	for _, tt := range tests {
+		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").stdout, "\nFlags:\n")
+		for _, flag := range tt.flags {
+			i := strings.Index(flags, "      --"+flag+" ")
+			if i < 0 {
+				t.Errorf("again sim %s --help: no --%s in %s", tt.model, flag, flags)
+				continue
+			}
+			if line, _, _ := strings.Cut(flags[i:], "\n"); !strings.Contains(line, tt.limit) {
+				t.Errorf("again sim %s --help: %q; want it to state %q", tt.model, line, tt.limit)
+			}
+		}
 	}
 }
 

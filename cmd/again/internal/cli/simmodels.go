@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -249,9 +250,11 @@ the same code.`,
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, sim.MaxStormAttempts)
+	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
-	fs.Var(textFlag{s: &clients, typ: "n"}, "clients", "clients that fail together")
-	fs.Var(textFlag{s: &bucket, typ: "duration"}, "bucket", "width of a time bucket")
+	fs.Var(textFlag{s: &clients, typ: "n"}, "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", sim.MaxClients, attempts))
+	fs.Var(textFlag{s: &bucket, typ: "duration"}, "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", sim.MaxStormBuckets))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {

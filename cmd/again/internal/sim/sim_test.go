@@ -1,12 +1,17 @@
 package sim
 
 import (
+	"errors"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/again-go/again/backoff"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -45,5 +50,47 @@ func golden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s changed:\n got:\n%s\nwant:\n%s\n(run with -update if the change is intended)", name, got, want)
+	}
+}
+
+// TestSimLimitMessages checks the errors for limits on several fields
+// together: each names the expression limited, not one of its fields, and
+// shows its terms.
+func TestSimLimitMessages(t *testing.T) {
+	uncapped := backoff.Policy{Initial: time.Second, Multiplier: 10, Max: backoff.NoCap, Retries: 30}
+	tests := []struct {
+		name string
+		run  func() error
+		want string
+	}{
+		{"storm attempts", func() error {
+			_, err := Storm(StormConfig{Policy: backoff.Policy{Retries: 100_000}})
+			return err
+		}, "sim: Clients × Policy.MaxAttempts() must be at most 10000000 attempts, got 100 × 100001 = 10000100"},
+		{"storm attempts past the largest int", func() error {
+			_, err := Storm(StormConfig{Policy: backoff.Policy{Retries: math.MaxInt}, Clients: 2})
+			return err
+		}, "sim: Clients × Policy.MaxAttempts() must be at most 10000000 attempts, got 2 × 9223372036854775807"},
+		{"storm buckets", func() error {
+			_, err := Storm(StormConfig{Policy: uncapped, Clients: 1})
+			return err
+		}, "sim: Bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1s, and the last attempt starts at 2562047h47m16.854775807s, in bucket 9223372037"},
+		// The table reports the later of the storms with and without
+		// jitter: here the one without.
+		{"storm table buckets", func() error {
+			_, err := StormTable(StormConfig{Policy: backoff.Policy{Initial: time.Second, Retries: 20}, Bucket: time.Millisecond})
+			return err
+		}, "sim: Bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1ms, and the last attempt starts at 2m55s, in bucket 175001"},
+	}
+	for _, tt := range tests {
+		err := tt.run()
+		var fe *FieldError
+		if !errors.As(err, &fe) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v; want a *FieldError", tt.name, err)
+			continue
+		}
+		if err.Error() != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, err, tt.want)
+		}
 	}
 }

@@ -200,8 +200,9 @@ func simUsage(err error) error {
 	}
 	flags := map[string]string{
 		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure",
-		"Requests": "--rate, --spike-rate and --duration", "Work": "--clients and --runs",
-		sim.FieldStormAttempts: stormAttempts,
+		sim.FieldStormAttempts:  stormAttempts,
+		sim.FieldOCCWork:        occWork,
+		sim.FieldOutageRequests: outageRequests,
 	}[fe.Field]
 	if flags == "" {
 		return Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -212,7 +213,9 @@ func simUsage(err error) error {
 // The limits on several flags together, in the terms of the flags: each
 // the sim.Field constant of the same name.
 const (
-	stormAttempts = "--clients × (--retries + 1)"
+	stormAttempts  = "--clients × (--retries + 1)"
+	occWork        = "the sum of --clients² × --runs"
+	outageRequests = "--rate × (--duration − --spike) + --spike-rate × --spike"
 )
 
 func newSimOCCCmd(env *Env) *cobra.Command {
@@ -250,9 +253,10 @@ last client had written.`,
 	fs := cmd.Flags()
 	sf := addSimFlags(fs)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
-	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP")
+	work := fmt.Sprintf("%s at most %d", occWork, sim.MaxOCCWork)
+	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)
 	fs.Var(textFlag{s: &algs, typ: "list"}, "algorithms", "algorithms to compare: none, exponential, full, equal, decorrelated")
-	fs.Var(textFlag{s: &runs, typ: "n"}, "runs", "runs averaged per cell")
+	fs.Var(textFlag{s: &runs, typ: "n"}, "runs", fmt.Sprintf("runs averaged per cell, 1 to %d; %s", sim.MaxRuns, work))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {

@@ -33,14 +33,17 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
 		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
 		{[]string{"sim", "occ", "--runs", "0"}, `again sim occ: --runs must be a whole number from 1 to 100000, got "0"`},
-		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: --clients and --runs must be small enough that the sum of clients² × runs is at most 100000000, got 10000000000`},
+		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got 100000² × 1 = 10000000000`},
+		{[]string{"sim", "occ", "--clients", "1000,2000", "--runs", "100"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000`},
+		{[]string{"sim", "occ", "--clients", "1000-3000/500"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 1500² + … + 3000²) × 100 = 22500000 × 100 = 2250000000`},
 		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of table, csv, json or svg, got "xml"`},
 		{[]string{"sim", "occ", "--seed", "x"}, `again sim occ: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
 		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},
 		{[]string{"sim", "outage", "--spike", "2h"}, `again sim outage: --spike must be a duration from 0s to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "2h"`},
 		{[]string{"sim", "outage", "--spike", "30s", "--duration", "50s"}, `again sim outage: --duration must be at least 55s (past the spike's end at 50s, plus 5s to measure a recovery), got "50s"`},
-		{[]string{"sim", "outage", "--rate", "10000", "--duration", "1h"}, `again sim outage: --rate, --spike-rate and --duration must be low enough to make at most 1000000 requests in a run, got 35801600 requests`},
+		{[]string{"sim", "outage", "--rate", "10000", "--duration", "1h"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 3580s + 80/s × 20s = 35801600`},
+		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
@@ -80,6 +83,8 @@ func TestSimLimitsInHelp(t *testing.T) {
 		limit string
 	}{
 		{"storm", []string{"clients", "retries"}, "--clients × (--retries + 1) at most 10000000 attempts"},
+		{"occ", []string{"clients", "runs"}, "the sum of --clients² × --runs at most 100000000"},
+		{"outage", []string{"rate", "spike-rate", "spike", "duration"}, "--rate × (--duration − --spike) + --spike-rate × --spike at most 1000000 requests"},
 	}
 	for _, tt := range tests {
 		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").stdout, "\nFlags:\n")

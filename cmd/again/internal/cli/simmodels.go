@@ -77,10 +77,11 @@ new_requests, attempts sent and successes (the goodput).`,
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(sim.OutageStrategies())
 	perSecond := false
-	fs.Var(textFlag{s: &rate, typ: "float"}, "rate", "new requests per second")
-	fs.Var(textFlag{s: &spikeRate, typ: "float"}, "spike-rate", "new requests per second during the spike")
-	fs.Var(textFlag{s: &spike, typ: "duration"}, "spike", "length of the spike, from t = 20s")
-	fs.Var(textFlag{s: &duration, typ: "duration"}, "duration", "how long requests arrive")
+	requests := fmt.Sprintf("; %s at most %d requests", outageRequests, sim.MaxRequests)
+	fs.Var(textFlag{s: &rate, typ: "float"}, "rate", "new requests per second"+requests)
+	fs.Var(textFlag{s: &spikeRate, typ: "float"}, "spike-rate", "new requests per second during the spike"+requests)
+	fs.Var(textFlag{s: &spike, typ: "duration"}, "spike", "length of the spike, from t = 20s"+requests)
+	fs.Var(textFlag{s: &duration, typ: "duration"}, "duration", "how long requests arrive"+requests)
 	fs.Var(textFlag{s: &strategies, typ: "list"}, "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
 	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

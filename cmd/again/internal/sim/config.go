@@ -26,7 +26,9 @@ type FieldError struct {
 // such as "sim: Clients × Policy.MaxAttempts() must be at most 10000000
 // attempts, got 100 × 100001 = 10000100".
 const (
-	FieldStormAttempts = "Clients × Policy.MaxAttempts()" // MaxStormAttempts
+	FieldStormAttempts  = "Clients × Policy.MaxAttempts()"                // MaxStormAttempts
+	FieldOCCWork        = "the sum of Clients² × Runs"                    // MaxOCCWork
+	FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike" // MaxRequests
 )
 
 // Error returns "sim: FIELD must be ACCEPTED, got VALUE".

@@ -81,6 +81,27 @@ func TestSimLimitMessages(t *testing.T) {
 			_, err := StormTable(StormConfig{Policy: backoff.Policy{Initial: time.Second, Retries: 20}, Bucket: time.Millisecond})
 			return err
 		}, "sim: Bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1ms, and the last attempt starts at 2m55s, in bucket 175001"},
+		{"occ work", func() error {
+			_, err := OCC(OCCConfig{Clients: []int{1000, 2000}})
+			return err
+		}, "sim: the sum of Clients² × Runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000"},
+		{"occ work, one client count", func() error {
+			_, err := OCC(OCCConfig{Clients: []int{100_000}, Runs: 1})
+			return err
+		}, "sim: the sum of Clients² × Runs must be at most 100000000, got 100000² × 1 = 10000000000"},
+		{"occ work, many client counts", func() error {
+			_, err := OCC(OCCConfig{Clients: []int{10, 20, 30, 40, 5000}, Runs: 10})
+			return err
+		}, "sim: the sum of Clients² × Runs must be at most 100000000, got (10² + 20² + … + 5000²) × 10 = 25003000 × 10 = 250030000"},
+		{"outage requests", func() error {
+			_, err := Outage(OutageConfig{Rate: 10_000, Duration: time.Hour, Policy: backoff.Default()})
+			return err
+		}, "sim: Rate × (Duration − Spike) + SpikeRate × Spike must be at most 1000000 requests, got 10000/s × 3580s + 80/s × 20s = 35801600"},
+		// Only the part of the spike within Duration counts.
+		{"outage requests, spike past the end", func() error {
+			_, err := Outage(OutageConfig{SpikeRate: 10_000, Spike: time.Hour, Duration: 10 * time.Minute, Policy: backoff.Default()})
+			return err
+		}, "sim: Rate × (Duration − Spike) + SpikeRate × Spike must be at most 1000000 requests, got 40/s × 20s + 10000/s × 580s = 5800800"},
 	}
 	for _, tt := range tests {
 		err := tt.run()

@@ -203,6 +203,7 @@ func simUsage(err error) error {
 		sim.FieldStormAttempts:  stormAttempts,
 		sim.FieldOCCWork:        occWork,
 		sim.FieldOutageRequests: outageRequests,
+		sim.FieldFleetCells:     fleetCells,
 	}[fe.Field]
 	if flags == "" {
 		return Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -216,6 +217,7 @@ const (
 	stormAttempts  = "--clients × (--retries + 1)"
 	occWork        = "the sum of --clients² × --runs"
 	outageRequests = "--rate × (--duration − --spike) + --spike-rate × --spike"
+	fleetCells     = "--clients × --failure × --strategy"
 )
 
 func newSimOCCCmd(env *Env) *cobra.Command {

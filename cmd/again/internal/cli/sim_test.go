@@ -48,6 +48,9 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
+		// Each list within its own limit; together, a table of 14 GB.
+		{[]string{"sim", "fleet", "--clients", "1-9998", "--failure", "0-1/0.0002"}, `again sim fleet: --clients × --failure × --strategy must be at most 100000 cells, got 9998 × 5001 × 6 = 299999988`},
+		{[]string{"sim", "fleet", "--clients", "1-1000", "--failure", "0-1/0.02", "--strategy", "none,retries"}, `again sim fleet: --clients × --failure × --strategy must be at most 100000 cells, got 1000 × 51 × 2 = 102000`},
 		{[]string{"sim", "storm", "--clients", "0"}, `again sim storm: --clients must be a whole number from 1 to 100000, got "0"`},
 		{[]string{"sim", "storm", "--bucket", "0"}, `again sim storm: --bucket must be a duration from 1µs to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0"`},
 		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1s, and the last attempt starts at 2562047h47m16.854775807s, in bucket 9223372037`},
@@ -85,6 +88,7 @@ func TestSimLimitsInHelp(t *testing.T) {
 		{"storm", []string{"clients", "retries"}, "--clients × (--retries + 1) at most 10000000 attempts"},
 		{"occ", []string{"clients", "runs"}, "the sum of --clients² × --runs at most 100000000"},
 		{"outage", []string{"rate", "spike-rate", "spike", "duration"}, "--rate × (--duration − --spike) + --spike-rate × --spike at most 1000000 requests"},
+		{"fleet", []string{"clients", "failure", "strategy"}, "--clients × --failure × --strategy at most 100000 cells"},
 	}
 	for _, tt := range tests {
 		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").stdout, "\nFlags:\n")

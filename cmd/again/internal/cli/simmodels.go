@@ -191,9 +191,10 @@ the share of calls that eventually succeeded.`,
 	sf := addSimFlags(fs)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(sim.FleetStrategies())
-	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP")
-	fs.Var(textFlag{s: &failures, typ: "list"}, "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1")
-	fs.Var(textFlag{s: &strategies, typ: "list"}, "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, sim.MaxFleetCells)
+	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP"+cells)
+	fs.Var(textFlag{s: &failures, typ: "list"}, "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1"+cells)
+	fs.Var(textFlag{s: &strategies, typ: "list"}, "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", ")+cells)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {

@@ -26,9 +26,11 @@ type FieldError struct {
 // such as "sim: Clients × Policy.MaxAttempts() must be at most 10000000
 // attempts, got 100 × 100001 = 10000100".
 const (
-	FieldStormAttempts  = "Clients × Policy.MaxAttempts()"                // MaxStormAttempts
-	FieldOCCWork        = "the sum of Clients² × Runs"                    // MaxOCCWork
-	FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike" // MaxRequests
+	FieldStormAttempts  = "Clients × Policy.MaxAttempts()"                                   // MaxStormAttempts
+	FieldOCCWork        = "the sum of Clients² × Runs"                                       // MaxOCCWork
+	FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"                    // MaxRequests
+	FieldFleetCells     = "len(Clients) × len(Failures) × len(Strategies)"                   // MaxFleetCells
+	FieldFleetCalls     = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration" // MaxFleetCalls
 )
 
 // Error returns "sim: FIELD must be ACCEPTED, got VALUE".

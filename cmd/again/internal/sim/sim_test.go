@@ -102,6 +102,18 @@ func TestSimLimitMessages(t *testing.T) {
 			_, err := Outage(OutageConfig{SpikeRate: 10_000, Spike: time.Hour, Duration: 10 * time.Minute, Policy: backoff.Default()})
 			return err
 		}, "sim: Rate × (Duration − Spike) + SpikeRate × Spike must be at most 1000000 requests, got 40/s × 20s + 10000/s × 580s = 5800800"},
+		{"fleet cells", func() error {
+			clients := make([]int, 1000)
+			for i := range clients {
+				clients[i] = i + 1
+			}
+			_, err := Fleet(FleetConfig{Clients: clients, Failures: make([]float64, 101)})
+			return err
+		}, "sim: len(Clients) × len(Failures) × len(Strategies) must be at most 100000 cells, got 1000 × 101 × 6 = 606000"},
+		{"fleet calls", func() error {
+			_, err := Fleet(FleetConfig{Clients: []int{10, 100}, Rate: 10_000, Duration: time.Hour})
+			return err
+		}, "sim: len(Clients) × len(Failures) × len(Strategies) × Rate × Duration must be at most 1000000000 calls, got 2 × 11 × 6 × 36000000 = 4752000000"},
 	}
 	for _, tt := range tests {
 		err := tt.run()

@@ -190,20 +190,35 @@ func isTerminal(w io.Writer) bool {
 }
 
 // simUsage turns a model's configuration error into a usage error naming
-// the flag. The command line checks each flag before running a model; what
-// is left are limits on combinations, such as Storm's number of buckets.
+// the flags. The command line checks each flag before running a model; what
+// is left are limits on combinations, such as Storm's number of buckets or
+// its clients × attempts, stated in flags.
 func simUsage(err error) error {
 	var fe *sim.FieldError
 	if !errors.As(err, &fe) {
 		return err
 	}
-	flag := map[string]string{"Bucket": "bucket", "Clients": "clients", "Runs": "runs", "Strategies": "strategy", "Failures": "failure",
-		"Requests": "rate, --spike-rate and --duration", "Work": "clients and --runs"}[fe.Field]
-	if flag == "" {
+	flags := map[string]string{
+		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure",
+		sim.FieldStormAttempts:  stormAttempts,
+		sim.FieldOCCWork:        occWork,
+		sim.FieldOutageRequests: outageRequests,
+		sim.FieldFleetCells:     fleetCells,
+	}[fe.Field]
+	if flags == "" {
 		return Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
 	}
-	return Usagef("--%s must be %s, got %s", flag, fe.Accepted, fe.Value)
+	return Usagef("%s must be %s, got %s", flags, fe.Accepted, fe.Value)
 }
+
+// The limits on several flags together, in the terms of the flags: each
+// the sim.Field constant of the same name.
+const (
+	stormAttempts  = "--clients × (--retries + 1)"
+	occWork        = "the sum of --clients² × --runs"
+	outageRequests = "--rate × (--duration − --spike) + --spike-rate × --spike"
+	fleetCells     = "--clients × --failure × --strategy"
+)
 
 func newSimOCCCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -240,9 +255,10 @@ last client had written.`,
 	fs := cmd.Flags()
 	sf := addSimFlags(fs)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
-	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP")
+	work := fmt.Sprintf("%s at most %d", occWork, sim.MaxOCCWork)
+	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)
 	fs.Var(textFlag{s: &algs, typ: "list"}, "algorithms", "algorithms to compare: none, exponential, full, equal, decorrelated")
-	fs.Var(textFlag{s: &runs, typ: "n"}, "runs", "runs averaged per cell")
+	fs.Var(textFlag{s: &runs, typ: "n"}, "runs", fmt.Sprintf("runs averaged per cell, 1 to %d; %s", sim.MaxRuns, work))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {

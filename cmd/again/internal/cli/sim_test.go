@@ -33,21 +33,32 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
 		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
 		{[]string{"sim", "occ", "--runs", "0"}, `again sim occ: --runs must be a whole number from 1 to 100000, got "0"`},
-		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: --clients and --runs must be small enough that the sum of clients² × runs is at most 100000000, got 10000000000`},
+		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got 100000² × 1 = 10000000000`},
+		{[]string{"sim", "occ", "--clients", "1000,2000", "--runs", "100"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000`},
+		{[]string{"sim", "occ", "--clients", "1000-3000/500"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 1500² + … + 3000²) × 100 = 22500000 × 100 = 2250000000`},
 		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of table, csv, json or svg, got "xml"`},
 		{[]string{"sim", "occ", "--seed", "x"}, `again sim occ: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
 		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},
 		{[]string{"sim", "outage", "--spike", "2h"}, `again sim outage: --spike must be a duration from 0s to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "2h"`},
 		{[]string{"sim", "outage", "--spike", "30s", "--duration", "50s"}, `again sim outage: --duration must be at least 55s (past the spike's end at 50s, plus 5s to measure a recovery), got "50s"`},
-		{[]string{"sim", "outage", "--rate", "10000", "--duration", "1h"}, `again sim outage: --rate, --spike-rate and --duration must be low enough to make at most 1000000 requests in a run, got 35801600 requests`},
+		{[]string{"sim", "outage", "--rate", "10000", "--duration", "1h"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 3580s + 80/s × 20s = 35801600`},
+		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
+		// Each list within its own limit; together, a table of 14 GB.
+		{[]string{"sim", "fleet", "--clients", "1-9998", "--failure", "0-1/0.0002"}, `again sim fleet: --clients × --failure × --strategy must be at most 100000 cells, got 9998 × 5001 × 6 = 299999988`},
+		{[]string{"sim", "fleet", "--clients", "1-1000", "--failure", "0-1/0.02", "--strategy", "none,retries"}, `again sim fleet: --clients × --failure × --strategy must be at most 100000 cells, got 1000 × 51 × 2 = 102000`},
 		{[]string{"sim", "storm", "--clients", "0"}, `again sim storm: --clients must be a whole number from 1 to 100000, got "0"`},
 		{[]string{"sim", "storm", "--bucket", "0"}, `again sim storm: --bucket must be a duration from 1µs to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0"`},
-		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the schedule in at most 100000 buckets (or cap the delays), got 1s`},
+		{[]string{"sim", "storm", "--max", "0", "--multiplier", "10", "--retries", "30", "--bucket", "1s"}, `again sim storm: --bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1s, and the last attempt starts at 2562047h47m16.854775807s, in bucket 9223372037`},
+		{[]string{"sim", "storm", "--initial", "1s", "--retries", "20", "--bucket", "1ms"}, `again sim storm: --bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1ms, and the last attempt starts at 2m55s, in bucket 175001`},
+		// --retries is within its range, --clients within its own: the
+		// limit is on the two together.
+		{[]string{"sim", "storm", "--retries", "100000"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100 × 100001 = 10000100`},
+		{[]string{"sim", "storm", "--clients", "100000", "--retries", "100"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100000 × 101 = 10100000`},
 		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "some"`},
 		{[]string{"sim", "hedge", "--dist", "weibull"}, `again sim hedge: --dist must be pareto or lognormal, got "weibull"`},
 		{[]string{"sim", "hedge", "--alpha", "1"}, `again sim hedge: --alpha must be a number above 1 and up to 100, got "1"`},
@@ -63,6 +74,34 @@ func TestSimUsageErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, tt.args...), tt.want)
 		})
+	}
+}
+
+// TestSimLimitsInHelp checks that the help of each flag in a limit on
+// several flags together states the limit.
+func TestSimLimitsInHelp(t *testing.T) {
+	tests := []struct {
+		model string
+		flags []string
+		limit string
+	}{
+		{"storm", []string{"clients", "retries"}, "--clients × (--retries + 1) at most 10000000 attempts"},
+		{"occ", []string{"clients", "runs"}, "the sum of --clients² × --runs at most 100000000"},
+		{"outage", []string{"rate", "spike-rate", "spike", "duration"}, "--rate × (--duration − --spike) + --spike-rate × --spike at most 1000000 requests"},
+		{"fleet", []string{"clients", "failure", "strategy"}, "--clients × --failure × --strategy at most 100000 cells"},
+	}
+	for _, tt := range tests {
+		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").stdout, "\nFlags:\n")
+		for _, flag := range tt.flags {
+			i := strings.Index(flags, "      --"+flag+" ")
+			if i < 0 {
+				t.Errorf("again sim %s --help: no --%s in %s", tt.model, flag, flags)
+				continue
+			}
+			if line, _, _ := strings.Cut(flags[i:], "\n"); !strings.Contains(line, tt.limit) {
+				t.Errorf("again sim %s --help: %q; want it to state %q", tt.model, line, tt.limit)
+			}
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -76,10 +77,11 @@ new_requests, attempts sent and successes (the goodput).`,
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(sim.OutageStrategies())
 	perSecond := false
-	fs.Var(textFlag{s: &rate, typ: "float"}, "rate", "new requests per second")
-	fs.Var(textFlag{s: &spikeRate, typ: "float"}, "spike-rate", "new requests per second during the spike")
-	fs.Var(textFlag{s: &spike, typ: "duration"}, "spike", "length of the spike, from t = 20s")
-	fs.Var(textFlag{s: &duration, typ: "duration"}, "duration", "how long requests arrive")
+	requests := fmt.Sprintf("; %s at most %d requests", outageRequests, sim.MaxRequests)
+	fs.Var(textFlag{s: &rate, typ: "float"}, "rate", "new requests per second"+requests)
+	fs.Var(textFlag{s: &spikeRate, typ: "float"}, "spike-rate", "new requests per second during the spike"+requests)
+	fs.Var(textFlag{s: &spike, typ: "duration"}, "spike", "length of the spike, from t = 20s"+requests)
+	fs.Var(textFlag{s: &duration, typ: "duration"}, "duration", "how long requests arrive"+requests)
 	fs.Var(textFlag{s: &strategies, typ: "list"}, "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
 	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -189,9 +191,10 @@ the share of calls that eventually succeeded.`,
 	sf := addSimFlags(fs)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(sim.FleetStrategies())
-	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP")
-	fs.Var(textFlag{s: &failures, typ: "list"}, "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1")
-	fs.Var(textFlag{s: &strategies, typ: "list"}, "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, sim.MaxFleetCells)
+	fs.Var(textFlag{s: &clients, typ: "list"}, "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP"+cells)
+	fs.Var(textFlag{s: &failures, typ: "list"}, "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1"+cells)
+	fs.Var(textFlag{s: &strategies, typ: "list"}, "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", ")+cells)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {
@@ -249,9 +252,11 @@ the same code.`,
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, sim.MaxStormAttempts)
+	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
-	fs.Var(textFlag{s: &clients, typ: "n"}, "clients", "clients that fail together")
-	fs.Var(textFlag{s: &bucket, typ: "duration"}, "bucket", "width of a time bucket")
+	fs.Var(textFlag{s: &clients, typ: "n"}, "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", sim.MaxClients, attempts))
+	fs.Var(textFlag{s: &bucket, typ: "duration"}, "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", sim.MaxStormBuckets))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {

@@ -3,19 +3,35 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
+	"strings"
 )
 
 // ErrInvalid is matched by errors.Is for every error a model returns for a
 // configuration it cannot run.
 var ErrInvalid = errors.New("sim: invalid configuration")
 
-// FieldError reports a configuration field outside its accepted range. It
+// FieldError reports a configuration field outside its accepted range, or
+// fields each within its own range whose combination exceeds a limit:
+// Field is then the expression limited, one of the Field constants. It
 // matches ErrInvalid with errors.Is.
 type FieldError struct {
-	Field    string // the configuration field, such as "Clients"
-	Value    string // the rejected value, formatted
+	Field    string // the configuration field, such as "Clients", or a Field constant
+	Value    string // the rejected value, formatted; for a Field constant, its terms and result
 	Accepted string // what is accepted, such as "a whole number from 1 to 10000"
 }
+
+// The Fields of the FieldErrors for limits on several fields together,
+// such as "sim: Clients × Policy.MaxAttempts() must be at most 10000000
+// attempts, got 100 × 100001 = 10000100".
+const (
+	FieldStormAttempts  = "Clients × Policy.MaxAttempts()"                                   // MaxStormAttempts
+	FieldOCCWork        = "the sum of Clients² × Runs"                                       // MaxOCCWork
+	FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"                    // MaxRequests
+	FieldFleetCells     = "len(Clients) × len(Failures) × len(Strategies)"                   // MaxFleetCells
+	FieldFleetCalls     = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration" // MaxFleetCalls
+)
 
 // Error returns "sim: FIELD must be ACCEPTED, got VALUE".
 func (e *FieldError) Error() string {
@@ -42,4 +58,22 @@ func checkInt(field string, v, lo, hi int) error {
 		return &FieldError{field, fmt.Sprint(v), fmt.Sprintf("a whole number from %d to %d", lo, hi)}
 	}
 	return nil
+}
+
+// product formats the product of the factors, each at least 0, as
+// "2 × 3 × 4 = 24", or without " = …" if it exceeds the largest int.
+func product(factors ...int) string {
+	terms := make([]string, len(factors))
+	p, overflow := uint64(1), false
+	for i, f := range factors {
+		terms[i] = fmt.Sprint(f)
+		hi, lo := bits.Mul64(p, uint64(f))
+		overflow = overflow || hi != 0 || lo > math.MaxInt
+		p = lo
+	}
+	s := strings.Join(terms, " × ")
+	if overflow {
+		return s
+	}
+	return fmt.Sprintf("%s = %d", s, p)
 }

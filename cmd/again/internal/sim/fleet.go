@@ -10,6 +10,9 @@ import (
 )
 
 // FleetConfig configures Fleet. Zero fields mean the values in brackets.
+// The table has a cell per client count, failure probability and
+// strategy: at most MaxFleetCells, making at most MaxFleetCalls calls in
+// all.
 type FleetConfig struct {
 	// Clients lists the fleet sizes [10, 100, 1000], from 1 to MaxClients.
 	Clients []int
@@ -96,8 +99,32 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 	if err := checkInt("Retries", d.Retries, 0, 100); err != nil {
 		return d, err
 	}
+	// Each list is within its limit, but together they could ask for
+	// 10000 × 10000 × 6 cells: a table of gigabytes and days. Bound the
+	// cells, and the calls they make in all.
+	nc, nf, ns := len(d.Clients), len(d.Failures), len(d.Strategies)
+	if nc*nf > MaxFleetCells/ns {
+		return d, &FieldError{FieldFleetCells, product(nc, nf, ns), fmt.Sprintf("at most %d cells", MaxFleetCells)}
+	}
+	if calls := d.calls(); calls > 0 && nc*nf*ns > MaxFleetCalls/calls {
+		return d, &FieldError{FieldFleetCalls, product(nc, nf, ns, calls), fmt.Sprintf("at most %d calls", MaxFleetCalls)}
+	}
 	return d, nil
 }
+
+// calls returns the calls of one cell: Rate × Duration.
+func (c *FleetConfig) calls() int { return int(math.Round(c.Rate * c.Duration.Seconds())) }
+
+// Limits of the fleet model.
+const (
+	// MaxFleetCells bounds a table's cells: client counts × failure
+	// probabilities × strategies. The default table has 198.
+	MaxFleetCells = 100_000
+	// MaxFleetCalls bounds a table's calls, its cells × Rate × Duration:
+	// about 50 s of CPU. The default table makes 1,980,000, and
+	// MaxFleetCells cells of the default 10,000 calls make it exactly.
+	MaxFleetCalls = 1_000_000_000
+)
 
 // Fleet runs the model of Marc Brooker's "Fixing retries with token buckets
 // and circuit breakers" (2022): a fleet of clients shares Rate calls per
@@ -137,7 +164,7 @@ func Fleet(c FleetConfig) ([]FleetRow, error) {
 // strategy of the cell, so that the strategies face the same luck.
 func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 	r := stream(c.Seed, stringID("fleet"), uint64(n), floatID(p))
-	calls := int(math.Round(c.Rate * c.Duration.Seconds()))
+	calls := c.calls()
 	var (
 		tokens  []float64           // bucket
 		budgets []retry.TokenBucket // budget

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/again-go/again/hedge"
@@ -250,29 +251,77 @@ func Hedge(c HedgeConfig) ([]HedgeRow, error) {
 			}
 		}
 	}
+	// Each goroutine hands its row's arrays on to its next row: a new set
+	// per row would leave the collector a set per row, of up to 100 MB.
+	var (
+		mu     sync.Mutex
+		spaces []*hedgeSpace
+	)
 	c.Runner.run(len(rows), func(i int) {
-		rows[i] = hedgeRun(&c, rows[i])
+		mu.Lock()
+		s := new(hedgeSpace)
+		if n := len(spaces); n > 0 {
+			s, spaces = spaces[n-1], spaces[:n-1]
+		}
+		mu.Unlock()
+		rows[i] = hedgeRun(&c, rows[i], s)
+		mu.Lock()
+		spaces = append(spaces, s)
+		mu.Unlock()
 	})
 	return rows, nil
 }
 
-// hedgeJob is one attempt in progress on the server.
-type hedgeJob struct {
-	req      int32
-	copy     int8
-	canceled bool
-	working  bool          // in the work phase, on the server
-	stall    time.Duration // the latency beyond the work
-	start    time.Duration
+// hedgeSpace is the state of one run of the hedge model, in parallel
+// arrays of the narrowest types that keep the run exact: 9 bytes per
+// request and 24 per attempt, its end mark included. An overloaded row
+// without a budget keeps nearly all of its attempts in progress to the end
+// (4 M of them at MaxHedgeRequests and 3 hedges), so that the width of
+// these arrays is the model's memory. reset sizes them for the most
+// attempts a run can start, so that no run copies them to grow them (the
+// old and the new array, both live for a moment); Hedge reuses one per
+// goroutine from row to row.
+type hedgeSpace struct {
+	// Per request, in the order they arrive.
+	arrival []time.Duration // when it arrived; once answered, its latency
+	state   []uint8         // its attempts, those in their work phase, hedgeDone
+	// Per attempt, in the order they start, which is its id.
+	req   []int32         // the request
+	stall []time.Duration // the latency beyond the work
+	ps    psServer
 }
 
-// hedgeReq is one request: when it arrived, whether it was answered, and
-// its copies (indexes into the jobs).
-type hedgeReq struct {
-	arrival time.Duration
-	done    bool
-	copies  int8
-	jobs    [4]int32
+// The fields of hedgeSpace.state: the attempts started, up to 4, in the
+// low 3 bits; those of them in their work phase, on the server, in the next
+// 3; and whether the request was answered, which cancels the attempts
+// still running.
+const (
+	hedgeAttempts uint8 = 0x07
+	hedgeWorking  uint8 = 0x08 // one attempt in its work phase
+	hedgeDone     uint8 = 0x80
+)
+
+// reset empties s for a run of requests requests and at most attempts
+// attempts, allocating only when s is too small.
+func (s *hedgeSpace) reset(requests, attempts int) {
+	s.arrival, s.state = fit(s.arrival, requests), fit(s.state, requests)
+	s.req, s.stall = fit(s.req, attempts), fit(s.stall, attempts)
+	s.ps = psServer{marks: marks{at: fit(s.ps.marks.at, attempts), id: fit(s.ps.marks.id, attempts)}}
+}
+
+// hedgeCopy is a hedge in progress: its attempt and when it started.
+type hedgeCopy struct {
+	id    int32
+	start time.Duration
+}
+
+// fit returns s emptied if it can hold n elements, else a new slice that
+// can.
+func fit[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // The events of the hedge model besides completions.
@@ -287,7 +336,7 @@ type hedgeEvent struct {
 	req  int32 // the request; the attempt for hedgeStalled
 }
 
-func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
+func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 	budgetID := uint64(0)
 	if row.Budget {
 		budgetID = 1
@@ -324,47 +373,66 @@ func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
 		return fixed, true
 	}
 
-	reqs := make([]hedgeReq, 0, c.Requests)
-	jobs := make([]hedgeJob, 0, c.Requests+c.Requests/8)
-	latencies := make([]time.Duration, 0, c.Requests)
+	s.reset(c.Requests, c.Requests*(1+c.MaxHedges))
 	var (
 		events queue[hedgeEvent]
-		ps     psServer
+		ps     = &s.ps
 		now    time.Duration
 		hedges int
+		// With a Hedger, the hedges of the requests in progress, which it
+		// observes when the request is answered. A request's first
+		// attempt started when it arrived.
+		hedged map[int32][3]hedgeCopy
 	)
+	if h != nil {
+		hedged = map[int32][3]hedgeCopy{}
+	}
 	start := func(req int32) {
-		q := &reqs[req]
-		id := int32(len(jobs))
-		jobs = append(jobs, hedgeJob{req: req, copy: q.copies, start: now})
-		q.jobs[q.copies] = id
-		q.copies++
+		id := int32(len(s.req))
+		s.req = append(s.req, req)
+		if k := s.state[req] & hedgeAttempts; h != nil && k > 0 {
+			copies := hedged[req]
+			copies[k-1] = hedgeCopy{id, now}
+			hedged[req] = copies
+		}
+		s.state[req] += 1 + hedgeWorking
 		l := c.Dist.sample(r)
 		work := math.Min(l, cost)
-		jobs[id].working = true
-		jobs[id].stall = time.Duration(l - work)
+		s.stall = append(s.stall, time.Duration(l-work))
 		ps.add(id, work)
 	}
 	finish := func(id int32) {
-		j := &jobs[id]
-		q := &reqs[j.req]
-		q.done = true
-		latencies = append(latencies, now-q.arrival)
-		for _, other := range q.jobs[:q.copies] {
-			if o := &jobs[other]; other != id && !o.canceled {
-				o.canceled = true
-				if o.working {
-					ps.n--
-				}
-				// As hedge.Attempt does: a loser that began first ran
-				// longer than the winner, a lower bound of its latency.
-				if h != nil && o.copy < j.copy {
-					h.Observe("", now-o.start)
+		req := s.req[id]
+		st := s.state[req]
+		s.state[req] = st | hedgeDone
+		arrival := s.arrival[req]
+		s.arrival[req] = now - arrival
+		// The request's other attempts are canceled, which frees the
+		// share of those in their work phase at once (the one that
+		// answers has left its own).
+		ps.n -= int(st/hedgeWorking) & 7
+		if h != nil {
+			// As hedge.Attempt does: a loser that began first ran longer
+			// than the winner, a lower bound of its latency. Observe them
+			// in the order they began, then the winner.
+			copies := hedged[req]
+			delete(hedged, req)
+			won := 0
+			for k := 1; k < int(st&hedgeAttempts); k++ {
+				if copies[k-1].id == id {
+					won = k
 				}
 			}
-		}
-		if h != nil {
-			h.Observe("", now-j.start)
+			start := arrival
+			for k := 0; ; k++ {
+				if k > 0 {
+					start = copies[k-1].start
+				}
+				h.Observe("", now-start)
+				if k == won {
+					break
+				}
+			}
 		}
 		if bucket != nil {
 			bucket.Success()
@@ -374,7 +442,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
 	events.push(time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
 	for {
 		next, ok := events.peek()
-		id, at, busy := ps.next(now, jobs)
+		id, at, busy := ps.next(now, s)
 		if !ok && !busy {
 			break
 		}
@@ -382,9 +450,9 @@ func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
 			ps.advance(at - now)
 			now = at
 			ps.pop()
-			if j := &jobs[id]; j.stall > 0 {
-				j.working = false
-				events.push(now+j.stall, hedgeEvent{kind: hedgeStalled, req: id})
+			s.state[s.req[id]] -= hedgeWorking
+			if stall := s.stall[id]; stall > 0 {
+				events.push(now+stall, hedgeEvent{kind: hedgeStalled, req: id})
 			} else {
 				finish(id)
 			}
@@ -395,32 +463,34 @@ func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
 		_, e := events.pop()
 		switch e.kind {
 		case hedgeArrival:
-			req := int32(len(reqs))
-			reqs = append(reqs, hedgeReq{arrival: now})
+			req := int32(len(s.arrival))
+			s.arrival, s.state = append(s.arrival, now), append(s.state, 0)
 			start(req)
 			if d, on := delay(); on {
 				events.push(now+d, hedgeEvent{kind: hedgeTimer, req: req})
 			}
-			if len(reqs) < c.Requests {
+			if len(s.arrival) < c.Requests {
 				events.push(now+time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
 			}
 		case hedgeStalled:
-			if !jobs[e.req].canceled {
+			if s.state[s.req[e.req]]&hedgeDone == 0 { // else canceled
 				finish(e.req)
 			}
 		case hedgeTimer:
-			q := &reqs[e.req]
-			if q.done || int(q.copies) > c.MaxHedges || bucket != nil && !bucket.Take() {
+			if st := s.state[e.req]; st&hedgeDone != 0 || int(st&hedgeAttempts) > c.MaxHedges || bucket != nil && !bucket.Take() {
 				continue
 			}
 			hedges++
 			start(e.req)
-			if int(q.copies) <= c.MaxHedges {
+			if int(s.state[e.req]&hedgeAttempts) <= c.MaxHedges {
 				d, _ := delay()
 				events.push(now+d, hedgeEvent{kind: hedgeTimer, req: e.req})
 			}
 		}
 	}
+	// Every request was answered: an unanswered one has an attempt in
+	// progress or stalled, which keeps the loop going.
+	latencies := s.arrival
 	slices.Sort(latencies)
 	pct := func(p float64) float64 {
 		i := int(math.Ceil(p*float64(len(latencies)))) - 1
@@ -440,7 +510,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow) HedgeRow {
 type psServer struct {
 	work  float64
 	n     int
-	marks queue[int32] // end marks, as whole nanoseconds of work
+	marks marks // end marks, as whole nanoseconds of work
 }
 
 func (s *psServer) add(id int32, latency float64) {
@@ -456,11 +526,12 @@ func (s *psServer) advance(d time.Duration) {
 }
 
 // next returns the next attempt to end and when, dropping the marks of
-// canceled attempts; busy is false when none is in progress.
-func (s *psServer) next(now time.Duration, jobs []hedgeJob) (id int32, at time.Duration, busy bool) {
-	for s.marks.len() > 0 {
-		mark, id := s.marks.items[0].at, s.marks.items[0].e
-		if jobs[id].canceled {
+// canceled attempts, those of answered requests; busy is false when none
+// is in progress.
+func (s *psServer) next(now time.Duration, sp *hedgeSpace) (id int32, at time.Duration, busy bool) {
+	for len(s.marks.at) > 0 {
+		mark, id := s.marks.at[0], s.marks.id[0]
+		if sp.state[sp.req[id]]&hedgeDone != 0 {
 			s.marks.pop()
 			continue
 		}
@@ -473,4 +544,63 @@ func (s *psServer) next(now time.Duration, jobs []hedgeJob) (id int32, at time.D
 func (s *psServer) pop() {
 	s.marks.pop()
 	s.n--
+}
+
+// marks is psServer's heap of end marks, as queue is but in two parallel
+// arrays, 12 bytes a mark rather than queue's 24: an overloaded row holds
+// millions. Ties go to the attempt that started first, as queue's go to
+// the event pushed first: an attempt pushes its one mark when it starts,
+// so that the ids are in the order of the pushes.
+type marks struct {
+	at []time.Duration
+	id []int32
+}
+
+func (m *marks) before(i, j int) bool {
+	return m.at[i] < m.at[j] || m.at[i] == m.at[j] && m.id[i] < m.id[j]
+}
+
+// push adds the mark at for the attempt id.
+func (m *marks) push(at time.Duration, id int32) {
+	at = endOfTime(at)
+	m.at, m.id = append(m.at, at), append(m.id, id)
+	i := len(m.at) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if m.at[p] < at || m.at[p] == at && m.id[p] < id {
+			break
+		}
+		m.at[i], m.id[i] = m.at[p], m.id[p]
+		i = p
+	}
+	m.at[i], m.id[i] = at, id
+}
+
+// pop removes the earliest mark. The heap must not be empty.
+func (m *marks) pop() {
+	n := len(m.at) - 1
+	at, id := m.at[n], m.id[n]
+	m.at, m.id = m.at[:n], m.id[:n]
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		k := c
+		for j := c + 1; j < min(c+4, n); j++ {
+			if m.before(j, k) {
+				k = j
+			}
+		}
+		if m.at[k] > at || m.at[k] == at && m.id[k] > id {
+			break
+		}
+		m.at[i], m.id[i] = m.at[k], m.id[k]
+		i = k
+	}
+	m.at[i], m.id[i] = at, id
 }

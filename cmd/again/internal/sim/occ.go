@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +78,8 @@ type OCCConfig struct {
 	Clients []int
 	// Algorithms lists the algorithms to compare; empty means Algorithms().
 	Algorithms []Algorithm
-	// Runs is the number of runs averaged per cell, 1 to MaxRuns; 0 means 100.
+	// Runs is the number of runs averaged per cell, 1 to MaxRuns; 0 means
+	// 100. The sum of Clients² × Runs must be at most MaxOCCWork.
 	Runs int
 	// Seed seeds every run's random stream; every value, 0 included, is a
 	// seed.
@@ -139,7 +141,7 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 		work += float64(n) * float64(n) * float64(d.Runs)
 	}
 	if work > MaxOCCWork {
-		return d, &FieldError{"Work", fmt.Sprintf("%.0f", work), fmt.Sprintf("small enough that the sum of clients² × runs is at most %d", MaxOCCWork)}
+		return d, &FieldError{FieldOCCWork, occWork(d.Clients, d.Runs), fmt.Sprintf("at most %d", MaxOCCWork)}
 	}
 	for _, f := range []struct {
 		name string
@@ -154,6 +156,27 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 		}
 	}
 	return d, nil
+}
+
+// occWork formats the sum of clients² × runs with its terms, as "(10² +
+// 20² + … + 190²) × 100 = 247000 × 100 = 24700000", or "1000² × 1000 =
+// 1000000000" for one client count.
+func occWork(clients []int, runs int) string {
+	var sum float64
+	terms := make([]string, 0, 4)
+	for i, n := range clients {
+		sum += float64(n) * float64(n)
+		switch {
+		case len(clients) <= 4 || i < 2 || i == len(clients)-1:
+			terms = append(terms, fmt.Sprintf("%d²", n))
+		case i == 2:
+			terms = append(terms, "…")
+		}
+	}
+	if len(clients) == 1 {
+		return fmt.Sprintf("%s × %d = %.0f", terms[0], runs, sum*float64(runs))
+	}
+	return fmt.Sprintf("(%s) × %d = %.0f × %d = %.0f", strings.Join(terms, " + "), runs, sum, runs, sum*float64(runs))
 }
 
 // OCC runs the optimistic-concurrency model of the AWS Architecture Blog

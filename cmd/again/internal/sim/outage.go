@@ -21,7 +21,9 @@ type OutageConfig struct {
 	// SpikeStart [20 s] and Spike [20 s] place the spike; a negative Spike
 	// (NoSpike) means none, the summary then covering what follows
 	// SpikeStart. Duration [120 s]
-	// is how long new requests arrive.
+	// is how long new requests arrive. They must expect at most MaxRequests
+	// requests: Rate × (Duration − Spike) + SpikeRate × Spike, counting
+	// only the part of the spike within Duration.
 	SpikeStart, Spike, Duration time.Duration
 	// Latency [1 s] plus PerRequest [10 ms] for every request in progress is
 	// the server's time for a request that arrives.
@@ -144,15 +146,23 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	// could ask for 36 M requests: gigabytes and minutes in a model that
 	// cannot be interrupted. Bound the expected number of new requests.
 	if n := d.expectedRequests(); n > MaxRequests {
-		return d, &FieldError{"Requests", fmt.Sprintf("%.0f requests", n), fmt.Sprintf("low enough to make at most %d requests in a run", MaxRequests)}
+		spike := d.spikeWithin()
+		return d, &FieldError{FieldOutageRequests,
+			fmt.Sprintf("%g/s × %gs + %g/s × %gs = %.0f", d.Rate, (d.Duration - spike).Seconds(), d.SpikeRate, spike.Seconds(), n),
+			fmt.Sprintf("at most %d requests", MaxRequests)}
 	}
 	return d, nil
 }
 
 // expectedRequests returns the mean number of new requests in a run.
 func (c *OutageConfig) expectedRequests() float64 {
-	spike := min(c.SpikeStart+c.Spike, c.Duration) - min(c.SpikeStart, c.Duration)
+	spike := c.spikeWithin()
 	return c.Rate*(c.Duration-spike).Seconds() + c.SpikeRate*spike.Seconds()
+}
+
+// spikeWithin returns how much of the spike falls within Duration.
+func (c *OutageConfig) spikeWithin() time.Duration {
+	return min(c.SpikeStart+c.Spike, c.Duration) - min(c.SpikeStart, c.Duration)
 }
 
 // NoSpike is an OutageConfig.Spike that means no spike at all.

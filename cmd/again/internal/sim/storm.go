@@ -13,7 +13,8 @@ type StormConfig struct {
 	// Policy is the schedule every client follows, jitter included.
 	Policy backoff.Policy
 	// Clients is the number of clients that fail together [100], from 1 to
-	// MaxClients.
+	// MaxClients, and such that Clients × Policy.MaxAttempts() is at most
+	// MaxStormAttempts.
 	Clients int
 	// Bucket is the width of a time bucket [1 s]: Storm counts the attempts
 	// that start in each.
@@ -45,22 +46,38 @@ func Storm(c StormConfig) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buckets []int
-	err = c.starts(func(_ int, t time.Duration) error {
+	buckets, last, ok := c.buckets()
+	if !ok {
+		return nil, c.tooLong(last)
+	}
+	return buckets, nil
+}
+
+// buckets returns the attempts that start in each bucket of c's storm, c
+// checked, and the start of its last attempt; ok is false if some attempt
+// starts past MaxStormBuckets buckets.
+func (c StormConfig) buckets() (buckets []int, last time.Duration, ok bool) {
+	ok = true
+	c.starts(func(_ int, t time.Duration) {
+		last = max(last, t)
 		i := t / c.Bucket
 		if i >= MaxStormBuckets {
-			return &FieldError{"Bucket", c.Bucket.String(), fmt.Sprintf("wide enough to hold the schedule in at most %d buckets (or cap the delays)", MaxStormBuckets)}
+			ok = false // go on to the last attempt, which the error reports
+			return
 		}
 		for int(i) >= len(buckets) {
 			buckets = append(buckets, 0)
 		}
 		buckets[i]++
-		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return buckets, nil
+	return buckets, last, ok
+}
+
+// tooLong returns the error for a storm whose last attempt starts at last,
+// past MaxStormBuckets buckets of c.Bucket.
+func (c StormConfig) tooLong(last time.Duration) error {
+	return &FieldError{"Bucket", fmt.Sprintf("%v, and the last attempt starts at %v, in bucket %d", c.Bucket, last.Round(time.Microsecond), last/c.Bucket+1),
+		fmt.Sprintf("wide enough to hold the storm in at most %d buckets (or cap the delays)", MaxStormBuckets)}
 }
 
 // check returns c with its zero fields set to their defaults, or why c
@@ -81,8 +98,8 @@ func (c StormConfig) check() (StormConfig, error) {
 	if c.Bucket < 0 {
 		return c, &FieldError{"Bucket", c.Bucket.String(), "a duration above 0"}
 	}
-	if retries := stormRetries(c.Policy); int64(c.Clients)*int64(retries+1) > MaxStormAttempts {
-		return c, &FieldError{"Clients", fmt.Sprint(c.Clients), fmt.Sprintf("at most %d attempts in all with %d retries each", MaxStormAttempts, retries)}
+	if attempts := c.Policy.MaxAttempts(); attempts > MaxStormAttempts/c.Clients {
+		return c, &FieldError{FieldStormAttempts, product(c.Clients, attempts), fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
 	}
 	return c, nil
 }
@@ -90,8 +107,8 @@ func (c StormConfig) check() (StormConfig, error) {
 // starts calls visit with the number n (0 for the first attempt) and the
 // start time of every attempt of every client, client by client, drawing
 // the jitter from c.Seed's stream in that order, so that every function
-// built on it sees the same storm. It stops at visit's first error.
-func (c StormConfig) starts(visit func(n int, t time.Duration) error) error {
+// built on it sees the same storm.
+func (c StormConfig) starts(visit func(n int, t time.Duration)) {
 	r := stream(c.Seed, stringID("storm"))
 	retries := stormRetries(c.Policy)
 	for range c.Clients {
@@ -103,12 +120,9 @@ func (c StormConfig) starts(visit func(n int, t time.Duration) error) error {
 					t = 1<<63 - 1
 				}
 			}
-			if err := visit(n, t); err != nil {
-				return err
-			}
+			visit(n, t)
 		}
 	}
-	return nil
 }
 
 // stormRetries returns the retries p allows, with the zero rule applied.
@@ -131,18 +145,16 @@ type StormRow struct {
 // the later of the two last attempts. It is what the calculator page's
 // storm view and `again sim storm` show.
 func StormTable(c StormConfig) ([]StormRow, error) {
-	jittered, err := Storm(c)
+	c, err := c.check()
 	if err != nil {
 		return nil, err
 	}
 	plain := c
 	plain.Policy.Jitter, plain.Policy.JitterFactor = backoff.NoJitter, 0
-	flat, err := Storm(plain)
-	if err != nil {
-		return nil, err
-	}
-	if c.Bucket == 0 {
-		c.Bucket = time.Second
+	jittered, last, ok := c.buckets()
+	flat, lastFlat, okFlat := plain.buckets()
+	if !ok || !okFlat {
+		return nil, c.tooLong(max(last, lastFlat))
 	}
 	rows := make([]StormRow, max(len(jittered), len(flat)))
 	for i := range rows {
@@ -219,11 +231,10 @@ func StormPeaks(c StormConfig, window time.Duration) (StormPeak, error) {
 // [t, t+w), by sliding the window over the sorted start times.
 func peak(c StormConfig, w time.Duration) int {
 	var times []time.Duration
-	c.starts(func(n int, t time.Duration) error { // visit returns no error
+	c.starts(func(n int, t time.Duration) {
 		if n > 0 {
 			times = append(times, t)
 		}
-		return nil
 	})
 	slices.Sort(times)
 	best, i := 0, 0

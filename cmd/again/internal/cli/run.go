@@ -29,7 +29,8 @@ const (
 )
 
 // killGrace is how long a child that overstays its --timeout (or the
-// --deadline) has after SIGTERM before it gets SIGKILL.
+// --deadline) has after SIGTERM before it gets SIGKILL (Env.KillGrace
+// replaces it in tests).
 const killGrace = 2 * time.Second
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -134,6 +135,9 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 		}
 		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
 			tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
+		if env.KillGrace > 0 {
+			r.grace = env.KillGrace
+		}
 		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
 			return err
 		}

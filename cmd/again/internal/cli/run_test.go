@@ -23,16 +23,28 @@ import (
 
 // helperEnv makes the test binary act as the child command of `again run`
 // (see runHelper) instead of running the tests; mainEnv makes it act as
-// the again program itself, signals and all (see againProcess).
+// the again program itself, signals and all (see againProcess), with
+// graceEnv's duration, if set, as its Env.KillGrace.
 const (
 	helperEnv = "AGAIN_RUN_TEST_HELPER"
 	mainEnv   = "AGAIN_RUN_TEST_MAIN"
+	graceEnv  = "AGAIN_RUN_TEST_GRACE"
 )
 
 func init() {
 	if os.Getenv(mainEnv) == "1" {
 		os.Unsetenv(mainEnv) // the command it runs is the helper
-		os.Exit(Main())
+		var env Env
+		if g := os.Getenv(graceEnv); g != "" {
+			d, err := time.ParseDuration(g)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s=%q: %v\n", graceEnv, g, err)
+				os.Exit(100)
+			}
+			env.KillGrace = d
+			os.Unsetenv(graceEnv)
+		}
+		os.Exit(runMain(env))
 	}
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(runHelper(os.Args[1:]))
@@ -43,9 +55,10 @@ func init() {
 //
 //	exit N          exit with status N
 //	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
-//	block           print "ready", then wait to be killed (SIGTERM kills it)
-//	trap-int N      print "ready", exit N on SIGINT
-//	trap-term N     print "ready", exit N on SIGTERM
+//	block           print "ready PGID" (its process group), then wait to be
+//	                killed (SIGTERM kills it)
+//	trap-int N      print "ready PGID", exit N on SIGINT
+//	trap-term N     print "ready PGID", exit N on SIGTERM
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
 //	yes             write lines to stdout until that fails
@@ -80,7 +93,7 @@ func runHelper(args []string) int {
 		case "trap-term":
 			signal.Notify(ch, syscall.SIGTERM)
 		}
-		fmt.Println("ready")
+		fmt.Printf("ready %d\n", syscall.Getpgrp())
 		select {
 		case <-ch:
 			n, _ := strconv.Atoi(args[1])

@@ -39,9 +39,9 @@ type Env struct {
 	OpenBudget func(url string, log io.Writer) (retry.Budget, io.Closer, error)
 
 	// KillGrace, if above zero, replaces the 2 s that run gives a command
-	// between SIGTERM and SIGKILL. It is for tests, which shorten or
-	// lengthen it; the installed again leaves it zero and has no flag for
-	// it.
+	// between SIGTERM (or the signal again forwards) and SIGKILL. It is
+	// for tests, which shorten or lengthen it; the installed again leaves
+	// it zero and has no flag for it.
 	KillGrace time.Duration
 }
 

@@ -28,9 +28,10 @@ const (
 	ExitNotFound      = 127 // the command was not found
 )
 
-// killGrace is how long a child that overstays its --timeout (or the
-// --deadline) has after SIGTERM before it gets SIGKILL (Env.KillGrace
-// replaces it in tests).
+// killGrace is how long a child has after SIGTERM before it gets SIGKILL:
+// one that overstays its --timeout (or the --deadline), what is left of a
+// failed attempt, and a command to which again forwarded a signal
+// (Env.KillGrace replaces it in tests).
 const killGrace = 2 * time.Second
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -71,18 +72,19 @@ non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
 or SIGPIPE: someone stopped it, or nothing reads its output any more).
 
 SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
-command's group, no further attempt is made, and again exits when the
-command has, with 128+N for the first signal N it received (130 for
-SIGINT, 143 for SIGTERM), whatever the command's status, and one line
-such as
-  again run: stopped: received SIGTERM (attempt 1/4: exit status 0)
+command's group and no further attempt is made. If the command has not
+exited 2s later, its group gets SIGKILL; a second such signal sends
+SIGKILL at once (as timeout --kill-after, or docker stop). again then
+exits 128+N for the first signal N it received (130 for SIGINT, 143 for
+SIGTERM), whatever the command's status, with one line such as
+  again run: stopped: received SIGTERM (attempt 1/4: killed by SIGKILL)
 When again runs in the foreground of a terminal (its stdin, stdout or
 stderr), each attempt gets the terminal: it can read it, Ctrl-Z stops it
 and again together (fg continues both), and Ctrl-C reaches it once, from
 the terminal, ending the retries if the command dies of it or exits 130.
-Otherwise Ctrl-C reaches again alone, which passes it on once. (Windows
-has no process groups: there a timeout or a signal stops the command but
-not what it started.)
+Otherwise Ctrl-C reaches again alone, which passes it on (a second Ctrl-C
+kills the command). (Windows has no process groups: there a timeout or a
+signal stops the command but not what it started.)
 
 ` + budgetHelp + `
 
@@ -225,16 +227,18 @@ type runner struct {
 	args     []string
 	timeout  time.Duration // per attempt; 0 means none
 	deadline time.Duration // for the whole run; 0 means none
-	grace    time.Duration // between SIGTERM and SIGKILL
+	grace    time.Duration // between SIGTERM (or a forwarded signal) and SIGKILL
 	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
 	quiet    bool
 	tty      *os.File     // the terminal handed to each attempt, if any
 	budget   retry.Budget // --budget's, or nil
 
 	mu        sync.Mutex
-	proc      *child    // the running child, nil if none
-	signal    os.Signal // the first signal received, if any
-	forwarded bool      // whether a signal reached a running child
+	proc      *child      // the running child, nil if none
+	signal    os.Signal   // the first signal received, if any
+	signals   int         // how many signals were received
+	forwarded bool        // whether the first signal reached a running child
+	killer    *time.Timer // the SIGKILL that follows a forwarded signal
 }
 
 // attemptError is a failed attempt: the status again exits with if it is
@@ -267,7 +271,8 @@ func notRetried(status int) string {
 
 func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	// The child's life is bounded by the deadline and the timeout only; a
-	// signal reaches it by forwarding, so that it can exit in its own way.
+	// signal reaches it by forwarding, so that it can exit in its own way
+	// within the grace (see pass).
 	procCtx := context.WithoutCancel(ctx)
 	if r.deadline > 0 {
 		var cancel context.CancelFunc
@@ -382,8 +387,9 @@ func (r *runner) report(e retry.Event) {
 	}
 }
 
-// forward relays each signal to the running child's process group and
-// stops further attempts, until done is closed.
+// forward stops further attempts at each signal received, and passes it
+// on to the running child's process group (see pass), until done is
+// closed.
 func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, done <-chan struct{}) {
 	for {
 		select {
@@ -392,9 +398,9 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 			if r.signal == nil {
 				r.signal = s
 			}
+			r.signals++
 			if r.proc != nil {
-				r.proc.signal(s)
-				r.forwarded = true
+				r.pass(r.proc)
 			}
 			r.mu.Unlock()
 			stop(&SignalError{Signal: s})
@@ -404,16 +410,45 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 	}
 }
 
-// setProc records the running child, c (nil for none); a signal that
-// arrived while it was starting is passed on at once. It reports whether a
-// signal was received.
+// pass hands the signals received so far to c, the running child, with
+// r.mu held, as timeout --kill-after and docker stop do: the first is
+// forwarded to its group, which gets SIGKILL if the command has not
+// exited after the grace; a second one sends SIGKILL at once. Every
+// signal is one that asks a program to stop (see NotifyContext).
+func (r *runner) pass(c *child) {
+	if r.signals > 1 {
+		if r.killer != nil {
+			r.killer.Stop() // due now
+		}
+		c.kill()
+		return
+	}
+	r.forwarded = true
+	c.signal(r.signal)
+	r.killer = time.AfterFunc(r.grace, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.proc == c { // not once the command has exited: see setProc
+			c.kill()
+		}
+	})
+}
+
+// setProc records the running child, c (nil for none); signals that
+// arrived while it was starting are passed on at once. Once the command
+// has exited (c nil), its SIGKILL is no longer due: attempt kills what
+// is left of a signalled group itself. It reports whether a signal was
+// received.
 func (r *runner) setProc(c *child) (signalled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.proc = c
-	if c != nil && r.signal != nil {
-		r.forwarded = true
-		c.signal(r.signal)
+	if c != nil && r.signals > 0 {
+		r.pass(c)
+	}
+	if c == nil && r.killer != nil {
+		r.killer.Stop()
+		r.killer = nil
 	}
 	return r.signal != nil
 }

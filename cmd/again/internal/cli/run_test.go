@@ -489,7 +489,10 @@ func signalled(t *testing.T, policy []string, ready string, sig os.Signal, mode 
 	watch.want = ready
 	args := append(append(append([]string{"run"}, policy...), "--"), helper(t, mode...)...)
 	done := make(chan int)
-	go func() { done <- Run(ctx, args, nil, stdout, stderr) }()
+	// A command that handles the signal has a minute to exit before SIGKILL,
+	// however loaded the machine.
+	env := Env{Stdout: stdout, Stderr: stderr, KillGrace: time.Minute}
+	go func() { done <- RunEnv(ctx, args, env) }()
 	select {
 	case <-watch.seen:
 	case code := <-done:
@@ -739,6 +742,7 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv(graceEnv, "1h") // the command's clean-up is not cut short on a slow machine
 	cmd, stdin, out := againProcess(t, "run", "--initial", "0", "--", exe, "count-int")
 	waitFor(t, out, "ready")
 	// The terminal's Ctrl-C goes to every process of again's group, the

@@ -28,8 +28,8 @@ import (
 // reclaimTerminal and foregroundTerminal. Without process groups (Windows)
 // a timeout or a signal stops the command but not what it started.
 //
-// A child is used by one goroutine, but for signal, which the goroutine
-// forwarding signals calls.
+// A child is used by one goroutine, but for signal and kill, which the
+// goroutine forwarding signals (and the SIGKILL that follows) also call.
 type child struct {
 	cmd *exec.Cmd
 	pid int

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/again-go/again/retry"
 	"github.com/spf13/cobra"
@@ -36,6 +37,12 @@ type Env struct {
 	// Nil opens a fleet.Budget, as the installed again does; tests set it
 	// to count what the command asks of its budget.
 	OpenBudget func(url string, log io.Writer) (retry.Budget, io.Closer, error)
+
+	// KillGrace, if above zero, replaces the 2 s that run gives a command
+	// between SIGTERM (or the signal again forwards) and SIGKILL. It is
+	// for tests, which shorten or lengthen it; the installed again leaves
+	// it zero and has no flag for it.
+	KillGrace time.Duration
 }
 
 // subcommands returns every `again` subcommand. To add one, write a
@@ -337,10 +344,17 @@ var _ pflag.Value = repeatedFlag{}
 // process, so only Main changes it, and puts it back before it returns;
 // Run, which tests call side by side, leaves it alone.
 func Main() int {
+	return runMain(Env{})
+}
+
+// runMain is Main with env's optional pieces; it sets the streams. Tests
+// that run the test binary as the again program call it with their own.
+func runMain(env Env) int {
 	ctx, stop := NotifyContext(context.Background())
 	defer stop()
 	defer routeStdLog(os.Stderr)()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	env.Stdin, env.Stdout, env.Stderr = os.Stdin, os.Stdout, os.Stderr
+	return RunEnv(ctx, os.Args[1:], env)
 }
 
 // routeStdLog makes the standard logger write again's lines on w, and

@@ -28,8 +28,10 @@ const (
 	ExitNotFound      = 127 // the command was not found
 )
 
-// killGrace is how long a child that overstays its --timeout (or the
-// --deadline) has after SIGTERM before it gets SIGKILL.
+// killGrace is how long a child has after SIGTERM before it gets SIGKILL:
+// one that overstays its --timeout (or the --deadline), what is left of a
+// failed attempt, and a command to which again forwarded a signal
+// (Env.KillGrace replaces it in tests).
 const killGrace = 2 * time.Second
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -70,14 +72,19 @@ non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
 or SIGPIPE: someone stopped it, or nothing reads its output any more).
 
 SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
-command's group, no further attempt is made, and again exits when the
-command has. When again runs in the foreground of a terminal (its stdin,
-stdout or stderr), each attempt gets the terminal: it can read it, Ctrl-Z
-stops it and again together (fg continues both), and Ctrl-C reaches it
-once, from the terminal, ending the retries if the command dies of it or
-exits 130. Otherwise Ctrl-C reaches again alone, which passes it on once.
-(Windows has no process groups: there a timeout or a signal stops the
-command but not what it started.)
+command's group and no further attempt is made. If the command has not
+exited 2s later, its group gets SIGKILL; a second such signal sends
+SIGKILL at once (as timeout --kill-after, or docker stop). again then
+exits 128+N for the first signal N it received (130 for SIGINT, 143 for
+SIGTERM), whatever the command's status, with one line such as
+  again run: stopped: received SIGTERM (attempt 1/4: killed by SIGKILL)
+When again runs in the foreground of a terminal (its stdin, stdout or
+stderr), each attempt gets the terminal: it can read it, Ctrl-Z stops it
+and again together (fg continues both), and Ctrl-C reaches it once, from
+the terminal, ending the retries if the command dies of it or exits 130.
+Otherwise Ctrl-C reaches again alone, which passes it on (a second Ctrl-C
+kills the command). (Windows has no process groups: there a timeout or a
+signal stops the command but not what it started.)
 
 ` + budgetHelp + `
 
@@ -85,8 +92,8 @@ command but not what it started.)
 
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
 --timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
-when signal N stops again between attempts, 127 if the command is not
-found, 126 if it cannot be executed, 2 for a usage error.
+when signal N sent to again stops it, 127 if the command is not found,
+126 if it cannot be executed, 2 for a usage error.
 
 Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
 unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
@@ -134,6 +141,9 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 		}
 		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
 			tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
+		if env.KillGrace > 0 {
+			r.grace = env.KillGrace
+		}
 		if r.timeout, err = durationFlag("timeout", timeout, true); err != nil {
 			return err
 		}
@@ -217,16 +227,18 @@ type runner struct {
 	args     []string
 	timeout  time.Duration // per attempt; 0 means none
 	deadline time.Duration // for the whole run; 0 means none
-	grace    time.Duration // between SIGTERM and SIGKILL
+	grace    time.Duration // between SIGTERM (or a forwarded signal) and SIGKILL
 	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
 	quiet    bool
 	tty      *os.File     // the terminal handed to each attempt, if any
 	budget   retry.Budget // --budget's, or nil
 
-	mu      sync.Mutex
-	proc    *child    // the running child, nil if none
-	signal  os.Signal // the first signal received, if any
-	stopped bool      // whether a signal arrived while no child ran
+	mu        sync.Mutex
+	proc      *child      // the running child, nil if none
+	signal    os.Signal   // the first signal received, if any
+	signals   int         // how many signals were received
+	forwarded bool        // whether the first signal reached a running child
+	killer    *time.Timer // the SIGKILL that follows a forwarded signal
 }
 
 // attemptError is a failed attempt: the status again exits with if it is
@@ -259,7 +271,8 @@ func notRetried(status int) string {
 
 func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	// The child's life is bounded by the deadline and the timeout only; a
-	// signal reaches it by forwarding, so that it can exit in its own way.
+	// signal reaches it by forwarding, so that it can exit in its own way
+	// within the grace (see pass).
 	procCtx := context.WithoutCancel(ctx)
 	if r.deadline > 0 {
 		var cancel context.CancelFunc
@@ -278,9 +291,14 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	defer close(done)
 
 	observe, budget, traced := runTelemetry(ctx, r.name, r.budget)
+	attempts := 0
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
+		attempts++
 		return struct{}{}, traced(ctx, func() error { return r.attempt(procCtx) })
 	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe)
+	if sig, forwarded := r.received(ctx); sig != nil {
+		return r.stoppedBy(sig, forwarded, err, attempts, p.MaxAttempts())
+	}
 	if err == nil {
 		return nil
 	}
@@ -288,20 +306,8 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	r.mu.Lock()
-	sig, stopped := r.signal, r.stopped
-	r.mu.Unlock()
-	var se *SignalError
-	if sig == nil && errors.As(re.Cause, &se) {
-		// NotifyContext cancels the context before it relays the signal,
-		// so Do can stop before forward has seen it; no child runs now.
-		sig, stopped = se.Signal, true
-	}
 	var last *attemptError
 	if !errors.As(re.Last, &last) {
-		if re.Attempts == 0 && sig != nil {
-			return Exit(signalStatus(sig), nil) // stopped before the first attempt
-		}
 		// A start error: Last is an *ExitError (126) inside Permanent,
 		// whose message is the ExitError's; retry's own account of the
 		// stop would only bury the command's name.
@@ -310,23 +316,56 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		}
 		return re.Last
 	}
-	status := last.status
-	if stopped {
-		status = signalStatus(sig)
-	}
 	if !r.quiet {
-		attemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last, sig))
+		attemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last))
 	}
-	return Exit(status, nil)
+	return Exit(last.status, nil)
+}
+
+// received returns the first signal again received during the run, if
+// any, and whether it reached a running command. NotifyContext cancels
+// the context before it relays the signal, so Do can stop before forward
+// has seen it: the signal is then ctx's cause, and reached no command.
+func (r *runner) received(ctx context.Context) (sig os.Signal, forwarded bool) {
+	r.mu.Lock()
+	sig, forwarded = r.signal, r.forwarded
+	r.mu.Unlock()
+	var se *SignalError
+	if sig == nil && errors.As(context.Cause(ctx), &se) {
+		sig = se.Signal
+	}
+	return sig, forwarded
+}
+
+// stoppedBy is the end of a run that signal sig stopped: status 128+N
+// whatever the command's status, as a supervisor that sent SIGTERM
+// expects (143), and one line in fetch's words, "stopped: received
+// SIGTERM". When sig reached a running command, the line also says how
+// that attempt (the attempts-th, err the end of the retries) ended, which
+// the status no longer does: "(attempt 1/4: killed by SIGKILL)".
+func (r *runner) stoppedBy(sig os.Signal, forwarded bool, err error, attempts, maxAttempts int) error {
+	msg := "stopped: received " + signalName(sig)
+	var re *retry.Error
+	var last *attemptError
+	why := ""
+	switch {
+	case !forwarded:
+	case err == nil:
+		why = "exit status 0"
+	case errors.As(err, &re) && errors.As(re.Last, &last):
+		why = last.why
+	}
+	if why != "" {
+		msg += fmt.Sprintf(" (attempt %s: %s)", attemptOf(attempts, maxAttempts), why)
+	}
+	return Exit(signalStatus(sig), errors.New(msg))
 }
 
 // stopReason says why no retry follows the failed attempt last. Whichever
 // timer noticed the --deadline first (the attempt's, or the wait's), the
 // words are the same.
-func (r *runner) stopReason(re *retry.Error, last *attemptError, sig os.Signal) string {
+func (r *runner) stopReason(re *retry.Error, last *attemptError) string {
 	switch {
-	case sig != nil:
-		return "stopping: received " + signalName(sig)
 	case last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded):
 		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
 	case errors.Is(re, retry.ErrExhausted):
@@ -348,8 +387,9 @@ func (r *runner) report(e retry.Event) {
 	}
 }
 
-// forward relays each signal to the running child's process group and
-// stops further attempts, until done is closed.
+// forward stops further attempts at each signal received, and passes it
+// on to the running child's process group (see pass), until done is
+// closed.
 func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, done <-chan struct{}) {
 	for {
 		select {
@@ -358,10 +398,9 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 			if r.signal == nil {
 				r.signal = s
 			}
+			r.signals++
 			if r.proc != nil {
-				r.proc.signal(s)
-			} else {
-				r.stopped = true
+				r.pass(r.proc)
 			}
 			r.mu.Unlock()
 			stop(&SignalError{Signal: s})
@@ -371,16 +410,45 @@ func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, do
 	}
 }
 
-// setProc records the running child, c (nil for none); a signal that
-// arrived while it was starting is passed on at once. It reports whether a
-// signal reached the child.
+// pass hands the signals received so far to c, the running child, with
+// r.mu held, as timeout --kill-after and docker stop do: the first is
+// forwarded to its group, which gets SIGKILL if the command has not
+// exited after the grace; a second one sends SIGKILL at once. Every
+// signal is one that asks a program to stop (see NotifyContext).
+func (r *runner) pass(c *child) {
+	if r.signals > 1 {
+		if r.killer != nil {
+			r.killer.Stop() // due now
+		}
+		c.kill()
+		return
+	}
+	r.forwarded = true
+	c.signal(r.signal)
+	r.killer = time.AfterFunc(r.grace, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.proc == c { // not once the command has exited: see setProc
+			c.kill()
+		}
+	})
+}
+
+// setProc records the running child, c (nil for none); signals that
+// arrived while it was starting are passed on at once. Once the command
+// has exited (c nil), its SIGKILL is no longer due: attempt kills what
+// is left of a signalled group itself. It reports whether a signal was
+// received.
 func (r *runner) setProc(c *child) (signalled bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.proc = c
-	if c != nil && r.signal != nil {
-		r.stopped = false
-		c.signal(r.signal)
+	if c != nil && r.signals > 0 {
+		r.pass(c)
+	}
+	if c == nil && r.killer != nil {
+		r.killer.Stop()
+		r.killer = nil
 	}
 	return r.signal != nil
 }

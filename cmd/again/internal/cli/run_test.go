@@ -23,16 +23,28 @@ import (
 
 // helperEnv makes the test binary act as the child command of `again run`
 // (see runHelper) instead of running the tests; mainEnv makes it act as
-// the again program itself, signals and all (see againProcess).
+// the again program itself, signals and all (see againProcess), with
+// graceEnv's duration, if set, as its Env.KillGrace.
 const (
 	helperEnv = "AGAIN_RUN_TEST_HELPER"
 	mainEnv   = "AGAIN_RUN_TEST_MAIN"
+	graceEnv  = "AGAIN_RUN_TEST_GRACE"
 )
 
 func init() {
 	if os.Getenv(mainEnv) == "1" {
 		os.Unsetenv(mainEnv) // the command it runs is the helper
-		os.Exit(Main())
+		var env Env
+		if g := os.Getenv(graceEnv); g != "" {
+			d, err := time.ParseDuration(g)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "%s=%q: %v\n", graceEnv, g, err)
+				os.Exit(100)
+			}
+			env.KillGrace = d
+			os.Unsetenv(graceEnv)
+		}
+		os.Exit(runMain(env))
 	}
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(runHelper(os.Args[1:]))
@@ -43,9 +55,10 @@ func init() {
 //
 //	exit N          exit with status N
 //	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
-//	block           print "ready", then wait to be killed (SIGTERM kills it)
-//	trap-int N      print "ready", exit N on SIGINT
-//	trap-term N     print "ready", exit N on SIGTERM
+//	block           print "ready PGID" (its process group), then wait to be
+//	                killed (SIGTERM kills it)
+//	trap-int N      print "ready PGID", exit N on SIGINT
+//	trap-term N     print "ready PGID", exit N on SIGTERM
 //	kill-self       die of SIGKILL
 //	cat             copy stdin to stdout
 //	yes             write lines to stdout until that fails
@@ -80,7 +93,7 @@ func runHelper(args []string) int {
 		case "trap-term":
 			signal.Notify(ch, syscall.SIGTERM)
 		}
-		fmt.Println("ready")
+		fmt.Printf("ready %d\n", syscall.Getpgrp())
 		select {
 		case <-ch:
 			n, _ := strconv.Atoi(args[1])
@@ -476,7 +489,10 @@ func signalled(t *testing.T, policy []string, ready string, sig os.Signal, mode 
 	watch.want = ready
 	args := append(append(append([]string{"run"}, policy...), "--"), helper(t, mode...)...)
 	done := make(chan int)
-	go func() { done <- Run(ctx, args, nil, stdout, stderr) }()
+	// A command that handles the signal has a minute to exit before SIGKILL,
+	// however loaded the machine.
+	env := Env{Stdout: stdout, Stderr: stderr, KillGrace: time.Minute}
+	go func() { done <- RunEnv(ctx, args, env) }()
 	select {
 	case <-watch.seen:
 	case code := <-done:
@@ -486,15 +502,25 @@ func signalled(t *testing.T, policy []string, ready string, sig os.Signal, mode 
 	return <-done, stderr.String()
 }
 
+// A signal sent to again reaches the command, which may end as it likes;
+// again then exits 128+N for the signal, whatever the command's status,
+// with one line saying so and how the command ended.
 func TestRunForwardsSignals(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	code, stderr := signalled(t, []string{"--initial", "0"}, "ready", os.Interrupt, "trap-int", "42")
-	if want := lines("again: attempt 1/4 failed (exit status 42); stopping: received SIGINT"); code != 42 || stderr != want {
-		t.Errorf("SIGINT during an attempt: status %d, stderr %q; want 42, %q", code, stderr, want)
+	if want := lines("again run: stopped: received SIGINT (attempt 1/4: exit status 42)"); code != 128+2 || stderr != want {
+		t.Errorf("SIGINT during an attempt: status %d, stderr %q; want 130, %q", code, stderr, want)
 	}
 	code, stderr = signalled(t, []string{"--initial", "0"}, "ready", syscall.SIGTERM, "block", "0")
-	if want := lines("again: attempt 1/4 failed (killed by SIGTERM); stopping: received SIGTERM"); code != 128+15 || stderr != want {
+	if want := lines("again run: stopped: received SIGTERM (attempt 1/4: killed by SIGTERM)"); code != 128+15 || stderr != want {
 		t.Errorf("SIGTERM during an attempt: status %d, stderr %q; want 143, %q", code, stderr, want)
+	}
+	// A command that exits 0 on SIGTERM has not succeeded: again was
+	// stopped, as whoever sent the signal expects; --quiet keeps the line,
+	// as it keeps again's other errors.
+	code, stderr = signalled(t, []string{"--initial", "0", "--quiet"}, "ready", syscall.SIGTERM, "trap-term", "0")
+	if want := lines("again run: stopped: received SIGTERM (attempt 1/4: exit status 0)"); code != 128+15 || stderr != want {
+		t.Errorf("SIGTERM, command exits 0: status %d, stderr %q; want 143, %q", code, stderr, want)
 	}
 }
 
@@ -503,15 +529,15 @@ func TestRunSignalDuringWait(t *testing.T) {
 	code, stderr := signalled(t, []string{"--initial", "1h", "--max", "0", "--jitter", "none"}, "retrying", syscall.SIGTERM, "exit", "3")
 	want := lines(
 		"again: attempt 1/4 failed (exit status 3); retrying in 1h0m0s",
-		"again: attempt 1/4 failed (exit status 3); stopping: received SIGTERM")
+		"again run: stopped: received SIGTERM")
 	if code != 128+15 || stderr != want {
 		t.Errorf("SIGTERM during a wait: status %d, stderr %q; want 143, %q", code, stderr, want)
 	}
 }
 
 // A signal that arrives before the first attempt (again's context is
-// already cancelled by it) stops the run with 128+N without starting the
-// command, however soon the relay goroutine gets to it.
+// already cancelled by it) stops the run with 128+N and its line without
+// starting the command, however soon the relay goroutine gets to it.
 func TestRunSignalBeforeFirstAttempt(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for range 20 { // the race it guards against is one of scheduling
@@ -521,8 +547,8 @@ func TestRunSignalBeforeFirstAttempt(t *testing.T) {
 		cancel(&SignalError{Signal: syscall.SIGTERM})
 		count := filepath.Join(t.TempDir(), "count")
 		code, stdout, stderr := runAgain(ctx, nil, append([]string{"run", "--"}, helper(t, "count", count, "1")...)...)
-		if code != 128+15 || stdout != "" || stderr != "" {
-			t.Fatalf("status %d, stdout %q, stderr %q; want 143 and nothing printed", code, stdout, stderr)
+		if want := "again run: stopped: received SIGTERM\n"; code != 128+15 || stdout != "" || stderr != want {
+			t.Fatalf("status %d, stdout %q, stderr %q; want 143, nothing, %q", code, stdout, stderr, want)
 		}
 		if _, err := os.Stat(count); err == nil {
 			t.Fatal("the command ran after the signal")
@@ -716,6 +742,7 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Setenv(graceEnv, "1h") // the command's clean-up is not cut short on a slow machine
 	cmd, stdin, out := againProcess(t, "run", "--initial", "0", "--", exe, "count-int")
 	waitFor(t, out, "ready")
 	// The terminal's Ctrl-C goes to every process of again's group, the
@@ -737,7 +764,7 @@ func TestRunCtrlCReachesCommandOnce(t *testing.T) {
 	}
 	err = cmd.Wait()
 	_, got, _ := strings.Cut(out.String(), "\n") // after "ready PGID"
-	want := "interrupted\nagain: attempt 1/4 failed (exit status 130); stopping: received SIGINT\n"
+	want := "interrupted\nagain run: stopped: received SIGINT (attempt 1/4: exit status 130)\n"
 	if code := cmd.ProcessState.ExitCode(); code != 130 || got != want {
 		t.Errorf("status %d (%v), output %q; want 130, %q", code, err, out.String(), want)
 	}
@@ -763,7 +790,7 @@ func TestRunForwardsHangupAndQuit(t *testing.T) {
 		waitFor(t, stdout, "ready")
 		ch <- sig
 		name := signalName(sig)
-		want := lines("again: attempt 1/4 failed (killed by " + name + "); stopping: received " + name)
+		want := lines("again run: stopped: received " + name + " (attempt 1/4: killed by " + name + ")")
 		if code := <-done; code != 128+int(sig) || stderr.String() != want {
 			t.Errorf("%s: status %d, stderr %q; want %d, %q", name, code, stderr.String(), 128+int(sig), want)
 		}

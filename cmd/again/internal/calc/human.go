@@ -83,11 +83,11 @@ func HumanExact(d time.Duration) string {
 	case d < time.Microsecond:
 		return strconv.FormatInt(int64(d), 10) + " ns"
 	case d < time.Millisecond:
-		return exactIn(d, time.Microsecond) + " µs"
+		return ExactIn(d, time.Microsecond) + " µs"
 	case d < time.Second:
-		return exactIn(d, time.Millisecond) + " ms"
+		return ExactIn(d, time.Millisecond) + " ms"
 	case d < time.Minute:
-		return exactIn(d, time.Second) + " s"
+		return ExactIn(d, time.Second) + " s"
 	}
 	h, m, s := d/time.Hour, d/time.Minute%60, d%time.Minute
 	var parts []string
@@ -98,15 +98,15 @@ func HumanExact(d time.Duration) string {
 		parts = append(parts, strconv.FormatInt(int64(m), 10)+" min")
 	}
 	if s > 0 {
-		parts = append(parts, exactIn(s, time.Second)+" s")
+		parts = append(parts, ExactIn(s, time.Second)+" s")
 	}
 	return strings.Join(parts, " ")
 }
 
-// exactIn writes d (>= 0) in units of unit (1 ns to 1 s, a power of ten)
-// with every digit of its fraction and no trailing zeros: 1500µs in ms is
-// "1.5".
-func exactIn(d, unit time.Duration) string {
+// ExactIn writes d (>= 0) in units of unit (1 ns to 1 s, a power of ten)
+// with every digit of its fraction, no trailing zeros and a decimal point:
+// 1500µs in ms is "1.5". The page writes its exact durations with it too.
+func ExactIn(d, unit time.Duration) string {
 	s := strconv.FormatInt(int64(d/unit), 10)
 	if f := d % unit; f != 0 {
 		digits := len(strconv.FormatInt(int64(unit), 10)) - 1

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
@@ -108,11 +109,11 @@ func (l Lang) Exact(d time.Duration) string {
 	case d < time.Microsecond:
 		return strconv.FormatInt(int64(d), 10) + " " + l.t("go.unit.ns")
 	case d < time.Millisecond:
-		return l.decimal(exactIn(d, time.Microsecond)) + " " + l.t("go.unit.us")
+		return l.decimal(calc.ExactIn(d, time.Microsecond)) + " " + l.t("go.unit.us")
 	case d < time.Second:
-		return l.decimal(exactIn(d, time.Millisecond)) + " " + l.t("go.unit.ms")
+		return l.decimal(calc.ExactIn(d, time.Millisecond)) + " " + l.t("go.unit.ms")
 	case d < time.Minute:
-		return l.decimal(exactIn(d, time.Second)) + " " + l.t("go.unit.s")
+		return l.decimal(calc.ExactIn(d, time.Second)) + " " + l.t("go.unit.s")
 	}
 	var out []string
 	for _, p := range []struct {
@@ -124,22 +125,9 @@ func (l Lang) Exact(d time.Duration) string {
 		}
 	}
 	if s := d % time.Minute; s != 0 {
-		out = append(out, l.decimal(exactIn(s, time.Second))+" "+l.t("go.unit.s"))
+		out = append(out, l.decimal(calc.ExactIn(s, time.Second))+" "+l.t("go.unit.s"))
 	}
 	return strings.Join(out, " ")
-}
-
-// exactIn writes d (>= 0) in units of unit (1 ns to 1 s, a power of ten)
-// with every digit of its fraction, no trailing zeros and a decimal point:
-// 1500µs in ms is "1.5".
-func exactIn(d, unit time.Duration) string {
-	s := strconv.FormatInt(int64(d/unit), 10)
-	if f := d % unit; f != 0 {
-		digits := len(strconv.FormatInt(int64(unit), 10)) - 1
-		frac := strconv.FormatInt(int64(f), 10)
-		s += "." + strings.TrimRight(strings.Repeat("0", digits-len(frac))+frac, "0")
-	}
-	return s
 }
 
 // parts joins the non-zero values with their units: "1 h 5 s".

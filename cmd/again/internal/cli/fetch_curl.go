@@ -135,6 +135,8 @@ func shownValue(name, value string) string {
 		value = retryhttp.RedactURL(value)
 	case "Link":
 		value = redactLink(value)
+	case "Refresh":
+		value = redactRefresh(value)
 	default:
 		if masked(name) {
 			return "(masked)"
@@ -159,6 +161,30 @@ func masked(name string) bool {
 		}
 	}
 	return false
+}
+
+// redactRefresh returns a Refresh header's value ("5; url=/next?t=x", as
+// browsers read it) with its URL redacted: everything after the delay and
+// its separator, with or without "url=" and quotes, is taken as the URL.
+func redactRefresh(v string) string {
+	i := strings.IndexAny(v, ";,")
+	if i < 0 {
+		return v // a delay alone
+	}
+	head, rest := v[:i+1], v[i+1:]
+	lead := len(rest) - len(strings.TrimLeft(rest, " \t"))
+	head, rest = head+rest[:lead], rest[lead:]
+	if len(rest) >= 4 && strings.EqualFold(rest[:4], "url=") {
+		head, rest = head+rest[:4], rest[4:]
+	}
+	if q := strings.TrimLeft(rest, " \t"); q != "" && (q[0] == '"' || q[0] == '\'') {
+		head += rest[:len(rest)-len(q)+1]
+		if u, ok := strings.CutSuffix(q[1:], q[:1]); ok {
+			return head + retryhttp.RedactURL(u) + q[:1]
+		}
+		return head + retryhttp.RedactURL(q[1:])
+	}
+	return head + retryhttp.RedactURL(rest)
 }
 
 // redactLink returns a Link header's value with each URL in it redacted:

@@ -186,6 +186,11 @@ func TestShownHeaderValue(t *testing.T) {
 			`<https://h/items?page=…&token=…>; rel="next", </p?s=…>; rel="prev"`},
 		{"Link", `<https://h/a>; rel="alternate"; anchor="https://h/b?t=secret"`, `<https://h/a>; rel="alternate"; anchor="https://h/b?t=…"`},
 		{"Link", "<https://h/a?t=secret", "<https://h/a?t=…"},
+		{"Refresh", "5; url=/next?t=secret", "5; url=/next?t=…"},
+		{"Refresh", "0;URL='https://h/n?t=secret'", "0;URL='https://h/n?t=…'"},
+		{"Refresh", "3, /n?t=secret", "3, /n?t=…"},
+		{"Refresh", "1; url=\"/n?t=secret", "1; url=\"/n?t=…"},
+		{"Refresh", "10", "10"},
 		{"Origin", "https://h.example", "https://h.example"},
 		{"Content-Type", "text/plain; charset=utf-8", "text/plain; charset=utf-8"},
 		{"Keep-Alive", "timeout=5", "timeout=5"},
@@ -375,4 +380,37 @@ func TestFetchCutBodyRetried(t *testing.T) {
 	if r.code != 1 || r.stdout != "partial" || r.stderr != want {
 		t.Errorf("stdout: exit %d, stdout %q, stderr %q; want 1, %q, %q", r.code, r.stdout, r.stderr, "partial", want)
 	}
+}
+
+// FuzzShownValue checks what -v prints of a header, for any name and
+// value: no panic, nothing unprintable, and no query value of a URL-valued
+// header (Location, Content-Location, Referer, Refresh, Link), whatever
+// precedes it.
+func FuzzShownValue(f *testing.F) {
+	f.Add("Location", "/landed")
+	f.Add("Refresh", "5; url='/n")
+	f.Add("Link", `<https://h/a>; rel="next"`)
+	f.Add("X-Reply", "a\x1bb")
+	f.Fuzz(func(t *testing.T, name, value string) {
+		for _, r := range shownValue(name, value) {
+			if r < ' ' || r == 0x7f {
+				t.Fatalf("shownValue(%q, %q) holds the control character %U", name, value, r)
+			}
+		}
+		const secret = "SECRET0query0VALUE"
+		for _, h := range []struct{ name, value string }{
+			{"Location", value + "?k=" + secret},
+			{"Content-Location", value + "?k=" + secret},
+			{"Referer", value + "?k=" + secret},
+			{"Refresh", "0; url=" + value + "?k=" + secret},
+			{"Link", "<" + value + "?k=" + secret + ">"},
+		} {
+			if h.name == "Link" && strings.ContainsAny(value, "<>") {
+				continue // the URL ends at value's '>': the rest is not a URL
+			}
+			if got := shownValue(h.name, h.value); strings.Contains(got, secret) {
+				t.Errorf("shownValue(%q, %q) = %q shows the query value", h.name, h.value, got)
+			}
+		}
+	})
 }

@@ -74,6 +74,7 @@ const flushMask = 15
 type probe struct {
 	id    uint64
 	start time.Duration
+	sg    uint64 // the state generation that admitted it: its round
 }
 
 // New returns a breaker with cfg's rules, or cfg.Validate's error.
@@ -232,12 +233,11 @@ func (t Ticket) record(o Outcome) {
 	if t.start != untimed && o == Success && b.s.slow > 0 && now-t.start >= b.s.slow {
 		o = Failure
 	}
-	if b.sg.Load() == t.sg {
-		if t.probe != 0 {
-			b.probeDone(t.probe, o, now)
-		} else {
-			b.closedDone(o, now)
-		}
+	switch current := b.sg.Load() == t.sg; {
+	case t.probe != 0:
+		b.probeDone(t.probe, o, now, current)
+	case current:
+		b.closedDone(o, now)
 	}
 	b.unlock(context.Background())
 }
@@ -399,7 +399,10 @@ type Snapshot struct {
 	ConsecutiveFailures int64
 	// Trips is how many times the breaker opened since it was last closed.
 	Trips int
-	// Probes is how many probes are in flight (half-open).
+	// Probes is how many probes are in flight: those of the half-open
+	// round, and those of an earlier round that a failed probe cut short
+	// and that have neither reported nor timed out (they still count
+	// against Config.Probes).
 	Probes int
 	// NextProbe is when the open period ends and a probe may be admitted
 	// (Open only; the zero time otherwise, and for a half-open breaker that

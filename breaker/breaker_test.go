@@ -206,6 +206,74 @@ func TestProbeFailureReopens(t *testing.T) {
 	}
 }
 
+// A probe still running when another's failure reopens the breaker keeps
+// its slot in the next half-open round: a slow dependency never has more
+// than Probes probes at once. Its late verdict frees the slot and decides
+// nothing, since the breaker has moved on.
+func TestProbesOfAnEarlierRoundStillCount(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	b := newTest(t, Config{MinCalls: -1, Open: noJitter, Probes: 2, ProbeTimeout: 10 * time.Second}, c)
+	call(b, errBoom)
+	c.Advance(time.Second)
+	a, errA := b.Allow(ctx)
+	slow, errS := b.Allow(ctx) // a probe that takes its time
+	if errA != nil || errS != nil {
+		t.Fatalf("Allow() of two probes: %v, %v", errA, errS)
+	}
+	c.Advance(time.Second)
+	a.Done(errBoom) // reopens for 2s
+	c.Advance(3 * time.Second)
+	admitted := 0
+	var tickets []Ticket
+	for range 5 {
+		if tk, err := b.Allow(ctx); err == nil {
+			admitted++
+			tickets = append(tickets, tk)
+		}
+	}
+	if admitted != 1 {
+		t.Fatalf("half-open again with one probe of the last round in flight: admitted %d, want 1 (Probes 2)", admitted)
+	}
+	if s := b.Snapshot(); s.Probes != 2 {
+		t.Fatalf("Snapshot().Probes = %d, want 2", s.Probes)
+	}
+	slow.Done(nil) // late: frees its slot, and does not count as this round's success
+	if s := b.Snapshot(); s.State != HalfOpen || s.Probes != 1 {
+		t.Fatalf("after the earlier round's probe reported: %+v, want half-open with 1 probe", s)
+	}
+	if _, err := b.Allow(ctx); err != nil {
+		t.Fatalf("the freed slot: %v, want a probe admitted", err)
+	}
+	for _, tk := range tickets {
+		tk.Done(nil)
+	}
+}
+
+// A probe of an earlier round that outlives ProbeTimeout gives its slot
+// back without reopening the breaker: its verdict was its round's.
+func TestEarlierRoundProbeTimesOutQuietly(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	b := newTest(t, Config{MinCalls: -1, Open: noJitter, Probes: 2, ProbeTimeout: 4 * time.Second}, c)
+	call(b, errBoom)
+	c.Advance(time.Second)
+	a, _ := b.Allow(ctx)
+	if _, err := b.Allow(ctx); err != nil { // never reports
+		t.Fatal(err)
+	}
+	a.Done(errBoom) // reopens for 2s
+	c.Advance(2 * time.Second)
+	if _, err := b.Allow(ctx); err != nil {
+		t.Fatalf("half-open again: %v, want a probe", err)
+	}
+	c.Advance(2 * time.Second) // the earlier round's probe is 4s old now
+	if _, err := b.Allow(ctx); err != nil {
+		t.Fatalf("after the earlier round's probe timed out: %v, want its slot", err)
+	}
+	wantState(t, b, HalfOpen)
+}
+
 func TestProbeThatNeverReports(t *testing.T) {
 	ctx := context.Background()
 	c := newClock()

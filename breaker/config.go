@@ -89,7 +89,11 @@ type Config struct {
 	Rand backoff.Rand
 
 	// Probes is how many calls half-open admits at once; calls beyond that
-	// are rejected, not queued. Zero means 1. It must not be negative.
+	// are rejected, not queued. A probe still in flight when another's
+	// failure reopened the breaker keeps its slot in the next half-open
+	// round until it reports or outlives ProbeTimeout (its outcome no
+	// longer counts), so that a slow dependency never has more than Probes
+	// probes at once. Zero means 1. It must not be negative.
 	Probes int
 	// ProbeSuccesses is how many probes must succeed (without a failure
 	// between) to close the breaker. Zero means Probes. It must not be

@@ -23,9 +23,16 @@ type model struct {
 	run     int
 	until   time.Duration
 	trips   int
-	probes  map[int]time.Duration // id -> start
+	probes  map[int]modelProbe // by id: those of earlier rounds too
 	probeOK int
 	nextID  int
+}
+
+// modelProbe is a probe in flight: when it started, and the generation
+// (round) that admitted it.
+type modelProbe struct {
+	start time.Duration
+	gen   int
 }
 
 type event struct {
@@ -39,7 +46,7 @@ type modelTicket struct {
 }
 
 func newModel(cfg Config) *model {
-	return &model{cfg: cfg, s: cfg.settings(), probes: map[int]time.Duration{}}
+	return &model{cfg: cfg, s: cfg.settings(), probes: map[int]modelProbe{}}
 }
 
 func (m *model) set(s State) {
@@ -48,7 +55,9 @@ func (m *model) set(s State) {
 	m.events = nil
 	m.pending = 0
 	m.run = 0
-	m.probes = map[int]time.Duration{}
+	if s == Closed || s == Isolated {
+		m.probes = map[int]modelProbe{}
+	}
 	m.probeOK = 0
 	if s == Closed {
 		m.trips = 0
@@ -92,8 +101,8 @@ func (m *model) view(now time.Duration) State {
 			return HalfOpen
 		}
 	case HalfOpen:
-		for _, start := range m.probes {
-			if m.s.probeTimeout > 0 && now-start >= m.s.probeTimeout {
+		for _, p := range m.probes {
+			if p.gen == m.gen && m.s.probeTimeout > 0 && now-p.start >= m.s.probeTimeout {
 				return Open
 			}
 		}
@@ -114,14 +123,23 @@ func (m *model) allow(now time.Duration) (modelTicket, *OpenError) {
 		}
 		m.set(HalfOpen)
 	}
+	// Probes of earlier rounds hold their slots until they report or time
+	// out; only this round's timing out reopens.
+	for id, p := range m.probes {
+		if p.gen != m.gen && m.s.probeTimeout > 0 && now-p.start >= m.s.probeTimeout {
+			delete(m.probes, id)
+		}
+	}
 	oldest := time.Duration(-1)
-	for _, start := range m.probes {
-		if m.s.probeTimeout > 0 && now-start >= m.s.probeTimeout {
+	for _, p := range m.probes {
+		if p.gen == m.gen && m.s.probeTimeout > 0 && now-p.start >= m.s.probeTimeout {
 			m.trip(now, m.trips+1)
 			return modelTicket{}, &OpenError{Open, m.until - now}
 		}
-		if oldest < 0 || start < oldest {
-			oldest = start
+	}
+	for _, p := range m.probes {
+		if oldest < 0 || p.start < oldest {
+			oldest = p.start
 		}
 	}
 	if len(m.probes) >= m.s.probes {
@@ -132,11 +150,17 @@ func (m *model) allow(now time.Duration) (modelTicket, *OpenError) {
 		return modelTicket{}, &OpenError{HalfOpen, wait}
 	}
 	m.nextID++
-	m.probes[m.nextID] = now
+	m.probes[m.nextID] = modelProbe{now, m.gen}
 	return modelTicket{gen: m.gen, probe: m.nextID, start: now}, nil
 }
 
 func (m *model) report(t modelTicket, o Outcome, now time.Duration) {
+	if t.probe != 0 {
+		if _, ok := m.probes[t.probe]; !ok {
+			return // timed out already, or the breaker closed or was isolated
+		}
+		delete(m.probes, t.probe) // its slot frees, whatever its round
+	}
 	if t.gen != m.gen {
 		return
 	}
@@ -144,10 +168,6 @@ func (m *model) report(t modelTicket, o Outcome, now time.Duration) {
 		o = Failure
 	}
 	if t.probe != 0 {
-		if _, ok := m.probes[t.probe]; !ok {
-			return
-		}
-		delete(m.probes, t.probe)
 		switch o {
 		case Success:
 			if m.probeOK++; m.probeOK >= m.s.probeSuccesses {

@@ -29,10 +29,17 @@ func (b *Breaker) admit(now time.Duration) (t Ticket, err error, ask bool) {
 	case Isolated:
 		return t, &OpenError{State: Isolated, Wait: forever}, false
 	}
-	// Half-open.
+	// Half-open. The probes of an earlier round (admitted before a failed
+	// probe reopened the breaker) are still in flight against a dependency
+	// that may be struggling: they count against the limit until they
+	// report or time out, but their verdict belongs to their own round.
+	sg := b.sg.Load()
 	if b.s.probeTimeout > 0 {
+		b.probes = slices.DeleteFunc(b.probes, func(p probe) bool {
+			return p.sg != sg && now-p.start >= b.s.probeTimeout
+		})
 		for _, p := range b.probes {
-			if now-p.start >= b.s.probeTimeout {
+			if p.sg == sg && now-p.start >= b.s.probeTimeout {
 				b.reopen(now)
 				return t, &OpenError{State: Open, Wait: b.until - now}, false
 			}
@@ -46,7 +53,7 @@ func (b *Breaker) admit(now time.Duration) (t Ticket, err error, ask bool) {
 		return t, &OpenError{State: HalfOpen, Wait: wait}, false
 	}
 	b.probeSeq++
-	b.probes = append(b.probes, probe{b.probeSeq, now})
+	b.probes = append(b.probes, probe{b.probeSeq, now, sg})
 	return Ticket{b: b, sg: b.sg.Load(), start: now, probe: b.probeSeq}, nil, false
 }
 
@@ -76,13 +83,17 @@ func (b *Breaker) closedDone(o Outcome, now time.Duration) {
 	}
 }
 
-// probeDone counts a probe's outcome. Called with b.mu held.
-func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration) {
+// probeDone frees a probe's slot and, if it is of the current round,
+// counts its outcome. Called with b.mu held.
+func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration, current bool) {
 	i := slices.IndexFunc(b.probes, func(p probe) bool { return p.id == id })
 	if i < 0 {
-		return // timed out already
+		return // timed out already, or the breaker closed or was isolated
 	}
 	b.probes = slices.Delete(b.probes, i, i+1)
+	if !current {
+		return // an earlier round's: the breaker has moved on since
+	}
 	switch o {
 	case Success:
 		b.probeOK++
@@ -136,7 +147,11 @@ func (b *Breaker) set(to State, now, wait time.Duration) {
 	b.win.reset()
 	b.pending.Store(0)
 	b.run.Store(0)
-	b.probes = b.probes[:0]
+	if to == Closed || to == Isolated {
+		// Reopening keeps the probes in flight (see admit); closing, by
+		// probes' successes or by hand, and isolating forget them.
+		b.probes = b.probes[:0]
+	}
 	b.probeOK = 0
 	if to == Closed {
 		b.trips = 0
@@ -156,8 +171,13 @@ func (b *Breaker) meets(now time.Duration) State {
 			return HalfOpen
 		}
 	case HalfOpen:
-		if b.s.probeTimeout > 0 && len(b.probes) > 0 && now-b.probes[0].start >= b.s.probeTimeout {
-			return Open
+		if b.s.probeTimeout > 0 {
+			sg := b.sg.Load()
+			for _, p := range b.probes {
+				if p.sg == sg && now-p.start >= b.s.probeTimeout {
+					return Open
+				}
+			}
 		}
 	}
 	return b.state()

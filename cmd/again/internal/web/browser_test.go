@@ -839,6 +839,42 @@ func TestBrowser(t *testing.T) {
 		check(exampleQuery+"&deadline=60s&lang=en", "chart", "timeline", "storm")
 	})
 
+	// The x-axis labels of every chart stand apart and inside their SVG at
+	// a phone's width and a desktop's, in both languages: long durations
+	// ("1 h 15 min") thin the labelled ticks, and the last label ("1 мин
+	// 30 с") is not cut at the right edge.
+	t.Run("x labels apart", func(t *testing.T) {
+		tb := newTab(t, bctx, origin)
+		for _, width := range []int64{390, 1280} {
+			tb.do(chromedp.EmulateViewport(width, 900))
+			for _, q := range []string{
+				"?initial=1s&multiplier=2&max=30m&retries=8&jitter=full&deadline=2h",
+				"?initial=1s&multiplier=2&max=30m&retries=8&jitter=full&deadline=80m", // gridlines 15 min apart
+				exampleQuery + "&deadline=60s",
+			} {
+				for _, lang := range []string{"en", "ru"} {
+					query := q + "&lang=" + lang
+					tb.open(query)
+					tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+					// An SVG's x labels are its tick labels on the lowest row.
+					problems := eval[[]string](tb, `['chart', 'timeline', 'storm'].flatMap(id => {
+						const svg = document.getElementById(id), box = svg.getBoundingClientRect(), out = [];
+						const ticks = [...svg.querySelectorAll('text.tick')];
+						const row = Math.max(...ticks.map(t => +t.getAttribute('y')));
+						const xs = ticks.filter(t => +t.getAttribute('y') === row).map(t => [t.textContent, t.getBoundingClientRect()]).sort((a, b) => a[1].left - b[1].left);
+						if (xs.length < 2) out.push(id + ': ' + xs.length + ' x labels');
+						for (const [s, r] of xs) if (r.left < box.left - 0.5 || r.right > box.right + 0.5) out.push(id + ': the label ' + s + ' lies outside the SVG');
+						for (let i = 1; i < xs.length; i++) if (xs[i][1].left < xs[i - 1][1].right) out.push(id + ': the labels ' + xs[i - 1][0] + ' and ' + xs[i][0] + ' overlap');
+						return out;
+					})`)
+					for _, p := range problems {
+						t.Errorf("%d px, %s: %s", width, query, p)
+					}
+				}
+			}
+		}
+	})
+
 	// The command boxes wrap between arguments, never inside a flag, and
 	// hold the command exactly: their text and what a reader copies.
 	t.Run("command lines wrap between arguments", func(t *testing.T) {

@@ -3,7 +3,7 @@
 // attempts.
 import { $ } from './dom.js';
 import { t } from './i18n.js';
-import { axes, el, leftMargin, place, width } from './svg.js';
+import { axes, el, leftMargin, place, rightMargin, textWidths, width } from './svg.js';
 
 export function drawCharts(r) {
   const c = r.chart;
@@ -52,9 +52,10 @@ function chart(r) {
   const y1 = panel(c.total, T, h1, { title: t('js.panelTotal'), yTitle: t('js.axisStart') });
   const top2 = T + h1 + gap;
   // Retry numbers along the bottom: 1, round numbers and the last.
+  const rw = textWidths(svg, c.retryTicks.map(String));
   const y2 = panel(c.delay, top2, h2, {
     title: t('js.panelDelay'), yTitle: t('js.axisDelay'), xTitle: t('js.axisRetry'),
-    xTicks: c.retryTicks.map((k) => ({ at: xr(k), label: String(k) })), xMarks: true,
+    xTicks: c.retryTicks.map((k, i) => ({ at: xr(k), label: String(k), w: rw[i] })), xMarks: true,
   });
   const bars = c.bars;
   // Bottom panel: one bar per retry or group of retries.
@@ -108,7 +109,11 @@ function timeline(r) {
   const atts = c.attempts;
   const n = atts[atts.length - 1].n;
   const yGap = 8;
-  const L = leftMargin(c.attemptTicks.map(String), yGap), R = 16, T = 10, B = 40;
+  // The time labels' widths as drawn: the last one, at the right end,
+  // sets the room right of the plot.
+  const ws = textWidths(svg, c.total.ticks.map((k) => k.label));
+  const L = leftMargin(c.attemptTicks.map(String), yGap), T = 10, B = 40;
+  const R = rightMargin(16, W, L, c.total.ticks.map((k, i) => ({ f: place(c.total, k.ms), w: ws[i] })));
   const h = Math.min(Math.max(atts.length * 14, 90), 220);
   const H = T + h + B;
   const pw = W - L - R;
@@ -117,7 +122,7 @@ function timeline(r) {
   const x = (ms) => L + place(c.total, ms) * pw;
   const y = (k) => T + (n === 1 ? h / 2 : (k - 1) / (n - 1) * h);
   axes(nodes, { x: L, y: T, w: pw, h }, W, H, {
-    xTicks: c.total.ticks.map((k) => ({ at: x(k.ms), label: k.label })), xGrid: true,
+    xTicks: c.total.ticks.map((k, i) => ({ at: x(k.ms), label: k.label, w: ws[i] })), xGrid: true,
     yTicks: c.attemptTicks.map((k) => ({ at: y(k), label: String(k) })), yGrid: false, yGap,
     left: false, yTitle: t('js.axisAttempt'), xTitle: t('js.axisTime'),
   });

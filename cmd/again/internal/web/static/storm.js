@@ -6,7 +6,7 @@ import { call } from './calls.js';
 import { $, setCommand } from './dom.js';
 import { lang, t } from './i18n.js';
 import { readInputs } from './inputs.js';
-import { axes, el, leftMargin, width } from './svg.js';
+import { axes, el, leftMargin, rightMargin, textWidths, width } from './svg.js';
 
 let shownFor = null; // the inputs and language the view shows
 let shown = null; // and its result
@@ -62,7 +62,13 @@ function drawStorm(r) {
   $('storm-key-jit').textContent = r.legend[1];
   $('storm-key-jit-item').hidden = !r.jittered;
   const W = width(svg);
-  const L = leftMargin(r.counts.map(String)), R = 14, T = 12, h = W < 560 ? 150 : 190, B = 40;
+  const n = r.shown, span = n * r.bucketMs;
+  // The time labels up to the last bucket, their widths as drawn: the
+  // last one sets the room right of the plot.
+  const ticks = r.time.ticks.filter((k) => k.ms <= span);
+  const ws = textWidths(svg, ticks.map((k) => k.label));
+  const L = leftMargin(r.counts.map(String)), T = 12, h = W < 560 ? 150 : 190, B = 40;
+  const R = rightMargin(14, W, L, ticks.map((k, i) => ({ f: k.ms / Math.max(span, 1e-9), w: ws[i] })));
   const H = T + h + B, pw = W - L - R;
   const box = { x: L, y: T, w: pw, h };
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
@@ -71,7 +77,6 @@ function drawStorm(r) {
   const y = (n) => T + h - n / top * h;
   // The gridlines under the bars, the axes over them.
   axes(nodes, box, W, H, { yTicks: r.counts.map((c) => ({ at: y(c), label: String(c) })), bottom: false, left: false });
-  const n = r.shown, span = n * r.bucketMs;
   const x = (ms) => L + Math.min(ms, span) / Math.max(span, 1e-9) * pw;
   const bw = pw / Math.max(n, 1);
   r.attempts.slice(0, n).forEach((a, i) => {
@@ -81,7 +86,7 @@ function drawStorm(r) {
     if (a > 0) nodes.push(el('rect', { class: 'storm-flat', x: L + i * bw + bw * 0.2, y: y(a), width: Math.max(bw * 0.6, 1), height: y(0) - y(a) }));
   });
   axes(nodes, box, W, H, {
-    xTicks: r.time.ticks.filter((k) => k.ms <= span).map((k) => ({ at: x(k.ms), label: k.label })),
+    xTicks: ticks.map((k, i) => ({ at: x(k.ms), label: k.label, w: ws[i] })),
     yTitle: r.yTitle, xTitle: t('js.axisFailure'),
   });
   svg.replaceChildren(...nodes);

@@ -29,14 +29,58 @@ export function place(scale, ms) {
 // font, with 20 px from the SVG's edge where the title is.
 export const leftMargin = (labels, gap = 6) => Math.max(40, Math.ceil(Math.max(0, ...labels.map((s) => s.length)) * 6.4) + gap + 20);
 
+// textWidths returns the widths of labels in the font of class cls, as
+// the SVG lays them out (in its user units, the px of a viewBox as wide
+// as its box), or estimated at 6.6 px a character where it lays out
+// nothing (a hidden SVG).
+export function textWidths(svg, labels, cls = 'tick') {
+  const probe = el('text', { class: cls, x: 0, y: 0, visibility: 'hidden' });
+  svg.append(probe);
+  const ws = labels.map((s) => {
+    probe.textContent = s;
+    return probe.getComputedTextLength() || s.length * 6.6;
+  });
+  probe.remove();
+  return ws;
+}
+
+// rightMargin returns the room right of a plot, at least min, for the
+// x-axis labels of ticks [{f, w}] (f the tick's fraction of the plot's
+// width, w its label's width) to sit centred under their ticks inside an
+// SVG W wide, 2 px from its edge, with L the plot's left margin. Only
+// ticks near the right end ask for more than min.
+export const rightMargin = (min, W, L, ticks) => Math.max(min,
+  ...ticks.filter((k) => k.f > 0).map((k) => Math.ceil(W - L - (W - L - 2 - k.w / 2) / k.f)));
+
+// xLabels chooses and places the labels of x ticks [{at, label, w}] in an
+// SVG W wide: each centred under its tick, or moved inside the SVG, 2 px
+// from its edges. When two would come closer than gap px, it labels only
+// every k-th tick from the first, for the smallest k that keeps them
+// apart: a step 2, 3 … times the ticks' own, never overlapping labels,
+// however long the durations or narrow the screen. It returns the kept
+// ticks with the left and right ends x0, x1 of their labels.
+export function xLabels(ticks, W, gap = 8) {
+  const placed = ticks.map((k) => {
+    const w = k.w ?? k.label.length * 6.6;
+    const x0 = Math.max(2, Math.min(k.at - w / 2, W - 2 - w));
+    return { ...k, x0, x1: x0 + w };
+  });
+  for (let k = 1; k <= placed.length; k++) {
+    const kept = placed.filter((_, i) => i % k === 0);
+    if (kept.every((p, i) => i === 0 || kept[i - 1].x1 + gap <= p.x0)) return kept;
+  }
+  return placed.slice(0, 1);
+}
+
 // axes draws the frame of a plot into nodes. box is the plot area {x, y,
 // w, h} in an SVG W wide and H high. o says what to draw, all optional:
 //   yTicks: [{at, label}] at heights at, each labelled left of the box,
 //     with a gridline across unless yGrid is false; yGap is the labels'
 //     distance from the box (6);
-//   xTicks: [{at, label}] at positions at, labelled below the box, kept
-//     inside the SVG at its right edge; xGrid draws a gridline up through
-//     the box, xMarks a short mark below it;
+//   xTicks: [{at, label, w}] at positions at, labelled below the box as
+//     xLabels chooses and places them (w the label's measured width,
+//     from textWidths); xGrid draws a gridline up through the box at every
+//     tick, xMarks a short mark below it;
 //   bottom, left: the axis lines (both unless false);
 //   title: above the box; yTitle: rotated, at the SVG's left edge;
 //   xTitle: centred under the box at the SVG's bottom.
@@ -49,8 +93,15 @@ export function axes(nodes, box, W, H, o) {
   for (const tick of o.xTicks || []) {
     if (o.xGrid) nodes.push(el('line', { class: 'grid', x1: tick.at, x2: tick.at, y1: y, y2: y + h }));
     if (o.xMarks) nodes.push(el('line', { class: 'axis', x1: tick.at, x2: tick.at, y1: y + h, y2: y + h + 4 }));
-    const edge = o.xMarks ? false : tick.at + tick.label.length * 3.3 > W - 2;
-    nodes.push(el('text', { class: 'tick', x: edge ? W - 2 : tick.at, y: y + h + 16, 'text-anchor': edge ? 'end' : 'middle' }, tick.label));
+  }
+  for (const tick of xLabels(o.xTicks || [], W)) {
+    // Centred under its tick, unless xLabels moved it off an edge.
+    const centred = Math.abs(tick.x0 + (tick.x1 - tick.x0) / 2 - tick.at) < 0.5;
+    const right = tick.at > W / 2;
+    nodes.push(el('text', {
+      class: 'tick', x: centred ? tick.at : right ? W - 2 : 2, y: y + h + 16,
+      'text-anchor': centred ? 'middle' : right ? 'end' : 'start',
+    }, tick.label));
   }
   if (o.bottom !== false) nodes.push(el('line', { class: 'axis', x1: x, x2: x + w, y1: y + h, y2: y + h }));
   if (o.left !== false) nodes.push(el('line', { class: 'axis', x1: x, x2: x, y1: y, y2: y + h }));

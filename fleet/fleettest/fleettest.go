@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,19 +259,32 @@ func (s *Server) Kill() {
 	if s.cmd == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGCONT) // a stopped process must run to die
-	s.cmd.Process.Signal(syscall.SIGKILL)
+	if canStop {
+		s.cmd.Process.Signal(sigCont) // a stopped process must run to die
+	}
+	s.cmd.Process.Kill()
 	s.cmd.Wait()
 	s.cmd = nil
 }
 
 // Stop stops the server with SIGSTOP: it keeps its port and connections
 // but answers nothing, as a server stuck in a long command or swapping
-// would, until Continue.
-func (s *Server) Stop() { s.signal(syscall.SIGSTOP) }
+// would, until Continue. Where there is no SIGSTOP (Windows), it fails the
+// test.
+func (s *Server) Stop() { s.pause(sigStop) }
 
 // Continue lets a stopped server run again.
-func (s *Server) Continue() { s.signal(syscall.SIGCONT) }
+func (s *Server) Continue() { s.pause(sigCont) }
+
+// pause sends Stop's or Continue's signal, or fails the test where the
+// system has none.
+func (s *Server) pause(sig syscall.Signal) {
+	s.t.Helper()
+	if !canStop {
+		s.t.Fatalf("fleettest: Stop and Continue need SIGSTOP and SIGCONT, which %s does not have", runtime.GOOS)
+	}
+	s.signal(sig)
+}
 
 // Restart starts a killed server again on the same port. It comes back
 // empty: it saves nothing.

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode"
@@ -315,15 +316,18 @@ func TestFetchDataFileChangedInPlace(t *testing.T) {
 	if err := os.WriteFile(file, []byte("first"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var n int
+	var n atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n++
+		n.Add(1)
+		// The whole body first: a file cut short while the client still
+		// streams it would fail the attempt for another reason.
+		io.Copy(io.Discard, r.Body)
 		os.WriteFile(file, []byte("changed in place"), 0o600)
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
 	r := run(t, append(withArgs(fast, "-X", "PUT", "-d", "@"+file), srv.URL+"/")...)
-	if r.code != 1 || n != 1 || !strings.Contains(r.stderr, "--data @"+file+" changed since the first attempt read it; not sending it again") {
+	if n := n.Load(); r.code != 1 || n != 1 || !strings.Contains(r.stderr, "--data @"+file+" changed since the first attempt read it; not sending it again") {
 		t.Errorf("exit %d after %d requests, stderr %q; want 1 after 1, saying the file changed", r.code, n, r.stderr)
 	}
 }

@@ -588,9 +588,16 @@ func requestError(req *http.Request, err error, timeout time.Duration) error {
 // err stays nil: what was asked for was done.
 func stoppedBy(ctx context.Context, err error) error {
 	if sig := signalCause(ctx); sig != nil && err != nil {
-		return Exit(signalStatus(sig), fmt.Errorf("stopped: received %s", signalName(sig)))
+		return stopped(sig, "")
 	}
 	return err
+}
+
+// stopped is the end of a command that signal sig stopped, for run and
+// fetch alike: status 128+N and one line, "stopped: received SIGTERM",
+// followed by detail.
+func stopped(sig os.Signal, detail string) error {
+	return Exit(signalStatus(sig), errors.New("stopped: received "+signalName(sig)+detail))
 }
 
 // redactQuotedURLs returns msg with every quoted string in it that may be

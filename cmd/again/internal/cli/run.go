@@ -330,9 +330,8 @@ func (r *runner) received(ctx context.Context) (sig os.Signal, forwarded bool) {
 	r.mu.Lock()
 	sig, forwarded = r.signal, r.forwarded
 	r.mu.Unlock()
-	var se *SignalError
-	if sig == nil && errors.As(context.Cause(ctx), &se) {
-		sig = se.Signal
+	if sig == nil {
+		sig = signalCause(ctx)
 	}
 	return sig, forwarded
 }
@@ -344,7 +343,6 @@ func (r *runner) received(ctx context.Context) (sig os.Signal, forwarded bool) {
 // that attempt (the attempts-th, err the end of the retries) ended, which
 // the status no longer does: "(attempt 1/4: killed by SIGKILL)".
 func (r *runner) stoppedBy(sig os.Signal, forwarded bool, err error, attempts, maxAttempts int) error {
-	msg := "stopped: received " + signalName(sig)
 	var re *retry.Error
 	var last *attemptError
 	why := ""
@@ -356,9 +354,9 @@ func (r *runner) stoppedBy(sig os.Signal, forwarded bool, err error, attempts, m
 		why = last.why
 	}
 	if why != "" {
-		msg += fmt.Sprintf(" (attempt %s: %s)", attemptOf(attempts, maxAttempts), why)
+		why = fmt.Sprintf(" (attempt %s: %s)", attemptOf(attempts, maxAttempts), why)
 	}
-	return Exit(signalStatus(sig), errors.New(msg))
+	return stopped(sig, why)
 }
 
 // stopReason says why no retry follows the failed attempt last. Whichever

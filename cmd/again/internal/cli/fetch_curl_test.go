@@ -280,22 +280,31 @@ func TestFetchSignal(t *testing.T) {
 	for _, path := range []string{"/headers", "/body"} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 			t.Run(path+" "+signalName(sig), func(t *testing.T) {
-				ctx, cancel := context.WithCancelCause(WithSignals(t.Context(), make(chan os.Signal)))
-				done := make(chan result)
-				go func() {
-					var out, errOut strings.Builder
-					code := Run(ctx, []string{"fetch", srv.URL + path}, strings.NewReader(""), &out, &errOut)
-					done <- result{code, out.String(), errOut.String()}
-				}()
-				<-arrived
-				cancel(&SignalError{Signal: sig}) // as NotifyContext does
-				r := <-done
-				want := "again fetch: stopped: received " + signalName(sig) + "\n"
-				if r.code != 128+int(sig) || r.stderr != want {
-					t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, 128+int(sig), want)
-				}
+				wantStoppedBy(t, WithSignals(t.Context(), make(chan os.Signal)), []string{"fetch", srv.URL + path}, arrived, sig)
 			})
 		}
+	}
+}
+
+// wantStoppedBy runs again with args on a context derived from ctx,
+// delivers sig as NotifyContext does once arrived says the server has the
+// request, and checks that fetch exits 128+N with its one line.
+func wantStoppedBy(t *testing.T, ctx context.Context, args []string, arrived <-chan struct{}, sig syscall.Signal) {
+	t.Helper()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan result)
+	go func() {
+		var out, errOut strings.Builder
+		code := Run(ctx, args, strings.NewReader(""), &out, &errOut)
+		done <- result{code, out.String(), errOut.String()}
+	}()
+	<-arrived
+	cancel(&SignalError{Signal: sig})
+	r := <-done
+	want := "again fetch: stopped: received " + signalName(sig) + "\n"
+	if r.code != 128+int(sig) || r.stderr != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, 128+int(sig), want)
 	}
 }
 

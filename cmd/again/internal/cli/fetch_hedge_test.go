@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -155,21 +154,7 @@ func TestFetchRepeatStopped(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(signalName(sig), func(t *testing.T) {
 			target, arrived := hanging(t)
-			ctx, cancel := context.WithCancelCause(t.Context())
-			defer cancel(nil)
-			done := make(chan result)
-			go func() {
-				var out, errOut strings.Builder
-				code := Run(ctx, []string{"fetch", "--repeat", "3", target}, strings.NewReader(""), &out, &errOut)
-				done <- result{code, out.String(), errOut.String()}
-			}()
-			<-arrived
-			cancel(&SignalError{Signal: sig}) // as NotifyContext does
-			r := <-done
-			want := "again fetch: stopped: received " + signalName(sig) + "\n"
-			if r.code != 128+int(sig) || r.stderr != want {
-				t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, 128+int(sig), want)
-			}
+			wantStoppedBy(t, t.Context(), []string{"fetch", "--repeat", "3", target}, arrived, sig)
 		})
 	}
 }

@@ -88,8 +88,8 @@ request and response headers on stderr, masking the value of any header
 named for a credential (Authorization, Cookie, X-Api-Key, Private-Token:
 token, key, secret, auth, session, password, passwd, cookie, signature or
 credential in its name) and the passwords and query values of the URLs
-in the request line, Location, Content-Location, Referer and Link;
---cacert FILE trusts the authorities in a PEM file.
+in the request line, Location, Content-Location, Referer, Link and
+Refresh; --cacert FILE trusts the authorities in a PEM file.
 -d @FILE is opened once and each attempt reads it from the start through
 that descriptor: a file renamed over meanwhile (-o of the same name
 included) does not change what is sent, and one changed in place is not

@@ -127,7 +127,7 @@ func (v *verboseTransport) print(p []byte) {
 
 // shownValue is what -v prints of the value of the header name:
 // "(masked)" for a credential (see masked), the URLs of Location,
-// Content-Location, Referer and Link redacted by retryhttp.RedactURL (no
+// Content-Location, Referer, Link and Refresh redacted by retryhttp.RedactURL (no
 // password or query value), and control characters written out.
 func shownValue(name, value string) string {
 	switch http.CanonicalHeaderKey(name) {

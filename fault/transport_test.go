@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -18,10 +19,10 @@ import (
 // memory is an in-memory base RoundTripper: it counts its requests and
 // answers 1000 bytes with a Content-Length, so that the Transport's
 // waits run under testing/synctest.
-type memory struct{ calls int }
+type memory struct{ calls atomic.Int64 }
 
 func (m *memory) RoundTrip(req *http.Request) (*http.Response, error) {
-	m.calls++
+	m.calls.Add(1)
 	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(body)), ContentLength: bodyLen, Request: req}, nil
 }
 
@@ -109,8 +110,8 @@ func TestTransportKinds(t *testing.T) {
 				case tc.wantTook < 0 && took < time.Second:
 					t.Errorf("took %v, want at least the Pareto's scale 1s", took)
 				}
-				if m.calls != tc.wantCalls {
-					t.Errorf("the server ran %d times, want %d", m.calls, tc.wantCalls)
+				if m.calls.Load() != int64(tc.wantCalls) {
+					t.Errorf("the server ran %d times, want %d", m.calls.Load(), tc.wantCalls)
 				}
 			})
 		})

@@ -248,7 +248,7 @@ func TestHedgeAgainstLatency(t *testing.T) {
 		var h hedges
 		c, _, _ := inMemory(&retryhttp.Transport{Policy: quick, Hedge: &hedge.Hedger{After: 100 * time.Millisecond, MaxHedges: 2, OnHedge: h.hook}},
 			fault.Fault{Kind: fault.Latency, Delay: time.Hour, Times: 1}, // the first copy
-			fault.Fault{Status: 503, Skip: 1, Times: 1})                   // the first hedge
+			fault.Fault{Status: 503, Skip: 1, Times: 1})                  // the first hedge
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		if o := fetch(ctx, c, "http://api.test/"); !errors.Is(o.err, context.DeadlineExceeded) || h.sent.Load() != 1 {

@@ -133,6 +133,9 @@ type Target struct {
 	// Header holds the request's headers, or gRPC's metadata (a
 	// metadata.MD converts to it); nil means none.
 	Header map[string][]string
+	// Context is the request's context, passed on to OnInject's Event
+	// (for its span, say); nil means none.
+	Context context.Context
 }
 
 func (m *Match) matches(t *Target) bool {
@@ -369,6 +372,9 @@ type Event struct {
 	Fault *Fault // the fault, its defaults set; read it, do not change it
 	// The request's Target, without its headers.
 	Method, Path, Host string
+	// Context is the Target's context, context.Background() if it had
+	// none.
+	Context context.Context
 }
 
 // Injection is a fault picked for one request, with what it needs to act.
@@ -455,7 +461,11 @@ func (in *Injector) Pick(t *Target) Injection {
 		picked = j
 	}
 	if picked.Fault != nil && in.OnInject != nil {
-		in.OnInject(Event{Index: picked.Index, Fault: picked.Fault, Method: t.Method, Path: t.Path, Host: t.Host})
+		ctx := t.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		in.OnInject(Event{Index: picked.Index, Fault: picked.Fault, Method: t.Method, Path: t.Path, Host: t.Host, Context: ctx})
 	}
 	return picked
 }

@@ -30,7 +30,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Next.ServeHTTP(w, r)
 		return
 	}
-	t := Target{Method: r.Method, Path: r.URL.Path, Host: r.Host, Header: r.Header}
+	t := Target{Method: r.Method, Path: r.URL.Path, Host: r.Host, Header: r.Header, Context: r.Context()}
 	j := h.Injector.Pick(&t)
 	if j.Fault == nil {
 		if j.Err != nil {

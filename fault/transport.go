@@ -54,7 +54,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if host == "" {
 		host = req.URL.Host
 	}
-	tg := Target{Method: req.Method, Path: req.URL.Path, Host: host, Header: req.Header}
+	tg := Target{Method: req.Method, Path: req.URL.Path, Host: host, Header: req.Header, Context: req.Context()}
 	if tg.Method == "" {
 		tg.Method = http.MethodGet
 	}

@@ -65,6 +65,12 @@
 // Their ratio is the share of hedges that paid off; again.hedge.sent
 // against again.retry.attempts is the extra load hedging costs.
 //
+// Per fault.Injector (Faults), with again.fault.name and again.fault.kind
+// (status, reset, latency, ...), each fault also an event again.fault on
+// the span of its request's context (the attempt's, under Transport):
+//
+//	again.fault.injected        Counter    {fault}    faults injected
+//
 // Per budget (Budget, or a Transport's Budget), with again.budget.name:
 //
 //	again.budget.rejections     Counter        {retry}  retries the budget refused

@@ -107,7 +107,7 @@ func (fi *FaultInjector) pick(ctx context.Context, method string) (fault.Injecti
 	if v := md[":authority"]; len(v) > 0 {
 		host = v[0]
 	}
-	t := fault.Target{Method: "POST", Path: method, Host: host, Header: md}
+	t := fault.Target{Method: "POST", Path: method, Host: host, Header: md, Context: ctx}
 	j := fi.Injector().Pick(&t)
 	if j.Err != nil {
 		return j, nil, status.Error(codes.Internal, j.Err.Error())

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -103,11 +104,25 @@ func New(cfg Config) (*Proxy, error) {
 			}
 			http.Error(w, "again proxy: upstream: "+err.Error(), http.StatusBadGateway)
 		},
-		ErrorLog: discardLog,
+		ErrorLog:   discardLog,
+		BufferPool: &bufferPool{},
 	}
 	p.handler = &fault.Handler{Injector: p.in, Next: p.rp}
 	return p, nil
 }
+
+// bufferPool reuses ReverseProxy's 32 KiB copy buffers, which it would
+// otherwise allocate per request.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // Injector returns the injector of the flags' and the file's faults, for
 // its counters.

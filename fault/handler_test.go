@@ -193,3 +193,34 @@ func BenchmarkHandlerNoMatch(b *testing.B) {
 		h.ServeHTTP(w, req)
 	}
 }
+
+// Over HTTP/2 a connection cannot be hijacked: a Reset aborts the
+// handler, which resets the stream, and the client still sees the body
+// cut off.
+func TestHandlerResetHTTP2(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stage fault.Stage
+		read  int
+	}{{"mid-body", fault.MidBody, bodyLen / 2}, {"after headers", fault.AfterHeaders, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &backend{}
+			srv := httptest.NewUnstartedServer(&fault.Handler{Injector: &fault.Injector{Faults: []fault.Fault{{Kind: fault.Reset, Stage: tc.stage}}}, Next: b})
+			srv.EnableHTTP2 = true
+			srv.StartTLS()
+			defer srv.Close()
+			c := srv.Client()
+			defer c.CloseIdleConnections()
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL, nil)
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, err := io.ReadAll(resp.Body)
+			if resp.ProtoMajor != 2 || resp.StatusCode != 200 || len(got) != tc.read || err == nil {
+				t.Errorf("HTTP/%d %d, %d bytes, %v; want HTTP/2 200, %d bytes, a stream error", resp.ProtoMajor, resp.StatusCode, len(got), err, tc.read)
+			}
+		})
+	}
+}

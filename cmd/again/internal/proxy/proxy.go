@@ -81,7 +81,12 @@ func New(cfg Config) (*Proxy, error) {
 		return nil, &SpecError{"--to", fmt.Sprint(cfg.To), "an http or https URL with a host"}
 	}
 	p := &Proxy{cfg: cfg}
-	p.in = &fault.Injector{Faults: cfg.Faults, Seed: cfg.Seed, MaxActive: cfg.MaxActive, Now: cfg.Now}
+	now := time.Now
+	if cfg.Now != nil {
+		now = cfg.Now
+	}
+	// The timeline (--outage START) begins now, when the proxy starts.
+	p.in = &fault.Injector{Faults: cfg.Faults, Seed: cfg.Seed, MaxActive: cfg.MaxActive, Now: cfg.Now, Epoch: now()}
 	if err := p.in.Validate(); err != nil {
 		return nil, err
 	}

@@ -527,3 +527,28 @@ func BenchmarkProxyInMemory(b *testing.B) {
 		})
 	}
 }
+
+// --outage 20s@10s: the timeline starts with the proxy, not with its
+// first request.
+func TestOutageFromTheStart(t *testing.T) {
+	u := newUpstream(t, nil)
+	var mu sync.Mutex
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	faults, err := (&Flags{Outage: []string{"20s@10s"}}).Faults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv, c := start(t, u, Config{Faults: faults, Now: clock})
+	for _, step := range []struct {
+		advance time.Duration
+		want    int
+	}{{5 * time.Second, 200}, {5 * time.Second, 503}, {19 * time.Second, 503}, {time.Second, 200}} {
+		advance(step.advance)
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		if code, _, _, _ := do(t, c, req); code != step.want {
+			t.Errorf("at %v: %d, want %d", clock().Sub(time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)), code, step.want)
+		}
+	}
+}

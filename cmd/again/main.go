@@ -7,9 +7,9 @@ package main
 import (
 	"os"
 
-	"github.com/again-go/again/cmd/again/internal/cli"
+	"github.com/again-go/again/cmd/again/internal/cmd/root"
 )
 
 func main() {
-	os.Exit(cli.Main())
+	os.Exit(root.Main())
 }

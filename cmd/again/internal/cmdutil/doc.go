@@ -1,35 +1,60 @@
-// Package cli implements the again command line: the root command, its
-// subcommands (calc, run, fetch, web, sim) and their shared conventions. The
-// program's main is a few lines around Run:
+// Package cmdutil is what the commands of again share, and nothing that
+// knows any of them: the Env a command reads and writes through, exit and
+// usage errors and Execute, which turns them into the exit status and one
+// line; the policy, budget and breaker-store flags; signals; the lines
+// again prints; atomic files; and the OpenTelemetry set-up.
 //
-//	ctx, stop := cli.NotifyContext(context.Background())
-//	code := cli.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-//	stop()
-//	os.Exit(code)
+// A command is a package under internal/cmd with a constructor
 //
-// Tests call RunEnv instead, with an Env whose OpenBudget replaces the
-// Redis-backed budget (fleet.OpenBudget) behind run's and fetch's --budget.
+//	func NewCmd(env *cmdutil.Env) *cobra.Command
 //
-// # Conventions every subcommand follows
+// registered with one line in root's subcommands. The program is
 //
-//   - A subcommand is a constructor func(env *Env) *cobra.Command registered
-//     with one line in subcommands (cli.go). It reads and writes only env's
-//     streams, so tests run it in-process with buffers.
-//   - Usage errors (bad flag values, unknown flags, stray arguments) exit 2
-//     with exactly one line on stderr, "again <sub>: <message>", and nothing
-//     on stdout. Return them with Usagef; cobra's and pflag's own parse
-//     errors are turned into the same form by Run.
-//   - Any other error a subcommand returns exits 1 with the same one-line
-//     form; return an *ExitError (Exit) to choose the status, for example a
-//     child process's, with or without a message.
+//	os.Exit(root.Main())
+//
+// and tests run a command line in-process with root.RunEnv, or one
+// command alone with cmdtest.Execute, giving an Env with buffers and, for
+// --budget, an OpenBudget of their own.
+//
+// # Conventions every command follows
+//
+//   - It reads and writes only env's streams (Env.Stdin, Env.Stdout,
+//     Env.Stderr), never os.Stdout, so that tests run it in-process with
+//     buffers, side by side.
+//   - Usage errors (bad flag values, unknown flags, stray arguments) exit
+//     ExitUsage (2) with exactly one line on stderr, "again <sub>:
+//     <message>", and nothing on stdout. Return them with Usagef (or Usage
+//     for a message already formed); cobra's and pflag's own parse errors
+//     are turned into the same form by FlagError and Execute.
+//   - Any other error a command returns exits ExitFailure (1) with the same
+//     one-line form; return an *ExitError (Exit) to choose the status, for
+//     example a child process's, with or without a message.
 //   - Retry policies come from PolicyFlags (--initial, --max, --multiplier,
 //     --retries, --jitter, --deadline), validated by internal/calc so that
 //     the command line and the web page accept exactly the same input.
 //   - The first SIGINT, SIGTERM, SIGHUP or SIGQUIT cancels the context
-//     (context.Cause is a *SignalError); Signals delivers every one to a
-//     subcommand that forwards them. A subcommand stopped by signal N exits
-//     128+N with one line saying so.
+//     (context.Cause is a *SignalError; see SignalCause); Signals delivers
+//     every one to a command that forwards them. A command stopped by
+//     signal N exits 128+N with one line, "stopped: received SIGX" (see
+//     Stopped).
 //
-// Nothing in the package is global: each Run builds its commands afresh, so
-// concurrent Runs (as in parallel tests) do not share state.
+// Nothing in the package is global: each command line builds its commands
+// afresh, so concurrent runs (as in parallel tests) share no state.
+//
+// # Where things are
+//
+// Dependencies point down only: main, then cmd/root, then one package
+// per command, then cmdutil, then the model packages. No command imports
+// another, and a test imports only packages below its own.
+//
+//   - internal/cmd/root: the root command, the help command and the
+//     version; registers the commands; Run, RunEnv and Main. Tests that
+//     span commands (the help's golden files, the README's examples).
+//   - internal/cmd/calc, run (with the child process it runs), fetch, web,
+//     sim (all its models), completion: one command each, with its flags,
+//     its Options and its tests.
+//   - internal/cmdutil: this package; internal/cmdutil/cmdtest: what the
+//     commands' tests share.
+//   - internal/calc, internal/sim, internal/web: the models (the
+//     calculator, the simulator, the page) that the commands present.
 package cmdutil

@@ -7,10 +7,12 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-// Env is what a subcommand may touch of the outside world: the streams Run
-// was given, and the optional pieces a build of again adds. Subcommands
-// write only here, never to os.Stdout, so that tests run them in-process.
-// The zero Env has no streams; Run fills them.
+// Env is what a command may touch of the outside world: the streams the
+// command line was given, and the optional pieces a build of again adds.
+// Commands write only here, never to os.Stdout, so that tests run them
+// in-process. The zero Env has no streams; root's Run fills them. Its
+// fields are set before the command line runs and only read while it
+// runs, so goroutines of a command may read them at once.
 type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer

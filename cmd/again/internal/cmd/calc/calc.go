@@ -1,3 +1,7 @@
+// Package calc is `again calc`: the schedule a retry policy produces, its
+// total wait and percentiles, whether it fits a deadline, and the solver
+// that finds the largest value that does. The calculator itself is
+// internal/calc (imported as calcmodel), shared with the web page.
 package calc
 
 import (
@@ -11,6 +15,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// Options is what one `again calc` was asked: the policy and the
+// calculator's own fields, validated, and the output format as given.
+type Options struct {
+	Env    *cmdutil.Env    // where the report goes (Env.Stdout)
+	Input  calcmodel.Input // the policy, --deadline, --solve, --target, --seed
+	Format string          // --format: table, json, csv or markdown
+}
+
+// NewCmd returns `again calc`: its flags are resolved (a --preset filled in
+// under the flags given) and validated into an Options, which calcRun
+// computes and prints.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "calc",
@@ -89,34 +104,41 @@ flags given with it override its fields. The presets:
 		if fs.Changed(calcmodel.FieldTarget) && !in.Solve {
 			return cmdutil.Usagef("--target requires --solve: it says what the solver keeps within --deadline")
 		}
-		var write func(*calcmodel.Report, *bufio.Writer) error
-		switch format {
-		case "table":
-			write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteTable(w) }
-		case "json":
-			write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteJSON(w) }
-		case "csv":
-			write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteCSV(w) }
-		case "markdown":
-			write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteMarkdown(w) }
-		default:
-			return cmdutil.Usagef("--format must be one of table, json, csv or markdown, got %q", format)
-		}
-		rep, err := calcmodel.Compute(in)
-		var se *calcmodel.SolveError
-		if errors.As(err, &se) {
-			return cmdutil.Exit(cmdutil.ExitFailure, errors.New(se.Detail()))
-		}
-		if err != nil {
-			return err
-		}
-		w := bufio.NewWriterSize(env.Stdout, 64<<10)
-		if err := write(rep, w); err != nil {
-			return err
-		}
-		return w.Flush()
+		return calcRun(&Options{Env: env, Input: in, Format: format})
 	}
 	return cmd
+}
+
+// calcRun computes the schedule that opts describes and writes it to
+// opts.Env.Stdout in opts.Format. An unknown format is a usage error; a
+// --solve without an answer exits 1 with the solver's reason.
+func calcRun(opts *Options) error {
+	var write func(*calcmodel.Report, *bufio.Writer) error
+	switch opts.Format {
+	case "table":
+		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteTable(w) }
+	case "json":
+		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteJSON(w) }
+	case "csv":
+		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteCSV(w) }
+	case "markdown":
+		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteMarkdown(w) }
+	default:
+		return cmdutil.Usagef("--format must be one of table, json, csv or markdown, got %q", opts.Format)
+	}
+	rep, err := calcmodel.Compute(opts.Input)
+	var se *calcmodel.SolveError
+	if errors.As(err, &se) {
+		return cmdutil.Exit(cmdutil.ExitFailure, errors.New(se.Detail()))
+	}
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(opts.Env.Stdout, 64<<10)
+	if err := write(rep, w); err != nil {
+		return err
+	}
+	return w.Flush()
 }
 
 // presetHelp lists the presets for the help, one a line, with the flags

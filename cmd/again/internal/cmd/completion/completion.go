@@ -1,3 +1,5 @@
+// Package completion is `again completion SHELL`: cobra's completion
+// command, with a missing or unknown shell made a usage error.
 package completion
 
 import (

@@ -1,3 +1,7 @@
+// Package fetch is `again fetch`: one HTTP request, like a small curl,
+// retried safely with backoff (retryhttp), with curl's flags
+// (fetch_curl.go), an atomic -o (fetch_output.go), --timeout over the
+// body (fetch_timeout.go) and hedging (fetch_hedge.go).
 package fetch
 
 import (
@@ -19,10 +23,20 @@ import (
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-// fetchFlags holds the flags of `again fetch` as given.
-type fetchFlags struct {
+// Options is what one `again fetch` was asked: its flags as given, and
+// its arguments (one URL).
+type Options struct {
+	Env        *cmdutil.Env
+	Policy     *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
+	Flags      *pflag.FlagSet       // the flags, to tell which were given
+	Args       []string             // the URL, as given
+	BudgetURL  string               // --budget, "" for none
+	BreakerURL string               // --breaker-store, "" for none
+	hedge      *hedgeFlags          // --hedge-after, --repeat, ...
+
 	method, output                 string
 	data, dataRaw, json            []string
 	headers                        []string
@@ -35,6 +49,8 @@ type fetchFlags struct {
 	hedges     *hedgeReport // with --hedge-after
 }
 
+// NewCmd returns `again fetch`: its flags and URL become an Options, which
+// fetchRun validates and sends.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fetch [flags] URL",
@@ -127,7 +143,7 @@ signal N stops it.`,
   again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data`,
 		Args: cobra.ArbitraryArgs,
 	}
-	var f fetchFlags
+	var f Options
 	fs := cmd.Flags()
 	fs.SortFlags = false
 	fs.VarP(cmdutil.Text(&f.method, "method"), "method", "X", "request method (default GET, or POST when data is given)")
@@ -152,67 +168,78 @@ signal N stops it.`,
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
 	hf := addHedgeFlags(fs)
 
-	cmd.RunE = func(cmd *cobra.Command, args []string) (err error) {
-		ctx, tel, err := cmdutil.StartTelemetry(cmd.Context(), "fetch", env)
-		if err != nil {
-			return err
-		}
-		defer func() { tel.End(err) }()
-		in, err := pf.ParseTimed()
-		if err != nil {
-			return err
-		}
-		base, rt, err := f.curl.transport(env)
-		if err != nil {
-			return err
-		}
-		defer base.CloseIdleConnections()
-		req, tr, err := f.build(cmd, args, env, in)
-		if err == nil {
-			err = f.hedging(cmd, hf, tr, rt, env)
-		}
-		if err != nil {
-			return err
-		}
-		defer f.closeBody()
-		tr.Base = rt
-		budget, closer, err := cmdutil.OpenBudget(env, *budgetURL)
-		var breakers *breaker.Group
-		var breakerCloser io.Closer
-		if err == nil {
-			breakers, breakerCloser, err = cmdutil.OpenBreakers(env, *breakerURL, fetchBreaker())
-		}
-		var out *output
-		if err == nil {
-			out, err = openOutput(f.output, env.Stdout)
-		}
-		if err != nil {
-			if req.Body != nil {
-				req.Body.Close()
-			}
-			cmdutil.CloseBudget(closer)
-			cmdutil.CloseBudget(breakerCloser)
-			return err
-		}
-		defer cmdutil.CloseBudget(tel.BeforeClose(closer))
-		defer cmdutil.CloseBudget(breakerCloser)
-		tr.Budget, tr.Breakers = budget, breakers
-		if in.Deadline > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, in.Deadline)
-			defer cancel()
-		}
-		if cmd.Flags().Changed("repeat") {
-			return hf.run(req.WithContext(ctx), tr, f.hedges, env)
-		}
-		return f.fetch(req.WithContext(ctx), tr, out, env)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		f.Env, f.Policy, f.Flags, f.Args = env, pf, fs, args
+		f.BudgetURL, f.BreakerURL, f.hedge = *budgetURL, *breakerURL, hf
+		return fetchRun(cmd.Context(), &f)
 	}
 	return cmd
 }
 
+// fetchRun validates f and sends its request, retrying it, within ctx,
+// and writes the final response; or, with --repeat, sends it again and
+// again and prints a summary. Its span and metrics are exported if the
+// environment asks for them.
+func fetchRun(ctx context.Context, f *Options) (err error) {
+	env, fs, hf := f.Env, f.Flags, f.hedge
+	ctx, tel, err := cmdutil.StartTelemetry(ctx, "fetch", env)
+	if err != nil {
+		return err
+	}
+	defer func() { tel.End(err) }()
+	in, err := f.Policy.ParseTimed()
+	if err != nil {
+		return err
+	}
+	base, rt, err := f.curl.transport(env)
+	if err != nil {
+		return err
+	}
+	defer base.CloseIdleConnections()
+	req, tr, err := f.build(fs, f.Args, env, in)
+	if err == nil {
+		err = f.hedging(fs, hf, tr, rt, env)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.closeBody()
+	tr.Base = rt
+	budget, closer, err := cmdutil.OpenBudget(env, f.BudgetURL)
+	var breakers *breaker.Group
+	var breakerCloser io.Closer
+	if err == nil {
+		breakers, breakerCloser, err = cmdutil.OpenBreakers(env, f.BreakerURL, fetchBreaker())
+	}
+	var out *output
+	if err == nil {
+		out, err = openOutput(f.output, env.Stdout)
+	}
+	if err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		cmdutil.CloseBudget(closer)
+		cmdutil.CloseBudget(breakerCloser)
+		return err
+	}
+	defer cmdutil.CloseBudget(tel.BeforeClose(closer))
+	defer cmdutil.CloseBudget(breakerCloser)
+	tr.Budget, tr.Breakers = budget, breakers
+	if in.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.Deadline)
+		defer cancel()
+	}
+	if fs.Changed("repeat") {
+		return hf.run(req.WithContext(ctx), tr, f.hedges, env)
+	}
+	return f.fetch(req.WithContext(ctx), tr, out, env)
+}
+
 // build validates the command line and returns the request and the
 // transport (without its Base).
-func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *cmdutil.Env, in calc.Input) (*http.Request, *retryhttp.Transport, error) {
+func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in calc.Input) (*http.Request, *retryhttp.Transport, error) {
 	f.location = f.location || f.curl.locationTrusted // as in curl
 	if len(args) != 1 {
 		if len(args) == 0 {
@@ -244,7 +271,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *cmdutil.Env, 
 	if tr.RetryStatuses, err = parseStatuses(f.retryOn); err != nil {
 		return nil, nil, err
 	}
-	_, _, _, hasData, err := f.bodyParts(cmd.Flags())
+	_, _, _, hasData, err := f.bodyParts(fs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,14 +309,14 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *cmdutil.Env, 
 		}
 		req.Header.Add(name, value)
 	}
-	if cmd.Flags().Changed("json") {
+	if fs.Changed("json") {
 		// As curl's --json: unless a -H says otherwise.
 		for _, name := range []string{"Content-Type", "Accept"} {
 			if req.Header.Get(name) == "" {
 				req.Header.Set(name, "application/json")
 			}
 		}
-	} else if (cmd.Flags().Changed("data") || cmd.Flags().Changed("data-raw")) && req.Header.Get("Content-Type") == "" {
+	} else if (fs.Changed("data") || fs.Changed("data-raw")) && req.Header.Get("Content-Type") == "" {
 		// As curl's -d: a form, unless a -H says otherwise, so that
 		// servers that read forms see the data.
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -316,7 +343,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *cmdutil.Env, 
 		req.Header.Set("Idempotency-Key", f.key)
 	}
 	// The body is opened last, so that no usage error leaves a file open.
-	body, err := f.body(cmd, env)
+	body, err := f.body(fs, env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -328,7 +355,7 @@ func (f *fetchFlags) build(cmd *cobra.Command, args []string, env *cmdutil.Env, 
 }
 
 // closeBody closes what the request body holds open, once the fetch is over.
-func (f *fetchFlags) closeBody() {
+func (f *Options) closeBody() {
 	if f.bodyCloser != nil {
 		_ = f.bodyCloser()
 	}
@@ -349,8 +376,8 @@ type requestBody struct {
 // cannot be reopened, so it is read into memory when small enough to be
 // retried (see readStdinBody). Several parts are joined in memory, with &
 // for --data and --data-raw as curl does, or concatenated for --json.
-func (f *fetchFlags) body(cmd *cobra.Command, env *cmdutil.Env) (requestBody, error) {
-	parts, raw, sep, given, err := f.bodyParts(cmd.Flags())
+func (f *Options) body(fs *pflag.FlagSet, env *cmdutil.Env) (requestBody, error) {
+	parts, raw, sep, given, err := f.bodyParts(fs)
 	if err != nil || !given {
 		return requestBody{}, err
 	}
@@ -449,7 +476,7 @@ func stringBody(s string) requestBody {
 
 // fetch sends req through tr, reporting retries on stderr, and writes the
 // final response.
-func (f *fetchFlags) fetch(req *http.Request, tr *retryhttp.Transport, out *output, env *cmdutil.Env) (err error) {
+func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output, env *cmdutil.Env) (err error) {
 	// Every response RoundTrip returns is reported to OnSuccess or OnGiveUp,
 	// with the attempts of its own hop (with -L each hop is a round trip).
 	attempts := 1
@@ -641,7 +668,7 @@ func checkStatus(resp *http.Response) error {
 // scheme of the same host, and would send a password in clear text after
 // a redirect from https to http. It also adds a Referer, which fetch
 // removes (see below).
-func (f *fetchFlags) checkRedirect(req *http.Request, via []*http.Request) error {
+func (f *Options) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !f.location {
 		return http.ErrUseLastResponse
 	}
@@ -723,7 +750,7 @@ func followed(resp *http.Response) bool {
 
 // write writes the final response to the output: the status line and
 // headers with --include, then the body.
-func (f *fetchFlags) write(resp *http.Response, o *output) error {
+func (f *Options) write(resp *http.Response, o *output) error {
 	if err := o.start(); err != nil {
 		return err
 	}
@@ -768,7 +795,7 @@ func (w *writeErr) Write(p []byte) (int, error) {
 }
 
 // giveUpReason says why a failed response was not retried.
-func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
+func (f *Options) giveUpReason(e retryhttp.Event) string {
 	switch {
 	case e.Reason == retry.ErrRetryAfterTooLong:
 		return fmt.Sprintf("giving up: %s asks for %s, more than --max-retry-after %s",
@@ -788,7 +815,7 @@ func (f *fetchFlags) giveUpReason(e retryhttp.Event) string {
 }
 
 // fromStdin reports whether the body is read from stdin.
-func (f *fetchFlags) fromStdin() bool {
+func (f *Options) fromStdin() bool {
 	for _, part := range append(f.data, f.json...) {
 		if part == "@-" {
 			return true

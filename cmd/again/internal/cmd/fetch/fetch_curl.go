@@ -229,7 +229,7 @@ var _ http.RoundTripper = (*verboseTransport)(nil)
 // bodyParts reads the request body flags: -d (repeated: joined with &),
 // --data-raw (likewise), --json (repeated: concatenated). It returns the
 // parts and how to join them, and whether a body was given at all.
-func (f *fetchFlags) bodyParts(fs *pflag.FlagSet) (parts []string, raw bool, sep string, given bool, err error) {
+func (f *Options) bodyParts(fs *pflag.FlagSet) (parts []string, raw bool, sep string, given bool, err error) {
 	n := 0
 	for _, name := range []string{"data", "data-raw", "json"} {
 		if fs.Changed(name) {

@@ -13,7 +13,6 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retryhttp"
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -258,17 +257,17 @@ func roundLatency(d time.Duration) string {
 
 // hedging sets up tr's hedging from the flags, and checks that --repeat is
 // not given with flags about the output it does not write.
-func (f *fetchFlags) hedging(cmd *cobra.Command, h *hedgeFlags, tr *retryhttp.Transport, rt http.RoundTripper, env *cmdutil.Env) error {
+func (f *Options) hedging(fs *pflag.FlagSet, h *hedgeFlags, tr *retryhttp.Transport, rt http.RoundTripper, env *cmdutil.Env) error {
 	var err error
-	if tr.Hedge, err = h.hedger(cmd.Flags()); err != nil {
+	if tr.Hedge, err = h.hedger(fs); err != nil {
 		return err
 	}
-	if cmd.Flags().Changed("repeat") {
+	if fs.Changed("repeat") {
 		if _, err := h.repeats(); err != nil {
 			return err
 		}
 		for _, name := range []string{"output", "include", "location"} {
-			if cmd.Flags().Changed(name) {
+			if fs.Changed(name) {
 				return cmdutil.Usagef("--repeat prints a summary instead of the bodies: it cannot be combined with --%s", name)
 			}
 		}

@@ -1,3 +1,13 @@
+// Package root is the again command line: the root command, its help
+// command and version, and one line per command registering the packages
+// under internal/cmd. The program's main is
+//
+//	os.Exit(root.Main())
+//
+// Tests call Run or RunEnv, with an Env whose OpenBudget replaces the
+// Redis-backed budget (fleet.OpenBudget) behind run's and fetch's
+// --budget. The conventions every command follows are in cmdutil's
+// package doc.
 package root
 
 import (

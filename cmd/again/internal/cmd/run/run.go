@@ -1,3 +1,7 @@
+// Package run is `again run`: it runs a command and, while it fails, runs
+// it again after a backoff delay, in a process group of its own, with
+// timeouts, signals passed on and the terminal handed over (child.go and
+// its system-specific halves).
 package run
 
 import (
@@ -35,6 +39,8 @@ const (
 // (cmdutil.Env.KillGrace replaces it in tests).
 const killGrace = 2 * time.Second
 
+// NewCmd returns `again run`: its flags and the command become an
+// Options, which runRun validates and runs.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
@@ -130,39 +136,60 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	fs.Var(cmdutil.Text(&retryOn, "list"), "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero but 130, 131 and 141)")
 	quiet := fs.Bool("quiet", false, "print no line per retry")
 	budgetURL := cmdutil.AddBudgetFlag(fs)
-	cmd.RunE = func(cmd *cobra.Command, args []string) (err error) {
-		ctx, tel, err := cmdutil.StartTelemetry(cmd.Context(), "run", env)
-		if err != nil {
-			return err
-		}
-		defer func() { tel.End(err) }()
-		in, err := pf.ParseTimed()
-		if err != nil {
-			return err
-		}
-		r := &runner{env: env, name: args[0], args: args[1:], quiet: *quiet, grace: killGrace, deadline: in.Deadline,
-			tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
-		if env.KillGrace > 0 {
-			r.grace = env.KillGrace
-		}
-		if r.timeout, err = cmdutil.DurationFlag("timeout", timeout, true); err != nil {
-			return err
-		}
-		if r.retryOn, err = parseExitList(retryOn); err != nil {
-			return err
-		}
-		if r.path, err = lookPath(args[0]); err != nil {
-			return err
-		}
-		budget, closer, err := cmdutil.OpenBudget(env, *budgetURL)
-		if err != nil {
-			return err
-		}
-		defer cmdutil.CloseBudget(tel.BeforeClose(closer))
-		r.budget = budget
-		return r.run(ctx, in.Policy)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runRun(cmd.Context(), &Options{Env: env, Policy: pf, Timeout: timeout, RetryOnExit: retryOn,
+			Quiet: *quiet, BudgetURL: *budgetURL, Command: args})
 	}
 	return cmd
+}
+
+// Options is what one `again run` was asked: its flags as given, and the
+// command to run.
+type Options struct {
+	Env         *cmdutil.Env
+	Policy      *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
+	Timeout     string               // --timeout, "" for none
+	RetryOnExit string               // --retry-on-exit, "" for the default
+	Quiet       bool                 // --quiet
+	BudgetURL   string               // --budget, "" for none
+	Command     []string             // CMD and its ARGS; not empty
+}
+
+// runRun validates opts and runs the command, retrying it, within ctx (its
+// signals reach the command). Its span and metrics are exported if the
+// environment asks for them.
+func runRun(ctx context.Context, opts *Options) (err error) {
+	env, args := opts.Env, opts.Command
+	ctx, tel, err := cmdutil.StartTelemetry(ctx, "run", env)
+	if err != nil {
+		return err
+	}
+	defer func() { tel.End(err) }()
+	in, err := opts.Policy.ParseTimed()
+	if err != nil {
+		return err
+	}
+	r := &runner{env: env, name: args[0], args: args[1:], quiet: opts.Quiet, grace: killGrace, deadline: in.Deadline,
+		tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
+	if env.KillGrace > 0 {
+		r.grace = env.KillGrace
+	}
+	if r.timeout, err = cmdutil.DurationFlag("timeout", opts.Timeout, true); err != nil {
+		return err
+	}
+	if r.retryOn, err = parseExitList(opts.RetryOnExit); err != nil {
+		return err
+	}
+	if r.path, err = lookPath(args[0]); err != nil {
+		return err
+	}
+	budget, closer, err := cmdutil.OpenBudget(env, opts.BudgetURL)
+	if err != nil {
+		return err
+	}
+	defer cmdutil.CloseBudget(tel.BeforeClose(closer))
+	r.budget = budget
+	return r.run(ctx, in.Policy)
 }
 
 // parseExitList parses --retry-on-exit: "" (nil) means any non-zero status

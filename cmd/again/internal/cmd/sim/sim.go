@@ -1,3 +1,8 @@
+// Package sim is `again sim` and its models (occ, outage, fleet, storm,
+// hedge): each model's flags become its simmodel config and an Options,
+// which its run function (occRun, outageRun, ...) runs and writes as a
+// table, CSV, JSON or SVG. The simulator itself is internal/sim (imported
+// as simmodel).
 package sim
 
 import (
@@ -20,6 +25,7 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// NewCmd returns `again sim`, which runs only its models.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -64,9 +70,11 @@ error.`,
 	return cmd
 }
 
-// simFlags are the flags every model shares: --seed, --format and --svg,
-// and, for the models that take a schedule, the policy flags.
-type simFlags struct {
+// Options is what every model of `again sim` is asked besides its own
+// parameters (its simmodel config): --seed, --format and --svg, and, for
+// the models that take a schedule, the policy flags.
+type Options struct {
+	Env    *cmdutil.Env
 	pf     *cmdutil.PolicyFlags
 	format string
 	svg    string
@@ -75,8 +83,8 @@ type simFlags struct {
 // addSimFlags registers the shared flags, and the policy flags named in
 // policy (calc.FieldInitial, ...) with the calculator's defaults and
 // messages.
-func addSimFlags(fs *pflag.FlagSet, policy ...string) *simFlags {
-	f := &simFlags{pf: cmdutil.NewPolicyFlags(fs), format: "table"}
+func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options {
+	f := &Options{Env: env, pf: cmdutil.NewPolicyFlags(fs), format: "table"}
 	usage := map[string][2]string{
 		calc.FieldInitial:    {"duration", "delay before the first retry"},
 		calc.FieldMultiplier: {"float", "growth factor between delays, a finite number >= 1"},
@@ -94,7 +102,7 @@ func addSimFlags(fs *pflag.FlagSet, policy ...string) *simFlags {
 }
 
 // parse validates the shared flags.
-func (f *simFlags) parse() (calc.Input, error) {
+func (f *Options) parse() (calc.Input, error) {
 	in, err := f.pf.Parse()
 	if err != nil {
 		return in, err
@@ -104,7 +112,7 @@ func (f *simFlags) parse() (calc.Input, error) {
 
 // output writes rows in the chosen format to stdout and, with --svg, the
 // chart that svg renders.
-func (f *simFlags) output(env *cmdutil.Env, rows any, svg func(io.Writer) error) error {
+func (f *Options) output(rows any, svg func(io.Writer) error) error {
 	if f.svg != "" {
 		file, err := os.Create(f.svg)
 		if err != nil {
@@ -119,9 +127,9 @@ func (f *simFlags) output(env *cmdutil.Env, rows any, svg func(io.Writer) error)
 		}
 	}
 	if f.format == "svg" {
-		return svg(env.Stdout)
+		return svg(f.Env.Stdout)
 	}
-	return writeRows(env.Stdout, f.format, rows)
+	return writeRows(f.Env.Stdout, f.format, rows)
 }
 
 // simRunner returns a simmodel.Runner that runs the independent runs on every
@@ -254,7 +262,7 @@ last client had written.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs)
+	sf := addSimFlags(env, fs)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
 	work := fmt.Sprintf("%s at most %d", occWork, simmodel.MaxOCCWork)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)
@@ -279,16 +287,21 @@ last client had written.`,
 		if c.Runs, err = parseCount("runs", runs, simmodel.MaxRuns); err != nil {
 			return err
 		}
-		rows, err := simmodel.OCC(c)
-		if err != nil {
-			return simUsage(err)
-		}
-		if err := cmd.Context().Err(); err != nil {
-			return err
-		}
-		return sf.output(env, rows, func(w io.Writer) error { return occChart(rows).Render(w) })
+		return occRun(cmd.Context(), sf, c)
 	}
 	return cmd
+}
+
+// occRun runs the occ model as c says, and writes its rows as opts says.
+func occRun(ctx context.Context, opts *Options, c simmodel.OCCConfig) error {
+	rows, err := simmodel.OCC(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return opts.output(rows, func(w io.Writer) error { return occChart(rows).Render(w) })
 }
 
 // parseClients parses --clients: a list or ranges of client counts.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -55,7 +56,7 @@ latency grows without bound.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs)
+	sf := addSimFlags(env, fs)
 	dist, scale, alpha, median, sigma := "pareto", "5ms", "1.5", "10ms", "1"
 	quantiles, load, overload, maxHedges, ratio, requests := "0,0.5,0.9,0.95,0.99", "0.3", "0.8", "1", "0.1", "100000"
 	fs.Var(cmdutil.Text(&dist, "name"), "dist", "latency distribution on an idle server: pareto or lognormal")
@@ -113,16 +114,21 @@ latency grows without bound.`,
 		if c.Requests < 1000 {
 			return cmdutil.Usagef("--requests must be a whole number from 1000 to %d, got %q", simmodel.MaxHedgeRequests, requests)
 		}
-		rows, err := simmodel.Hedge(c)
-		if err != nil {
-			return simUsage(err)
-		}
-		if err := cmd.Context().Err(); err != nil {
-			return err
-		}
-		return sf.output(env, rows, func(w io.Writer) error { return hedgeChart(rows, c).Render(w) })
+		return hedgeRun(cmd.Context(), sf, c)
 	}
 	return cmd
+}
+
+// hedgeRun runs the hedge model as c says, and writes its rows as opts says.
+func hedgeRun(ctx context.Context, opts *Options, c simmodel.HedgeConfig) error {
+	rows, err := simmodel.Hedge(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return opts.output(rows, func(w io.Writer) error { return hedgeChart(rows, c).Render(w) })
 }
 
 // parseQuantiles parses hedge's --quantiles: at most 20 quantiles, each 0

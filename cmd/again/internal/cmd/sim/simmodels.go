@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -74,7 +75,7 @@ new_requests, attempts sent and successes (the goodput).`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
+	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(simmodel.OutageStrategies())
 	perSecond := false
@@ -114,28 +115,35 @@ new_requests, attempts sent and successes (the goodput).`,
 		if c.Spike == 0 {
 			c.Spike = simmodel.NoSpike
 		}
-		res, err := simmodel.Outage(c)
-		if err != nil {
-			return simUsage(err)
-		}
-		if err := cmd.Context().Err(); err != nil {
-			return err
-		}
-		svg := func(w io.Writer) error { return outageChart(res, spikeLen).Render(w) }
-		if perSecond {
-			var rows []simmodel.OutageSecond
-			for _, r := range res {
-				rows = append(rows, r.Seconds...)
-			}
-			return sf.output(env, rows, svg)
-		}
-		rows := make([]simmodel.OutageSummary, len(res))
-		for i, r := range res {
-			rows[i] = r.Summary
-		}
-		return sf.output(env, rows, svg)
+		return outageRun(cmd.Context(), sf, c, spikeLen, perSecond)
 	}
 	return cmd
+}
+
+// outageRun runs the outage model as c says, and writes its rows as opts
+// says: a summary per strategy, or with perSecond every second of each.
+// spike is the outage's length, 0 for none, for the chart.
+func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, spike time.Duration, perSecond bool) error {
+	res, err := simmodel.Outage(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	svg := func(w io.Writer) error { return outageChart(res, spike).Render(w) }
+	if perSecond {
+		var rows []simmodel.OutageSecond
+		for _, r := range res {
+			rows = append(rows, r.Seconds...)
+		}
+		return opts.output(rows, svg)
+	}
+	rows := make([]simmodel.OutageSummary, len(res))
+	for i, r := range res {
+		rows[i] = r.Summary
+	}
+	return opts.output(rows, svg)
 }
 
 // parseRate parses a rate per second above 0 and up to simmodel.MaxRate.
@@ -189,7 +197,7 @@ the share of calls that eventually succeeded.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs)
+	sf := addSimFlags(env, fs)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(simmodel.FleetStrategies())
 	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, simmodel.MaxFleetCells)
@@ -211,16 +219,21 @@ the share of calls that eventually succeeded.`,
 		if c.Strategies, err = parseStrategies(strategies, simmodel.FleetStrategies()); err != nil {
 			return err
 		}
-		rows, err := simmodel.Fleet(c)
-		if err != nil {
-			return simUsage(err)
-		}
-		if err := cmd.Context().Err(); err != nil {
-			return err
-		}
-		return sf.output(env, rows, func(w io.Writer) error { return fleetChart(rows).Render(w) })
+		return fleetRun(cmd.Context(), sf, c)
 	}
 	return cmd
+}
+
+// fleetRun runs the fleet model as c says, and writes its rows as opts says.
+func fleetRun(ctx context.Context, opts *Options, c simmodel.FleetConfig) error {
+	rows, err := simmodel.Fleet(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return opts.output(rows, func(w io.Writer) error { return fleetChart(rows).Render(w) })
 }
 
 // parseFailures parses fleet's --failure: probabilities from 0 to 1.
@@ -252,7 +265,7 @@ the same code.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
 	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, simmodel.MaxStormAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
@@ -270,11 +283,17 @@ the same code.`,
 		if c.Bucket, err = parseSimDuration("bucket", bucket, time.Microsecond); err != nil {
 			return err
 		}
-		rows, err := simmodel.StormTable(c)
-		if err != nil {
-			return simUsage(err)
-		}
-		return sf.output(env, rows, func(w io.Writer) error { return stormChart(rows, in.Policy.JitterText(), c).Render(w) })
+		return stormRun(sf, c, in.Policy.JitterText())
 	}
 	return cmd
+}
+
+// stormRun runs the storm model as c says, and writes its rows as opts
+// says; jitter names the schedule's jitter in the chart.
+func stormRun(opts *Options, c simmodel.StormConfig, jitter string) error {
+	rows, err := simmodel.StormTable(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	return opts.output(rows, func(w io.Writer) error { return stormChart(rows, jitter, c).Render(w) })
 }

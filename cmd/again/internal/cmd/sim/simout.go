@@ -104,7 +104,7 @@ func jsonNames(t reflect.Type) []string {
 	for i := range names {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		if name == "" {
-			panic(fmt.Sprintf("cli: %s.%s has no JSON name", t.Name(), t.Field(i).Name))
+			panic(fmt.Sprintf("sim: %s.%s has no JSON name", t.Name(), t.Field(i).Name))
 		}
 		names[i] = name
 	}

@@ -1,3 +1,6 @@
+// Package web is `again web`: it serves the calculator page, or writes it
+// out as static files. The page itself is internal/web (imported as
+// webmodel).
 package web
 
 import (
@@ -24,6 +27,8 @@ import (
 // loopback only, so the page is not served to the network by accident.
 const defaultWebAddr = "127.0.0.1:8080"
 
+// NewCmd returns `again web`: its flags are validated into an Options,
+// which webRun serves or exports.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "web",
@@ -70,22 +75,7 @@ link in DIR is replaced, never written through.`,
 			if cmd.Flags().Changed("addr") || open {
 				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")
 			}
-			if !force {
-				if err := refuseNonEmpty(export); err != nil {
-					return err
-				}
-			}
-			if err := webmodel.Export(export); err != nil {
-				// The file system's error says what failed without web's prefix,
-				// which would only repeat the subcommand's name.
-				var pe *fs.PathError
-				if errors.As(err, &pe) {
-					err = pe
-				}
-				return cmdutil.Exit(cmdutil.ExitFailure, fmt.Errorf("cannot write the page into %s: %w", export, err))
-			}
-			fmt.Fprintf(env.Stdout, "Wrote the calculator page to %s\n", export)
-			return nil
+			return webRun(cmd.Context(), &Options{Env: env, Export: export, Force: force})
 		}
 		if force {
 			return cmdutil.Usagef("--force goes with --export DIR; serving writes nothing")
@@ -93,9 +83,43 @@ link in DIR is replaced, never written through.`,
 		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
 			return cmdutil.Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got %q", addr)
 		}
-		return serveWeb(cmd.Context(), env, addr, open)
+		return webRun(cmd.Context(), &Options{Env: env, Addr: addr, Open: open})
 	}
 	return cmd
+}
+
+// Options is what one `again web` was asked, its flags validated: either
+// Export, or Addr and Open.
+type Options struct {
+	Env    *cmdutil.Env
+	Addr   string // --addr: where to serve the page
+	Open   bool   // --open: open the page in the default browser
+	Export string // --export: the directory to write the page into instead; "" to serve
+	Force  bool   // --force: write into a directory that is not empty
+}
+
+// webRun writes the page into opts.Export, or serves it on opts.Addr until
+// ctx is done.
+func webRun(ctx context.Context, opts *Options) error {
+	if opts.Export == "" {
+		return serveWeb(ctx, opts.Env, opts.Addr, opts.Open)
+	}
+	if !opts.Force {
+		if err := refuseNonEmpty(opts.Export); err != nil {
+			return err
+		}
+	}
+	if err := webmodel.Export(opts.Export); err != nil {
+		// The file system's error says what failed without web's prefix,
+		// which would only repeat the subcommand's name.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe
+		}
+		return cmdutil.Exit(cmdutil.ExitFailure, fmt.Errorf("cannot write the page into %s: %w", opts.Export, err))
+	}
+	fmt.Fprintf(opts.Env.Stdout, "Wrote the calculator page to %s\n", opts.Export)
+	return nil
 }
 
 // refuseNonEmpty returns a usage error if dir is a directory that holds

@@ -36,12 +36,12 @@ func TestCalcFormats(t *testing.T) {
 				args = withArgs(args, "--format", tt.format)
 			}
 			r := run(t, args...)
-			if r.code != 0 || r.stderr != "" {
-				t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.code, r.stderr)
+			if r.Code != 0 || r.Stderr != "" {
+				t.Fatalf("exit %d, stderr %q; want 0 and nothing", r.Code, r.Stderr)
 			}
 			for _, want := range tt.want {
-				if !strings.Contains(r.stdout, want) {
-					t.Errorf("--format %s output lacks %q:\n%s", tt.format, want, r.stdout)
+				if !strings.Contains(r.Stdout, want) {
+					t.Errorf("--format %s output lacks %q:\n%s", tt.format, want, r.Stdout)
 				}
 			}
 		})
@@ -78,8 +78,8 @@ func TestCalcJSONWorkedExample(t *testing.T) {
 			Within   int         `json:"retries_within_deadline"`
 		} `json:"deadline"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
-		t.Fatalf("exit %d, JSON error %v:\n%s", r.code, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
+		t.Fatalf("exit %d, JSON error %v:\n%s", r.Code, err, r.Stdout)
 	}
 	p := got.Policy
 	if p.Initial != "500" || p.Multiplier != "2" || p.Max != "30000" || p.Retries != 8 || p.Jitter != "full" {
@@ -121,8 +121,8 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.deadline, func(t *testing.T) {
 			r := run(t, withArgs(workedExample, "--deadline", tt.deadline)...)
-			if r.code != 0 || !strings.HasSuffix(r.stdout, tt.want) {
-				t.Errorf("exit %d, output ends\n%s\nwant it to end\n%s", r.code, r.stdout[max(0, len(r.stdout)-200):], tt.want)
+			if r.Code != 0 || !strings.HasSuffix(r.Stdout, tt.want) {
+				t.Errorf("exit %d, output ends\n%s\nwant it to end\n%s", r.Code, r.Stdout[max(0, len(r.Stdout)-200):], tt.want)
 			}
 		})
 	}
@@ -136,12 +136,12 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 		{[]string{"--retries", "3", "--initial", "1s", "--deadline", "3s"}, "In the worst case only the first 2 of 3 retries start in time."},
 	} {
 		r := run(t, append([]string{"calc"}, tt.args...)...)
-		if r.code != 0 || !strings.Contains(r.stdout, tt.want) {
-			t.Errorf("again calc %s: exit %d, output\n%s\nwant it to say %q", strings.Join(tt.args, " "), r.code, r.stdout, tt.want)
+		if r.Code != 0 || !strings.Contains(r.Stdout, tt.want) {
+			t.Errorf("again calc %s: exit %d, output\n%s\nwant it to say %q", strings.Join(tt.args, " "), r.Code, r.Stdout, tt.want)
 		}
 	}
-	if r := run(t, workedExample...); strings.Contains(r.stdout, "Deadline") {
-		t.Errorf("output without --deadline has a verdict:\n%s", r.stdout)
+	if r := run(t, workedExample...); strings.Contains(r.Stdout, "Deadline") {
+		t.Errorf("output without --deadline has a verdict:\n%s", r.Stdout)
 	}
 }
 
@@ -202,13 +202,13 @@ func TestCalcTenThousandRetries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
 			r := run(t, "calc", "--retries", "10000", "--format", tt.format)
-			if r.code != 0 || r.stderr != "" {
-				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			if r.Code != 0 || r.Stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 			}
-			if n := tt.rows(r.stdout); n != 10000 {
+			if n := tt.rows(r.Stdout); n != 10000 {
 				t.Errorf("--format %s printed %d rows, want 10000", tt.format, n)
 			}
-			if !strings.Contains(r.stdout, tt.last) {
+			if !strings.Contains(r.Stdout, tt.last) {
 				t.Errorf("--format %s output lacks the last row %q", tt.format, tt.last)
 			}
 		})
@@ -221,8 +221,8 @@ func TestCalcHuge(t *testing.T) {
 	for _, format := range []string{"table", "json", "csv", "markdown"} {
 		t.Run(format, func(t *testing.T) {
 			r := run(t, "calc", "--initial", "1h", "--multiplier", "10", "--retries", "100", "--max", "0", "--format", format)
-			if r.code != 0 || r.stderr != "" {
-				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			if r.Code != 0 || r.Stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 			}
 			bad := []string{"−", "NaN", "Inf", "e+"}
 			switch format {
@@ -232,11 +232,11 @@ func TestCalcHuge(t *testing.T) {
 				bad = append(bad, ",-")
 			}
 			for _, bad := range bad {
-				if strings.Contains(r.stdout, bad) {
+				if strings.Contains(r.Stdout, bad) {
 					t.Errorf("--format %s output contains %q", format, bad)
 				}
 			}
-			if format != "json" && format != "csv" && !strings.Contains(r.stdout, "more than 292 years") {
+			if format != "json" && format != "csv" && !strings.Contains(r.Stdout, "more than 292 years") {
 				t.Errorf("--format %s output does not show saturation", format)
 			}
 		})
@@ -248,8 +248,8 @@ func TestCalcHuge(t *testing.T) {
 func TestCalcSamePolicySameCSV(t *testing.T) {
 	r := run(t, withArgs(workedExample, "--format", "csv", "--jitter", "equal")...)
 	r2 := run(t, "calc", "--initial=500", "--multiplier=2.0", "--max=30000", "--retries=8", "--jitter=equal", "--format=csv")
-	if r.stdout != r2.stdout || !bytes.HasPrefix([]byte(r.stdout), []byte("retry,")) {
-		t.Errorf("the same policy written two ways printed different CSV:\n%s\n%s", r.stdout, r2.stdout)
+	if r.Stdout != r2.Stdout || !bytes.HasPrefix([]byte(r.Stdout), []byte("retry,")) {
+		t.Errorf("the same policy written two ways printed different CSV:\n%s\n%s", r.Stdout, r2.Stdout)
 	}
 }
 
@@ -279,8 +279,8 @@ func TestCalcSolve(t *testing.T) {
 					Fits bool `json:"worst_case_fits"`
 				} `json:"deadline"`
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || r.code != 0 {
-				t.Fatalf("exit %d, JSON error %v, stderr %q", r.code, err, r.stderr)
+			if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil || r.Code != 0 {
+				t.Fatalf("exit %d, JSON error %v, stderr %q", r.Code, err, r.Stderr)
 			}
 			if got.Solved == nil || got.Solved.Parameter != tt.parameter || string(got.Solved.Value) != tt.value {
 				t.Errorf("solved = %+v, want %s = %s", got.Solved, tt.parameter, tt.value)
@@ -288,12 +288,12 @@ func TestCalcSolve(t *testing.T) {
 			if !got.Deadline.Fits {
 				t.Errorf("the solved policy's worst case does not fit the deadline")
 			}
-			if table := run(t, withArgs([]string{"calc"}, tt.args...)...); !strings.Contains(table.stdout, tt.header) {
-				t.Errorf("table lacks %q:\n%s", tt.header, table.stdout)
+			if table := run(t, withArgs([]string{"calc"}, tt.args...)...); !strings.Contains(table.Stdout, tt.header) {
+				t.Errorf("table lacks %q:\n%s", tt.header, table.Stdout)
 			}
 		})
 	}
-	if r := run(t, withArgs(workedExample, "--format", "json")...); strings.Contains(r.stdout, `"solved"`) {
+	if r := run(t, withArgs(workedExample, "--format", "json")...); strings.Contains(r.Stdout, `"solved"`) {
 		t.Errorf("JSON without --solve has a solved field")
 	}
 }
@@ -315,8 +315,8 @@ func TestCalcSolveWithoutAnswer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			r := run(t, withArgs([]string{"calc"}, tt.args...)...)
-			if r.code != cmdutil.ExitFailure || r.stdout != "" || r.stderr != tt.want {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr %q", r.code, r.stdout, r.stderr, tt.want)
+			if r.Code != cmdutil.ExitFailure || r.Stdout != "" || r.Stderr != tt.want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, no stdout, stderr %q", r.Code, r.Stdout, r.Stderr, tt.want)
 			}
 		})
 	}
@@ -341,12 +341,12 @@ func TestCalcGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			r := run(t, tt.args...)
-			if r.code != 0 || r.stderr != "" {
-				t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+			if r.Code != 0 || r.Stderr != "" {
+				t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 			}
 			path := filepath.Join("testdata", tt.file)
 			if *update {
-				if err := os.WriteFile(path, []byte(r.stdout), 0o644); err != nil {
+				if err := os.WriteFile(path, []byte(r.Stdout), 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -354,8 +354,8 @@ func TestCalcGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.stdout != string(want) {
-				t.Errorf("again %s printed\n%s\nwant (%s)\n%s", strings.Join(tt.args, " "), r.stdout, path, want)
+			if r.Stdout != string(want) {
+				t.Errorf("again %s printed\n%s\nwant (%s)\n%s", strings.Join(tt.args, " "), r.Stdout, path, want)
 			}
 		})
 	}
@@ -378,8 +378,8 @@ func TestCalcPreset(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := run(t, withArgs([]string{"calc"}, tt.preset...)...)
 			want := run(t, withArgs([]string{"calc"}, tt.flags...)...)
-			if got.code != 0 || got.stdout != want.stdout {
-				t.Errorf("again calc %s: exit %d, printed\n%s\nwant what %s prints\n%s", strings.Join(tt.preset, " "), got.code, got.stdout, strings.Join(tt.flags, " "), want.stdout)
+			if got.Code != 0 || got.Stdout != want.Stdout {
+				t.Errorf("again calc %s: exit %d, printed\n%s\nwant what %s prints\n%s", strings.Join(tt.preset, " "), got.Code, got.Stdout, strings.Join(tt.flags, " "), want.Stdout)
 			}
 		})
 	}
@@ -387,8 +387,8 @@ func TestCalcPreset(t *testing.T) {
 		`again calc: --preset must be one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl, got "azure"`)
 	r := run(t, "calc", "--help")
 	for _, want := range []string{"--preset name", "  aws-throttle  --initial 1s --multiplier 2 --max 20s --retries 2 --jitter full\n", "  curl          --initial 1s"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("again calc --help lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("again calc --help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }

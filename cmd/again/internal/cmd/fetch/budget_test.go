@@ -13,14 +13,14 @@ func TestFetchBudget(t *testing.T) {
 	b := &cmdtest.FakeBudget{}
 	args := append(append([]string{}, fast...), "--retries", "9", "--budget", cmdtest.BudgetURL, srv.URL+"/down")
 	r := withBudget(t, b, nil, args...)
-	if r.code != 1 || r.stdout != "busy" {
-		t.Errorf("again %q: exit %d, stdout %q; want 1 and the last body", args, r.code, r.stdout)
+	if r.Code != 1 || r.Stdout != "busy" {
+		t.Errorf("again %q: exit %d, stdout %q; want 1 and the last body", args, r.Code, r.Stdout)
 	}
 	if n := len(srv.requests("/down")); n != 5 {
 		t.Errorf("a 10-token budget let fetch send %d requests, want 5 (4 retries)", n)
 	}
-	if !strings.Contains(r.stderr, "again: attempt 5/10 failed (503 Service Unavailable); "+cmdutil.BudgetSpent+"\n") {
-		t.Errorf("stderr %q does not say the budget stopped the retries", r.stderr)
+	if !strings.Contains(r.Stderr, "again: attempt 5/10 failed (503 Service Unavailable); "+cmdutil.BudgetSpent+"\n") {
+		t.Errorf("stderr %q does not say the budget stopped the retries", r.Stderr)
 	}
 	if b.Failures != 5 || b.Closed != 1 {
 		t.Errorf("the budget saw %d failures and was closed %d times; want 5 and 1", b.Failures, b.Closed)
@@ -35,8 +35,8 @@ func TestBreakerStoreUsageErrors(t *testing.T) {
 		{"redis://:hunter2@127.0.0.1:1/0?key=k&max_tokens=3", "again fetch: --breaker-store: the breaker store URL's max_tokens is a budget's parameter"},
 	} {
 		r := run(t, "fetch", "--breaker-store", tt.url, "http://127.0.0.1:1/")
-		if r.code != cmdutil.ExitUsage || !strings.HasPrefix(r.stderr, tt.want) || strings.Contains(r.stderr, "hunter2") {
-			t.Errorf("again fetch --breaker-store %q: exit %d, stderr %q; want %d and %q..., without the password", tt.url, r.code, r.stderr, cmdutil.ExitUsage, tt.want)
+		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, tt.want) || strings.Contains(r.Stderr, "hunter2") {
+			t.Errorf("again fetch --breaker-store %q: exit %d, stderr %q; want %d and %q..., without the password", tt.url, r.Code, r.Stderr, cmdutil.ExitUsage, tt.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	"go.uber.org/goleak"
 )
 
@@ -54,15 +55,15 @@ func TestFetchNoUsableResponseNoFile(t *testing.T) {
 			if tt.existing == "" && !os.IsNotExist(err) {
 				t.Errorf("-o file exists (%q, %v), want none", got, err)
 			}
-			if r.code != 1 || r.stdout != "" || string(got) != tt.existing || r.stderr != tt.stderr {
-				t.Errorf("exit %d, stdout %q, file %q, stderr %q; want 1, nothing, %q, %q", r.code, r.stdout, got, r.stderr, tt.existing, tt.stderr)
+			if r.Code != 1 || r.Stdout != "" || string(got) != tt.existing || r.Stderr != tt.stderr {
+				t.Errorf("exit %d, stdout %q, file %q, stderr %q; want 1, nothing, %q, %q", r.Code, r.Stdout, got, r.Stderr, tt.existing, tt.stderr)
 			}
 		})
 	}
 	t.Run("--fail on stdout", func(t *testing.T) {
 		r := run(t, append(withArgs(fast, "-f", "-i"), srv.URL+"/missing")...)
-		if r.code != 1 || r.stdout != "" {
-			t.Errorf("exit %d, stdout %q; want 1 and no body or headers", r.code, r.stdout)
+		if r.Code != 1 || r.Stdout != "" {
+			t.Errorf("exit %d, stdout %q; want 1 and no body or headers", r.Code, r.Stdout)
 		}
 	})
 }
@@ -135,8 +136,8 @@ func TestFetchVerbose(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/v": {{status: 503}, {body: "ok", header: map[string]string{"Set-Cookie": "session=secret4", "X-Reply": "yes"}}}})
 	r := run(t, append(withArgs(fast, "-v", "-u", "alice:secret1", "-H", "Cookie: c=secret2"), srv.URL+"/v?token=secret3&flag")...)
-	if r.code != 0 || r.stdout != "ok" {
-		t.Fatalf("exit %d, stdout %q; want 0, ok; stderr:\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || r.Stdout != "ok" {
+		t.Fatalf("exit %d, stdout %q; want 0, ok; stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{
 		"> GET /v?token=…&… HTTP/1.1\n",
@@ -148,15 +149,15 @@ func TestFetchVerbose(t *testing.T) {
 		"< Set-Cookie: (masked)\n",
 		"< X-Reply: yes\n",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	if strings.Contains(r.stderr, "secret") {
-		t.Errorf("stderr reveals a secret:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "secret") {
+		t.Errorf("stderr reveals a secret:\n%s", r.Stderr)
 	}
-	if n := strings.Count(r.stderr, "> GET "); n != 2 {
-		t.Errorf("%d requests shown, want one per attempt (2):\n%s", n, r.stderr)
+	if n := strings.Count(r.Stderr, "> GET "); n != 2 {
+		t.Errorf("%d requests shown, want one per attempt (2):\n%s", n, r.Stderr)
 	}
 }
 
@@ -222,8 +223,8 @@ func TestFetchVerboseMasksSecrets(t *testing.T) {
 		"-H", "X-Api-Key: SECAPI",
 		"-H", "Private-Token: SECPRIV",
 		"-H", "X-Auth-Token: SECAUTH"), srv.URL+"/start?k=SECQUERY")...)
-	if r.code != 0 || r.stdout != "ok" {
-		t.Fatalf("exit %d, stdout %q; want 0, ok; stderr:\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || r.Stdout != "ok" {
+		t.Fatalf("exit %d, stdout %q; want 0, ok; stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{
 		"> GET /start?k=… HTTP/1.1\n",
@@ -237,12 +238,12 @@ func TestFetchVerboseMasksSecrets(t *testing.T) {
 		"< X-Session-Id: (masked)\n",
 		"> GET /landed?tok=… HTTP/1.1\n",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	if strings.Contains(r.stderr, "SEC") {
-		t.Errorf("stderr reveals a secret:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "SEC") {
+		t.Errorf("stderr reveals a secret:\n%s", r.Stderr)
 	}
 }
 
@@ -255,11 +256,11 @@ func TestFetchCACert(t *testing.T) {
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := run(t, "fetch", "--cacert", ca, srv.URL+"/"); r.code != 0 || r.stdout != "secure" {
-		t.Errorf("with --cacert: exit %d, stdout %q, stderr %q; want 0, secure", r.code, r.stdout, r.stderr)
+	if r := run(t, "fetch", "--cacert", ca, srv.URL+"/"); r.Code != 0 || r.Stdout != "secure" {
+		t.Errorf("with --cacert: exit %d, stdout %q, stderr %q; want 0, secure", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := run(t, "fetch", "--retries", "0", srv.URL+"/"); r.code != 1 || !strings.Contains(r.stderr, "certificate") {
-		t.Errorf("without --cacert: exit %d, stderr %q; want 1 and a certificate error", r.code, r.stderr)
+	if r := run(t, "fetch", "--retries", "0", srv.URL+"/"); r.Code != 1 || !strings.Contains(r.Stderr, "certificate") {
+		t.Errorf("without --cacert: exit %d, stderr %q; want 1 and a certificate error", r.Code, r.Stderr)
 	}
 }
 
@@ -294,18 +295,18 @@ func wantStoppedBy(t *testing.T, ctx context.Context, args []string, arrived <-c
 	t.Helper()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	done := make(chan result)
+	done := make(chan cmdtest.Result)
 	go func() {
 		var out, errOut strings.Builder
 		code := againRun(ctx, args, strings.NewReader(""), &out, &errOut)
-		done <- result{code, out.String(), errOut.String()}
+		done <- cmdtest.Result{Code: code, Stdout: out.String(), Stderr: errOut.String()}
 	}()
 	<-arrived
 	cancel(&cmdutil.SignalError{Signal: sig})
 	r := <-done
 	want := "again fetch: stopped: received " + cmdutil.SignalName(sig) + "\n"
-	if r.code != 128+int(sig) || r.stderr != want {
-		t.Errorf("exit %d, stderr %q; want %d, %q", r.code, r.stderr, 128+int(sig), want)
+	if r.Code != 128+int(sig) || r.Stderr != want {
+		t.Errorf("exit %d, stderr %q; want %d, %q", r.Code, r.Stderr, 128+int(sig), want)
 	}
 }
 
@@ -340,8 +341,8 @@ func TestFetchConnectTimeout(t *testing.T) {
 		}
 	})
 	r := run(t, append(withArgs(fast, "--connect-timeout", "50ms", "--retries", "1"), "https://"+ln.Addr().String()+"/")...)
-	if r.code != 1 || !strings.Contains(r.stderr, "again: attempt 1/2 failed (TLS handshake timeout); retrying in 0s\n") {
-		t.Errorf("exit %d, stderr %q; want 1 after two attempts that timed out in the handshake", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "again: attempt 1/2 failed (TLS handshake timeout); retrying in 0s\n") {
+		t.Errorf("exit %d, stderr %q; want 1 after two attempts that timed out in the handshake", r.Code, r.Stderr)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -362,9 +363,9 @@ func TestFetchTimeoutCoversBody(t *testing.T) {
 	pattern := regexp.MustCompile(`^again: attempt 1/2 failed \(timed out after 200ms\); retrying in 0s
 again fetch: retries exhausted after 2 attempts in ([^\n]+): timed out after 200ms
 $`)
-	m := pattern.FindStringSubmatch(r.stderr)
-	if r.code != 1 || m == nil {
-		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and both attempts timed out in the body", r.code, r.stderr)
+	m := pattern.FindStringSubmatch(r.Stderr)
+	if r.Code != 1 || m == nil {
+		t.Fatalf("exit %d, stderr:\n%s\nwant 1 and both attempts timed out in the body", r.Code, r.Stderr)
 	}
 	// The time reported covers the whole run, the first attempt included.
 	if took, err := time.ParseDuration(m[1]); err != nil || took < 400*time.Millisecond {
@@ -381,14 +382,14 @@ func TestFetchCutBodyRetried(t *testing.T) {
 	r := run(t, append(withArgs(fast, "-o", out), srv.URL+"/")...)
 	got, _ := os.ReadFile(out)
 	want := "again: attempt 1/4 failed (reading the response body: unexpected EOF); retrying in 0s\n"
-	if r.code != 0 || string(got) != "whole" || r.stderr != want {
-		t.Errorf("-o: exit %d, file %q, stderr %q; want 0, %q, %q", r.code, got, r.stderr, "whole", want)
+	if r.Code != 0 || string(got) != "whole" || r.Stderr != want {
+		t.Errorf("-o: exit %d, file %q, stderr %q; want 0, %q, %q", r.Code, got, r.Stderr, "whole", want)
 	}
 	srv = newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
 	r = run(t, append(withArgs(fast), srv.URL+"/")...)
 	want = "again fetch: reading the response body: unexpected EOF (not retried: the output cannot start over)\n"
-	if r.code != 1 || r.stdout != "partial" || r.stderr != want {
-		t.Errorf("stdout: exit %d, stdout %q, stderr %q; want 1, %q, %q", r.code, r.stdout, r.stderr, "partial", want)
+	if r.Code != 1 || r.Stdout != "partial" || r.Stderr != want {
+		t.Errorf("stdout: exit %d, stdout %q, stderr %q; want 1, %q, %q", r.Code, r.Stdout, r.Stderr, "partial", want)
 	}
 }
 

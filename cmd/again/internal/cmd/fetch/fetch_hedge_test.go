@@ -38,12 +38,12 @@ func slowFirst(t *testing.T) (*httptest.Server, *atomic.Int32) {
 func TestFetchHedgeAfter(t *testing.T) {
 	srv, n := slowFirst(t)
 	r := run(t, "fetch", "-v", "--hedge-after", "20ms", srv.URL)
-	if r.code != 0 || r.stdout != "answer 2\n" {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want the hedge's answer", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || r.Stdout != "answer 2\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want the hedge's answer", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, want := range []string{"again: attempt 1: sending hedge 1 (no answer after ", "again: attempt 1 answered by hedge 1\n"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("-v stderr lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("-v stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 	if n.Load() != 2 {
@@ -69,8 +69,8 @@ func TestFetchHedgeFollowsRetryRules(t *testing.T) {
 	}))
 	defer srv.Close()
 	r := run(t, "fetch", "--hedge-after", "10ms", "--idempotency-key", "off", "-d", "x", srv.URL)
-	if r.code != 0 || n.Load() != 1 {
-		t.Errorf("POST without a key: exit %d, %d requests; want one request (stderr %q)", r.code, n.Load(), r.stderr)
+	if r.Code != 0 || n.Load() != 1 {
+		t.Errorf("POST without a key: exit %d, %d requests; want one request (stderr %q)", r.Code, n.Load(), r.Stderr)
 	}
 }
 
@@ -79,12 +79,12 @@ func TestFetchRepeatSummary(t *testing.T) {
 	// A delay long enough that only the stalled first request is hedged,
 	// even on a busy machine.
 	r := run(t, "fetch", "--repeat", "5", "--hedge-after", "300ms", "--max-hedges", "2", srv.URL)
-	if r.code != 0 {
-		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 sent \(20\.0 % of requests\), 1 won\n$`)
-	if !want.MatchString(r.stdout) {
-		t.Errorf("summary:\n%s\nwant it to match %s", r.stdout, want)
+	if !want.MatchString(r.Stdout) {
+		t.Errorf("summary:\n%s\nwant it to match %s", r.Stdout, want)
 	}
 	if n.Load() != 6 {
 		t.Errorf("server got %d requests; want 6 (5 and one hedge)", n.Load())
@@ -97,8 +97,8 @@ func TestFetchRepeatCountsFailures(t *testing.T) {
 	}))
 	defer srv.Close()
 	r := run(t, "fetch", "--repeat", "3", srv.URL)
-	if r.code != 1 || !strings.HasPrefix(r.stdout, "requests  3 (3 failed)\nlatency   p50 -") || !strings.Contains(r.stderr, "3 of 3 requests failed (the last: server answered 404 Not Found)") {
-		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, the summary and the failures", r.code, r.stdout, r.stderr)
+	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "requests  3 (3 failed)\nlatency   p50 -") || !strings.Contains(r.Stderr, "3 of 3 requests failed (the last: server answered 404 Not Found)") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, the summary and the failures", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -148,8 +148,8 @@ func TestFetchRepeatStopped(t *testing.T) {
 		target, _ := hanging(t)
 		single := run(t, "fetch", "--deadline", "50ms", target)
 		r := run(t, "fetch", "--repeat", "3", "--deadline", "50ms", target)
-		if r.code != 1 || r.stderr != single.stderr || strings.Contains(r.stderr, "SECRET") {
-			t.Errorf("exit %d, stderr %q; want 1 and what a single fetch says, %q", r.code, r.stderr, single.stderr)
+		if r.Code != 1 || r.Stderr != single.Stderr || strings.Contains(r.Stderr, "SECRET") {
+			t.Errorf("exit %d, stderr %q; want 1 and what a single fetch says, %q", r.Code, r.Stderr, single.Stderr)
 		}
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
@@ -167,9 +167,9 @@ func TestFetchRepeatFailureWords(t *testing.T) {
 	args := []string{"fetch", "--retries", "0", "--timeout", "20ms", srv.URL + "/hang?token=SECRET"}
 	single := run(t, args...)
 	r := run(t, append([]string{"fetch", "--repeat", "2"}, args[1:]...)...)
-	want := "again fetch: 2 of 2 requests failed (the last: " + strings.TrimPrefix(strings.TrimSuffix(single.stderr, "\n"), "again fetch: ") + ")\n"
-	if r.code != 1 || r.stderr != want || !strings.Contains(want, "timed out after 20ms") {
-		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
+	want := "again fetch: 2 of 2 requests failed (the last: " + strings.TrimPrefix(strings.TrimSuffix(single.Stderr, "\n"), "again fetch: ") + ")\n"
+	if r.Code != 1 || r.Stderr != want || !strings.Contains(want, "timed out after 20ms") {
+		t.Errorf("exit %d, stderr %q; want 1, %q", r.Code, r.Stderr, want)
 	}
 }
 
@@ -217,8 +217,8 @@ func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := run(t, append(append([]string{"fetch", "--timeout", "200ms"}, tt.args...), url)...)
-			if r.code != 1 || r.stderr != tt.stderr {
-				t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, tt.stderr)
+			if r.Code != 1 || r.Stderr != tt.stderr {
+				t.Errorf("exit %d, stderr %q; want 1, %q", r.Code, r.Stderr, tt.stderr)
 			}
 		})
 	}
@@ -259,7 +259,7 @@ func TestFetchHedgeStdin(t *testing.T) {
 	if code != cmdutil.ExitUsage || errOut.String() != want {
 		t.Errorf("--repeat with a large stdin: exit %d, stderr %q; want 2, %q", code, errOut.String(), want)
 	}
-	help := run(t, "fetch", "--help").stdout
+	help := run(t, "fetch", "--help").Stdout
 	for _, want := range []string{
 		"stdin over 1 MiB, streamed once, is neither retried nor hedged",
 		"@- for stdin (retried and hedged only if at most 1 MiB)",

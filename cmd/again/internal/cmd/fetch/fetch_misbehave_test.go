@@ -68,8 +68,8 @@ func TestFetchEscapesServerText(t *testing.T) {
 		io.WriteString(conn, "HTTP/1.1 503 \x1b]0;owned\x07\x1b[2J\r\nX-Evil: a\x9b31mred\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	})
 	r := run(t, append(withArgs(fast, "-v", "--retries", "1"), addr+"/")...)
-	if strings.ContainsAny(r.stderr, "\x1b\x07") || strings.Contains(r.stderr, "\x9b") {
-		t.Errorf("stderr holds raw control characters: %q", r.stderr)
+	if strings.ContainsAny(r.Stderr, "\x1b\x07") || strings.Contains(r.Stderr, "\x9b") {
+		t.Errorf("stderr holds raw control characters: %q", r.Stderr)
 	}
 	for _, want := range []string{
 		`again: attempt 1/2 failed (503 \x1b]0;owned\x07\x1b[2J); retrying in 0s` + "\n",
@@ -77,8 +77,8 @@ func TestFetchEscapesServerText(t *testing.T) {
 		`< HTTP/1.1 503 \x1b]0;owned\x07\x1b[2J` + "\n",
 		`< X-Evil: a\x9b31mred` + "\n",
 	} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
 }
@@ -133,8 +133,8 @@ func TestFetchUnsolicitedSwitch(t *testing.T) {
 	for _, args := range [][]string{{}, {"-H", "Upgrade: other", "-H", "Connection: Upgrade"}} {
 		r := run(t, append(withArgs(fast, append(args, "--deadline", "20s")...), addr+"/")...)
 		want := "again fetch: server answered 101 Switching Protocols: fetch speaks only HTTP and does not follow a switch to another protocol\n"
-		if r.code != 1 || r.stdout != "" || r.stderr != want {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1, nothing, %q", args, r.code, r.stdout, r.stderr, want)
+		if r.Code != 1 || r.Stdout != "" || r.Stderr != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1, nothing, %q", args, r.Code, r.Stdout, r.Stderr, want)
 		}
 	}
 }
@@ -149,8 +149,8 @@ func TestFetchStatusOutsideHTTP(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		r := run(t, append(withArgs(fast, "-o", out), addr+"/")...)
 		want := "again fetch: server answered status " + code + ", which HTTP does not have (statuses are 100 to 599)\n"
-		if _, err := os.Stat(out); r.code != 1 || r.stderr != want || !os.IsNotExist(err) {
-			t.Errorf("status %s: exit %d, stderr %q, -o file %v; want 1, %q, no file", code, r.code, r.stderr, err, want)
+		if _, err := os.Stat(out); r.Code != 1 || r.Stderr != want || !os.IsNotExist(err) {
+			t.Errorf("status %s: exit %d, stderr %q, -o file %v; want 1, %q, no file", code, r.Code, r.Stderr, err, want)
 		}
 	}
 }
@@ -164,8 +164,8 @@ func TestFetchRateLimitResetPast(t *testing.T) {
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 429, header: map[string]string{"X-RateLimit-Reset": reset}}, {body: "ok"}}})
 	r := run(t, append(withArgs(fast), srv.URL+"/")...)
 	want := "again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s\n"
-	if r.code != 0 || r.stdout != "ok" || r.stderr != want {
-		t.Errorf("exit %d, stdout %q, stderr %q; want 0, ok, %q", r.code, r.stdout, r.stderr, want)
+	if r.Code != 0 || r.Stdout != "ok" || r.Stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0, ok, %q", r.Code, r.Stdout, r.Stderr, want)
 	}
 }
 
@@ -218,8 +218,8 @@ func TestFetchRedirectCredentials(t *testing.T) {
 			h, ok := seen[tt.land]
 			delete(seen, tt.land)
 			mu.Unlock()
-			if r.code != 0 || !ok {
-				t.Fatalf("exit %d, stderr %q, redirect followed: %v; want 0 and followed", r.code, r.stderr, ok)
+			if r.Code != 0 || !ok {
+				t.Fatalf("exit %d, stderr %q, redirect followed: %v; want 0 and followed", r.Code, r.Stderr, ok)
 			}
 			got := h.Get("Authorization") != "" || h.Get("Cookie") != ""
 			if got != tt.wantCreds {
@@ -264,8 +264,8 @@ func TestFetchUploadSameFileAsOutput(t *testing.T) {
 	r := run(t, append(withArgs(fast, "--retries", "1", "--fail", "-X", "PUT", "-d", "@"+file, "-o", file), srv.URL+"/")...)
 	got, _ := os.ReadFile(file)
 	entries, _ := os.ReadDir(dir)
-	if r.code != 1 || string(got) != "the only copy" || len(entries) != 1 {
-		t.Errorf("exit %d, file %q, %d entries in its directory; want 1, the file as it was, alone; stderr:\n%s", r.code, got, len(entries), r.stderr)
+	if r.Code != 1 || string(got) != "the only copy" || len(entries) != 1 {
+		t.Errorf("exit %d, file %q, %d entries in its directory; want 1, the file as it was, alone; stderr:\n%s", r.Code, got, len(entries), r.Stderr)
 	}
 	reqs := srv.requests("/")
 	if len(reqs) != 2 || reqs[0].body != "the only copy" || reqs[1].body != "the only copy" {
@@ -295,8 +295,8 @@ func TestFetchDataFileChangedInPlace(t *testing.T) {
 	}))
 	defer srv.Close()
 	r := run(t, append(withArgs(fast, "-X", "PUT", "-d", "@"+file), srv.URL+"/")...)
-	if n := n.Load(); r.code != 1 || n != 1 || !strings.Contains(r.stderr, "--data @"+file+" changed since the first attempt read it; not sending it again") {
-		t.Errorf("exit %d after %d requests, stderr %q; want 1 after 1, saying the file changed", r.code, n, r.stderr)
+	if n := n.Load(); r.Code != 1 || n != 1 || !strings.Contains(r.Stderr, "--data @"+file+" changed since the first attempt read it; not sending it again") {
+		t.Errorf("exit %d after %d requests, stderr %q; want 1 after 1, saying the file changed", r.Code, n, r.Stderr)
 	}
 }
 
@@ -315,11 +315,11 @@ func TestFetchOutputLinkAndDevice(t *testing.T) {
 	r := run(t, append(withArgs(fast, "-o", link), srv.URL+"/")...)
 	got, _ := os.ReadFile(target)
 	st, err := os.Lstat(link)
-	if r.code != 0 || string(got) != "new" || err != nil || st.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("exit %d, target %q, link %v %v; want 0, new, still a link; stderr %q", r.code, got, st, err, r.stderr)
+	if r.Code != 0 || string(got) != "new" || err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("exit %d, target %q, link %v %v; want 0, new, still a link; stderr %q", r.Code, got, st, err, r.Stderr)
 	}
-	if r := run(t, append(withArgs(fast, "-o", os.DevNull), srv.URL+"/")...); r.code != 0 || r.stderr != "" {
-		t.Errorf("-o %s: exit %d, stderr %q; want 0", os.DevNull, r.code, r.stderr)
+	if r := run(t, append(withArgs(fast, "-o", os.DevNull), srv.URL+"/")...); r.Code != 0 || r.Stderr != "" {
+		t.Errorf("-o %s: exit %d, stderr %q; want 0", os.DevNull, r.Code, r.Stderr)
 	}
 }
 
@@ -361,8 +361,8 @@ func TestFetchBadLocationRedacted(t *testing.T) {
 		io.WriteString(conn, "HTTP/1.1 302 Found\r\nLocation: http://alice:secret@exa mple.com/?token=secret\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	})
 	r := run(t, append(withArgs(fast, "-L"), addr+"/")...)
-	if r.code != 1 || strings.Contains(r.stderr, "secret") || !strings.Contains(r.stderr, `"http://…@exa mple.com/?…"`) {
-		t.Errorf("exit %d, stderr %q; want 1 and the Location redacted", r.code, r.stderr)
+	if r.Code != 1 || strings.Contains(r.Stderr, "secret") || !strings.Contains(r.Stderr, `"http://…@exa mple.com/?…"`) {
+		t.Errorf("exit %d, stderr %q; want 1 and the Location redacted", r.Code, r.Stderr)
 	}
 }
 
@@ -423,8 +423,8 @@ func TestFetchRedirectReferer(t *testing.T) {
 			clear(seen)
 			mu.Unlock()
 			r := run(t, append(withArgs(fast, append(tt.args, "-H", "Authorization: Bearer X")...), origin.URL+"/dl?api_key=SECRET")...)
-			if r.code != 0 {
-				t.Fatalf("exit %d, stderr %q; want 0", r.code, r.stderr)
+			if r.Code != 0 {
+				t.Fatalf("exit %d, stderr %q; want 0", r.Code, r.Stderr)
 			}
 			mu.Lock()
 			defer mu.Unlock()

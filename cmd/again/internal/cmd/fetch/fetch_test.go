@@ -186,9 +186,9 @@ func TestFetch(t *testing.T) {
 			args = append(args, srv.URL+tt.args[len(tt.args)-1])
 			r := run(t, args...)
 			pattern := strings.ReplaceAll(regexp.QuoteMeta(tt.wantStderr), "…", "[^\n]+")
-			if r.code != tt.wantCode || r.stdout != tt.wantStdout || !regexp.MustCompile("^"+pattern+"$").MatchString(r.stderr) {
+			if r.Code != tt.wantCode || r.Stdout != tt.wantStdout || !regexp.MustCompile("^"+pattern+"$").MatchString(r.Stderr) {
 				t.Errorf("again %s:\nexit %d, stdout %q, stderr:\n%s\nwant exit %d, stdout %q, stderr:\n%s",
-					strings.Join(args, " "), r.code, r.stdout, r.stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
+					strings.Join(args, " "), r.Code, r.Stdout, r.Stderr, tt.wantCode, tt.wantStdout, tt.wantStderr)
 			}
 		})
 	}
@@ -222,8 +222,8 @@ func TestFetchRequest(t *testing.T) {
 			path := "/" + strings.ReplaceAll(tt.name, " ", "-")
 			srv := newFetchServer(t, map[string][]answer{path: {{status: 503}, {body: "ok"}}})
 			r := run(t, append(withArgs(fast, tt.args...), "-H", "X-Trace: t1", srv.URL+path)...)
-			if r.code != 0 || r.stdout != "ok" {
-				t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and ok", r.code, r.stdout, r.stderr)
+			if r.Code != 0 || r.Stdout != "ok" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and ok", r.Code, r.Stdout, r.Stderr)
 			}
 			reqs := srv.requests(path)
 			if len(reqs) != 2 {
@@ -243,8 +243,8 @@ func TestFetchRequest(t *testing.T) {
 	t.Run("include and output", func(t *testing.T) {
 		out := filepath.Join(dir, "out")
 		r := run(t, append(withArgs(fast, "-i", "-o", out), srv.URL+"/")...)
-		if r.code != 0 || r.stdout != "" {
-			t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and nothing on stdout", r.code, r.stdout, r.stderr)
+		if r.Code != 0 || r.Stdout != "" {
+			t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and nothing on stdout", r.Code, r.Stdout, r.Stderr)
 		}
 		got, _ := os.ReadFile(out)
 		if !strings.HasPrefix(string(got), "HTTP/1.1 201 Created\r\n") || !strings.Contains(string(got), "X-Reply: yes\r\n") ||
@@ -298,8 +298,8 @@ func TestFetchLargeDataFile(t *testing.T) {
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503}, {body: "ok"}}})
 	r := run(t, append(withArgs(fast, "-X", "PUT", "-d", "@"+data), srv.URL+"/")...)
 	reqs := srv.requests("/")
-	if r.code != 0 || len(reqs) != 2 {
-		t.Fatalf("exit %d after %d attempts, want 0 after 2; stderr:\n%s", r.code, len(reqs), r.stderr)
+	if r.Code != 0 || len(reqs) != 2 {
+		t.Fatalf("exit %d after %d attempts, want 0 after 2; stderr:\n%s", r.Code, len(reqs), r.Stderr)
 	}
 	for i, req := range reqs {
 		if req.body != big {
@@ -314,8 +314,8 @@ func TestFetchNoKeyNoRetry(t *testing.T) {
 	r := run(t, append(withArgs(fast, "-d", "x", "--idempotency-key", "off"), srv.URL+"/")...)
 	want := "again: attempt 1/4 failed (503 Service Unavailable); not retried: POST without Idempotency-Key may have reached the server\n" +
 		"again fetch: server answered 503 Service Unavailable after 1 attempt\n"
-	if r.code != 1 || r.stdout != "busy" || r.stderr != want {
-		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, %q, stderr:\n%s", r.code, r.stdout, r.stderr, "busy", want)
+	if r.Code != 1 || r.Stdout != "busy" || r.Stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr, "busy", want)
 	}
 	if n := len(srv.requests("/")); n != 1 {
 		t.Errorf("server saw %d attempts, want 1", n)
@@ -326,9 +326,9 @@ func TestFetchNetworkFailure(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	addr := closedAddr(t)
 	r := run(t, append(withArgs(fast, "--retries", "1"), "http://user:secret@"+addr+"/x?token=secret")...)
-	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
-	if r.code != 1 || r.stdout != "" || len(lines) != 2 {
-		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, nothing on stdout, a retry line and an error line", r.code, r.stdout, r.stderr)
+	lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
+	if r.Code != 1 || r.Stdout != "" || len(lines) != 2 {
+		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, nothing on stdout, a retry line and an error line", r.Code, r.Stdout, r.Stderr)
 	}
 	if !strings.HasPrefix(lines[0], "again: attempt 1/2 failed (dial tcp "+addr) || !strings.HasSuffix(lines[0], "); retrying in 0s") {
 		t.Errorf("retry line %q, want the dial error and the wait", lines[0])
@@ -336,8 +336,8 @@ func TestFetchNetworkFailure(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "again fetch: retries exhausted after 2 attempts") {
 		t.Errorf("error line %q, want it to say retries ran out after 2 attempts", lines[1])
 	}
-	if strings.Contains(r.stderr, "secret") {
-		t.Errorf("stderr reveals a password or a query value:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "secret") {
+		t.Errorf("stderr reveals a password or a query value:\n%s", r.Stderr)
 	}
 }
 
@@ -388,8 +388,8 @@ func TestFetchUsageErrors(t *testing.T) {
 func TestFetchHelp(t *testing.T) {
 	r := run(t, "fetch", "--help")
 	for _, want := range []string{"Examples:", "again fetch -d @order.json", "--retry-on list", "--idempotency-key auto|off|KEY", "--max-retry-after duration", "--initial duration", "Exit status: 0"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("again fetch --help lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("again fetch --help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -435,9 +435,9 @@ func TestFetchOutputFile(t *testing.T) {
 			if tt.want == "" && !os.IsNotExist(err) {
 				t.Errorf("output file exists (%q, %v), want none", got, err)
 			}
-			if r.code != tt.wantCode || r.stdout != "" || string(got) != tt.want {
+			if r.Code != tt.wantCode || r.Stdout != "" || string(got) != tt.want {
 				t.Errorf("exit %d, stdout %q, file %q; want exit %d, no stdout, file %q; stderr:\n%s",
-					r.code, r.stdout, got, tt.wantCode, tt.want, r.stderr)
+					r.Code, r.Stdout, got, tt.wantCode, tt.want, r.Stderr)
 			}
 		})
 	}
@@ -497,8 +497,8 @@ func TestFetchEmptyIdempotencyKeyHeader(t *testing.T) {
 			r := run(t, append(withArgs(fast, "-d", "x", "-H", "X-A: 1", "-H", h), srv.URL+"/")...)
 			if h == "X-A: 1" {
 				// A control: the usual POST, with a generated key.
-				if r.code != 0 {
-					t.Errorf("exit %d, stderr %q; want 0", r.code, r.stderr)
+				if r.Code != 0 {
+					t.Errorf("exit %d, stderr %q; want 0", r.Code, r.Stderr)
 				}
 				return
 			}

@@ -18,8 +18,8 @@ func TestBudgetUsageErrors(t *testing.T) {
 	const noKey = "redis://:hunter2@127.0.0.1:1/0"
 	for _, sub := range [][]string{{"run", "--budget", noKey, "--", "true"}, {"fetch", "--budget", noKey, "http://127.0.0.1:1/"}} {
 		r := run(t, sub...)
-		if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, "again "+sub[0]+": --budget: ") || !strings.Contains(r.stderr, "key") || strings.Contains(r.stderr, "hunter2") {
-			t.Errorf("again %q: exit %d, stderr %q; want a usage error about the missing key, without the password", sub, r.code, r.stderr)
+		if r.Code != cmdutil.ExitUsage || !strings.Contains(r.Stderr, "again "+sub[0]+": --budget: ") || !strings.Contains(r.Stderr, "key") || strings.Contains(r.Stderr, "hunter2") {
+			t.Errorf("again %q: exit %d, stderr %q; want a usage error about the missing key, without the password", sub, r.Code, r.Stderr)
 		}
 	}
 	wantUsageError(t, run(t, "run", "--budget", "", "--", "true"),
@@ -50,7 +50,7 @@ func TestBudgetHelp(t *testing.T) {
 	} {
 		r := run(t, tt.sub, "--help")
 		for _, want := range tt.want {
-			if !strings.Contains(r.stdout, want) {
+			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("again %s --help lacks %q", tt.sub, want)
 			}
 		}
@@ -93,12 +93,4 @@ func TestCLIBudgetUsage(t *testing.T) {
 			t.Errorf("again %q: %v, stderr %q; want exit 2 and %q", args, err, stderr.String(), want)
 		}
 	}
-}
-
-// withBudget runs the command line with an Env whose opener opens b, or
-// fails with openErr.
-func withBudget(t *testing.T, b *cmdtest.FakeBudget, openErr error, args ...string) result {
-	t.Helper()
-	code, stdout, stderr := cmdtest.RunWithBudget(t, RunEnv, b, openErr, args...)
-	return result{code, stdout, stderr}
 }

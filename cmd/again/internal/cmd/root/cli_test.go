@@ -15,27 +15,13 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// result is what one in-process run of the command line produced.
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func run(t *testing.T, args ...string) result {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := Run(t.Context(), args, strings.NewReader(""), &out, &errOut)
-	return result{code, out.String(), errOut.String()}
-}
-
-// wantUsageError checks the usage-error contract: exit 2, nothing on
-// stdout, exactly the one line want on stderr.
-func wantUsageError(t *testing.T, r result, want string) {
-	t.Helper()
-	if r.code != cmdutil.ExitUsage || r.stdout != "" || r.stderr != want+"\n" {
-		t.Errorf("exit %d, stdout %q, stderr %q;\nwant exit 2, no stdout, stderr %q", r.code, r.stdout, r.stderr, want+"\n")
-	}
-}
+// run runs the again command line within a test and returns what it
+// printed; wantUsageError checks the usage-error contract on that.
+var (
+	run            = cmdtest.Runner(RunEnv)
+	wantUsageError = cmdtest.WantUsageError
+	withBudget     = cmdtest.BudgetRunner(RunEnv)
+)
 
 func TestFrameworkUsageErrors(t *testing.T) {
 	tests := []struct {
@@ -80,8 +66,8 @@ func TestBareZeroLimits(t *testing.T) {
 		{"run", "--timeout", "0", "--", "true"},
 		{"fetch", "--timeout", "0", "--retries", "0", "http://127.0.0.1:1/"},
 	} {
-		if r := run(t, args...); r.code == cmdutil.ExitUsage {
-			t.Errorf("again %q: usage error %q, want 0 accepted", args, r.stderr)
+		if r := run(t, args...); r.Code == cmdutil.ExitUsage {
+			t.Errorf("again %q: usage error %q, want 0 accepted", args, r.Stderr)
 		}
 	}
 }
@@ -90,8 +76,8 @@ func TestCompletion(t *testing.T) {
 	shells := []string{"bash", "fish", "powershell", "zsh"}
 	for _, shell := range shells {
 		r := run(t, "completion", shell)
-		if r.code != 0 || !strings.Contains(r.stdout, "again") || r.stderr != "" {
-			t.Errorf("again completion %s: exit %d, stderr %q, %d bytes of script; want 0 and a script for again", shell, r.code, r.stderr, len(r.stdout))
+		if r.Code != 0 || !strings.Contains(r.Stdout, "again") || r.Stderr != "" {
+			t.Errorf("again completion %s: exit %d, stderr %q, %d bytes of script; want 0 and a script for again", shell, r.Code, r.Stderr, len(r.Stdout))
 		}
 	}
 	// Every shell cobra offers is one of these, and the root help names
@@ -105,7 +91,7 @@ func TestCompletion(t *testing.T) {
 	if !slices.Equal(offered, shells) {
 		t.Errorf("again completion offers %q, want %q", offered, shells)
 	}
-	if want := "again completion bash|fish|powershell|zsh (see 'again completion --help')"; !strings.Contains(run(t, "--help").stdout, want) {
+	if want := "again completion bash|fish|powershell|zsh (see 'again completion --help')"; !strings.Contains(run(t, "--help").Stdout, want) {
 		t.Errorf("again --help does not say %q", want)
 	}
 	// Without a shell, or with one it does not know, it is a usage error.
@@ -122,27 +108,27 @@ func TestHelpOfCommandsWithSubcommands(t *testing.T) {
 		r := run(t, args...)
 		path := "again " + strings.Join(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "help" || strings.HasPrefix(a, "-") }), " ")
 		want := "Usage:\n  " + path + " [command]\n"
-		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, want) || !strings.Contains(r.stdout, "Available Commands:") {
-			t.Errorf("again %s: exit %d, stderr %q, stdout:\n%s\nwant exit 0 and the help, with the usage %q alone", strings.Join(args, " "), r.code, r.stderr, r.stdout, want)
+		if r.Code != 0 || r.Stderr != "" || !strings.Contains(r.Stdout, want) || !strings.Contains(r.Stdout, "Available Commands:") {
+			t.Errorf("again %s: exit %d, stderr %q, stdout:\n%s\nwant exit 0 and the help, with the usage %q alone", strings.Join(args, " "), r.Code, r.Stderr, r.Stdout, want)
 		}
 	}
 }
 
 func TestVersionAndHelp(t *testing.T) {
 	r := run(t, "--version")
-	if r.code != 0 || !strings.HasPrefix(r.stdout, "again ") || r.stderr != "" {
-		t.Errorf("again --version: exit %d, stdout %q, stderr %q; want exit 0 and \"again <version>\"", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "again ") || r.Stderr != "" {
+		t.Errorf("again --version: exit %d, stdout %q, stderr %q; want exit 0 and \"again <version>\"", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, args := range [][]string{nil, {"--help"}, {"help"}} {
 		r := run(t, args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "calc") || !strings.Contains(r.stdout, "Exit status") || !strings.Contains(r.stdout, "Examples:") {
-			t.Errorf("again %v: exit %d, stdout %q; want the root help listing calc, the exit statuses and examples", args, r.code, r.stdout)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "calc") || !strings.Contains(r.Stdout, "Exit status") || !strings.Contains(r.Stdout, "Examples:") {
+			t.Errorf("again %v: exit %d, stdout %q; want the root help listing calc, the exit statuses and examples", args, r.Code, r.Stdout)
 		}
 	}
 	r = run(t, "calc", "--help")
 	for _, want := range []string{"Examples:", "again calc --initial 500ms --multiplier 2 --max 30s --retries 8", "--initial duration", "(default 500ms)", "--format format"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("again calc --help lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("again calc --help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -203,15 +189,15 @@ func TestHelpConsistent(t *testing.T) {
 	first := map[string]string{} // flag -> its help line in calc
 	for _, sub := range []string{"calc", "run", "fetch", "web"} {
 		r := run(t, sub, "--help")
-		if r.code != 0 || !strings.Contains(r.stdout, "\nExamples:\n") {
-			t.Errorf("again %s --help: exit %d, no Examples section:\n%s", sub, r.code, r.stdout)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "\nExamples:\n") {
+			t.Errorf("again %s --help: exit %d, no Examples section:\n%s", sub, r.Code, r.Stdout)
 		}
 		if sub == "web" {
 			continue // web takes no policy
 		}
 		for _, flag := range shared {
 			line := ""
-			for l := range strings.Lines(r.stdout) {
+			for l := range strings.Lines(r.Stdout) {
 				if f := strings.Fields(l); len(f) > 0 && f[0] == flag {
 					line = strings.Join(f, " ")
 				}
@@ -258,10 +244,10 @@ func commandPaths(t *testing.T) [][]string {
 func TestHelpDefaultsOnce(t *testing.T) {
 	for _, path := range commandPaths(t) {
 		r := run(t, append(path, "--help")...)
-		if r.code != 0 || r.stdout == "" {
-			t.Errorf("again %s --help: exit %d, stderr %q", strings.Join(path, " "), r.code, r.stderr)
+		if r.Code != 0 || r.Stdout == "" {
+			t.Errorf("again %s --help: exit %d, stderr %q", strings.Join(path, " "), r.Code, r.Stderr)
 		}
-		for line := range strings.Lines(r.stdout) {
+		for line := range strings.Lines(r.Stdout) {
 			if strings.Count(line, "(default") > 1 {
 				t.Errorf("again %s --help gives a default twice: %s", strings.Join(path, " "), strings.TrimSpace(line))
 			}

@@ -24,8 +24,8 @@ func TestHelpGolden(t *testing.T) {
 		name := strings.Join(append([]string{"again"}, path...), "_") + ".txt"
 		want[name] = true
 		r := run(t, append(path, "--help")...)
-		if r.code != 0 || r.stderr != "" {
-			t.Errorf("again %s --help: exit %d, stderr %q", strings.Join(path, " "), r.code, r.stderr)
+		if r.Code != 0 || r.Stderr != "" {
+			t.Errorf("again %s --help: exit %d, stderr %q", strings.Join(path, " "), r.Code, r.Stderr)
 			continue
 		}
 		file := filepath.Join(dir, name)
@@ -33,7 +33,7 @@ func TestHelpGolden(t *testing.T) {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(file, []byte(r.stdout), 0o644); err != nil {
+			if err := os.WriteFile(file, []byte(r.Stdout), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -43,8 +43,8 @@ func TestHelpGolden(t *testing.T) {
 			t.Errorf("again %s --help: %v (write it with -update)", strings.Join(path, " "), err)
 			continue
 		}
-		if r.stdout != string(golden) {
-			t.Errorf("again %s --help differs from %s:\n%s", strings.Join(path, " "), file, firstDifference(string(golden), r.stdout))
+		if r.Stdout != string(golden) {
+			t.Errorf("again %s --help differs from %s:\n%s", strings.Join(path, " "), file, firstDifference(string(golden), r.Stdout))
 		}
 	}
 	// A golden file without a command is a command that disappeared.

@@ -15,7 +15,7 @@ func TestHelpPromises(t *testing.T) {
 	} {
 		r := run(t, sub, "--help")
 		for _, want := range wants {
-			if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), want) {
+			if !strings.Contains(strings.Join(strings.Fields(r.Stdout), " "), want) {
 				t.Errorf("again %s --help lacks %q", sub, want)
 			}
 		}

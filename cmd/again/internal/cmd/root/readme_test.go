@@ -19,7 +19,7 @@ func TestREADMEExample(t *testing.T) {
 		t.Fatalf("README lacks the command block %q", command)
 	}
 	r := run(t, strings.Fields(strings.TrimPrefix(command, "go run ./cmd/again "))...)
-	if r.code != 0 || !strings.Contains(text, "```\n"+r.stdout+"```\n") {
-		t.Errorf("README does not show the output of %q, which is\n%s", command, r.stdout)
+	if r.Code != 0 || !strings.Contains(text, "```\n"+r.Stdout+"```\n") {
+		t.Errorf("README does not show the output of %q, which is\n%s", command, r.Stdout)
 	}
 }

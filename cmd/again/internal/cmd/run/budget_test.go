@@ -20,10 +20,10 @@ func TestRunBudget(t *testing.T) {
 	for range 2 {
 		args := append([]string{"run", "--initial", "0", "--retries", "9", "--budget", cmdtest.BudgetURL, "--"}, cmdtest.Helper(t, "count", count, "100")...)
 		r := withBudget(t, b, nil, args...)
-		if r.code != 1 {
-			t.Fatalf("again %q: exit %d, stderr %q; want 1", args, r.code, r.stderr)
+		if r.Code != 1 {
+			t.Fatalf("again %q: exit %d, stderr %q; want 1", args, r.Code, r.Stderr)
 		}
-		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 		last = lines[len(lines)-1]
 	}
 	data, _ := os.ReadFile(count)

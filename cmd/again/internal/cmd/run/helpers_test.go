@@ -1,50 +1,17 @@
 package run
 
-import (
-	"bytes"
-	"context"
-	"io"
-	"strings"
-	"testing"
+import "github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 
-	"github.com/again-go/again/cmd/again/internal/cmdutil"
-	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
+// The command line of this package's command alone, as the again program
+// would run it (see cmdtest): againRunEnv and againRun run it, run runs it
+// within a test and returns what it printed.
+var (
+	againRunEnv = cmdtest.Commands(NewCmd)
+	againRun    = cmdtest.Streams(againRunEnv)
+	run         = cmdtest.Runner(againRunEnv)
+	withBudget  = cmdtest.BudgetRunner(againRunEnv)
 )
 
 // The test binary is also the again program, and run's child command, in
 // the processes that the tests start (see cmdtest.Main).
 func init() { cmdtest.Main(againRunEnv) }
-
-// againRun runs the again command line args, which starts with "run", in-process
-// with the given streams, and returns its exit status.
-func againRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return againRunEnv(ctx, args, cmdutil.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
-}
-
-// againRunEnv is againRun with an Env: the streams and the pieces tests
-// replace. The command line runs as the again program would run it, under
-// a root command named again.
-func againRunEnv(ctx context.Context, args []string, env cmdutil.Env) int {
-	return cmdtest.Execute(ctx, env, args, NewCmd)
-}
-
-// result is what one in-process run of the command line produced.
-type result struct {
-	code           int
-	stdout, stderr string
-}
-
-func run(t *testing.T, args ...string) result {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := againRun(t.Context(), args, strings.NewReader(""), &out, &errOut)
-	return result{code, out.String(), errOut.String()}
-}
-
-// withBudget runs the command line with an Env whose opener opens b, or
-// fails with openErr.
-func withBudget(t *testing.T, b *cmdtest.FakeBudget, openErr error, args ...string) result {
-	t.Helper()
-	code, stdout, stderr := cmdtest.RunWithBudget(t, againRunEnv, b, openErr, args...)
-	return result{code, stdout, stderr}
-}

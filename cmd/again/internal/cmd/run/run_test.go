@@ -421,7 +421,7 @@ func TestRunRetryOnExitDefaultHelp(t *testing.T) {
 		t.Fatalf("notRetried names %v; this test expects a list", statuses)
 	}
 	list := strings.Join(statuses[:len(statuses)-1], ", ") + " and " + statuses[len(statuses)-1]
-	help := run(t, "run", "--help").stdout
+	help := run(t, "run", "--help").Stdout
 	flag := ""
 	for line := range strings.Lines(help) {
 		if f := strings.Fields(line); len(f) > 0 && f[0] == "--retry-on-exit" {

@@ -53,14 +53,14 @@ func FuzzSimCommandLine(f *testing.F) {
 			args = []string{"sim", "occ", "--clients=" + a, "--algorithms=" + b, "--runs=2"}
 		}
 		r := run(t, args...)
-		switch r.code {
+		switch r.Code {
 		case cmdutil.ExitOK:
 		case cmdutil.ExitUsage:
-			if r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "again sim ") {
-				t.Fatalf("again %q: usage error with stdout %q, stderr %q; want one line on stderr", args, r.stdout, r.stderr)
+			if r.Stdout != "" || strings.Count(r.Stderr, "\n") != 1 || !strings.HasPrefix(r.Stderr, "again sim ") {
+				t.Fatalf("again %q: usage error with stdout %q, stderr %q; want one line on stderr", args, r.Stdout, r.Stderr)
 			}
 		default:
-			t.Fatalf("again %q: exit %d, stderr %q; want 0 or a usage error", args, r.code, r.stderr)
+			t.Fatalf("again %q: exit %d, stderr %q; want 0 or a usage error", args, r.Code, r.Stderr)
 		}
 	})
 }

@@ -92,7 +92,7 @@ func TestSimLimitsInHelp(t *testing.T) {
 		{"fleet", []string{"clients", "failure", "strategy"}, "--clients × --failure × --strategy at most 100000 cells"},
 	}
 	for _, tt := range tests {
-		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").stdout, "\nFlags:\n")
+		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").Stdout, "\nFlags:\n")
 		for _, flag := range tt.flags {
 			i := strings.Index(flags, "      --"+flag+" ")
 			if i < 0 {
@@ -110,12 +110,12 @@ func TestSimLimitsInHelp(t *testing.T) {
 func simJSON(t *testing.T, args ...string) []map[string]any {
 	t.Helper()
 	r := run(t, append(args, "--format", "json")...)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("again %v: exit %d, stderr %q", args, r.code, r.stderr)
+	if r.Code != 0 || r.Stderr != "" {
+		t.Fatalf("again %v: exit %d, stderr %q", args, r.Code, r.Stderr)
 	}
 	var rows []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil {
-		t.Fatalf("again %v: %v in %s", args, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rows); err != nil {
+		t.Fatalf("again %v: %v in %s", args, err, r.Stdout)
 	}
 	return rows
 }
@@ -179,19 +179,19 @@ func TestSimJSONFields(t *testing.T) {
 func TestSimFormatsAgree(t *testing.T) {
 	args := []string{"sim", "fleet", "--clients", "100", "--failure", "1"}
 	csv := run(t, append(args, "--format", "csv")...)
-	lines := strings.Split(strings.TrimSpace(csv.stdout), "\n")
-	if csv.code != 0 || lines[0] != "clients,failure,strategy,amplification,success_ratio" || len(lines) != 7 {
-		t.Fatalf("again %v --format csv: exit %d, output %q", args, csv.code, csv.stdout)
+	lines := strings.Split(strings.TrimSpace(csv.Stdout), "\n")
+	if csv.Code != 0 || lines[0] != "clients,failure,strategy,amplification,success_ratio" || len(lines) != 7 {
+		t.Fatalf("again %v --format csv: exit %d, output %q", args, csv.Code, csv.Stdout)
 	}
 	if !slices.Contains(lines, "100,1,retries,4,0") {
-		t.Errorf("again %v --format csv lacks 100,1,retries,4,0:\n%s", args, csv.stdout)
+		t.Errorf("again %v --format csv lacks 100,1,retries,4,0:\n%s", args, csv.Stdout)
 	}
 	table := run(t, args...)
-	if !strings.HasPrefix(table.stdout, "clients  failure  strategy  amplification  success_ratio\n") {
-		t.Errorf("again %v: table header %q", args, strings.SplitN(table.stdout, "\n", 2)[0])
+	if !strings.HasPrefix(table.Stdout, "clients  failure  strategy  amplification  success_ratio\n") {
+		t.Errorf("again %v: table header %q", args, strings.SplitN(table.Stdout, "\n", 2)[0])
 	}
-	if again := run(t, args...); again.stdout != table.stdout || table.stderr != "" {
-		t.Errorf("again %v twice: %q, then %q (stderr %q)", args, table.stdout, again.stdout, table.stderr)
+	if again := run(t, args...); again.Stdout != table.Stdout || table.Stderr != "" {
+		t.Errorf("again %v twice: %q, then %q (stderr %q)", args, table.Stdout, again.Stdout, table.Stderr)
 	}
 }
 
@@ -206,8 +206,8 @@ func TestSimSVG(t *testing.T) {
 		file := filepath.Join(dir, args[1]+".svg")
 		r := run(t, append(args, "--svg", file)...)
 		b, err := os.ReadFile(file)
-		if r.code != 0 || err != nil {
-			t.Fatalf("again %v --svg: exit %d, stderr %q, %v", args, r.code, r.stderr, err)
+		if r.Code != 0 || err != nil {
+			t.Fatalf("again %v --svg: exit %d, stderr %q, %v", args, r.Code, r.Stderr, err)
 		}
 		svg := string(b)
 		for _, want := range []string{`<svg xmlns="http://www.w3.org/2000/svg"`, "<title>", "</svg>"} {
@@ -220,8 +220,8 @@ func TestSimSVG(t *testing.T) {
 		}
 	}
 	r := run(t, "sim", "fleet", "--clients", "10", "--svg", filepath.Join(dir, "no", "such", "dir.svg"))
-	if r.code != cmdutil.ExitFailure || !strings.HasPrefix(r.stderr, "again sim fleet: --svg: ") {
-		t.Errorf("unwritable --svg: exit %d, stderr %q; want 1 and an error naming --svg", r.code, r.stderr)
+	if r.Code != cmdutil.ExitFailure || !strings.HasPrefix(r.Stderr, "again sim fleet: --svg: ") {
+		t.Errorf("unwritable --svg: exit %d, stderr %q; want 1 and an error naming --svg", r.Code, r.Stderr)
 	}
 }
 
@@ -272,10 +272,10 @@ func TestSimListExamples(t *testing.T) {
 			}
 			// "," is no list: the command stops at it, before any run.
 			r := run(t, append(path, "--"+f.Name+"=,")...)
-			if r.code != cmdutil.ExitUsage {
-				t.Fatalf("again %s --%s=,: exit %d, stderr %q; want a usage error", strings.Join(path, " "), f.Name, r.code, r.stderr)
+			if r.Code != cmdutil.ExitUsage {
+				t.Fatalf("again %s --%s=,: exit %d, stderr %q; want a usage error", strings.Join(path, " "), f.Name, r.Code, r.Stderr)
 			}
-			m := example.FindStringSubmatch(strings.TrimSpace(r.stderr))
+			m := example.FindStringSubmatch(strings.TrimSpace(r.Stderr))
 			if m == nil {
 				return // a list of names, such as --strategy
 			}
@@ -404,8 +404,8 @@ func TestSimREADMECharts(t *testing.T) {
 			i := slices.Index(args, "--svg")
 			committed := filepath.Join("../../../../..", args[i+1])
 			args[i+1] = filepath.Join(t.TempDir(), "chart.svg")
-			if r := run(t, append([]string{"sim"}, args...)...); r.code != 0 {
-				t.Fatalf("again sim %v: exit %d, stderr %q", args, r.code, r.stderr)
+			if r := run(t, append([]string{"sim"}, args...)...); r.Code != 0 {
+				t.Fatalf("again sim %v: exit %d, stderr %q", args, r.Code, r.Stderr)
 			}
 			got, _ := os.ReadFile(args[i+1])
 			if *update {
@@ -432,7 +432,7 @@ func TestSimFormatSVG(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "hedge.svg")
 	r := run(t, append(args, "--format", "svg", "--svg", file)...)
 	b, err := os.ReadFile(file)
-	if r.code != 0 || err != nil || r.stdout != string(b) || !strings.HasPrefix(r.stdout, "<svg") {
-		t.Fatalf("again %v --format svg: exit %d, stderr %q, %v; want the chart on stdout, as in the --svg file", args, r.code, r.stderr, err)
+	if r.Code != 0 || err != nil || r.Stdout != string(b) || !strings.HasPrefix(r.Stdout, "<svg") {
+		t.Fatalf("again %v --format svg: exit %d, stderr %q, %v; want the chart on stdout, as in the --svg file", args, r.Code, r.Stderr, err)
 	}
 }

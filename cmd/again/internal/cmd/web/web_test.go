@@ -65,8 +65,8 @@ func TestWebServes(t *testing.T) {
 func TestWebExport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "site")
 	r := run(t, "web", "--export", dir)
-	if r.code != cmdutil.ExitOK || r.stdout != "Wrote the calculator page to "+dir+"\n" || r.stderr != "" {
-		t.Fatalf("again web --export: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	if r.Code != cmdutil.ExitOK || r.Stdout != "Wrote the calculator page to "+dir+"\n" || r.Stderr != "" {
+		t.Fatalf("again web --export: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	for _, name := range []string{"index.html", "app.js", "app.css", "again.wasm", "wasm_exec.js"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
@@ -76,8 +76,8 @@ func TestWebExport(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o644)
 	want := "again web: cannot write the page into " + file + ": mkdir " + file + ": not a directory\n"
-	if r := run(t, "web", "--export", file); r.code != cmdutil.ExitFailure || r.stderr != want {
-		t.Errorf("again web --export onto a file: exit %d, stderr %q; want exit 1 and %q", r.code, r.stderr, want)
+	if r := run(t, "web", "--export", file); r.Code != cmdutil.ExitFailure || r.Stderr != want {
+		t.Errorf("again web --export onto a file: exit %d, stderr %q; want exit 1 and %q", r.Code, r.Stderr, want)
 	}
 }
 
@@ -103,16 +103,16 @@ func TestWebUsageErrors(t *testing.T) {
 func TestWebListenError(t *testing.T) {
 	// 192.0.2.1 (TEST-NET-1) is never an address of this machine.
 	r := run(t, "web", "--addr", "192.0.2.1:0")
-	if r.code != cmdutil.ExitFailure || !strings.HasPrefix(r.stderr, "again web: cannot listen on 192.0.2.1:0: ") || r.stdout != "" {
-		t.Errorf("again web on a foreign address: exit %d, stdout %q, stderr %q; want exit 1 and the listen error", r.code, r.stdout, r.stderr)
+	if r.Code != cmdutil.ExitFailure || !strings.HasPrefix(r.Stderr, "again web: cannot listen on 192.0.2.1:0: ") || r.Stdout != "" {
+		t.Errorf("again web on a foreign address: exit %d, stdout %q, stderr %q; want exit 1 and the listen error", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
 func TestWebHelp(t *testing.T) {
 	r := run(t, "web", "--help")
 	for _, want := range []string{"Examples:", "again web --open", "--export", "127.0.0.1:8080"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("again web --help lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("again web --help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -136,8 +136,8 @@ func TestWebExportRefusesAndNeverFollowsLinks(t *testing.T) {
 		t.Errorf("refused --export changed index.html to %q", b)
 	}
 	r = run(t, "web", "--export", dir, "--force")
-	if r.code != cmdutil.ExitOK {
-		t.Fatalf("--force: exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != cmdutil.ExitOK {
+		t.Fatalf("--force: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	if b, _ := os.ReadFile(outside); string(b) != "not the page's" {
 		t.Errorf("--export wrote through the link app.js to a file outside the directory: %q", b)

@@ -2,7 +2,6 @@ package cmdtest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"strings"
@@ -16,7 +15,7 @@ import (
 // records it, and nothing connects to it.
 const BudgetURL = "redis://127.0.0.1:6379/0?key=test"
 
-// FakeBudget is what the opener of RunWithBudget opens: a local token
+// FakeBudget is what the opener of BudgetRunner opens: a local token
 // bucket (10 tokens: 4 retries from full) that records how it was opened
 // and whether it was closed. Its zero value is a full bucket; it is not
 // safe for concurrent use beyond what retry.TokenBucket is.
@@ -41,24 +40,26 @@ func (b *FakeBudget) Close() error {
 	return errors.New("fake: flushing failed")
 }
 
-// RunWithBudget runs the command line args with runEnv (a package's
+// BudgetRunner returns what runs a command line with runEnv (a package's
 // RunEnv) and an Env whose OpenBudget opens b, or fails with openErr, and
-// returns the exit status and what was printed. It checks that the
-// budget's lines go to again's stderr.
-func RunWithBudget(t *testing.T, runEnv func(context.Context, []string, cmdutil.Env) int, b *FakeBudget, openErr error, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	env := cmdutil.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
-		OpenBudget: func(url string, log io.Writer) (retry.Budget, io.Closer, error) {
-			if openErr != nil {
-				return nil, nil, openErr
-			}
-			b.URL, b.Log = url, log
-			return b, b, nil
-		}}
-	code = runEnv(t.Context(), args, env)
-	if b != nil && b.Log != nil && b.Log != env.Stderr {
-		t.Errorf("the budget's log is %v, want again's stderr", b.Log)
+// returns what it produced. It checks that the budget's lines go to
+// again's stderr.
+func BudgetRunner(runEnv RunEnv) func(t *testing.T, b *FakeBudget, openErr error, args ...string) Result {
+	return func(t *testing.T, b *FakeBudget, openErr error, args ...string) Result {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		env := cmdutil.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut,
+			OpenBudget: func(url string, log io.Writer) (retry.Budget, io.Closer, error) {
+				if openErr != nil {
+					return nil, nil, openErr
+				}
+				b.URL, b.Log = url, log
+				return b, b, nil
+			}}
+		code := runEnv(t.Context(), args, env)
+		if b != nil && b.Log != nil && b.Log != env.Stderr {
+			t.Errorf("the budget's log is %v, want again's stderr", b.Log)
+		}
+		return Result{code, out.String(), errOut.String()}
 	}
-	return code, out.String(), errOut.String()
 }

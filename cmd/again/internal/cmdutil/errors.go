@@ -26,6 +26,7 @@ type ExitError struct {
 	Err  error
 }
 
+// Error returns Err's message, or "exit status N" for a silent exit.
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("exit status %d", e.Code)
@@ -54,7 +55,7 @@ func Usagef(format string, args ...any) error {
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
 }
 
-// usage returns a usage error with a message already formed, such as
+// Usage returns a usage error with a message already formed, such as
 // calc's (which shortens its values itself).
 func Usage(msg string) error {
 	return &ExitError{Code: ExitUsage, Err: errors.New(msg)}

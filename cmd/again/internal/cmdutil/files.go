@@ -63,7 +63,7 @@ func tempName(dir, base string) string {
 	return filepath.Join(dir, "."+base+".again-"+hex.EncodeToString(b[:]))
 }
 
-// replace renames the complete file over path, after giving it a name if
+// Replace renames the complete file over path, after giving it a name if
 // it has none, or removes it if that fails; it is closed either way.
 func (p *PendingFile) Replace(path string) error {
 	if p.name == "" {
@@ -118,7 +118,7 @@ func (p *PendingFile) nameIt() error {
 	return nil
 }
 
-// discard closes the file and removes its name, if it has one.
+// Discard closes the file and removes its name, if it has one.
 func (p *PendingFile) Discard() {
 	p.File.Close()
 	if p.name != "" {

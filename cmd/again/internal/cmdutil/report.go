@@ -29,7 +29,7 @@ func AttemptOf(n, max int) string {
 	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
 }
 
-// message is text for one of again's lines: printable, on one line, and
+// Message is text for one of again's lines: printable, on one line, and
 // without the prefixes with which Go packages start their errors
 // ("retry: retries exhausted ...: retryhttp: attempt timed out" reads
 // "retries exhausted ...: attempt timed out"), since the line has its own
@@ -75,7 +75,7 @@ func RoundDelay(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
-// printable returns s with what a terminal would act on written out
+// Printable returns s with what a terminal would act on written out
 // instead: ASCII control characters as \x1b, other non-printing
 // characters (C1 controls, bidirectional overrides) as \u009b, and bytes
 // that are not UTF-8 as \xff. Everything again prints that may come from
@@ -125,8 +125,8 @@ type LineWriter struct {
 	Prefix string
 }
 
-// Write writes p, one line of again's for each of its lines.
-
+// Write writes p, one line of again's for each of its lines; it returns
+// len(p), or the first error of W.
 func (l LineWriter) Write(p []byte) (int, error) {
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
 		if _, err := io.WriteString(l.W, l.Prefix+Message(line)+"\n"); err != nil {

@@ -15,6 +15,7 @@ type SignalError struct {
 	Signal os.Signal
 }
 
+// Error says which signal: "again: received interrupt".
 func (e *SignalError) Error() string { return "again: received " + e.Signal.String() }
 
 type signalsKey struct{}
@@ -74,7 +75,7 @@ func NotifyContext(parent context.Context) (ctx context.Context, stop func()) {
 	}
 }
 
-// stopped is the end of a command that signal sig stopped, for run and
+// Stopped is the end of a command that signal sig stopped, for run and
 // fetch alike: status 128+N and one line, "stopped: received SIGTERM",
 // followed by detail.
 func Stopped(sig os.Signal, detail string) error {
@@ -90,6 +91,8 @@ func SignalCause(ctx context.Context) os.Signal {
 	return nil
 }
 
+// SignalStatus is the exit status of a process that signal s stopped,
+// 128+N as shells have it; ExitFailure for a signal without a number.
 func SignalStatus(s os.Signal) int {
 	if n, ok := s.(syscall.Signal); ok {
 		return 128 + int(n)

@@ -144,7 +144,7 @@ func exportsWanted(getenv func(string) string) (traces, metrics bool, err error)
 	return traces, metrics, err
 }
 
-// end ends the command's span, with err's message as an error status if
+// End ends the command's span, with err's message as an error status if
 // the command failed, and sends what is left to export.
 func (t *Telemetry) End(err error) {
 	if t == nil {
@@ -169,7 +169,7 @@ func (t *Telemetry) End(err error) {
 	}
 }
 
-// beforeClose returns c, made to export the metrics first when metrics
+// BeforeClose returns c, made to export the metrics first when metrics
 // are exported: a --budget's gauge reads the budget, which cannot be read
 // once closed, and the command closes it before it ends.
 func (t *Telemetry) BeforeClose(c io.Closer) io.Closer {

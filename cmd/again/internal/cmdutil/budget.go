@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// BudgetHelp is the paragraph of run's and fetch's help about --budget.
+// BudgetHelp is the paragraph about --budget for the help of a command
+// that takes it (run, fetch).
 const BudgetHelp = `--budget redis://HOST:PORT/DB?key=NAME shares one retry budget (gRPC's
 token bucket: 10 tokens, a failure takes one, a success gives back 0.1,
 retries only while more than half remain) among every again, and every
@@ -183,20 +184,7 @@ type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
 
-// BreakerStoreHelp is the paragraph of fetch's help about --breaker-store.
-const BreakerStoreHelp = `--breaker-store redis://HOST:PORT/DB?key=NAME puts a circuit breaker in
-front of each host, shared by every again fetch given the same Redis and
-key: once 3 attempts in a row to a host have failed (a network failure or
-a --retry-on status) in one of them, the host's breaker opens for all for
-up to 5 s (doubling after each failed probe, up to 1 min), attempts to it
-are not sent, and one probe for the whole fleet decides when it closes; a
-fetch waits for that probe like a Retry-After, or stops at once when it is
-further off than --max-retry-after or the --deadline. The URL takes the
-same TLS, password, timeout and connect_timeout options as --budget's.
-When Redis cannot be used, each fetch's breakers decide alone, with the
-same rules.`
-
-// AddBreakerStoreFlag adds fetch's --breaker-store and returns where its
+// AddBreakerStoreFlag adds --breaker-store (fetch's) and returns where its
 // URL goes ("" when not given).
 func AddBreakerStoreFlag(fs *pflag.FlagSet) *string {
 	url := ""

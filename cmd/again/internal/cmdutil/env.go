@@ -18,10 +18,10 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 
-	// OpenBudget, if not nil, opens the shared retry budget that run's and
-	// fetch's --budget URL names: the budget, what closes it (the command
-	// closes it when it ends, which sends what the budget counted but has
-	// not sent yet), or an error saying what is wrong with the URL without
+	// OpenBudget, if not nil, opens the shared retry budget that a
+	// --budget URL names (see the function OpenBudget): the budget, what
+	// closes it (the command closes it when it ends, which sends what the
+	// budget counted but has not sent yet), or an error saying what is wrong with the URL without
 	// repeating its password, reported as a usage error. log receives the
 	// budget's own lines (such as "Redis cannot be used"). It must not wait
 	// for the budget's server: one that does not answer makes the budget

@@ -25,7 +25,8 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
-// TelemetryHelp is the help text of run and fetch about OpenTelemetry.
+// TelemetryHelp is the help text about OpenTelemetry of a command that
+// exports it (run, fetch).
 const TelemetryHelp = `With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
 OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) set, or OTEL_TRACES_EXPORTER or
 OTEL_METRICS_EXPORTER set to otlp, the command exports its spans and

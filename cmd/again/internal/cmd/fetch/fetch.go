@@ -118,7 +118,7 @@ server's text with control characters escaped (\x1b).
 
 ` + cmdutil.BudgetHelp + `
 
-` + cmdutil.BreakerStoreHelp + `
+` + breakerStoreHelp + `
 
 ` + cmdutil.TelemetryHelp + `
 
@@ -949,3 +949,16 @@ func instrument(ctx context.Context, tr *retryhttp.Transport) http.RoundTripper 
 // handful of attempts, far fewer than a failure ratio's minimum of calls,
 // so a run of failures trips it.
 func fetchBreaker() breaker.Config { return breaker.Config{ConsecutiveFailures: 3} }
+
+// breakerStoreHelp is the paragraph of fetch's help about --breaker-store.
+const breakerStoreHelp = `--breaker-store redis://HOST:PORT/DB?key=NAME puts a circuit breaker in
+front of each host, shared by every again fetch given the same Redis and
+key: once 3 attempts in a row to a host have failed (a network failure or
+a --retry-on status) in one of them, the host's breaker opens for all for
+up to 5 s (doubling after each failed probe, up to 1 min), attempts to it
+are not sent, and one probe for the whole fleet decides when it closes; a
+fetch waits for that probe like a Retry-After, or stops at once when it is
+further off than --max-retry-after or the --deadline. The URL takes the
+same TLS, password, timeout and connect_timeout options as --budget's.
+When Redis cannot be used, each fetch's breakers decide alone, with the
+same rules.`

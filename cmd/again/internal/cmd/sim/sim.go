@@ -21,6 +21,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/chart"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -294,14 +295,23 @@ last client had written.`,
 
 // occRun runs the occ model as c says, and writes its rows as opts says.
 func occRun(ctx context.Context, opts *Options, c simmodel.OCCConfig) error {
-	rows, err := simmodel.OCC(c)
+	return runModel(ctx, opts, func() ([]simmodel.OCCRow, error) { return simmodel.OCC(c) }, occChart)
+}
+
+// runModel runs a model (model calls it on its config) and writes its rows
+// as opts says, with the chart that draw makes of them. A model's error
+// is a usage error (see simUsage); a ctx done meanwhile (the model skips
+// what it has not started) ends the command with ctx's error, writing
+// nothing.
+func runModel[R any](ctx context.Context, opts *Options, model func() (R, error), draw func(R) *chart.Figure) error {
+	rows, err := model()
 	if err != nil {
 		return simUsage(err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return opts.output(rows, func(w io.Writer) error { return occChart(rows).Render(w) })
+	return opts.output(rows, func(w io.Writer) error { return draw(rows).Render(w) })
 }
 
 // parseClients parses --clients: a list or ranges of client counts.

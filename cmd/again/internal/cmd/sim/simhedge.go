@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -121,14 +120,8 @@ latency grows without bound.`,
 
 // hedgeRun runs the hedge model as c says, and writes its rows as opts says.
 func hedgeRun(ctx context.Context, opts *Options, c simmodel.HedgeConfig) error {
-	rows, err := simmodel.Hedge(c)
-	if err != nil {
-		return simUsage(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return opts.output(rows, func(w io.Writer) error { return hedgeChart(rows, c).Render(w) })
+	return runModel(ctx, opts, func() ([]simmodel.HedgeRow, error) { return simmodel.Hedge(c) },
+		func(rows []simmodel.HedgeRow) *chart.Figure { return hedgeChart(rows, c) })
 }
 
 // parseQuantiles parses hedge's --quantiles: at most 20 quantiles, each 0

@@ -226,14 +226,7 @@ the share of calls that eventually succeeded.`,
 
 // fleetRun runs the fleet model as c says, and writes its rows as opts says.
 func fleetRun(ctx context.Context, opts *Options, c simmodel.FleetConfig) error {
-	rows, err := simmodel.Fleet(c)
-	if err != nil {
-		return simUsage(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return opts.output(rows, func(w io.Writer) error { return fleetChart(rows).Render(w) })
+	return runModel(ctx, opts, func() ([]simmodel.FleetRow, error) { return simmodel.Fleet(c) }, fleetChart)
 }
 
 // parseFailures parses fleet's --failure: probabilities from 0 to 1.

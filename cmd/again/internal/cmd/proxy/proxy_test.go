@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
@@ -132,5 +134,61 @@ func TestCurl(t *testing.T) {
 	}
 	if report := stop(); !strings.Contains(report, "fault status") {
 		t.Errorf("report:\n%s\nwant a row of status faults", report)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the proxy's goroutine to write
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// On a terminal, a live line on stderr, rewritten in place each second.
+func TestLiveLine(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer up.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb lockedBuffer
+	live := true
+	opts := &Options{Env: &cmdutil.Env{Stdout: &out, Stderr: &errb}, Listener: ln, To: up.URL, Format: "table", Live: &live,
+		Flags: proxymodel.Flags{Fail: []string{"1:503"}}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- proxyRun(ctx, opts) }()
+	c := &http.Client{Transport: &http.Transport{}}
+	resp, err := c.Get("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	c.CloseIdleConnections()
+	const want = "\r\033[Kagain proxy: 1 requests, 1 status, 0 upstream errors"
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(errb.String(), want); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stderr %q, want the live line %q", errb.String(), want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(errb.String(), "\r\033[K") || !strings.Contains(out.String(), "fault status") {
+		t.Errorf("stderr %q, stdout %q: want the live line cleared and the table", errb.String(), out.String())
 	}
 }

@@ -248,8 +248,7 @@ func (f Fault) withDefaults() (Fault, error) {
 	if f.Dist.Name != "" {
 		d, err := f.Dist.Defaults()
 		if err != nil {
-			err.(*FieldError).Field = "Dist." + err.(*FieldError).Field
-			return f, err
+			return f, fromLatency(err, "Dist.")
 		}
 		f.Dist = d
 	}

@@ -4,30 +4,31 @@ import (
 	"errors"
 	"time"
 
-	"github.com/again-go/again/fault"
+	"github.com/again-go/again/fault/latency"
 )
 
-// Latency distributions of the hedge model: package fault's, so that
+// Latency distributions of the hedge model: package latency's (package fault's), so that
 // `again sim hedge` and a live test through fault's middleware or
 // `again proxy` mean the same thing by the same word.
 const (
-	Pareto    = fault.Pareto    // Scale·U^(−1/Alpha): a power-law tail
-	Lognormal = fault.Lognormal // Median·e^(Sigma·Z)
+	Pareto    = latency.Pareto    // Scale·U^(−1/Alpha): a power-law tail
+	Lognormal = latency.Lognormal // Median·e^(Sigma·Z)
 )
 
 // MaxHedgeLatency caps every latency the hedge model draws:
-// fault.MaxLatency.
-const MaxHedgeLatency = fault.MaxLatency
+// latency.Max.
+const MaxHedgeLatency = latency.Max
 
 // Distribution is the latency of a request on an idle server:
-// fault.Distribution, whose zero fields take its defaults.
-type Distribution = fault.Distribution
+// latency.Distribution (fault.Distribution), whose zero fields take its
+// defaults.
+type Distribution = latency.Distribution
 
 // distDefaults sets d's defaults, or returns the *FieldError of its
 // invalid field, the distribution's name reported as Dist.
 func distDefaults(d *Distribution) error {
 	n, err := d.Defaults()
-	var fe *fault.FieldError
+	var fe *latency.FieldError
 	if errors.As(err, &fe) {
 		field := fe.Field
 		if field == "Name" {

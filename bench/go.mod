@@ -15,7 +15,11 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
-require github.com/influxdata/tdigest v0.0.1 // indirect
+require (
+	github.com/avast/retry-go/v5 v5.1.1 // indirect
+	github.com/cenkalti/backoff/v7 v7.0.3 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
+)
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
@@ -27,3 +31,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+replace github.com/again-go/again => ../
+
+replace github.com/again-go/again/retrygrpc => ../retrygrpc

@@ -6,7 +6,9 @@ require (
 	github.com/again-go/again v0.1.0
 	github.com/again-go/again/retrygrpc v0.1.0
 	github.com/avast/retry-go/v4 v4.7.0
+	github.com/avast/retry-go/v5 v5.1.1
 	github.com/cenkalti/backoff/v5 v5.0.3
+	github.com/cenkalti/backoff/v7 v7.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
@@ -15,11 +17,7 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
-require (
-	github.com/avast/retry-go/v5 v5.1.1 // indirect
-	github.com/cenkalti/backoff/v7 v7.0.3 // indirect
-	github.com/influxdata/tdigest v0.0.1 // indirect
-)
+require github.com/influxdata/tdigest v0.0.1 // indirect
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
@@ -31,7 +29,3 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/again-go/again => ../
-
-replace github.com/again-go/again/retrygrpc => ../retrygrpc

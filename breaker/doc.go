@@ -1,7 +1,7 @@
-// Package breaker is a circuit breaker: when a dependency fails too often it
-// stops calling it for a while (open), then lets a few probe calls find out
-// whether it is back (half-open), and resumes normal traffic (closed) when
-// they succeed. Retrying alone, even with jitter, keeps sending a dependency
+// Package breaker provides a circuit breaker for calls of any type. When a
+// dependency fails too often, a breaker stops calling it for a while (open),
+// then lets a few probe calls find out whether it is back (half-open), and
+// resumes normal traffic (closed) when they succeed. Retrying alone, even with jitter, keeps sending a dependency
 // that is down a share of the traffic; a breaker gives it room to recover.
 //
 // # Quick start

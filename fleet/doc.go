@@ -10,6 +10,16 @@
 // retry.Budget, so it goes wherever a local budget goes: retry.WithBudget,
 // retryhttp.Transport.Budget.
 //
+// A Throttle shares the counts of client-side throttling the same way
+// (package throttle's SRE Throttler): every process adds its requests and
+// accepts to the fleet's in Redis every FlushInterval and rejects with
+// probability max(its own p, the fleet's), so that a thousand processes
+// throttle on the fleet's accept ratio. It is a retry.Admitter:
+// retry.WithAdmitter, or a throttle.Group's New for
+// retryhttp.Transport.Throttles. When Redis cannot be used it decides on
+// its own counts (and the fleet's last for one window): never more is
+// sent than local throttling would allow.
+//
 // This is a module of its own (github.com/again-go/again/fleet), so that
 // importing the core packages never pulls a Redis client.
 //

@@ -211,7 +211,7 @@ func (t *Throttler) Admit(ctx context.Context) error {
 		return nil
 	}
 	t.init()
-	return t.admit(t.now())
+	return t.admit(t.now(), 0)
 }
 
 // AdmitAt is Admit at the time now.
@@ -220,7 +220,20 @@ func (t *Throttler) AdmitAt(now time.Time) error {
 		return nil
 	}
 	t.init()
-	return t.admit(now.Sub(epoch0))
+	return t.admit(now.Sub(epoch0), 0)
+}
+
+// AdmitFloor is AdmitAt with a floor under the probability of rejection:
+// the request is rejected with probability max(p, floor), and counted as
+// AdmitAt counts it. It is the seam through which counts kept elsewhere
+// (a fleet's, in Redis: package fleet) make the Throttler reject more,
+// never less, than its own counts would. A floor ≤ 0 is AdmitAt.
+func (t *Throttler) AdmitFloor(now time.Time, floor float64) error {
+	if floor <= 0 {
+		return t.AdmitAt(now)
+	}
+	t.init()
+	return t.admit(now.Sub(epoch0), min(floor, 1))
 }
 
 // maxCredit bounds the requests admitted without the clock: they are
@@ -228,10 +241,10 @@ func (t *Throttler) AdmitAt(now time.Time) error {
 // late, as the breaker places its successes in its window every 16th.
 const maxCredit = 16
 
-func (t *Throttler) admit(now time.Duration) error {
+func (t *Throttler) admit(now time.Duration, floor float64) error {
 	t.mu.Lock()
 	t.roll(now)
-	p := t.p()
+	p := max(t.p(), floor)
 	cur := &t.b[slot(t.epoch, len(t.b))]
 	cur.requests++
 	t.requests++
@@ -245,6 +258,9 @@ func (t *Throttler) admit(now time.Duration) error {
 	// of them: requests + c − K·accepts ≤ 0, or fewer than MinRequests.
 	c := math.Floor(t.s.k*float64(t.accepts)) - float64(t.requests)
 	c = max(c, float64(t.s.min-t.requests-1))
+	if floor > 0 {
+		c = 0 // the next request must see the floor too
+	}
 	t.granted = int64(min(max(c, 0), maxCredit))
 	t.credit.Store(t.granted)
 	t.mu.Unlock()

@@ -198,3 +198,25 @@ func TestZeroThrottler(t *testing.T) {
 		t.Errorf("Snapshot = %+v, want 1 request, 1 accept", s)
 	}
 }
+
+func TestAdmitFloor(t *testing.T) {
+	for _, tc := range []struct {
+		draw, floor float64
+		rejected    bool
+	}{{0.4, 0.5, true}, {0.6, 0.5, false}, {0, 0, false}, {0.99, 2, true}} {
+		th, _ := New(Config{Rand: constRand(tc.draw)})
+		now := time.Unix(0, 0)
+		// A healthy window: the Throttler's own p is 0.
+		for range 10 {
+			th.AdmitAt(now)
+			th.Done(false)
+		}
+		err := th.AdmitFloor(now, tc.floor)
+		if got := err != nil; got != tc.rejected {
+			t.Errorf("AdmitFloor(floor %v) with a draw of %v = %v, want rejected %v", tc.floor, tc.draw, err, tc.rejected)
+		}
+		if s := th.SnapshotAt(now); s.Requests != 11 {
+			t.Errorf("Requests = %d, want 11: the floored request counts", s.Requests)
+		}
+	}
+}

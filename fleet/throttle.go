@@ -222,6 +222,12 @@ type ThrottleStats struct {
 	Shared bool
 }
 
+// P returns the probability with which the next request is rejected now:
+// max(p_local, p_fleet).
+func (t *Throttle) P() float64 {
+	return max(t.local.Snapshot().P, t.floor(time.Now()))
+}
+
 // Stats returns the counts now.
 func (t *Throttle) Stats() ThrottleStats {
 	return ThrottleStats{Local: t.local.Snapshot(), FleetP: t.floor(time.Now()), Shared: t.Shared()}

@@ -353,6 +353,10 @@ type Stats struct {
 	Rejected int64
 }
 
+// P returns the probability with which the next request is rejected now:
+// Snapshot().P.
+func (t *Throttler) P() float64 { return t.Snapshot().P }
+
 // Snapshot returns the counts now (on the Clock, or time.Now).
 func (t *Throttler) Snapshot() Stats {
 	t.init()

@@ -149,8 +149,9 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 // attempts back as its throttling says: the library's throttle.Throttler
 // on the model's clock (K 2 or 1.1), its throttle.Rate (a local rejection
 // then waits for the token, as retry.Do waits a rejection's hint), or
-// failsafe-go's formula, p = max(0, (sent − accepts/0.9) / (sent + 1))
-// over the same window, which counts only the requests sent.
+// failsafe-go's AdaptiveThrottler at its defaults,
+// p = min(0.9, max(0, (sent − accepts/0.9) / (sent + 1))) over a minute,
+// which counts only the requests sent.
 //
 // With the SRE counting the backend's load stays near K × Capacity
 // whatever the demand; counting only the requests sent, it grows with
@@ -192,21 +193,28 @@ func (g rateGate) admit(now time.Time) (time.Duration, bool) { return g.r.Acquir
 func (g rateGate) done(now time.Time, overloaded bool)       { g.r.DoneAt(now, overloaded) }
 
 // sentOnly is failsafe-go's AdaptiveThrottler's counting (and Finagle's):
-// p = max(0, (sent − accepts/threshold) / (sent + 1)), sent counting only
-// the requests that were sent, over a window of 2 minutes in 12 buckets.
+// p = min(0.9, max(0, (sent − accepts/threshold) / (sent + 1))), sent
+// counting only the requests that were sent, over failsafe-go's default
+// period of a minute, here in 6 buckets of 10 s.
 type sentOnly struct {
 	threshold float64
 	r         backoff.Rand
-	b         [12]struct{ sent, acc int64 }
+	b         [6]struct{ sent, acc int64 }
 	epoch     int64
 }
+
+// failsafe-go's defaults: its successRateThreshold and maxRejectionRate.
+const (
+	sentOnlyThreshold = 0.9
+	sentOnlyMaxP      = 0.9
+)
 
 func (g *sentOnly) roll(now time.Time) *struct{ sent, acc int64 } {
 	e := now.UnixNano() / int64(10*time.Second)
 	for ; g.epoch < e; g.epoch++ {
-		g.b[(g.epoch+1)%12] = struct{ sent, acc int64 }{}
+		g.b[(g.epoch+1)%int64(len(g.b))] = struct{ sent, acc int64 }{}
 	}
-	return &g.b[e%12]
+	return &g.b[e%int64(len(g.b))]
 }
 
 func (g *sentOnly) admit(now time.Time) (time.Duration, bool) {
@@ -215,7 +223,7 @@ func (g *sentOnly) admit(now time.Time) (time.Duration, bool) {
 	for _, b := range g.b {
 		sent, acc = sent+b.sent, acc+b.acc
 	}
-	p := max(0, (float64(sent)-float64(acc)/g.threshold)/float64(sent+1))
+	p := min(sentOnlyMaxP, max(0, (float64(sent)-float64(acc)/g.threshold)/float64(sent+1)))
 	if p > 0 && g.r.Float64() < p {
 		return 0, false
 	}
@@ -249,7 +257,7 @@ func newGate(t Throttling, r backoff.Rand, start time.Time) gate {
 		}
 		return rateGate{rt}
 	case ThrottleSentOnly:
-		return &sentOnly{threshold: 0.9, r: r, epoch: start.UnixNano() / int64(10*time.Second)}
+		return &sentOnly{threshold: sentOnlyThreshold, r: r, epoch: start.UnixNano() / int64(10*time.Second)}
 	}
 	return noGate{}
 }

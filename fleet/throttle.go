@@ -170,7 +170,7 @@ func NewThrottle(cfg ThrottleConfig) (*Throttle, error) {
 func (t *Throttle) Admit(ctx context.Context) error {
 	now := time.Now()
 	if now.Before(t.connectBy) {
-		t.awaitWarm(ctx)
+		awaitWarm(t.warm, t.connectBy, ctx.Done())
 		now = time.Now()
 	}
 	t.requests.Add(1)
@@ -193,21 +193,6 @@ func (t *Throttle) Done(overloaded bool) {
 	t.local.Done(overloaded)
 	if !overloaded {
 		t.accepts.Add(1)
-	}
-}
-
-func (t *Throttle) awaitWarm(ctx context.Context) {
-	select {
-	case <-t.warm:
-		return
-	default:
-	}
-	tm := time.NewTimer(time.Until(t.connectBy))
-	defer tm.Stop()
-	select {
-	case <-t.warm:
-	case <-tm.C:
-	case <-ctx.Done():
 	}
 }
 

@@ -78,8 +78,34 @@ func TestHealthyNeverRejects(t *testing.T) {
 		}
 		th.Done(false)
 	}
-	if s := th.SnapshotAt(now.Add(10 * time.Second)); s.P != 0 || s.Rejected != 0 {
-		t.Errorf("Snapshot = %+v, want P 0 and no rejection", s)
+	// Admissions on credit (without the lock) are all counted.
+	if s := th.SnapshotAt(now.Add(10 * time.Second)); s.P != 0 || s.Rejected != 0 || s.Requests != 10000 || s.Accepts != 10000 {
+		t.Errorf("Snapshot = %+v, want 10000 requests accepted, P 0 and no rejection", s)
+	}
+}
+
+// TestCreditEndsWithOverload: requests admitted on credit cannot delay
+// throttling by more than the credit allows: once the dependency refuses
+// everything, rejections start within maxCredit + a few requests of the
+// point where p turns positive.
+func TestCreditEndsWithOverload(t *testing.T) {
+	th, _ := New(Config{Rand: constRand(0)}) // rejects whenever p > 0
+	now := time.Unix(0, 0)
+	for range 1000 {
+		th.AdmitAt(now)
+		th.Done(false)
+	}
+	// 1000 accepted: p stays 0 until requests exceed 2000.
+	first := 0
+	for i := 1; i <= 2000; i++ {
+		if th.AdmitAt(now) != nil {
+			first = i
+			break
+		}
+		th.Done(true)
+	}
+	if first == 0 || first > 1000+maxCredit+1 {
+		t.Errorf("first rejection at overloaded request %d, want by %d", first, 1000+maxCredit+1)
 	}
 }
 

@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/fleet"
+	"github.com/again-go/again/fleet/fleettest"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 	"github.com/again-go/again/throttle"
@@ -40,12 +43,15 @@ const (
 	overloadDemand   = 10
 	overloadRun      = 8 * time.Second
 	overloadWarm     = 3 * time.Second
+	// overloadProcesses is the fleet's size in the fleet case.
+	overloadProcesses = 8
 )
 
 type overloadCase struct {
 	name string
-	// send makes one request with tr and returns whether it succeeded.
-	client func(base http.RoundTripper) func(ctx context.Context, url string) bool
+	// client returns the function with which client goroutine worker
+	// makes one request, and whether it succeeded.
+	client func(b *testing.B, base http.RoundTripper) func(worker int, ctx context.Context, url string) bool
 }
 
 var retries = backoff.Policy{Initial: 10 * time.Millisecond, Retries: 2}
@@ -61,22 +67,43 @@ func get(ctx context.Context, rt http.RoundTripper, url string) int {
 }
 
 var overloadCases = []overloadCase{
-	{"none", func(base http.RoundTripper) func(context.Context, string) bool {
+	{"none", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries}
-		return func(ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
+		return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
 	}},
-	{"again-budget", func(base http.RoundTripper) func(context.Context, string) bool {
+	{"again-budget", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}}
-		return func(ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
+		return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
 	}},
-	{"again-sre", func(base http.RoundTripper) func(context.Context, string) bool {
+	{"again-sre", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}, Throttles: &throttle.Group{}}
-		return func(ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
+		return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
 	}},
-	{"failsafe-adaptivethrottler", func(base http.RoundTripper) func(context.Context, string) bool {
+	{"again-sre-fleet-8", func(b *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
+		// Eight processes of 8 goroutines each, played by 8 Transports in
+		// this one, each with its own fleet.Throttle (and budget) on one
+		// local redis-server: the fleet's counts decide.
+		s := fleettest.Start(b)
+		trs := make([]*retryhttp.Transport, overloadProcesses)
+		for i := range trs {
+			c := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
+			b.Cleanup(func() { c.Close() })
+			th, err := fleet.NewThrottle(fleet.ThrottleConfig{Client: c, Key: "overload"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { th.Close() })
+			trs[i] = &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{},
+				Throttles: &throttle.Group{New: func(string) (retry.Admitter, error) { return th, nil }}}
+		}
+		return func(worker int, ctx context.Context, url string) bool {
+			return get(ctx, trs[worker%overloadProcesses], url) == 200
+		}
+	}},
+	{"failsafe-adaptivethrottler", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}}
 		at := adaptivethrottler.NewWithDefaults[any]()
-		return func(ctx context.Context, url string) bool {
+		return func(_ int, ctx context.Context, url string) bool {
 			if !at.TryAcquirePermit() {
 				return false
 			}
@@ -147,7 +174,7 @@ func runOverload(b *testing.B, c overloadCase) (load, goodput, p99ms float64) {
 	defer ts.Close()
 	base := &http.Transport{MaxIdleConnsPerHost: overloadClients}
 	defer base.CloseIdleConnections()
-	send := c.client(base)
+	send := c.client(b, base)
 	ctx, cancel := context.WithTimeout(context.Background(), overloadRun)
 	defer cancel()
 	interval := time.Duration(float64(time.Second) * overloadClients / (overloadDemand * overloadCapacity))
@@ -163,7 +190,7 @@ func runOverload(b *testing.B, c overloadCase) (load, goodput, p99ms float64) {
 				time.Sleep(time.Until(next))
 				next = next.Add(interval)
 				t0 := time.Now()
-				if send(ctx, ts.URL) && srv.counting.Load() {
+				if send(i, ctx, ts.URL) && srv.counting.Load() {
 					mu.Lock()
 					lat = append(lat, float64(time.Since(t0))/float64(time.Millisecond))
 					mu.Unlock()

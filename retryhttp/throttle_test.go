@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/retry"
@@ -78,4 +80,36 @@ func TestThrottleCountsOtherStatusesAsAccepted(t *testing.T) {
 	if s := a.(*throttle.Throttler).Snapshot(); s.Requests != 3 || s.Accepts != 3 {
 		t.Errorf("throttle: %+v, want 3 requests, 3 accepted", s)
 	}
+}
+
+// A throttle.Rate per host: the first 429 turns its bucket on, and the
+// retry waits for the token the Rate's hint names instead of the policy's
+// delay.
+func TestThrottlesRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := newHosts(map[string][]int{"api.test": {429, 200}})
+		g := &throttle.Group{New: func(string) (retry.Admitter, error) {
+			return throttle.NewRate(throttle.RateConfig{FailFast: true})
+		}}
+		tr := &retryhttp.Transport{Base: net, Throttles: g, Policy: backoff.Policy{Initial: time.Millisecond, Retries: 3}}
+		req, _ := http.NewRequest("GET", "http://api.test/", nil)
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		// Throttled with nothing measured: 0.5 requests/s, an empty
+		// bucket, so the token is 2 s off.
+		if got := time.Since(start); got != 2*time.Second+time.Millisecond && got != 2*time.Second {
+			t.Errorf("RoundTrip took %v, want the 2 s the Rate asked for", got)
+		}
+		a, _ := g.Get("api.test")
+		if st := a.(*throttle.Rate).Stats(); !st.Enabled || st.Rejected != 1 {
+			t.Errorf("Rate: %+v, want on, with one rejection", st)
+		}
+		if got := net.count("api.test"); got != 2 {
+			t.Errorf("host got %d requests, want 2", got)
+		}
+	})
 }

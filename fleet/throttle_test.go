@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/again-go/again/fleet/fleettest"
 	"github.com/again-go/again/throttle"
 	"github.com/redis/go-redis/v9"
 )
@@ -247,4 +248,21 @@ func namesOne(log string, causes []string) bool {
 		}
 	}
 	return false
+}
+
+// TestThrottleWrongPassword: the cause is named, the password never
+// logged, and the Throttle decides on its own counts.
+func TestThrottleWrongPassword(t *testing.T) {
+	s := fleettest.Start(t, "--requirepass", "right-one")
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: password, ContextTimeoutEnabled: true, MaxRetries: -1})
+	defer c.Close()
+	var log logBuffer
+	th := newTestThrottle(t, ThrottleConfig{Client: c, ConnectTimeout: 300 * time.Millisecond, FlushInterval: 10 * time.Millisecond, Logger: log.logger()})
+	eventually(t, "local with a wrong password", func() bool { return !th.Shared() })
+	if err := th.Admit(t.Context()); err != nil {
+		t.Errorf("first request with nothing counted: %v, want admitted", err)
+	}
+	if got := log.String(); !strings.Contains(got, lostLine+" (wrong password)") || strings.Contains(got, password) {
+		t.Errorf("log:\n%swant the wrong password named, without the password", got)
+	}
 }

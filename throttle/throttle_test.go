@@ -56,7 +56,7 @@ func TestSteadyState(t *testing.T) {
 		{2, 3 * a}, {2, 10 * a}, {2, 30 * a},
 		{1.1, 10 * a},
 	} {
-		sent, acc := steady(t, tc.k, tc.demand, a, 5*time.Minute)
+		sent, acc := steady(t, tc.k, tc.demand, a, 4*time.Minute)
 		t.Logf("K=%v D=%v: sent %.1f/s, accepted %.1f/s", tc.k, tc.demand, sent, acc)
 		// The backend accepts a per second; what reaches it stays near
 		// K×a whatever the demand.

@@ -30,6 +30,7 @@ var docImports = map[string]string{
 	"grpc":      "google.golang.org/grpc",
 	"insecure":  "google.golang.org/grpc/credentials/insecure",
 	"otelagain": "github.com/again-go/again/otelagain",
+	"throttle":  "github.com/again-go/again/throttle",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",

@@ -56,7 +56,7 @@ type overloadCase struct {
 
 var retries = backoff.Policy{Initial: 10 * time.Millisecond, Retries: 2}
 
-func get(ctx context.Context, rt http.RoundTripper, url string) int {
+func getStatus(ctx context.Context, rt http.RoundTripper, url string) int {
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
@@ -69,15 +69,15 @@ func get(ctx context.Context, rt http.RoundTripper, url string) int {
 var overloadCases = []overloadCase{
 	{"none", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries}
-		return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
+		return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == 200 }
 	}},
 	{"again-budget", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}}
-		return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
+		return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == 200 }
 	}},
 	{"again-sre", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}, Throttles: &throttle.Group{}}
-		return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == 200 }
+		return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == 200 }
 	}},
 	{"again-sre-fleet-8", func(b *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
 		// Eight processes of 8 goroutines each, played by 8 Transports in
@@ -97,7 +97,7 @@ var overloadCases = []overloadCase{
 				Throttles: &throttle.Group{New: func(string) (retry.Admitter, error) { return th, nil }}}
 		}
 		return func(worker int, ctx context.Context, url string) bool {
-			return get(ctx, trs[worker%overloadProcesses], url) == 200
+			return getStatus(ctx, trs[worker%overloadProcesses], url) == 200
 		}
 	}},
 	{"failsafe-adaptivethrottler", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
@@ -107,7 +107,7 @@ var overloadCases = []overloadCase{
 			if !at.TryAcquirePermit() {
 				return false
 			}
-			code := get(ctx, tr, url)
+			code := getStatus(ctx, tr, url)
 			if code == http.StatusServiceUnavailable || code == 0 {
 				at.RecordFailure()
 			} else {

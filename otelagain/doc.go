@@ -19,9 +19,10 @@
 //
 // Budget wraps a budget (a retry.TokenBucket or a fleet.Budget) to count
 // its refusals and report its tokens; Admitter and Throttles do the same
-// for client-side throttles (package throttle, fleet.Throttle); Group and Breaker instrument
-// breakers; Hedger counts the hedges of a hedge.Hedger. Transport does both for the Transport's own Budget and
-// Breakers.
+// for client-side throttles (package throttle, fleet.Throttle); Group and
+// Breaker instrument breakers; Hedger counts the hedges of a
+// hedge.Hedger. Transport does all three for the Transport's own Budget,
+// Breakers and Throttles.
 //
 // # Metrics
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/again-go/again/throttle"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -51,6 +53,7 @@ type Telemetry struct {
 	budgets map[string]retryBudget   // observed by the tokens gauge, by name
 	groups  map[string]*observedGroup
 	admits  map[string]*observedAdmitter // observed by the throttle gauges, by name and key
+	tgroups map[*throttle.Group]bool     // the throttle Groups instrumented
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -122,6 +125,7 @@ func New(opts ...Option) *Telemetry {
 		budgets: map[string]retryBudget{},
 		groups:  map[string]*observedGroup{},
 		admits:  map[string]*observedAdmitter{},
+		tgroups: map[*throttle.Group]bool{},
 	}
 	var errs []error
 	// keep records an instrument's error; the instrument itself is usable

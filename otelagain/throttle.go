@@ -44,10 +44,18 @@ func (t *Telemetry) admitter(id string, a retry.Admitter, kvs ...attribute.KeyVa
 // (again.throttle.key), as Admitter does one: it sets g.New (calling the
 // one g had, or making g's default, first), so that each Admitter made
 // from then on is observed. Call it before g's first use: Admitters made
-// earlier are not instrumented. A Group bounds its keys (throttle.Group's
-// MaxKeys), and so the series.
+// earlier are not instrumented. Calling it again for the same g does
+// nothing. Transport calls it for the Transport's Throttles. A Group
+// bounds its keys (throttle.Group's MaxKeys), and so the series.
 func (t *Telemetry) Throttles(name string, g *throttle.Group) {
 	if g == nil {
+		return
+	}
+	t.mu.Lock()
+	done := t.tgroups[g]
+	t.tgroups[g] = true
+	t.mu.Unlock()
+	if done {
 		return
 	}
 	prev := g.New

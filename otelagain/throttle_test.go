@@ -55,7 +55,8 @@ func TestThrottleMetrics(t *testing.T) {
 	}
 }
 
-// TestThrottlesMetrics checks a Transport's per-host throttles, by key.
+// TestThrottlesMetrics checks a Transport's per-host throttles, by key,
+// instrumented by Transport.
 func TestThrottlesMetrics(t *testing.T) {
 	s := newSDK(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -63,11 +64,12 @@ func TestThrottlesMetrics(t *testing.T) {
 	}))
 	defer srv.Close()
 	g := &throttle.Group{New: func(string) (retry.Admitter, error) { return throttle.New(throttle.Config{Rand: zeroDraw{}}) }}
-	s.tel.Throttles("api", g)
 	tr := &retryhttp.Transport{Throttles: g, Policy: backoff.Policy{Initial: -1, Retries: 1}}
 	defer tr.CloseIdleConnections()
+	rt := s.tel.Transport("api", tr)
+	s.tel.Throttles("again", g) // already instrumented: nothing changes
 	req, _ := http.NewRequest("GET", srv.URL, nil)
-	if resp, err := tr.RoundTrip(req); err == nil {
+	if resp, err := rt.RoundTrip(req); err == nil {
 		resp.Body.Close()
 	}
 	host := req.URL.Host

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/again-go/again v0.1.0
+	github.com/again-go/again/fleet v0.1.0
 	github.com/again-go/again/retrygrpc v0.1.0
 	github.com/avast/retry-go/v4 v4.7.0
 	github.com/avast/retry-go/v5 v5.1.1
@@ -12,6 +13,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/redis/go-redis/v9 v9.22.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	google.golang.org/grpc v1.85.0

@@ -353,17 +353,22 @@ func (b *Budget) ask(kind int) bool {
 }
 
 // awaitWarm waits for the first connection, which ends by connectBy.
-func (b *Budget) awaitWarm() {
+func (b *Budget) awaitWarm() { awaitWarm(b.warm, b.connectBy, nil) }
+
+// awaitWarm waits until warm is closed, by at most, or until done is
+// closed (a nil done never is).
+func awaitWarm(warm <-chan struct{}, by time.Time, done <-chan struct{}) {
 	select {
-	case <-b.warm:
+	case <-warm:
 		return
 	default:
 	}
-	t := time.NewTimer(time.Until(b.connectBy))
+	t := time.NewTimer(time.Until(by))
 	defer t.Stop()
 	select {
-	case <-b.warm:
+	case <-warm:
 	case <-t.C:
+	case <-done:
 	}
 }
 

@@ -1,7 +1,7 @@
-// Package fleet shares retry budgets and breaker state through Redis. One
-// budget for every process of a fleet (Redis or Valkey) makes a service
-// running as a thousand processes retry as much as one process would when
-// its dependency fails, not a thousand times as much.
+// Package fleet shares retry budgets, breaker state and throttling counts
+// through Redis. One budget for every process of a fleet (Redis or Valkey)
+// makes a service running as a thousand processes retry as much as one
+// process would when its dependency fails, not a thousand times as much.
 //
 // A retry.TokenBucket lives in one process and starts full: under a total
 // outage every process spends its own tokens, and the fleet's retries grow
@@ -9,6 +9,16 @@
 // retry.TokenBucket) in one Redis key instead, and implements
 // retry.Budget, so it goes wherever a local budget goes: retry.WithBudget,
 // retryhttp.Transport.Budget.
+//
+// A Throttle shares the counts of client-side throttling the same way
+// (package throttle's SRE Throttler): every process adds its requests and
+// accepts to the fleet's in Redis every FlushInterval and rejects with
+// probability max(its own p, the fleet's), so that a thousand processes
+// throttle on the fleet's accept ratio. It is a retry.Admitter:
+// retry.WithAdmitter, or a throttle.Group's New for
+// retryhttp.Transport.Throttles. When Redis cannot be used it decides on
+// its own counts (and the fleet's last for one window): never more is
+// sent than local throttling would allow.
 //
 // This is a module of its own (github.com/again-go/again/fleet), so that
 // importing the core packages never pulls a Redis client.

@@ -18,9 +18,11 @@
 //	conn, err := retry.Do(ctx, backoff.Default(), connect, dbRetry)
 //
 // Budget wraps a budget (a retry.TokenBucket or a fleet.Budget) to count
-// its refusals and report its tokens; Group and Breaker instrument
-// breakers; Hedger counts the hedges of a hedge.Hedger. Transport does both for the Transport's own Budget and
-// Breakers.
+// its refusals and report its tokens; Admitter and Throttles do the same
+// for client-side throttles (package throttle, fleet.Throttle); Group and
+// Breaker instrument breakers; Hedger counts the hedges of a
+// hedge.Hedger. Transport does all three for the Transport's own Budget,
+// Breakers and Throttles.
 //
 // # Metrics
 //
@@ -75,6 +77,15 @@
 //
 //	again.budget.rejections     Counter        {retry}  retries the budget refused
 //	again.budget.tokens         Gauge (async)  {token}  tokens left, read at each collection
+//
+// Per throttle (Admitter), or per key of a throttle.Group (Throttles),
+// with again.throttle.name and, for a Group, again.throttle.key:
+//
+//	again.throttle.rejections   Counter        {request}    requests rejected locally, never sent
+//	again.throttle.p            Gauge (async)  1            probability of rejection of the next
+//	                                                        request (throttle.Throttler, fleet.Throttle)
+//	again.throttle.rate         Gauge (async)  {request}/s  the send rate a throttle.Rate learned,
+//	                                                        once the dependency throttled
 //
 // Per breaker (Breaker), or per key of a Group (Group, or a Transport's
 // Breakers), with again.breaker.name and, for a Group, again.breaker.key:

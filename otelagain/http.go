@@ -63,6 +63,7 @@ func (t *Telemetry) Transport(name string, rt *retryhttp.Transport) http.RoundTr
 		cp.Budget = t.Budget(name, cp.Budget)
 	}
 	t.Group(name, cp.Breakers)
+	t.Throttles(name, cp.Throttles)
 	onRetry, onGiveUp, onSuccess := cp.OnRetry, cp.OnGiveUp, cp.OnSuccess
 	cp.OnRetry = func(e retryhttp.Event) {
 		h.retrying(e)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/again-go/again/throttle"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -40,6 +42,10 @@ type Telemetry struct {
 	budgetRejections metric.Int64Counter
 	tokens           metric.Float64ObservableGauge
 
+	throttleRejections metric.Int64Counter
+	throttleP          metric.Float64ObservableGauge
+	throttleRate       metric.Float64ObservableGauge
+
 	breakerState       metric.Int64ObservableGauge
 	breakerTransitions metric.Int64Counter
 	breakerRejections  metric.Int64Counter
@@ -48,6 +54,8 @@ type Telemetry struct {
 	retries map[string]*retryMetrics // by name
 	budgets map[string]retryBudget   // observed by the tokens gauge, by name
 	groups  map[string]*observedGroup
+	admits  map[string]*observedAdmitter // observed by the throttle gauges, by name and key
+	tgroups map[*throttle.Group]bool     // the throttle Groups instrumented
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -118,6 +126,8 @@ func New(opts ...Option) *Telemetry {
 		retries: map[string]*retryMetrics{},
 		budgets: map[string]retryBudget{},
 		groups:  map[string]*observedGroup{},
+		admits:  map[string]*observedAdmitter{},
+		tgroups: map[*throttle.Group]bool{},
 	}
 	var errs []error
 	// keep records an instrument's error; the instrument itself is usable
@@ -160,7 +170,14 @@ func New(opts ...Option) *Telemetry {
 	keep(err)
 	t.breakerTransitions = counter("again.breaker.transitions", "{transition}", "State changes of the breakers.")
 	t.breakerRejections = counter("again.breaker.rejections", "{call}", "Calls the breakers rejected.")
-	_, err = m.RegisterCallback(t.observe, t.calls, t.tokens, t.breakerState)
+	t.throttleRejections = counter("again.throttle.rejections", "{request}", "Requests the throttles rejected locally, unsent.")
+	t.throttleP, err = m.Float64ObservableGauge("again.throttle.p", metric.WithUnit("1"),
+		metric.WithDescription("Probability with which each throttle rejects its next request."))
+	keep(err)
+	t.throttleRate, err = m.Float64ObservableGauge("again.throttle.rate", metric.WithUnit("{request}/s"),
+		metric.WithDescription("Send rate each adaptive rate limiter learned, once throttled."))
+	keep(err)
+	_, err = m.RegisterCallback(t.observe, t.calls, t.tokens, t.breakerState, t.throttleP, t.throttleRate)
 	keep(err)
 	for _, err := range errs {
 		otel.Handle(err)
@@ -184,7 +201,14 @@ func (t *Telemetry) observe(ctx context.Context, o metric.Observer) error {
 	for _, g := range t.groups {
 		groups = append(groups, g)
 	}
+	admits := make([]*observedAdmitter, 0, len(t.admits))
+	for _, a := range t.admits {
+		admits = append(admits, a)
+	}
 	t.mu.Unlock()
+	for _, a := range admits {
+		a.observe(o, t.throttleP, t.throttleRate)
+	}
 	for _, m := range retries {
 		m.observe(o, t.calls)
 	}
@@ -208,6 +232,12 @@ const (
 	HedgeNameKey = attribute.Key("again.hedge.name")
 	// BudgetNameKey names a budget: the name given to Budget.
 	BudgetNameKey = attribute.Key("again.budget.name")
+	// ThrottleNameKey names a throttle: the name given to Admitter or
+	// Throttles.
+	ThrottleNameKey = attribute.Key("again.throttle.name")
+	// ThrottleKeyKey is an Admitter's key in its throttle.Group (a host in
+	// retryhttp, a target or method in retrygrpc).
+	ThrottleKeyKey = attribute.Key("again.throttle.key")
 	// BreakerNameKey names a breaker or a Group: the name given to
 	// Breaker, Group or Transport.
 	BreakerNameKey = attribute.Key("again.breaker.name")

@@ -36,6 +36,7 @@ const (
 	optRand
 	optObserver
 	optMaxRejectedWait
+	optAdmitter
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -212,6 +213,18 @@ func budgetOf(opts []Option) (Budget, Observer) {
 		}
 	}
 	return b, ob
+}
+
+// admitterOf returns the admission among opts (the last given), without
+// applying the other options.
+func admitterOf(opts []Option) admission {
+	var adm admission
+	for _, o := range opts {
+		if o.kind == optAdmitter {
+			adm, _ = o.v.(admission)
+		}
+	}
+	return adm
 }
 
 // Retryable reports whether a Loop made with opts would retry err, judging

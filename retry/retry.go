@@ -42,6 +42,10 @@ import (
 // until the attempt would be admitted, even if shorter than the policy's
 // first delay), but it neither spends nor refunds the Budget.
 //
+// With WithAdmitter, each attempt first asks the Admitter (a client-side
+// throttle, a learned send rate: package throttle); an attempt it refuses
+// is not made, and its error, a rejection, counts as the attempt's.
+//
 // To retry until ctx's deadline rather than a number of times, set
 // p.Retries to backoff.UntilDeadline: Do then stops with ErrDeadline (or
 // ErrCanceled, if the deadline passes during an attempt), and returns
@@ -60,7 +64,8 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 	if err := begin(ctx, p, opts, start); err != nil {
 		return zero, err
 	}
-	v, err := op(ctx)
+	adm := admitterOf(opts)
+	v, err := attempt(ctx, adm, op)
 	if err == nil {
 		// The common case: the options are not even applied.
 		b, ob := budgetOf(opts)
@@ -77,7 +82,7 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 		if err = l.Failed(ctx, err); err != nil {
 			return zero, err
 		}
-		if v, err = op(ctx); err == nil {
+		if v, err = attempt(ctx, adm, op); err == nil {
 			l.Succeeded()
 			return v, nil
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
+	"github.com/again-go/again/throttle"
 )
 
 // Interceptor retries the gRPC calls of a client connection: Unary and
@@ -87,6 +88,22 @@ type Interceptor struct {
 	// never: the call fails fast with the breaker's *breaker.OpenError, so
 	// that the caller can fall back at once.
 	BreakerWait time.Duration
+
+	// Throttles, if not nil, holds the unary calls to an overloaded
+	// target back before they are sent: each attempt first asks the
+	// Admitter of its key in the Group (by default an SRE
+	// throttle.Throttler; a throttle.Rate learns a send rate instead),
+	// before the breaker. RESOURCE_EXHAUSTED and UNAVAILABLE, and a
+	// breaker's rejection, count as overload signals; every other outcome
+	// as accepted. An attempt the Admitter refuses is not sent and costs
+	// the Budget nothing: it fails with a *ThrottledError, code
+	// UNAVAILABLE, retried as that code is (see Codes). Streams are not
+	// throttled.
+	Throttles *throttle.Group
+	// ThrottleKey, if not nil, names the Admitter of a call in Throttles:
+	// the method, for per-method throttling. Nil means cc.Target(). It
+	// must be safe for concurrent use.
+	ThrottleKey func(cc *grpc.ClientConn, method string) string
 
 	// Hedger, if not nil, hedges the unary calls of the methods that
 	// Idempotent marks (see package hedge): a copy of an attempt that has
@@ -206,11 +223,15 @@ type unaryState struct {
 
 // unaryAttempt makes one attempt of a unary call through its breaker.
 func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) outcome {
+	adm, o, ok := ic.admit(ctx, cc, method)
+	if !ok {
+		return o
+	}
 	var tk breaker.Ticket
 	if br != nil {
 		var err error
 		if tk, err = br.Allow(ctx); err != nil {
-			return outcome{err: openError(err), rejected: true}
+			return settle(adm, outcome{err: openError(err), rejected: true})
 		}
 	}
 	st, _ := ic.attempts.Get().(*unaryState)
@@ -223,7 +244,7 @@ func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, me
 		actx, cancel = context.WithTimeout(ctx, ic.AttemptTimeout)
 	}
 	err := invoker(actx, method, req, reply, cc, st.opts...)
-	o := outcome{err: err}
+	o = outcome{err: err}
 	if err != nil {
 		o.pushback = pushbackOf(st.trailer)
 		o.timedOut = cancel != nil && ctx.Err() == nil && attemptExpired(actx, err)
@@ -239,7 +260,7 @@ func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, me
 	if br != nil {
 		tk.Record(ic.breakerOutcome(ctx, o))
 	}
-	return o
+	return settle(adm, o)
 }
 
 // attemptExpired reports whether an attempt failed because its own

@@ -15,6 +15,7 @@ import (
 
 	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retryhttp"
+	"github.com/again-go/again/throttle"
 )
 
 // Being ready to hedge, when the first copy answers before the delay,
@@ -69,4 +70,24 @@ func (d derivingRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	default:
 	}
 	return d.freshRT.RoundTrip(r)
+}
+
+// A host's throttle costs a successful request no allocation.
+func TestThrottleSuccessAllocatesNothing(t *testing.T) {
+	get, _ := http.NewRequest("GET", "http://example.test/", nil)
+	allocs := func(tr *retryhttp.Transport) float64 {
+		return testing.AllocsPerRun(100, func() {
+			resp, err := tr.RoundTrip(get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		})
+	}
+	base := freshRT{&http.Response{StatusCode: 200}}
+	plain := allocs(&retryhttp.Transport{Base: base})
+	throttled := allocs(&retryhttp.Transport{Base: base, Throttles: &throttle.Group{}})
+	if throttled > plain {
+		t.Errorf("RoundTrip with Throttles allocated %v times, %v without", throttled, plain)
+	}
 }

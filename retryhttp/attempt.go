@@ -52,7 +52,8 @@ const (
 	badStatus
 	// netFailure: err is a network failure (or the attempt's timeout).
 	netFailure
-	// rejected: err is the breaker's *breaker.OpenError; nothing was sent.
+	// rejected: err is the breaker's *breaker.OpenError, or the
+	// throttle's rejection; nothing was sent.
 	rejected
 	// broken: err ends the call, whatever the rules: the request body could
 	// not be made, ReadBody failed on its own, or CheckRetry stopped on a
@@ -68,6 +69,12 @@ const (
 // response. It fills the caller's value rather than returning one: the copy
 // would cost every request a few nanoseconds.
 func (c *call) try(ctx context.Context, n int, a *attempt) {
+	if c.adm != nil {
+		if !c.admit(ctx, a) {
+			return
+		}
+		defer c.settle(a)
+	}
 	if c.br != nil {
 		tk, err := c.br.Allow(ctx)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
+	"github.com/again-go/again/throttle"
 )
 
 // Transport is an http.RoundTripper that retries failed requests with
@@ -268,6 +269,21 @@ type Transport struct {
 	// Group keeps every breaker it made.
 	BreakerKey func(*http.Request) string
 
+	// Throttles, if not nil, holds the requests to an overloaded host back
+	// before they are sent: each attempt first asks the host's Admitter in
+	// the Group (by default an SRE throttle.Throttler; a throttle.Rate
+	// learns a send rate from 429s instead), before the breaker. A
+	// response of status 429 or 503 counts as an overload signal, as does
+	// a breaker's rejection; every other outcome (any other response, a
+	// network failure, the caller's context ending) counts as accepted.
+	// An attempt the Admitter refuses is not sent and costs the Budget
+	// nothing; it is retried on the Policy's schedule like any other
+	// failure (after its wait hint, if the Admitter gives one), and a
+	// request whose attempts were all refused fails with a *retry.Error
+	// whose Last matches throttle.ErrRejected. The key is the URL's host
+	// (with the port, if any). Get's error fails every RoundTrip.
+	Throttles *throttle.Group
+
 	// Hedge, if not nil, hedges each attempt (package hedge): when an
 	// attempt has not answered after the Hedger's delay, a copy of the
 	// request is sent, and the first response that is not retried wins.
@@ -439,6 +455,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.br, err = t.breakerFor(req); err != nil {
 		return nil, err
 	}
+	if c.adm, err = t.admitterFor(req); err != nil {
+		return nil, err
+	}
 
 	ctx := req.Context()
 	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget), {}}
@@ -517,6 +536,7 @@ type call struct {
 	t          *Transport
 	req        *http.Request
 	br         *breaker.Breaker // the request's breaker, or nil
+	adm        retry.Admitter   // the request's throttle, or nil
 	base       http.RoundTripper
 	header     http.Header // req.Header, or a clone with an Idempotency-Key
 	body       body

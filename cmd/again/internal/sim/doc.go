@@ -25,7 +25,10 @@
 //     page's storm view);
 //   - [Hedge]: hedged requests against a long-tailed latency (The Tail at
 //     Scale), and the hedge storm on an overloaded server, with and
-//     without a budget.
+//     without a budget;
+//   - [Throttle]: client-side throttling over a demand sweep, the SRE
+//     book's counting (package throttle) against a budget alone,
+//     failsafe-go's sent-only counting and AWS's CUBIC send rate.
 //
 // Quick start:
 //

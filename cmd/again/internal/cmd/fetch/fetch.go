@@ -36,6 +36,7 @@ type Options struct {
 	BudgetURL  string               // --budget, "" for none
 	BreakerURL string               // --breaker-store, "" for none
 	hedge      *hedgeFlags          // --hedge-after, --repeat, ...
+	throttleK  string               // --throttle's K, if given
 
 	method, output                 string
 	data, dataRaw, json            []string
@@ -124,6 +125,8 @@ server's text with control characters escaped (\x1b).
 
 ` + hedgeHelp + `
 
+` + throttleHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -140,7 +143,10 @@ signal N stops it.`,
   again fetch -d @order.json -H 'Content-Type: application/json' -i https://api.example.com/orders
 
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
-  again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data`,
+  again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
+
+  # 500 requests against your own server, throttled on the client's side.
+  again fetch --repeat 500 --throttle http://localhost:8080/health`,
 		Args: cobra.ArbitraryArgs,
 	}
 	var f Options
@@ -167,6 +173,7 @@ signal N stops it.`,
 	budgetURL := cmdutil.AddBudgetFlag(fs)
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
 	hf := addHedgeFlags(fs)
+	addThrottleFlag(fs, &f.throttleK)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f.Env, f.Policy, f.Flags, f.Args = env, pf, fs, args
@@ -199,6 +206,9 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	req, tr, err := f.build(fs, f.Args, env, in)
 	if err == nil {
 		err = f.hedging(fs, hf, tr, rt, env)
+	}
+	if err == nil {
+		tr.Throttles, err = throttles(fs, f.throttleK)
 	}
 	if err != nil {
 		return err

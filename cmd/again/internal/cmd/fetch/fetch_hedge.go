@@ -220,6 +220,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		}
 	}
 	writeSummary(env.Stdout, n, failed, latencies, rep)
+	writeThrottled(env.Stdout, tr.Throttles)
 	if failed > 0 {
 		return fmt.Errorf("%d of %d requests failed (the last: %s)", failed, n, lastErr)
 	}

@@ -32,6 +32,7 @@ var docImports = map[string]string{
 	"otelagain": "github.com/again-go/again/otelagain",
 	"fault":     "github.com/again-go/again/fault",
 	"httptest":  "net/http/httptest",
+	"throttle":  "github.com/again-go/again/throttle",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",

@@ -1,5 +1,5 @@
 // Package sim is `again sim` and its models (occ, outage, fleet, storm,
-// hedge): each model's flags become its simmodel config and an Options,
+// hedge, throttle): each model's flags become its simmodel config and an Options,
 // which its run function (occRun, outageRun, ...) runs and writes as a
 // table, CSV, JSON or SVG. The simulator itself is internal/sim (imported
 // as simmodel).
@@ -36,11 +36,12 @@ dependency, with the library's own backoff schedules, retry budget and
 circuit breaker on a virtual clock, so that what it shows is what that code
 does. Each model is a subcommand:
 
-  occ     the AWS Architecture Blog's "Exponential Backoff And Jitter" (2015)
-  outage  a load spike that leaves a server collapsed, and what prevents it
-  fleet   retry amplification across a fleet of clients, per strategy
-  storm   attempts over time when N clients fail at once on one schedule
-  hedge   hedged requests against a long tail, and the hedge storm
+  occ       the AWS Architecture Blog's "Exponential Backoff And Jitter" (2015)
+  outage    a load spike that leaves a server collapsed, and what prevents it
+  fleet     retry amplification across a fleet of clients, per strategy
+  storm     attempts over time when N clients fail at once on one schedule
+  hedge     hedged requests against a long tail, and the hedge storm
+  throttle  client-side throttling under a demand sweep, per throttler
 
 Results are the same for a --seed on any machine, whatever its number of
 cores; the runs use every core. --format table, csv, json (an array of
@@ -66,7 +67,7 @@ error.`,
 			return cmdutil.Usagef("missing the model; want one of %s (see 'again sim --help')", strings.Join(cmdutil.CommandNames(cmd), ", "))
 		},
 	}
-	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env))
+	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env))
 	cmdutil.OnlySubcommands(cmd)
 	return cmd
 }
@@ -210,10 +211,12 @@ func simUsage(err error) error {
 	}
 	flags := map[string]string{
 		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure",
-		simmodel.FieldStormAttempts:  stormAttempts,
-		simmodel.FieldOCCWork:        occWork,
-		simmodel.FieldOutageRequests: outageRequests,
-		simmodel.FieldFleetCells:     fleetCells,
+		simmodel.FieldStormAttempts:    stormAttempts,
+		simmodel.FieldOCCWork:          occWork,
+		simmodel.FieldOutageRequests:   outageRequests,
+		simmodel.FieldFleetCells:       fleetCells,
+		simmodel.FieldThrottleRequests: throttleRequests,
+		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -228,6 +231,8 @@ const (
 	occWork        = "the sum of --clients² × --runs"
 	outageRequests = "--rate × (--duration − --spike) + --spike-rate × --spike"
 	fleetCells     = "--clients × --failure × --strategy"
+	// throttleRequests: the command keeps the model's Duration of 300 s.
+	throttleRequests = "max(--demand) × --capacity × 300s"
 )
 
 func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {

@@ -27,8 +27,8 @@ func TestSimUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
-		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, occ, outage, storm (see 'again sim --help')`},
+		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm, throttle (see 'again sim --help')`},
+		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, occ, outage, storm, throttle (see 'again sim --help')`},
 		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
@@ -69,6 +69,10 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "hedge", "--load", "1.2"}, `again sim hedge: --load must be a utilisation in (0, 1), got "1.2"`},
 		{[]string{"sim", "hedge", "--max-hedges", "4"}, `again sim hedge: --max-hedges must be a whole number from 1 to 3, got "4"`},
 		{[]string{"sim", "hedge", "--requests", "10"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "10"`},
+		{[]string{"sim", "throttle", "--demand", "0"}, `again sim throttle: --demand must be a comma-separated list of ratios above 0 and up to 100, or ranges such as 1-30/1, got "0"`},
+		{[]string{"sim", "throttle", "--strategy", "breaker"}, `again sim throttle: --strategy must be a comma-separated list of none, budget, sent-only, sre-k2, sre-k1.1, cubic, got "breaker"`},
+		{[]string{"sim", "throttle", "--capacity", "0"}, `again sim throttle: --capacity must be a number of requests per second above 0 and up to 10000, got "0"`},
+		{[]string{"sim", "throttle", "--demand", "100", "--capacity", "10000"}, `again sim throttle: max(--demand) × --capacity × 300s must be at most 1000000 requests, got 100 × 10000/s × 300s = 300000000`},
 		{[]string{"sim", "fleet", "extra"}, `again sim fleet: unexpected argument "extra"; fleet takes only flags (see 'again sim fleet --help')`},
 	}
 	for _, tt := range tests {
@@ -90,6 +94,7 @@ func TestSimLimitsInHelp(t *testing.T) {
 		{"occ", []string{"clients", "runs"}, "the sum of --clients² × --runs at most 100000000"},
 		{"outage", []string{"rate", "spike-rate", "spike", "duration"}, "--rate × (--duration − --spike) + --spike-rate × --spike at most 1000000 requests"},
 		{"fleet", []string{"clients", "failure", "strategy"}, "--clients × --failure × --strategy at most 100000 cells"},
+		{"throttle", []string{"demand", "capacity"}, "max(--demand) × --capacity × 300s at most 1000000 requests"},
 	}
 	for _, tt := range tests {
 		_, flags, _ := strings.Cut(run(t, "sim", tt.model, "--help").Stdout, "\nFlags:\n")
@@ -133,6 +138,7 @@ func TestSimJSONFields(t *testing.T) {
 		{[]string{"sim", "fleet", "--clients", "10", "--failure", "0.5,1"}, 12, []string{"amplification", "clients", "failure", "strategy", "success_ratio"}},
 		{[]string{"sim", "storm", "--retries", "2", "--initial", "1s", "--max", "1s", "--jitter", "none"}, 3, []string{"attempts", "no_jitter", "start_ms"}},
 		{[]string{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.95"}, 6, []string{"budget", "extra_load", "hedge_quantile", "overloaded", "p50_ms", "p999_ms", "p99_ms"}},
+		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "throttler"}},
 	}
 	for _, tt := range tests {
 		rows := simJSON(t, tt.args...)
@@ -144,7 +150,7 @@ func TestSimJSONFields(t *testing.T) {
 			for k, v := range row {
 				keys = append(keys, k)
 				switch k {
-				case "algorithm", "strategy":
+				case "algorithm", "strategy", "throttler":
 					if _, ok := v.(string); !ok {
 						t.Errorf("again %v: %s = %#v, want a string", tt.args, k, v)
 					}
@@ -257,6 +263,7 @@ func TestSimListExamples(t *testing.T) {
 		"clients":   func(s string) error { _, err := parseClients(s); return err },
 		"failure":   func(s string) error { _, err := parseFailures(s); return err },
 		"quantiles": func(s string) error { _, err := parseQuantiles(s); return err },
+		"demand":    func(s string) error { _, err := parseDemands(s); return err },
 	}
 	example := regexp.MustCompile(`, or ranges such as (\S+), got ","$`)
 	seen := map[string]bool{}

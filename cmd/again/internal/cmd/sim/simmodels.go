@@ -16,14 +16,14 @@ import (
 )
 
 // parseStrategies parses a --strategy list against the model's strategies.
-func parseStrategies(s string, valid []simmodel.Strategy) ([]simmodel.Strategy, error) {
+func parseStrategies[S ~string](s string, valid []S) ([]S, error) {
 	names := make([]string, len(valid))
 	for i, v := range valid {
 		names[i] = string(v)
 	}
-	var out []simmodel.Strategy
+	var out []S
 	for item := range strings.SplitSeq(s, ",") {
-		st := simmodel.Strategy(strings.TrimSpace(item))
+		st := S(strings.TrimSpace(item))
 		if !slices.Contains(valid, st) {
 			return nil, cmdutil.Usagef("--strategy must be a comma-separated list of %s, got %q", strings.Join(names, ", "), s)
 		}
@@ -32,7 +32,7 @@ func parseStrategies(s string, valid []simmodel.Strategy) ([]simmodel.Strategy, 
 	return out, nil
 }
 
-func strategyList(ss []simmodel.Strategy) string {
+func strategyList[S ~string](ss []S) string {
 	names := make([]string, len(ss))
 	for i, s := range ss {
 		names[i] = string(s)

@@ -99,7 +99,7 @@ type overloadEnv struct {
 
 var retries = backoff.Policy{Initial: 10 * time.Millisecond, Retries: 2}
 
-func get(ctx context.Context, rt http.RoundTripper, url string) int {
+func getStatus(ctx context.Context, rt http.RoundTripper, url string) int {
 	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
 	resp, err := rt.RoundTrip(req)
 	if err != nil {
@@ -111,7 +111,7 @@ func get(ctx context.Context, rt http.RoundTripper, url string) int {
 
 // transportSend sends every request through tr.
 func transportSend(tr http.RoundTripper) sendFunc {
-	return func(_ int, ctx context.Context, url string) bool { return get(ctx, tr, url) == http.StatusOK }
+	return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == http.StatusOK }
 }
 
 // fleetTransport is one fleet member's Transport: its own fleet.Throttle
@@ -164,7 +164,7 @@ var overloadCases = []overloadCase{
 			trs[i] = tr
 		}
 		return func(worker int, ctx context.Context, url string) bool {
-			return get(ctx, trs[worker%overloadProcesses], url) == http.StatusOK
+			return getStatus(ctx, trs[worker%overloadProcesses], url) == http.StatusOK
 		}
 	}},
 	{name: "failsafe-adaptivethrottler", client: func(_ testing.TB, env overloadEnv) sendFunc {
@@ -174,7 +174,7 @@ var overloadCases = []overloadCase{
 			if !at.TryAcquirePermit() {
 				return false
 			}
-			code := get(ctx, tr, url)
+			code := getStatus(ctx, tr, url)
 			if code == http.StatusServiceUnavailable || code == 0 {
 				at.RecordFailure()
 			} else {

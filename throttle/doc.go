@@ -1,6 +1,6 @@
-// Package throttle holds a client back from a dependency that is
-// overloaded, before its requests are sent: the first attempts, not only
-// the retries that a retry.Budget caps.
+// Package throttle holds a client's requests back from an overloaded
+// dependency. It rejects them before they are sent: the first attempts,
+// not only the retries that a retry.Budget caps.
 //
 // Two admitters, both retry.Admitter:
 //

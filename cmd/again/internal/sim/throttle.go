@@ -315,7 +315,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 	for q.len() > 0 {
 		now, e := q.pop()
 		clock.now = now
-		counted := now >= c.Warmup
+		counted := now >= c.Warmup && now < c.Duration
 		if e.req == arrival {
 			if now >= c.Duration {
 				continue

@@ -1,0 +1,71 @@
+package fetch
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/retry"
+	"github.com/again-go/again/throttle"
+	"github.com/spf13/pflag"
+)
+
+// throttleHelp is fetch's help on --throttle.
+const throttleHelp = `--throttle [K], with --repeat, throttles the requests on the client's side,
+per host, as Google's SRE book describes: each attempt is rejected
+locally, never sent, with probability max(0, (requests - K×accepts) /
+(requests + 1)) over the last 2 minutes, where requests counts the
+attempts rejected too and accepts those not refused with 429 or 503. K is
+2 when only --throttle is given. The summary then says how many attempts
+each host's throttle rejected, and its p at the end.`
+
+// addThrottleFlag registers --throttle, whose value is K, 2 when the flag
+// is given bare.
+func addThrottleFlag(fs *pflag.FlagSet, k *string) {
+	fs.Var(cmdutil.Text(k, "K"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through K per accepted one (default 2 when given bare)")
+	fs.Lookup("throttle").NoOptDefVal = strconv.Itoa(throttle.DefaultK)
+}
+
+// throttles returns the Group of per-host throttles that --throttle
+// asks for, or nil without it.
+func throttles(fs *pflag.FlagSet, k string) (*throttle.Group, error) {
+	if !fs.Changed("throttle") {
+		return nil, nil
+	}
+	if !fs.Changed("repeat") {
+		return nil, cmdutil.Usagef("--throttle needs --repeat: a single request is never throttled")
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(k), 64)
+	if err != nil || !(v >= 1) || math.IsInf(v, 1) {
+		return nil, cmdutil.Usagef("--throttle must be a finite number K >= 1, got %q", k)
+	}
+	cfg := throttle.Config{K: v}
+	return &throttle.Group{New: func(string) (retry.Admitter, error) { return throttle.New(cfg) }}, nil
+}
+
+// writeThrottled prints, for each host of g, the attempts its throttle
+// rejected and its p now. A nil g prints nothing.
+func writeThrottled(w io.Writer, g *throttle.Group) {
+	if g == nil {
+		return
+	}
+	type host struct {
+		name string
+		s    throttle.Stats
+	}
+	var hosts []host
+	g.Range(func(key string, a retry.Admitter) bool {
+		if th, ok := a.(*throttle.Throttler); ok {
+			hosts = append(hosts, host{key, th.Snapshot()})
+		}
+		return true
+	})
+	slices.SortFunc(hosts, func(a, b host) int { return strings.Compare(a.name, b.name) })
+	for _, h := range hosts {
+		fmt.Fprintf(w, "throttle  %s: %d of %d attempts rejected locally, p %.2f now\n", h.name, h.s.Rejected, h.s.Requests, h.s.P)
+	}
+}

@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/spf13/cobra"
+)
+
+func newSimThrottleCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "throttle",
+		Short: "Client-side throttling under a demand sweep, per throttler",
+		Long: `throttle sweeps the demand on a backend of fixed capacity (--capacity
+requests per second, 503 at once above it) from 1 to 30 times that
+capacity. One client offers the demand as Poisson arrivals and retries a
+refused attempt up to 3 attempts on the default schedule, with a retry
+budget (except none), holding its attempts back as the throttler says,
+with the library's own code on a virtual clock:
+  none       nothing: retries without a budget
+  budget     a retry.TokenBucket only: every first attempt is sent
+  sent-only  failsafe-go's AdaptiveThrottler at its defaults: it counts
+             only the requests sent (p capped at 0.9, over a minute)
+  sre-k2     throttle.Throttler, K = 2 (the SRE book's): it counts the
+             requests it rejected too
+  sre-k1.1   throttle.Throttler, K = 1.1
+  cubic      throttle.Rate, AWS's adaptive send rate (CUBIC)
+
+One row per demand and throttler, over the run's last 150 s of 300 s:
+p_reject, the share of attempts rejected locally; backend_load_ratio, the
+attempts that reached the backend per second ÷ its capacity;
+goodput_ratio, the requests that succeeded per second ÷ capacity; and
+latency_p50_ms and latency_p99_ms of the successful requests. With the
+SRE counting the backend's load stays near K × capacity whatever the
+demand; counting only what was sent, it grows with its square root.`,
+		Example: `  # The whole sweep, and its chart.
+  again sim throttle --svg throttle.svg
+
+  # The SRE throttle against failsafe-go's counting at 10x and 30x, as JSON.
+  again sim throttle --demand 10,30 --strategy sre-k2,sent-only --format json`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(env, fs)
+	demands, capacity := "1,2,3,5,10,20,30", "100"
+	strategies := strategyList(simmodel.Throttlings())
+	limit := fmt.Sprintf("; %s at most %d requests", throttleRequests, simmodel.MaxRequests)
+	fs.Var(cmdutil.Text(&demands, "list"), "demand", fmt.Sprintf("demand ÷ capacity: a list such as 3,10,30 or a range such as 1-30/1, each above 0 and up to %d", simmodel.MaxDemandRatio)+limit)
+	fs.Var(cmdutil.Text(&capacity, "rate"), "capacity", "requests per second the backend accepts"+limit)
+	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "throttlers to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := simmodel.ThrottleConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "throttle")}
+		if c.Demands, err = parseDemands(demands); err != nil {
+			return err
+		}
+		if c.Capacity, err = parseRate("capacity", capacity); err != nil {
+			return err
+		}
+		if c.Throttlings, err = parseStrategies(strategies, simmodel.Throttlings()); err != nil {
+			return err
+		}
+		return throttleRun(cmd.Context(), sf, c)
+	}
+	return cmd
+}
+
+// parseDemands parses throttle's --demand: ratios of demand to capacity.
+func parseDemands(s string) ([]float64, error) {
+	return parseList("demand", s, fmt.Sprintf("ratios above 0 and up to %d", simmodel.MaxDemandRatio), "1-30/1", parseFloat,
+		func(f float64) bool { return f > 0 && f <= simmodel.MaxDemandRatio })
+}
+
+// throttleRun runs the throttle model as c says, and writes its rows as
+// opts says.
+func throttleRun(ctx context.Context, opts *Options, c simmodel.ThrottleConfig) error {
+	return runModel(ctx, opts, func() ([]simmodel.ThrottleRow, error) { return simmodel.Throttle(c) }, throttleChart)
+}
+
+// throttleChart draws, against the demand, the backend's load and the
+// goodput per capacity, one line per throttler: the SRE counting's flat
+// K × capacity against the others' growth.
+func throttleChart(rows []simmodel.ThrottleRow) *chart.Figure {
+	load := chart.Panel{Title: "Load on the backend", XLabel: "demand ÷ capacity", YLabel: "attempts received ÷ capacity (log scale)", LogY: true}
+	good := chart.Panel{Title: "Goodput", XLabel: "demand ÷ capacity", YLabel: "successes ÷ capacity"}
+	index := map[simmodel.Throttling]int{}
+	for _, r := range rows {
+		i, ok := index[r.Throttler]
+		if !ok {
+			i = len(load.Series)
+			index[r.Throttler] = i
+			load.Series = append(load.Series, chart.Series{Name: string(r.Throttler)})
+			good.Series = append(good.Series, chart.Series{Name: string(r.Throttler)})
+		}
+		l, g := &load.Series[i], &good.Series[i]
+		l.X, l.Y = append(l.X, r.DemandRatio), append(l.Y, r.BackendLoadRatio)
+		g.X, g.Y = append(g.X, r.DemandRatio), append(g.Y, r.GoodputRatio)
+	}
+	return &chart.Figure{
+		Title:   "Client-side throttling under a demand sweep (again sim throttle)",
+		Note:    "Poisson demand on a backend of fixed capacity that answers 503 above it; up to 3 attempts, with a budget except for none.",
+		Panels:  []chart.Panel{load, good},
+		Columns: 2,
+	}
+}

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -22,36 +24,77 @@ import (
 )
 
 // Overload, measured: a loopback server that accepts capacity requests
-// per second (a token bucket a tenth of a second deep) and answers 503
-// above it, and 64 client goroutines offering 10 × capacity, each request
-// through a retryhttp.Transport that retries twice. Compared: no throttle
-// and no budget; again's budget only; again's SRE throttle (per host, K 2)
-// with the budget; failsafe-go's AdaptiveThrottler at its defaults around
-// each request, with the same budget. Each reports the backend's load and
-// goodput per capacity, and the p99 of the successful requests, over the
-// last seconds of the run, as custom metrics: run it with
+// per second (a token bucket a tenth of a second deep, full at the start)
+// and answers 503 above it, and 64 client goroutines offering 10 ×
+// capacity, each request through a retryhttp.Transport that retries
+// twice. Compared: no throttle and no budget; again's budget only; again's
+// SRE throttle (per host, K 2) with the budget; the same shared through
+// Redis by a fleet of 8, played by 8 Transports in this process and by 8
+// processes (this test binary re-executed, see
+// overload_processes_test.go); failsafe-go's AdaptiveThrottler at its
+// defaults around each request, with the same budget. Each reports, over
+// the last seconds of the run, the backend's load, goodput and the demand
+// the clients managed to offer per capacity, and the p99 latency of the
+// successful requests and of all, as custom metrics: run it with
 //
 //	go test -run '^$' -bench Overload -benchtime 1x
 //
 // The throttles count from the start, so their ratio settles within a
-// second or two; the run lasts overloadRun and is measured after
-// overloadWarm.
+// second; each case lasts overloadBench.run and is measured after
+// overloadBench.warm. TestOverloadFakeClock runs the same clients on a
+// fake clock, in memory, and asserts the shape of the results.
+//
+// The server's bucket starts full, as a server that was idle: one whose
+// very first answers are 503s can hold an SRE throttler (which counts its
+// own rejections as requests) near p = 1 for many seconds, its accepts
+// growing only with the square of the time, and that cold start is not
+// what this run compares.
 
-const (
-	overloadCapacity = 200
-	overloadClients  = 64
-	overloadDemand   = 10
-	overloadRun      = 8 * time.Second
-	overloadWarm     = 3 * time.Second
-	// overloadProcesses is the fleet's size in the fleet case.
-	overloadProcesses = 8
-)
+// overloadConfig is the shape of one overload run.
+type overloadConfig struct {
+	capacity int // requests per second the server accepts
+	clients  int // client goroutines
+	demand   int // what the clients offer, in capacities
+	run      time.Duration
+	warm     time.Duration // counting starts after it
+}
+
+// interval is the time between two requests of one client goroutine.
+func (c overloadConfig) interval() time.Duration {
+	return time.Duration(float64(time.Second) * float64(c.clients) / float64(c.demand*c.capacity))
+}
+
+// span is what the server could accept while counting.
+func (c overloadConfig) span() float64 {
+	return (c.run - c.warm).Seconds() * float64(c.capacity)
+}
+
+// overloadBench is the benchmark's run: 5 cases of 5 s and one of 8
+// processes, about 35 s in all.
+var overloadBench = overloadConfig{capacity: 200, clients: 64, demand: 10, run: 5 * time.Second, warm: 2 * time.Second}
+
+// overloadProcesses is the fleet's size in the fleet cases.
+const overloadProcesses = 8
+
+// sendFunc makes the request of client goroutine worker (of
+// overloadConfig.clients) and reports whether it succeeded.
+type sendFunc func(worker int, ctx context.Context, url string) bool
 
 type overloadCase struct {
 	name string
-	// client returns the function with which client goroutine worker
-	// makes one request, and whether it succeeded.
-	client func(b *testing.B, base http.RoundTripper) func(worker int, ctx context.Context, url string) bool
+	// fleet, when true, marks a case that needs a redis-server, in
+	// overloadEnv.redis.
+	fleet  bool
+	client func(tb testing.TB, env overloadEnv) sendFunc
+}
+
+// overloadEnv is what a case's clients are made with.
+type overloadEnv struct {
+	base  http.RoundTripper // sends the requests
+	redis string            // a redis-server's address, for the fleet cases
+	// fallbacks counts the times a fleet.Throttle stopped using Redis
+	// (its warnings): under a loaded machine its 50 ms timeout can pass.
+	fallbacks *atomic.Int64
 }
 
 var retries = backoff.Policy{Initial: 10 * time.Millisecond, Retries: 2}
@@ -66,42 +109,66 @@ func getStatus(ctx context.Context, rt http.RoundTripper, url string) int {
 	return resp.StatusCode
 }
 
+// transportSend sends every request through tr.
+func transportSend(tr http.RoundTripper) sendFunc {
+	return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == http.StatusOK }
+}
+
+// fleetTransport is one fleet member's Transport: its own fleet.Throttle
+// (and budget) on the redis-server at env.redis, all members on one key,
+// its warnings counted in env.fallbacks. close
+// releases the Throttle and the Redis client.
+func fleetTransport(env overloadEnv) (tr *retryhttp.Transport, th *fleet.Throttle, close func(), err error) {
+	c := redis.NewClient(&redis.Options{Addr: env.redis, ContextTimeoutEnabled: true})
+	th, err = fleet.NewThrottle(fleet.ThrottleConfig{Client: c, Key: "overload",
+		Logger: slog.New(warnCounter{env.fallbacks})})
+	if err != nil {
+		c.Close()
+		return nil, nil, nil, err
+	}
+	tr = &retryhttp.Transport{Base: env.base, Policy: retries, Budget: &retry.TokenBucket{},
+		Throttles: &throttle.Group{New: func(string) (retry.Admitter, error) { return th, nil }}}
+	return tr, th, func() { th.Close(); c.Close() }, nil
+}
+
+// warnCounter is a slog.Handler that counts the records of level Warn and
+// above, and drops every record.
+type warnCounter struct{ n *atomic.Int64 }
+
+func (h warnCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (h warnCounter) Handle(context.Context, slog.Record) error    { h.n.Add(1); return nil }
+func (h warnCounter) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h warnCounter) WithGroup(string) slog.Handler                { return h }
+
 var overloadCases = []overloadCase{
-	{"none", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
-		tr := &retryhttp.Transport{Base: base, Policy: retries}
-		return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == 200 }
+	{name: "none", client: func(_ testing.TB, env overloadEnv) sendFunc {
+		return transportSend(&retryhttp.Transport{Base: env.base, Policy: retries})
 	}},
-	{"again-budget", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
-		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}}
-		return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == 200 }
+	{name: "again-budget", client: func(_ testing.TB, env overloadEnv) sendFunc {
+		return transportSend(&retryhttp.Transport{Base: env.base, Policy: retries, Budget: &retry.TokenBucket{}})
 	}},
-	{"again-sre", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
-		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}, Throttles: &throttle.Group{}}
-		return func(_ int, ctx context.Context, url string) bool { return getStatus(ctx, tr, url) == 200 }
+	{name: "again-sre", client: func(_ testing.TB, env overloadEnv) sendFunc {
+		return transportSend(&retryhttp.Transport{Base: env.base, Policy: retries, Budget: &retry.TokenBucket{}, Throttles: &throttle.Group{}})
 	}},
-	{"again-sre-fleet-8", func(b *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
+	{name: "again-sre-fleet-8", fleet: true, client: func(tb testing.TB, env overloadEnv) sendFunc {
 		// Eight processes of 8 goroutines each, played by 8 Transports in
 		// this one, each with its own fleet.Throttle (and budget) on one
 		// local redis-server: the fleet's counts decide.
-		s := fleettest.Start(b)
 		trs := make([]*retryhttp.Transport, overloadProcesses)
 		for i := range trs {
-			c := redis.NewClient(&redis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-			b.Cleanup(func() { c.Close() })
-			th, err := fleet.NewThrottle(fleet.ThrottleConfig{Client: c, Key: "overload"})
+			tr, _, closeFn, err := fleetTransport(env)
 			if err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
-			b.Cleanup(func() { th.Close() })
-			trs[i] = &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{},
-				Throttles: &throttle.Group{New: func(string) (retry.Admitter, error) { return th, nil }}}
+			tb.Cleanup(closeFn)
+			trs[i] = tr
 		}
 		return func(worker int, ctx context.Context, url string) bool {
-			return getStatus(ctx, trs[worker%overloadProcesses], url) == 200
+			return getStatus(ctx, trs[worker%overloadProcesses], url) == http.StatusOK
 		}
 	}},
-	{"failsafe-adaptivethrottler", func(_ *testing.B, base http.RoundTripper) func(int, context.Context, string) bool {
-		tr := &retryhttp.Transport{Base: base, Policy: retries, Budget: &retry.TokenBucket{}}
+	{name: "failsafe-adaptivethrottler", client: func(_ testing.TB, env overloadEnv) sendFunc {
+		tr := &retryhttp.Transport{Base: env.base, Policy: retries, Budget: &retry.TokenBucket{}}
 		at := adaptivethrottler.NewWithDefaults[any]()
 		return func(_ int, ctx context.Context, url string) bool {
 			if !at.TryAcquirePermit() {
@@ -113,14 +180,16 @@ var overloadCases = []overloadCase{
 			} else {
 				at.RecordSuccess()
 			}
-			return code == 200
+			return code == http.StatusOK
 		}
 	}},
 }
 
-// capacityServer answers 200 up to its capacity per second and 503 above,
-// counting what it received and accepted while counting is on.
+// capacityServer answers 200 up to capacity requests per second and 503
+// above, counting what it received and accepted while counting is on.
 type capacityServer struct {
+	capacity float64
+
 	mu       sync.Mutex
 	tokens   float64
 	last     time.Time
@@ -129,10 +198,14 @@ type capacityServer struct {
 	accepted atomic.Int64
 }
 
+func newCapacityServer(capacity int) *capacityServer {
+	return &capacityServer{capacity: float64(capacity), tokens: float64(capacity) / 10, last: time.Now()}
+}
+
 func (s *capacityServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	now := time.Now()
 	s.mu.Lock()
-	s.tokens = min(overloadCapacity/10, s.tokens+now.Sub(s.last).Seconds()*overloadCapacity)
+	s.tokens = min(s.capacity/10, s.tokens+now.Sub(s.last).Seconds()*s.capacity)
 	s.last = now
 	ok := s.tokens >= 1
 	if ok {
@@ -152,57 +225,143 @@ func (s *capacityServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-func BenchmarkOverload(b *testing.B) {
-	if testing.Short() {
-		b.Skip("runs for seconds per case")
-	}
-	for _, c := range overloadCases {
-		b.Run(c.name, func(b *testing.B) {
-			for b.Loop() {
-				load, goodput, p99 := runOverload(b, c)
-				b.ReportMetric(load, "load/capacity")
-				b.ReportMetric(goodput, "goodput/capacity")
-				b.ReportMetric(p99, "p99-ms")
-			}
-		})
-	}
+// overloadResult is what one run measured, per capacity, over the
+// counting span.
+type overloadResult struct {
+	load, goodput, offered float64 // per capacity
+	p99ms, p99AllMs        float64 // of the successful requests, of all
+	fallbacks              int64   // see overloadEnv
 }
 
-func runOverload(b *testing.B, c overloadCase) (load, goodput, p99ms float64) {
-	srv := &capacityServer{last: time.Now()}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	base := &http.Transport{MaxIdleConnsPerHost: overloadClients}
-	defer base.CloseIdleConnections()
-	send := c.client(b, base)
-	ctx, cancel := context.WithTimeout(context.Background(), overloadRun)
-	defer cancel()
-	interval := time.Duration(float64(time.Second) * overloadClients / (overloadDemand * overloadCapacity))
+func (r overloadResult) String() string {
+	s := fmt.Sprintf("load %.2f, goodput %.3f, offered %.2f, p99 %.1f ms (all: %.1f ms)",
+		r.load, r.goodput, r.offered, r.p99ms, r.p99AllMs)
+	if r.fallbacks > 0 {
+		s += fmt.Sprintf(", %d Redis fallbacks", r.fallbacks)
+	}
+	return s
+}
+
+// clientStats is what client goroutines counted while the server counts:
+// the requests they started, and the latencies of the successful ones.
+type clientStats struct {
+	Asked int64 `json:"asked"`
+	// Lat and LatAll are the latencies, in milliseconds, of the
+	// successful requests and of all.
+	Lat    []float64 `json:"lat_ms"`
+	LatAll []float64 `json:"lat_all_ms"`
+	// Fallbacks is a child process's overloadEnv.fallbacks.
+	Fallbacks int64 `json:"fallbacks"`
+}
+
+// offer runs the client goroutines first to first+n−1 (of cfg.clients)
+// from start until ctx ends, each starting a request every
+// cfg.interval(), at phases spread over the interval so that the whole
+// fleet's requests are evenly spaced; what starts after from is counted.
+// A goroutine that falls behind catches up in a burst, as the callers of a
+// slow client would.
+func offer(ctx context.Context, cfg overloadConfig, first, n int, start, from time.Time, url string, send sendFunc) clientStats {
+	interval := cfg.interval()
 	var mu sync.Mutex
-	var lat []float64
+	var st clientStats
 	var wg sync.WaitGroup
-	start := time.Now()
-	time.AfterFunc(overloadWarm, func() { srv.counting.Store(true) })
-	for i := range overloadClients {
+	for i := first; i < first+n; i++ {
 		wg.Go(func() {
-			next := start.Add(interval * time.Duration(i) / overloadClients)
+			next := start.Add(interval * time.Duration(i) / time.Duration(cfg.clients))
 			for ctx.Err() == nil {
 				time.Sleep(time.Until(next))
 				next = next.Add(interval)
 				t0 := time.Now()
-				if send(i, ctx, ts.URL) && srv.counting.Load() {
-					mu.Lock()
-					lat = append(lat, float64(time.Since(t0))/float64(time.Millisecond))
-					mu.Unlock()
+				ok := send(i, ctx, url)
+				if t0.Before(from) || ctx.Err() != nil {
+					continue
 				}
+				ms := float64(time.Since(t0)) / float64(time.Millisecond)
+				mu.Lock()
+				st.Asked++
+				st.LatAll = append(st.LatAll, ms)
+				if ok {
+					st.Lat = append(st.Lat, ms)
+				}
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	span := (overloadRun - overloadWarm).Seconds() * overloadCapacity
+	return st
+}
+
+// result turns the server's counts and the clients' into an
+// overloadResult.
+func (s *capacityServer) result(cfg overloadConfig, st clientStats) overloadResult {
+	span := cfg.span()
+	r := overloadResult{
+		load:      float64(s.received.Load()) / span,
+		goodput:   float64(s.accepted.Load()) / span,
+		offered:   float64(st.Asked) / span,
+		fallbacks: st.Fallbacks,
+	}
+	r.p99ms, r.p99AllMs = p99(st.Lat), p99(st.LatAll)
+	return r
+}
+
+// p99 returns the 99th percentile of lat, which it sorts, or 0.
+func p99(lat []float64) float64 {
 	slices.Sort(lat)
 	if n := len(lat); n > 0 {
-		p99ms = lat[min(n-1, n*99/100)]
+		return lat[min(n-1, n*99/100)]
 	}
-	return float64(srv.received.Load()) / span, float64(srv.accepted.Load()) / span, p99ms
+	return 0
+}
+
+// runOverload runs the clients of send against srv, reached through url,
+// for cfg.run, and measures after cfg.warm.
+func runOverload(cfg overloadConfig, srv *capacityServer, url string, send sendFunc) overloadResult {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.run)
+	defer cancel()
+	start := time.Now()
+	time.AfterFunc(cfg.warm, func() { srv.counting.Store(true) })
+	st := offer(ctx, cfg, 0, cfg.clients, start, start.Add(cfg.warm), url, send)
+	return srv.result(cfg, st)
+}
+
+func BenchmarkOverload(b *testing.B) {
+	if testing.Short() {
+		b.Skip("runs for seconds per case")
+	}
+	cfg := overloadBench
+	report := func(b *testing.B, r overloadResult) {
+		b.ReportMetric(0, "ns/op") // an operation is a whole run: its time says nothing
+		b.ReportMetric(r.load, "load/capacity")
+		b.ReportMetric(r.goodput, "goodput/capacity")
+		b.ReportMetric(r.offered, "offered/capacity")
+		b.ReportMetric(r.p99ms, "p99-ms")
+		b.ReportMetric(r.p99AllMs, "p99-all-ms")
+		if r.fallbacks > 0 {
+			b.ReportMetric(float64(r.fallbacks), "redis-fallbacks")
+		}
+	}
+	for _, c := range overloadCases {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				base := &http.Transport{MaxIdleConnsPerHost: cfg.clients}
+				env := overloadEnv{base: base, fallbacks: new(atomic.Int64)}
+				if c.fleet {
+					env.redis = fleettest.Start(b).Addr()
+				}
+				srv := newCapacityServer(cfg.capacity)
+				ts := httptest.NewServer(srv)
+				r := runOverload(cfg, srv, ts.URL, c.client(b, env))
+				r.fallbacks = env.fallbacks.Load()
+				base.CloseIdleConnections()
+				ts.Close()
+				report(b, r)
+			}
+		})
+	}
+	b.Run("again-sre-fleet-8-processes", func(b *testing.B) {
+		for b.Loop() {
+			report(b, runOverloadProcesses(b, cfg))
+		}
+	})
 }

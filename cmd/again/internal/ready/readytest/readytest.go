@@ -66,7 +66,8 @@ type Server struct {
 	Dir string
 
 	cmd     *exec.Cmd
-	log     string // the file its output goes to
+	exited  chan struct{} // closed when the process has been waited for
+	log     string        // the file its output goes to
 	stopSig os.Signal
 	after   func() // run by Stop once the process has ended
 	once    sync.Once
@@ -90,17 +91,15 @@ func (s *Server) Log() string {
 // removes its directory.
 func (s *Server) Stop() {
 	s.once.Do(func() {
-		if s.cmd != nil && s.cmd.Process != nil {
+		if s.exited != nil {
 			// The whole process group: RabbitMQ's script runs the Erlang VM
 			// as a child.
 			_ = syscall.Kill(-s.cmd.Process.Pid, s.stopSig.(syscall.Signal))
-			done := make(chan struct{})
-			go func() { _ = s.cmd.Wait(); close(done) }()
 			select {
-			case <-done:
+			case <-s.exited:
 			case <-time.After(15 * time.Second):
 				_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-				<-done
+				<-s.exited
 			}
 		}
 		if s.after != nil {
@@ -108,6 +107,21 @@ func (s *Server) Stop() {
 		}
 		_ = os.RemoveAll(s.Dir)
 	})
+}
+
+// errExited is a server that exited while starting: most often because
+// its port, free a moment before, was taken meanwhile. Start* try again on
+// another port.
+var errExited = errors.New("exited while starting")
+
+// retryPort calls start up to three times while the server exits early.
+func retryPort(start func() (*Server, error)) (*Server, error) {
+	for i := 0; ; i++ {
+		s, err := start()
+		if i == 2 || !errors.Is(err, errExited) {
+			return s, err
+		}
+	}
 }
 
 // FreePort returns a loopback TCP port that nothing listened on a moment
@@ -187,18 +201,8 @@ func start(s *Server, cmd *exec.Cmd, ready func() error) error {
 		return fmt.Errorf("readytest: starting %s: %w", s.Name, err)
 	}
 	s.cmd = cmd
-	exited := make(chan struct{})
-	go func() {
-		// Only to notice an early death; Stop waits for the process itself.
-		p, _ := os.FindProcess(cmd.Process.Pid)
-		for {
-			if err := p.Signal(syscall.Signal(0)); err != nil {
-				close(exited)
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
+	s.exited = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(s.exited) }()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		err := ready()
@@ -206,9 +210,10 @@ func start(s *Server, cmd *exec.Cmd, ready func() error) error {
 			return nil
 		}
 		select {
-		case <-exited:
+		case <-s.exited:
+			log := s.Log()
 			s.Stop()
-			return fmt.Errorf("readytest: %s exited while starting: %v\n%s", s.Name, err, s.Log())
+			return fmt.Errorf("readytest: %s %w: %v\n%s", s.Name, errExited, err, log)
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -244,7 +249,9 @@ func pgBin() (string, error) {
 // user "app" (password Password, scram-sha-256) owns the database
 // Database, holding the table Table. The superuser "postgres" has the same
 // password.
-func StartPostgres() (*Server, error) {
+func StartPostgres() (*Server, error) { return retryPort(startPostgres) }
+
+func startPostgres() (*Server, error) {
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -297,7 +304,9 @@ func StartPostgres() (*Server, error) {
 // StartMariaDB starts a MariaDB server on a free loopback port whose user
 // "app"@"%" (password Password) may use the database Database, holding
 // the table Table.
-func StartMariaDB() (*Server, error) {
+func StartMariaDB() (*Server, error) { return retryPort(startMariaDB) }
+
+func startMariaDB() (*Server, error) {
 	if _, err := exec.LookPath("mariadbd"); err != nil {
 		return nil, errors.New("readytest: mariadbd is not installed (apt-get install mariadb-server)")
 	}
@@ -321,12 +330,12 @@ func StartMariaDB() (*Server, error) {
 		userArg = "--user=" + User
 	}
 	if err := run(exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+data, userArg,
-		"--auth-root-authentication-method=normal", "--skip-test-db")); err != nil {
+		"--auth-root-authentication-method=normal", "--skip-test-db", "--tmpdir="+dir)); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	cmd := command(nil, "mariadbd", "--no-defaults", "--datadir="+data, "--port="+strconv.Itoa(port),
-		"--bind-address=127.0.0.1", "--socket="+sock, "--pid-file="+filepath.Join(dir, "pid"), userArg,
+		"--bind-address=127.0.0.1", "--socket="+sock, "--tmpdir="+dir, "--pid-file="+filepath.Join(dir, "pid"), userArg,
 		"--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M", "--skip-name-resolve",
 		"--innodb-flush-log-at-trx-commit=0")
 	client := func(sql string) error {
@@ -352,7 +361,9 @@ func currentUser() string {
 
 // StartNATS starts a NATS server on a free loopback port that accepts the
 // user "app" with the password Password.
-func StartNATS() (*Server, error) {
+func StartNATS() (*Server, error) { return retryPort(startNATS) }
+
+func startNATS() (*Server, error) {
 	if _, err := exec.LookPath("nats-server"); err != nil {
 		return nil, errors.New("readytest: nats-server is not installed (apt-get install nats-server)")
 	}
@@ -397,6 +408,10 @@ func greets(addr, prefix string) error {
 // vhost "/". ready reports when the AMQP port accepts a connection (the
 // caller's check is the real test); RabbitMQ takes seconds to start.
 func StartRabbitMQ(ready func(addr string) error) (*Server, error) {
+	return retryPort(func() (*Server, error) { return startRabbitMQ(ready) })
+}
+
+func startRabbitMQ(ready func(addr string) error) (*Server, error) {
 	script := "/usr/lib/rabbitmq/bin/rabbitmq-server"
 	if _, err := os.Stat(script); err != nil {
 		return nil, errors.New("readytest: RabbitMQ is not installed (apt-get install rabbitmq-server)")

@@ -73,6 +73,8 @@ func (t *Target) fail(permanent bool, cause string, err error) *Error {
 		}
 		msg += err.Error()
 	}
+	// One line: pgx lists the addresses it tried on lines of their own.
+	msg = strings.NewReplacer(":\n\t", ": ", "\n\t", "; ", "\n", " ").Replace(msg)
 	return &Error{Permanent: permanent, msg: t.mask(msg), err: err}
 }
 

@@ -127,3 +127,18 @@ func FuzzParseMasks(f *testing.F) {
 		}
 	})
 }
+
+// TestErrorOneLine checks that a failure's text is one line, as the
+// command's output needs it, even when the driver's spans several (pgx
+// lists each address it tried on a line of its own).
+func TestErrorOneLine(t *testing.T) {
+	tg, err := Parse("postgres://app:pw@db/app", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tg.fail(false, "connection refused", errors.New("failed to connect to `user=app database=app`:\n\t[::1]:5432: refused\n\t127.0.0.1:5432: refused"))
+	want := "connection refused: failed to connect to `user=app database=app`: [::1]:5432: refused; 127.0.0.1:5432: refused"
+	if e.Error() != want {
+		t.Errorf("fail(...) = %q, want %q", e.Error(), want)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmd/fetch"
 	runcmd "github.com/again-go/again/cmd/again/internal/cmd/run"
 	"github.com/again-go/again/cmd/again/internal/cmd/sim"
+	"github.com/again-go/again/cmd/again/internal/cmd/wait"
 	"github.com/again-go/again/cmd/again/internal/cmd/web"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/spf13/cobra"
@@ -35,6 +36,7 @@ func subcommands(env *cmdutil.Env) []*cobra.Command {
 		fetch.NewCmd(env),
 		runcmd.NewCmd(env),
 		sim.NewCmd(env),
+		wait.NewCmd(env),
 		web.NewCmd(env),
 	}
 }

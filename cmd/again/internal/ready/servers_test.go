@@ -294,3 +294,58 @@ func TestSchemes(t *testing.T) {
 func waitCfg(tg *Target, cfg Config) ([]Result, error) {
 	return Wait(context.Background(), []Checker{tg}, cfg)
 }
+
+// TestRealLateStart starts real servers on the port a wait is already
+// polling (not a Gate in front of a server that is up): the wait must see
+// them ready within one step of the schedule after they accept, through
+// whatever they answer while they start (PostgreSQL: "the database system
+// is starting up").
+func TestRealLateStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real servers; skipped under -short")
+	}
+	for _, tc := range []struct {
+		name  string
+		start func(port int) (*readytest.Server, error)
+		url   func(addr string) string
+	}{
+		{"postgres", readytest.StartPostgresOn, func(addr string) string {
+			// The superuser: app does not exist until the server is up.
+			return "postgres://postgres:" + readytest.Password + "@" + addr + "/postgres?sslmode=disable"
+		}},
+		{"nats", readytest.StartNATSOn, withPassword("nats://app:%s@%s")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			port, err := readytest.FreePort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			begin := time.Now()
+			up := make(chan time.Duration, 1)
+			timer := time.AfterFunc(time.Second, func() {
+				s, err := tc.start(port)
+				if err != nil {
+					t.Error(err)
+					up <- -1
+					return
+				}
+				t.Cleanup(s.Stop)
+				up <- time.Since(begin)
+			})
+			defer timer.Stop()
+			r := waitFor(t, tc.url(addr), nil, time.Minute)
+			upAt := <-up
+			if upAt < 0 {
+				return
+			}
+			// upAt is when the helper saw the server ready, later than it
+			// began accepting: the wait may end before it, never long after.
+			if !r.Ready || r.Attempts < 2 || r.Elapsed > upAt+DefaultPolicy().Max+3*time.Second {
+				t.Errorf("a server up at %v: ready %v after %v and %d attempts (%v), want ready within %v of it",
+					upAt, r.Ready, r.Elapsed, r.Attempts, r.Err, DefaultPolicy().Max)
+			}
+		})
+	}
+}

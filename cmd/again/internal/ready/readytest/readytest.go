@@ -249,9 +249,16 @@ func pgBin() (string, error) {
 // user "app" (password Password, scram-sha-256) owns the database
 // Database, holding the table Table. The superuser "postgres" has the same
 // password.
-func StartPostgres() (*Server, error) { return retryPort(startPostgres) }
+func StartPostgres() (*Server, error) {
+	return retryPort(func() (*Server, error) { return startPostgres(0) })
+}
 
-func startPostgres() (*Server, error) {
+// StartPostgresOn is StartPostgres on the given port, for a test that
+// waits on the port before the server starts: one try, since the port is
+// the caller's.
+func StartPostgresOn(port int) (*Server, error) { return startPostgres(port) }
+
+func startPostgres(port int) (*Server, error) {
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -264,9 +271,10 @@ func startPostgres() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{Name: "postgres", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGINT}
 	pw := filepath.Join(dir, "pw")
@@ -361,9 +369,12 @@ func currentUser() string {
 
 // StartNATS starts a NATS server on a free loopback port that accepts the
 // user "app" with the password Password.
-func StartNATS() (*Server, error) { return retryPort(startNATS) }
+func StartNATS() (*Server, error) { return retryPort(func() (*Server, error) { return startNATS(0) }) }
 
-func startNATS() (*Server, error) {
+// StartNATSOn is StartNATS on the given port (see StartPostgresOn).
+func StartNATSOn(port int) (*Server, error) { return startNATS(port) }
+
+func startNATS(port int) (*Server, error) {
 	if _, err := exec.LookPath("nats-server"); err != nil {
 		return nil, errors.New("readytest: nats-server is not installed (apt-get install nats-server)")
 	}
@@ -371,9 +382,10 @@ func startNATS() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{Name: "nats", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
 	cmd := command(nil, "nats-server", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "--user", "app", "--pass", Password)

@@ -1,6 +1,8 @@
 package ready
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"log"
@@ -17,6 +19,8 @@ import (
 	"github.com/again-go/again/cmd/again/internal/ready/readytest"
 	"github.com/again-go/again/fleet/fleettest"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
 
@@ -259,4 +263,38 @@ func TestInvertRealPort(t *testing.T) {
 	if !r.Ready || r.Attempts < 2 || !strings.Contains(Line(r), "unreachable after") {
 		t.Errorf("a port freed after 1.5 s, --invert: %s, want unreachable after a few attempts", Line(r))
 	}
+}
+
+func TestTLSTargets(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts TLS servers; skipped under -short")
+	}
+	// One certificate for both, httptest's, with its authority.
+	https := httptest.NewTLSServer(http.NotFoundHandler())
+	defer https.Close()
+	trust := https.Client().Transport.(*http.Transport).TLSClientConfig
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.Creds(credentials.NewServerTLSFromCert(&https.TLS.Certificates[0])))
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(l)
+	defer srv.Stop()
+	grpcs := "grpcs://" + l.Addr().String()
+	checkResult(t, waitFor(t, grpcs, nil, 30*time.Second), "permanent", "TLS certificate does not verify")
+	checkResult(t, waitFor(t, grpcs, &Options{TLS: trust}, 30*time.Second), "ready", "")
+
+	redis := fleettest.StartTLS(t)
+	rediss := "rediss://" + redis.Addr() + "/0"
+	checkResult(t, waitFor(t, rediss, nil, 30*time.Second), "permanent", "TLS certificate does not verify")
+	pem, err := os.ReadFile(redis.CAFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	checkResult(t, waitFor(t, rediss, &Options{TLS: &tls.Config{RootCAs: pool}}, 30*time.Second), "ready", "")
 }

@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
@@ -228,5 +231,43 @@ func TestExecKeepsPID(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != strconv.Itoa(cmd.Process.Pid) {
 		t.Errorf("the command ran as PID %s, again as %d: want the same process", got, cmd.Process.Pid)
+	}
+}
+
+// TestSignalStopsTheWait sends SIGTERM to a waiting again: it stops at
+// once and exits 128+15, as every command of again does.
+func TestSignalStopsTheWait(t *testing.T) {
+	// A port that accepts and never answers: its first connection says
+	// that again is waiting, its signals taken over.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cmd, _, out := cmdtest.AgainProcess(t, "wait", "--deadline", "1m", "postgres://u:p@"+l.Addr().String()+"/db?sslmode=disable")
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			accepted <- c
+		}
+		close(accepted)
+	}()
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case <-time.After(30 * time.Second):
+		t.Fatalf("again wait never connected; output %q", out.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Errorf("again wait after SIGTERM: %v, output %q; want exit status 143", err, out.String())
+	}
+	if !strings.Contains(out.String(), "again wait: stopped: received SIGTERM") {
+		t.Errorf("output %q: want the line saying the signal stopped it", out.String())
 	}
 }

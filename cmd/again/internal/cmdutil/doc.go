@@ -50,11 +50,12 @@
 //   - internal/cmd/root: the root command, the help command and the
 //     version; registers the commands; Run, RunEnv and Main. Tests that
 //     span commands (the help's golden files, the README's examples).
-//   - internal/cmd/calc, run (with the child process it runs), fetch, web,
-//     sim (all its models), completion: one command each, with its flags,
-//     its Options and its tests.
+//   - internal/cmd/calc, run (with the child process it runs), fetch, wait,
+//     web, sim (all its models), completion: one command each, with its
+//     flags, its Options and its tests.
 //   - internal/cmdutil: this package; internal/cmdutil/cmdtest: what the
 //     commands' tests share.
-//   - internal/calc, internal/sim, internal/web: the models (the
-//     calculator, the simulator, the page) that the commands present.
+//   - internal/calc, internal/sim, internal/web, internal/ready: the models
+//     (the calculator, the simulator, the page, wait's checks) that the
+//     commands present.
 package cmdutil

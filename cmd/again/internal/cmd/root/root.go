@@ -22,6 +22,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmd/proxy"
 	runcmd "github.com/again-go/again/cmd/again/internal/cmd/run"
 	"github.com/again-go/again/cmd/again/internal/cmd/sim"
+	"github.com/again-go/again/cmd/again/internal/cmd/wait"
 	"github.com/again-go/again/cmd/again/internal/cmd/web"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ func subcommands(env *cmdutil.Env) []*cobra.Command {
 		proxy.NewCmd(env),
 		runcmd.NewCmd(env),
 		sim.NewCmd(env),
+		wait.NewCmd(env),
 		web.NewCmd(env),
 	}
 }

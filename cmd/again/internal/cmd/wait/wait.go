@@ -1,0 +1,361 @@
+// Package wait is `again wait`: it waits until databases, brokers and
+// services accept real requests, all at once, with jittered backoff and a
+// deadline, then optionally replaces itself with a command. The checks and
+// the loop are internal/ready; this package is their command line.
+package wait
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+
+	calcmodel "github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/ready"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// ExitDeadline is the exit status when the --deadline passes before every
+// target is ready, as GNU timeout exits.
+const ExitDeadline = 124
+
+// Exit statuses of a COMMAND that cannot be run, as shells use them.
+const (
+	ExitCannotExecute = 126
+	ExitNotFound      = 127
+)
+
+// NewCmd returns `again wait`: its flags, TARGETs and COMMAND become an
+// Options, which waitRun validates and runs.
+func NewCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "wait [flags] TARGET... [-- COMMAND [ARG...]]",
+		Short: "Wait until databases, brokers and services are ready, then run a command",
+		Long: `wait checks every TARGET at once until each is ready, with jittered
+exponential backoff and a deadline, then exits 0, or with -- COMMAND
+replaces itself with COMMAND (exec: the command keeps again's PID and gets
+its signals, as PID 1 of a container must).
+
+A TARGET is a URL, or a bare HOST:PORT (tcp):
+  tcp://HOST:PORT          a connection is accepted
+  http://, https://        GET answers 2xx after redirects (see --status)
+  grpc://HOST:PORT[/SVC]   grpc.health.v1 Check is SERVING (grpcs:// TLS)
+  postgres://, postgresql://USER:PASS@HOST:PORT/DB
+                           connected, authenticated, SELECT 1 on DB
+  mysql://USER:PASS@HOST:PORT/DB[?tls=true]
+                           connected, authenticated, SELECT 1 on DB
+  redis://, rediss://      AUTH if given, then PING (LOADING is not ready)
+  amqp://, amqps://        a connection and a channel on the vhost
+  kafka://[USER:PASS@]HOST:PORT[,HOST:PORT...]
+                           metadata naming a broker (SASL PLAIN if given)
+  nats://                  a connection and a flush
+  unix:///PATH             the socket accepts a connection
+  file:///PATH             the path exists
+
+Not up yet, waited for: refused or reset connections, timeouts, a
+PostgreSQL starting up, a Redis LOADING, a gRPC service NOT_SERVING, a
+port that speaks another protocol. Permanent, ending the wait at once with
+exit 1 and a line naming the target and the cause: wrong credentials, an
+unknown database or vhost, a TLS certificate that does not verify.
+
+The schedule is run's flags with defaults fit for waiting: 250ms doubling
+up to 2s, full jitter (waiters that started together do not poll in
+step), until the --deadline (1m by default: never an unbounded wait; as
+in run, again never starts a wait that would end after it), each check
+within --attempt-timeout.
+
+Output, on stderr: one line per target when it is ready, with its attempts
+and time (-q: none); on a terminal, a live line per target instead. When
+the wait fails, one line per target not ready with its last error.
+--format json prints instead one JSON object per target at the end:
+target, ready, attempts, elapsed_ms, last_error. Passwords and secret
+query values never appear: they are shown as xxxxx.
+
+Exit status: 0 when every target is ready (then COMMAND's, which replaces
+again), 1 for a permanent failure, 124 when the deadline passes, 2 for a
+usage error or a TARGET that cannot be parsed, 127 if COMMAND is not
+found, 126 if it cannot be executed, 128+N when signal N stops the wait.
+
+Durations are Go syntax: 500ms, 1.5s, 2m. --deadline and --attempt-timeout
+need a unit; --initial and --max also take a bare number of milliseconds.`,
+		Example: `  # A container's entrypoint: wait for the database and the cache, then run the app.
+  again wait postgres://app:$PGPASSWORD@db:5432/app redis://cache:6379 -- ./app
+
+  # Until the migrations have created their table, for up to 5 minutes.
+  again wait --deadline 5m --table schema_migrations postgres://app:pw@db/app
+
+  # A health endpoint that answers 200 or 204 with "ok" in the body.
+  again wait --status 200,204 --body '"status": *"ok"' http://api:8080/healthz
+
+  # Until the old server has freed its port.
+  again wait --invert localhost:8080
+
+  # Machine-readable results.
+  again wait --format json kafka://k1:9092,k2:9092 nats://nats:4222`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if n := cmd.ArgsLenAtDash(); n == 0 || len(args) == 0 {
+				return cmdutil.Usagef("missing the TARGET to wait for; usage: again wait [flags] TARGET... [-- COMMAND [ARG...]] (see 'again wait --help')")
+			}
+			if n := cmd.ArgsLenAtDash(); n >= 0 && n == len(args) {
+				return cmdutil.Usagef("missing the COMMAND after --; usage: again wait [flags] TARGET... [-- COMMAND [ARG...]]")
+			}
+			return nil
+		},
+	}
+	opts := newOptions(env, cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		o := *opts
+		o.Targets, o.Command = args, nil
+		if n := cmd.ArgsLenAtDash(); n >= 0 {
+			o.Targets, o.Command = args[:n], args[n:]
+		}
+		return waitRun(cmd.Context(), &o)
+	}
+	return cmd
+}
+
+// newOptions registers wait's flags on fs and returns the Options that
+// they fill in, with waiting's defaults and the system's exec.
+func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
+	pf := cmdutil.AddPolicyFlags(fs)
+	// Waiting's defaults, in the flags' help too.
+	p := ready.DefaultPolicy()
+	for field, value := range map[string]string{
+		calcmodel.FieldInitial:  p.Initial.String(),
+		calcmodel.FieldMax:      p.Max.String(),
+		calcmodel.FieldDeadline: "1m", // ready.DefaultDeadline
+	} {
+		pf.Set(field, value)
+		fs.Lookup(field).DefValue = value
+	}
+	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the wait ends with exit 124"
+	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
+	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
+	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}
+	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check")
+	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
+	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
+	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no line per ready target")
+	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "text or json (one object per target at the end)")
+	fs.Var(cmdutil.Text(&opts.Status, "list"), "status", "http(s): the statuses that count as ready, such as 200,204 or 200-399 (default 200-299)")
+	fs.Var(cmdutil.Text(&opts.Body, "regexp"), "body", "http(s): a regexp (RE2) that the body must match")
+	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "header", "http(s): a response header that must be present, and match the regexp if given")
+	fs.Var(cmdutil.Text(&opts.Table, "name"), "table", "postgres, mysql: a table that must exist")
+	fs.Var(cmdutil.Text(&opts.Key, "key"), "key", "redis: a key that must exist")
+	return opts
+}
+
+// Options is what one `again wait` was asked: its flags as given, the
+// TARGETs and the COMMAND.
+type Options struct {
+	Env            *cmdutil.Env
+	Policy         *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
+	AttemptTimeout string               // --attempt-timeout
+	Invert         bool                 // --invert
+	Quiet          bool                 // -q, --quiet
+	Format         string               // --format: text or json
+	Status         string               // --status, "" for 2xx
+	Body           string               // --body, "" for none
+	Header         string               // --header NAME[=REGEXP], "" for none
+	Table          string               // --table, "" for none
+	Key            string               // --key, "" for none
+	Targets        []string             // not empty
+	Command        []string             // COMMAND and its ARGs, nil for none
+
+	// Exec replaces the process with the command at path (syscall.Exec on
+	// Unix; elsewhere it runs it and exits with its status). It returns
+	// only on failure. Tests replace it.
+	Exec func(path string, argv []string, env []string) error
+	// Terminal, if not nil, reports the width of the terminal that the
+	// live lines go to, and false when Stderr is not one. Nil asks the
+	// system about Env.Stderr. Tests replace it.
+	Terminal func(w io.Writer) (int, bool)
+}
+
+// waitRun validates opts, waits for every target and then execs the
+// command, if any.
+func waitRun(ctx context.Context, opts *Options) error {
+	env := opts.Env
+	in, err := opts.Policy.ParseTimed()
+	if err != nil {
+		return err
+	}
+	cfg := ready.Config{Policy: in.Policy, Deadline: in.Deadline, Invert: opts.Invert}
+	if cfg.AttemptTimeout, err = cmdutil.DurationFlag("attempt-timeout", opts.AttemptTimeout, false); err != nil {
+		return err
+	}
+	if cfg.AttemptTimeout <= 0 {
+		return cmdutil.Usagef("--attempt-timeout must be above 0, got %q", opts.AttemptTimeout)
+	}
+	if opts.Format != "text" && opts.Format != "json" {
+		return cmdutil.Usagef("--format must be text or json, got %q", opts.Format)
+	}
+	checks, err := parseOptions(opts)
+	if err != nil {
+		return err
+	}
+	targets := make([]ready.Checker, 0, len(opts.Targets))
+	schemes := map[string]bool{}
+	for _, s := range opts.Targets {
+		t, err := ready.Parse(s, checks)
+		if err != nil {
+			return cmdutil.Usage(strings.TrimPrefix(err.Error(), "ready: "))
+		}
+		targets = append(targets, t)
+		schemes[t.Scheme()] = true
+	}
+	if err := checkFlagSchemes(opts, schemes); err != nil {
+		return err
+	}
+	var path string
+	if len(opts.Command) > 0 {
+		// Before the wait: a COMMAND that does not exist is known now.
+		if path, err = exec.LookPath(opts.Command[0]); err != nil {
+			code := ExitNotFound
+			if errors.Is(err, os.ErrPermission) {
+				code = ExitCannotExecute
+			}
+			return cmdutil.Exit(code, err)
+		}
+	}
+
+	var live *ready.Live
+	if opts.Format == "text" && !opts.Quiet {
+		terminal := opts.Terminal
+		if terminal == nil {
+			terminal = terminalWidth
+		}
+		if width, ok := terminal(env.Stderr); ok {
+			names := make([]string, len(targets))
+			for i, t := range targets {
+				names[i] = t.String()
+			}
+			live = ready.NewLive(env.Stderr, width, names)
+			cfg.OnAttempt = live.Update
+		}
+	}
+	results, err := ready.Wait(ctx, targets, cfg)
+	if err != nil {
+		return err
+	}
+	if err := report(env.Stderr, opts, live, results); err != nil {
+		return err
+	}
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "")
+	}
+	code := cmdutil.ExitOK
+	for _, r := range results {
+		switch {
+		case r.Permanent:
+			code = cmdutil.ExitFailure
+		case !r.Ready && code == cmdutil.ExitOK:
+			code = ExitDeadline
+		}
+	}
+	if code != cmdutil.ExitOK {
+		return cmdutil.Exit(code, nil) // the lines are written
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if path == "" {
+		return nil
+	}
+	if err := opts.Exec(path, opts.Command, os.Environ()); err != nil {
+		var ee *cmdutil.ExitError
+		if errors.As(err, &ee) {
+			return err // the command ran, elsewhere than Unix: its status
+		}
+		return cmdutil.Exit(ExitCannotExecute, err)
+	}
+	return nil
+}
+
+// report writes the results: JSON objects, or the final live lines, or
+// a line per ready target (none with -q) and per target that failed.
+func report(w io.Writer, opts *Options, live *ready.Live, results []ready.Result) error {
+	if opts.Format == "json" {
+		return ready.WriteJSON(w, results)
+	}
+	if live != nil {
+		live.Finish(results)
+		return nil
+	}
+	permanent := false
+	for _, r := range results {
+		permanent = permanent || r.Permanent
+	}
+	var lines []ready.Result
+	for _, r := range results {
+		switch {
+		case r.Ready && opts.Quiet:
+		case r.Stopped && permanent:
+			// Not ready because another target failed: that one's line says why.
+		default:
+			lines = append(lines, r)
+		}
+	}
+	return ready.WriteLines(w, lines)
+}
+
+// parseOptions reads the extra checks' flags.
+func parseOptions(opts *Options) (*ready.Options, error) {
+	o := &ready.Options{Table: opts.Table, Key: opts.Key}
+	var err error
+	if opts.Status != "" {
+		if o.Status, err = ready.ParseStatus(opts.Status); err != nil {
+			return nil, cmdutil.Usagef("--status: %s", strings.TrimPrefix(err.Error(), ready.ErrParse.Error()+": "))
+		}
+	}
+	if opts.Body != "" {
+		if o.Body, err = regexp.Compile(opts.Body); err != nil {
+			return nil, cmdutil.Usagef("--body must be a regexp (RE2 syntax): %v", err)
+		}
+	}
+	if opts.Header != "" {
+		name, value, hasValue := strings.Cut(opts.Header, "=")
+		o.Header = strings.TrimSpace(name)
+		if o.Header == "" {
+			return nil, cmdutil.Usagef("--header must be NAME or NAME=REGEXP, got %q", opts.Header)
+		}
+		if hasValue {
+			if o.HeaderValue, err = regexp.Compile(value); err != nil {
+				return nil, cmdutil.Usagef("--header %s=: the value must be a regexp (RE2 syntax): %v", o.Header, err)
+			}
+		}
+	}
+	return o, nil
+}
+
+// checkFlagSchemes refuses a check's flag that no TARGET would use: a
+// --table with only HTTP targets is a mistake, not a check that passes.
+func checkFlagSchemes(opts *Options, schemes map[string]bool) error {
+	for _, f := range []struct {
+		name, value string
+		schemes     []string
+	}{
+		{"status", opts.Status, []string{"http", "https"}},
+		{"body", opts.Body, []string{"http", "https"}},
+		{"header", opts.Header, []string{"http", "https"}},
+		{"table", opts.Table, []string{"postgres", "mysql"}},
+		{"key", opts.Key, []string{"redis", "rediss"}},
+	} {
+		if f.value == "" {
+			continue
+		}
+		used := false
+		for _, s := range f.schemes {
+			used = used || schemes[s]
+		}
+		if !used {
+			return cmdutil.Usagef("--%s applies to %s targets, and no TARGET is one", f.name, strings.Join(f.schemes, " or "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+package ready
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/redis/go-redis/v9"
+)
+
+// Schemes lists the TARGET schemes that Parse accepts, in the order the
+// help names them. A bare HOST:PORT is tcp.
+var schemes = []string{"tcp", "http", "https", "grpc", "grpcs", "postgres", "postgresql", "mysql",
+	"redis", "rediss", "amqp", "amqps", "kafka", "nats", "unix", "file"}
+
+// Schemes returns the TARGET schemes that Parse accepts, a new slice on
+// each call.
+func Schemes() []string { return slices.Clone(schemes) }
+
+// ErrParse is matched (errors.Is) by every error of Parse and
+// Options.Validate: a TARGET or an option that cannot be used, which no
+// amount of waiting fixes.
+var ErrParse = errors.New("ready: invalid target")
+
+// Options are the extra checks that a target of the matching scheme must
+// pass to count as ready, beyond the scheme's own (see Target.Check). The
+// zero Options add none. An Options is read, never modified, by Parse and
+// the checks, so one may be shared by concurrent waits.
+type Options struct {
+	// Status is the set of HTTP statuses that count as ready (after
+	// redirects); empty means 200 to 299.
+	Status []StatusRange
+	// Body, if set, must match the HTTP response body (its first MiB).
+	Body *regexp.Regexp
+	// Header, if set, names an HTTP response header that must be present;
+	// with HeaderValue set, one of its values must match it too.
+	Header      string
+	HeaderValue *regexp.Regexp
+	// Table, if set, is a table that must exist (PostgreSQL: in the
+	// search path, or schema-qualified; MySQL: in the URL's database).
+	Table string
+	// Key, if set, is a Redis key that must exist.
+	Key string
+	// TLS, if set, is the base TLS configuration of https, grpcs, rediss,
+	// amqps and TLS PostgreSQL and MySQL connections (its ServerName is
+	// filled in per target); nil means the system's roots. Tests set it.
+	TLS *tls.Config
+}
+
+// StatusRange is an inclusive range of HTTP statuses: 200-299, or 204-204
+// for one.
+type StatusRange struct{ Min, Max int }
+
+// ParseStatus parses a list of HTTP statuses and ranges such as
+// "200,204,300-399".
+func ParseStatus(s string) ([]StatusRange, error) {
+	var out []StatusRange
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 100 || b > 599 || a > b {
+			return nil, fmt.Errorf("%w: HTTP status %q: want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399", ErrParse, part)
+		}
+		out = append(out, StatusRange{a, b})
+	}
+	return out, nil
+}
+
+func (o *Options) statusOK(code int) bool {
+	if len(o.Status) == 0 {
+		return code >= 200 && code <= 299
+	}
+	for _, r := range o.Status {
+		if code >= r.Min && code <= r.Max {
+			return true
+		}
+	}
+	return false
+}
+
+// Target is one TARGET of a wait: where to connect and what counts as
+// ready. The zero Target is not usable: call Parse. A Target is immutable
+// and safe for concurrent use.
+type Target struct {
+	scheme  string // one of schemes, postgresql read as postgres
+	raw     string // as given
+	shown   string // raw with its secrets masked
+	secrets []string
+	opts    *Options
+
+	addr    string   // host:port (tcp, grpc, nats), or the path (unix, file)
+	addrs   []string // kafka's brokers
+	user    string   // kafka's SASL PLAIN user and password
+	pass    string
+	service string // grpc's health service
+	url     *url.URL
+
+	pg    *pgx.ConnConfig
+	my    *mysql.Config
+	redis *redis.Options
+	amqp  amqp.URI
+}
+
+// Mask is what replaces a password or a secret query value in every
+// string that Target shows.
+const Mask = "xxxxx"
+
+// String is the target as given, with its password and secret query
+// values replaced by Mask.
+func (t *Target) String() string { return t.shown }
+
+// Scheme is the target's scheme: tcp for a bare HOST:PORT, postgres for
+// postgresql.
+func (t *Target) Scheme() string { return t.scheme }
+
+// mask replaces the target's secrets in s, as given and URL-escaped.
+func (t *Target) mask(s string) string {
+	for _, sec := range t.secrets {
+		for _, form := range []string{sec, url.QueryEscape(sec), url.PathEscape(sec)} {
+			s = strings.ReplaceAll(s, form, Mask)
+		}
+	}
+	return s
+}
+
+// secretKey reports whether a query parameter holds a secret.
+func secretKey(k string) bool {
+	k = strings.ToLower(k)
+	for _, w := range []string{"pass", "secret", "token", "credential", "auth"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Parse parses a TARGET (see the package documentation for the schemes)
+// and attaches opts, which may be nil, to it. Its errors match ErrParse and
+// never show the target's password.
+func Parse(s string, opts *Options) (*Target, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	t := &Target{raw: s, opts: opts}
+	if !strings.Contains(s, "://") {
+		t.scheme, t.addr = "tcp", s
+		t.shown = s
+		if err := hostPort(s); err != nil {
+			return nil, fmt.Errorf("%w: %q: %v (a TARGET is a URL such as tcp://db:5432, or HOST:PORT)", ErrParse, s, err)
+		}
+		return t, nil
+	}
+	scheme, rest, _ := strings.Cut(s, "://")
+	t.scheme = strings.ToLower(scheme)
+	if t.scheme == "postgresql" {
+		t.scheme = "postgres"
+	}
+	if !slices.Contains(schemes, t.scheme) {
+		t.shown = s
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			t.shown = scheme + "://" + Mask + rest[i:]
+		}
+		return nil, fmt.Errorf("%w: %q: unknown scheme %q (known: %s)", ErrParse, t.shown, scheme, strings.Join(schemes, ", "))
+	}
+	if t.scheme == "kafka" {
+		return t, t.parseKafka(rest)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// url's message quotes the whole URL, password included.
+		return nil, fmt.Errorf("%w: %s: %v", ErrParse, t.redactRaw(s), unquoted(err))
+	}
+	t.url = u
+	if p, ok := u.User.Password(); ok && p != "" {
+		t.secrets = append(t.secrets, p)
+	}
+	for k, vs := range u.Query() {
+		if secretKey(k) {
+			for _, v := range vs {
+				if v != "" {
+					t.secrets = append(t.secrets, v)
+				}
+			}
+		}
+	}
+	t.shown = t.mask(s)
+	if err := t.parseScheme(u); err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrParse, t.shown, t.mask(err.Error()))
+	}
+	return t, nil
+}
+
+// redactRaw hides the user information of a URL that url.Parse refused.
+func (t *Target) redactRaw(s string) string {
+	scheme, rest, _ := strings.Cut(s, "://")
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		return scheme + "://" + Mask + rest[i:]
+	}
+	return s
+}
+
+// unquoted is the reason of a *url.Error without the URL it quotes.
+func unquoted(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func hostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("no host")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	return nil
+}
+
+// withPort is u's host:port, with def as the port when u names none.
+func withPort(u *url.URL, def string) (string, error) {
+	if u.Hostname() == "" {
+		return "", errors.New("no host")
+	}
+	port := u.Port()
+	if port == "" {
+		if def == "" {
+			return "", errors.New("no port")
+		}
+		port = def
+	}
+	hp := net.JoinHostPort(u.Hostname(), port)
+	return hp, hostPort(hp)
+}
+
+func (t *Target) parseScheme(u *url.URL) error {
+	var err error
+	switch t.scheme {
+	case "tcp":
+		t.addr, err = withPort(u, "")
+	case "http", "https":
+		if u.Host == "" {
+			return errors.New("no host")
+		}
+	case "grpc", "grpcs":
+		t.addr, err = withPort(u, "")
+		t.service = strings.TrimPrefix(u.Path, "/")
+	case "nats":
+		t.addr, err = withPort(u, "4222")
+	case "unix", "file":
+		t.addr = u.Path
+		if u.Host != "" || t.addr == "" {
+			return fmt.Errorf("want %s:///ABSOLUTE/PATH", t.scheme)
+		}
+	case "postgres":
+		t.pg, err = pgx.ParseConfig(t.raw)
+		if err == nil {
+			if t.pg.Password != "" && !slices.Contains(t.secrets, t.pg.Password) {
+				t.secrets = append(t.secrets, t.pg.Password)
+			}
+			if t.opts.TLS != nil && t.pg.TLSConfig != nil {
+				c := t.opts.TLS.Clone()
+				c.ServerName = t.pg.TLSConfig.ServerName
+				t.pg.TLSConfig = c
+			}
+		}
+	case "mysql":
+		err = t.parseMySQL(u)
+	case "redis", "rediss":
+		t.redis, err = redis.ParseURL(t.raw)
+		if err == nil && t.redis.TLSConfig != nil && t.opts.TLS != nil {
+			c := t.opts.TLS.Clone()
+			c.ServerName = t.redis.TLSConfig.ServerName
+			t.redis.TLSConfig = c
+		}
+	case "amqp", "amqps":
+		t.amqp, err = amqp.ParseURI(t.raw)
+	}
+	return err
+}
+
+// parseMySQL reads mysql://USER:PASS@HOST[:PORT]/DB[?tls=true|skip-verify]
+// into the driver's Config.
+func (t *Target) parseMySQL(u *url.URL) error {
+	addr, err := withPort(u, "3306")
+	if err != nil {
+		return err
+	}
+	c := mysql.NewConfig()
+	c.Net, c.Addr = "tcp", addr
+	c.User = u.User.Username()
+	c.Passwd, _ = u.User.Password()
+	c.DBName = strings.TrimPrefix(u.Path, "/")
+	for k, vs := range u.Query() {
+		v := vs[len(vs)-1]
+		switch k {
+		case "tls":
+			switch v {
+			case "true":
+				c.TLS = &tls.Config{ServerName: u.Hostname()}
+				if t.opts.TLS != nil {
+					c.TLS = t.opts.TLS.Clone()
+					c.TLS.ServerName = u.Hostname()
+				}
+			case "skip-verify", "preferred", "false":
+				c.TLSConfig = v
+			default:
+				return fmt.Errorf("tls=%q: want true, false, skip-verify or preferred", v)
+			}
+		default:
+			if c.Params == nil {
+				c.Params = map[string]string{}
+			}
+			c.Params[k] = v
+		}
+	}
+	t.my = c
+	return nil
+}
+
+// parseKafka reads [USER:PASS@]HOST:PORT[,HOST:PORT...], which url.Parse
+// does not take.
+func (t *Target) parseKafka(rest string) error {
+	rest, _, _ = strings.Cut(rest, "/")
+	hosts := rest
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		info := rest[:i]
+		hosts = rest[i+1:]
+		user, pass, _ := strings.Cut(info, ":")
+		var err1, err2 error
+		t.user, err1 = url.PathUnescape(user)
+		t.pass, err2 = url.PathUnescape(pass)
+		if t.pass != "" {
+			t.secrets = append(t.secrets, t.pass, pass)
+		}
+		if err1 != nil || err2 != nil {
+			t.shown = "kafka://" + Mask + "@" + hosts
+			return fmt.Errorf("%w: %s: the user information is not valid URL escaping", ErrParse, t.shown)
+		}
+	}
+	t.shown = t.mask(t.raw)
+	for h := range strings.SplitSeq(hosts, ",") {
+		if err := hostPort(h); err != nil {
+			return fmt.Errorf("%w: %s: broker %q: %v", ErrParse, t.shown, h, err)
+		}
+		t.addrs = append(t.addrs, h)
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package ready
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		in, scheme, shown string
+	}{
+		{"db:5432", "tcp", "db:5432"},
+		{"127.0.0.1:80", "tcp", "127.0.0.1:80"},
+		{"[::1]:80", "tcp", "[::1]:80"},
+		{"tcp://db:5432", "tcp", "tcp://db:5432"},
+		{"http://web/healthz", "http", "http://web/healthz"},
+		{"https://u:pw@web/healthz?token=abc&x=1", "https", "https://u:xxxxx@web/healthz?token=xxxxx&x=1"},
+		{"grpc://api:9000", "grpc", "grpc://api:9000"},
+		{"grpcs://api:9000/app.v1.Svc", "grpcs", "grpcs://api:9000/app.v1.Svc"},
+		{"postgres://app:pw@db:5432/app?sslmode=disable", "postgres", "postgres://app:xxxxx@db:5432/app?sslmode=disable"},
+		{"postgresql://app@db/app?password=pw&sslmode=disable", "postgres", "postgresql://app@db/app?password=xxxxx&sslmode=disable"},
+		{"mysql://app:pw@db:3306/app", "mysql", "mysql://app:xxxxx@db:3306/app"},
+		{"mysql://app:pw@db/app?tls=skip-verify", "mysql", "mysql://app:xxxxx@db/app?tls=skip-verify"},
+		{"redis://:pw@cache:6379/0", "redis", "redis://:xxxxx@cache:6379/0"},
+		{"rediss://cache:6380", "rediss", "rediss://cache:6380"},
+		{"amqp://guest:pw@mq:5672/", "amqp", "amqp://guest:xxxxx@mq:5672/"},
+		{"amqps://guest:pw@mq/vh", "amqps", "amqps://guest:xxxxx@mq/vh"},
+		{"kafka://k1:9092,k2:9092", "kafka", "kafka://k1:9092,k2:9092"},
+		{"kafka://u:p%40ss@k1:9092", "kafka", "kafka://u:xxxxx@k1:9092"},
+		{"nats://app:pw@nats:4222", "nats", "nats://app:xxxxx@nats:4222"},
+		{"nats://nats", "nats", "nats://nats"},
+		{"unix:///run/app.sock", "unix", "unix:///run/app.sock"},
+		{"file:///tmp/ready", "file", "file:///tmp/ready"},
+		{"HTTP://web", "http", "HTTP://web"},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := Parse(tc.in, nil)
+			if err != nil {
+				t.Fatalf("Parse(%q) = %v", tc.in, err)
+			}
+			if got.Scheme() != tc.scheme || got.String() != tc.shown {
+				t.Errorf("Parse(%q) = %s %q, want %s %q", tc.in, got.Scheme(), got.String(), tc.scheme, tc.shown)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{"db", "missing port"},
+		{"db:http", "port"},
+		{":5432", "no host"},
+		{"ftp://u:topsecret@host", "unknown scheme"},
+		{"tcp://db", "no port"},
+		{"grpc://api", "no port"},
+		{"http://", "no host"},
+		{"unix://relative", "unix:///ABSOLUTE/PATH"},
+		{"file://", "file:///ABSOLUTE/PATH"},
+		{"kafka://k1", "missing port"},
+		{"kafka://u:topsecret@k1:9092,", "broker"},
+		{"mysql://app:topsecret@db/app?tls=maybe", "tls="},
+		{"postgres://app:topsecret@db:99999/app", "topsecret"[:0]},
+		{"redis://:topsecret@cache:6379/x", ""},
+		{"http://u:topsecret@web:%zz", ""},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := Parse(tc.in, nil)
+			if !errors.Is(err, ErrParse) {
+				t.Fatalf("Parse(%q) = %v, want an error matching ErrParse", tc.in, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse(%q) = %q, want it to say %q", tc.in, err, tc.want)
+			}
+			if strings.Contains(err.Error(), "topsecret") {
+				t.Errorf("Parse(%q) = %q, which shows the password", tc.in, err)
+			}
+		})
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	got, err := ParseStatus("200, 204,300-399")
+	if err != nil || len(got) != 3 || got[2] != (StatusRange{300, 399}) {
+		t.Fatalf("ParseStatus = %v, %v", got, err)
+	}
+	o := Options{Status: got}
+	for code, want := range map[int]bool{200: true, 201: false, 204: true, 302: true, 404: false} {
+		if o.statusOK(code) != want {
+			t.Errorf("statusOK(%d) = %v, want %v", code, !want, want)
+		}
+	}
+	var zero Options
+	if !zero.statusOK(299) || zero.statusOK(300) {
+		t.Errorf("the default status set is not 200-299")
+	}
+	for _, bad := range []string{"", "abc", "99", "600", "300-200", "200-"} {
+		if _, err := ParseStatus(bad); !errors.Is(err, ErrParse) {
+			t.Errorf("ParseStatus(%q) = %v, want ErrParse", bad, err)
+		}
+	}
+}
+
+// FuzzParseMasks checks that no string Parse returns, target or error,
+// shows the password of the URL.
+func FuzzParseMasks(f *testing.F) {
+	for _, s := range []string{"postgres", "mysql", "redis", "amqp", "nats", "http", "kafka", "grpc", "ftp"} {
+		f.Add(s, "host:1234/db?x=1")
+	}
+	f.Fuzz(func(t *testing.T, scheme, rest string) {
+		const pw = "Zq9PASSWORDq9Z"
+		in := scheme + "://user:" + pw + "@" + rest
+		tg, err := Parse(in, nil)
+		if err != nil {
+			if strings.Contains(err.Error(), pw) {
+				t.Fatalf("Parse(%q) error %q shows the password", in, err)
+			}
+			return
+		}
+		if strings.Contains(tg.String(), pw) {
+			t.Fatalf("Parse(%q).String() = %q shows the password", in, tg)
+		}
+		if e := tg.fail(false, "", errors.New("dial "+in)); strings.Contains(e.Error(), pw) {
+			t.Fatalf("an error quoting %q shows the password: %q", in, e)
+		}
+	})
+}
+
+// TestErrorOneLine checks that a failure's text is one line, as the
+// command's output needs it, even when the driver's spans several (pgx
+// lists each address it tried on a line of its own).
+func TestErrorOneLine(t *testing.T) {
+	tg, err := Parse("postgres://app:pw@db/app", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := tg.fail(false, "connection refused", errors.New("failed to connect to `user=app database=app`:\n\t[::1]:5432: refused\n\t127.0.0.1:5432: refused"))
+	want := "connection refused: failed to connect to `user=app database=app`: [::1]:5432: refused; 127.0.0.1:5432: refused"
+	if e.Error() != want {
+		t.Errorf("fail(...) = %q, want %q", e.Error(), want)
+	}
+}

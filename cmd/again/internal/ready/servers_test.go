@@ -348,7 +348,7 @@ func lateCases() []struct {
 		{"amqp", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRabbitMQOn(port, amqpUp) }),
 			withPassword("amqp://app:%s@%s/"), time.Second},
 		{"nats", withServer(readytest.StartNATSOn), withPassword("nats://app:%s@%s"), time.Second},
-		{"redis", withServer(readytest.StartRedisOn), withPassword("redis://:%s@%s/0"), 1500 * time.Millisecond},
+		{"redis", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRedisOn(port) }), withPassword("redis://:%s@%s/0"), 1500 * time.Millisecond},
 		{"kafka", func(t *testing.T, addr string) error {
 			_, p, _ := net.SplitHostPort(addr)
 			port, _ := strconv.Atoi(p)

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -79,6 +80,7 @@ type Server struct {
 	log     string        // the file its output goes to
 	stopSig os.Signal
 	after   func() // run by Stop once the process has ended
+	promote func() error
 	once    sync.Once
 }
 
@@ -259,15 +261,33 @@ func pgBin() (string, error) {
 // Database, holding the table Table. The superuser "postgres" has the same
 // password.
 func StartPostgres() (*Server, error) {
-	return retryPort(func() (*Server, error) { return startPostgres(0) })
+	return retryPort(func() (*Server, error) { return startPostgres(0, false) })
 }
 
 // StartPostgresOn is StartPostgres on the given port, for a test that
 // waits on the port before the server starts: one try, since the port is
 // the caller's.
-func StartPostgresOn(port int) (*Server, error) { return startPostgres(port) }
+func StartPostgresOn(port int) (*Server, error) { return startPostgres(port, false) }
 
-func startPostgres(port int) (*Server, error) {
+// StartPostgresStandby starts a PostgreSQL server on a free loopback port
+// that stays in recovery, as a standby with no primary and hot_standby
+// off, so that it answers every connection "the database system is not
+// accepting connections" (SQLSTATE 57P03, as during start-up) until
+// Promote. Only the superuser "postgres" (password Password) exists.
+func StartPostgresStandby() (*Server, error) {
+	return retryPort(func() (*Server, error) { return startPostgres(0, true) })
+}
+
+// Promote ends a standby's recovery (pg_ctl promote) and returns once it
+// accepts connections.
+func (s *Server) Promote() error {
+	if s.promote == nil {
+		return fmt.Errorf("readytest: %s is not a standby", s.Name)
+	}
+	return s.promote()
+}
+
+func startPostgres(port int, standby bool) (*Server, error) {
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -305,6 +325,27 @@ func startPostgres(port int) (*Server, error) {
 	psql := func(db, sql string) error {
 		return run(command(cred, filepath.Join(bin, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
 			"-h", dir, "-p", strconv.Itoa(port), "-U", "postgres", "-d", db, "-c", sql))
+	}
+	if standby {
+		if err := os.WriteFile(filepath.Join(data, "standby.signal"), nil, 0o644); err != nil {
+			return nil, err
+		}
+		cmd.Args = append(cmd.Args, "-c", "hot_standby=off")
+		// Up means in recovery and refusing connections.
+		inRecovery := func() error {
+			err := psql("postgres", "SELECT 1")
+			if err != nil && strings.Contains(err.Error(), "not accepting connections") {
+				return nil
+			}
+			return fmt.Errorf("readytest: not a standby in recovery yet: %v", err)
+		}
+		if err := start(s, cmd, inRecovery); err != nil {
+			return nil, err
+		}
+		s.promote = func() error {
+			return run(command(cred, filepath.Join(bin, "pg_ctl"), "promote", "-D", data, "-w", "-t", "60"))
+		}
+		return s, nil
 	}
 	if err := start(s, cmd, func() error { return psql("postgres", "SELECT 1") }); err != nil {
 		return nil, err
@@ -548,7 +589,10 @@ func rabbitHash(password string) string {
 // the password Password and persisting nothing, for a test that waits on
 // the port before the server starts (fleet/fleettest's servers choose
 // their own port).
-func StartRedisOn(port int) (*Server, error) {
+//
+// args are more redis-server options, after the helper's own (a later
+// option wins): "--dir" with an RDB file to load, for instance.
+func StartRedisOn(port int, args ...string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("readytest: redis-server is not installed (apt-get install redis-server)")
 	}
@@ -559,6 +603,7 @@ func StartRedisOn(port int) (*Server, error) {
 	s := &Server{Name: "redis", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
 	cmd := command(nil, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--requirepass", Password, "--save", "", "--appendonly", "no")
+	cmd.Args = append(cmd.Args, args...)
 	if err := start(s, cmd, func() error { return greets(s.Addr, "") }); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package ready
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"net"
@@ -328,7 +330,9 @@ func serveGRPC(l net.Listener) func() {
 	return s.Stop
 }
 
-func lateCases() []struct {
+// lateCases are TestRealLateStart's servers; rediss' presents the
+// certificate that WriteCerts wrote in certs.
+func lateCases(certs string) []struct {
 	name  string
 	start lateServer
 	url   func(addr string) string
@@ -349,6 +353,8 @@ func lateCases() []struct {
 			withPassword("amqp://app:%s@%s/"), time.Second},
 		{"nats", withServer(readytest.StartNATSOn), withPassword("nats://app:%s@%s"), time.Second},
 		{"redis", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRedisOn(port) }), withPassword("redis://:%s@%s/0"), 1500 * time.Millisecond},
+		{"rediss", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRedisTLSOn(port, certs) }),
+			withPassword("rediss://:%s@%s/0"), 1500 * time.Millisecond},
 		{"kafka", func(t *testing.T, addr string) error {
 			_, p, _ := net.SplitHostPort(addr)
 			port, _ := strconv.Atoi(p)
@@ -377,7 +383,20 @@ func TestRealLateStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real servers; skipped under -short")
 	}
-	for _, tc := range lateCases() {
+	// rediss' certificate, made before the wait so that it can trust it.
+	certs := t.TempDir()
+	ca, err := readytest.WriteCerts(certs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	opts := &Options{TLS: &tls.Config{RootCAs: pool}}
+	for _, tc := range lateCases(certs) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			addr := filepath.Join(t.TempDir(), tc.name)
@@ -400,7 +419,11 @@ func TestRealLateStart(t *testing.T) {
 			})
 			defer timer.Stop()
 			// RabbitMQ takes ten seconds or more to boot on a loaded machine.
-			r := waitFor(t, tc.url(addr), nil, 2*time.Minute)
+			var o *Options
+			if tc.name == "rediss" {
+				o = opts // the others would ask for TLS (nats.Secure) or ignore it
+			}
+			r := waitFor(t, tc.url(addr), o, 2*time.Minute)
 			upAt := <-up
 			if upAt < 0 {
 				return

@@ -592,7 +592,17 @@ func rabbitHash(password string) string {
 //
 // args are more redis-server options, after the helper's own (a later
 // option wins): "--dir" with an RDB file to load, for instance.
-func StartRedisOn(port int, args ...string) (*Server, error) {
+func StartRedisOn(port int, args ...string) (*Server, error) { return startRedis(port, "", args) }
+
+// StartRedisTLSOn is StartRedisOn for a server that speaks only TLS
+// (rediss://) on port, with the certificate that WriteCerts wrote in
+// certDir: a test that waits before the server starts makes them first,
+// to trust their authority.
+func StartRedisTLSOn(port int, certDir string, args ...string) (*Server, error) {
+	return startRedis(port, certDir, args)
+}
+
+func startRedis(port int, certDir string, args []string) (*Server, error) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, errors.New("readytest: redis-server is not installed (apt-get install redis-server)")
 	}
@@ -603,6 +613,11 @@ func StartRedisOn(port int, args ...string) (*Server, error) {
 	s := &Server{Name: "redis", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
 	cmd := command(nil, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
 		"--requirepass", Password, "--save", "", "--appendonly", "no")
+	if certDir != "" {
+		s.CAFile = filepath.Join(certDir, caFile)
+		cmd.Args = append(cmd.Args, "--port", "0", "--tls-port", strconv.Itoa(port), "--tls-auth-clients", "no",
+			"--tls-ca-cert-file", s.CAFile, "--tls-cert-file", filepath.Join(certDir, certFile), "--tls-key-file", filepath.Join(certDir, keyFile))
+	}
 	cmd.Args = append(cmd.Args, args...)
 	if err := start(s, cmd, func() error { return greets(s.Addr, "") }); err != nil {
 		return nil, err

@@ -24,6 +24,11 @@ const (
 	keyFile  = "server-key.pem"
 )
 
+// WriteCerts writes in dir, readable by the current user only, an
+// authority made now (ca.pem, whose path it returns) and a certificate it
+// signed for 127.0.0.1 (server.pem, server-key.pem), valid for a day.
+func WriteCerts(dir string) (string, error) { return writeCerts(dir, nil) }
+
 // writeCerts writes caFile, certFile and keyFile in dir, owned by cred's
 // user when not nil (PostgreSQL refuses a key that another user owns or
 // that others can read), and returns the authority's path.

@@ -334,7 +334,9 @@ func startPostgres(port int, standby bool) (*Server, error) {
 		// Up means in recovery and refusing connections.
 		inRecovery := func() error {
 			err := psql("postgres", "SELECT 1")
-			if err != nil && strings.Contains(err.Error(), "not accepting connections") {
+			// PostgreSQL 14 and later say "not accepting connections",
+			// earlier ones "starting up": both are SQLSTATE 57P03.
+			if err != nil && (strings.Contains(err.Error(), "not accepting connections") || strings.Contains(err.Error(), "starting up")) {
 				return nil
 			}
 			return fmt.Errorf("readytest: not a standby in recovery yet: %v", err)

@@ -48,6 +48,15 @@ type Call[T any] struct {
 	// Hedger.Allow: false sends no hedge. Code that knows the call's own
 	// breaker (retryhttp.Transport) answers with it.
 	Allow func() bool
+	// Prepare, if not nil, is called before each hedge of this call is
+	// sent, with its number (from 1), once the Hedger, Allow and the
+	// Budget have agreed: an error sends no hedge and stops the hedging of
+	// this call, while the copies already sent go on and the attempt's
+	// result is theirs. Code whose hedge needs something that may fail (an
+	// HTTP request body from GetBody) makes it here, so that a hedge that
+	// cannot be made does not end the attempt. It runs on the goroutine
+	// that called Attempt, before the hedge's goroutine starts.
+	Prepare func(hedge int) error
 	// Pushback, if not nil, reports whether a failed copy's error is the
 	// server pushing back, which stops the hedging of this call. Nil means
 	// an error with a wait hint (retry.RetryAfter) or one whose Rejected()
@@ -174,7 +183,8 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		if h.Allow != nil && !h.Allow(c.Key) || c.Allow != nil && !c.Allow() || h.Budget != nil && !h.spend() {
+		if h.Allow != nil && !h.Allow(c.Key) || c.Allow != nil && !c.Allow() || h.Budget != nil && !h.spend() ||
+			c.Prepare != nil && c.Prepare(launched) != nil {
 			hedging = false
 			return false
 		}

@@ -3,6 +3,7 @@ package hedge_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -516,6 +517,46 @@ func TestCallAllowAndPushback(t *testing.T) {
 			t.Errorf("Call.Allow false: %d hedges, winner %d; want none, the first", r.Hedges, r.Winner)
 		}
 	})
+}
+
+// A hedge that Prepare cannot make is not sent, and it ends neither the
+// attempt nor the copies in flight: their result is the attempt's, whether
+// the first copy succeeds or fails.
+func TestCallPrepareFails(t *testing.T) {
+	errBody := errors.New("no body for the hedge")
+	tests := []struct {
+		name    string
+		first   reply
+		prepare []int // the hedges Prepare is asked for
+		winner  int
+		err     error
+	}{
+		{"the first copy succeeds after the delay", reply{took: ms(30)}, []int{1}, 0, nil},
+		{"the first copy fails after the delay", reply{took: ms(30), err: errFatal}, []int{1}, -1, errFatal},
+		// A retryable failure asks for a hedge at once: none can be made,
+		// and the failure is the attempt's.
+		{"the first copy fails before the delay", reply{took: ms(1), err: errFlaky}, []int{1}, -1, errFlaky},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := &hedge.Hedger{After: ms(10), MaxHedges: 3}
+				s := newServer(tt.first, reply{took: ms(1)})
+				var asked []int
+				prepare := func(n int) error { asked = append(asked, n); return errBody }
+				r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: s.op, Prepare: prepare})
+				if r.Winner != tt.winner || !errors.Is(r.Err, tt.err) || (tt.err == nil) != (r.Err == nil) {
+					t.Errorf("winner %d, err %v; want winner %d, err %v", r.Winner, r.Err, tt.winner, tt.err)
+				}
+				if r.Hedges != 0 || s.started.Load() != 1 || s.canceled.Load() != 0 {
+					t.Errorf("%d hedges, %d copies started, %d canceled; want the first copy alone, not canceled", r.Hedges, s.started.Load(), s.canceled.Load())
+				}
+				if !slices.Equal(asked, tt.prepare) {
+					t.Errorf("Prepare asked for hedges %v; want %v (once: hedging stops)", asked, tt.prepare)
+				}
+			})
+		})
+	}
 }
 
 // A context an Op derives from its copy's is canceled with it (through the

@@ -57,6 +57,15 @@ type Call[T any] struct {
 	// cannot be made does not end the attempt. It runs on the goroutine
 	// that called Attempt, before the hedge's goroutine starts.
 	Prepare func(hedge int) error
+	// Postpone, if not nil, reports whether a failed copy's error asks
+	// that the next hedge wait, and how long: gRPC's positive
+	// grpc-retry-pushback-ms, which A6 says delays the next hedged
+	// request by that much. Hedging then goes on, the next hedge d after
+	// the failure (in place of at once, and of what was left of the
+	// delay), and the following ones a delay apart as usual. It is asked
+	// before Pushback, on the goroutine that called Attempt. Nil
+	// postpones nothing.
+	Postpone func(error) (d time.Duration, ok bool)
 	// Pushback, if not nil, reports whether a failed copy's error is the
 	// server pushing back, which stops the hedging of this call. Nil means
 	// an error with a wait hint (retry.RetryAfter) or one whose Rejected()
@@ -103,9 +112,10 @@ func noRelease() {}
 // once every copy it started has returned, so no goroutine outlives it.
 //
 // Hedging stops, while the copies already sent run on, when h.Allow or
-// h.Budget refuses a hedge, or when a copy fails with a wait hint (server
-// pushback: it would meet the same answer) or with an error whose
-// Rejected() method is true (a breaker refused it). A copy failing with an
+// h.Budget refuses a hedge, when c.Prepare cannot make one, or when a copy
+// fails with a wait hint (server pushback: it would meet the same answer)
+// or with an error whose Rejected() method is true (a breaker refused it),
+// unless c.Postpone says that the failure only delays the next hedge. A copy failing with an
 // error c.Retryable rejects ends the attempt with that error at once, as
 // does the end of ctx.
 //
@@ -248,6 +258,16 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 				finish(cr.hedge)
 			default:
 				last, lastBy = cr.err, cr.hedge
+				if d, ok := postpone(c, cr.err); ok {
+					if hinted == nil {
+						hinted, hintedBy = cr.err, cr.hedge
+					}
+					if hedging && launched < limit {
+						rc.timer.Reset(d)
+						tick = rc.timer.C
+					}
+					break
+				}
 				if pushback(c, cr.err) {
 					hedging = false
 					tick = nil
@@ -290,6 +310,15 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	}
 	rc.op = nil
 	return r
+}
+
+// postpone reports whether err, a copy's retryable failure, delays the
+// next hedge, and by how much.
+func postpone[T any](c Call[T], err error) (time.Duration, bool) {
+	if c.Postpone == nil {
+		return 0, false
+	}
+	return c.Postpone(err)
 }
 
 // pushback reports whether err, a copy's retryable failure, stops hedging.

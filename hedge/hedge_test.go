@@ -559,6 +559,22 @@ func TestCallPrepareFails(t *testing.T) {
 	}
 }
 
+// Call.Postpone delays the next hedge after a failure that asks for it (a
+// gRPC pushback), and hedging goes on: a delay apart again after that.
+func TestCallPostpone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10), MaxHedges: 3}
+		s := newServer(reply{took: ms(100)}, reply{took: ms(1), err: errFlaky}, reply{took: ms(50)}, reply{took: ms(1)})
+		postpone := func(err error) (time.Duration, bool) { return ms(30), errors.Is(err, errFlaky) }
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: s.op, Postpone: postpone})
+		// Copy 1 is sent at 10 ms and fails at 11; copy 2 follows 30 ms
+		// later, copy 3 a delay after that, and wins.
+		if want := []time.Duration{0, ms(10), ms(41), ms(51)}; !equal(s.starts(), want) || r.Winner != 3 || r.Hedges != 3 {
+			t.Errorf("copies started at %v, winner %d after %d hedges; want %v, winner 3 after 3", s.starts(), r.Winner, r.Hedges, want)
+		}
+	})
+}
+
 // A context an Op derives from its copy's is canceled with it (through the
 // copy context's AfterFunc, with no goroutine of its own), and the
 // caller's cancellation reaches every copy, with the caller's error.

@@ -3,7 +3,10 @@ package hedge_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -729,4 +732,92 @@ func TestAnsweredKeptUntilRelease(t *testing.T) {
 			t.Error("the answered loser's context is alive after Release")
 		}
 	})
+}
+
+// goroutineID returns the calling goroutine's number, from its stack
+// trace's first line ("goroutine 7 [running]:").
+func goroutineID() string {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	return strings.Fields(string(b))[1]
+}
+
+// The first copy runs on the calling goroutine, whether it answers before
+// the delay (no goroutine is started at all) or after it (the hedge timer's
+// goroutine then coordinates while it runs on); hedges run on goroutines of
+// their own.
+func TestFirstCopyOnCallingGoroutine(t *testing.T) {
+	for _, took := range []time.Duration{ms(5), ms(50)} {
+		t.Run(fmt.Sprintf("first copy answers after %v, delay 20ms", took), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				caller := goroutineID()
+				var mu sync.Mutex
+				ran := map[int]string{}
+				op := func(ctx context.Context, n int) (int, error) {
+					mu.Lock()
+					ran[n] = goroutineID()
+					mu.Unlock()
+					if n == 0 {
+						select {
+						case <-time.After(took):
+						case <-ctx.Done():
+							return 0, ctx.Err()
+						}
+					} else {
+						<-ctx.Done() // the first copy wins
+						return 0, ctx.Err()
+					}
+					return n, nil
+				}
+				before := runtime.NumGoroutine()
+				var during int
+				h := &hedge.Hedger{After: ms(20)}
+				r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: func(ctx context.Context, n int) (int, error) {
+					if n == 0 && took < ms(20) {
+						during = runtime.NumGoroutine()
+					}
+					return op(ctx, n)
+				}})
+				if r.Winner != 0 || ran[0] != caller {
+					t.Errorf("winner %d, first copy on goroutine %s; want the first, on the caller's (%s)", r.Winner, ran[0], caller)
+				}
+				if took < ms(20) && (during != before || len(ran) != 1) {
+					t.Errorf("%d goroutines while the first copy ran, %d before, %d copies; want no goroutine started, one copy", during, before, len(ran))
+				}
+				if took > ms(20) && (len(ran) != 2 || ran[1] == caller) {
+					t.Errorf("copies ran on %v; want the hedge on a goroutine of its own", ran)
+				}
+			})
+		})
+	}
+}
+
+// The first copy's context follows the caller's before the delay, while
+// nothing else watches it: through Done and through Err alike.
+func TestFirstCopyFollowsParent(t *testing.T) {
+	ops := map[string]func(ctx context.Context, n int) (int, error){
+		"Done": func(ctx context.Context, n int) (int, error) {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		},
+		"Err": func(ctx context.Context, n int) (int, error) {
+			for ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			return 0, ctx.Err()
+		},
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(ms(10), cancel)
+				start := time.Now()
+				r := hedge.Attempt(ctx, &hedge.Hedger{After: time.Hour}, hedge.Call[int]{Op: op})
+				if !errors.Is(r.Err, context.Canceled) || r.Failed != 0 || time.Since(start) > ms(11) {
+					t.Errorf("Err %v of copy %d after %v; want context.Canceled of the first, after 10ms", r.Err, r.Failed, time.Since(start))
+				}
+			})
+		})
+	}
 }

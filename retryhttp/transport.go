@@ -87,10 +87,11 @@ import (
 // run on the goroutine that called RoundTrip (the http.Client's caller).
 // RoundTrip blocks during the waits. Without Hedge it starts no goroutine
 // of its own (AttemptTimeout uses a timer, whose function runs on the
-// runtime's); with Hedge, each copy of an attempt that is hedged runs on a
-// goroutine of its own, which has returned when the attempt ends, and
-// CheckRetry is then called from those goroutines, concurrently (see
-// Hedge).
+// runtime's); with Hedge, the first copy of an attempt runs on the calling
+// goroutine and each hedge on a goroutine of its own, which has returned
+// when the attempt ends, and CheckRetry is then called from those
+// goroutines, concurrently (see Hedge). An attempt that answers before the
+// hedge delay starts no goroutine.
 type Transport struct {
 	// Base sends each attempt. Nil means http.DefaultTransport. Its
 	// connection pool is used as is: the Transport never closes its
@@ -288,7 +289,7 @@ type Transport struct {
 	// any wait the server asks for, and a breaker that is not closed stop
 	// the request's hedging; the copies already sent run on. The
 	// latency window's key is the breaker's (BreakerKey, or the host).
-	// Event.Hedge says which copy an event is about. The copies run on
+	// Event.Hedge says which copy an event is about. The hedges run on
 	// goroutines of their own, so with Hedge set CheckRetry is called from
 	// them, concurrently for the copies of one request: it must be safe
 	// for that. ReadBody reads only the winner's body, and the hooks run,

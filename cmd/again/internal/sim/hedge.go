@@ -150,7 +150,7 @@ const MaxHedgeRequests = 1_000_000
 // its work (four rows per quantile), and, per row, its memory (24 bytes an
 // attempt, for two rows at once). At the limit, a server near saturation
 // (--load and --overload 0.99) and the worst hedge quantile (0.5), the
-// table takes about 8 s of CPU and 195 MB (BENCHMARKS.md); each size at
+// table takes about 6 s of CPU and 170 MB (BENCHMARKS.md); each size at
 // its own limit (10⁶ requests, 20 quantiles, 3 hedges) took 100 s and
 // 327 MB. The defaults are 1,000,000.
 const MaxHedgeAttempts = 2_500_000

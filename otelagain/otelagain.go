@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/again-go/again/hedge"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -46,6 +47,7 @@ type Telemetry struct {
 	retries map[string]*retryMetrics // by name
 	budgets map[string]retryBudget   // observed by the tokens gauge, by name
 	groups  map[string]*observedGroup
+	hedgers map[*hedge.Hedger]struct{} // instrumented already
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -116,6 +118,7 @@ func New(opts ...Option) *Telemetry {
 		retries: map[string]*retryMetrics{},
 		budgets: map[string]retryBudget{},
 		groups:  map[string]*observedGroup{},
+		hedgers: map[*hedge.Hedger]struct{}{},
 	}
 	var errs []error
 	// keep records an instrument's error; the instrument itself is usable

@@ -140,36 +140,49 @@ func StartSentinel(t testing.TB, master *Server) *Server {
 // ends.
 func Silent(t testing.TB) string {
 	t.Helper()
+	return serve(t, nil)
+}
+
+// serve listens on a loopback port and runs handle on each connection
+// accepted, on a goroutine of its own (nil: only keep it open); it closes
+// the listener and the connections, and waits for the goroutines, when the
+// test ends.
+func serve(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
+		conns    []net.Conn // written by the accepting goroutine only
+		accepted sync.WaitGroup
+		handlers sync.WaitGroup
 	)
-	wg.Add(1)
+	accepted.Add(1)
 	go func() {
-		defer wg.Done()
+		defer accepted.Done()
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			mu.Lock()
 			conns = append(conns, c)
-			mu.Unlock()
+			if handle != nil {
+				handlers.Add(1)
+				go func() {
+					defer handlers.Done()
+					handle(c)
+				}()
+			}
 		}
 	}()
 	t.Cleanup(func() {
 		l.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		accepted.Wait() // no connection is accepted after this
 		for _, c := range conns {
 			c.Close()
 		}
+		handlers.Wait()
 	})
 	return l.Addr().String()
 }
@@ -192,44 +205,7 @@ func ClosedAddr(t testing.TB) string {
 // never log one. Connections are closed when the test ends.
 func Echoing(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				serveEcho(c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return l.Addr().String()
+	return serve(t, serveEcho)
 }
 
 // serveEcho answers the commands read from c until it fails.

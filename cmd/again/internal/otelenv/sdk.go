@@ -1,0 +1,245 @@
+package otelenv
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Defaults of the zero fields of Options.
+const (
+	// DefaultFlushTimeout bounds the export at exit: a collector that does
+	// not answer must not hold the command's exit for the exporter's own
+	// retries.
+	DefaultFlushTimeout = 5 * time.Second
+	// DefaultSignalFlushTimeout is how long the flush may still take once
+	// a signal asked the command to stop: long enough for a collector that
+	// answers, short enough that Ctrl-C feels obeyed.
+	DefaultSignalFlushTimeout = time.Second
+	// DefaultServiceName is service.name unless OTEL_SERVICE_NAME (or
+	// OTEL_RESOURCE_ATTRIBUTES) names another.
+	DefaultServiceName = "again"
+)
+
+// Options are what Start needs from the command. Lookup and Warn are
+// required; the other zero fields mean their defaults.
+type Options struct {
+	// Lookup looks a variable up: os.LookupEnv, or a test's.
+	Lookup func(string) (string, bool)
+	// Warn says one line about telemetry, without its newline: what a
+	// variable asked that is ignored, and at the end of the run (Shutdown)
+	// what could not be sent. The text has its control characters escaped
+	// already, and never holds a header's value. It is called on the
+	// goroutine that calls Start or Shutdown.
+	Warn func(line string)
+	// ServiceName is service.name unless the environment names one; ""
+	// means DefaultServiceName.
+	ServiceName string
+	// FlushTimeout bounds Shutdown's export; 0 means DefaultFlushTimeout.
+	FlushTimeout time.Duration
+	// SignalFlushTimeout bounds what is left of the export once a signal
+	// arrives; 0 means DefaultSignalFlushTimeout.
+	SignalFlushTimeout time.Duration
+}
+
+// SDK is the OpenTelemetry SDK that Start set up: the providers of the
+// signals exported (no-op ones for the others) and the propagator. The
+// zero SDK exports and propagates nothing. Its methods are safe for
+// concurrent use, except Shutdown, called once.
+type SDK struct {
+	settings Settings
+	opts     Options
+	tp       *sdktrace.TracerProvider // nil unless traces are exported
+	mp       *sdkmetric.MeterProvider // nil unless metrics are exported
+	problems *problems
+}
+
+// Start reads the environment (Read), warns through o.Warn about what it
+// ignores, and starts the exporters it asks for. It never fails: what
+// cannot be set up is said and left out.
+//
+// When something is exported, Start routes OpenTelemetry's global error
+// handler and logger (otel.SetErrorHandler, otel.SetLogger: process-wide,
+// the only way the SDK reports) to the SDK's problems, which Shutdown says
+// in one line: the command calls Start once.
+func Start(ctx context.Context, o Options) *SDK {
+	s := &SDK{opts: o, problems: &problems{}}
+	warn := func(line string) { o.Warn(line) }
+	s.settings = Read(o.Lookup, warn)
+	if !s.settings.Traces.Export && !s.settings.Metrics.Export {
+		return s
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { s.problems.add(err.Error()) }))
+	otel.SetLogger(logr.New(sdkLog{s.problems}))
+	name := o.ServiceName
+	if name == "" {
+		name = DefaultServiceName
+	}
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(name)),
+		resource.WithFromEnv(), resource.WithTelemetrySDK())
+	if err != nil {
+		// A partial resource (an attribute of OTEL_RESOURCE_ATTRIBUTES
+		// that is malformed) is still the rest of it.
+		warn("OTEL_RESOURCE_ATTRIBUTES: " + Escape(err.Error()) + "; the rest applies")
+		if res == nil {
+			res = resource.Default()
+		}
+	}
+	if sig := s.settings.Traces; sig.Export {
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(sig.Endpoint),
+			otlptracehttp.WithHeaders(sig.Headers), otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf),
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig(s.retry())))
+		if err != nil {
+			warn("traces not exported: " + Escape(err.Error()))
+		} else {
+			s.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		}
+	}
+	if sig := s.settings.Metrics; sig.Export {
+		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(sig.Endpoint),
+			otlpmetrichttp.WithHeaders(sig.Headers), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig(s.retry())))
+		if err != nil {
+			warn("metrics not exported: " + Escape(err.Error()))
+		} else {
+			s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		}
+	}
+	return s
+}
+
+// retry is the exporters' retrying: as the SDK's, but given up within
+// the flush's bound, since a command exports nothing after it exits (the
+// SDK's own would retry for a minute).
+func (s *SDK) retry() otlptracehttp.RetryConfig {
+	return otlptracehttp.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond,
+		MaxInterval: time.Second, MaxElapsedTime: s.flushTimeout()}
+}
+
+func (s *SDK) flushTimeout() time.Duration {
+	if s.opts.FlushTimeout <= 0 {
+		return DefaultFlushTimeout
+	}
+	return s.opts.FlushTimeout
+}
+
+// Settings returns what Start read from the environment.
+func (s *SDK) Settings() Settings { return s.settings }
+
+// Traces and Metrics report whether the signal is exported.
+func (s *SDK) Traces() bool  { return s.tp != nil }
+func (s *SDK) Metrics() bool { return s.mp != nil }
+
+// TracerProvider returns the provider of the exported spans, or a no-op
+// one.
+func (s *SDK) TracerProvider() trace.TracerProvider {
+	if s.tp == nil {
+		return tracenoop.NewTracerProvider()
+	}
+	return s.tp
+}
+
+// MeterProvider returns the provider of the exported metrics, or a no-op
+// one.
+func (s *SDK) MeterProvider() metric.MeterProvider {
+	if s.mp == nil {
+		return metricnoop.NewMeterProvider()
+	}
+	return s.mp
+}
+
+// Propagator returns the propagator OTEL_PROPAGATORS names.
+func (s *SDK) Propagator() propagation.TextMapPropagator { return s.settings.Propagator() }
+
+// FlushMetrics exports the metrics recorded so far, bounded as Shutdown
+// is (see there for stop and the signal returned); a failure is kept for
+// Shutdown's line. A command calls it before it closes what a gauge
+// reads (a fleet budget).
+func (s *SDK) FlushMetrics(stop <-chan os.Signal) os.Signal {
+	if s.mp == nil {
+		return nil
+	}
+	return s.bounded(stop, s.mp.ForceFlush)
+}
+
+// Shutdown exports what is left and stops the exporters. It waits at most
+// FlushTimeout; once a signal arrives on stop, at most SignalFlushTimeout
+// more; a second signal ends it at once. It returns the first signal that
+// arrived, or nil: the command then exits as that signal says. Whatever
+// failed since Start (however many exports) is said in one line through
+// Warn. stop may be nil.
+func (s *SDK) Shutdown(stop <-chan os.Signal) os.Signal {
+	var sig os.Signal
+	if s.tp != nil || s.mp != nil {
+		sig = s.bounded(stop, func(ctx context.Context) error {
+			var errs []error
+			if s.tp != nil {
+				errs = append(errs, s.tp.Shutdown(ctx))
+			}
+			if s.mp != nil {
+				errs = append(errs, s.mp.Shutdown(ctx))
+			}
+			return errors.Join(errs...)
+		})
+	}
+	if s.problems != nil {
+		if line := s.problems.line(); line != "" {
+			s.opts.Warn(line)
+		}
+	}
+	return sig
+}
+
+// bounded runs f with the bounds of Shutdown, and keeps its error as a
+// problem.
+func (s *SDK) bounded(stop <-chan os.Signal, f func(context.Context) error) os.Signal {
+	timeout, signalTimeout := s.flushTimeout(), s.opts.SignalFlushTimeout
+	if signalTimeout <= 0 {
+		signalTimeout = DefaultSignalFlushTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	var first os.Signal
+	var shorter <-chan time.Time
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				s.problems.add(err.Error())
+			}
+			return first
+		case sig := <-stop:
+			if first != nil {
+				// A second signal: the user means it. The exporters
+				// return at once on a canceled context; their error
+				// says nothing new.
+				cancel()
+				<-done
+				return first
+			}
+			first = sig
+			t := time.NewTimer(signalTimeout)
+			defer t.Stop()
+			shorter = t.C
+		case <-shorter:
+			cancel()
+			shorter = nil
+		}
+	}
+}

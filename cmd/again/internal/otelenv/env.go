@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/contrib/propagators/aws/xray"
+	"go.opentelemetry.io/contrib/propagators/b3"
+	"go.opentelemetry.io/contrib/propagators/jaeger"
+	"go.opentelemetry.io/contrib/propagators/ot"
 	"go.opentelemetry.io/otel/propagation"
 )
 
@@ -65,14 +69,24 @@ type Signal struct {
 func (s Settings) Propagator() propagation.TextMapPropagator {
 	var ps []propagation.TextMapPropagator
 	for _, name := range s.Propagators {
-		switch name {
-		case "tracecontext":
-			ps = append(ps, propagation.TraceContext{})
-		case "baggage":
-			ps = append(ps, propagation.Baggage{})
+		if p := propagators[name]; p != nil {
+			ps = append(ps, p())
 		}
 	}
 	return propagation.NewCompositeTextMapPropagator(ps...)
+}
+
+// propagators are the values of OTEL_PROPAGATORS that the spec defines,
+// but none: W3C's from the API, the others from the OpenTelemetry
+// contrib modules (small, with no dependency beyond the API).
+var propagators = map[string]func() propagation.TextMapPropagator{
+	"tracecontext": func() propagation.TextMapPropagator { return propagation.TraceContext{} },
+	"baggage":      func() propagation.TextMapPropagator { return propagation.Baggage{} },
+	"b3":           func() propagation.TextMapPropagator { return b3.New(b3.WithInjectEncoding(b3.B3SingleHeader)) },
+	"b3multi":      func() propagation.TextMapPropagator { return b3.New(b3.WithInjectEncoding(b3.B3MultipleHeader)) },
+	"jaeger":       func() propagation.TextMapPropagator { return jaeger.Jaeger{} },
+	"xray":         func() propagation.TextMapPropagator { return xray.Propagator{} },
+	"ottrace":      func() propagation.TextMapPropagator { return ot.OT{} },
 }
 
 // signal names one signal's variables.
@@ -324,28 +338,28 @@ func isToken(s string) bool {
 
 // propagators reads OTEL_PROPAGATORS: the propagators named, in order,
 // without duplicates; tracecontext,baggage when it is not set; none for
-// "none". A name again lacks (b3, jaeger, xray, ...) is reported and
-// ignored; a value of nothing but such names is as if not set.
+// "none". A name the spec does not define is reported and ignored; a
+// value of nothing but such names is as if not set.
 func (r *reader) propagators() []string {
 	const name = "OTEL_PROPAGATORS"
 	v := r.get(name)
 	var out, ignored []string
 	none := false
 	for _, p := range strings.Split(v, ",") {
-		switch p = strings.ToLower(strings.TrimSpace(p)); p {
-		case "tracecontext", "baggage":
+		switch p = strings.ToLower(strings.TrimSpace(p)); {
+		case propagators[p] != nil:
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
-		case "none":
+		case p == "none":
 			none = true
-		case "":
+		case p == "":
 		default:
 			ignored = append(ignored, p)
 		}
 	}
 	if len(ignored) > 0 {
-		r.warnf(name, "=%s ignored: again propagates tracecontext, baggage or none", quote(strings.Join(ignored, ",")))
+		r.warnf(name, "=%s ignored: again propagates tracecontext, baggage, b3, b3multi, jaeger, xray, ottrace or none", quote(strings.Join(ignored, ",")))
 	}
 	switch {
 	case none:

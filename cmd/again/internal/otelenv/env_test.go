@@ -153,7 +153,8 @@ func TestReadHeaders(t *testing.T) {
 }
 
 // TestPropagators checks what OTEL_PROPAGATORS puts on a request: both
-// W3C headers by default, none for none, baggage alone for baggage.
+// W3C headers by default, none for none, baggage alone for baggage, and
+// the headers of the other propagators the spec names.
 func TestPropagators(t *testing.T) {
 	tests := []struct {
 		env     string
@@ -164,8 +165,13 @@ func TestPropagators(t *testing.T) {
 		{"OTEL_PROPAGATORS=none", "", ""},
 		{"OTEL_PROPAGATORS=baggage", "baggage", ""},
 		{"OTEL_PROPAGATORS=TraceContext", "traceparent", ""},
-		{"OTEL_PROPAGATORS=b3,baggage", "baggage", "OTEL_PROPAGATORS=b3 ignored: again propagates tracecontext, baggage or none"},
-		{"OTEL_PROPAGATORS=xray", "traceparent baggage", "OTEL_PROPAGATORS=xray ignored: again propagates tracecontext, baggage or none"},
+		{"OTEL_PROPAGATORS=b3,baggage", "baggage b3", ""},
+		{"OTEL_PROPAGATORS=b3multi", "x-b3-traceid", ""},
+		{"OTEL_PROPAGATORS=jaeger", "uber-trace-id", ""},
+		{"OTEL_PROPAGATORS=xray", "x-amzn-trace-id", ""},
+		{"OTEL_PROPAGATORS=ottrace", "ot-tracer-traceid", ""},
+		{"OTEL_PROPAGATORS=zipkin,b3", "b3", "OTEL_PROPAGATORS=zipkin ignored: again propagates tracecontext, baggage, b3, b3multi, jaeger, xray, ottrace or none"},
+		{"OTEL_PROPAGATORS=sky", "traceparent baggage", "OTEL_PROPAGATORS=sky ignored: again propagates tracecontext, baggage, b3, b3multi, jaeger, xray, ottrace or none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
@@ -178,7 +184,7 @@ func TestPropagators(t *testing.T) {
 			h := http.Header{}
 			s.Propagator().Inject(ctx, propagation.HeaderCarrier(h))
 			var sent []string
-			for _, k := range []string{"Traceparent", "Baggage"} {
+			for _, k := range []string{"Traceparent", "Baggage", "B3", "X-B3-Traceid", "Uber-Trace-Id", "X-Amzn-Trace-Id", "Ot-Tracer-Traceid"} {
 				if h.Get(k) != "" {
 					sent = append(sent, strings.ToLower(k))
 				}

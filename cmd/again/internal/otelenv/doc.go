@@ -29,7 +29,7 @@
 //		otelagain.WithMeterProvider(sdk.MeterProvider()),
 //		otelagain.WithPropagators(sdk.Propagator()))
 //	...
-//	if sig := sdk.Shutdown(signals); sig != nil {
+//	if sig := sdk.Shutdown(signals, nil); sig != nil {
 //		// a signal cut the flush short: exit as that signal says
 //	}
 //

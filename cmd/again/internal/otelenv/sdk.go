@@ -166,26 +166,30 @@ func (s *SDK) MeterProvider() metric.MeterProvider {
 func (s *SDK) Propagator() propagation.TextMapPropagator { return s.settings.Propagator() }
 
 // FlushMetrics exports the metrics recorded so far, bounded as Shutdown
-// is (see there for stop and the signal returned); a failure is kept for
-// Shutdown's line. A command calls it before it closes what a gauge
-// reads (a fleet budget).
-func (s *SDK) FlushMetrics(stop <-chan os.Signal) os.Signal {
+// is (see there for signals, first and the signal returned); a failure is
+// kept for Shutdown's line. A command calls it before it closes what a
+// gauge reads (a fleet budget).
+func (s *SDK) FlushMetrics(signals <-chan os.Signal, first os.Signal) os.Signal {
 	if s.mp == nil {
-		return nil
+		return first
 	}
-	return s.bounded(stop, s.mp.ForceFlush)
+	return s.bounded(signals, first, s.mp.ForceFlush)
 }
 
 // Shutdown exports what is left and stops the exporters. It waits at most
-// FlushTimeout; once a signal arrives on stop, at most SignalFlushTimeout
-// more; a second signal ends it at once. It returns the first signal that
-// arrived, or nil: the command then exits as that signal says. Whatever
-// failed since Start (however many exports) is said in one line through
-// Warn. stop may be nil.
-func (s *SDK) Shutdown(stop <-chan os.Signal) os.Signal {
-	var sig os.Signal
+// FlushTimeout; once a signal arrives on signals, at most
+// SignalFlushTimeout more; a second signal ends it at once. first, if not
+// nil, is a signal that arrived before (the one that stopped the
+// command): the flush is then bounded as after it from the start, and the
+// signals already waiting on signals are taken for it, so that only one
+// sent during the flush ends it at once. Shutdown returns the first
+// signal (first, if not nil), or nil: the command then exits as that
+// signal says. Whatever failed since Start (however many exports) is said
+// in one line through Warn. signals may be nil.
+func (s *SDK) Shutdown(signals <-chan os.Signal, first os.Signal) os.Signal {
+	sig := first
 	if s.tp != nil || s.mp != nil {
-		sig = s.bounded(stop, func(ctx context.Context) error {
+		sig = s.bounded(signals, first, func(ctx context.Context) error {
 			var errs []error
 			if s.tp != nil {
 				errs = append(errs, s.tp.Shutdown(ctx))
@@ -206,17 +210,32 @@ func (s *SDK) Shutdown(stop <-chan os.Signal) os.Signal {
 
 // bounded runs f with the bounds of Shutdown, and keeps its error as a
 // problem.
-func (s *SDK) bounded(stop <-chan os.Signal, f func(context.Context) error) os.Signal {
-	timeout, signalTimeout := s.flushTimeout(), s.opts.SignalFlushTimeout
+func (s *SDK) bounded(signals <-chan os.Signal, first os.Signal, f func(context.Context) error) os.Signal {
+	ctx, cancel := context.WithTimeout(context.Background(), s.flushTimeout())
+	defer cancel()
+	signalTimeout := s.opts.SignalFlushTimeout
 	if signalTimeout <= 0 {
 		signalTimeout = DefaultSignalFlushTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+	var shorter <-chan time.Time
+	cut := func() {
+		t := time.NewTimer(signalTimeout)
+		shorter = t.C
+		context.AfterFunc(ctx, func() { t.Stop() })
+	}
+	if first != nil {
+		cut()
+	drain:
+		for {
+			select {
+			case <-signals:
+			default:
+				break drain
+			}
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- f(ctx) }()
-	var first os.Signal
-	var shorter <-chan time.Time
 	for {
 		select {
 		case err := <-done:
@@ -224,7 +243,7 @@ func (s *SDK) bounded(stop <-chan os.Signal, f func(context.Context) error) os.S
 				s.problems.add(err.Error())
 			}
 			return first
-		case sig := <-stop:
+		case sig := <-signals:
 			if first != nil {
 				// A second signal: the user means it. The exporters
 				// return at once on a canceled context; their error
@@ -234,9 +253,7 @@ func (s *SDK) bounded(stop <-chan os.Signal, f func(context.Context) error) os.S
 				return first
 			}
 			first = sig
-			t := time.NewTimer(signalTimeout)
-			defer t.Stop()
-			shorter = t.C
+			cut()
 		case <-shorter:
 			cancel()
 			shorter = nil

@@ -61,7 +61,7 @@ func TestStartExports(t *testing.T) {
 		t.Fatalf("traces %v, metrics %v exported; want both", s.Traces(), s.Metrics())
 	}
 	record(s)
-	if sig := s.Shutdown(nil); sig != nil {
+	if sig := s.Shutdown(nil, nil); sig != nil {
 		t.Errorf("Shutdown = %v, want nil", sig)
 	}
 	if spans, metrics := len(c.Named("op")), c.MetricNames(); spans != 1 || !slices.Contains(metrics, "ops") {
@@ -84,10 +84,10 @@ func TestOneLine(t *testing.T) {
 	s, warnings := start(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+c.URL, Options{FlushTimeout: 2 * time.Second})
 	for range 3 {
 		record(s)
-		s.FlushMetrics(nil)
+		s.FlushMetrics(nil, nil)
 	}
 	record(s)
-	s.Shutdown(nil)
+	s.Shutdown(nil, nil)
 	if len(*warnings) != 1 {
 		t.Fatalf("warnings:\n%s\nwant one line", strings.Join(*warnings, "\n"))
 	}
@@ -100,34 +100,39 @@ func TestOneLine(t *testing.T) {
 
 // TestShutdownSignal checks the flush against a collector that never
 // answers: a signal bounds it to SignalFlushTimeout, a second one ends it
-// at once, and Shutdown returns the first signal. The bounds are far
+// at once, a signal that stopped the command bounds it from the start,
+// and Shutdown returns the first signal. The bounds are far
 // apart (a minute against a fraction of a second), so that a loaded
 // machine cannot blur them.
 func TestShutdownSignal(t *testing.T) {
 	tests := []struct {
 		name    string
-		signals []os.Signal
-		signal  time.Duration // SignalFlushTimeout
+		first   os.Signal   // given to Shutdown: it stopped the command
+		signals []os.Signal // sent during the flush
+		signal  time.Duration
+		want    os.Signal
 	}{
-		{"one signal", []os.Signal{syscall.SIGINT}, 100 * time.Millisecond},
-		{"two signals", []os.Signal{syscall.SIGTERM, syscall.SIGINT}, time.Minute},
+		{"one signal", nil, []os.Signal{syscall.SIGINT}, 100 * time.Millisecond, syscall.SIGINT},
+		{"two signals", nil, []os.Signal{syscall.SIGTERM, syscall.SIGINT}, time.Minute, syscall.SIGTERM},
+		{"a signal before", syscall.SIGTERM, nil, 100 * time.Millisecond, syscall.SIGTERM},
+		{"a signal before, its copy waiting", syscall.SIGINT, []os.Signal{syscall.SIGTERM}, 100 * time.Millisecond, syscall.SIGINT},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := otlptest.NewSilent(t)
 			s, warnings := start(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+c.URL, Options{FlushTimeout: time.Minute, SignalFlushTimeout: tt.signal})
 			record(s)
-			stop := make(chan os.Signal, len(tt.signals))
+			stop := make(chan os.Signal, len(tt.signals)+1)
 			for _, sig := range tt.signals {
 				stop <- sig
 			}
 			begin := time.Now()
-			sig := s.Shutdown(stop)
+			sig := s.Shutdown(stop, tt.first)
 			if d := time.Since(begin); d > 20*time.Second {
 				t.Errorf("Shutdown took %v after the signals, want well under the minute of FlushTimeout", d)
 			}
-			if sig != tt.signals[0] {
-				t.Errorf("Shutdown = %v, want the first signal, %v", sig, tt.signals[0])
+			if sig != tt.want {
+				t.Errorf("Shutdown = %v, want the first signal, %v", sig, tt.want)
 			}
 			if len(*warnings) > 1 {
 				t.Errorf("warnings %q, want at most one line", *warnings)
@@ -144,7 +149,7 @@ func TestNothingExported(t *testing.T) {
 		t.Error("something exported")
 	}
 	record(s)
-	if sig := s.Shutdown(nil); sig != nil || len(*warnings) != 0 {
+	if sig := s.Shutdown(nil, nil); sig != nil || len(*warnings) != 0 {
 		t.Errorf("Shutdown = %v, warnings %q; want nil and none", sig, *warnings)
 	}
 }

@@ -57,7 +57,7 @@ func TestHeaderSecret(t *testing.T) {
 	printed := stderrOf(t, func() {
 		s := Start(t.Context(), Options{Lookup: os.LookupEnv, Warn: func(l string) { warnings = append(warnings, l) }})
 		record(s)
-		s.Shutdown(nil)
+		s.Shutdown(nil, nil)
 	})
 	if strings.Contains(printed, "SECRET") {
 		t.Errorf("the SDK printed the header's value:\n%s", printed)

@@ -2,14 +2,25 @@
 // calculator (calc), a runner that retries any command (run), a curl that
 // retries safely (fetch), the calculator page (web) and a simulator of
 // request storms (sim). See `again --help`.
+//
+// Where things are (dependencies point down only):
+//
+//   - internal/cmd/root: the root command, which registers the others.
+//   - internal/cmd/calc, run, fetch, web, sim, completion: one package per
+//     command, with its flags, its Options and its tests.
+//   - internal/cmdutil: what the commands share (Env, exit and usage
+//     errors, policy, budget and breaker-store flags, signals, output,
+//     atomic files, telemetry); its package doc states the conventions.
+//   - internal/calc, internal/sim, internal/web: the calculator, the
+//     simulator and the page that the commands present.
 package main
 
 import (
 	"os"
 
-	"github.com/again-go/again/cmd/again/internal/cli"
+	"github.com/again-go/again/cmd/again/internal/cmd/root"
 )
 
 func main() {
-	os.Exit(cli.Main())
+	os.Exit(root.Main())
 }

@@ -18,7 +18,8 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
-	"github.com/again-go/again/cmd/again/internal/cli"
+	"github.com/again-go/again/cmd/again/internal/cmd/root"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
 )
 
 var example = map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
@@ -528,11 +529,11 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 		{"deadline", "0"},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := cli.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
+		code := root.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
 		e := Compute(map[string]string{tc.field: tc.value}, English).Errors[0]
 		page := "--" + e.Field + " " + strings.ToLower(e.Text[:1]) + strings.TrimSuffix(e.Text[1:], ".")
 		page = strings.Replace(page, "“"+tc.value+"”", strconv.Quote(tc.value), 1)
-		if code != cli.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
+		if code != cmdutil.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
 			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
 		}
 	}
@@ -578,7 +579,7 @@ func TestExportIsTheCLIs(t *testing.T) {
 		}
 		for _, format := range []string{"csv", "json"} {
 			var stdout, stderr bytes.Buffer
-			code := cli.Run(t.Context(), append([]string{"calc", "--format", format}, args...), strings.NewReader(""), &stdout, &stderr)
+			code := root.Run(t.Context(), append([]string{"calc", "--format", format}, args...), strings.NewReader(""), &stdout, &stderr)
 			if code != 0 {
 				t.Fatalf("again calc %v exits %d: %s", args, code, stderr.String())
 			}
@@ -610,7 +611,7 @@ func TestCommandRuns(t *testing.T) {
 			t.Fatalf("command for %v = %q, want again calc ...", in, Compute(in, English).Command)
 		}
 		var stdout, stderr bytes.Buffer
-		if code := cli.Run(t.Context(), append(words[1:], "--format", "csv"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+		if code := root.Run(t.Context(), append(words[1:], "--format", "csv"), strings.NewReader(""), &stdout, &stderr); code != 0 {
 			t.Errorf("%s: exit status %d, %s", Compute(in, English).Command, code, stderr.String())
 			continue
 		}

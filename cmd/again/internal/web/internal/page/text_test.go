@@ -14,7 +14,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
-	"github.com/again-go/again/cmd/again/internal/cli"
+	"github.com/again-go/again/cmd/again/internal/cmd/root"
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
@@ -262,7 +262,7 @@ func TestVerdictIsCalcs(t *testing.T) {
 		v := r.Summary.Verdict
 		words := strings.Fields(r.Command)
 		var stdout, stderr bytes.Buffer
-		if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+		if code := root.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
 		}
 		var rep struct {
@@ -280,7 +280,7 @@ func TestVerdictIsCalcs(t *testing.T) {
 			t.Errorf("%s: the page's verdict %+v, again calc's %+v", r.Command, *v, *d)
 		}
 		stdout.Reset()
-		if code := cli.Run(t.Context(), words[1:], strings.NewReader(""), &stdout, &stderr); code != 0 {
+		if code := root.Run(t.Context(), words[1:], strings.NewReader(""), &stdout, &stderr); code != 0 {
 			t.Fatalf("%s: exit status %d: %s", r.Command, code, stderr.String())
 		}
 		retries, _, _ := strings.Cut(v.Detail, ". ")
@@ -355,7 +355,7 @@ func simStorm(t *testing.T, command string) []stormRow {
 	t.Helper()
 	words := strings.Fields(command)
 	var stdout, stderr bytes.Buffer
-	if code := cli.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
+	if code := root.Run(t.Context(), append(words[1:], "--format", "json"), strings.NewReader(""), &stdout, &stderr); code != 0 {
 		t.Fatalf("%s: exit status %d: %s", command, code, stderr.String())
 	}
 	var rows []stormRow

@@ -1,0 +1,12 @@
+package calc
+
+import "github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
+
+// The command line of this package's command alone, as the again program
+// would run it (see cmdtest): againRunEnv runs it, run runs it
+// within a test and returns what it printed.
+var (
+	againRunEnv    = cmdtest.Commands(NewCmd)
+	run            = cmdtest.Runner(againRunEnv)
+	wantUsageError = cmdtest.WantUsageError
+)

@@ -1,0 +1,295 @@
+package fetch
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/retryhttp"
+	"github.com/spf13/pflag"
+)
+
+// hedgeHelp is fetch's help on hedging and --repeat.
+const hedgeHelp = `--hedge-after sends a copy of a request that has not answered after a
+delay, and takes the first response: a duration, or pNN (p95) for the
+observed NNth percentile of the latencies of earlier successful requests,
+which needs --hedge-warmup samples (20 by default) first, so it matters
+with --repeat. --max-hedges copies at most (1 by default). Hedges follow
+the rules of retries: only methods that may be repeated, or a request with
+an Idempotency-Key (each copy sends the same body and the same key); a
+body from stdin over 1 MiB, streamed once, is neither retried nor hedged.
+A 429, a 503 or a Retry-After stops a request's hedging. With -v, a line
+on stderr says when a hedge is sent and which copy answered.
+
+--repeat N sends the request N times, one after the other, reads each
+response to its end and prints, instead of the bodies, a summary of the
+latencies on stdout: p50, p90, p99 and max, the hedges sent and won, and
+the failures. It exits 1 if any request failed.`
+
+// hedgeFlags are fetch's hedging and --repeat flags.
+type hedgeFlags struct {
+	after, max, warmup, repeat string
+}
+
+func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
+	h := &hedgeFlags{max: "1", warmup: "20", repeat: "1"}
+	fs.Var(cmdutil.Text(&h.after, "duration|pNN"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
+	fs.Var(cmdutil.Text(&h.max, "n"), "max-hedges", "most copies sent per attempt with --hedge-after, 1 to 10")
+	fs.Var(cmdutil.Text(&h.warmup, "n"), "hedge-warmup", "with --hedge-after pNN: the successful requests observed before hedging")
+	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times in sequence and print a latency summary instead of the bodies")
+	return h
+}
+
+// hedger returns the Hedger the flags describe, or nil without
+// --hedge-after.
+func (h *hedgeFlags) hedger(fs *pflag.FlagSet) (*hedge.Hedger, error) {
+	if h.after == "" {
+		for _, name := range []string{"max-hedges", "hedge-warmup"} {
+			if fs.Changed(name) {
+				return nil, cmdutil.Usagef("--%s needs --hedge-after", name)
+			}
+		}
+		return nil, nil
+	}
+	hg := &hedge.Hedger{Window: hedge.DefaultWindow}
+	if q, ok := strings.CutPrefix(h.after, "p"); ok {
+		f, err := strconv.ParseFloat(q, 64)
+		if err != nil || !(f > 0 && f < 100) || strings.ContainsAny(q, "eE+-") {
+			return nil, cmdutil.Usagef("--hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got %q", h.after)
+		}
+		hg.Quantile = f / 100
+		n, err := strconv.Atoi(strings.TrimSpace(h.warmup))
+		if err != nil || n < 1 || n > hg.Window {
+			return nil, cmdutil.Usagef("--hedge-warmup must be a whole number from 1 to %d, got %q", hg.Window, h.warmup)
+		}
+		hg.Warmup = n
+	} else {
+		if fs.Changed("hedge-warmup") {
+			return nil, cmdutil.Usagef("--hedge-warmup needs --hedge-after pNN; a fixed delay has no warm-up")
+		}
+		d, err := cmdutil.DurationFlag("hedge-after", h.after, false)
+		if err != nil {
+			return nil, err
+		}
+		if d <= 0 {
+			return nil, cmdutil.Usagef("--hedge-after must be a duration above 0 or a percentile such as p95, got %q", h.after)
+		}
+		hg.After = d
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(h.max))
+	if err != nil || n < 1 || n > 10 {
+		return nil, cmdutil.Usagef("--max-hedges must be a whole number from 1 to 10, got %q", h.max)
+	}
+	hg.MaxHedges = n
+	return hg, nil
+}
+
+// repeats returns --repeat's count.
+func (h *hedgeFlags) repeats() (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(h.repeat))
+	if err != nil || n < 1 || n > 1_000_000 {
+		return 0, cmdutil.Usagef("--repeat must be a whole number from 1 to 1000000, got %q", h.repeat)
+	}
+	return n, nil
+}
+
+// lockedWriter writes through the verbose transport's lock.
+type lockedWriter struct{ v *verboseTransport }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.v.print(p)
+	return len(p), nil
+}
+
+// hedgeReport counts a run's hedges and, with -v, tells of each on stderr.
+type hedgeReport struct {
+	mu        sync.Mutex
+	sent, won int
+	mark      int       // sent when the current request began
+	verbose   io.Writer // nil without -v
+}
+
+// begin marks the start of a request.
+func (r *hedgeReport) begin() {
+	r.mu.Lock()
+	r.mark = r.sent
+	r.mu.Unlock()
+}
+
+// watch makes h report to r.
+func (r *hedgeReport) watch(h *hedge.Hedger) {
+	if h == nil {
+		return
+	}
+	h.OnHedge = func(e hedge.Event) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if e.Won {
+			r.won++
+			return
+		}
+		r.sent++
+		if r.verbose != nil {
+			why := "no answer after " + cmdutil.RoundDelay(e.Delay).String()
+			if e.Err != nil {
+				why = "an earlier copy failed"
+			}
+			fmt.Fprintf(r.verbose, "again: attempt %d: sending hedge %d (%s)\n", e.Attempt, e.Hedge, why)
+		}
+	}
+}
+
+// answered tells, with -v, which copy of a hedged request answered. r may
+// be nil: no hedging.
+func (r *hedgeReport) answered(e retryhttp.Event) {
+	if r == nil || r.verbose == nil {
+		return
+	}
+	r.mu.Lock()
+	hedged := r.sent > r.mark
+	r.mu.Unlock()
+	if !hedged {
+		return
+	}
+	who := "the first copy"
+	if e.Hedge > 0 {
+		who = "hedge " + strconv.Itoa(e.Hedge)
+	}
+	fmt.Fprintf(r.verbose, "again: attempt %d answered by %s\n", e.Attempt, who)
+}
+
+// repeatRequest sends req n times through tr, reading each response to its end,
+// and prints the latency summary on env.Stdout. Its errors read as those
+// of a single fetch (see requestError and stoppedBy).
+func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n int, rep *hedgeReport, env *cmdutil.Env) (err error) {
+	defer func() { err = stoppedBy(req.Context(), err) }()
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		req.Body.Close()
+		return cmdutil.Usagef("--repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)")
+	}
+	boundBodies(tr) // --timeout bounds each body, as in a fetch
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	tr.OnSuccess = rep.answered
+	latencies := make([]time.Duration, 0, n)
+	failed := 0
+	var lastErr string
+	for i := range n {
+		r := req
+		if i > 0 {
+			r = req.Clone(req.Context())
+			if req.GetBody != nil {
+				body, err := req.GetBody()
+				if err != nil {
+					return fmt.Errorf("request %d: %w", i+1, err)
+				}
+				r.Body = body
+			}
+		}
+		rep.begin()
+		start := time.Now()
+		resp, err := client.Do(r)
+		if err != nil {
+			err = requestError(r, err, tr.AttemptTimeout)
+		} else if _, err = io.Copy(io.Discard, resp.Body); err != nil {
+			err = &bodyReadError{err}
+		}
+		if resp != nil {
+			resp.Body.Close()
+		}
+		took := time.Since(start)
+		if err != nil && req.Context().Err() != nil {
+			// The --deadline passed, or a signal came: no more requests.
+			return err
+		}
+		switch {
+		case err != nil:
+			failed++
+			lastErr = err.Error()
+		case resp.StatusCode >= 400:
+			failed++
+			lastErr = "server answered " + resp.Status
+		default:
+			latencies = append(latencies, took)
+		}
+	}
+	writeSummary(env.Stdout, n, failed, latencies, rep)
+	if failed > 0 {
+		return fmt.Errorf("%d of %d requests failed (the last: %s)", failed, n, lastErr)
+	}
+	return nil
+}
+
+// writeSummary prints the latencies of the successful requests and the
+// hedges.
+func writeSummary(w io.Writer, n, failed int, latencies []time.Duration, rep *hedgeReport) {
+	slices.Sort(latencies)
+	pct := func(p float64) string {
+		if len(latencies) == 0 {
+			return "-"
+		}
+		i := int(float64(len(latencies))*p+0.999999) - 1
+		return roundLatency(latencies[max(0, min(i, len(latencies)-1))])
+	}
+	fmt.Fprintf(w, "requests  %d (%d failed)\n", n, failed)
+	fmt.Fprintf(w, "latency   p50 %s  p90 %s  p99 %s  max %s\n", pct(0.5), pct(0.9), pct(0.99), pct(1))
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	fmt.Fprintf(w, "hedges    %d sent (%.1f %% of requests), %d won\n", rep.sent, 100*float64(rep.sent)/float64(n), rep.won)
+}
+
+// roundLatency shows d with three or four significant digits.
+func roundLatency(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+// hedging sets up tr's hedging from the flags, and checks that --repeat is
+// not given with flags about the output it does not write.
+func (f *Options) hedging(fs *pflag.FlagSet, h *hedgeFlags, tr *retryhttp.Transport, rt http.RoundTripper, env *cmdutil.Env) error {
+	var err error
+	if tr.Hedge, err = h.hedger(fs); err != nil {
+		return err
+	}
+	if fs.Changed("repeat") {
+		if _, err := h.repeats(); err != nil {
+			return err
+		}
+		for _, name := range []string{"output", "include", "location"} {
+			if fs.Changed(name) {
+				return cmdutil.Usagef("--repeat prints a summary instead of the bodies: it cannot be combined with --%s", name)
+			}
+		}
+	}
+	if tr.Hedge == nil {
+		return nil
+	}
+	f.hedges = &hedgeReport{}
+	if vt, ok := rt.(*verboseTransport); ok {
+		// -v: the copies print their headers from their own goroutines,
+		// under the verbose transport's lock, which these lines share.
+		f.hedges.verbose = lockedWriter{vt}
+	}
+	f.hedges.watch(tr.Hedge)
+	return nil
+}
+
+// run is --repeat.
+func (h *hedgeFlags) run(req *http.Request, tr *retryhttp.Transport, rep *hedgeReport, env *cmdutil.Env) error {
+	n, _ := h.repeats() // checked by hedging
+	if rep == nil {
+		rep = &hedgeReport{} // no hedging: the summary counts none
+	}
+	return h.repeatRequest(req, tr, n, rep, env)
+}

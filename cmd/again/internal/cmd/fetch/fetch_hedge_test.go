@@ -1,0 +1,275 @@
+package fetch
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"go.uber.org/goleak"
+)
+
+// slowFirst is a loopback server that answers every request at once with
+// its number, but the first, which waits until its client goes away.
+func slowFirst(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		if i == 1 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Second):
+			}
+		}
+		fmt.Fprintf(w, "answer %d\n", i)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestFetchHedgeAfter(t *testing.T) {
+	srv, n := slowFirst(t)
+	r := run(t, "fetch", "-v", "--hedge-after", "20ms", srv.URL)
+	if r.Code != 0 || r.Stdout != "answer 2\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want the hedge's answer", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, want := range []string{"again: attempt 1: sending hedge 1 (no answer after ", "again: attempt 1 answered by hedge 1\n"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("-v stderr lacks %q:\n%s", want, r.Stderr)
+		}
+	}
+	if n.Load() != 2 {
+		t.Errorf("server got %d requests; want 2", n.Load())
+	}
+}
+
+// A POST without Idempotency-Key is never hedged, as it is never retried.
+func TestFetchHedgeFollowsRetryRules(t *testing.T) {
+	var n atomic.Int32
+	second := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 {
+			close(second)
+		}
+		// Answer when a hedge arrives, or after 300 ms: long past the
+		// delay, so that a hedge would have been sent.
+		select {
+		case <-second:
+		case <-time.After(300 * time.Millisecond):
+		}
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	r := run(t, "fetch", "--hedge-after", "10ms", "--idempotency-key", "off", "-d", "x", srv.URL)
+	if r.Code != 0 || n.Load() != 1 {
+		t.Errorf("POST without a key: exit %d, %d requests; want one request (stderr %q)", r.Code, n.Load(), r.Stderr)
+	}
+}
+
+func TestFetchRepeatSummary(t *testing.T) {
+	srv, n := slowFirst(t)
+	// A delay long enough that only the stalled first request is hedged,
+	// even on a busy machine.
+	r := run(t, "fetch", "--repeat", "5", "--hedge-after", "300ms", "--max-hedges", "2", srv.URL)
+	if r.Code != 0 {
+		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 sent \(20\.0 % of requests\), 1 won\n$`)
+	if !want.MatchString(r.Stdout) {
+		t.Errorf("summary:\n%s\nwant it to match %s", r.Stdout, want)
+	}
+	if n.Load() != 6 {
+		t.Errorf("server got %d requests; want 6 (5 and one hedge)", n.Load())
+	}
+}
+
+func TestFetchRepeatCountsFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	defer srv.Close()
+	r := run(t, "fetch", "--repeat", "3", srv.URL)
+	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "requests  3 (3 failed)\nlatency   p50 -") || !strings.Contains(r.Stderr, "3 of 3 requests failed (the last: server answered 404 Not Found)") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1, the summary and the failures", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+func TestFetchHedgeUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--hedge-after", "p100"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "p100"`},
+		{[]string{"--hedge-after", "pfast"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "pfast"`},
+		{[]string{"--hedge-after", "0s"}, `again fetch: --hedge-after must be a duration above 0 or a percentile such as p95, got "0s"`},
+		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
+		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges must be a whole number from 1 to 10, got "0"`},
+		{[]string{"--max-hedges", "2"}, `again fetch: --max-hedges needs --hedge-after`},
+		{[]string{"--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after`},
+		{[]string{"--hedge-after", "10ms", "--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after pNN; a fixed delay has no warm-up`},
+		{[]string{"--hedge-after", "p95", "--hedge-warmup", "0"}, `again fetch: --hedge-warmup must be a whole number from 1 to 200, got "0"`},
+		{[]string{"--repeat", "0"}, `again fetch: --repeat must be a whole number from 1 to 1000000, got "0"`},
+		{[]string{"--repeat", "2", "-o", "out"}, `again fetch: --repeat prints a summary instead of the bodies: it cannot be combined with --output`},
+		{[]string{"--repeat", "2", "-i"}, `again fetch: --repeat prints a summary instead of the bodies: it cannot be combined with --include`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)
+		})
+	}
+}
+
+// --repeat reports an error as a single fetch does: the URL's password
+// and query values not in it, a signal as "stopped" with 128+N.
+func TestFetchRepeatStopped(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	// hanging is a server that never answers; arrived tells of a request.
+	hanging := func(t *testing.T) (target string, arrived chan struct{}) {
+		arrived = make(chan struct{}, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done()
+		}))
+		t.Cleanup(srv.Close)
+		return "http://u:SECRETPW@" + srv.Listener.Addr().String() + "/h?mode=hang&token=SECRETTOK", arrived
+	}
+	t.Run("deadline", func(t *testing.T) {
+		target, _ := hanging(t)
+		single := run(t, "fetch", "--deadline", "50ms", target)
+		r := run(t, "fetch", "--repeat", "3", "--deadline", "50ms", target)
+		if r.Code != 1 || r.Stderr != single.Stderr || strings.Contains(r.Stderr, "SECRET") {
+			t.Errorf("exit %d, stderr %q; want 1 and what a single fetch says, %q", r.Code, r.Stderr, single.Stderr)
+		}
+	})
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(cmdutil.SignalName(sig), func(t *testing.T) {
+			target, arrived := hanging(t)
+			wantStoppedBy(t, t.Context(), []string{"fetch", "--repeat", "3", target}, arrived, sig)
+		})
+	}
+}
+
+// The failures --repeat counts are told as a single fetch tells them.
+func TestFetchRepeatFailureWords(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	srv := newFetchServer(t, map[string][]answer{"/hang": {{hang: true}}})
+	args := []string{"fetch", "--retries", "0", "--timeout", "20ms", srv.URL + "/hang?token=SECRET"}
+	single := run(t, args...)
+	r := run(t, append([]string{"fetch", "--repeat", "2"}, args[1:]...)...)
+	want := "again fetch: 2 of 2 requests failed (the last: " + strings.TrimPrefix(strings.TrimSuffix(single.Stderr, "\n"), "again fetch: ") + ")\n"
+	if r.Code != 1 || r.Stderr != want || !strings.Contains(want, "timed out after 20ms") {
+		t.Errorf("exit %d, stderr %q; want 1, %q", r.Code, r.Stderr, want)
+	}
+}
+
+// trickling is a loopback server that sends its headers at once, then its
+// 100-byte body one byte per 20 ms tick: 2 s in all, unless the client
+// goes away.
+func trickling(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for range 100 {
+			select {
+			case <-tick.C:
+			case <-r.Context().Done():
+				return
+			}
+			w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// --timeout bounds the response body with --hedge-after and --repeat too,
+// as without them: the winner's body and each repeated request's are
+// read within the attempt's limit.
+func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	url := trickling(t)
+	tests := []struct {
+		name   string
+		args   []string
+		stdout string
+		stderr string
+	}{
+		{"--hedge-after", []string{"--hedge-after", "50ms", "--retries", "0"}, "",
+			"again fetch: reading the response body: timed out after --timeout 200ms\n"},
+		{"--repeat", []string{"--repeat", "1"}, "",
+			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --timeout 200ms)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, append(append([]string{"fetch", "--timeout", "200ms"}, tt.args...), url)...)
+			if r.Code != 1 || r.Stderr != tt.stderr {
+				t.Errorf("exit %d, stderr %q; want 1, %q", r.Code, r.Stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+// A body from stdin of up to 1 MiB is kept in memory: it is hedged (and
+// repeated) like any other; a larger one, streamed once, is neither, and
+// the help says so.
+func TestFetchHedgeStdin(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	var n atomic.Int32
+	bodies := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read first: the server sees its client leave only then.
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		if n.Add(1) == 1 {
+			<-r.Context().Done() // the first copy, until the hedge has won
+			return
+		}
+		fmt.Fprint(w, "hedge")
+	}))
+	t.Cleanup(srv.Close)
+	var out, errOut strings.Builder
+	code := againRun(t.Context(), []string{"fetch", "-X", "PUT", "-d", "@-", "--hedge-after", "20ms", srv.URL}, strings.NewReader("small"), &out, &errOut)
+	if code != 0 || out.String() != "hedge" || n.Load() != 2 {
+		t.Fatalf("exit %d, stdout %q, %d requests, stderr %q; want the hedge's answer", code, out.String(), n.Load(), errOut.String())
+	}
+	for range 2 {
+		if b := <-bodies; b != "small" {
+			t.Errorf("a copy sent %q, want all of stdin, %q", b, "small")
+		}
+	}
+	out.Reset()
+	errOut.Reset()
+	code = againRun(t.Context(), []string{"fetch", "-X", "PUT", "-d", "@-", "--repeat", "2", srv.URL}, strings.NewReader(strings.Repeat("s", 1<<20+1)), &out, &errOut)
+	want := "again fetch: --repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)\n"
+	if code != cmdutil.ExitUsage || errOut.String() != want {
+		t.Errorf("--repeat with a large stdin: exit %d, stderr %q; want 2, %q", code, errOut.String(), want)
+	}
+	help := run(t, "fetch", "--help").Stdout
+	for _, want := range []string{
+		"stdin over 1 MiB, streamed once, is neither retried nor hedged",
+		"@- for stdin (retried and hedged only if at most 1 MiB)",
+		"up to 1 MiB it is sent with its length and can be retried and hedged,",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+			t.Errorf("again fetch --help lacks %q", want)
+		}
+	}
+	if strings.Contains(help, "never hedged") {
+		t.Errorf("again fetch --help still says a body from stdin is never hedged")
+	}
+}

@@ -1,0 +1,176 @@
+// Package root is the again command line: the root command, its help
+// command and version, and one line per command registering the packages
+// under internal/cmd. The program's main is
+//
+//	os.Exit(root.Main())
+//
+// Tests call Run or RunEnv, with an Env whose OpenBudget replaces the
+// Redis-backed budget (fleet.OpenBudget) behind run's and fetch's
+// --budget. The conventions every command follows are in cmdutil's
+// package doc.
+package root
+
+import (
+	"context"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/again-go/again/cmd/again/internal/cmd/calc"
+	"github.com/again-go/again/cmd/again/internal/cmd/completion"
+	"github.com/again-go/again/cmd/again/internal/cmd/fetch"
+	runcmd "github.com/again-go/again/cmd/again/internal/cmd/run"
+	"github.com/again-go/again/cmd/again/internal/cmd/sim"
+	"github.com/again-go/again/cmd/again/internal/cmd/web"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/spf13/cobra"
+)
+
+// subcommands returns every `again` subcommand. To add one, write its
+// package under internal/cmd with a constructor `NewCmd(env *cmdutil.Env)
+// *cobra.Command`, and add one line here.
+func subcommands(env *cmdutil.Env) []*cobra.Command {
+	return []*cobra.Command{
+		calc.NewCmd(env),
+		fetch.NewCmd(env),
+		runcmd.NewCmd(env),
+		sim.NewCmd(env),
+		web.NewCmd(env),
+	}
+}
+
+// Run runs the again command line args (without the program name) and
+// returns the process exit status: 0 on success, cmdutil.ExitUsage (2) for a usage
+// error, cmdutil.ExitFailure (1) or the status a subcommand chose with cmdutil.ExitError.
+// Errors are printed as one line on stderr, "again <sub>: <message>"; a
+// usage error prints nothing on stdout. ctx reaches every subcommand
+// (cmd.Context()); see cmdutil.NotifyContext for signals.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return RunEnv(ctx, args, cmdutil.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// RunEnv is Run with a cmdutil.Env: the streams and the pieces tests replace,
+// such as cmdutil.Env.OpenBudget.
+func RunEnv(ctx context.Context, args []string, env cmdutil.Env) int {
+	return execute(ctx, newRoot(subcommands(&env)...), args, &env)
+}
+
+// execute runs root, with cobra's completion command added, as the again
+// command line; tests call it with other commands.
+func execute(ctx context.Context, root *cobra.Command, args []string, env *cmdutil.Env) int {
+	cmdutil.SetStreams(root, env)
+	completion.Setup(root) // after SetStreams: cobra's scripts write where root's output was then
+	return cmdutil.Execute(ctx, root, args, env)
+}
+
+// newRoot returns the root command with the given subcommands.
+func newRoot(subs ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "again",
+		Short: "Retry with exponential backoff and jitter, and plan the schedule",
+		Long: `again retries failed operations with exponential backoff and jitter, and
+computes what a retry schedule costs before you ship it.
+
+Durations are Go syntax (500ms, 1.5s, 2m). calc, and the schedule flags
+--initial and --max everywhere, also take a bare number of milliseconds;
+the time limits of run and fetch (--timeout, --deadline) need a unit.
+Exit status: 0 success, 1 failure, 2 usage error (run and fetch say more).
+
+Install with: go install github.com/again-go/again/cmd/again@latest`,
+		Example: `  # What does a schedule cost, and does it fit a one-minute deadline?
+  again calc --initial 500ms --max 30s --retries 8 --deadline 1m
+
+  # Retry a command while it fails, for at most a minute.
+  again run --retries 5 --deadline 1m -- pg_isready -h db
+
+  # Send an HTTP request, retrying safely.
+  again fetch --retries 5 https://api.example.com/items
+
+  # The same calculator in a browser page.
+  again web --open
+
+  # Why jitter and budgets: request storms, simulated on this library's code.
+  again sim outage --svg outage.svg`,
+		Version:       version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return cmdutil.Usagef("unknown command %q; want one of %s (see 'again --help')", args[0], strings.Join(cmdutil.CommandNames(cmd), ", "))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetHelpCommand(newHelpCmd())
+	root.SetVersionTemplate("again {{.Version}}\n")
+	root.SetFlagErrorFunc(cmdutil.FlagError)
+	root.AddCommand(subs...)
+	return root
+}
+
+// newHelpCmd returns `again help [command]`: cobra's own prints "Unknown
+// help topic" and exits 0 for a command that does not exist, which a
+// script cannot tell from success.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "help prints the help of a command: again help run is again run --help.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root := cmd.Root()
+			target, rest, err := root.Find(args)
+			if err != nil || target == nil || len(rest) > 0 || (len(args) > 0 && target == root) {
+				return cmdutil.Usagef("unknown help topic %q; want one of %s (see 'again --help')", strings.Join(args, " "), strings.Join(cmdutil.CommandNames(root), ", "))
+			}
+			return target.Help()
+		},
+	}
+}
+
+// version returns the module version from the build information: a tag
+// such as "v1.2.0" for `go install ...@v1.2.0`, otherwise "devel" with the
+// VCS revision when the build recorded one.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	v := "devel"
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(len(rev), 12)] + dirty
+	}
+	return v
+}
+
+// Main is the again program: it runs the command line of the process with
+// its standard streams, signals taken over by cmdutil.NotifyContext, and returns
+// the exit status. It also routes the standard logger into again's own
+// lines on stderr ("again: ...", printable), because net/http's Transport,
+// which has no logger of its own, writes there (such as "Unsolicited
+// response received on idle HTTP channel"). That logger belongs to the
+// process, so only Main changes it, and puts it back before it returns;
+// Run, which tests call side by side, leaves it alone.
+func Main() int {
+	return runMain(cmdutil.Env{})
+}
+
+// runMain is Main with env's optional pieces; it sets the streams. Tests
+// that run the test binary as the again program call it with their own.
+func runMain(env cmdutil.Env) int {
+	return cmdutil.RunProcess(env, RunEnv)
+}

@@ -1,0 +1,58 @@
+package run
+
+import (
+	"errors"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/retry"
+)
+
+func TestJudgeExit(t *testing.T) {
+	only75 := map[int]bool{75: true}
+	tests := []struct {
+		name       string
+		exit       exitInfo
+		timedOut   bool
+		atDeadline bool
+		retryOn    map[int]bool
+		wantStatus int // -1 for a success
+		wantWhy    string
+		permanent  bool
+	}{
+		{"success", exitInfo{status: 0}, false, false, nil, -1, "", false},
+		{"failure", exitInfo{status: 7}, false, false, nil, 7, "exit status 7", false},
+		{"killed", exitInfo{status: -1, signal: syscall.SIGKILL}, false, false, nil, 137, "killed by SIGKILL", false},
+		{"SIGINT is not retried", exitInfo{status: -1, signal: syscall.SIGINT}, false, false, nil, 130, "killed by SIGINT", true},
+		{"exit 130 is not retried", exitInfo{status: 130}, false, false, nil, 130, "exit status 130", true},
+		{"SIGPIPE is not retried", exitInfo{status: -1, signal: syscall.SIGPIPE}, false, false, nil, 141, "killed by SIGPIPE", true},
+		{"listed SIGINT is retried", exitInfo{status: 130}, false, false, map[int]bool{130: true}, 130, "exit status 130", false},
+		{"not in the list", exitInfo{status: 7}, false, false, only75, 7, "exit status 7", true},
+		{"in the list", exitInfo{status: 75}, false, false, only75, 75, "exit status 75", false},
+		{"timed out", exitInfo{status: -1, signal: syscall.SIGTERM}, true, false, nil, 124, "timed out after 2s", false},
+		{"timed out with status 0", exitInfo{status: 0}, true, false, nil, 124, "timed out after 2s", false},
+		{"timed out, not in the list", exitInfo{status: 7}, true, false, only75, 124, "timed out after 2s", false},
+		{"at the deadline", exitInfo{status: -1, signal: syscall.SIGTERM}, true, true, nil, 124, "timed out at the --deadline", false},
+		{"unnamed signal", exitInfo{status: -1, signal: syscall.Signal(10)}, false, false, nil, 138, "killed by signal 10", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := judgeExit(tt.exit, tt.timedOut, tt.atDeadline, 2*time.Second, tt.retryOn)
+			if tt.wantStatus < 0 {
+				if err != nil {
+					t.Fatalf("judgeExit = %v, want a success", err)
+				}
+				return
+			}
+			var ae *attemptError
+			if !errors.As(err, &ae) {
+				t.Fatalf("judgeExit = %v, want an *attemptError", err)
+			}
+			if ae.status != tt.wantStatus || ae.why != tt.wantWhy || ae.atDeadline != tt.atDeadline || retry.IsPermanent(err) != tt.permanent {
+				t.Errorf("judgeExit = status %d, why %q, at deadline %v, permanent %v; want %d, %q, %v, %v",
+					ae.status, ae.why, ae.atDeadline, retry.IsPermanent(err), tt.wantStatus, tt.wantWhy, tt.atDeadline, tt.permanent)
+			}
+		})
+	}
+}

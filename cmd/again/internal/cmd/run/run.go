@@ -1,0 +1,571 @@
+// Package run is `again run`: it runs a command and, while it fails, runs
+// it again after a backoff delay, in a process group of its own, with
+// timeouts, signals passed on and the terminal handed over (child.go and
+// its system-specific halves).
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/retry"
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of `again run` besides the child's own, as shells use them.
+const (
+	// ExitTimedOut: --timeout or --deadline stopped the last attempt, as
+	// GNU timeout exits; a SIGTERM from outside gives 143 (128+15).
+	ExitTimedOut      = 124
+	ExitCannotExecute = 126 // the command exists but cannot be run
+	ExitNotFound      = 127 // the command was not found
+)
+
+// killGrace is how long a child has after SIGTERM before it gets SIGKILL:
+// one that overstays its --timeout (or the --deadline), what is left of a
+// failed attempt, and a command to which again forwarded a signal
+// (cmdutil.Env.KillGrace replaces it in tests).
+const killGrace = 2 * time.Second
+
+// NewCmd returns `again run`: its flags and the command become an
+// Options, which runRun validates and runs.
+func NewCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [flags] -- CMD [ARGS...]",
+		Short: "Run a command, retrying it with exponential backoff while it fails",
+		Long: `run runs CMD with ARGS and, while it exits with a non-zero status, runs it
+again after a backoff delay drawn from the policy flags, at most --retries
+times. The command inherits again's stdin, stdout and stderr unbuffered.
+Every attempt reads the same stdin from where the previous one stopped:
+input that an attempt consumed is not given again to the next (redirect
+from a file inside the command, sh -c 'cmd < file', to give each attempt
+all of it).
+
+Each retry prints one line on stderr, such as
+  again: attempt 2/4 failed (exit status 7); retrying in 400ms
+and --quiet silences them.
+
+Each attempt runs in a process group of its own. --timeout limits each
+attempt: the group (the command and everything it started) gets SIGTERM,
+then SIGKILL once the command has exited or 2s have passed, and the
+attempt counts as failed, whatever its status. --deadline limits the whole
+run: again never starts a wait that would end after it, and stops a
+command still running when it passes, in the same way.
+` + cmdutil.UntilDeadlineHelp + `
+
+What survives run: nothing of a failed attempt. When an attempt fails by
+itself, what is left of its group (sh -c 'daemon & exit 3') gets SIGTERM,
+then SIGKILL after 2s, before the next wait and after the last attempt.
+What a successful attempt started in the background is left running, as
+someone starting a daemon expects. On Linux and FreeBSD the command also
+dies (SIGKILL) when again dies, even of SIGKILL (timeout -s KILL); the
+processes the command started are then left, as after any SIGKILL.
+
+--retry-on-exit retries only the listed exit statuses (a command killed
+by signal N has status 128+N), and a timed-out attempt. By default every
+non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
+or SIGPIPE: someone stopped it, or nothing reads its output any more).
+
+SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
+command's group and no further attempt is made. If the command has not
+exited 2s later, its group gets SIGKILL; a second such signal sends
+SIGKILL at once (as timeout --kill-after, or docker stop). again then
+exits 128+N for the first signal N it received (130 for SIGINT, 143 for
+SIGTERM), whatever the command's status, with one line such as
+  again run: stopped: received SIGTERM (attempt 1/4: killed by SIGKILL)
+When again runs in the foreground of a terminal (its stdin, stdout or
+stderr), each attempt gets the terminal: it can read it, Ctrl-Z stops it
+and again together (fg continues both), and Ctrl-C reaches it once, from
+the terminal, ending the retries if the command dies of it or exits 130.
+Otherwise Ctrl-C reaches again alone, which passes it on (a second Ctrl-C
+kills the command). (Windows has no process groups: there a timeout or a
+signal stops the command but not what it started.)
+
+` + cmdutil.BudgetHelp + `
+
+` + cmdutil.TelemetryHelp + `
+
+Exit status: the last attempt's (128+N if signal N killed it), 124 if
+--timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
+when signal N sent to again stops it, 127 if the command is not found,
+126 if it cannot be executed, 2 for a usage error.
+
+Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
+unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
+--initial and --max also take a bare number of milliseconds.`,
+		Example: `  # Wait for a database in a container entrypoint for up to a minute.
+  again run --deadline 1m -- pg_isready -h db
+
+  # Up to 10 retries, 30 s in all: whichever comes first.
+  again run --retries 10 --deadline 30s -- pg_isready -h db
+
+  # Retry a flaky download, each attempt limited to 20 s.
+  again run --timeout 20s -- curl -fsS -o data.json https://example.com/data.json
+
+  # Retry only exit status 75 (EX_TEMPFAIL), without the progress lines.
+  again run --retry-on-exit 75 --quiet -- ./sync.sh
+
+  # Every container's entrypoint shares one retry budget.
+  again run --deadline 1m --budget 'redis://redis:6379/0?key=db-wait' -- pg_isready -h db`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return cmdutil.Usagef("missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')")
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	// Everything after CMD belongs to it, even without "--".
+	fs.SetInterspersed(false)
+	pf := cmdutil.AddPolicyFlags(fs)
+	timeout := ""
+	fs.Var(cmdutil.Text(&timeout, "duration"), "timeout", "limit on each attempt, after which the command is stopped (default none)")
+	retryOn := ""
+	fs.Var(cmdutil.Text(&retryOn, "list"), "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero but 130, 131 and 141)")
+	quiet := fs.Bool("quiet", false, "print no line per retry")
+	budgetURL := cmdutil.AddBudgetFlag(fs)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		return runRun(cmd.Context(), &Options{Env: env, Policy: pf, Timeout: timeout, RetryOnExit: retryOn,
+			Quiet: *quiet, BudgetURL: *budgetURL, Command: args})
+	}
+	return cmd
+}
+
+// Options is what one `again run` was asked: its flags as given, and the
+// command to run.
+type Options struct {
+	Env         *cmdutil.Env
+	Policy      *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
+	Timeout     string               // --timeout, "" for none
+	RetryOnExit string               // --retry-on-exit, "" for the default
+	Quiet       bool                 // --quiet
+	BudgetURL   string               // --budget, "" for none
+	Command     []string             // CMD and its ARGS; not empty
+}
+
+// runRun validates opts and runs the command, retrying it, within ctx (its
+// signals reach the command). Its span and metrics are exported if the
+// environment asks for them.
+func runRun(ctx context.Context, opts *Options) (err error) {
+	env, args := opts.Env, opts.Command
+	ctx, tel, err := cmdutil.StartTelemetry(ctx, "run", env)
+	if err != nil {
+		return err
+	}
+	defer func() { tel.End(err) }()
+	in, err := opts.Policy.ParseTimed()
+	if err != nil {
+		return err
+	}
+	r := &runner{env: env, name: args[0], args: args[1:], quiet: opts.Quiet, grace: killGrace, deadline: in.Deadline,
+		tty: foregroundTerminal(env.Stdin, env.Stdout, env.Stderr)}
+	if env.KillGrace > 0 {
+		r.grace = env.KillGrace
+	}
+	if r.timeout, err = cmdutil.DurationFlag("timeout", opts.Timeout, true); err != nil {
+		return err
+	}
+	if r.retryOn, err = parseExitList(opts.RetryOnExit); err != nil {
+		return err
+	}
+	if r.path, err = lookPath(args[0]); err != nil {
+		return err
+	}
+	budget, closer, err := cmdutil.OpenBudget(env, opts.BudgetURL)
+	if err != nil {
+		return err
+	}
+	defer cmdutil.CloseBudget(tel.BeforeClose(closer))
+	r.budget = budget
+	return r.run(ctx, in.Policy)
+}
+
+// parseExitList parses --retry-on-exit: "" (nil) means any non-zero status
+// but those notRetried names.
+func parseExitList(s string) (map[int]bool, error) {
+	if s == "" {
+		return nil, nil
+	}
+	set := map[int]bool{}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 255 {
+			return nil, cmdutil.Usagef("--retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got %q", s)
+		}
+		set[n] = true
+	}
+	return set, nil
+}
+
+// lookPath finds the command as a shell would, and reports a command that
+// cannot run with the shell's status and a message naming it.
+func lookPath(name string) (string, error) {
+	path, err := exec.LookPath(name)
+	switch {
+	case err == nil:
+		return path, nil
+	case errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+		return "", notFound(name)
+	}
+	return "", cannotExecute(name, err)
+}
+
+// notFound is the error for a command that does not exist: status 127.
+func notFound(name string) error {
+	return cmdutil.Exit(ExitNotFound, fmt.Errorf("%s: command not found", name))
+}
+
+// cannotExecute is the error for a command that exists but cannot run:
+// status 126.
+func cannotExecute(name string, err error) error {
+	return cmdutil.Exit(ExitCannotExecute, fmt.Errorf("%s: cannot cmdutil.Execute: %w", name, unwrapPathError(err)))
+}
+
+// unwrapPathError drops the repetition of the command's name from the
+// errors of os/exec ("exec: \"x\": permission denied" becomes "permission denied").
+func unwrapPathError(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err
+}
+
+// runner is one `again run`.
+type runner struct {
+	env      *cmdutil.Env
+	name     string // the command as given, the child's argv[0]
+	path     string // the command found in $PATH
+	args     []string
+	timeout  time.Duration // per attempt; 0 means none
+	deadline time.Duration // for the whole run; 0 means none
+	grace    time.Duration // between SIGTERM (or a forwarded signal) and SIGKILL
+	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
+	quiet    bool
+	tty      *os.File     // the terminal handed to each attempt, if any
+	budget   retry.Budget // --budget's, or nil
+
+	mu        sync.Mutex
+	proc      *child      // the running child, nil if none
+	signal    os.Signal   // the first signal received, if any
+	signals   int         // how many signals were received
+	forwarded bool        // whether the first signal reached a running child
+	killer    *time.Timer // the SIGKILL that follows a forwarded signal
+}
+
+// attemptError is a failed attempt: the status again exits with if it is
+// the last, and why it failed ("exit status 7", "timed out after 2s").
+type attemptError struct {
+	status     int
+	why        string
+	atDeadline bool // the --deadline stopped it
+}
+
+func (e *attemptError) Error() string { return e.why }
+
+// notRetried says why status is not retried unless --retry-on-exit names
+// it, or "" if it is retried: a command killed by SIGINT or SIGQUIT (or
+// exiting 130 after its clean-up on Ctrl-C) was stopped by someone who
+// wants it stopped, and one killed by SIGPIPE writes to a reader that has
+// gone (again run -- yes | head -1): running it again would meet the same
+// closed pipe.
+func notRetried(status int) string {
+	switch status {
+	case 128 + int(syscall.SIGINT):
+		return "interrupted"
+	case 128 + int(syscall.SIGQUIT):
+		return "quit"
+	case 128 + int(syscall.SIGPIPE):
+		return "nothing reads its output any more"
+	}
+	return ""
+}
+
+func (r *runner) run(ctx context.Context, p backoff.Policy) error {
+	// The child's life is bounded by the deadline and the timeout only; a
+	// signal reaches it by forwarding, so that it can exit in its own way
+	// within the grace (see pass).
+	procCtx := context.WithoutCancel(ctx)
+	if r.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.deadline)
+		defer cancel()
+		dl, _ := ctx.Deadline()
+		procCtx, cancel = context.WithDeadline(procCtx, dl)
+		defer cancel()
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { r.forward(cmdutil.Signals(ctx), stop, done) })
+	defer wg.Wait()
+	defer close(done)
+
+	observe, budget, traced := runTelemetry(ctx, r.name, r.budget)
+	attempts := 0
+	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
+		attempts++
+		return struct{}{}, traced(ctx, func() error { return r.attempt(procCtx) })
+	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe)
+	if sig, forwarded := r.received(ctx); sig != nil {
+		return r.stoppedBy(sig, forwarded, err, attempts, p.MaxAttempts())
+	}
+	if err == nil {
+		return nil
+	}
+	var re *retry.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	var last *attemptError
+	if !errors.As(re.Last, &last) {
+		// A start error: Last is an *cmdutil.ExitError (126) inside Permanent,
+		// whose message is the cmdutil.ExitError's; retry's own account of the
+		// stop would only bury the command's name.
+		if re.Last == nil {
+			return err // stopped before the first attempt, not by a signal
+		}
+		return re.Last
+	}
+	if !r.quiet {
+		cmdutil.AttemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last))
+	}
+	return cmdutil.Exit(last.status, nil)
+}
+
+// received returns the first signal again received during the run, if
+// any, and whether it reached a running command. cmdutil.NotifyContext cancels
+// the context before it relays the signal, so Do can stop before forward
+// has seen it: the signal is then ctx's cause, and reached no command.
+func (r *runner) received(ctx context.Context) (sig os.Signal, forwarded bool) {
+	r.mu.Lock()
+	sig, forwarded = r.signal, r.forwarded
+	r.mu.Unlock()
+	if sig == nil {
+		sig = cmdutil.SignalCause(ctx)
+	}
+	return sig, forwarded
+}
+
+// stoppedBy is the end of a run that signal sig stopped: status 128+N
+// whatever the command's status, as a supervisor that sent SIGTERM
+// expects (143), and one line in fetch's words, "stopped: received
+// SIGTERM". When sig reached a running command, the line also says how
+// that attempt (the attempts-th, err the end of the retries) ended, which
+// the status no longer does: "(attempt 1/4: killed by SIGKILL)".
+func (r *runner) stoppedBy(sig os.Signal, forwarded bool, err error, attempts, maxAttempts int) error {
+	var re *retry.Error
+	var last *attemptError
+	why := ""
+	switch {
+	case !forwarded:
+	case err == nil:
+		why = "exit status 0"
+	case errors.As(err, &re) && errors.As(re.Last, &last):
+		why = last.why
+	}
+	if why != "" {
+		why = fmt.Sprintf(" (attempt %s: %s)", cmdutil.AttemptOf(attempts, maxAttempts), why)
+	}
+	return cmdutil.Stopped(sig, why)
+}
+
+// stopReason says why no retry follows the failed attempt last. Whichever
+// timer noticed the --deadline first (the attempt's, or the wait's), the
+// words are the same.
+func (r *runner) stopReason(re *retry.Error, last *attemptError) string {
+	switch {
+	case last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded):
+		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
+	case errors.Is(re, retry.ErrExhausted):
+		return "giving up"
+	case errors.Is(re, retry.ErrBudget):
+		return cmdutil.BudgetSpent
+	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
+		return "not retrying: status not in --retry-on-exit"
+	case errors.Is(re, retry.ErrPermanent):
+		return fmt.Sprintf("not retrying: %s (list %d in --retry-on-exit to retry it)", notRetried(last.status), last.status)
+	}
+	return fmt.Sprintf("stopping: %v", re.Cause)
+}
+
+// report prints the line for a retry.
+func (r *runner) report(e retry.Event) {
+	if !r.quiet {
+		cmdutil.AttemptFailed(r.env.Stderr, e.Attempt, e.MaxAttempts, e.Err.Error(), cmdutil.RetryingIn(e.Delay))
+	}
+}
+
+// forward stops further attempts at each signal received, and passes it
+// on to the running child's process group (see pass), until done is
+// closed.
+func (r *runner) forward(sigs <-chan os.Signal, stop context.CancelCauseFunc, done <-chan struct{}) {
+	for {
+		select {
+		case s := <-sigs:
+			r.mu.Lock()
+			if r.signal == nil {
+				r.signal = s
+			}
+			r.signals++
+			if r.proc != nil {
+				r.pass(r.proc)
+			}
+			r.mu.Unlock()
+			stop(&cmdutil.SignalError{Signal: s})
+		case <-done:
+			return
+		}
+	}
+}
+
+// pass hands the signals received so far to c, the running child, with
+// r.mu held, as timeout --kill-after and docker stop do: the first is
+// forwarded to its group, which gets SIGKILL if the command has not
+// exited after the grace; a second one sends SIGKILL at once. Every
+// signal is one that asks a program to stop (see cmdutil.NotifyContext).
+func (r *runner) pass(c *child) {
+	if r.signals > 1 {
+		if r.killer != nil {
+			r.killer.Stop() // due now
+		}
+		c.kill()
+		return
+	}
+	r.forwarded = true
+	c.signal(r.signal)
+	r.killer = time.AfterFunc(r.grace, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.proc == c { // not once the command has exited: see setProc
+			c.kill()
+		}
+	})
+}
+
+// setProc records the running child, c (nil for none); signals that
+// arrived while it was starting are passed on at once. Once the command
+// has exited (c nil), its SIGKILL is no longer due: attempt kills what
+// is left of a signalled group itself. It reports whether a signal was
+// received.
+func (r *runner) setProc(c *child) (signalled bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.proc = c
+	if c != nil && r.signals > 0 {
+		r.pass(c)
+	}
+	if c == nil && r.killer != nil {
+		r.killer.Stop()
+		r.killer = nil
+	}
+	return r.signal != nil
+}
+
+// attempt runs the command once, within procCtx (the --deadline). It
+// returns nil on exit status 0, an *attemptError for a failure, wrapped with
+// retry.Permanent if its status is not to be retried (see judgeExit).
+//
+// The command runs in a process group of its own (see child). An attempt
+// stopped by the --timeout, the --deadline or a signal leaves nothing
+// behind: the group gets SIGTERM (or the signal), then SIGKILL when the
+// command has exited or the grace has passed, whichever comes first. An
+// attempt that fails by itself leaves nothing either: its group gets
+// SIGTERM as it ends, then SIGKILL once empty or after the grace. What a
+// successful attempt started in the background is left running.
+func (r *runner) attempt(procCtx context.Context) error {
+	// One timer per attempt, at the earlier of its --timeout and the
+	// --deadline, decided now: what stopped the attempt never depends on
+	// which of two timers fired first.
+	ctx, atDeadline := procCtx, true
+	if r.timeout > 0 {
+		end := time.Now().Add(r.timeout)
+		dl, ok := procCtx.Deadline()
+		atDeadline = ok && !end.Before(dl)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, end)
+		defer cancel()
+	}
+	// os/exec only starts the command: its Wait would neither report a
+	// command stopped by Ctrl-Z nor return before every process that
+	// inherited an output pipe has closed it. child.wait does the first,
+	// childOutput the second, and the context's end is watched here.
+	stdin, err := newInput(r.env.Stdin)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdin.finish(r.grace)
+	stdout, err := newOutput(r.env.Stdout)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	defer stdout.finish(r.grace)
+	stderr := stdout
+	if !sameWriter(r.env.Stderr, r.env.Stdout) {
+		if stderr, err = newOutput(r.env.Stderr); err != nil {
+			return retry.Permanent(err)
+		}
+		defer stderr.finish(r.grace)
+	}
+	c, err := startChild(r.path, r.name, r.args, stdin.file, stdout.file, stderr.file, r.tty)
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	stdin.started()
+	r.setProc(c)
+	// At the --timeout or the --deadline the group gets SIGTERM, then
+	// SIGKILL after the grace. cancelled records that this happened while
+	// the command ran, rather than just after it exited by itself.
+	var cancelled, exited atomic.Bool
+	var kill *time.Timer
+	watched := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(watched)
+		if exited.Load() {
+			return // too late: the command ended by itself
+		}
+		cancelled.Store(true)
+		kill = time.AfterFunc(r.grace, c.kill)
+		c.signal(syscall.SIGTERM)
+	})
+	exit, werr := c.wait()
+	exited.Store(true)
+	if !stopWatch() {
+		<-watched // the context ended: its function has run
+		if kill != nil {
+			kill.Stop()
+		}
+	}
+	signalled := r.setProc(nil)
+	verdict := judgeExit(exit, cancelled.Load(), atDeadline, r.timeout, r.retryOn)
+	switch {
+	case cancelled.Load() || signalled || werr != nil:
+		c.kill()
+	case verdict != nil:
+		c.stop(r.grace)
+	}
+	stdout.finish(r.grace) // the group is gone (or left running): its output is complete
+	stderr.finish(r.grace)
+	c.release()
+	if werr != nil {
+		return retry.Permanent(fmt.Errorf("waiting for %s: %w", r.name, werr))
+	}
+	return verdict
+}

@@ -1,0 +1,195 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/spf13/cobra"
+)
+
+func newSimHedgeCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hedge",
+		Short: "Hedged requests against a long-tailed latency, and the hedge storm",
+		Long: `hedge shows what hedging does (sending a copy of a slow request and taking the
+first answer), after Dean and Barroso's "The Tail at Scale" (2013), and what
+it does to a server that is slow because it is overloaded.
+
+Requests arrive as a Poisson process at a server whose latency, when idle,
+follows --dist: pareto (--scale, the least latency, and --alpha, the tail
+index) or lognormal (--median and --sigma). Of each request's latency, up to
+the median is work, shared with the other attempts in progress (processor
+sharing), so it slows down as the load grows; the rest is a stall that load
+does not change (a disk, a lock, a pause). The server runs at --load
+utilisation in the normal rows and at --overload in the overloaded rows,
+from the requests alone: hedges add to it. A request is hedged (up to
+--max-hedges copies) once it has waited the delay; the first answer wins and
+the other copies are canceled, freeing their share of the server.
+
+The delay: in the normal rows, the hedge quantile of recent successful
+latencies, by the library's hedge.Hedger (window 1000, warm-up 100); in the
+overloaded rows, a fixed delay, that quantile of the idle latency, as a
+client tuned in good times would set it. The budget rows spend from a
+retry.TokenBucket with TokenRatio --budget-ratio.
+
+One row per load, hedge quantile (0: no hedging) and budget: extra_load, the
+hedges per request; p50_ms, p99_ms and p999_ms, the latency from arrival to
+the first answer; budget; overloaded. Without a budget the overloaded
+server collapses: nearly every request is hedged, the load doubles, and the
+latency grows without bound.`,
+		Example: `  # The table: the tail cut at normal load, the storm when overloaded.
+  again sim hedge
+
+  # Just p95, a lognormal latency, as JSON.
+  again sim hedge --quantiles 0,0.95 --dist lognormal --sigma 1.5 --format json
+
+  # The chart.
+  again sim hedge --format svg > hedge.svg`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(env, fs)
+	dist, scale, alpha, median, sigma := "pareto", "5ms", "1.5", "10ms", "1"
+	quantiles, load, overload, maxHedges, ratio, requests := "0,0.5,0.9,0.95,0.99", "0.3", "0.8", "1", "0.1", "100000"
+	fs.Var(cmdutil.Text(&dist, "name"), "dist", "latency distribution on an idle server: pareto or lognormal")
+	fs.Var(cmdutil.Text(&scale, "duration"), "scale", "pareto: the least latency")
+	fs.Var(cmdutil.Text(&alpha, "float"), "alpha", "pareto: the tail index, above 1 (smaller is heavier)")
+	fs.Var(cmdutil.Text(&median, "duration"), "median", "lognormal: the median latency")
+	fs.Var(cmdutil.Text(&sigma, "float"), "sigma", "lognormal: the standard deviation of the latency's logarithm")
+	fs.Var(cmdutil.Text(&quantiles, "list"), "quantiles", "hedge quantiles to compare, 0 for no hedging: a list such as 0,0.95 or a range such as 0.5-0.95/0.05")
+	fs.Var(cmdutil.Text(&load, "float"), "load", "utilisation of the server in the normal rows, in (0, 1)")
+	fs.Var(cmdutil.Text(&overload, "float"), "overload", "utilisation of the server in the overloaded rows, in (0, 1)")
+	fs.Var(cmdutil.Text(&maxHedges, "n"), "max-hedges", "most hedges per request, 1 to 3")
+	fs.Var(cmdutil.Text(&ratio, "float"), "budget-ratio", "tokens each success refunds to the budget: hedges at most about this share of requests")
+	fs.Var(cmdutil.Text(&requests, "n"), "requests", "requests per row")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := simmodel.HedgeConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "hedge")}
+		if dist != simmodel.Pareto && dist != simmodel.Lognormal {
+			return cmdutil.Usagef("--dist must be pareto or lognormal, got %q", dist)
+		}
+		c.Dist.Name = dist
+		if c.Dist.Scale, err = parseHedgeDuration("scale", scale); err != nil {
+			return err
+		}
+		if c.Dist.Median, err = parseHedgeDuration("median", median); err != nil {
+			return err
+		}
+		if c.Dist.Alpha, err = parseFloatIn("alpha", alpha, "a number above 1 and up to 100", func(f float64) bool { return f > 1 && f <= 100 }); err != nil {
+			return err
+		}
+		if c.Dist.Sigma, err = parseFloatIn("sigma", sigma, "a number above 0 and up to 5", func(f float64) bool { return f > 0 && f <= 5 }); err != nil {
+			return err
+		}
+		if c.Quantiles, err = parseQuantiles(quantiles); err != nil {
+			return err
+		}
+		utilisation := func(f float64) bool { return f > 0 && f < 1 }
+		if c.Load, err = parseFloatIn("load", load, "a utilisation in (0, 1)", utilisation); err != nil {
+			return err
+		}
+		if c.Overload, err = parseFloatIn("overload", overload, "a utilisation in (0, 1)", utilisation); err != nil {
+			return err
+		}
+		if c.MaxHedges, err = parseCount("max-hedges", maxHedges, 3); err != nil {
+			return err
+		}
+		if c.BudgetRatio, err = parseFloatIn("budget-ratio", ratio, "a number from 0.001 to 1", func(f float64) bool { return f >= 0.001 && f <= 1 }); err != nil {
+			return err
+		}
+		if c.Requests, err = parseCount("requests", requests, simmodel.MaxHedgeRequests); err != nil {
+			return err
+		}
+		if c.Requests < 1000 {
+			return cmdutil.Usagef("--requests must be a whole number from 1000 to %d, got %q", simmodel.MaxHedgeRequests, requests)
+		}
+		return hedgeRun(cmd.Context(), sf, c)
+	}
+	return cmd
+}
+
+// hedgeRun runs the hedge model as c says, and writes its rows as opts says.
+func hedgeRun(ctx context.Context, opts *Options, c simmodel.HedgeConfig) error {
+	return runModel(ctx, opts, func() ([]simmodel.HedgeRow, error) { return simmodel.Hedge(c) },
+		func(rows []simmodel.HedgeRow) *chart.Figure { return hedgeChart(rows, c) })
+}
+
+// parseQuantiles parses hedge's --quantiles: at most 20 quantiles, each 0
+// (no hedging) or in (0, 1).
+func parseQuantiles(s string) ([]float64, error) {
+	q, err := parseList("quantiles", s, "0 or numbers in (0, 1)", "0.5-0.95/0.05", parseFloat,
+		func(f float64) bool { return f == 0 || f > 0 && f < 1 })
+	if err == nil && len(q) > 20 {
+		return nil, cmdutil.Usagef("--quantiles must list at most 20 quantiles, got %d", len(q))
+	}
+	return q, err
+}
+
+// parseHedgeDuration parses a distribution's duration flag: 1µs to 1s,
+// with a unit.
+func parseHedgeDuration(flag, s string) (time.Duration, error) {
+	if err := cmdutil.RequireUnit(flag, s); err != nil {
+		return 0, err
+	}
+	d, err := calc.ParseDuration(s)
+	if err != nil || d < time.Microsecond || d > time.Second {
+		return 0, cmdutil.Usagef("--%s must be a duration from 1µs to 1s (Go syntax such as 5ms), got %q", flag, s)
+	}
+	return d, nil
+}
+
+// parseFloatIn parses a number that ok accepts.
+func parseFloatIn(flag, s, accepted string, ok func(float64) bool) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !ok(f) {
+		return 0, cmdutil.Usagef("--%s must be %s, got %q", flag, accepted, s)
+	}
+	return f, nil
+}
+
+// hedgeChart draws p99.9 and the extra load against the hedge quantile,
+// at normal load and overloaded, with and without the budget. The latency
+// axis is logarithmic: the storm's latency is a thousand times the rest.
+func hedgeChart(rows []simmodel.HedgeRow, c simmodel.HedgeConfig) *chart.Figure {
+	f := &chart.Figure{
+		Title:   "Hedged requests: the tail cut, and the storm without a budget (again sim hedge)",
+		Note:    fmt.Sprintf("%s latency; utilisation %g normal, %g overloaded (fixed delay); budget TokenRatio %g.", c.Dist.Name, c.Load, c.Overload, c.BudgetRatio),
+		Columns: 2,
+	}
+	for _, over := range []bool{false, true} {
+		name := "normal load"
+		if over {
+			name = "overloaded"
+		}
+		lat := chart.Panel{Title: "p99.9 latency, " + name, XLabel: "hedge quantile (0: none)", YLabel: "p99.9 (ms, log scale)", LogY: true}
+		load := chart.Panel{Title: "Extra load, " + name, XLabel: "hedge quantile (0: none)", YLabel: "hedges per request"}
+		for _, budget := range []bool{false, true} {
+			s := chart.Series{Name: "no budget"}
+			if budget {
+				s.Name = "budget"
+			}
+			l := chart.Series{Name: s.Name}
+			for _, r := range rows {
+				// The unhedged row starts both lines.
+				if r.Overloaded == over && (r.Budget == budget || r.HedgeQuantile == 0) {
+					s.X, s.Y = append(s.X, r.HedgeQuantile), append(s.Y, r.P999MS)
+					l.X, l.Y = append(l.X, r.HedgeQuantile), append(l.Y, r.ExtraLoad)
+				}
+			}
+			lat.Series = append(lat.Series, s)
+			load.Series = append(load.Series, l)
+		}
+		f.Panels = append(f.Panels, lat, load)
+	}
+	return f
+}

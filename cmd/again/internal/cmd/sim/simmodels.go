@@ -1,0 +1,292 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/spf13/cobra"
+)
+
+// parseStrategies parses a --strategy list against the model's strategies.
+func parseStrategies(s string, valid []simmodel.Strategy) ([]simmodel.Strategy, error) {
+	names := make([]string, len(valid))
+	for i, v := range valid {
+		names[i] = string(v)
+	}
+	var out []simmodel.Strategy
+	for item := range strings.SplitSeq(s, ",") {
+		st := simmodel.Strategy(strings.TrimSpace(item))
+		if !slices.Contains(valid, st) {
+			return nil, cmdutil.Usagef("--strategy must be a comma-separated list of %s, got %q", strings.Join(names, ", "), s)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func strategyList(ss []simmodel.Strategy) string {
+	names := make([]string, len(ss))
+	for i, s := range ss {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ",")
+}
+
+func newSimOutageCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "outage",
+		Short: "A load spike that leaves a server collapsed, and what prevents it",
+		Long: `outage simulates a metastable failure, after Marc Brooker's posts: requests
+arrive as a Poisson process at --rate per second, at --spike-rate during a
+spike of --spike from t = 20 s; the server works on every request at once
+and takes 1 s + 10 ms × (requests in progress) for each; clients time out
+after 3 s and make up to 3 attempts; the one-way network delay is
+exponential with mean 100 ms; requests arrive for --duration.
+
+Strategies (--strategy, several at once; every one sees the same arrivals):
+  none       one attempt per request
+  immediate  retry at once after a timeout
+  backoff    retry after the schedule of --initial, --multiplier, --max, --jitter
+  budget     backoff, and a retry.TokenBucket shared by all clients
+  breaker    backoff, and a circuit breaker shared by all clients (an
+             attempt it rejects never reaches the server; the client waits
+             for the breaker to admit calls again, or gives up if that is
+             longer than the 3 s timeout)
+
+One row per strategy: amplification, the attempts ÷ the new requests after
+the spike; recovered and recovery_s, whether and how many seconds after
+the spike the goodput came back to 90 % of the demand over a 5 s window
+(recovery_s empty, or null in JSON, if never); success_ratio, the share of
+requests that succeeded. --per-second prints each second instead:
+new_requests, attempts sent and successes (the goodput).`,
+		Example: `  # The summary, and the chart of attempts and goodput over time.
+  again sim outage --svg outage.svg
+
+  # A longer spike, backoff against a budget, per second as CSV.
+  again sim outage --spike 40s --strategy backoff,budget --per-second --format csv`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
+	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
+	strategies := strategyList(simmodel.OutageStrategies())
+	perSecond := false
+	requests := fmt.Sprintf("; %s at most %d requests", outageRequests, simmodel.MaxRequests)
+	fs.Var(cmdutil.Text(&rate, "float"), "rate", "new requests per second"+requests)
+	fs.Var(cmdutil.Text(&spikeRate, "float"), "spike-rate", "new requests per second during the spike"+requests)
+	fs.Var(cmdutil.Text(&spike, "duration"), "spike", "length of the spike, from t = 20s"+requests)
+	fs.Var(cmdutil.Text(&duration, "duration"), "duration", "how long requests arrive"+requests)
+	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := simmodel.OutageConfig{Policy: in.Policy, Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "outage")}
+		if c.Strategies, err = parseStrategies(strategies, simmodel.OutageStrategies()); err != nil {
+			return err
+		}
+		if c.Rate, err = parseRate("rate", rate); err != nil {
+			return err
+		}
+		if c.SpikeRate, err = parseRate("spike-rate", spikeRate); err != nil {
+			return err
+		}
+		if c.Spike, err = parseSimDuration("spike", spike, 0); err != nil {
+			return err
+		}
+		if c.Duration, err = parseSimDuration("duration", duration, time.Second); err != nil {
+			return err
+		}
+		// The summary is about what follows the spike: leave room to see it.
+		if least := 20*time.Second + c.Spike + 5*time.Second; c.Duration < least {
+			return cmdutil.Usagef("--duration must be at least %v (past the spike's end at %v, plus 5s to measure a recovery), got %q", least, 20*time.Second+c.Spike, duration)
+		}
+		spikeLen := c.Spike
+		if c.Spike == 0 {
+			c.Spike = simmodel.NoSpike
+		}
+		return outageRun(cmd.Context(), sf, c, spikeLen, perSecond)
+	}
+	return cmd
+}
+
+// outageRun runs the outage model as c says, and writes its rows as opts
+// says: a summary per strategy, or with perSecond every second of each.
+// spike is the outage's length, 0 for none, for the chart.
+func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, spike time.Duration, perSecond bool) error {
+	res, err := simmodel.Outage(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	svg := func(w io.Writer) error { return outageChart(res, spike).Render(w) }
+	if perSecond {
+		var rows []simmodel.OutageSecond
+		for _, r := range res {
+			rows = append(rows, r.Seconds...)
+		}
+		return opts.output(rows, svg)
+	}
+	rows := make([]simmodel.OutageSummary, len(res))
+	for i, r := range res {
+		rows[i] = r.Summary
+	}
+	return opts.output(rows, svg)
+}
+
+// parseRate parses a rate per second above 0 and up to simmodel.MaxRate.
+func parseRate(flag, s string) (float64, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || !(f > 0 && f <= simmodel.MaxRate) {
+		return 0, cmdutil.Usagef("--%s must be a number of requests per second above 0 and up to %d, got %q", flag, simmodel.MaxRate, s)
+	}
+	return f, nil
+}
+
+// parseSimDuration parses a duration from least to simmodel.MaxDuration, in the
+// calculator's syntax but with a unit: --spike 30 would be 30 ms to calc's
+// parser and 30 s to most readers, as in run and fetch.
+func parseSimDuration(flag, s string, least time.Duration) (time.Duration, error) {
+	if err := cmdutil.RequireUnit(flag, s); err != nil {
+		return 0, err
+	}
+	d, err := calc.ParseDuration(s)
+	if err != nil || d < least || d > simmodel.MaxDuration {
+		return 0, cmdutil.Usagef("--%s must be a duration from %v to %v (Go syntax such as 500ms, 1.5s or 2m), got %q", flag, least, simmodel.MaxDuration, s)
+	}
+	return d, nil
+}
+
+func newSimFleetCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "Retry amplification across a fleet of clients, per strategy",
+		Long: `fleet reproduces Marc Brooker's "Fixing retries with token buckets and
+circuit breakers" (2022): a fleet of --clients clients shares 1000 calls
+per second for 10 s, spread evenly; each attempt fails independently with
+probability --failure; a failed attempt is retried at once, up to 3 times,
+as the strategy allows:
+  none     never
+  retries  always
+  bucket   Brooker's per-client token bucket: +0.1 per call, capacity 5
+           (starting full), a retry costs 1
+  budget   a retry.TokenBucket per client
+  shared   one retry.TokenBucket for the whole fleet
+  breaker  a circuit breaker per client
+
+One row per fleet size, failure probability and strategy: amplification,
+the attempts that reached the dependency ÷ the calls, and success_ratio,
+the share of calls that eventually succeeded.`,
+		Example: `  # The whole table, and its chart.
+  again sim fleet --svg fleet.svg
+
+  # Everything failing, 1000 small clients: which strategies leak?
+  again sim fleet --clients 1000 --failure 1`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(env, fs)
+	clients, failures := "10,100,1000", "0-1/0.1"
+	strategies := strategyList(simmodel.FleetStrategies())
+	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, simmodel.MaxFleetCells)
+	fs.Var(cmdutil.Text(&clients, "list"), "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP"+cells)
+	fs.Var(cmdutil.Text(&failures, "list"), "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1"+cells)
+	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", ")+cells)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := simmodel.FleetConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "fleet")}
+		if c.Clients, err = parseClients(clients); err != nil {
+			return err
+		}
+		if c.Failures, err = parseFailures(failures); err != nil {
+			return err
+		}
+		if c.Strategies, err = parseStrategies(strategies, simmodel.FleetStrategies()); err != nil {
+			return err
+		}
+		return fleetRun(cmd.Context(), sf, c)
+	}
+	return cmd
+}
+
+// fleetRun runs the fleet model as c says, and writes its rows as opts says.
+func fleetRun(ctx context.Context, opts *Options, c simmodel.FleetConfig) error {
+	return runModel(ctx, opts, func() ([]simmodel.FleetRow, error) { return simmodel.Fleet(c) }, fleetChart)
+}
+
+// parseFailures parses fleet's --failure: probabilities from 0 to 1.
+func parseFailures(s string) ([]float64, error) {
+	return parseList("failure", s, "probabilities from 0 to 1", "0-1/0.1", parseFloat,
+		func(f float64) bool { return f >= 0 && f <= 1 })
+}
+
+func newSimStormCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "storm",
+		Short: "Attempts over time when many clients fail at once on one schedule",
+		Long: `storm answers "what does this schedule do to my server when 100 clients fail
+at once?": --clients clients make their first attempt at t = 0, every
+attempt fails, and each retries on the policy of --initial, --multiplier,
+--max, --retries and --jitter (the flags and defaults of calc) until its
+retries run out. Attempts take no time.
+
+One row per --bucket of time from the failure: start_ms, when the bucket
+starts; attempts, the attempts that start in it with the policy's jitter;
+no_jitter, the same without jitter, the synchronised waves that jitter
+spreads. The calculator page's storm view computes the same numbers with
+the same code.`,
+		Example: `  # The default policy, 100 clients, per second.
+  again sim storm
+
+  # Without jitter every client retries in the same 100 ms.
+  again sim storm --initial 1s --max 30s --retries 6 --bucket 100ms --svg storm.svg`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, simmodel.MaxStormAttempts)
+	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
+	clients, bucket := "100", "1s"
+	fs.Var(cmdutil.Text(&clients, "n"), "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", simmodel.MaxClients, attempts))
+	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", simmodel.MaxStormBuckets))
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := simmodel.StormConfig{Policy: in.Policy, Seed: in.Seed}
+		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
+			return err
+		}
+		if c.Bucket, err = parseSimDuration("bucket", bucket, time.Microsecond); err != nil {
+			return err
+		}
+		return stormRun(sf, c, in.Policy.JitterText())
+	}
+	return cmd
+}
+
+// stormRun runs the storm model as c says, and writes its rows as opts
+// says; jitter names the schedule's jitter in the chart.
+func stormRun(opts *Options, c simmodel.StormConfig, jitter string) error {
+	rows, err := simmodel.StormTable(c)
+	if err != nil {
+		return simUsage(err)
+	}
+	return opts.output(rows, func(w io.Writer) error { return stormChart(rows, jitter, c).Render(w) })
+}

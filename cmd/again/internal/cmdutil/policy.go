@@ -1,0 +1,153 @@
+package cmdutil
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/spf13/pflag"
+)
+
+// PolicyFlags holds the text of the shared policy flags, --initial, --max,
+// --multiplier, --retries, --jitter and --deadline, and of any other
+// calculator field a subcommand adds with Add. Every subcommand that takes
+// a retry policy (calc, run, fetch) uses it, so they accept exactly the
+// same values with the same messages as the web page:
+//
+//	pf := AddPolicyFlags(cmd.Flags())
+//	...
+//	in, err := pf.Parse() // in the RunE; err is already a usage error
+//	policy, deadline := in.Policy, in.Deadline
+//
+// The defaults are backoff.Default(); no deadline.
+type PolicyFlags struct {
+	values map[string]*string
+	fs     *pflag.FlagSet
+}
+
+// NewPolicyFlags returns PolicyFlags with no flag yet, for fields of the
+// calculator that a command adds with Add to fs, such as sim's models,
+// which take some of the policy flags.
+func NewPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
+	return &PolicyFlags{values: map[string]*string{}, fs: fs}
+}
+
+// AddPolicyFlags registers the shared policy flags on fs.
+func AddPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
+	f := NewPolicyFlags(fs)
+	f.Add(fs, calc.FieldInitial, "duration", "delay before the first retry")
+	f.Add(fs, calc.FieldMultiplier, "float", "growth factor between delays, a finite number >= 1")
+	f.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
+	f.Add(fs, calc.FieldRetries, "n", "retries after the first attempt, 0 to 100000")
+	f.Add(fs, calc.FieldJitter, "kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]")
+	f.Add(fs, calc.FieldDeadline, "duration", "deadline for the whole retry loop (default none)")
+	return f
+}
+
+// Add registers the calculator field as a flag of the same name on fs, with
+// its default from calc.DefaultValues. typ names the value in the help
+// ("duration"); usage describes it.
+func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
+	s := new(string)
+	*s = calc.DefaultValues()[field]
+	f.values[field] = s
+	fs.Var(Text(s, typ), field, usage)
+}
+
+// Set replaces the text of field, one added by AddPolicyFlags or Add, as
+// if the flag had been given, without marking it changed: calc's --preset
+// fills in the fields that no flag gives.
+func (f *PolicyFlags) Set(field, value string) { *f.values[field] = value }
+
+// Parse validates the flags with calc.Parse. A value it rejects becomes a
+// usage error (exit status 2) naming the flag and what it accepts, such as
+// "--multiplier must be a finite number >= 1, got 0.5".
+func (f *PolicyFlags) Parse() (calc.Input, error) {
+	in, err := f.parse()
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		return in, Usage(ie.Message())
+	}
+	return in, err
+}
+
+func (f *PolicyFlags) parse() (calc.Input, error) {
+	v := calc.Values{}
+	for k, s := range f.values {
+		v[k] = *s
+	}
+	return calc.Parse(v)
+}
+
+// ParseTimed is Parse for commands whose --deadline is a time limit (run,
+// fetch)
+// and so needs a unit (see RequireUnit). There --deadline without
+// --retries retries until the deadline (backoff.UntilDeadline): waiting for
+// a dependency for up to a minute is what --deadline 1m says, and the
+// default of 3 retries would stop after about 1.5 s. With both, whichever
+// comes first ends the retries.
+func (f *PolicyFlags) ParseTimed() (calc.Input, error) {
+	s := *f.values[calc.FieldDeadline]
+	if err := RequireUnit(calc.FieldDeadline, s); err != nil {
+		return calc.Input{}, err
+	}
+	in, err := f.parse()
+	var ie *calc.InputError
+	switch {
+	case errors.As(err, &ie) && ie.Field == calc.FieldDeadline:
+		// Not calc's message: it offers the bare milliseconds that
+		// RequireUnit has just refused.
+		return in, Usagef("--deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", s)
+	case errors.As(err, &ie):
+		return in, Usage(ie.Message())
+	case err != nil:
+		return in, err
+	}
+	if in.Deadline > 0 && !f.fs.Changed(calc.FieldRetries) {
+		in.Policy.Retries = backoff.UntilDeadline
+	}
+	return in, nil
+}
+
+// UntilDeadlineHelp explains --deadline without --retries in the help of
+// run and fetch.
+const UntilDeadlineHelp = `--deadline without --retries retries until the deadline, however many
+attempts that takes; with --retries too, whichever comes first ends the
+retries.`
+
+// RequireUnit rejects a bare number other than 0 as the value s of the
+// duration flag name. In run and fetch a bare 30 would be 30 ms to calc's
+// parser but 30 s to users of timeout(1) and curl: rather than guess, ask
+// for the unit.
+func RequireUnit(name, s string) error {
+	t := strings.TrimSpace(s)
+	if !strings.ContainsAny(t, "0123456789") || strings.Trim(t, "0123456789.+-eE") != "" {
+		return nil // not a bare number: the duration parser judges it
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil && f == 0 {
+		return nil // 0 is 0 in every unit
+	}
+	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to calc), got %s", name, t, t, t)
+}
+
+// DurationFlag parses the duration flag name, which needs a unit unless it
+// is 0 (see RequireUnit); empty means 0 when optional.
+func DurationFlag(name, s string, optional bool) (time.Duration, error) {
+	if s == "" && optional {
+		return 0, nil
+	}
+	if err := RequireUnit(name, s); err != nil {
+		return 0, err
+	}
+	d, err := calc.ParseDuration(s)
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		// Not ie.Detail(): it offers calc's bare milliseconds, which
+		// RequireUnit has just refused for these flags.
+		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
+	}
+	return d, err
+}

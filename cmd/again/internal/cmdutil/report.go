@@ -1,0 +1,137 @@
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/again-go/again/backoff"
+)
+
+// AttemptFailed prints the line that run and fetch print for a failed
+// attempt: "again: attempt 2/4 failed (exit status 7); retrying in 400ms".
+// why is what went wrong, next what happens now ("retrying in 400ms",
+// "giving up"). Both may hold a server's text, so it is made printable.
+func AttemptFailed(w io.Writer, attempt, maxAttempts int, why, next string) {
+	fmt.Fprintf(w, "again: attempt %s failed (%s); %s\n", AttemptOf(attempt, maxAttempts), Message(why), Message(next))
+}
+
+// AttemptOf renders attempt n of max for the progress lines: "2/4", or "2"
+// when retrying until the deadline leaves the number open.
+func AttemptOf(n, max int) string {
+	if max == backoff.UntilDeadline {
+		return strconv.Itoa(n)
+	}
+	return strconv.Itoa(n) + "/" + strconv.Itoa(max)
+}
+
+// Message is text for one of again's lines: printable, on one line, and
+// without the prefixes with which Go packages start their errors
+// ("retry: retries exhausted ...: retryhttp: attempt timed out" reads
+// "retries exhausted ...: attempt timed out"), since the line has its own
+// prefix already.
+func Message(s string) string {
+	s = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(s))
+	return Printable(packagePrefixes.Replace(": " + s)[2:])
+}
+
+// packagePrefixes removes the error prefixes of the packages whose errors
+// again prints, where one starts a clause of a message.
+var packagePrefixes = func() *strings.Replacer {
+	var pairs []string
+	for _, pkg := range []string{"retry", "retryhttp", "breaker", "fleet", "calc", "web", "sim", "net/http", "http"} {
+		for _, before := range []string{": ", "("} {
+			pairs = append(pairs, before+pkg+": ", before)
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}()
+
+// TimedOutAfter is why an attempt failed that its limit d (--timeout)
+// stopped, in run's lines and fetch's alike: "timed out after 500ms".
+func TimedOutAfter(d time.Duration) string {
+	return "timed out after " + d.String()
+}
+
+// RetryingIn is AttemptFailed's next for a retry after delay.
+func RetryingIn(delay time.Duration) string {
+	return "retrying in " + RoundDelay(delay).String()
+}
+
+// RoundDelay shortens a jittered delay for people: 1.234567891s is 1.23s.
+func RoundDelay(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+// Printable returns s with what a terminal would act on written out
+// instead: ASCII control characters as \x1b, other non-printing
+// characters (C1 controls, bidirectional overrides) as \u009b, and bytes
+// that are not UTF-8 as \xff. Everything again prints that may come from
+// outside (a server's reason phrase and headers, an error's text, a value
+// the user gave) goes through it, so that no escape sequence can retitle
+// the window or clear the screen.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1, r < utf8.RuneSelf && needsEscape(r):
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[:size])
+		}
+		s = s[size:]
+	}
+	return b.String()
+}
+
+// needsEscape reports whether printable writes r out: anything that does
+// not print but the space. utf8.RuneError stands for an invalid byte.
+func needsEscape(r rune) bool {
+	return r != ' ' && !unicode.IsPrint(r) || r == utf8.RuneError
+}
+
+// LineWriter writes each line it is given as one of again's lines on W:
+// Prefix, then the line made printable by Message. A log.Logger on it
+// writes net/http's own error lines in the command's voice. The zero
+// LineWriter has no W and must not be written to; it is as safe for
+// concurrent use as W is.
+type LineWriter struct {
+	W      io.Writer
+	Prefix string
+}
+
+// Write writes p, one line of again's for each of its lines; it returns
+// len(p), or the first error of W.
+func (l LineWriter) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if _, err := io.WriteString(l.W, l.Prefix+Message(line)+"\n"); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}

@@ -2,7 +2,6 @@ package otelenv
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,25 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/again-go/again/cmd/again/internal/otelenv/otlptest"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// env is a lookup over "K=V K=V" (values without spaces).
-func env(kvs string) func(string) (string, bool) {
-	vars := map[string]string{}
-	for _, kv := range strings.Fields(kvs) {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
-	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
-}
-
 // read is Read over kvs, with the warnings it said.
 func read(kvs string) (Settings, []string) {
 	var warnings []string
-	s := Read(env(kvs), func(line string) { warnings = append(warnings, line) })
+	s := Read(otlptest.Env(kvs), func(line string) { warnings = append(warnings, line) })
 	return s, warnings
 }
 
@@ -259,15 +249,6 @@ func TestEscape(t *testing.T) {
 	}
 }
 
-func ExampleRead() {
-	lookup := env("OTEL_TRACES_EXPORTER=OTLP OTEL_METRICS_EXPORTER=prometheus OTEL_PROPAGATORS=none")
-	s := Read(lookup, func(line string) { fmt.Println("warning:", line) })
-	fmt.Println(s.Traces.Endpoint, s.Metrics.Export, len(s.Propagators))
-	// Output:
-	// warning: OTEL_METRICS_EXPORTER=prometheus ignored: again exports otlp or none
-	// http://localhost:4318/v1/traces false 0
-}
-
 // TestDocListsVariables checks that docs/telemetry.md names every
 // variable that Read and Start read: the page and the code cannot drift.
 func TestDocListsVariables(t *testing.T) {
@@ -282,7 +263,7 @@ func TestDocListsVariables(t *testing.T) {
 	}
 	// And every variable Read looks up is in Variables.
 	read := map[string]bool{}
-	lookup := env("OTEL_TRACES_EXPORTER=otlp OTEL_METRICS_EXPORTER=otlp")
+	lookup := otlptest.Env("OTEL_TRACES_EXPORTER=otlp OTEL_METRICS_EXPORTER=otlp")
 	Read(func(k string) (string, bool) { read[k] = true; return lookup(k) }, func(string) {})
 	if len(read) < 10 {
 		t.Fatalf("Read looked up only %d variables", len(read))

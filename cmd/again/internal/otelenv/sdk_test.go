@@ -36,7 +36,7 @@ func start(t *testing.T, kvs string, o Options) (*SDK, *[]string) {
 	t.Helper()
 	var mu sync.Mutex
 	var warnings []string
-	o.Lookup = env(kvs)
+	o.Lookup = otlptest.Env(kvs)
 	o.Warn = func(line string) { mu.Lock(); warnings = append(warnings, line); mu.Unlock() }
 	return Start(context.Background(), o), &warnings
 }

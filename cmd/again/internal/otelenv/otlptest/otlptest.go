@@ -233,3 +233,15 @@ func Value(kvs []*commonpb.KeyValue, key string) string {
 	}
 	return ""
 }
+
+// Env returns a lookup (as os.LookupEnv) of the variables of kvs, "K=V
+// K=V" with values without spaces: the OTEL_ variables of one test's
+// command line, without touching the process's.
+func Env(kvs string) func(string) (string, bool) {
+	vars := map[string]string{}
+	for _, kv := range strings.Fields(kvs) {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}

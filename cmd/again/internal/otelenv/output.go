@@ -72,7 +72,10 @@ func (p *problems) line() string {
 		return ""
 	}
 	line := "not sent: " + Escape(p.first)
-	if p.n > 1 {
+	switch {
+	case p.n == 2:
+		line += " (and 1 more failure)"
+	case p.n > 2:
 		line += fmt.Sprintf(" (and %d more failures)", p.n-1)
 	}
 	p.first, p.n = "", 0

@@ -190,14 +190,17 @@ func (s *SDK) Shutdown(signals <-chan os.Signal, first os.Signal) os.Signal {
 	sig := first
 	if s.tp != nil || s.mp != nil {
 		sig = s.bounded(signals, first, func(ctx context.Context) error {
-			var errs []error
+			// Each signal's failure is a problem of its own: one
+			// error joined of both would read as two lines.
 			if s.tp != nil {
-				errs = append(errs, s.tp.Shutdown(ctx))
+				if err := s.tp.Shutdown(ctx); err != nil {
+					s.problems.add(describe(err, s.flushTimeout()))
+				}
 			}
 			if s.mp != nil {
-				errs = append(errs, s.mp.Shutdown(ctx))
+				return s.mp.Shutdown(ctx)
 			}
-			return errors.Join(errs...)
+			return nil
 		})
 	}
 	if s.problems != nil {
@@ -206,6 +209,18 @@ func (s *SDK) Shutdown(signals <-chan os.Signal, first os.Signal) os.Signal {
 		}
 	}
 	return sig
+}
+
+// describe is the text of a flush's failure: a bound that ran out says
+// which, rather than the context's own words.
+func describe(err error, timeout time.Duration) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "the collector did not answer within " + timeout.String()
+	case errors.Is(err, context.Canceled):
+		return "the flush was cut short by a signal"
+	}
+	return err.Error()
 }
 
 // bounded runs f with the bounds of Shutdown, and keeps its error as a
@@ -240,7 +255,7 @@ func (s *SDK) bounded(signals <-chan os.Signal, first os.Signal, f func(context.
 		select {
 		case err := <-done:
 			if err != nil {
-				s.problems.add(err.Error())
+				s.problems.add(describe(err, s.flushTimeout()))
 			}
 			return first
 		case sig := <-signals:

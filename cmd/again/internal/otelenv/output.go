@@ -49,28 +49,44 @@ func quote(v string) string {
 // many followed. Safe for concurrent use: the SDK reports from its own
 // goroutines.
 type problems struct {
-	mu    sync.Mutex
-	first string
-	n     int
+	mu     sync.Mutex
+	first  string
+	n      int
+	closed bool // said: what comes later is not this run's to say
 }
 
 func (p *problems) add(text string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	if p.n == 0 {
 		p.first = text
 	}
 	p.n++
 }
 
-// line returns the one line about the problems, or "" for none; the
-// problems are then forgotten.
+// export counts an exporter's failure, and returns it marked as counted
+// (nil for none).
+func (p *problems) export(err error) error {
+	if err == nil {
+		return nil
+	}
+	p.add(err.Error())
+	return &exportError{err}
+}
+
+// line returns the one line about the problems, or "" for none; later
+// problems are then ignored: the line was said, at the end of the run.
 func (p *problems) line() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.n == 0 {
+	if p.closed || p.n == 0 {
+		p.closed = true
 		return ""
 	}
+	p.closed = true
 	line := "not sent: " + Escape(p.first)
 	switch {
 	case p.n == 2:
@@ -78,7 +94,6 @@ func (p *problems) line() string {
 	case p.n > 2:
 		line += fmt.Sprintf(" (and %d more failures)", p.n-1)
 	}
-	p.first, p.n = "", 0
 	return line
 }
 

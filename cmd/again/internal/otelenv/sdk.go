@@ -3,6 +3,7 @@ package otelenv
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
@@ -84,7 +86,14 @@ func Start(ctx context.Context, o Options) *SDK {
 	if !s.settings.Traces.Export && !s.settings.Metrics.Export {
 		return s
 	}
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { s.problems.add(err.Error()) }))
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		// An export's failure was counted by the SDK whose exporter it
+		// is (counted); the rest is this one's.
+		var counted *exportError
+		if !errors.As(err, &counted) {
+			s.problems.add(err.Error())
+		}
+	}))
 	otel.SetLogger(logr.New(sdkLog{s.problems}))
 	name := o.ServiceName
 	if name == "" {
@@ -100,23 +109,30 @@ func Start(ctx context.Context, o Options) *SDK {
 			res = resource.Default()
 		}
 	}
+	// WithProxy, with the proxy the SDK's own transport has, gives each
+	// exporter a transport of its own: the SDK's is shared by every
+	// exporter of the process, and would keep a connection to a collector
+	// that went away for the next one on the same port (tests start
+	// many).
 	if sig := s.settings.Traces; sig.Export {
 		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(sig.Endpoint),
 			otlptracehttp.WithHeaders(sig.Headers), otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf),
-			otlptracehttp.WithRetry(otlptracehttp.RetryConfig(s.retry())))
+			otlptracehttp.WithRetry(otlptracehttp.RetryConfig(s.retry())), otlptracehttp.WithProxy(http.ProxyFromEnvironment))
 		if err != nil {
 			warn("traces not exported: " + Escape(err.Error()))
 		} else {
-			s.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+			s.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExporter{exp, s.problems}), sdktrace.WithResource(res))
 		}
 	}
 	if sig := s.settings.Metrics; sig.Export {
 		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(sig.Endpoint),
-			otlpmetrichttp.WithHeaders(sig.Headers), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig(s.retry())))
+			otlpmetrichttp.WithHeaders(sig.Headers), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig(s.retry())),
+			otlpmetrichttp.WithProxy(http.ProxyFromEnvironment))
 		if err != nil {
 			warn("metrics not exported: " + Escape(err.Error()))
 		} else {
-			s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+			s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{exp, s.problems})),
+				sdkmetric.WithResource(res))
 		}
 	}
 	return s
@@ -275,3 +291,32 @@ func (s *SDK) bounded(signals <-chan os.Signal, first os.Signal, f func(context.
 		}
 	}
 }
+
+// spanExporter and metricExporter count their exporter's failures as
+// problems of the SDK they belong to, and mark them so (exportError) for
+// the global error handler, which the SDK calls with them too: an export
+// that a cut-short flush left running (it retries on the SDK's goroutine)
+// reports to its own SDK, never to one started later in the process.
+type spanExporter struct {
+	sdktrace.SpanExporter
+	p *problems
+}
+
+func (e spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	return e.p.export(e.SpanExporter.ExportSpans(ctx, spans))
+}
+
+type metricExporter struct {
+	sdkmetric.Exporter
+	p *problems
+}
+
+func (e metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	return e.p.export(e.Exporter.Export(ctx, rm))
+}
+
+// exportError is an exporter's failure, counted already.
+type exportError struct{ err error }
+
+func (e *exportError) Error() string { return e.err.Error() }
+func (e *exportError) Unwrap() error { return e.err }

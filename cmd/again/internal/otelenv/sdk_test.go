@@ -142,6 +142,20 @@ func TestShutdownSignal(t *testing.T) {
 	}
 }
 
+// TestDefaultEndpoint checks that with only OTEL_TRACES_EXPORTER=otlp
+// the spans reach a plain collector on localhost:4318, the spec's default
+// (the SDK's own default is https there, which no local collector
+// answers).
+func TestDefaultEndpoint(t *testing.T) {
+	c := otlptest.NewOn(t, "127.0.0.1:4318")
+	s, warnings := start(t, "OTEL_TRACES_EXPORTER=otlp", Options{})
+	record(s)
+	s.Shutdown(nil, nil)
+	if len(c.Named("op")) != 1 || len(*warnings) != 0 {
+		t.Errorf("the collector on localhost:4318 got %d spans, warnings %q; want the span and none", len(c.Named("op")), *warnings)
+	}
+}
+
 // TestDescribe checks the words of a flush that a bound cut short.
 func TestDescribe(t *testing.T) {
 	tests := []struct {

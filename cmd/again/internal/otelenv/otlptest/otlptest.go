@@ -13,6 +13,7 @@ package otlptest
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,8 +56,27 @@ func NewFailing(t testing.TB, status int, body string) *Collector {
 // NewSilent starts a collector that reads each export and never answers.
 func NewSilent(t testing.TB) *Collector { return start(t, &Collector{silent: true}) }
 
+// NewOn starts a collector as New does, on the address addr (such as
+// 127.0.0.1:4318, the default endpoint's port), or fails the test if it
+// cannot listen there.
+func NewOn(t testing.TB, addr string) *Collector {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("otlptest: listening on %s: %v", addr, err)
+	}
+	c := &Collector{}
+	c.Server = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(c.serve)}}
+	c.Start()
+	return clean(t, c)
+}
+
 func start(t testing.TB, c *Collector) *Collector {
 	c.Server = httptest.NewServer(http.HandlerFunc(c.serve))
+	return clean(t, c)
+}
+
+// clean closes c when the test ends.
+func clean(t testing.TB, c *Collector) *Collector {
 	t.Cleanup(func() {
 		c.CloseClientConnections() // a silent one's handlers return
 		c.Close()

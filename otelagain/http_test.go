@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -272,16 +271,16 @@ func TestTransportOneLineHedge(t *testing.T) {
 			if alsoHedger {
 				s.tel.Hedger("api", h)
 			}
-			var n atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if n.Add(1) == 1 {
-					<-r.Context().Done() // the first copy hangs until the hedge wins
-					return
-				}
-				io.WriteString(w, "hedge")
-			}))
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hedge") }))
 			defer srv.Close()
-			rt := s.tel.Transport("api", &retryhttp.Transport{Policy: fast, Hedge: h})
+			// The first copy goes through Base, which hangs until the
+			// hedge, through HedgeBase, has won: whichever reached a
+			// server first, the hedge wins.
+			hang := roundTripper(func(r *http.Request) (*http.Response, error) {
+				<-r.Context().Done()
+				return nil, r.Context().Err()
+			})
+			rt := s.tel.Transport("api", &retryhttp.Transport{Policy: fast, Hedge: h, Base: hang, HedgeBase: http.DefaultTransport})
 			if _, resp, err := get(t, s, rt, srv.URL); err != nil || resp.StatusCode != 200 {
 				t.Fatalf("GET: %v", err)
 			}
@@ -350,3 +349,8 @@ func TestTransportRedirectResend(t *testing.T) {
 		})
 	}
 }
+
+// roundTripper is a RoundTripper of a function.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -197,7 +197,9 @@ func TestTelemetryHeaderSecret(t *testing.T) {
 }
 
 // TestTelemetryFetchHedges checks that --hedge-after exports the hedges
-// of fetch: one sent and won, for a first copy that hangs.
+// of fetch: one sent and won, for a first copy that hangs (the first
+// request to arrive: the hedge leaves 100 ms after it, far more than a
+// loopback connection takes).
 func TestTelemetryFetchHedges(t *testing.T) {
 	c := otlptest.New(t)
 	var n atomic.Int32
@@ -209,7 +211,7 @@ func TestTelemetryFetchHedges(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer target.Close()
-	r := runOtel(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+c.URL, nil, "fetch", "--hedge-after", "20ms", target.URL)
+	r := runOtel(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+c.URL, nil, "fetch", "--hedge-after", "100ms", target.URL)
 	if r.Code != 0 || r.Stdout != "ok" {
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -156,8 +156,10 @@ func (s *SDK) flushTimeout() time.Duration {
 // Settings returns what Start read from the environment.
 func (s *SDK) Settings() Settings { return s.settings }
 
-// Traces and Metrics report whether the signal is exported.
-func (s *SDK) Traces() bool  { return s.tp != nil }
+// Traces reports whether spans are exported.
+func (s *SDK) Traces() bool { return s.tp != nil }
+
+// Metrics reports whether metrics are exported.
 func (s *SDK) Metrics() bool { return s.mp != nil }
 
 // TracerProvider returns the provider of the exported spans, or a no-op

@@ -1,6 +1,6 @@
-// Package otelagain reports what the again toolkit does to OpenTelemetry:
-// metrics of retries, budgets and breakers, and one span per physical
-// HTTP attempt. It plugs into the hooks of packages retry, retryhttp and
+// Package otelagain reports the again toolkit's work to OpenTelemetry. It
+// records metrics of retries, budgets and breakers, and one span per
+// physical HTTP attempt. It plugs into the hooks of packages retry, retryhttp and
 // breaker, which themselves never depend on OpenTelemetry.
 //
 // # Quick start
@@ -65,6 +65,12 @@
 //
 // Their ratio is the share of hedges that paid off; again.hedge.sent
 // against again.retry.attempts is the extra load hedging costs.
+//
+// Per fault.Injector (Faults), with again.fault.name and again.fault.kind
+// (status, reset, latency, ...), each fault also an event again.fault on
+// the span of its request's context (the attempt's, under Transport):
+//
+//	again.fault.injected        Counter    {fault}    faults injected
 //
 // Per budget (Budget, or a Transport's Budget), with again.budget.name:
 //

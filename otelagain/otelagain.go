@@ -36,6 +36,8 @@ type Telemetry struct {
 	hedgesSent metric.Int64Counter
 	hedgesWon  metric.Int64Counter
 
+	faultsInjected metric.Int64Counter
+
 	budgetRejections metric.Int64Counter
 	tokens           metric.Float64ObservableGauge
 
@@ -151,6 +153,7 @@ func New(opts ...Option) *Telemetry {
 	keep(err)
 	t.hedgesSent = counter("again.hedge.sent", "{hedge}", "Hedges sent: copies of an attempt beyond the first.")
 	t.hedgesWon = counter("again.hedge.won", "{hedge}", "Hedges whose answer was their attempt's.")
+	t.faultsInjected = counter("again.fault.injected", "{fault}", "Faults injected by package fault's injectors.")
 	t.budgetRejections = counter("again.budget.rejections", "{retry}", "Retries the budget refused.")
 	t.tokens, err = m.Float64ObservableGauge("again.budget.tokens", metric.WithUnit("{token}"),
 		metric.WithDescription("Tokens left in the budget."))

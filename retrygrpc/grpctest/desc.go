@@ -30,7 +30,14 @@ var serviceDesc = grpc.ServiceDesc{
 			if err := dec(in); err != nil {
 				return nil, err
 			}
-			return srv.(*Server).unary(ctx, in)
+			if interceptor == nil {
+				return srv.(*Server).unary(ctx, in)
+			}
+			// As generated code does, so that server interceptors run.
+			info := &grpc.UnaryServerInfo{Server: srv, FullMethod: Unary}
+			return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
+				return srv.(*Server).unary(ctx, req.(*wrapperspb.StringValue))
+			})
 		},
 	}},
 	Streams: []grpc.StreamDesc{{

@@ -1,5 +1,6 @@
-// Package grpctest runs a real gRPC server on a loopback TCP port with a
-// test service whose answers a test scripts: fail with chosen codes, send
+// Package grpctest runs a scripted gRPC server for tests. It is a real
+// server on a loopback TCP port with a test service whose answers a test
+// scripts: fail with chosen codes, send
 // grpc-retry-pushback-ms trailers, stall until the caller gives up, stream
 // some messages and then fail. The retrygrpc tests and benchmarks run
 // against it, and so can a user's own tests of a retrying client.
@@ -88,9 +89,9 @@ type Server struct {
 
 // Start starts a server as NewServer does, and stops it when the test
 // ends.
-func Start(tb testing.TB) *Server {
+func Start(tb testing.TB, opts ...grpc.ServerOption) *Server {
 	tb.Helper()
-	s, err := NewServer()
+	s, err := NewServer(opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -100,8 +101,9 @@ func Start(tb testing.TB) *Server {
 
 // NewServer starts a server on 127.0.0.1 on a free port; Stop stops it.
 // Each call of a method takes the next Step scripted for it (see Script),
-// or the zero Step once there is none.
-func NewServer() (*Server, error) {
+// or the zero Step once there is none. The options are the grpc.Server's,
+// such as interceptors (retrygrpc.FaultInjector's ServerOptions).
+func NewServer(opts ...grpc.ServerOption) (*Server, error) {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("grpctest: listen on loopback: %w", err)
@@ -109,7 +111,7 @@ func NewServer() (*Server, error) {
 	s := &Server{
 		done:     make(chan struct{}),
 		Addr:     lis.Addr().String(),
-		srv:      grpc.NewServer(),
+		srv:      grpc.NewServer(opts...),
 		steps:    map[string][]Step{},
 		calls:    map[string]int{},
 		canceled: map[string]int{},

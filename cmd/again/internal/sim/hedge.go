@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -11,111 +10,6 @@ import (
 	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 )
-
-// Latency distributions of the hedge model.
-const (
-	Pareto    = "pareto"    // Scale·U^(−1/Alpha): a power-law tail
-	Lognormal = "lognormal" // Median·e^(Sigma·Z)
-)
-
-// MaxHedgeLatency caps every latency the hedge model draws: a power law
-// with a small Alpha would otherwise draw hours now and then.
-const MaxHedgeLatency = time.Minute
-
-// Distribution is a long-tailed latency distribution: the time a request
-// takes on an idle server. Zero fields mean the values in brackets.
-type Distribution struct {
-	// Name is Pareto or Lognormal [Pareto].
-	Name string
-	// Scale [5 ms] is a Pareto's least latency and Alpha [1.5] its tail
-	// index, above 1 so that the mean is finite (the smaller, the heavier
-	// the tail).
-	Scale time.Duration
-	Alpha float64
-	// Median [10 ms] and Sigma [1] are a lognormal's median and the standard
-	// deviation of its logarithm.
-	Median time.Duration
-	Sigma  float64
-}
-
-func (d *Distribution) withDefaults() error {
-	if d.Name == "" {
-		d.Name = Pareto
-	}
-	if d.Name != Pareto && d.Name != Lognormal {
-		return &FieldError{"Dist", fmt.Sprintf("%q", d.Name), "pareto or lognormal"}
-	}
-	for _, f := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{{"Scale", &d.Scale, 5 * time.Millisecond}, {"Median", &d.Median, 10 * time.Millisecond}} {
-		switch {
-		case *f.v == 0:
-			*f.v = f.def
-		case *f.v < time.Microsecond || *f.v > time.Second:
-			return &FieldError{f.name, f.v.String(), "a duration from 1µs to 1s"}
-		}
-	}
-	if d.Alpha == 0 {
-		d.Alpha = 1.5
-	}
-	if !(d.Alpha > 1 && d.Alpha <= 100) {
-		return &FieldError{"Alpha", fmt.Sprint(d.Alpha), "a number above 1 and up to 100"}
-	}
-	if d.Sigma == 0 {
-		d.Sigma = 1
-	}
-	if !(d.Sigma > 0 && d.Sigma <= 5) {
-		return &FieldError{"Sigma", fmt.Sprint(d.Sigma), "a number above 0 and up to 5"}
-	}
-	return nil
-}
-
-// sample draws one latency, in nanoseconds.
-func (d *Distribution) sample(r *rand.Rand) float64 {
-	var v float64
-	if d.Name == Lognormal {
-		v = float64(d.Median) * math.Exp(d.Sigma*r.NormFloat64())
-	} else {
-		v = float64(d.Scale) * math.Pow(1-r.Float64(), -1/d.Alpha) // 1−U is in (0, 1]
-	}
-	return math.Min(v, float64(MaxHedgeLatency))
-}
-
-// meanWork returns E[min(latency, cost)], in nanoseconds: the mean work
-// of an attempt. It integrates the survival function over [0, cost].
-func (d *Distribution) meanWork(cost float64) float64 {
-	const steps = 1000
-	sum := 0.0
-	for i := range steps {
-		x := (float64(i) + 0.5) / steps * cost
-		sum += d.survival(x)
-	}
-	return sum / steps * cost
-}
-
-// survival returns P(latency > x), x in nanoseconds.
-func (d *Distribution) survival(x float64) float64 {
-	if d.Name == Lognormal {
-		return 0.5 * math.Erfc(math.Log(x/float64(d.Median))/(d.Sigma*math.Sqrt2))
-	}
-	if x < float64(d.Scale) {
-		return 1
-	}
-	return math.Pow(float64(d.Scale)/x, d.Alpha)
-}
-
-// Quantile returns the q-quantile of the distribution, for q in (0, 1).
-func (d *Distribution) Quantile(q float64) time.Duration {
-	var v float64
-	if d.Name == Lognormal {
-		v = float64(d.Median) * math.Exp(d.Sigma*math.Sqrt2*math.Erfinv(2*q-1))
-	} else {
-		v = float64(d.Scale) * math.Pow(1-q, -1/d.Alpha)
-	}
-	return time.Duration(math.Min(v, float64(MaxHedgeLatency)))
-}
 
 // HedgeConfig configures Hedge. Zero fields mean the values in brackets.
 type HedgeConfig struct {
@@ -166,7 +60,7 @@ type HedgeRow struct {
 
 func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 	d := *c
-	if err := d.Dist.withDefaults(); err != nil {
+	if err := distDefaults(&d.Dist); err != nil {
 		return d, err
 	}
 	if d.Quantiles == nil {
@@ -348,7 +242,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 	}
 	r := stream(c.Seed, stringID("hedge"), floatID(row.HedgeQuantile), budgetID, overID)
 	cost := float64(c.Dist.Quantile(0.5))
-	meanGap := c.Dist.meanWork(cost) / load // ns between arrivals
+	meanGap := meanWork(&c.Dist, cost) / load // ns between arrivals
 
 	var h *hedge.Hedger
 	var fixed time.Duration
@@ -396,7 +290,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 			hedged[req] = copies
 		}
 		s.state[req] += 1 + hedgeWorking
-		l := c.Dist.sample(r)
+		l := float64(c.Dist.Sample(r))
 		work := math.Min(l, cost)
 		s.stall = append(s.stall, time.Duration(l-work))
 		ps.add(id, work)

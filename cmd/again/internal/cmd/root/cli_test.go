@@ -28,7 +28,7 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"frobnicate"}, `again: unknown command "frobnicate"; want one of calc, completion, fetch, run, sim, web (see 'again --help')`},
+		{[]string{"frobnicate"}, `again: unknown command "frobnicate"; want one of calc, completion, fetch, proxy, run, sim, web (see 'again --help')`},
 		{[]string{"--frobnicate"}, `again: unknown flag: --frobnicate (see 'again --help')`},
 		{[]string{"calc", "--frobnicate"}, `again calc: unknown flag: --frobnicate (see 'again calc --help')`},
 		{[]string{"calc", "-x"}, `again calc: unknown shorthand flag: 'x' in -x (see 'again calc --help')`},
@@ -38,8 +38,8 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"run", "--quiet=maybe", "--", "true"}, `again run: --quiet must be true or false, got "maybe" (see 'again run --help')`},
 		{[]string{"fetch", "-i=x", "http://127.0.0.1:1/"}, `again fetch: --include must be true or false, got "x" (see 'again fetch --help')`},
 		{[]string{"calc", "extra"}, `again calc: unexpected argument "extra"; calc takes only flags (see 'again calc --help')`},
-		{[]string{"help", "bogus"}, `again help: unknown help topic "bogus"; want one of calc, completion, fetch, run, sim, web (see 'again --help')`},
-		{[]string{"help", "run", "extra"}, `again help: unknown help topic "run extra"; want one of calc, completion, fetch, run, sim, web (see 'again --help')`},
+		{[]string{"help", "bogus"}, `again help: unknown help topic "bogus"; want one of calc, completion, fetch, proxy, run, sim, web (see 'again --help')`},
+		{[]string{"help", "run", "extra"}, `again help: unknown help topic "run extra"; want one of calc, completion, fetch, proxy, run, sim, web (see 'again --help')`},
 		{[]string{"fetch", "-X", "", "http://127.0.0.1:1/"}, `again fetch: --method must not be empty; leave it out for its default (see 'again fetch --help')`},
 		{[]string{"fetch", "-o", "", "http://127.0.0.1:1/"}, `again fetch: --output must not be empty; leave it out for its default (see 'again fetch --help')`},
 		// A bare number is seconds to timeout and curl, milliseconds to calc.
@@ -51,7 +51,7 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"run", "--retry-on-exit", strings.Repeat("9", 100000), "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "` + strings.Repeat("9", 184) + `"… (100000 bytes)`},
 		{[]string{"run", "--timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "` + strings.Repeat("x", 184) + `"… (1000 bytes)`},
 		{[]string{"calc", "--multiplier", strings.Repeat("y", 1000)}, `again calc: --multiplier must be a finite number >= 1, got "` + strings.Repeat("y", 48) + `"… (1000 bytes)`},
-		{[]string{strings.Repeat("z", 300)}, `again: unknown command "` + strings.Repeat("z", 184) + `"… (300 bytes); want one of calc, completion, fetch, run, sim, web (see 'again --help')`},
+		{[]string{strings.Repeat("z", 300)}, `again: unknown command "` + strings.Repeat("z", 184) + `"… (300 bytes); want one of calc, completion, fetch, proxy, run, sim, web (see 'again --help')`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -30,6 +30,8 @@ var docImports = map[string]string{
 	"grpc":      "google.golang.org/grpc",
 	"insecure":  "google.golang.org/grpc/credentials/insecure",
 	"otelagain": "github.com/again-go/again/otelagain",
+	"fault":     "github.com/again-go/again/fault",
+	"httptest":  "net/http/httptest",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",

@@ -19,6 +19,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmd/calc"
 	"github.com/again-go/again/cmd/again/internal/cmd/completion"
 	"github.com/again-go/again/cmd/again/internal/cmd/fetch"
+	"github.com/again-go/again/cmd/again/internal/cmd/proxy"
 	runcmd "github.com/again-go/again/cmd/again/internal/cmd/run"
 	"github.com/again-go/again/cmd/again/internal/cmd/sim"
 	"github.com/again-go/again/cmd/again/internal/cmd/web"
@@ -33,6 +34,7 @@ func subcommands(env *cmdutil.Env) []*cobra.Command {
 	return []*cobra.Command{
 		calc.NewCmd(env),
 		fetch.NewCmd(env),
+		proxy.NewCmd(env),
 		runcmd.NewCmd(env),
 		sim.NewCmd(env),
 		web.NewCmd(env),

@@ -1,0 +1,222 @@
+// Package proxy is `again proxy`: a reverse proxy in front of one
+// upstream that injects faults into the traffic it forwards. The proxy
+// itself is internal/proxy (imported as proxymodel); the faults are
+// package fault's.
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
+	"github.com/again-go/again/fault"
+	"github.com/spf13/cobra"
+)
+
+// Options is what one `again proxy` was asked.
+type Options struct {
+	Env           *cmdutil.Env
+	Listen        string           // --listen, as given
+	To            string           // --to
+	Flags         proxymodel.Flags // the fault flags
+	Scenario      string           // --scenario, a file name; "" none
+	Seed          uint64           // --seed
+	SeedSet       bool             // --seed was given: it overrides the scenario's
+	MaxActive     int              // --max-active
+	HeaderControl bool             // --header-control
+	Format        string           // --format: table or json
+	// Listener, if not nil, is used in place of listening on Listen
+	// (tests).
+	Listener net.Listener
+	// Live forces the live line on (true) or off (false); nil means on
+	// when Env.Stderr is a terminal.
+	Live *bool
+}
+
+// DefaultMaxActive is --max-active's default: at most this many faults in
+// progress at once, so that stalls and delays cannot pile up without end.
+const DefaultMaxActive = 1000
+
+// NewCmd returns `again proxy`.
+func NewCmd(env *cmdutil.Env) *cobra.Command {
+	opts := &Options{Env: env, Listen: "127.0.0.1:8080", Format: "table", MaxActive: DefaultMaxActive}
+	cmd := &cobra.Command{
+		Use:   "proxy --to URL [faults]",
+		Short: "Forward HTTP to a service through injected faults: statuses, resets, latency, outages",
+		Long: `proxy forwards every request it receives to --to, and only there, injecting
+faults on the way: the failures that retry, hedge and breaker code reacts to.
+Put it in front of a service and point a client at it to see how the client
+copes.
+
+Faults (each flag may be repeated; a request gets at most one fault, tried
+in this order: outage, rate, fail, reset, cut, stall, latency):
+  --outage DURATION@START  503s for DURATION from START after the proxy starts
+  --rate N/UNIT            429s with the IETF RateLimit fields beyond N per UNIT
+  --fail RATE[:STATUS]     answer STATUS [503] to that share of the requests
+  --reset STAGE[:RATE]     reset the connection before-headers, after-headers
+                           or mid-body
+  --cut RATE               a Content-Length longer than the body sent
+  --stall RATE             no answer until the client gives up
+  --latency DELAY          a fixed delay (50ms) or one drawn from a
+                           distribution, the words of again sim hedge:
+                           lognormal:MEDIAN,SIGMA or pareto:SCALE,ALPHA
+--retry-after adds a Retry-After to outages, rates and failures (2s, or
+date:2s for an HTTP date), and --match narrows every fault to matching
+requests (method=GET, path=/api/, host=H, header=NAME[:VALUE]).
+--scenario FILE reads faults from a JSON file (see the example), before
+those of the flags. --seed makes the choice of requests and the drawn
+delays repeatable: the same seed, the same requests in the same order, the
+same faults.
+
+--header-control lets clients ask for faults with Envoy's headers
+(x-envoy-fault-abort-request: 503, x-envoy-fault-delay-request: 200 in ms,
+with their -percentage headers, and x-again-fault-reset: mid-body); without
+it those headers do nothing. They are never forwarded. --max-active caps
+the faults in progress [1000].
+
+The proxy listens on loopback unless --listen names another host
+(0.0.0.0:8080 for every interface); it never forwards to a host other than
+--to, does not follow redirects, removes hop-by-hop headers, refuses
+Upgrade, and streams bodies. On a terminal it prints a live summary line on
+stderr; when stopped (Ctrl-C) it prints a table of what it did, or JSON
+with --format json.`,
+		Example: `  # 20 % of requests fail with a 503 asking for a 2 s wait.
+  again proxy --to http://127.0.0.1:9000 --fail 0.2:503 --retry-after 2s
+
+  # Lognormal latency and a few connections reset mid-body, on /api/ only.
+  again proxy --to http://127.0.0.1:9000 --latency lognormal:5ms,1.2 \
+    --reset mid-body:0.05 --match path=/api/
+
+  # A 20 s outage 10 s after the start, and a rate limit of 100 per second.
+  again proxy --to http://127.0.0.1:9000 --outage 20s@10s --rate 100/s
+
+  # Faults from a file, repeatable with a seed:
+  #   {"faults": [{"kind": "status", "status": 503, "times": 2},
+  #               {"kind": "reset", "stage": "mid-body", "rate": 0.05}]}
+  again proxy --to http://127.0.0.1:9000 --scenario storm.json --seed 7`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.Var(cmdutil.Text(&opts.Listen, "addr"), "listen", "address to listen on; a bare port is loopback")
+	fs.Var(cmdutil.Text(&opts.To, "url"), "to", "the upstream's URL: every request goes there (required)")
+	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "rate[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Latency, "delay"), "latency", "delay requests: "+proxymodel.LatencySyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "d@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Rate, "n/unit"), "rate", "rate-limit: "+proxymodel.RateSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "rate"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Stall, "rate"), "stall", "stall requests: "+proxymodel.StallSyntax)
+	fs.Var(cmdutil.Text(&opts.Flags.RetryAfter, "duration"), "retry-after", "Retry-After of outages, rates and failures: "+proxymodel.RetryAfterSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Match, "key=value"), "match", "apply the faults only to matching requests: "+proxymodel.MatchSyntax)
+	fs.Var(cmdutil.Text(&opts.Scenario, "file"), "scenario", "read faults from a JSON file")
+	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
+	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
+	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
+	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "final report: table or json")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		opts.SeedSet = fs.Changed("seed")
+		return proxyRun(cmd.Context(), opts)
+	}
+	return cmd
+}
+
+// config turns opts into the proxy's Config, or a usage error.
+func (opts *Options) config() (proxymodel.Config, error) {
+	var cfg proxymodel.Config
+	if opts.To == "" {
+		return cfg, cmdutil.Usagef("--to is required: the URL of the service to forward to")
+	}
+	to, err := url.Parse(opts.To)
+	if err != nil || to.Host == "" || (to.Scheme != "http" && to.Scheme != "https") {
+		return cfg, cmdutil.Usagef("--to %q: want an http or https URL with a host, such as http://127.0.0.1:9000", opts.To)
+	}
+	if opts.Format != "table" && opts.Format != "json" {
+		return cfg, cmdutil.Usagef("--format must be table or json, got %q", opts.Format)
+	}
+	if opts.MaxActive < 0 {
+		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
+	}
+	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl}
+	if opts.Scenario != "" {
+		data, err := os.ReadFile(opts.Scenario)
+		if err != nil {
+			return cfg, cmdutil.Usagef("--scenario: %v", err)
+		}
+		sc, faults, err := proxymodel.ParseScenario(data)
+		if err != nil {
+			return cfg, cmdutil.Usagef("--scenario %s: %v", opts.Scenario, err)
+		}
+		cfg.Faults = faults
+		if !opts.SeedSet {
+			cfg.Seed = sc.Seed
+		}
+		if sc.MaxActive > 0 {
+			cfg.MaxActive = sc.MaxActive
+		}
+	}
+	faults, err := opts.Flags.Faults()
+	if err != nil {
+		return cfg, cmdutil.Usage(err.Error())
+	}
+	cfg.Faults = append(cfg.Faults, faults...)
+	return cfg, nil
+}
+
+// proxyRun serves until ctx ends (Ctrl-C), then reports.
+func proxyRun(ctx context.Context, opts *Options) error {
+	cfg, err := opts.config()
+	if err != nil {
+		return err
+	}
+	p, err := proxymodel.New(cfg)
+	if err != nil {
+		var fe *fault.FieldError
+		if errors.As(err, &fe) || errors.Is(err, proxymodel.ErrSpec) {
+			return cmdutil.Usage(err.Error())
+		}
+		return err
+	}
+	ln := opts.Listener
+	if ln == nil {
+		addr, err := proxymodel.ListenAddr(opts.Listen)
+		if err != nil {
+			return cmdutil.Usage(err.Error())
+		}
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Err != nil {
+				err = oe.Err
+			}
+			return fmt.Errorf("cannot listen on %s: %w", addr, err)
+		}
+	}
+	env := opts.Env
+	fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %d faults\n", ln.Addr(), cfg.To.Redacted(), len(cfg.Faults))
+	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+		fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
+	}
+	live := opts.Live != nil && *opts.Live || opts.Live == nil && cmdutil.IsTerminal(env.Stderr)
+	var liveLine func(proxymodel.Stats)
+	if live {
+		liveLine = func(s proxymodel.Stats) { fmt.Fprintf(env.Stderr, "\r\033[Kagain proxy: %s", s.Line()) }
+	}
+	err = proxymodel.Serve(ctx, ln, p, liveLine, time.Second, 5*time.Second)
+	if live {
+		fmt.Fprint(env.Stderr, "\r\033[K")
+	}
+	s := p.Stats()
+	if opts.Format == "json" {
+		b, _ := json.Marshal(s)
+		fmt.Fprintf(env.Stdout, "%s\n", b)
+	} else {
+		fmt.Fprint(env.Stdout, s.Table())
+	}
+	return err
+}

@@ -189,11 +189,8 @@ signal N stops it.`,
 // environment asks for them.
 func fetchRun(ctx context.Context, f *Options) (err error) {
 	env, fs, hf := f.Env, f.Flags, f.hedge
-	ctx, tel, err := cmdutil.StartTelemetry(ctx, "fetch", env)
-	if err != nil {
-		return err
-	}
-	defer func() { tel.End(err) }()
+	ctx, tel := cmdutil.StartTelemetry(ctx, "fetch", env)
+	defer func() { err = tel.End(ctx, err) }()
 	in, err := f.Policy.ParseTimed()
 	if err != nil {
 		return err
@@ -233,7 +230,7 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 		cmdutil.CloseBudget(breakerCloser)
 		return err
 	}
-	defer cmdutil.CloseBudget(tel.BeforeClose(closer))
+	defer cmdutil.CloseBudget(tel.BeforeClose(ctx, closer))
 	defer cmdutil.CloseBudget(breakerCloser)
 	tr.Budget, tr.Breakers = budget, breakers
 	if in.Deadline > 0 {

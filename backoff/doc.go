@@ -1,5 +1,6 @@
-// Package backoff describes a retry schedule: how long to wait before each
-// retry (exponential backoff with jitter) and how many retries to make.
+// Package backoff describes a retry schedule: exponential backoff with jitter.
+// A Policy says how long to wait before each retry and how many retries to
+// make.
 //
 //	d(n) = min(Max, Initial × Multiplier^(n−1))   the nominal delay before retry n
 //

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	avast "github.com/avast/retry-go/v4"
+	avast5 "github.com/avast/retry-go/v5"
 	cenkalti "github.com/cenkalti/backoff/v5"
+	cenkalti7 "github.com/cenkalti/backoff/v7"
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	sethvargo "github.com/sethvargo/go-retry"
@@ -57,6 +59,14 @@ var libs = []lib{
 	{"cenkalti", func(ctx context.Context, op func() (int, error)) func() (int, error) {
 		opts := []cenkalti.RetryOption{cenkalti.WithBackOff(&cenkalti.ZeroBackOff{}), cenkalti.WithMaxTries(4)}
 		return func() (int, error) { return cenkalti.Retry(ctx, op, opts...) }
+	}, errFlaky},
+	{"cenkalti7", func(ctx context.Context, op func() (int, error)) func() (int, error) {
+		opts := []cenkalti7.RetryOption{cenkalti7.WithBackOff(&cenkalti7.ZeroBackOff{}), cenkalti7.WithMaxTries(4)}
+		return func() (int, error) { return cenkalti7.Retry(ctx, op, opts...) }
+	}, errFlaky},
+	{"avast5", func(ctx context.Context, op func() (int, error)) func() (int, error) {
+		r := avast5.NewWithData[int](avast5.Attempts(4), avast5.Delay(0), avast5.DelayType(avast5.FixedDelay), avast5.Context(ctx))
+		return func() (int, error) { return r.Do(op) }
 	}, errFlaky},
 	{"avast", func(ctx context.Context, op func() (int, error)) func() (int, error) {
 		opts := []avast.Option{avast.Attempts(4), avast.Delay(0), avast.DelayType(avast.FixedDelay), avast.Context(ctx)}

@@ -497,6 +497,10 @@ func TestValidate(t *testing.T) {
 		{Config{ProbeSuccesses: -1}, "ProbeSuccesses"},
 		{Config{MinCalls: -1, SlowCall: -1, ProbeTimeout: -1, SharedRefresh: -1, ConsecutiveFailures: -1}, ""},
 		{Config{Open: backoff.Policy{Multiplier: 0.5}}, "Open"},
+		{Config{Open: backoff.Policy{Initial: 90 * time.Second}}, "Open.Initial"},
+		{Config{Open: backoff.Policy{Initial: time.Minute}}, ""},
+		{Config{Open: backoff.Policy{Initial: 90 * time.Second, Max: 90 * time.Second}}, ""},
+		{Config{Open: backoff.Policy{Initial: 90 * time.Second, Max: backoff.NoCap}}, ""},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Validate()

@@ -81,7 +81,11 @@ type Config struct {
 	// equal jitter), not package backoff's: Open{Initial: 2 * time.Second}
 	// opens for 2 s, then 4 s, ... up to 1 min, with equal jitter. So the
 	// zero Jitter, FullJitter, means EqualJitter here: full jitter can draw
-	// an open period close to zero, which is no pause at all.
+	// an open period close to zero, which is no pause at all. An Initial
+	// above 1 min needs a Max: Validate rejects it otherwise.
+	//
+	// A fixed open period T, gobreaker's Timeout, is Open{Initial: T,
+	// Multiplier: 1, Max: T, Jitter: backoff.NoJitter}.
 	Open backoff.Policy
 	// Rand draws the open periods' jitter. Nil means math/rand/v2's
 	// global source. The breaker calls it under its lock, so it need not be
@@ -193,7 +197,9 @@ func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 func (e *FieldError) Unwrap() error { return e.err }
 
 // Validate reports the first field outside its accepted range, as a
-// *FieldError; for an invalid Open policy (with DefaultOpen's values in
+// *FieldError. Like backoff.Policy's, it rejects an Open.Initial above the
+// default cap (1 min) when Open.Max is zero, which would never open that
+// long. For an invalid Open policy (with DefaultOpen's values in
 // its zero fields), one whose Field names the policy's field
 // ("Open.Multiplier") and that wraps its *backoff.FieldError, so that it
 // matches both ErrInvalid and backoff.ErrInvalid.
@@ -215,6 +221,13 @@ func (c Config) Validate() error {
 		return &FieldError{Field: "Probes", Value: fmt.Sprint(c.Probes), Accepted: "a whole number >= 1 (or 0 for 1)"}
 	case c.ProbeSuccesses < 0:
 		return &FieldError{Field: "ProbeSuccesses", Value: fmt.Sprint(c.ProbeSuccesses), Accepted: "a whole number >= 1 (or 0 for Probes)"}
+	}
+	// The rule of backoff.Policy.Validate, with Open's default cap: an
+	// Initial above the cap it would silently be cut to is a mistake (a
+	// fixed period of 90 s written as Open{Initial: 90 * time.Second}).
+	if dmax := DefaultOpen().Max; c.Open.Max == 0 && c.Open.Initial > dmax {
+		return &FieldError{Field: "Open.Initial", Value: c.Open.Initial.String(),
+			Accepted: "at most the default Open.Max of " + dmax.String() + " when Open.Max is 0 (set Open.Max, or Open.Max: backoff.NoCap)"}
 	}
 	if err := openPolicy(c.Open).Validate(); err != nil {
 		ce := &FieldError{Field: "Open", Accepted: "a valid backoff.Policy", Value: err.Error(), err: err}

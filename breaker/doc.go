@@ -1,7 +1,7 @@
-// Package breaker is a circuit breaker: when a dependency fails too often it
-// stops calling it for a while (open), then lets a few probe calls find out
-// whether it is back (half-open), and resumes normal traffic (closed) when
-// they succeed. Retrying alone, even with jitter, keeps sending a dependency
+// Package breaker provides a circuit breaker for calls of any type. When a
+// dependency fails too often, a breaker stops calling it for a while (open),
+// then lets a few probe calls find out whether it is back (half-open), and
+// resumes normal traffic (closed) when they succeed. Retrying alone, even with jitter, keeps sending a dependency
 // that is down a share of the traffic; a breaker gives it room to recover.
 //
 // # Quick start
@@ -33,8 +33,9 @@
 //
 // Open, calls are rejected with an *OpenError, matched by ErrOpen, that
 // says how long until a probe will be admitted. The open period comes from a
-// backoff.Policy: the first trip waits its first delay (5 s), each trip after
-// a failed probe the next one (10 s, 20 s, ... up to 1 min), with jitter, so
+// backoff.Policy: the first trip waits its first delay (5 s, drawn from
+// 2.5 s to 5 s by the default equal jitter), each trip after a failed probe
+// the next one (10 s, 20 s, ... up to 1 min), with jitter, so
 // that a fleet of breakers does not probe in lockstep and a dependency that
 // stays down is probed less and less.
 //

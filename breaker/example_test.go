@@ -95,3 +95,33 @@ func ExampleGroup() {
 	// true
 	// <nil>
 }
+
+// Call guards a call that returns a value. A rejected call returns ErrOpen
+// at once, without running the function, so the caller can fall back.
+func ExampleCall() {
+	// The defaults: 50 % failures of at least 20 calls in 10 s open it. In a
+	// program, the zero value is ready (var b breaker.Breaker); the example
+	// sets a clock that moves only when told, so its output is certain.
+	b, err := breaker.New(breaker.Config{Clock: breakertest.NewClock(time.Unix(0, 0))})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	lookup := func(fail bool) (string, error) {
+		return breaker.Call(ctx, b, func(context.Context) (string, error) {
+			if fail {
+				return "", errors.New("connection refused")
+			}
+			return "alice", nil
+		})
+	}
+	for range 20 {
+		lookup(true)
+	}
+	user, err := lookup(false)
+	if errors.Is(err, breaker.ErrOpen) {
+		user = "from the cache" // the dependency was not called
+	}
+	fmt.Println(user, b.State())
+	// Output: from the cache open
+}

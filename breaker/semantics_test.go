@@ -109,3 +109,22 @@ func TestClosedStateReadsNoClock(t *testing.T) {
 		t.Errorf("10 successes and State read the clock %d times, want 0", n)
 	}
 }
+
+// The fixed open period that Config.Open's doc gives for gobreaker's
+// Timeout opens for exactly T at every trip, the first and each after a
+// failed probe, above the default cap of 1 min too.
+func TestFixedOpenPeriod(t *testing.T) {
+	const period = 90 * time.Second
+	c := newClock()
+	b := newTest(t, Config{MinCalls: -1, Open: backoff.Policy{Initial: period, Multiplier: 1, Max: period, Jitter: backoff.NoJitter}}, c)
+	call(b, errBoom) // trips
+	for trip := 1; trip <= 4; trip++ {
+		c.Advance(period - time.Millisecond)
+		wantState(t, b, Open)
+		c.Advance(time.Millisecond)
+		wantState(t, b, HalfOpen)
+		if !call(b, errBoom) { // the probe fails: open again, for period
+			t.Fatalf("trip %d: the probe was rejected", trip)
+		}
+	}
+}

@@ -1,7 +1,7 @@
-// Package fleet shares one retry budget among every process of a fleet,
-// through Redis (or Valkey), so that a service running as a thousand
-// processes retries as much as one process would when its dependency
-// fails, not a thousand times as much.
+// Package fleet shares retry budgets and breaker state through Redis. One
+// budget for every process of a fleet (Redis or Valkey) makes a service
+// running as a thousand processes retry as much as one process would when
+// its dependency fails, not a thousand times as much.
 //
 // A retry.TokenBucket lives in one process and starts full: under a total
 // outage every process spends its own tokens, and the fleet's retries grow

@@ -3,9 +3,11 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
@@ -16,7 +18,8 @@ import (
 )
 
 // Every process that opens the same URL retries on one budget. The
-// examples need a Redis server, so they are compiled but not run.
+// examples that connect need a Redis server, so they are compiled but not
+// run; ParseURL's runs.
 func ExampleOpenBudget() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	budget, err := fleet.OpenBudget("redis://localhost:6379/0?key=payments", logger)
@@ -90,4 +93,16 @@ func ExampleOpenBreakerStore() {
 		},
 	}}
 	_ = client
+}
+
+// ParseURL reads a budget's URL without connecting, as OpenBudget does
+// before it connects; errors name the part at fault, never the password.
+func ExampleParseURL() {
+	cfg, opts, err := fleet.ParseURL("redis://app:s3cret@localhost:6379/2?key=payments&timeout=20ms")
+	fmt.Println(cfg.Key, opts.Addr, opts.DB, opts.Username, err)
+	_, _, err = fleet.ParseURL("redis://app:s3cret@localhost:6379/2?timeout=20ms")
+	fmt.Println(errors.Is(err, fleet.ErrInvalid), strings.Contains(err.Error(), "s3cret"))
+	// Output:
+	// payments localhost:6379 2 app <nil>
+	// true false
 }

@@ -1,5 +1,5 @@
-// Package hedge sends a second copy of a slow request and takes whichever
-// answers first. Retries fight failures; hedges fight slowness: when most
+// Package hedge sends a copy of a slow call and takes the first answer.
+// Retries fight failures; hedges fight slowness: when most
 // answers come in 5 ms but one in fifty takes a second, a copy sent after
 // the 95th percentile of the latency answers, most of the time, long
 // before the slow one would have (The Tail at Scale, Dean and Barroso,

@@ -33,6 +33,22 @@ func Example() {
 	// from the hedge <nil>
 }
 
+// Do retries like retry.Do, each attempt hedged: here the first copy fails
+// with a retryable error, so the hedge is sent at once, without waiting for
+// the delay, and its answer is the attempt's.
+func ExampleDo() {
+	h := &hedge.Hedger{After: time.Hour} // a delay that never passes here
+	var copies atomic.Int32
+	v, err := hedge.Do(context.Background(), backoff.Policy{Retries: 2}, h, "replica", func(ctx context.Context) (string, error) {
+		if copies.Add(1) == 1 {
+			return "", errors.New("connection reset")
+		}
+		return "answer", nil
+	})
+	fmt.Println(v, err, copies.Load())
+	// Output: answer <nil> 2
+}
+
 // Attempt makes one hedged attempt, for code that runs its own retry loop
 // or needs to know which copy answered.
 func ExampleAttempt() {

@@ -1,6 +1,6 @@
-// Package otelagain reports what the again toolkit does to OpenTelemetry:
-// metrics of retries, budgets and breakers, and one span per physical
-// HTTP attempt. It plugs into the hooks of packages retry, retryhttp and
+// Package otelagain reports the again toolkit's work to OpenTelemetry. It
+// records metrics of retries, budgets and breakers, and one span per
+// physical HTTP attempt. It plugs into the hooks of packages retry, retryhttp and
 // breaker, which themselves never depend on OpenTelemetry.
 //
 // # Quick start

@@ -1,4 +1,4 @@
-// Package retry runs an operation again when it fails, waiting between
+// Package retry runs an operation again when it fails. It waits between
 // attempts on the schedule of a backoff.Policy.
 //
 // # Quick start

@@ -1,7 +1,8 @@
-// Package retrygrpc retries gRPC calls on the schedule of a backoff.Policy,
-// with the retry loop of package retry, a shared retry.Budget, per-target
-// circuit breakers (package breaker) and hedging of idempotent unary calls
-// (package hedge), as gRPC's proposal A6 describes them.
+// Package retrygrpc provides gRPC client interceptors that retry and hedge.
+// They retry calls on the schedule of a backoff.Policy, with the retry loop
+// of package retry, a shared retry.Budget, per-target circuit breakers
+// (package breaker) and hedging of idempotent unary calls (package hedge),
+// as gRPC's proposal A6 describes them.
 //
 // # Quick start
 //

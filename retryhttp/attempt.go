@@ -35,7 +35,7 @@ type attempt struct {
 	class   errorKind // netFailure: how far the request got
 	checked bool      // netFailure: CheckRetry was asked
 	retry   bool      // netFailure: CheckRetry's answer
-	stop    error     // netFailure: CheckRetry's error
+	stop    error     // netFailure, badStatus: CheckRetry's error, if any
 
 	// ctxErr and cause are the caller's context's Err and Cause if it had
 	// ended when a network failure came back.
@@ -118,7 +118,12 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 	retryable := false
 	if c.t.CheckRetry != nil && ctx.Err() == nil {
 		var stop error
-		if retryable, stop = c.t.CheckRetry(ctx, resp, nil); stop != nil {
+		// As in go-retryablehttp, the answer decides and the error says
+		// why: with true it is kept as the attempt's reason; with false it
+		// ends the call.
+		if retryable, stop = c.t.CheckRetry(ctx, resp, nil); retryable {
+			a.stop = stop
+		} else if stop != nil {
 			drain(resp)
 			a.release()
 			a.kind, a.err = broken, &attemptError{err: &statusError{status: resp.Status}, also: stop}
@@ -236,7 +241,7 @@ func (c *call) failure(a *attempt) error {
 	case broken:
 		return retry.Permanent(a.err)
 	case badStatus:
-		se := &statusError{status: a.resp.Status}
+		se := &statusError{status: a.resp.Status, why: a.stop}
 		switch {
 		case c.max == 1:
 			// No retry is planned: the loop reports exhaustion, which is
@@ -265,11 +270,14 @@ func (c *call) failure(a *attempt) error {
 	class := a.class
 	if a.checked {
 		switch {
-		case a.stop != nil:
+		case !a.retry && a.stop != nil:
 			return retry.Permanent(&attemptError{err: err, also: a.stop})
 		case !a.retry:
 			return retry.Permanent(err)
-		case class == permanent:
+		case a.stop != nil:
+			err = &attemptError{err: err, also: a.stop} // retried; the error is why
+		}
+		if class == permanent {
 			class = mayBeSent // retried on the hook's word, as safely as any other
 		}
 	}

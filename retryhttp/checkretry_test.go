@@ -11,7 +11,10 @@ import (
 	"github.com/again-go/again/retryhttp"
 )
 
-var errStop = errors.New("stop: account suspended")
+var (
+	errStop = errors.New("stop: account suspended")
+	errWhy  = errors.New("unexpected HTTP status")
+)
 
 // CheckRetry replaces RetryStatuses and the network rules, but never the
 // idempotency rule.
@@ -29,7 +32,16 @@ func TestCheckRetry(t *testing.T) {
 		}
 		return true, nil
 	}
+	// propagate answers as go-retryablehttp's ErrorPropagatedRetryPolicy
+	// does: true, with an error that says why.
+	propagate := func(_ context.Context, resp *http.Response, _ error) (bool, error) {
+		if resp != nil && resp.StatusCode < 500 {
+			return false, nil
+		}
+		return true, errWhy
+	}
 	suspended := step{status: 403, header: http.Header{"X-Suspended": {"1"}}}
+	reset := step{reset: true}
 	tests := []struct {
 		name         string
 		check        func(context.Context, *http.Response, error) (bool, error)
@@ -49,6 +61,10 @@ func TestCheckRetry(t *testing.T) {
 		{"POST without a key is still sent once", retryAll, nil, "POST", []step{status(500), status(200)}, 1, 500, nil},
 		{"POST reset without a key is still sent once", retryAll, nil, "POST", []step{{reset: true}, status(200)}, 1, 0, retryhttp.ErrNotReplayable},
 		{"an error stops retrying", stop, nil, "GET", []step{status(503), suspended, status(200)}, 2, 0, errStop},
+		{"true with an error retries a status", propagate, nil, "GET", []step{status(503), status(503), status(200)}, 3, 200, nil},
+		{"true with an error retries a network error", propagate, nil, "GET", []step{reset, status(200)}, 2, 200, nil},
+		{"true with an error: the last response once retries run out", propagate, nil, "GET", []step{status(503), status(503), status(503), status(503)}, 4, 503, nil},
+		{"true with an error: wrapped once retries run out", propagate, nil, "GET", []step{reset, reset, reset, reset}, 4, 0, errWhy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
-// Package retryhttp provides an http.RoundTripper that retries failed HTTP
-// requests safely, with exponential backoff and jitter from the backoff
-// package and the retry loop of the retry package.
+// Package retryhttp provides an http.RoundTripper that retries safely. It
+// retries failed HTTP requests with exponential backoff and jitter from the
+// backoff package and the retry loop of the retry package.
 //
 // # Quick start
 //

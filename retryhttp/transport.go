@@ -116,13 +116,20 @@ type Transport struct {
 	// CheckRetry, if not nil, decides after each attempt whether it failed
 	// in a way worth retrying, in place of RetryStatuses and the built-in
 	// network error rules (DefaultCheckRetry applies those, to build on
-	// them). It has the meaning of go-retryablehttp's CheckRetry: it gets
-	// the attempt's response (nil after a network error) or its error (nil
-	// with a response), and returns true to retry, false to end with this
-	// attempt's outcome (the response, or a *retry.Error with Reason
-	// retry.ErrPermanent wrapping the error), or a non-nil error to stop
-	// retrying with it: RoundTrip then returns a *retry.Error with Reason
-	// retry.ErrPermanent that wraps it (and closes the response).
+	// them). Its answers mean what go-retryablehttp's CheckRetry's do, so
+	// a ported policy (ErrorPropagatedRetryPolicy too) retries the same
+	// attempts. It gets the attempt's response (nil after a network error)
+	// or its error (nil with a response), and returns:
+	//   - true: retry. A non-nil error says why the attempt failed: the
+	//     *retry.Error of a call whose retries run out wraps it (with a
+	//     response, the final response is returned, as without the error).
+	//   - false and nil: end with this attempt's outcome (the response, or
+	//     a *retry.Error with Reason retry.ErrPermanent wrapping the error).
+	//   - false and an error: stop retrying with it: RoundTrip returns a
+	//     *retry.Error with Reason retry.ErrPermanent that wraps it (and
+	//     closes the response).
+	// One difference remains: go-retryablehttp returns an error, not the
+	// response, when retries run out after a retryable response.
 	//
 	// CheckRetry never overrides safety: a true answer for a request that
 	// may not be repeated (see above) still ends retrying with
@@ -553,14 +560,28 @@ func (c *call) stop(a *attempt, err error) (*http.Response, error) {
 type statusError struct {
 	status  string
 	refused error // why it may not be retried, or nil
+	why     error // CheckRetry's error with its true answer, or nil
 }
 
 func (e *statusError) Error() string {
-	return "retryhttp: server answered " + e.status
+	msg := "retryhttp: server answered " + e.status
+	if e.why != nil {
+		msg += " (" + e.why.Error() + ")"
+	}
+	return msg
 }
 
-// Unwrap returns why the response may not be retried, if it may not.
-func (e *statusError) Unwrap() error { return e.refused }
+// Unwrap returns why the response may not be retried, if it may not, and
+// CheckRetry's error, if it gave one.
+func (e *statusError) Unwrap() []error {
+	var errs []error
+	for _, err := range [...]error{e.refused, e.why} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
 
 // attemptError is a network failure with a second error that explains what
 // the transport did about it: why it is not retried, the caller's context

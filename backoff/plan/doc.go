@@ -1,7 +1,7 @@
-// Package plan computes what can be known in advance about a
-// backoff.Policy: each retry's delay bounds and mean, the distribution of
-// the total wait, how the worst case fits a deadline, and which value of a
-// parameter makes it fit. The calculator (`again calc` and its web page) is
+// Package plan computes what a backoff.Policy will do before it runs. It
+// gives each retry's delay bounds and mean, the distribution of the total
+// wait, how the worst case fits a deadline, and which value of a parameter
+// makes it fit. The calculator (`again calc` and its web page) is
 // built on it; a retry loop never needs it.
 //
 // # Quick start

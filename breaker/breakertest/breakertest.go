@@ -1,7 +1,7 @@
-// Package breakertest provides test doubles for package breaker: a Shared
+// Package breakertest provides test doubles for package breaker. A Shared
 // store in memory whose failures can be injected (MemoryStore), and a clock
-// that moves only when told (Clock), so that tests of code using breakers,
-// fleets of them included, run on virtual time and need no Redis.
+// that moves only when told (Clock), let tests of code using breakers,
+// fleets of them included, run on virtual time and without Redis.
 //
 // # Quick start
 //

@@ -1,5 +1,5 @@
-// Package fleettest starts a real redis-server for tests of code that uses
-// package fleet: on a free loopback port, in a temporary directory, saving
+// Package fleettest starts a real redis-server for tests. It serves tests
+// of code that uses package fleet: on a free loopback port, in a temporary directory, saving
 // nothing, and stopped when the test ends. It is to fleet what
 // net/http/httptest is to net/http, except that the server is Redis itself
 // (Debian's redis-server package), never a fake: a test that needs one

@@ -1,5 +1,6 @@
-// Package grpctest runs a real gRPC server on a loopback TCP port with a
-// test service whose answers a test scripts: fail with chosen codes, send
+// Package grpctest runs a scripted gRPC server for tests. It is a real
+// server on a loopback TCP port with a test service whose answers a test
+// scripts: fail with chosen codes, send
 // grpc-retry-pushback-ms trailers, stall until the caller gives up, stream
 // some messages and then fail. The retrygrpc tests and benchmarks run
 // against it, and so can a user's own tests of a retrying client.

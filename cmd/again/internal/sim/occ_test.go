@@ -223,7 +223,7 @@ func readOriginal(t *testing.T) map[occKey]OCCRow {
 // TestOCCConclusions asserts the post's conclusions on the model's table.
 // Of the algorithms that back off, decorrelated finishes soonest up to 130
 // clients in the original simulator, 140 here; beyond, full jitter catches
-// up. TestSimOCCREADME checks the README's account of the whole table.
+// up. TestSimOCCREADME checks docs/cli.md's account of the whole table.
 func TestSimOCCConclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo; runs without -short")
@@ -261,7 +261,7 @@ func TestSimOCCConclusions(t *testing.T) {
 	}
 }
 
-// TestSimOCCREADME checks what the README says of `again sim occ`'s
+// TestSimOCCREADME checks what docs/cli.md says of `again sim occ`'s
 // table, the default one with seed 1: no backoff finishes first at every
 // client count with the most calls, 1.3 times full jitter's at 10 clients
 // and 4.5 times at 190; exponential takes the longest; of the algorithms
@@ -331,7 +331,7 @@ func TestSimOCCREADME(t *testing.T) {
 	}
 	for n, want := range map[int]string{10: "1.3", 190: "4.5"} {
 		if got := strconv.FormatFloat(byN[n][NoBackoff].Calls/byN[n][FullJitter].Calls, 'f', 1, 64); got != want {
-			t.Errorf("%d clients: none makes %s times full jitter's calls, the README says %s", n, got, want)
+			t.Errorf("%d clients: none makes %s times full jitter's calls, docs/cli.md says %s", n, got, want)
 		}
 	}
 	// The original simulator: decorrelated soonest up to 130, full from 140.

@@ -16,4 +16,4 @@ var (
 	wantUsageError = cmdtest.WantUsageError
 )
 
-var update = flag.Bool("update", false, "rewrite the README's charts that TestSimREADMECharts checks")
+var update = flag.Bool("update", false, "rewrite the charts of docs/cli.md that TestSimDocCharts checks")

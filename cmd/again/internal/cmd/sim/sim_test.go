@@ -382,10 +382,10 @@ func TestSimCancel(t *testing.T) {
 	}
 }
 
-// TestSimREADMECharts keeps the README's charts true: each is what the
-// command the README shows above it writes (-update rewrites them).
-func TestSimREADMECharts(t *testing.T) {
-	readme, err := os.ReadFile("../../../../../README.md")
+// TestSimDocCharts keeps the charts of docs/cli.md true: each is what the
+// command the guide shows above it writes (-update rewrites them).
+func TestSimDocCharts(t *testing.T) {
+	readme, err := os.ReadFile("../../../../../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestSimREADMECharts(t *testing.T) {
 		})
 	}
 	if n != 4 {
-		t.Errorf("the README shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 4 (one chart per model)", n)
+		t.Errorf("docs/cli.md shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 4 (one chart per model)", n)
 	}
 }
 

@@ -190,8 +190,9 @@ func run(wait4x string, n, waiters int, down, bin time.Duration, svg string) err
 	storms := []tool{againTool(again), wait4xTool(wait4x), wait4xTool(wait4x, "--timeout", "1m"),
 		wait4xTool(wait4x, "--timeout", "1m", "--backoff-policy", "exponential")}
 	fmt.Printf("Start-up storm: %d waiters released at once against PostgreSQL reset for %v, then up (connections reaching the port)\n\n", waiters, down)
-	fmt.Printf("| waiters | connections while down | per second while down | busiest %v while down | busiest ÷ mean %v | ready (median, last) after it is up | exited not ready |\n", bin, bin)
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("| waiters | connections while down | per second while down | busiest %v, first %v | busiest %v, %v to up | its ÷ mean %v | ready after up (median, last) | exited not ready |\n",
+		bin, settle, bin, settle, bin)
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
 	var panels []chart.Panel
 	var ymax float64
 	for _, tl := range storms {
@@ -217,7 +218,8 @@ func run(wait4x string, n, waiters int, down, bin time.Duration, svg string) err
 		Title: fmt.Sprintf("Start-up storm: %d waiters, PostgreSQL down for %v", waiters, down),
 		Note: fmt.Sprintf("connections reaching the port per %v; released at once at 0 s; each tool's defaults unless named; %s/%s, %d CPUs, load %s",
 			bin, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), loadavg()),
-		Panels: panels,
+		Panels:  panels,
+		Columns: 2,
 	}
 	out, err := os.Create(svg)
 	if err != nil {
@@ -404,23 +406,39 @@ func (r *stormResult) counts(end time.Duration) []int {
 	return c
 }
 
+// settle is when the release's own burst is over: from then on, the
+// busiest bin against the mean bin says whether the waiters poll in step.
+const settle = 5 * time.Second
+
 func (r *stormResult) row(name string) string {
 	c := r.counts(r.down)
-	total, peak := 0, 0
-	for _, v := range c {
-		total += v
-		peak = max(peak, v)
+	// The mean is over the bins while waiters still poll: up to the last
+	// connection, since wait4x's waiters give up at its 10 s default.
+	last := 0
+	for i, v := range c {
+		if v > 0 {
+			last = i
+		}
 	}
-	perSecond := float64(total) / r.down.Seconds()
+	total, early, late, lateTotal := 0, 0, 0, 0
+	for i, v := range c {
+		total += v
+		if time.Duration(i)*r.bin < settle {
+			early = max(early, v)
+		} else if i <= last {
+			late = max(late, v)
+			lateTotal += v
+		}
+	}
+	lateMean := float64(lateTotal) / float64(max(last+1-int(settle/r.bin), 1))
 	readyCol := "none"
 	if len(r.ready) > 0 {
 		med := r.ready[len(r.ready)/2] - r.down
 		last := r.ready[len(r.ready)-1] - r.down
 		readyCol = fmt.Sprintf("%.2f s, %.2f s", med.Seconds(), last.Seconds())
 	}
-	mean := float64(total) / float64(max(len(c), 1))
-	return fmt.Sprintf("| %s | %d | %.0f | %d | %.1f | %s | %d |", name, total, perSecond, peak,
-		float64(peak)/max(mean, 1e-9), readyCol, r.failed)
+	return fmt.Sprintf("| %s | %d | %.0f | %d | %d | %.1f | %s | %d |", name, total, float64(total)/r.down.Seconds(),
+		early, late, float64(late)/max(lateMean, 1e-9), readyCol, r.failed)
 }
 
 func (r *stormResult) panel(name string) chart.Panel {

@@ -16,7 +16,9 @@
 // User, which Start* create with useradd when it is missing.
 //
 // Start*On start a server on a port chosen in advance, for the tests of a
-// server that comes up while a wait is already polling that port.
+// server that comes up while a wait is already polling that port. Gate is
+// a cheaper stand-in, for the benchmarks: a port that refuses connections
+// until Open, then forwards them to a server that is already up.
 //
 // PostgreSQL, MariaDB and RabbitMQ also speak TLS with a certificate for
 // 127.0.0.1 that an authority made at test time signed (Server.CAFile).
@@ -24,6 +26,7 @@ package readytest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -577,6 +580,96 @@ func startRabbitMQ(port int, ready func(addr string) error) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Gate is a loopback port that refuses connections until Open, then
+// forwards each to a target server: a server that "starts" while a wait
+// is running, for the price of a listener. Its methods are safe for
+// concurrent use.
+type Gate struct {
+	// Addr is the gate's host:port.
+	Addr   string
+	target string
+
+	mu    sync.Mutex
+	l     net.Listener
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// NewGate reserves a free port that forwards to target once opened.
+func NewGate(target string) (*Gate, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	return &Gate{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), target: target}, nil
+}
+
+// Open starts accepting connections and forwarding them.
+func (g *Gate) Open() error {
+	l, err := net.Listen("tcp", g.Addr)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.l = l
+	g.mu.Unlock()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			g.mu.Lock()
+			if g.conns == nil {
+				g.conns = map[net.Conn]struct{}{}
+			}
+			g.conns[c] = struct{}{}
+			g.mu.Unlock()
+			g.wg.Add(1)
+			go func() {
+				defer g.wg.Done()
+				forward(c, g.target)
+				g.mu.Lock()
+				delete(g.conns, c)
+				g.mu.Unlock()
+			}()
+		}
+	}()
+	return nil
+}
+
+func forward(c net.Conn, target string) {
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var d net.Dialer
+	t, err := d.DialContext(ctx, "tcp", target)
+	if err != nil {
+		return
+	}
+	defer t.Close()
+	done := make(chan struct{}, 2)
+	go func() { _, _ = io.Copy(t, c); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, t); done <- struct{}{} }()
+	<-done
+}
+
+// Close stops accepting, closes the connections it forwards and waits for
+// its goroutines to end.
+func (g *Gate) Close() {
+	g.mu.Lock()
+	if g.l != nil {
+		_ = g.l.Close()
+	}
+	for c := range g.conns {
+		_ = c.Close()
+	}
+	g.mu.Unlock()
+	g.wg.Wait()
 }
 
 // rabbitHash is RabbitMQ's rabbit_password_hashing_sha256 of password:

@@ -73,8 +73,9 @@ func (t target) url() string {
 	if t.kind == "tcp" {
 		return "tcp://" + t.addr
 	}
-	// sslmode=disable: the test server has no TLS; lib/pq (wait4x) would
-	// otherwise require it and pgx (again) try it first.
+	// sslmode=disable: both tools then do the same work, a plain
+	// connection, where lib/pq (wait4x) would otherwise require TLS and
+	// pgx (again) try it first.
 	return "postgres://app:" + readytest.Password + "@" + t.addr + "/" + readytest.Database + "?sslmode=disable"
 }
 

@@ -391,6 +391,23 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 	return OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
 }
 
+// OutageArrivals returns the times at which the new requests of c arrive,
+// in order: the demand every strategy of Outage faces, for a run made
+// elsewhere (real clients) to face the same one. It returns a *FieldError
+// for an invalid c.
+func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := stream(c.Seed, stringID("outage arrivals"))
+	var out []time.Duration
+	for t := nextArrival(0, &c, r); t < c.Duration; t = nextArrival(t, &c, r) {
+		out = append(out, t)
+	}
+	return out, nil
+}
+
 // nextArrival returns the arrival after now of a Poisson process whose rate
 // changes at the spike's edges: a gap that crosses an edge is redrawn from
 // the edge at the new rate, which memorylessness makes exact.

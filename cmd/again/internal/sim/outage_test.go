@@ -269,3 +269,30 @@ func TestSummarizeOutage(t *testing.T) {
 		t.Errorf("SummarizeOutage with Hard -1: %v, want an error matching ErrInvalid", err)
 	}
 }
+
+// OutageArrivals are the arrivals Outage's strategies face: as many per
+// second as its NewRequests.
+func TestOutageArrivals(t *testing.T) {
+	for _, c := range []OutageConfig{{Seed: 1, Policy: backoff.Default()}, hardScenario(2)} {
+		res, err := Outage(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr, err := OutageArrivals(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := make([]int, len(res[0].Seconds))
+		for i, a := range arr {
+			if i > 0 && a < arr[i-1] {
+				t.Fatalf("arrival %d at %v before arrival %d at %v", i, a, i-1, arr[i-1])
+			}
+			per[a/time.Second]++
+		}
+		for i, sec := range res[0].Seconds {
+			if per[i] != sec.NewRequests {
+				t.Errorf("hard %v, second %d: %d arrivals, Outage had %d new requests", c.Hard, i, per[i], sec.NewRequests)
+			}
+		}
+	}
+}

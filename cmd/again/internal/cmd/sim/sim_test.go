@@ -66,7 +66,7 @@ func TestSimUsageErrors(t *testing.T) {
 		// limit is on the two together.
 		{[]string{"sim", "storm", "--retries", "100000"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100 × 100001 = 10000100`},
 		{[]string{"sim", "storm", "--clients", "100000", "--retries", "100"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100000 × 101 = 10100000`},
-		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "some"`},
+		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1], got "some"`},
 		{[]string{"sim", "hedge", "--dist", "weibull"}, `again sim hedge: --dist must be pareto or lognormal, got "weibull"`},
 		{[]string{"sim", "hedge", "--alpha", "1"}, `again sim hedge: --alpha must be a number above 1 and up to 100, got "1"`},
 		{[]string{"sim", "hedge", "--scale", "5"}, `again sim hedge: --scale needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 5`},
@@ -79,6 +79,11 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "throttle", "--strategy", "breaker"}, `again sim throttle: --strategy must be a comma-separated list of none, budget, sent-only, sre-k2, sre-k1.1, cubic, got "breaker"`},
 		{[]string{"sim", "throttle", "--capacity", "0"}, `again sim throttle: --capacity must be a number of requests per second above 0 and up to 10000, got "0"`},
 		{[]string{"sim", "throttle", "--demand", "100", "--capacity", "10000"}, `again sim throttle: max(--demand) × --capacity × 300s must be at most 1000000 requests, got 100 × 10000/s × 300s = 300000000`},
+		// Said "from 1" and refused 1 "from 1000".
+		{[]string{"sim", "hedge", "--requests", "0"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "0"`},
+		// Each flag within its range, together beyond the bound.
+		{[]string{"sim", "hedge", "--requests", "1000000", "--max-hedges", "3", "--quantiles", "0.05-0.95/0.05"},
+			`again sim hedge: the number of --quantiles × --requests × (1 + --max-hedges) must be at most 2500000 attempts, got 19 × 1000000 × 4 = 76000000`},
 		{[]string{"sim", "fleet", "extra"}, `again sim fleet: unexpected argument "extra"; fleet takes only flags (see 'again sim fleet --help')`},
 	}
 	for _, tt := range tests {

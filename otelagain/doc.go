@@ -67,9 +67,12 @@
 // Their ratio is the share of hedges that paid off; again.hedge.sent
 // against again.retry.attempts is the extra load hedging costs.
 //
-// Per fault.Injector (Faults), with again.fault.name and again.fault.kind
-// (status, reset, latency, ...), each fault also an event again.fault on
-// the span of its request's context (the attempt's, under Transport):
+// Per fault.Injector (Faults), with again.fault.name, again.fault.kind
+// (status, reset, latency, ...) and the target, server.address (the
+// request's host, or a gRPC call's authority; at most MaxFaultTargets of
+// them), each fault also an event again.fault on the span of its
+// request's context (the attempt's, under Transport), with server.port
+// too:
 //
 //	again.fault.injected        Counter    {fault}    faults injected
 //

@@ -47,6 +47,12 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
+		{[]string{"sim", "outage", "--outage", "20s"}, `again sim outage: --outage must be DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax), got "20s"`},
+		{[]string{"sim", "outage", "--outage", "0s@20s"}, `again sim outage: --outage must be a duration from 1ms to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0s"`},
+		{[]string{"sim", "outage", "--outage", "20s@20"}, `again sim outage: --outage needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
+		{[]string{"sim", "outage", "--outage", "20s@20s", "--duration", "30s"}, `again sim outage: --duration must be at least 45s (past the outage's end at 40s, plus 5s to measure a recovery), got "30s"`},
+		// With --spike too, both triggers must fit.
+		{[]string{"sim", "outage", "--outage", "5s@0s", "--spike", "20s", "--duration", "30s"}, `again sim outage: --duration must be at least 45s (past the spike's end at 40s, plus 5s to measure a recovery), got "30s"`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
 		// Each list within its own limit; together, a table of 14 GB.
@@ -182,6 +188,17 @@ func TestSimJSONFields(t *testing.T) {
 	out := simJSON(t, "sim", "outage", "--strategy", "immediate,budget")
 	if out[0]["recovery_s"] != nil || out[1]["recovery_s"] == nil {
 		t.Errorf("again sim outage: recovery_s %v for immediate, %v for budget; want null, then a number", out[0]["recovery_s"], out[1]["recovery_s"])
+	}
+	// A hard outage replaces the spike: immediate retries, answered at
+	// once, triple the load while it lasts, and nothing is left to
+	// recover from once it ends.
+	out = simJSON(t, "sim", "outage", "--outage", "20s@20s", "--strategy", "none,immediate")
+	if a := out[1]["amplification"].(float64); a < 2.9 || out[0]["amplification"].(float64) != 1 {
+		t.Errorf("again sim outage --outage 20s@20s: amplification %v for none, %v for immediate; want 1, then about 3", out[0]["amplification"], a)
+	}
+	spike := simJSON(t, "sim", "outage", "--strategy", "immediate")
+	if out[1]["recovery_s"] == nil || spike[0]["recovery_s"] != nil {
+		t.Errorf("again sim outage: immediate recovers after %v s from a hard outage, %v s from a spike; want a number, then null", out[1]["recovery_s"], spike[0]["recovery_s"])
 	}
 }
 
@@ -446,5 +463,21 @@ func TestSimFormatSVG(t *testing.T) {
 	b, err := os.ReadFile(file)
 	if r.Code != 0 || err != nil || r.Stdout != string(b) || !strings.HasPrefix(r.Stdout, "<svg") {
 		t.Fatalf("again %v --format svg: exit %d, stderr %q, %v; want the chart on stdout, as in the --svg file", args, r.Code, r.Stderr, err)
+	}
+}
+
+// The chart of a hard outage shades and labels it, and says so in its
+// title.
+func TestSimOutageHardChart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "outage.svg")
+	r := run(t, "sim", "outage", "--outage", "10s@20s", "--strategy", "none", "--svg", file)
+	b, err := os.ReadFile(file)
+	if r.Code != 0 || err != nil {
+		t.Fatalf("again sim outage --outage 10s@20s --svg: exit %d, stderr %q, %v", r.Code, r.Stderr, err)
+	}
+	for _, want := range []string{">outage</text>", "A 10 s hard outage"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("again sim outage --outage 10s@20s --svg: the chart lacks %q", want)
+		}
 	}
 }

@@ -62,7 +62,7 @@ func ExampleParseJitter() {
 	fmt.Println(errors.Is(err, backoff.ErrInvalid))
 	// Output:
 	// proportional 0.1 <nil>
-	// backoff: Jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "gaussian"
+	// backoff: Jitter must be none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1], got "gaussian"
 	// true
 }
 

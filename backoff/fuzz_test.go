@@ -2,6 +2,7 @@ package backoff
 
 import (
 	"errors"
+	"github.com/again-go/again/backoff/internal/sched"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -21,13 +22,19 @@ func FuzzSchedule(f *testing.F) {
 	// Once found by plan's FuzzPolicyInvariants (its corpus moved there).
 	f.Add(int64(47), math.NaN(), int64(17), int8(-127), math.Inf(1), uint64(106), -24, int64(0))
 	f.Fuzz(func(t *testing.T, initial int64, mult float64, maxd int64, jitter int8, factor float64, seed uint64, n int, prev int64) {
-		p := Policy{Initial: time.Duration(initial), Multiplier: mult, Max: time.Duration(maxd), Jitter: Jitter(jitter % 6), JitterFactor: factor}
+		p := Policy{Initial: time.Duration(initial), Multiplier: mult, Max: time.Duration(maxd), Jitter: Jitter(jitter % 7), JitterFactor: factor}
 		c := time.Duration(maxd)
 		switch {
 		case c == 0:
 			c = 10 * time.Second
 		case c < 0:
 			c = math.MaxInt64
+		}
+		// A wait's bound: the cap, or under GRPCJitter the cap and its
+		// jitter, which gRPC applies after it.
+		w := c
+		if p.Jitter == GRPCJitter {
+			w = sched.ToDuration(float64(c) * (1 + sched.FactorOf(p.JitterFactor)))
 		}
 		r := rand.New(rand.NewPCG(seed, 1))
 		for _, k := range []int{n, n - 1, n + 1, math.MaxInt, math.MaxInt - 1, 1, 2} {
@@ -38,16 +45,16 @@ func FuzzSchedule(f *testing.F) {
 			if k < math.MaxInt && p.Delay(k+1) < d {
 				t.Fatalf("%+v: Delay(%d) = %v > Delay(%d) = %v", p, k, d, k+1, p.Delay(k+1))
 			}
-			if s := p.Sample(k, time.Duration(prev), r); s < 0 || s > c {
-				t.Fatalf("%+v: Sample(%d, %v) = %v, want within [0, %v]", p, k, time.Duration(prev), s, c)
+			if s := p.Sample(k, time.Duration(prev), r); s < 0 || s > w {
+				t.Fatalf("%+v: Sample(%d, %v) = %v, want within [0, %v]", p, k, time.Duration(prev), s, w)
 			}
 		}
 		// One call's waits: MaxAttempts()−1 of them, each within [0, cap].
 		p.Retries = n % 64
 		count := 0
 		for d := range p.Waits(r) {
-			if d < 0 || d > c {
-				t.Fatalf("%+v: a wait of %v, want within [0, %v]", p, d, c)
+			if d < 0 || d > w {
+				t.Fatalf("%+v: a wait of %v, want within [0, %v]", p, d, w)
 			}
 			count++
 		}
@@ -60,7 +67,7 @@ func FuzzSchedule(f *testing.F) {
 // FuzzParseJitter checks that ParseJitter never panics, accepts only what
 // Validate accepts, and that accepted input round-trips through JitterText.
 func FuzzParseJitter(f *testing.F) {
-	for _, s := range []string{"none", "full", "equal", "decorrelated", "proportional", "proportional:0.25", "proportional:1e-300", "proportional:0x1p-2", "full:", "", ":", "proportional:NaN"} {
+	for _, s := range []string{"none", "full", "equal", "decorrelated", "proportional", "proportional:0.25", "proportional:1e-300", "proportional:0x1p-2", "grpc", "grpc:0.2", "full:", "", ":", "proportional:NaN"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

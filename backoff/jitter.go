@@ -19,6 +19,12 @@ import (
 //   - DecorrelatedJitter: next = min(Max, uniform(Initial, previous × Multiplier)),
 //     previous starting at Initial (Marc Brooker's "decorrelated jitter";
 //     with Multiplier 3 it is exactly the published formula).
+//   - GRPCJitter: gRPC's connection backoff, as grpc-go's internal/backoff
+//     computes it: d(1) exactly, the first wait without jitter, then
+//     d(n) × (1 + f × (2u − 1)) with the cap applied to d(n) before the
+//     jitter, so that a wait may exceed Max by the factor f (up to
+//     Max × (1 + f): 144 s for gRPC's 120 s and 0.2). It is the one kind
+//     whose waits may exceed Max.
 //
 // Jitter exists because clients that failed at the same moment would
 // otherwise retry at the same moments too, in synchronised waves.
@@ -32,27 +38,29 @@ const (
 	EqualJitter
 	ProportionalJitter
 	DecorrelatedJitter
+	GRPCJitter
 )
 
-var jitterNames = [...]string{FullJitter: "full", NoJitter: "none", EqualJitter: "equal", ProportionalJitter: "proportional", DecorrelatedJitter: "decorrelated"}
+var jitterNames = [...]string{FullJitter: "full", NoJitter: "none", EqualJitter: "equal", ProportionalJitter: "proportional", DecorrelatedJitter: "decorrelated", GRPCJitter: "grpc"}
 
 // String returns the lowercase name used by the command line and the page:
-// "full", "none", "equal", "proportional" or "decorrelated".
+// "full", "none", "equal", "proportional", "decorrelated" or "grpc".
 func (j Jitter) String() string {
-	if j >= FullJitter && j <= DecorrelatedJitter {
+	if j >= FullJitter && j <= GRPCJitter {
 		return jitterNames[j]
 	}
 	return "Jitter(" + strconv.Itoa(int(j)) + ")"
 }
 
 // jitterSyntax lists the forms that ParseJitter accepts, for its errors.
-const jitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
+const jitterSyntax = "none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1]"
 
 // ParseJitter parses the textual form of a jitter kind: "none", "full",
-// "equal", "decorrelated", or "proportional:F" with F in (0, 1], such as
-// "proportional:0.25". The factor returned is F for "proportional:F" and
-// 0 for every other form, a bare "proportional" included: a zero
-// JitterFactor, which means the default 0.25.
+// "equal", "decorrelated", or "proportional:F" or "grpc:F" with F in
+// (0, 1], such as "proportional:0.25". The factor returned is F for
+// "proportional:F" and "grpc:F", and 0 for every other form, a bare
+// "proportional" or "grpc" included: a zero JitterFactor, which means the
+// default 0.25.
 // Names are lowercase and the input is not trimmed. Errors are *FieldError
 // values naming Jitter or JitterFactor; they match ErrInvalid.
 func ParseJitter(s string) (Jitter, float64, error) {
@@ -61,29 +69,34 @@ func ParseJitter(s string) (Jitter, float64, error) {
 		if name != n {
 			continue
 		}
-		if Jitter(j) != ProportionalJitter {
+		if !Jitter(j).hasFactor() {
 			if hasArg {
-				return 0, 0, &FieldError{"Jitter", strconv.Quote(s), jitterSyntax + " (only proportional takes a factor)"}
+				return 0, 0, &FieldError{"Jitter", strconv.Quote(s), jitterSyntax + " (only proportional and grpc take a factor)"}
 			}
 			return Jitter(j), 0, nil
 		}
 		if !hasArg {
-			return ProportionalJitter, 0, nil
+			return Jitter(j), 0, nil
 		}
 		f, err := strconv.ParseFloat(arg, 64)
 		if err != nil || !(f > 0 && f <= 1) {
 			return 0, 0, &FieldError{"JitterFactor", strconv.Quote(arg), "a number in (0, 1]"}
 		}
-		return ProportionalJitter, f, nil
+		return Jitter(j), f, nil
 	}
 	return 0, 0, &FieldError{"Jitter", strconv.Quote(s), jitterSyntax}
 }
 
+// hasFactor reports whether the kind takes JitterFactor: proportional
+// and grpc.
+func (j Jitter) hasFactor() bool { return j == ProportionalJitter || j == GRPCJitter }
+
 // JitterText returns the policy's jitter in the form ParseJitter accepts,
-// with the effective factor for proportional jitter ("proportional:0.25").
+// with the effective factor for proportional and grpc jitter
+// ("proportional:0.25").
 func (p Policy) JitterText() string {
-	if p.Jitter == ProportionalJitter {
-		return "proportional:" + strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64)
+	if p.Jitter.hasFactor() {
+		return p.Jitter.String() + ":" + strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64)
 	}
 	return p.Jitter.String()
 }
@@ -97,7 +110,9 @@ type Rand interface {
 // Sample returns a jittered delay before retry n drawn with r. prev is the
 // delay actually used before the previous retry; only DecorrelatedJitter
 // reads it, and prev <= 0 means Initial. The result is never negative and
-// never above Max (or the largest time.Duration when there is no cap).
+// never above Max (or the largest time.Duration when there is no cap),
+// except under GRPCJitter, whose jitter follows the cap: at most
+// Max × (1 + JitterFactor).
 // A nil r means math/rand/v2's top-level functions, which are safe for
 // concurrent use; pass a seeded source for reproducible delays.
 // Sample applies the zero rule (see Policy) and does not allocate.
@@ -129,6 +144,12 @@ func (p Policy) Sample(n int, prev time.Duration, r Rand) time.Duration {
 	case ProportionalJitter:
 		f := sched.FactorOf(p.JitterFactor)
 		return min(c, sched.ToDuration(fd*(1+f*(2*unit(r)-1))))
+	case GRPCJitter:
+		if n == 1 {
+			return d // grpc-go's Backoff(0): BaseDelay, not jittered
+		}
+		f := sched.FactorOf(p.JitterFactor)
+		return sched.ToDuration(fd * (1 + f*(2*unit(r)-1)))
 	default: // FullJitter, and values Validate rejects
 		return min(d, sched.ToDuration(unit(r)*fd))
 	}

@@ -17,7 +17,8 @@ import (
 //	d(n) = min(Max, Initial × Multiplier^(n−1))
 //
 // and Jitter spreads the actual delay around it so that clients that failed
-// together do not retry together. Max is a hard ceiling: no jitter exceeds it.
+// together do not retry together. Max is a hard ceiling: no jitter exceeds
+// it, except GRPCJitter's, which gRPC applies after the cap.
 //
 // # Zero and negative fields
 //
@@ -36,6 +37,8 @@ import (
 //	Retries       3                   no retries: one attempt (NoRetries)
 //	Jitter        FullJitter          invalid
 //	JitterFactor  0.25                invalid (it must be 0 or in (0, 1])
+//
+// (JitterFactor applies to ProportionalJitter and GRPCJitter only.)
 //
 // Retries also takes [UntilDeadline]: retry until the context's deadline.
 //
@@ -67,7 +70,8 @@ type Policy struct {
 	// Jitter is how the actual delay is drawn around the nominal one.
 	// The zero value is FullJitter.
 	Jitter Jitter
-	// JitterFactor is f for ProportionalJitter, in (0, 1]; zero means 0.25.
+	// JitterFactor is f for ProportionalJitter and GRPCJitter, in (0, 1];
+	// zero means 0.25.
 	// It must be zero for every other kind of jitter.
 	JitterFactor float64
 }
@@ -136,12 +140,12 @@ func (p Policy) Validate() error {
 		return &FieldError{"Multiplier", fmt.Sprint(p.Multiplier), "a finite number >= 1 (or 0 for the default 2)"}
 	case p.Max == 0 && p.Initial > sched.DefaultMax:
 		return &FieldError{"Initial", p.Initial.String(), "at most the default Max of 10s when Max is 0 (set Max, or Max: NoCap)"}
-	case p.Jitter < FullJitter || p.Jitter > DecorrelatedJitter:
-		return &FieldError{"Jitter", fmt.Sprint(int(p.Jitter)), "one of FullJitter, NoJitter, EqualJitter, ProportionalJitter, DecorrelatedJitter"}
-	case p.Jitter == ProportionalJitter && (math.IsNaN(p.JitterFactor) || p.JitterFactor < 0 || p.JitterFactor > 1):
+	case p.Jitter < FullJitter || p.Jitter > GRPCJitter:
+		return &FieldError{"Jitter", fmt.Sprint(int(p.Jitter)), "one of FullJitter, NoJitter, EqualJitter, ProportionalJitter, DecorrelatedJitter, GRPCJitter"}
+	case p.Jitter.hasFactor() && (math.IsNaN(p.JitterFactor) || p.JitterFactor < 0 || p.JitterFactor > 1):
 		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "a number in (0, 1] (or 0 for the default 0.25)"}
-	case p.Jitter != ProportionalJitter && p.JitterFactor != 0:
-		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "0 unless Jitter is ProportionalJitter"}
+	case !p.Jitter.hasFactor() && p.JitterFactor != 0:
+		return &FieldError{"JitterFactor", fmt.Sprint(p.JitterFactor), "0 unless Jitter is ProportionalJitter or GRPCJitter"}
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func TestValidate(t *testing.T) {
 		{"infinite multiplier", Policy{Multiplier: math.Inf(1)}, "Multiplier"},
 		{"negative max means no cap", Policy{Max: -time.Second}, ""},
 		{"negative retries means none", Policy{Retries: -1}, ""},
-		{"unknown jitter", Policy{Jitter: DecorrelatedJitter + 1}, "Jitter"},
+		{"unknown jitter", Policy{Jitter: GRPCJitter + 1}, "Jitter"},
 		{"negative jitter", Policy{Jitter: -1}, "Jitter"},
 		{"factor above 1", Policy{Jitter: ProportionalJitter, JitterFactor: 1.5}, "JitterFactor"},
 		{"negative factor", Policy{Jitter: ProportionalJitter, JitterFactor: -0.1}, "JitterFactor"},
@@ -286,5 +286,36 @@ func TestSampleAllocates(t *testing.T) {
 	r := fixed(0.5)
 	if n := testing.AllocsPerRun(100, func() { p.Sample(2, 0, r) }); n != 0 {
 		t.Errorf("Sample allocates %v times per call, want 0", n)
+	}
+}
+
+// TestGRPCJitter checks gRPC's connection backoff: the first wait is
+// Initial exactly, whatever the draw, and the jitter of the later ones
+// follows the cap, so that a capped wait ranges over Max × [1 − f, 1 + f].
+func TestGRPCJitter(t *testing.T) {
+	p := Policy{Initial: time.Second, Multiplier: 1.6, Max: 120 * time.Second, Jitter: GRPCJitter, JitterFactor: 0.2}
+	tests := []struct {
+		n    int
+		u    fixed
+		want time.Duration
+	}{
+		{1, 0, time.Second},
+		{1, 0.999, time.Second},
+		{2, 0, 1280 * time.Millisecond},   // 1.6 s × 0.8
+		{2, 0.5, 1600 * time.Millisecond}, // 1.6 s
+		{30, 0, 96 * time.Second},         // the 120 s cap × 0.8
+		{30, 0.5, 120 * time.Second},
+	}
+	for _, tt := range tests {
+		if got := p.Sample(tt.n, 0, tt.u); got != tt.want {
+			t.Errorf("Sample(%d) with u %v = %v, want %v", tt.n, float64(tt.u), got, tt.want)
+		}
+	}
+	// Above the cap: 144 s for u → 1.
+	if got := p.Sample(30, 0, fixed(0.9999999)); got <= 120*time.Second || got > 144*time.Second {
+		t.Errorf("Sample(30) with u near 1 = %v, want in (120s, 144s]: the jitter follows the cap", got)
+	}
+	if p.JitterText() != "grpc:0.2" || p.Validate() != nil {
+		t.Errorf("JitterText() = %q, Validate() = %v; want grpc:0.2, valid", p.JitterText(), p.Validate())
 	}
 }

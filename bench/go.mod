@@ -19,7 +19,11 @@ require (
 	google.golang.org/grpc v1.85.0
 )
 
-require github.com/influxdata/tdigest v0.0.1 // indirect
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
+)
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect

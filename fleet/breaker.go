@@ -190,7 +190,7 @@ func (s *BreakerStore) run(ctx context.Context, op string, args ...any) (breaker
 				cannotUseMsg+" ("+c+"); the breaker decides alone until it can",
 				slog.String("error", s.secrets.text(err)))
 		}
-		return breaker.SharedState{}, false, fmt.Errorf("fleet: breaker %s: %w", op, err)
+		return breaker.SharedState{}, false, s.secrets.err(fmt.Errorf("fleet: breaker %s: %w", op, err))
 	}
 	if s.down.Swap(false) {
 		s.logger.LogAttrs(ctx, slog.LevelInfo, "fleet: Redis can be used again; the breaker's state is the fleet's")

@@ -448,7 +448,7 @@ func (b *Budget) SharedTokens(ctx context.Context) (float64, error) {
 		used, err = 0, nil
 	}
 	if err != nil {
-		return 0, fmt.Errorf("fleet: reading the shared budget: %w", err)
+		return 0, b.secrets.err(fmt.Errorf("fleet: reading the shared budget: %w", err))
 	}
 	return float64(b.capArg-min(max(used, 0), b.capArg)) / milli, nil
 }
@@ -467,7 +467,7 @@ func (b *Budget) Close() error {
 		b.flushMu.Lock()
 		if n := b.pending.Swap(0); n > 0 && b.shared.Load() {
 			if _, err := b.eval(time.Now().Add(b.timeout), n, [2]int{}); err != nil {
-				b.closeErr = fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err)
+				b.closeErr = b.secrets.err(fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err))
 			}
 		}
 		b.flushMu.Unlock()

@@ -94,10 +94,82 @@ func clientSecrets(c redis.UniversalClient) redactor {
 	return r
 }
 
+// minRun is the shortest run of a password's characters that text masks
+// where it is not the whole password: a server that does not know AUTH
+// (a proxy, an old or renamed-command Redis) echoes the arguments of the
+// unknown command cut at 128 characters, so a long password shows only in
+// part, and an exact match would miss it. Eight characters are too many
+// to appear by chance in the rest of an error text, and few enough that
+// what a cut leaves is still caught.
+const minRun = 8
+
+// echoed is where Redis, and servers that copy its replies, start quoting
+// the arguments of a command they do not know: an AUTH's are a password.
+const echoed = ", with args beginning with:"
+
+// text is err's text with every password removed: the arguments a server
+// echoed are dropped, every occurrence of a password is "[password]", and
+// so is every run of minRun or more characters that is part of one.
 func (r redactor) text(err error) string {
 	s := err.Error()
+	if len(r) == 0 {
+		return s
+	}
+	if i := strings.Index(s, echoed); i >= 0 {
+		// The echo runs to the end of the reply: what follows in a
+		// wrapped error's text is none of it, but nothing tells where
+		// it ends, so all of it goes.
+		s = s[:i] + ", with arguments not shown"
+	}
 	for _, pw := range r {
 		s = strings.ReplaceAll(s, pw, "[password]")
 	}
+	for _, pw := range r {
+		s = maskRuns(s, pw)
+	}
 	return s
 }
+
+// maskRuns replaces by "[password]" each run of at least minRun bytes of
+// s that also appears in pw (a cut password, or a piece of one).
+func maskRuns(s, pw string) string {
+	if len(pw) < minRun {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		n := 0
+		// Every piece of a piece of pw is in pw too: grow the run while
+		// it stays one.
+		for i+n < len(s) && strings.Contains(pw, s[i:i+n+1]) {
+			n++
+		}
+		if n >= minRun {
+			b.WriteString("[password]")
+			i += n
+			continue
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}
+
+// err returns err with the text of text, still matching what err matches
+// (errors.Is, errors.As): for the errors returned to the caller, who may
+// print them.
+func (r redactor) err(err error) error {
+	if err == nil || len(r) == 0 {
+		return err
+	}
+	return &redactedError{err: err, text: r.text(err)}
+}
+
+// redactedError is an error whose text has no password.
+type redactedError struct {
+	err  error
+	text string
+}
+
+func (e *redactedError) Error() string { return e.text }
+func (e *redactedError) Unwrap() error { return e.err }

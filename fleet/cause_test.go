@@ -121,3 +121,129 @@ func TestBreakerStoreCause(t *testing.T) {
 	}
 	var _ breaker.Shared = st.Named("host")
 }
+
+// longPassword is 200 letters and digits, too long for a server
+// that cuts what it echoes at 128 to show it whole.
+func longPassword() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b strings.Builder
+	for i := range 200 {
+		b.WriteByte(alphabet[(i*7+i/len(alphabet))%len(alphabet)])
+	}
+	return b.String()
+}
+
+// leaked returns the first run of 8 characters of pw found in text, or "".
+func leaked(text, pw string) string {
+	for i := 0; i+8 <= len(pw); i++ {
+		if strings.Contains(text, pw[i:i+8]) {
+			return pw[i : i+8]
+		}
+	}
+	return ""
+}
+
+// TestRedactorRuns: the text of an error has no run of 8 characters of a
+// password, wherever a server cut it, and no argument that a server
+// echoed; a password shorter than 8 is masked where it is whole.
+func TestRedactorRuns(t *testing.T) {
+	pw := longPassword()
+	tests := []struct {
+		name, text, want string
+		secrets          redactor
+	}{
+		{"whole", "ERR AUTH " + pw + " failed", "ERR AUTH [password] failed", redactor{pw}},
+		{"cut at the end", "proxy: bad token " + pw[:120], "proxy: bad token [password]", redactor{pw}},
+		{"a piece inside", "x" + pw[50:58] + "y", "x[password]y", redactor{pw}},
+		{"7 characters only", "x" + pw[50:57] + "y", "x" + pw[50:57] + "y", redactor{pw}},
+		{"echoed", "ERR unknown command 'AUTH', with args beginning with: '" + pw[:128] + "' ",
+			"ERR unknown command 'AUTH', with arguments not shown", redactor{pw}},
+		{"short password", "ERR hunter2 or hunter", "ERR [password] or hunter", redactor{"hunter2"}},
+		{"no password", "ERR unknown command 'AUTH', with args beginning with: 'x' ",
+			"ERR unknown command 'AUTH', with args beginning with: 'x' ", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.secrets.text(errorString(tt.text)); got != tt.want {
+				t.Errorf("text(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzRedactor: whatever surrounds it, no run of 8 characters of the
+// password survives.
+func FuzzRedactor(f *testing.F) {
+	f.Add("ERR ", 0, 128, " tail")
+	f.Add("", 190, 200, "")
+	pw := longPassword()
+	f.Fuzz(func(t *testing.T, before string, from, to int, after string) {
+		from, to = min(max(from, 0), len(pw)), min(max(to, 0), len(pw))
+		if from > to {
+			from, to = to, from
+		}
+		got := redactor{pw}.text(errorString(before + pw[from:to] + after))
+		if l := leaked(got, pw); l != "" && !strings.Contains(before+after, l) {
+			t.Fatalf("text leaks %q of the password: %q", l, got)
+		}
+	})
+}
+
+// TestEchoedPassword: a server that does not know AUTH (nor HELLO)
+// echoes the password, cut at 128 characters; neither the Budget's nor the
+// BreakerStore's log line, nor the errors they return, shows any run of 8
+// characters of it. The server is a stand-in on loopback that echoes as
+// Redis does, and redis-server itself with AUTH and HELLO renamed away.
+func TestEchoedPassword(t *testing.T) {
+	pw := longPassword()
+	servers := []struct {
+		name string
+		addr func(t *testing.T) string
+	}{
+		{"stand-in", func(t *testing.T) string { return fleettest.Echoing(t) }},
+		{"redis-server", func(t *testing.T) string {
+			return fleettest.Start(t, "--rename-command", "AUTH", "", "--rename-command", "HELLO", "").Addr()
+		}},
+	}
+	for _, srv := range servers {
+		t.Run(srv.name+"/budget", func(t *testing.T) {
+			var log logBuffer
+			b, err := OpenBudget("redis://:"+pw+"@"+srv.addr(t)+"/0?key=k&connect_timeout=2s&timeout=2s&flush=1h", log.logger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Failure()
+			_, tokensErr := b.SharedTokens(context.Background())
+			b.Close()
+			if tokensErr == nil {
+				t.Fatal("SharedTokens succeeded on a server that refuses every command")
+			}
+			got := log.String() + tokensErr.Error()
+			if !strings.Contains(got, lostLine+" (error reply)") {
+				t.Errorf("log:\n%swant the line that says Redis cannot be used", got)
+			}
+			if l := leaked(got, pw); l != "" {
+				t.Errorf("log and error show %q of the password:\n%s", l, got)
+			}
+		})
+		t.Run(srv.name+"/breaker store", func(t *testing.T) {
+			var log logBuffer
+			st, err := OpenBreakerStore("redis://:"+pw+"@"+srv.addr(t)+"/0?key=k&connect_timeout=2s&timeout=2s", log.logger())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			_, err = st.Load(context.Background())
+			if err == nil {
+				t.Fatal("Load succeeded on a server that refuses every command")
+			}
+			got := log.String() + err.Error()
+			if !strings.Contains(got, lostLine+" (error reply); the breaker decides alone") {
+				t.Errorf("log:\n%swant the line that says Redis cannot be used", got)
+			}
+			if l := leaked(got, pw); l != "" {
+				t.Errorf("log and error show %q of the password:\n%s", l, got)
+			}
+		})
+	}
+}

@@ -10,9 +10,11 @@ import (
 // Call is one attempt for Attempt to make, hedged: what to run, and how to
 // judge and release its results. Only Op is required: the zero Call is not
 // usable. Attempt only reads a Call, so one Call may serve many attempts,
-// from many goroutines; Op runs concurrently with itself (one goroutine per
-// copy) and must be safe for that, while Retryable, Discard, Allow and
-// Pushback run on the goroutine that called Attempt.
+// from many goroutines; Op runs concurrently with itself (the first copy
+// on the goroutine that called Attempt, each hedge on one of its own) and
+// must be safe for that, while Retryable, Discard, Allow, Prepare,
+// Postpone and Pushback run on the goroutine that coordinates the attempt
+// (see Attempt), one at a time.
 type Call[T any] struct {
 	// Key selects the latency window (and the Allow answer): usually the
 	// host or the method called.
@@ -21,8 +23,10 @@ type Call[T any] struct {
 	// events; zero reads as 1.
 	Attempt int
 	// Op makes one copy of the attempt: hedge is 0 for the first, n for the
-	// n-th hedge. It runs on a goroutine of its own and must return soon
-	// after ctx is done: the attempt waits for every copy it started.
+	// n-th hedge. The first copy runs on the goroutine that called
+	// Attempt, each hedge on a goroutine of its own; every copy must
+	// return soon after ctx is done: the attempt waits for every copy it
+	// started.
 	Op func(ctx context.Context, hedge int) (T, error)
 	// Retryable judges a failed copy: true sends the next hedge at once (if
 	// the Hedger allows one), false ends the attempt with that error. Nil
@@ -30,8 +34,8 @@ type Call[T any] struct {
 	// one.
 	Retryable func(error) bool
 	// Discard, if not nil, releases the value of a copy that succeeded but
-	// lost (an HTTP response to drain and close). It runs on the calling
-	// goroutine.
+	// lost (an HTTP response to drain and close). It runs on the
+	// goroutine that coordinates the attempt.
 	Discard func(T)
 	// KeepWinner leaves alive, when Attempt returns, the context of the
 	// copy whose answer it returns (the winner's, or the failed copy's whose
@@ -48,6 +52,24 @@ type Call[T any] struct {
 	// Hedger.Allow: false sends no hedge. Code that knows the call's own
 	// breaker (retryhttp.Transport) answers with it.
 	Allow func() bool
+	// Prepare, if not nil, is called before each hedge of this call is
+	// sent, with its number (from 1), once the Hedger, Allow and the
+	// Budget have agreed: an error sends no hedge and stops the hedging of
+	// this call, while the copies already sent go on and the attempt's
+	// result is theirs. Code whose hedge needs something that may fail (an
+	// HTTP request body from GetBody) makes it here, so that a hedge that
+	// cannot be made does not end the attempt. It runs on the goroutine
+	// that coordinates the attempt, before the hedge's goroutine starts.
+	Prepare func(hedge int) error
+	// Postpone, if not nil, reports whether a failed copy's error asks
+	// that the next hedge wait, and how long: gRPC's positive
+	// grpc-retry-pushback-ms, which A6 says delays the next hedged
+	// request by that much. Hedging then goes on, the next hedge d after
+	// the failure (in place of at once, and of what was left of the
+	// delay), and the following ones a delay apart as usual. It is asked
+	// before Pushback, on the goroutine that coordinates the attempt. Nil
+	// postpones nothing.
+	Postpone func(error) (d time.Duration, ok bool)
 	// Pushback, if not nil, reports whether a failed copy's error is the
 	// server pushing back, which stops the hedging of this call. Nil means
 	// an error with a wait hint (retry.RetryAfter) or one whose Rejected()
@@ -94,19 +116,29 @@ func noRelease() {}
 // once every copy it started has returned, so no goroutine outlives it.
 //
 // Hedging stops, while the copies already sent run on, when h.Allow or
-// h.Budget refuses a hedge, or when a copy fails with a wait hint (server
-// pushback: it would meet the same answer) or with an error whose
-// Rejected() method is true (a breaker refused it). A copy failing with an
-// error c.Retryable rejects ends the attempt with that error at once, as
-// does the end of ctx.
+// h.Budget refuses a hedge, when c.Prepare cannot make one, or when a copy
+// fails with a wait hint (server pushback: it would meet the same answer)
+// or with an error whose Rejected() method is true (a breaker refused it),
+// unless c.Postpone says that the failure only delays the next hedge. A
+// copy failing with an error c.Retryable rejects ends the attempt with that
+// error at once, as does the end of ctx.
 //
-// When the key is not hedged (h.Delay is false), Attempt runs c.Op on the
-// calling goroutine and starts none.
+// The first copy runs on the calling goroutine. When it answers before
+// the delay, as most do, Attempt starts no goroutine: being ready to hedge
+// costs the attempt a timer's start and stop, and the copy's context. When
+// the delay passes first, the attempt is coordinated on the hedge timer's
+// goroutine (time.AfterFunc) while the first copy runs on: it sends the
+// hedges, reads the copies' answers, cancels the losers and calls the
+// hooks (h.OnHedge, and c's functions but Op); when the first copy fails
+// before the delay, the calling goroutine coordinates what follows. One
+// goroutine at a time coordinates an attempt. When the key is not hedged
+// (h.Delay is false), Attempt runs c.Op on the calling goroutine and
+// starts none.
 //
 // An attempt that is not hedged allocates nothing of its own; one that is
 // hedged but sends no hedge, one allocation: its first copy's context. The
-// copies' goroutines, the channel they answer on and the timer are reused
-// from earlier attempts through h; the contexts are not, since code that
+// timers, the hedges' goroutines and the channels are reused from earlier
+// attempts through h; the contexts are not, since code that
 // an Op calls may keep one after the Op returned (net/http does, for a
 // connection it goes on dialing). What c.Op does with its context may
 // allocate: the first call of ctx.Done() makes the channel (one
@@ -131,17 +163,55 @@ func Attempt[T any](ctx context.Context, h *Hedger, c Call[T]) Result[T] {
 	return race(ctx, h, c, delay)
 }
 
-// race is Attempt with hedging on. The calling goroutine coordinates: it
-// alone starts copies, reads their results, cancels them and calls the
-// hooks, so that the state below needs no lock. What it needs to be able
-// to send a hedge (the copies' goroutines and answer channel, the timer)
-// comes from the Hedger's pool, so that an attempt whose first copy
-// answers before the delay allocates only that copy's context.
+// race is Attempt with hedging on. The first copy runs on the calling
+// goroutine, with the hedge timer armed; most attempts end there, before
+// the delay, with no goroutine started and no channel used: being ready
+// to hedge then costs only the copy's context. When the timer fires first,
+// its goroutine (the timer's AfterFunc) coordinates the attempt while the
+// first copy runs on: it sends the hedges, reads the copies' answers,
+// cancels the losers and calls the hooks, and hands the result to the
+// calling goroutine once the first copy has answered too. When the first
+// copy fails before the delay, the calling goroutine coordinates what
+// follows (a hedge at once, for a retryable failure). One goroutine at a
+// time coordinates, so the state in the racer needs no lock.
 func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration) Result[T] {
-	limit := 1 + h.hedges()
 	rc := getRacer(h, c.Op)
-	defer h.racers.Put(rc)
-	start := time.Now()
+	defer rc.put(h)
+	rc.ctx, rc.h, rc.call, rc.delay = ctx, h, c, delay
+	first := rc.runner(0)
+	first.ctx = newCopyCtx(ctx)
+	first.ctx.follow = true // nobody watches ctx for it before the timer fires
+	rc.start = time.Now()
+	rc.fire.Reset(delay)
+	v, err := c.Op(first.ctx, 0)
+	took := time.Since(rc.start)
+	if !rc.fire.Stop() {
+		// The timer fired: its goroutine coordinates, and waits for this
+		// copy's answer.
+		rc.results <- copyResult[T]{0, v, err, took}
+		return <-rc.done
+	}
+	if err == nil {
+		h.succeeded(c.Key, took)
+		r := Result[T]{Value: v, Winner: 0, Failed: -1, Release: noRelease}
+		if c.KeepWinner {
+			r.Release = first.keep(ctx)
+		} else {
+			first.end()
+		}
+		return r
+	}
+	return rc.coordinate(&copyResult[T]{0, v, err, took})
+}
+
+// coordinate runs the attempt from the moment it needs coordinating: the
+// hedge timer fired while the first copy runs (answered is nil: the first
+// copy is in flight, and a hedge is due), or the first copy failed before
+// the delay (answered is its result). It returns once every copy it knows
+// of has answered.
+func (rc *racer[T]) coordinate(answered *copyResult[T]) Result[T] {
+	ctx, h, c, delay, start := rc.ctx, rc.h, rc.call, rc.delay, rc.start
+	limit := 1 + h.hedges()
 	retryable := c.Retryable
 	if retryable == nil {
 		retryable = func(err error) bool { return retry.Retryable(err) }
@@ -153,19 +223,21 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 	hintedBy, lastBy := -1, -1
 	done := false   // a winner, or an error that ends the attempt
 	hedging := true // more hedges may be sent
-	launched, inflight := 0, 0
+	launched, inflight := 1, 1
 	launch := func() {
 		rc.launch(ctx, launched)
 		launched++
 		inflight++
 	}
-	launch()
-	rc.timer.Reset(delay)
 	defer rc.timer.Stop()
-	tick := rc.timer.C
+	var tick <-chan time.Time
 	// The copies' contexts have no registration with ctx (see copyCtx):
 	// the coordinator watches it for them.
 	parentDone := ctx.Done()
+	if ctx.Err() != nil {
+		rc.copies[0].cancel(false)
+		parentDone, hedging = nil, false
+	}
 
 	// hedge sends the next hedge, if the Hedger allows it, and reports
 	// whether it did. cause is the failure that asked for it, or nil.
@@ -174,7 +246,8 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			hedging = false
 			return false
 		}
-		if h.Allow != nil && !h.Allow(c.Key) || c.Allow != nil && !c.Allow() || h.Budget != nil && !h.spend() {
+		if h.Allow != nil && !h.Allow(c.Key) || c.Allow != nil && !c.Allow() || h.Budget != nil && !h.spend() ||
+			c.Prepare != nil && c.Prepare(launched) != nil {
 			hedging = false
 			return false
 		}
@@ -184,6 +257,11 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 		}
 		launch()
 		return true
+	}
+	// next arms the timer for the hedge after d.
+	next := func(d time.Duration) {
+		rc.timer.Reset(d)
+		tick = rc.timer.C
 	}
 	// finish ends the attempt: every copy but keep is canceled.
 	finish := func(keep int) {
@@ -195,7 +273,61 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			}
 		}
 	}
+	// answer takes in one copy's answer.
+	answer := func(cr copyResult[T]) {
+		inflight--
+		switch {
+		case done:
+			// A loser. One that began before the winner ran longer than
+			// the winner's whole attempt: its latency, cut short, is a
+			// lower bound of what it would have taken, and observing it
+			// keeps the quantile from drifting down as hedges win.
+			if cr.err == nil {
+				if c.Discard != nil {
+					c.Discard(cr.v)
+				}
+			} else if cr.hedge < r.Winner && ctx.Err() == nil {
+				h.Observe(c.Key, cr.took)
+			}
+		case cr.err == nil:
+			r.Value, r.Winner = cr.v, cr.hedge
+			finish(cr.hedge)
+			h.succeeded(c.Key, cr.took)
+			if cr.hedge > 0 && h.OnHedge != nil {
+				h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: cr.hedge, Delay: time.Since(start), Won: true})
+			}
+		case ctx.Err() != nil || !retryable(cr.err):
+			r.Err, r.Failed = cr.err, cr.hedge
+			finish(cr.hedge)
+		default:
+			last, lastBy = cr.err, cr.hedge
+			if d, ok := postpone(c, cr.err); ok {
+				if hinted == nil {
+					hinted, hintedBy = cr.err, cr.hedge
+				}
+				if hedging && launched < limit {
+					next(d)
+				}
+				return
+			}
+			if pushback(c, cr.err) {
+				hedging = false
+				tick = nil
+				if hinted == nil {
+					hinted, hintedBy = cr.err, cr.hedge
+				}
+			}
+			if hedge(cr.err) {
+				next(delay)
+			}
+		}
+	}
 
+	if answered != nil {
+		answer(*answered)
+	} else if hedge(nil) {
+		next(delay)
+	}
 	for inflight > 0 {
 		select {
 		case <-tick:
@@ -211,45 +343,7 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 				rc.copies[i].cancel(false)
 			}
 		case cr := <-rc.results:
-			inflight--
-			switch {
-			case done:
-				// A loser. One that began before the winner ran longer
-				// than the winner's whole attempt: its latency, cut short,
-				// is a lower bound of what it would have taken, and
-				// observing it keeps the quantile from drifting down as
-				// hedges win.
-				if cr.err == nil {
-					if c.Discard != nil {
-						c.Discard(cr.v)
-					}
-				} else if cr.hedge < r.Winner && ctx.Err() == nil {
-					h.Observe(c.Key, cr.took)
-				}
-			case cr.err == nil:
-				r.Value, r.Winner = cr.v, cr.hedge
-				finish(cr.hedge)
-				h.succeeded(c.Key, cr.took)
-				if cr.hedge > 0 && h.OnHedge != nil {
-					h.OnHedge(Event{Key: c.Key, Attempt: attempt, Hedge: cr.hedge, Delay: time.Since(start), Won: true})
-				}
-			case ctx.Err() != nil || !retryable(cr.err):
-				r.Err, r.Failed = cr.err, cr.hedge
-				finish(cr.hedge)
-			default:
-				last, lastBy = cr.err, cr.hedge
-				if pushback(c, cr.err) {
-					hedging = false
-					tick = nil
-					if hinted == nil {
-						hinted, hintedBy = cr.err, cr.hedge
-					}
-				}
-				if hedge(cr.err) {
-					rc.timer.Reset(delay)
-					tick = rc.timer.C
-				}
-			}
+			answer(cr)
 		}
 	}
 	switch {
@@ -278,8 +372,16 @@ func race[T any](ctx context.Context, h *Hedger, c Call[T], delay time.Duration)
 			rc.copies[i].end()
 		}
 	}
-	rc.op = nil
 	return r
+}
+
+// postpone reports whether err, a copy's retryable failure, delays the
+// next hedge, and by how much.
+func postpone[T any](c Call[T], err error) (time.Duration, bool) {
+	if c.Postpone == nil {
+		return 0, false
+	}
+	return c.Postpone(err)
 }
 
 // pushback reports whether err, a copy's retryable failure, stops hedging.

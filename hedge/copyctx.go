@@ -36,6 +36,17 @@ type copyCtx struct {
 	// answered: the copy has its answer (Answered), and the attempt's own
 	// cancellation no longer reaches it; the parent's still does.
 	answered bool
+
+	// follow: the context watches its parent itself, from the first call
+	// of Done or AfterFunc on (the first copy, which runs on the calling
+	// goroutine while nobody watches the parent for it), and Err looks at
+	// the parent. A copy whose parent cannot end, or an Op that never
+	// waits on its context, costs nothing for it. Set before the copy
+	// starts, never changed.
+	follow bool
+	// stop ends the registration with the parent (context.AfterFunc),
+	// once made: by follow, or by keep.
+	stop func() bool
 }
 
 type afterFunc struct {
@@ -92,9 +103,26 @@ func (c *copyCtx) Value(key any) any {
 	return c.parent.Value(key)
 }
 
+// followParent registers c with its parent, unless it is registered
+// already, done, or its parent cannot end, so that the parent's end
+// cancels c without a coordinator to watch it.
+func (c *copyCtx) followParent() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.stop != nil || c.parent.Done() == nil {
+		return
+	}
+	// Holding the lock is safe: for a parent done already, AfterFunc runs
+	// the function on a goroutine of its own, which waits for it.
+	c.stop = context.AfterFunc(c.parent, func() { c.cancel(false) })
+}
+
 // Done returns a channel closed when the copy is canceled or its parent
 // ends.
 func (c *copyCtx) Done() <-chan struct{} {
+	if c.follow {
+		c.followParent()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
@@ -107,8 +135,16 @@ func (c *copyCtx) Done() <-chan struct{} {
 // parent ended first, or context.Canceled.
 func (c *copyCtx) Err() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
+	err := c.err
+	c.mu.Unlock()
+	if err == nil && c.follow && c.parent.Err() != nil {
+		// Not watched yet: the parent's end is seen here first.
+		c.cancel(false)
+		c.mu.Lock()
+		err = c.err
+		c.mu.Unlock()
+	}
+	return err
 }
 
 // String names the context in panics and logs, as package context's do.
@@ -120,6 +156,9 @@ func (c *copyCtx) String() string { return "hedge.copyCtx" }
 // goroutine to watch it. f runs on the goroutine that cancels c, outside
 // its lock; if c is done already, on a goroutine of its own.
 func (c *copyCtx) AfterFunc(f func()) (stop func() bool) {
+	if c.follow {
+		c.followParent()
+	}
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -166,9 +205,12 @@ func (c *copyCtx) cancel(byAttempt bool) {
 	} else {
 		close(c.done)
 	}
-	funcs := c.funcs
+	funcs, stop := c.funcs, c.stop
 	c.funcs = nil
 	c.mu.Unlock()
+	if stop != nil {
+		stop() // false when the parent's end is what canceled c
+	}
 	for _, a := range funcs {
 		a.f()
 	}

@@ -66,14 +66,17 @@
 //
 // # Concurrency
 //
-// Each copy runs on a goroutine of its own (unless the key is not hedged:
-// then the attempt runs on the calling goroutine). The calling goroutine
-// coordinates: it starts the copies, reads their answers and calls the
-// hooks and Call.Discard. Every copy has returned when Do or Attempt
-// returns, so an operation must return soon after its context is done.
-// A copy's context ends with the attempt (Call.KeepWinner keeps the one a
-// result still needs); the caller's ending reaches the copies through the
-// calling goroutine, which watches it for them.
+// The first copy runs on the calling goroutine, each hedge on a goroutine
+// of its own. An attempt whose first copy answers before the delay starts
+// no goroutine. Once the delay passes, the hedge timer's goroutine
+// coordinates the attempt while the first copy runs on: it starts the
+// hedges, reads the copies' answers, watches the caller's context for the
+// copies, and calls the hooks and Call.Discard; one goroutine at a time
+// coordinates. Every copy has returned when Do or Attempt returns, so an
+// operation must return soon after its context is done. A copy's context
+// ends with the attempt (Call.KeepWinner keeps the one a result still
+// needs); the first copy's context follows the caller's on its own until
+// the timer fires.
 // Budget, Allow and the latency windows are shared by concurrent calls
 // and checked atomically: a hedge is sent only after the Budget granted
 // it, however many calls race for the last token.

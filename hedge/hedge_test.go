@@ -3,6 +3,10 @@ package hedge_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -518,6 +522,62 @@ func TestCallAllowAndPushback(t *testing.T) {
 	})
 }
 
+// A hedge that Prepare cannot make is not sent, and it ends neither the
+// attempt nor the copies in flight: their result is the attempt's, whether
+// the first copy succeeds or fails.
+func TestCallPrepareFails(t *testing.T) {
+	errBody := errors.New("no body for the hedge")
+	tests := []struct {
+		name    string
+		first   reply
+		prepare []int // the hedges Prepare is asked for
+		winner  int
+		err     error
+	}{
+		{"the first copy succeeds after the delay", reply{took: ms(30)}, []int{1}, 0, nil},
+		{"the first copy fails after the delay", reply{took: ms(30), err: errFatal}, []int{1}, -1, errFatal},
+		// A retryable failure asks for a hedge at once: none can be made,
+		// and the failure is the attempt's.
+		{"the first copy fails before the delay", reply{took: ms(1), err: errFlaky}, []int{1}, -1, errFlaky},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := &hedge.Hedger{After: ms(10), MaxHedges: 3}
+				s := newServer(tt.first, reply{took: ms(1)})
+				var asked []int
+				prepare := func(n int) error { asked = append(asked, n); return errBody }
+				r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: s.op, Prepare: prepare})
+				if r.Winner != tt.winner || !errors.Is(r.Err, tt.err) || (tt.err == nil) != (r.Err == nil) {
+					t.Errorf("winner %d, err %v; want winner %d, err %v", r.Winner, r.Err, tt.winner, tt.err)
+				}
+				if r.Hedges != 0 || s.started.Load() != 1 || s.canceled.Load() != 0 {
+					t.Errorf("%d hedges, %d copies started, %d canceled; want the first copy alone, not canceled", r.Hedges, s.started.Load(), s.canceled.Load())
+				}
+				if !slices.Equal(asked, tt.prepare) {
+					t.Errorf("Prepare asked for hedges %v; want %v (once: hedging stops)", asked, tt.prepare)
+				}
+			})
+		})
+	}
+}
+
+// Call.Postpone delays the next hedge after a failure that asks for it (a
+// gRPC pushback), and hedging goes on: a delay apart again after that.
+func TestCallPostpone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &hedge.Hedger{After: ms(10), MaxHedges: 3}
+		s := newServer(reply{took: ms(100)}, reply{took: ms(1), err: errFlaky}, reply{took: ms(50)}, reply{took: ms(1)})
+		postpone := func(err error) (time.Duration, bool) { return ms(30), errors.Is(err, errFlaky) }
+		r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: s.op, Postpone: postpone})
+		// Copy 1 is sent at 10 ms and fails at 11; copy 2 follows 30 ms
+		// later, copy 3 a delay after that, and wins.
+		if want := []time.Duration{0, ms(10), ms(41), ms(51)}; !equal(s.starts(), want) || r.Winner != 3 || r.Hedges != 3 {
+			t.Errorf("copies started at %v, winner %d after %d hedges; want %v, winner 3 after 3", s.starts(), r.Winner, r.Hedges, want)
+		}
+	})
+}
+
 // A context an Op derives from its copy's is canceled with it (through the
 // copy context's AfterFunc, with no goroutine of its own), and the
 // caller's cancellation reaches every copy, with the caller's error.
@@ -672,4 +732,92 @@ func TestAnsweredKeptUntilRelease(t *testing.T) {
 			t.Error("the answered loser's context is alive after Release")
 		}
 	})
+}
+
+// goroutineID returns the calling goroutine's number, from its stack
+// trace's first line ("goroutine 7 [running]:").
+func goroutineID() string {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	return strings.Fields(string(b))[1]
+}
+
+// The first copy runs on the calling goroutine, whether it answers before
+// the delay (no goroutine is started at all) or after it (the hedge timer's
+// goroutine then coordinates while it runs on); hedges run on goroutines of
+// their own.
+func TestFirstCopyOnCallingGoroutine(t *testing.T) {
+	for _, took := range []time.Duration{ms(5), ms(50)} {
+		t.Run(fmt.Sprintf("first copy answers after %v, delay 20ms", took), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				caller := goroutineID()
+				var mu sync.Mutex
+				ran := map[int]string{}
+				op := func(ctx context.Context, n int) (int, error) {
+					mu.Lock()
+					ran[n] = goroutineID()
+					mu.Unlock()
+					if n == 0 {
+						select {
+						case <-time.After(took):
+						case <-ctx.Done():
+							return 0, ctx.Err()
+						}
+					} else {
+						<-ctx.Done() // the first copy wins
+						return 0, ctx.Err()
+					}
+					return n, nil
+				}
+				before := runtime.NumGoroutine()
+				var during int
+				h := &hedge.Hedger{After: ms(20)}
+				r := hedge.Attempt(t.Context(), h, hedge.Call[int]{Op: func(ctx context.Context, n int) (int, error) {
+					if n == 0 && took < ms(20) {
+						during = runtime.NumGoroutine()
+					}
+					return op(ctx, n)
+				}})
+				if r.Winner != 0 || ran[0] != caller {
+					t.Errorf("winner %d, first copy on goroutine %s; want the first, on the caller's (%s)", r.Winner, ran[0], caller)
+				}
+				if took < ms(20) && (during != before || len(ran) != 1) {
+					t.Errorf("%d goroutines while the first copy ran, %d before, %d copies; want no goroutine started, one copy", during, before, len(ran))
+				}
+				if took > ms(20) && (len(ran) != 2 || ran[1] == caller) {
+					t.Errorf("copies ran on %v; want the hedge on a goroutine of its own", ran)
+				}
+			})
+		})
+	}
+}
+
+// The first copy's context follows the caller's before the delay, while
+// nothing else watches it: through Done and through Err alike.
+func TestFirstCopyFollowsParent(t *testing.T) {
+	ops := map[string]func(ctx context.Context, n int) (int, error){
+		"Done": func(ctx context.Context, n int) (int, error) {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		},
+		"Err": func(ctx context.Context, n int) (int, error) {
+			for ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			return 0, ctx.Err()
+		},
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(ms(10), cancel)
+				start := time.Now()
+				r := hedge.Attempt(ctx, &hedge.Hedger{After: time.Hour}, hedge.Call[int]{Op: op})
+				if !errors.Is(r.Err, context.Canceled) || r.Failed != 0 || time.Since(start) > ms(11) {
+					t.Errorf("Err %v of copy %d after %v; want context.Canceled of the first, after 10ms", r.Err, r.Failed, time.Since(start))
+				}
+			})
+		})
+	}
 }

@@ -105,9 +105,11 @@ type Hedger struct {
 	// MaxKeys bounds the keys that get a latency window of their own; the
 	// keys seen after that share one. Zero means 1024 (DefaultMaxKeys).
 	MaxKeys int
-	// OnHedge, if not nil, is called on the goroutine that made the call
-	// when a hedge is sent and when a hedge wins (Event.Won). It must not
-	// block: the attempt waits for it.
+	// OnHedge, if not nil, is called when a hedge is sent and when a hedge
+	// wins (Event.Won), on the goroutine that coordinates the attempt: the
+	// hedge timer's while the first copy runs on the calling goroutine
+	// (see Attempt), never two at once for one attempt, but concurrently
+	// for concurrent calls. It must not block: the attempt waits for it.
 	OnHedge func(Event)
 
 	racers   sync.Pool // of *racer[T], idle

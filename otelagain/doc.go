@@ -21,8 +21,8 @@
 // its refusals and report its tokens; Admitter and Throttles do the same
 // for client-side throttles (package throttle, fleet.Throttle); Group and
 // Breaker instrument breakers; Hedger counts the hedges of a
-// hedge.Hedger. Transport does all three for the Transport's own Budget,
-// Breakers and Throttles.
+// hedge.Hedger. Transport does all of these for the Transport's own
+// Budget, Breakers, Throttles and Hedge: one line instruments them all.
 //
 // # Metrics
 //
@@ -67,9 +67,12 @@
 // Their ratio is the share of hedges that paid off; again.hedge.sent
 // against again.retry.attempts is the extra load hedging costs.
 //
-// Per fault.Injector (Faults), with again.fault.name and again.fault.kind
-// (status, reset, latency, ...), each fault also an event again.fault on
-// the span of its request's context (the attempt's, under Transport):
+// Per fault.Injector (Faults), with again.fault.name, again.fault.kind
+// (status, reset, latency, ...) and the target, server.address (the
+// request's host, or a gRPC call's authority; at most MaxFaultTargets of
+// them), each fault also an event again.fault on the span of its
+// request's context (the attempt's, under Transport), with server.port
+// too:
 //
 //	again.fault.injected        Counter    {fault}    faults injected
 //
@@ -121,7 +124,10 @@
 // http.request.method, url.full (credentials and query values replaced by
 // REDACTED), server.address, server.port, http.response.status_code,
 // error.type, and http.request.resend_count (1 for the first retry, 2 for
-// the next, ...) on every attempt but the first. The attempt's context is
+// the next, ...) on every attempt but the first. A redirect is a resend
+// too, as the conventions say: the request that http.Client sends after a
+// redirect (Request.Response set) continues the count of the attempts that
+// led to it, so / → 302 → /hello gives the /hello span a count of 1. The attempt's context is
 // injected into its headers with the propagator (WithPropagators, or the
 // global one). An attempt rejected by a breaker sends nothing and has no
 // span.

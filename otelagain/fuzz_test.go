@@ -10,7 +10,7 @@ import (
 // FuzzRedactedURL checks url.full's redaction on any URL: no password
 // and no query value survives, and the query keeps its keys in order.
 func FuzzRedactedURL(f *testing.F) {
-	for _, s := range []string{"https://u:p@example.com/a?token=s3cr3t&x=1", "http://h/?s3cr3t", "http://h:8080/p?a=&b=c=d#frag", "http://h/?a=1&&b"} {
+	for _, s := range []string{"https://u:p@example.com/a?token=s3cr3t&x=1", "http://h/?s3cr3t", "http://h:8080/p?a=&b=c=d#frag", "http://h/?a=1&&b", "//:p@?:p@=", "http://u:p@h/x:p@y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -19,8 +19,13 @@ func FuzzRedactedURL(f *testing.F) {
 			return
 		}
 		got := redactedURL(&http.Request{URL: u})
-		if pw, ok := u.User.Password(); ok && pw != "" && pw != "REDACTED" && strings.Contains(got, ":"+pw+"@") {
-			t.Fatalf("%q: the password is in %q", raw, got)
+		// The user information is replaced whole: what follows the host
+		// (a path or a query key) may hold the same characters as the
+		// password without being it ("//:p@?:p@=").
+		if u.User != nil {
+			if want := u.Scheme + "://REDACTED:REDACTED@" + u.Host; !strings.HasPrefix(got, want) {
+				t.Fatalf("%q: %q does not start with %q", raw, got, want)
+			}
 		}
 		_, query, _ := strings.Cut(got, "?")
 		items := strings.Split(u.RawQuery, "&")

@@ -12,8 +12,19 @@ import (
 // attempt in again.hedge.won. Call it before h's first use, once. To see
 // the budget that pays for the hedges, give h.Budget as Budget returns it,
 // under a name of its own.
+//
+// Transport calls Hedger for its own Hedge: a Hedger given to both, or
+// twice, is instrumented once, under the first name (its events count
+// once).
 func (t *Telemetry) Hedger(name string, h *hedge.Hedger) {
 	if h == nil {
+		return
+	}
+	t.mu.Lock()
+	_, done := t.hedgers[h]
+	t.hedgers[h] = struct{}{}
+	t.mu.Unlock()
+	if done {
 		return
 	}
 	attrs := bind(HedgeNameKey.String(name))

@@ -27,6 +27,10 @@ import (
 //   - rt.Breakers, if set, is instrumented as Group(name, rt.Breakers)
 //     would (which sets its Configure: give the Group before its first
 //     use);
+//   - rt.Hedge, if set, is instrumented as Hedger(name, rt.Hedge) would
+//     (which sets its OnHedge: give the Hedger before its first use), so
+//     that its hedges count in again.hedge.sent and again.hedge.won;
+//     a Hedger already given to Hedger is not counted twice;
 //   - each physical attempt is a CLIENT span, child of the span in the
 //     request's context, as the OpenTelemetry HTTP conventions ask: see
 //     the package doc for its attributes, its events and its end.
@@ -64,6 +68,7 @@ func (t *Telemetry) Transport(name string, rt *retryhttp.Transport) http.RoundTr
 	}
 	t.Group(name, cp.Breakers)
 	t.Throttles(name, cp.Throttles)
+	t.Hedger(name, cp.Hedge)
 	onRetry, onGiveUp, onSuccess := cp.OnRetry, cp.OnGiveUp, cp.OnSuccess
 	cp.OnRetry = func(e retryhttp.Event) {
 		h.retrying(e)
@@ -99,7 +104,7 @@ type httpTransport struct {
 }
 
 func (h *httpTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	st := &callState{ctx: req.Context()}
+	st := &callState{ctx: req.Context(), sentBefore: sentBefore(req)}
 	ctx := context.WithValue(req.Context(), stateKey{}, st)
 	resp, err := h.rt.RoundTrip(req.WithContext(ctx))
 	attempts, r, why := st.outcome(err)
@@ -157,14 +162,48 @@ func stateOf(ctx context.Context) *callState {
 // known, and the end the hooks reported. Attempts may run at once
 // (hedges), so it has a lock.
 type callState struct {
-	ctx      context.Context // the caller's
-	mu       sync.Mutex
-	started  int          // physical attempts started
-	last     trace.Span   // the latest attempt to return, nil once told its fate
-	held     []trace.Span // failed attempts' spans, not ended yet
-	ended    bool         // a hook reported the end
-	attempts int          // the attempts the hook reported
-	reason   error        // its reason (OnGiveUp), nil for OnSuccess
+	ctx context.Context // the caller's
+	// sentBefore is how many times the request was sent before this
+	// call: by the calls of the redirects that led to it.
+	sentBefore int
+	mu         sync.Mutex
+	started    int          // physical attempts started
+	last       trace.Span   // the latest attempt to return, nil once told its fate
+	held       []trace.Span // failed attempts' spans, not ended yet
+	ended      bool         // a hook reported the end
+	attempts   int          // the attempts the hook reported
+	reason     error        // its reason (OnGiveUp), nil for OnSuccess
+}
+
+// sentBefore returns how many times req was sent before, as far as its
+// redirects tell: http.Client sets Response on the request that follows a
+// redirect, and the conventions count a redirect as a resend ("for any
+// reason, including redirects"). The response's Request is the attempt
+// that got it, whose context holds its call's state when it went through
+// this package's Transport: all the attempts of that call count then,
+// retries and hedges included; a hop that did not counts as one send.
+func sentBefore(req *http.Request) int {
+	n := 0
+	for r := req; r.Response != nil; {
+		prev := r.Response.Request
+		if prev == nil {
+			return n + 1
+		}
+		if ps := stateOf(prev.Context()); ps != nil {
+			return n + ps.sent()
+		}
+		n++
+		r = prev
+	}
+	return n
+}
+
+// sent returns how many times the call sent its request, counting those
+// before it (sentBefore).
+func (st *callState) sent() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.sentBefore + max(st.started, 1)
 }
 
 // begin counts an attempt and returns its number, from 1.
@@ -267,7 +306,7 @@ func (a *attemptTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	st := stateOf(r.Context())
 	n := 1
 	if st != nil {
-		n = st.begin()
+		n = st.sentBefore + st.begin()
 	}
 	method, original := methodOf(r)
 	attrs := make([]attribute.KeyValue, 0, 7)

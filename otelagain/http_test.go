@@ -3,15 +3,18 @@ package otelagain_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 	"go.opentelemetry.io/otel/attribute"
@@ -254,3 +257,100 @@ func (c *idleCounter) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 func (c *idleCounter) CloseIdleConnections() { c.closes++ }
+
+// TestTransportOneLineHedge checks that the one line counts the hedges of
+// the Transport's own Hedger, without a second call, and once only when
+// the Hedger was also given to Hedger; the Hedger's own OnHedge still runs.
+func TestTransportOneLineHedge(t *testing.T) {
+	for _, alsoHedger := range []bool{false, true} {
+		t.Run(fmt.Sprintf("also Hedger: %v", alsoHedger), func(t *testing.T) {
+			s := newSDK(t)
+			var mu sync.Mutex
+			own := 0
+			h := &hedge.Hedger{After: time.Millisecond, OnHedge: func(hedge.Event) { mu.Lock(); own++; mu.Unlock() }}
+			if alsoHedger {
+				s.tel.Hedger("api", h)
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hedge") }))
+			defer srv.Close()
+			// The first copy goes through Base, which hangs until the
+			// hedge, through HedgeBase, has won: whichever reached a
+			// server first, the hedge wins.
+			hang := roundTripper(func(r *http.Request) (*http.Response, error) {
+				<-r.Context().Done()
+				return nil, r.Context().Err()
+			})
+			rt := s.tel.Transport("api", &retryhttp.Transport{Policy: fast, Hedge: h, Base: hang, HedgeBase: http.DefaultTransport})
+			if _, resp, err := get(t, s, rt, srv.URL); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("GET: %v", err)
+			}
+			sent, won := show(s.points(t, "again.hedge.sent")), show(s.points(t, "again.hedge.won"))
+			if sent != "{again.hedge.name=api}=1" || won != "{again.hedge.name=api}=1" {
+				t.Errorf("again.hedge.sent = %q, again.hedge.won = %q; want 1 each under the Transport's name", sent, won)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if own != 2 {
+				t.Errorf("the Hedger's own OnHedge saw %d events, want 2 (sent, won)", own)
+			}
+		})
+	}
+}
+
+// TestTransportRedirectResend checks that a redirect is a resend, as the
+// HTTP conventions count it: with http.Client over the Transport,
+// / → 302 → /hello gives the /hello span http.request.resend_count 1, and
+// a redirect after a retry continues the count of its attempts.
+func TestTransportRedirectResend(t *testing.T) {
+	tests := []struct {
+		name     string
+		statuses map[string][]int // per path: the status of each request to it
+		want     []string         // each attempt's path and resend count ("-" for none)
+	}{
+		{"one redirect", map[string][]int{"/": {302}, "/hello": {200}}, []string{"/ -", "/hello 1"}},
+		{"two redirects", map[string][]int{"/": {302}, "/hello": {302}, "/bye": {200}}, []string{"/ -", "/hello 1", "/bye 2"}},
+		{"a retry, then a redirect", map[string][]int{"/": {503, 302}, "/hello": {200}}, []string{"/ -", "/ 1", "/hello 2"}},
+		{"a redirect, then a retry", map[string][]int{"/": {302}, "/hello": {503, 200}}, []string{"/ -", "/hello 1", "/hello 2"}},
+	}
+	next := map[string]string{"/": "/hello", "/hello": "/bye"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSDK(t)
+			var mu sync.Mutex
+			seen := map[string]int{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				st := tt.statuses[r.URL.Path]
+				status := st[min(seen[r.URL.Path], len(st)-1)]
+				seen[r.URL.Path]++
+				mu.Unlock()
+				if status == 302 {
+					w.Header().Set("Location", next[r.URL.Path])
+				}
+				w.WriteHeader(status)
+			}))
+			defer srv.Close()
+			rt := s.tel.Transport("api", &retryhttp.Transport{Policy: fast})
+			if _, resp, err := get(t, s, rt, srv.URL+"/"); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("GET: %v", err)
+			}
+			var got []string
+			for _, sp := range attempts(t, s) {
+				u, _ := attr(sp, "url.full")
+				count := "-"
+				if v, ok := attr(sp, "http.request.resend_count"); ok {
+					count = v.String()
+				}
+				got = append(got, strings.TrimPrefix(u.AsString(), srv.URL)+" "+count)
+			}
+			if strings.Join(got, ", ") != strings.Join(tt.want, ", ") {
+				t.Errorf("attempts (path, resend count): %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// roundTripper is a RoundTripper of a function.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/throttle"
-
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -56,6 +56,7 @@ type Telemetry struct {
 	groups  map[string]*observedGroup
 	admits  map[string]*observedAdmitter // observed by the throttle gauges, by name and key
 	tgroups map[*throttle.Group]bool     // the throttle Groups instrumented
+	hedgers map[*hedge.Hedger]struct{}   // instrumented already
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -128,6 +129,7 @@ func New(opts ...Option) *Telemetry {
 		groups:  map[string]*observedGroup{},
 		admits:  map[string]*observedAdmitter{},
 		tgroups: map[*throttle.Group]bool{},
+		hedgers: map[*hedge.Hedger]struct{}{},
 	}
 	var errs []error
 	// keep records an instrument's error; the instrument itself is usable

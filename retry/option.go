@@ -37,6 +37,7 @@ const (
 	optObserver
 	optMaxRejectedWait
 	optAdmitter
+	optRestartAfterHint
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -86,6 +87,17 @@ func WithMaxRetryAfter(d time.Duration) Option {
 // retryhttp.Transport fails fast on an open breaker.
 func WithMaxRejectedWait(d time.Duration) Option {
 	return Option{kind: optMaxRejectedWait, d: d}
+}
+
+// WithRestartAfterHint makes a server's wait hint restart the policy's
+// schedule: the next wait that no hint sets is the policy's first delay
+// (Policy.Delay(1), jittered), then the second, and so on, as gRPC's A6
+// and grpc-go reset their backoff after a pushback ("the backoff ... is
+// reset to the initial backoff"). By default a hint replaces one wait and
+// the schedule goes on from the attempt's number. A breaker's rejection
+// is not a server's hint and restarts nothing.
+func WithRestartAfterHint() Option {
+	return Option{kind: optRestartAfterHint}
 }
 
 // WithBudget makes retries draw on b, which may be shared by many calls
@@ -160,6 +172,7 @@ type config struct {
 	logger        *slog.Logger
 	rand          backoff.Rand
 	observer      Observer
+	restart       bool // a server's hint restarts the schedule
 }
 
 func newConfig(opts []Option) config {
@@ -175,6 +188,8 @@ func newConfig(opts []Option) config {
 			}
 		case optMaxRejectedWait:
 			c.maxRejected = o.d
+		case optRestartAfterHint:
+			c.restart = true
 		case optBudget:
 			c.budget, _ = o.v.(Budget)
 		case optOnRetry:

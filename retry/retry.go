@@ -123,6 +123,7 @@ type Loop struct {
 	start    time.Duration   // when the call began, on clock()
 	attempts int             // attempts made so far
 	prev     time.Duration   // the policy's previous wait, for decorrelated jitter
+	hintedAt int             // attempts when a hint last set the wait, under WithRestartAfterHint
 	last     error           // the latest attempt's error
 	timer    *time.Timer     // created at the first non-zero wait, then reused
 	ctx      context.Context // the call's, for the Observer (which needs it in Succeeded)
@@ -261,11 +262,15 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			// is: nothing was sent, and it is the time until the
 			// breaker admits a probe.
 			d = max(d, l.p.Delay(1))
+			if l.cfg.restart {
+				l.hintedAt, l.prev = l.attempts, 0
+			}
 		}
 	} else {
 		// A hint replaces one wait, not the schedule: decorrelated jitter
 		// grows from the policy's own previous wait, not the server's.
-		d = l.p.Sample(l.attempts, l.prev, l.cfg.rand)
+		// Under WithRestartAfterHint the schedule starts over after it.
+		d = l.p.Sample(l.attempts-l.hintedAt, l.prev, l.cfg.rand)
 		l.prev = d
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {

@@ -660,3 +660,44 @@ func TestTokenBucketTake(t *testing.T) {
 		t.Errorf("concurrent takes from a full bucket of 100: %d granted, want 49", granted)
 	}
 }
+
+// TestRestartAfterHint checks WithRestartAfterHint: after a wait that a
+// server's hint set, the schedule starts over at the policy's first delay,
+// as gRPC's A6 asks after a pushback; without the option it goes on from
+// the attempt's number. A breaker's rejection restarts nothing.
+func TestRestartAfterHint(t *testing.T) {
+	p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Max: time.Hour, Retries: 10, Jitter: backoff.NoJitter}
+	plain := errors.New("unavailable")
+	hinted := retry.After(5*time.Second, plain)
+	rejected := &rejection{hint: 3 * time.Second}
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tests := []struct {
+		name  string
+		opts  []retry.Option
+		errs  []error
+		waits []time.Duration
+	}{
+		{"by default the schedule goes on", nil,
+			[]error{plain, plain, hinted, plain, plain}, []time.Duration{ms(100), ms(200), 5 * time.Second, ms(800), ms(1600)}},
+		{"restarted after the hint", []retry.Option{retry.WithRestartAfterHint()},
+			[]error{plain, plain, hinted, plain, plain}, []time.Duration{ms(100), ms(200), 5 * time.Second, ms(100), ms(200)}},
+		{"restarted after each hint", []retry.Option{retry.WithRestartAfterHint()},
+			[]error{hinted, plain, hinted, hinted, plain}, []time.Duration{5 * time.Second, ms(100), 5 * time.Second, 5 * time.Second, ms(100)}},
+		{"a rejection restarts nothing", []retry.Option{retry.WithRestartAfterHint()},
+			[]error{plain, plain, rejected, plain}, []time.Duration{ms(100), ms(200), 3 * time.Second, ms(800)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := retry.NewLoop(context.Background(), p, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range tt.errs {
+				d, err := l.Next(context.Background(), e)
+				if err != nil || d != tt.waits[i] {
+					t.Fatalf("Next after attempt %d = %v, %v; want %v", i+1, d, err, tt.waits[i])
+				}
+			}
+		})
+	}
+}

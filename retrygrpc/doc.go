@@ -34,7 +34,10 @@
 //     wait of that many milliseconds in place of the policy's delay (up to
 //     MaxRetryAfter), though never less than the policy's first delay, so
 //     that a pushback of 0 on every call is no hot loop; a negative or
-//     malformed one means "do not retry" (see ParsePushback).
+//     malformed one means "do not retry" (see ParsePushback). After a
+//     retry that a pushback drove, the policy's schedule starts over: the
+//     next retry without a pushback waits the policy's first delay, as
+//     A6 and grpc-go's retries do.
 //   - The call's deadline is never exceeded: a wait that would end after it
 //     ends the call at once (retry.ErrDeadline), and AttemptTimeout bounds
 //     each attempt of a unary call, so that a server that stalls costs one
@@ -48,7 +51,10 @@
 // that status error unchanged. Any other failure is a *retry.Error whose
 // Reason says why retrying stopped (retry.ErrExhausted, ErrBudget,
 // ErrDeadline, ...) and which wraps the last attempt's status error:
-// status.Code(err) and status.FromError(err) read its code as usual.
+// status.Code(err) and status.FromError(err) read its code as usual,
+// except when the call's context ended: the code is then CANCELED (or
+// DEADLINE_EXCEEDED), as grpc-go's own calls end, not the UNAVAILABLE of
+// the attempt that was about to be retried.
 //
 // # Budgets and breakers
 //
@@ -69,9 +75,10 @@
 // Hedger's delay (fixed, or a quantile of the method's recent latencies),
 // a copy is sent, up to Hedger.MaxHedges. The first success wins and the
 // other copies are canceled; a code that is retried sends the next hedge at
-// once; a code that is not ends the call; a pushback on any copy stops the
-// hedging of the attempt, and the retry loop waits what it asked (or stops,
-// for a negative one). Hedger.Budget caps the extra load, and an open
+// once; a code that is not ends the call; a positive pushback on a copy
+// delays the next hedge by the pushback (A6), and a negative or malformed
+// one stops the hedging of the attempt; once every copy has failed, the
+// retry loop waits what the server asked (or stops, for a negative one). Hedger.Budget caps the extra load, and an open
 // breaker sends no hedge. Only methods that may run twice at once should
 // be hedged: reads, and writes the server deduplicates.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -118,10 +119,11 @@ func (e *copyError) Unwrap() error { return e.verdict }
 // proposal A6 describes: the first copy at once, another after each delay
 // while none has answered, the next at once after a retryable failure; the
 // first success wins and the other copies are canceled; a code that is
-// not retried ends the attempt at once; a pushback on any copy stops the
-// hedging of the attempt (and, once every copy has failed, the retry loop
-// waits what the server asked before the next attempt, or stops for a
-// negative pushback). Each copy decodes into a reply of its own, and the
+// not retried ends the attempt at once; a positive pushback on a copy
+// delays the next hedge by the pushback, and a negative or malformed one
+// stops the hedging of the attempt (and, once every copy has failed, the
+// retry loop waits what the server asked before the next attempt, or
+// stops for a negative pushback). Each copy decodes into a reply of its own, and the
 // winner's is copied into reply; the caller's grpc.Header, grpc.Trailer and
 // grpc.Peer options receive the winner's (or, when the attempt failed, the
 // failure's).
@@ -161,6 +163,7 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 			}
 			return retry.Retryable(err)
 		},
+		Postpone: postponeHedge,
 	}
 	for {
 		c.Attempt = l.Attempts() + 1
@@ -187,6 +190,21 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 			return err
 		}
 	}
+}
+
+// postponeHedge is the hedged call's hedge.Call.Postpone: a copy that
+// failed with a positive pushback (a valid grpc-retry-pushback-ms) delays
+// the next hedge by the pushback, and hedging goes on, as A6 says ("If
+// the server pushback is positive, the client should delay sending the
+// next hedged RPC by the specified amount"). A negative or malformed one
+// stops the hedging (hedgeVerdict), and one on a code that is not
+// retried ends the attempt.
+func postponeHedge(err error) (time.Duration, bool) {
+	var ce *copyError
+	if !errors.As(err, &ce) || !ce.o.pushback.Present || !ce.o.pushback.Retry || !retry.Retryable(ce.verdict) {
+		return 0, false
+	}
+	return ce.o.pushback.Wait, true
 }
 
 // hedgeVerdict is verdict for a copy of a hedged attempt: a negative or

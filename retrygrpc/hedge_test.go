@@ -65,6 +65,12 @@ func TestHedge(t *testing.T) {
 			[]grpctest.Step{{Code: codes.Unavailable}, {Code: codes.Unavailable}, {Code: codes.Unavailable}}, "", codes.Unavailable, 3, 2, 0},
 		{"a negative pushback stops hedging, not the copies in flight", func() *hedge.Hedger { return &hedge.Hedger{After: 100 * time.Millisecond, MaxHedges: 3} }, true, 500 * time.Millisecond,
 			[]grpctest.Step{stall, {Code: codes.Unavailable, Pushback: []string{"-1"}}}, "", codes.DeadlineExceeded, 2, 1, 1},
+		{"a malformed pushback stops hedging too", func() *hedge.Hedger { return &hedge.Hedger{After: 100 * time.Millisecond, MaxHedges: 3} }, true, 500 * time.Millisecond,
+			[]grpctest.Step{stall, {Code: codes.Unavailable, Pushback: []string{"soon"}}}, "", codes.DeadlineExceeded, 2, 1, 1},
+		// A6: the next hedge follows the pushback; the slow first copy is
+		// not waited for.
+		{"a positive pushback delays the next hedge", func() *hedge.Hedger { return &hedge.Hedger{After: 50 * time.Millisecond, MaxHedges: 3} }, true, 20 * time.Second,
+			[]grpctest.Step{stall, {Code: codes.Unavailable, Pushback: []string{"300"}}, {}}, "attempt 3", codes.OK, 3, 2, 1},
 		{"the hedge budget", func() *hedge.Hedger {
 			return &hedge.Hedger{After: 5 * time.Millisecond, MaxHedges: 3, Budget: &retry.TokenBucket{MaxTokens: 4}}
 		}, true, 300 * time.Millisecond,
@@ -172,5 +178,41 @@ func TestHedgeCallOptions(t *testing.T) {
 	}
 	if got := trailer.Get(retrygrpc.PushbackKey); len(got) != 1 || got[0] != "-1" {
 		t.Errorf("trailer %v, want the failed copy's pushback", trailer)
+	}
+}
+
+// TestHedgePushbackDelaysTheNextHedge checks A6's timing: a hedge that
+// fails with a positive pushback is followed by the next hedge that long
+// after, not at once, and not never (the call does not wait for its slow
+// first copy).
+func TestHedgePushbackDelaysTheNextHedge(t *testing.T) {
+	var sent atomic.Int32
+	h := &hedge.Hedger{After: 50 * time.Millisecond, MaxHedges: 3}
+	ic := hedged(h, &sent)
+	var at []time.Duration // when each hedge was sent, since the call began
+	onHedge := h.OnHedge
+	h.OnHedge = func(e hedge.Event) {
+		onHedge(e)
+		if !e.Won {
+			at = append(at, e.Delay)
+		}
+	}
+	srv, cc := setup(t, ic)
+	srv.Script(grpctest.Unary, stall, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"300"}}, grpctest.Step{})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	reply, err := grpctest.CallUnary(ctx, cc, "req")
+	took := time.Since(start)
+	if err != nil || reply != "attempt 3" {
+		t.Fatalf("got %q, %v after %v: want the second hedge's reply", reply, err, took)
+	}
+	// The first hedge is sent after 50 ms and fails at once; the second
+	// must wait its 300 ms.
+	if len(at) != 2 || at[1]-at[0] < 300*time.Millisecond {
+		t.Errorf("hedges sent at %v; want two, the second at least 300 ms after the first", at)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the call took %v; want it to end with the second hedge, not with the stalled first copy", took)
 	}
 }

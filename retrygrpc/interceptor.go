@@ -165,7 +165,11 @@ func (ic *Interceptor) DialOptions() []grpc.DialOption {
 // and status.FromError still read its code, and errors.Is(err,
 // retry.ErrExhausted) (or another reason) tells why. A call meeting an
 // open breaker returns an error matching breaker.ErrOpen whose code is
-// UNAVAILABLE.
+// UNAVAILABLE. A call whose context ends (during an attempt or a wait)
+// ends with CANCELED, or DEADLINE_EXCEEDED for a deadline, as grpc-go's
+// own calls do, whatever the last attempt's code; errors.Is(err,
+// retry.ErrCanceled) and errors.Is(err, context.Canceled) hold after a
+// retry.
 func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if ic.hedges(method) {
 		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)
@@ -205,7 +209,9 @@ func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method st
 
 // loopOptions returns the options of a call's retry loop.
 func (ic *Interceptor) loopOptions() []retry.Option {
-	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter)}
+	// A6 and grpc-go restart the backoff after a pushback: the next
+	// retry that no pushback drives waits the policy's first delay.
+	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint()}
 }
 
 // outcome is what one attempt came to.
@@ -349,7 +355,10 @@ func (ic *Interceptor) failed(ctx context.Context, l *retry.Loop, cc *grpc.Clien
 		}
 		ic.giveUp(ctx, cc, method, l.Attempts(), o, reason)
 		if l.Attempts() == 1 && (reason == retry.ErrPermanent || reason == retry.ErrCanceled) {
-			return o.err // nothing was retried: the attempt's own error
+			err = o.err // nothing was retried: the attempt's own error
+		}
+		if reason == retry.ErrCanceled {
+			return contextEnded(ctx, err)
 		}
 		return err
 	}
@@ -358,8 +367,42 @@ func (ic *Interceptor) failed(ctx context.Context, l *retry.Loop, cc *grpc.Clien
 		e.Delay = d
 		ic.OnRetry(ctx, e)
 	}
-	return l.Wait(ctx, d)
+	if err := l.Wait(ctx, d); err != nil {
+		return contextEnded(ctx, err) // Wait fails only when ctx ends
+	}
+	return nil
 }
+
+// contextEnded returns err, the error of a call whose context ended, with
+// the status code grpc-go gives such a call, as its own calls end:
+// CANCELED when the caller canceled it, DEADLINE_EXCEEDED when its
+// deadline passed (status.FromContextError), not the code of the last
+// attempt, which the context's end cut short (an UNAVAILABLE that was
+// about to be retried). An err that has that code already is returned as
+// it is.
+func contextEnded(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	code := status.FromContextError(ctx.Err()).Code()
+	if status.Code(err) == code {
+		return err
+	}
+	return &endedError{err: err, code: code}
+}
+
+// endedError is the error of a call that its context ended: err, the
+// *retry.Error whose Reason is retry.ErrCanceled (or the attempt's own
+// error), which errors.Is and errors.As search, with the code of the
+// context's end for status.Code and status.FromError.
+type endedError struct {
+	err  error
+	code codes.Code
+}
+
+func (e *endedError) Error() string              { return e.err.Error() }
+func (e *endedError) Unwrap() error              { return e.err }
+func (e *endedError) GRPCStatus() *status.Status { return status.New(e.code, e.err.Error()) }
 
 // giveUp calls OnGiveUp.
 func (ic *Interceptor) giveUp(ctx context.Context, cc *grpc.ClientConn, method string, attempt int, o outcome, reason error) {

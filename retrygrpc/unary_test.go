@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retrygrpc"
 	"github.com/again-go/again/retrygrpc/grpctest"
@@ -311,6 +312,60 @@ func TestBuiltinRetryMultiplies(t *testing.T) {
 			}
 			if got := srv.Calls(grpctest.Unary); got != tt.wantCalls {
 				t.Errorf("server saw %d calls, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+// TestBackoffRestartsAfterPushback checks A6's rule, which grpc-go
+// follows: after a retry that a pushback drove, the next retry without a
+// pushback waits the policy's first delay again, not the delay of its
+// attempt's number.
+func TestBackoffRestartsAfterPushback(t *testing.T) {
+	// Waits of 5 ms, then 5 s, then an hour: only the first is short.
+	p := backoff.Policy{Initial: 5 * time.Millisecond, Multiplier: 1000, Max: time.Hour, Retries: 3, Jitter: backoff.NoJitter}
+	var delays []time.Duration
+	ic := &retrygrpc.Interceptor{Policy: p, OnRetry: func(_ context.Context, e retrygrpc.Event) { delays = append(delays, e.Delay) }}
+	srv, cc := setup(t, ic)
+	unavailable := grpctest.Step{Code: codes.Unavailable}
+	srv.Script(grpctest.Unary, unavailable, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"15"}}, unavailable)
+	// Without the restart the third wait would be an hour: the deadline
+	// ends the call at once instead.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := grpctest.CallUnary(ctx, cc, "req"); err != nil {
+		t.Fatalf("call: %v (waits %v)", err, delays)
+	}
+	if want := []time.Duration{5 * time.Millisecond, 15 * time.Millisecond, 5 * time.Millisecond}; !slices.Equal(delays, want) {
+		t.Errorf("waits %v, want %v: the first delay again after the pushback's", delays, want)
+	}
+}
+
+// TestCanceledCall checks that a call its caller cancels ends with
+// CANCELED, as grpc-go's own calls do, not with the UNAVAILABLE of the
+// attempt whose retry it was waiting for; a call whose deadline passes
+// during an attempt ends with DEADLINE_EXCEEDED.
+func TestCanceledCall(t *testing.T) {
+	for _, hedged := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unary", true: "hedged"}[hedged], func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			ic := &retrygrpc.Interceptor{
+				Policy: backoff.Policy{Initial: time.Hour, Max: time.Hour, Retries: 3},
+				// The caller gives up while the retry waits.
+				OnRetry: func(context.Context, retrygrpc.Event) { cancel() },
+			}
+			if hedged {
+				ic.Hedger = &hedge.Hedger{After: time.Hour}
+				ic.Idempotent = retrygrpc.Methods(grpctest.Unary)
+			}
+			srv, cc := setup(t, ic)
+			// Both copies of a hedged attempt fail (the second is sent at
+			// once after the first's failure).
+			srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{Code: codes.Unavailable})
+			_, err := grpctest.CallUnary(ctx, cc, "req")
+			if status.Code(err) != codes.Canceled || !errors.Is(err, retry.ErrCanceled) || !errors.Is(err, context.Canceled) {
+				t.Errorf("err %v with code %v; want CANCELED, matching retry.ErrCanceled and context.Canceled", err, status.Code(err))
 			}
 		})
 	}

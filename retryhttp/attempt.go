@@ -23,6 +23,15 @@ type attempt struct {
 	ticket breaker.Ticket    // the breaker's admission; zero without Breakers or when rejected
 	lim    *limit            // its AttemptTimeout, or nil once released
 
+	// body, if not nil, is the request body the attempt sends, made
+	// before it started (a hedge's, from GetBody); nil: try makes it.
+	body io.ReadCloser
+	// unread: a final response whose body ReadBody has yet to read, in
+	// sent's context and within lim, once the copy has won (a hedged
+	// attempt reads only the winner's body: see readWinner).
+	unread bool
+	sent   *http.Request
+
 	// resp is the response, still open: the final one (already wrapped by
 	// finalResponse), or one with a status to retry.
 	resp       *http.Response
@@ -84,10 +93,13 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 		}
 		a.ticket = tk
 	}
-	rb, err := c.body.next(n)
-	if err != nil {
-		a.kind, a.err = broken, err
-		return
+	rb := a.body
+	if rb == nil {
+		var err error
+		if rb, err = c.body.next(n); err != nil {
+			a.kind, a.err = broken, err
+			return
+		}
 	}
 	r := c.req
 	if n > 1 || c.changed || ctx != c.req.Context() {
@@ -144,6 +156,11 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 		// The attempt's limit keeps running: it bounds the draining too.
 		a.kind, a.resp = badStatus, resp
 		a.hint, a.hintHeader = serverHint(resp.Header, time.Now())
+		return
+	case c.t.ReadBody != nil && a.unread:
+		// A copy of a hedged attempt: the body is read if it wins, and
+		// the attempt's limit keeps running for it.
+		a.resp, a.sent = resp, r
 		return
 	case c.t.ReadBody != nil:
 		c.readBody(ctx, r, a, resp)

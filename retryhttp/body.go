@@ -77,6 +77,9 @@ func (b *body) replayBuffer() (io.ReadCloser, error) {
 	return io.NopCloser(bytes.NewReader(b.buf)), nil
 }
 
+// empty reports whether the request has no body.
+func (b *body) empty() bool { return b.first == nil && b.buf == nil }
+
 // replayable reports whether the body can be sent again.
 func (b *body) replayable() bool { return b.getBody != nil }
 

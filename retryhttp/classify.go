@@ -25,6 +25,26 @@ func replayableMethod(method string, h http.Header) bool {
 	return hasKey(h)
 }
 
+// hedgeableMethod reports whether a request with this method may run
+// twice at once, as a hedge runs beside the copy it hedges: only the safe
+// methods (GET, HEAD, OPTIONS, TRACE and QUERY, RFC 9110 section 9.2.1,
+// and the QUERY draft), or any method with an idempotency key (hasKey).
+// PUT and DELETE are idempotent but not safe: a retry follows a copy that
+// failed, a hedge runs beside one that may already have succeeded, so
+// that a DELETE's hedge meets the item its first copy deleted (404) and a
+// PUT's races the first copy's write and the writes that follow it.
+func hedgeableMethod(method string, h http.Header) bool {
+	switch method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, methodQuery:
+		return true
+	}
+	return hasKey(h)
+}
+
+// methodQuery is the QUERY method (draft-ietf-httpbis-safe-method-w-body):
+// safe, like GET, with a body. net/http has no constant for it.
+const methodQuery = "QUERY"
+
 // hasKey reports whether h carries an idempotency key: an Idempotency-Key
 // or X-Idempotency-Key header with at least one value that is not blank.
 // A header that is present with no value (which net/http does not send),

@@ -105,8 +105,17 @@
 //		},
 //	}}
 //
-// Hedging follows the retries' safety rules (only what may be repeated,
-// each copy its own body from GetBody, never a body without one), stops
+// Only requests that may run twice at once are hedged: the safe methods
+// (GET, HEAD, OPTIONS, TRACE, QUERY) and, whatever the method, a request
+// with an Idempotency-Key that is not blank (the caller's, or one that
+// GenerateIdempotencyKey adds). PUT and DELETE are retried but not hedged
+// without a key: a retry follows a copy that failed, a hedge runs beside
+// one that may already have succeeded (a DELETE's hedge would meet a 404).
+// Each copy has its own body from GetBody (a body without one is never
+// hedged, and a hedge whose GetBody fails is not sent), and a hedged
+// attempt keeps the retry rules: ReadBody reads the winner's body within
+// the winner's AttemptTimeout, so a winner whose body is cut or stalls is
+// retried like any attempt. Hedging stops
 // on a 429, a 503 or a Retry-After, and sends nothing while the host's
 // breaker is not closed. A loser is canceled, or drained and closed if it
 // answered too, so that its connection is reused; the winner's Body is

@@ -3,6 +3,7 @@ package retryhttp
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,11 +20,12 @@ import (
 var errLost = errors.New("retryhttp: another copy of the request answered first")
 
 // hedgeable reports whether the call's attempts may be hedged: a Hedge is
-// set, the request may be repeated (its method, or an Idempotency-Key),
-// and each copy can have a body of its own (no body, or GetBody).
+// set, the request may run twice at once (a safe method, or an
+// Idempotency-Key: hedgeableMethod), and each copy can have a body of its
+// own (no body, or GetBody).
 func (c *call) hedgeable() bool {
 	h := c.t.Hedge
-	if h == nil || h.After < 0 || h.MaxHedges < 0 || !c.replayable {
+	if h == nil || h.After < 0 || h.MaxHedges < 0 || !c.hedgeSafe {
 		return false
 	}
 	r := c.req
@@ -48,6 +50,9 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 	if c.br != nil {
 		call.Allow = hc.allow
 	}
+	if !c.body.empty() {
+		call.Prepare = hc.prepare
+	}
 	for {
 		hc.claimed.Store(false)
 		call.Attempt = l.Attempts() + 1
@@ -67,13 +72,17 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 			hc.slots[i].release()
 		}
 		a := &hc.slots[keep]
-		if r.Err == nil {
+		err := r.Err
+		if err == nil && a.unread {
+			err = c.readWinner(ctx, a)
+		}
+		if err == nil {
 			a.resp.Body = newReleasingBody(a.resp.Body, r.Release)
 			l.Succeeded()
 			c.succeeded(a, l.Attempts())
 			return a.resp, nil
 		}
-		d, err := l.Next(ctx, r.Err)
+		d, err := l.Next(ctx, err)
 		if err == nil {
 			c.retrying(a, l.Attempts(), d)
 			a.release()
@@ -106,6 +115,8 @@ type hedgedCall struct {
 	hedges  arrival     // sends the hedges
 	op      func(context.Context, int) (struct{}, error)
 	allow   func() bool
+	prepare func(int) error
+	bodies  []io.ReadCloser // the hedges' bodies, made by prepare
 }
 
 var hedgedCalls sync.Pool // of *hedgedCall, reset
@@ -115,6 +126,7 @@ func getHedgedCall(rc *call) *hedgedCall {
 	if hc == nil {
 		hc = &hedgedCall{}
 		hc.op = hc.copy
+		hc.prepare = hc.prepareHedge
 		hc.allow = func() bool { return hc.c.br.State() == breaker.Closed }
 	}
 	hc.c = *rc
@@ -122,8 +134,10 @@ func getHedgedCall(rc *call) *hedgedCall {
 	h := rc.t.Hedge
 	if n := 1 + max(h.MaxHedges, 1); cap(hc.slots) >= n {
 		hc.slots = hc.slots[:n]
+		hc.bodies = hc.bodies[:n]
 	} else {
 		hc.slots = make([]attempt, n)
+		hc.bodies = make([]io.ReadCloser, n)
 	}
 	hc.first.base = rc.base
 	hc.hedges.base = rc.base
@@ -139,6 +153,7 @@ func (hc *hedgedCall) put(rc *call) {
 	rc.body = hc.c.body
 	hc.c = call{}
 	clear(hc.slots)
+	clear(hc.bodies)
 	hc.first.base, hc.hedges.base = nil, nil
 	hedgedCalls.Put(hc)
 }
@@ -146,24 +161,60 @@ func (hc *hedgedCall) put(rc *call) {
 // copy is the Op of the hedged attempt: copy k of it, on its own
 // goroutine. A copy that succeeds after another did is drained and closed
 // at once, while its connection is alive (see arrival).
+//
+// With ReadBody, a copy's final response is left unread: only the winner's
+// body is read, by readWinner on the calling goroutine, so that ReadBody
+// never runs for two copies at once and a winner's body that is cut or
+// stalls fails the attempt, which is then retried, as an attempt that is
+// not hedged would be.
 func (hc *hedgedCall) copy(ctx context.Context, k int) (struct{}, error) {
 	c := &hc.c
 	a := &hc.slots[k]
-	*a = attempt{hedge: k, base: &hc.first}
+	*a = attempt{hedge: k, base: &hc.first, unread: c.t.ReadBody != nil}
 	if k > 0 {
 		a.base = &hc.hedges
+		a.body, hc.bodies[k] = hc.bodies[k], nil
 	}
 	c.try(ctx, hc.next+k, a)
-	if c.br != nil {
+	err := c.verdict(a)
+	won := err == nil && hc.claimed.CompareAndSwap(false, true)
+	if c.br != nil && !(won && a.unread) {
+		// The winner's outcome is known once its body is read.
 		a.ticket.Record(outcome(a))
 	}
-	err := c.verdict(a)
-	if err == nil && !hc.claimed.CompareAndSwap(false, true) {
+	if err == nil && !won {
 		drain(a.resp)
 		a.resp = nil
 		return struct{}{}, errLost
 	}
 	return struct{}{}, err
+}
+
+// prepareHedge is the Prepare of the hedged attempt: it makes hedge k's
+// request body from GetBody before the hedge is sent, so that a GetBody
+// that fails sends no hedge (hedge.Call.Prepare) instead of failing the
+// attempt while its first copy may still succeed.
+func (hc *hedgedCall) prepareHedge(k int) error {
+	rb, err := hc.c.body.next(hc.next + k)
+	if err != nil {
+		return err
+	}
+	hc.bodies[k] = rb
+	return nil
+}
+
+// readWinner gives the winning copy's final response to ReadBody, within
+// the copy's AttemptTimeout, and returns the verdict on the attempt, as
+// try does for an attempt that is not hedged.
+func (c *call) readWinner(ctx context.Context, a *attempt) error {
+	resp := a.resp
+	a.unread, a.resp = false, nil
+	c.readBody(ctx, a.sent, a, resp)
+	a.sent = nil
+	if c.br != nil {
+		a.ticket.Record(outcome(a))
+	}
+	return c.verdict(a)
 }
 
 // arrival sends a copy through base and tells the hedged attempt when its

@@ -2,6 +2,7 @@ package retryhttp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -212,8 +213,20 @@ func TestHedgeOnlyWhatMayBeRepeated(t *testing.T) {
 		requests int32
 	}{
 		{"GET", "GET", nil, nil, false, 2},
-		{"PUT with GetBody: each copy its own body", "PUT", payload, nil, false, 2},
-		{"PUT without GetBody: never hedged", "PUT", func() io.Reader { return nonReplayable{strings.NewReader("payload")} }, nil, false, 1},
+		{"HEAD", "HEAD", nil, nil, false, 2},
+		{"OPTIONS", "OPTIONS", nil, nil, false, 2},
+		{"QUERY with GetBody: safe, each copy its own body", "QUERY", payload, nil, false, 2},
+		// Idempotent but not safe: a hedge would run beside a copy that
+		// may have succeeded already.
+		{"PUT without a key: never hedged", "PUT", payload, nil, false, 1},
+		{"DELETE without a key: never hedged", "DELETE", nil, nil, false, 1},
+		{"PUT with Idempotency-Key: each copy its own body", "PUT", payload, http.Header{"Idempotency-Key": {"k1"}}, false, 2},
+		{"DELETE with X-Idempotency-Key", "DELETE", nil, http.Header{"X-Idempotency-Key": {"k1"}}, false, 2},
+		{"PUT with a blank key: never hedged", "PUT", payload, http.Header{"Idempotency-Key": {" "}}, false, 1},
+		{"PUT given a generated key", "PUT", payload, nil, true, 2},
+		{"DELETE given a generated key", "DELETE", nil, nil, true, 2},
+		{"PATCH given a generated key", "PATCH", payload, nil, true, 2},
+		{"PUT with a key, without GetBody: never hedged", "PUT", func() io.Reader { return nonReplayable{strings.NewReader("payload")} }, http.Header{"Idempotency-Key": {"k1"}}, false, 1},
 		{"POST: never hedged", "POST", payload, nil, false, 1},
 		{"POST with Idempotency-Key", "POST", payload, http.Header{"Idempotency-Key": {"k1"}}, false, 2},
 		// A key with no value, or a blank one, identifies nothing.
@@ -623,5 +636,50 @@ func TestHedgeFailedLoserConnectionReused(t *testing.T) {
 	}
 	if got := s.closed.Load(); got != 0 {
 		t.Errorf("%d connections closed during %d requests whose hedge failed with a 502; want the 502s drained and their connections kept", got, requests)
+	}
+}
+
+// A hedge whose body cannot be had (GetBody fails: a file changed under
+// the request, say) is not sent, and the first copy, which would succeed,
+// is neither canceled nor failed: its response is the call's.
+func TestHedgeGetBodyFails(t *testing.T) {
+	s := newHedgeServer(t, false, func(n int, w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond) // past the hedge delay
+		fmt.Fprintf(w, "answer %d", n)
+	})
+	client := hedgeClient(s, &retryhttp.Transport{Policy: backoff.Policy{Retries: 2}})
+	req, _ := http.NewRequest("POST", s.URL, strings.NewReader("payload"))
+	req.Header.Set("Idempotency-Key", "k1")
+	var gets atomic.Int32
+	req.GetBody = func() (io.ReadCloser, error) {
+		gets.Add(1)
+		return nil, errors.New("the file changed")
+	}
+	resp, err := client.Do(req)
+	if got := readAll(t, resp, err); got != "answer 0" {
+		t.Errorf("body %q; want the first copy's, answer 0", got)
+	}
+	if s.n.Load() != 1 || s.canceled.Load() != 0 || gets.Load() != 1 {
+		t.Errorf("%d requests, %d canceled, GetBody called %d times; want the first copy alone, not canceled, and one GetBody (hedging stops)",
+			s.n.Load(), s.canceled.Load(), gets.Load())
+	}
+}
+
+// A PUT or DELETE without a key is not hedged, but it is still retried
+// when Hedge is set, as without it: a retry follows a failed copy.
+func TestHedgeUnsafeMethodsStillRetried(t *testing.T) {
+	for _, method := range []string{"PUT", "DELETE"} {
+		t.Run(method, func(t *testing.T) {
+			srv, base := newServer(t, map[string][]step{"/": {status(503), {body: "done"}}})
+			tr := &retryhttp.Transport{Base: base, Policy: noWait, Hedge: &hedge.Hedger{After: time.Millisecond}}
+			req, _ := http.NewRequest(method, srv.url("/"), strings.NewReader("x"))
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body := readBody(t, resp); body != "done" || len(srv.requests("/")) != 2 {
+				t.Errorf("body %q after %d requests; want the retry's, done, after 2", body, len(srv.requests("/")))
+			}
+		})
 	}
 }

@@ -88,10 +88,11 @@ import (
 // run on the goroutine that called RoundTrip (the http.Client's caller).
 // RoundTrip blocks during the waits. Without Hedge it starts no goroutine
 // of its own (AttemptTimeout uses a timer, whose function runs on the
-// runtime's); with Hedge, each copy of an attempt that is hedged runs on a
-// goroutine of its own, which has returned when the attempt ends, and
-// CheckRetry and ReadBody are then called from those goroutines,
-// concurrently (see Hedge).
+// runtime's); with Hedge, the first copy of an attempt runs on the calling
+// goroutine and each hedge on a goroutine of its own, which has returned
+// when the attempt ends, and CheckRetry is then called from those
+// goroutines, concurrently (see Hedge). An attempt that answers before the
+// hedge delay starts no goroutine.
 type Transport struct {
 	// Base sends each attempt. Nil means http.DefaultTransport. Its
 	// connection pool is used as is: the Transport never closes its
@@ -173,9 +174,12 @@ type Transport struct {
 	// retry.ErrPermanent. ReadBody must therefore start over each time it
 	// is called: what it kept of a failed attempt's body is stale. The
 	// response RoundTrip returns then has an empty Body, already consumed.
-	// ReadBody runs on the goroutine that called RoundTrip, except with
-	// Hedge, where it may run on the goroutines of the copies, concurrently
-	// (see Hedge). It need not close the body.
+	// ReadBody runs on the goroutine that called RoundTrip, with Hedge too:
+	// a hedged attempt gives it the winner's body alone, once the winner's
+	// headers have arrived, still within the winner's AttemptTimeout, so
+	// that a winner whose body is cut or stalls fails its attempt and is
+	// retried as an attempt that is not hedged would be. It need not close
+	// the body.
 	ReadBody func(*http.Response) error
 
 	// MaxBufferedBody is the largest request body without GetBody that is
@@ -187,7 +191,8 @@ type Transport struct {
 	// GenerateIdempotencyKey makes the Transport add a fresh random
 	// Idempotency-Key (NewIdempotencyKey), the same on all its attempts, to
 	// each POST or PATCH request that lacks one, so that such requests are
-	// retried. Set it only for servers known to honour the header (Stripe's
+	// retried, and, when Hedge is set, to every request whose method is not
+	// safe (PUT and DELETE too), so that it is hedged. Set it only for servers known to honour the header (Stripe's
 	// API, for example): one that ignores it executes a retried request
 	// twice. By default (false) a POST or PATCH is retried only if the
 	// caller set the key. A key the caller set is always kept as is; a key
@@ -294,20 +299,24 @@ type Transport struct {
 	// of Policy, so with Retries backoff.NoRetries a request is hedged and
 	// never retried.
 	//
-	// Only requests that may be repeated are hedged, by the same rules as
-	// retries (an idempotent method, or an Idempotency-Key that is not
-	// blank), and only if
-	// each copy can have its own body: a request with a body but no
-	// GetBody is never hedged. A 429 or 503 (with or without Retry-After),
+	// Only requests that may run twice at once are hedged: GET, HEAD,
+	// OPTIONS, TRACE and QUERY (the safe methods), and any request with an
+	// Idempotency-Key (or X-Idempotency-Key) that is not blank, set by the
+	// caller or added by GenerateIdempotencyKey. A PUT or DELETE without a
+	// key is retried as usual but never hedged: a retry is sent after a
+	// copy failed, a hedge beside one that may have succeeded already.
+	// Only requests whose copies can each have their own body are hedged:
+	// a request with a body but no GetBody is never hedged, and a hedge
+	// whose GetBody fails is not sent (the copies already sent go on, and
+	// the attempt's outcome is theirs). A 429 or 503 (with or without Retry-After),
 	// any wait the server asks for, and a breaker that is not closed stop
 	// the request's hedging; the copies already sent run on. The
 	// latency window's key is the breaker's (BreakerKey, or the host).
-	// Event.Hedge says which copy an event is about. The copies run on
-	// goroutines of their own, so with Hedge set CheckRetry and ReadBody
-	// are called from them, concurrently for the copies of one request
-	// (ReadBody for each copy whose response arrived, the winner's kept):
-	// they must be safe for that. The hooks still run on the goroutine
-	// that called RoundTrip.
+	// Event.Hedge says which copy an event is about. The hedges run on
+	// goroutines of their own, so with Hedge set CheckRetry is called from
+	// them, concurrently for the copies of one request: it must be safe
+	// for that. ReadBody reads only the winner's body, and the hooks run,
+	// on the goroutine that called RoundTrip.
 	Hedge *hedge.Hedger
 
 	// HedgeBase, if not nil, sends the hedges in place of Base, such as a
@@ -440,9 +449,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	defer c.body.close()
-	// The same test as replayableMethod's, so that every POST or PATCH it
-	// would refuse for want of a key gets one, a blank key included.
-	if t.GenerateIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) && !hasKey(req.Header) {
+	// The same tests as replayableMethod's and hedgeableMethod's, so that
+	// every POST or PATCH they would refuse for want of a key gets one, a
+	// blank key included, and with Hedge every method that is not safe.
+	if t.GenerateIdempotencyKey && !hasKey(req.Header) && (req.Method == http.MethodPost || req.Method == http.MethodPatch ||
+		t.Hedge != nil && !hedgeableMethod(req.Method, nil)) {
 		c.header = req.Header.Clone()
 		if c.header == nil {
 			c.header = make(http.Header, 1)
@@ -452,6 +463,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.changed = c.changed || c.body.own
 	c.replayable = replayableMethod(req.Method, c.header)
+	c.hedgeSafe = hedgeableMethod(req.Method, c.header)
 	if c.br, err = t.breakerFor(req); err != nil {
 		return nil, err
 	}
@@ -541,6 +553,7 @@ type call struct {
 	header     http.Header // req.Header, or a clone with an Idempotency-Key
 	body       body
 	replayable bool // the method or a key allows sending it again
+	hedgeSafe  bool // the method or a key allows sending it twice at once
 	changed    bool // the first attempt cannot send the caller's request as is
 	max        int  // attempts the policy allows
 }

@@ -18,7 +18,7 @@ func fuzzPolicy(initial int64, mult float64, maxd int64, retries uint16, jitter 
 		Multiplier:   mult,
 		Max:          time.Duration(maxd),
 		Retries:      int(retries % 400),
-		Jitter:       backoff.Jitter(jitter % 6),
+		Jitter:       backoff.Jitter(jitter % 7),
 		JitterFactor: factor,
 	}
 }
@@ -30,6 +30,8 @@ func addPolicySeeds(f *testing.F) {
 	f.Add(int64(100*time.Millisecond), 3.0, int64(5*time.Second), uint16(20), int8(backoff.DecorrelatedJitter), 0.0, uint64(4), 7)
 	f.Add(int64(-5), math.NaN(), int64(-1), uint16(3), int8(-3), math.Inf(1), uint64(5), -1)
 	f.Add(int64(math.MaxInt64), math.MaxFloat64, int64(math.MaxInt64), uint16(50), int8(backoff.EqualJitter), -1.0, uint64(6), 0)
+	f.Add(int64(time.Second), 1.6, int64(120*time.Second), uint16(20), int8(backoff.GRPCJitter), 0.2, uint64(7), 1)
+	f.Add(int64(time.Second), 1.0, int64(time.Second), uint16(20), int8(backoff.GRPCJitter), 0.0, uint64(8), 2)
 }
 
 // FuzzPolicyInvariants checks, for every policy (valid or not): every retry

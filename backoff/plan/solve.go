@@ -302,7 +302,13 @@ func (p schedule) retriesWithin(limit int, d time.Duration) int {
 	var sum time.Duration
 	for i := 1; i <= limit; i++ {
 		hi := p.retryMax(i)
-		if hi == p.Ceiling() || p.Initial <= 0 || p.Multiplier == 1 {
+		steady := hi == p.Ceiling() || p.Initial <= 0 || p.Multiplier == 1
+		if p.jitter == backoff.GRPCJitter {
+			// Its first delay is not jittered, and its jitter reaches
+			// beyond the cap: from retry 2 on, a capped delay repeats.
+			steady = i > 1 && (p.Capped(i) || p.Initial <= 0 || p.Multiplier == 1)
+		}
+		if steady {
 			// Every later delay equals hi.
 			if hi == 0 {
 				return limit
@@ -329,6 +335,10 @@ func (p schedule) retriesWithinApprox(i0 int, sum time.Duration, limit int, d ti
 	a := float64(p.Initial)
 	switch p.jitter {
 	case backoff.ProportionalJitter:
+		a *= 1 + p.Factor
+	case backoff.GRPCJitter:
+		// Approximate: the first retry's maximum is Initial, the others'
+		// jitter reaches beyond the cap (c below).
 		a *= 1 + p.Factor
 	case backoff.DecorrelatedJitter:
 		a *= p.Multiplier

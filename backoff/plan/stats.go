@@ -135,6 +135,18 @@ func (p schedule) jitterTerm(n int) (t term, lo, mean, hi time.Duration) {
 			hi = p.Ceiling()
 		}
 		lo = min(sched.ToDuration(a), hi)
+	case backoff.GRPCJitter:
+		if n == 1 {
+			// gRPC's first wait is its base delay, not jittered.
+			t = term{fd, fd, 1}
+			lo, hi = d, d
+			break
+		}
+		// The cap is applied before the jitter: [a, b] is not clamped.
+		f := p.Factor
+		a, b := fd*(1-f), fd*(1+f)
+		t = term{a, b, 1}
+		lo, hi = sched.ToDuration(a), sched.ToDuration(b)
 	default: // backoff.FullJitter, and values Validate rejects
 		t = term{0, fd, 1}
 		lo, hi = 0, d
@@ -158,7 +170,8 @@ func (p schedule) decorrelatedMax(n int) (time.Duration, bool) {
 }
 
 // retryMax returns the largest possible delay before retry n; it never
-// decreases with n and never exceeds the ceiling.
+// decreases with n and never exceeds the ceiling, but under GRPCJitter,
+// whose jitter follows the cap: the ceiling × (1 + Factor).
 func (p schedule) retryMax(n int) time.Duration {
 	if p.jitter == backoff.DecorrelatedJitter {
 		d, _ := p.decorrelatedMax(n)

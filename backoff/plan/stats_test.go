@@ -300,6 +300,9 @@ func checkStats(t *testing.T, st Stats) {
 	t.Helper()
 	sp := resolve(st.Policy)
 	c := sp.Ceiling()
+	if sp.jitter == backoff.GRPCJitter {
+		c = sched.ToDuration(float64(c) * (1 + sp.Factor)) // its jitter follows the cap
+	}
 	var prev RetryStats
 	for i, r := range st.Retries {
 		if r.Retry != i+1 {

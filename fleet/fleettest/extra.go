@@ -1,6 +1,7 @@
 package fleettest
 
 import (
+	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,12 +10,14 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,36 +140,49 @@ func StartSentinel(t testing.TB, master *Server) *Server {
 // ends.
 func Silent(t testing.TB) string {
 	t.Helper()
+	return serve(t, nil)
+}
+
+// serve listens on a loopback port and runs handle on each connection
+// accepted, on a goroutine of its own (nil: only keep it open); it closes
+// the listener and the connections, and waits for the goroutines, when the
+// test ends.
+func serve(t testing.TB, handle func(net.Conn)) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
+		conns    []net.Conn // written by the accepting goroutine only
+		accepted sync.WaitGroup
+		handlers sync.WaitGroup
 	)
-	wg.Add(1)
+	accepted.Add(1)
 	go func() {
-		defer wg.Done()
+		defer accepted.Done()
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			mu.Lock()
 			conns = append(conns, c)
-			mu.Unlock()
+			if handle != nil {
+				handlers.Add(1)
+				go func() {
+					defer handlers.Done()
+					handle(c)
+				}()
+			}
 		}
 	}()
 	t.Cleanup(func() {
 		l.Close()
-		wg.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		accepted.Wait() // no connection is accepted after this
 		for _, c := range conns {
 			c.Close()
 		}
+		handlers.Wait()
 	})
 	return l.Addr().String()
 }
@@ -175,4 +191,80 @@ func Silent(t testing.TB) string {
 // is refused at once.
 func ClosedAddr(t testing.TB) string {
 	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
+}
+
+// Echoing returns the address of a loopback port that speaks the Redis
+// protocol but knows no command but PING: it answers every other one as
+// Redis answers a command it does not know (one renamed away, say),
+// quoting the arguments cut at 128 characters:
+//
+//	-ERR unknown command 'AUTH', with args beginning with: 'hunter2...'
+//
+// A proxy or an old server that does not know AUTH or HELLO so echoes a
+// client's password, in part when it is long: the test of code that must
+// never log one. Connections are closed when the test ends.
+func Echoing(t testing.TB) string {
+	t.Helper()
+	return serve(t, serveEcho)
+}
+
+// serveEcho answers the commands read from c until it fails.
+func serveEcho(c net.Conn) {
+	r := bufio.NewReader(c)
+	for {
+		args, err := readCommand(r)
+		if err != nil {
+			return
+		}
+		reply := "+PONG\r\n"
+		if !strings.EqualFold(args[0], "PING") {
+			reply = "-" + unknownCommand(args) + "\r\n"
+		}
+		if _, err := io.WriteString(c, reply); err != nil {
+			return
+		}
+	}
+}
+
+// unknownCommand is Redis's reply to a command it does not know
+// (server.c, processCommand): the arguments quoted until 128 characters
+// of them were written, the last one cut to fit.
+func unknownCommand(args []string) string {
+	var quoted strings.Builder
+	for _, a := range args[1:] {
+		if quoted.Len() >= 128 {
+			break
+		}
+		fmt.Fprintf(&quoted, "'%.*s' ", 128-quoted.Len(), a)
+	}
+	return fmt.Sprintf("ERR unknown command '%.128s', with args beginning with: %s", args[0], quoted.String())
+}
+
+// readCommand reads one command in the protocol's array form.
+func readCommand(r *bufio.Reader) ([]string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "*")))
+	if err != nil || !strings.HasPrefix(line, "*") || n < 1 || n > 1024 {
+		return nil, fmt.Errorf("fleettest: not a command: %q", line)
+	}
+	args := make([]string, n)
+	for i := range args {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		size, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "$")))
+		if err != nil || !strings.HasPrefix(line, "$") || size < 0 || size > 1<<20 {
+			return nil, fmt.Errorf("fleettest: not a bulk string: %q", line)
+		}
+		buf := make([]byte, size+2)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		args[i] = string(buf[:size])
+	}
+	return args, nil
 }

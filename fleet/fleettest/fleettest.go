@@ -10,7 +10,9 @@
 //
 // Kill, Stop, Continue and Restart let a test play the faults a fleet
 // meets: a crash, a hang, and a restart that lost every key; Silent is a
-// port that accepts connections and never answers. StartTLS serves
+// port that accepts connections and never answers, and Echoing one that
+// knows no command and quotes the arguments of each, as Redis does a
+// command it does not know (AUTH renamed away, or a proxy's). StartTLS serves
 // rediss:// with a certificate authority of the test's own, and
 // StartSentinel runs a Sentinel (Debian's redis-sentinel) watching a
 // Server.

@@ -35,14 +35,14 @@ const MaxRetries = plan.MaxStatsRetries
 
 // JitterSyntax lists the forms of --jitter that backoff.ParseJitter accepts,
 // for messages and help texts. A test keeps it equal to ParseJitter's own.
-const JitterSyntax = "none, full, equal, decorrelated or proportional:F with F in (0, 1]"
+const JitterSyntax = "none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1]"
 
 // JitterNames returns the names of the kinds of jitter, as --jitter and
 // backoff.ParseJitter take them, in the order of backoff's constants:
-// "full", "none", "equal", "proportional", "decorrelated".
+// "full", "none", "equal", "proportional", "decorrelated", "grpc".
 func JitterNames() []string {
 	var names []string
-	for j := backoff.FullJitter; j <= backoff.DecorrelatedJitter; j++ {
+	for j := backoff.FullJitter; j <= backoff.GRPCJitter; j++ {
 		names = append(names, j.String())
 	}
 	return names

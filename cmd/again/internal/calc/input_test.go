@@ -193,9 +193,9 @@ func TestParseRejects(t *testing.T) {
 		{FieldRetries, "100001", `--retries must be a whole number from 0 to 100000, got 100001`},
 		{FieldRetries, "1.5", `--retries must be a whole number from 0 to 100000, got 1.5`},
 		{FieldRetries, "99999999999999999999", `--retries must be a whole number from 0 to 100000, got 99999999999999999999`},
-		{FieldJitter, "gaussian", `--jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "gaussian"`},
-		{FieldJitter, "proportional:2", `--jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "proportional:2"`},
-		{FieldJitter, "full:0.5", `--jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "full:0.5"`},
+		{FieldJitter, "gaussian", `--jitter must be none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1], got "gaussian"`},
+		{FieldJitter, "proportional:2", `--jitter must be none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1], got "proportional:2"`},
+		{FieldJitter, "full:0.5", `--jitter must be none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1], got "full:0.5"`},
 		{FieldSolve, "max", `--solve must be one of initial, multiplier or retries, got "max"`},
 		{FieldTarget, "p50", `--target must be one of max or p99, got "p50"`},
 		{FieldSeed, "-1", `--seed must be a whole number from 0 to 18446744073709551615, got -1`},
@@ -334,8 +334,8 @@ func TestDetailWith(t *testing.T) {
 // --jitter and names its own kind.
 func TestJitterNames(t *testing.T) {
 	names := JitterNames()
-	if len(names) != 5 {
-		t.Fatalf("JitterNames() = %v, want the five kinds", names)
+	if len(names) != 6 {
+		t.Fatalf("JitterNames() = %v, want the six kinds", names)
 	}
 	for i, name := range names {
 		j, _, err := backoff.ParseJitter(name)

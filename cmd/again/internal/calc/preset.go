@@ -52,7 +52,10 @@ func Presets() []Preset {
 		p("aws", "50ms", "2", "20s", "2", "full", "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"),
 		p("aws-throttle", "1s", "2", "20s", "2", "full", "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"),
 		p("grpc-retry", "100ms", "2", "1s", "3", "full", "https://github.com/grpc/proposal/blob/master/A6-client-retries.md"),
-		p("grpc-conn", "1s", "1.6", "120s", "10", "proportional:0.2", "https://github.com/grpc/grpc/blob/master/doc/connection-backoff.md"),
+		// grpc-go's internal/backoff: the first wait is BaseDelay, without
+		// jitter, and the ±20 % follows the cap (waits reach 144 s): the
+		// grpc jitter, checked against its formula by TestPresetGRPCConn.
+		p("grpc-conn", "1s", "1.6", "120s", "10", "grpc:0.2", "https://github.com/grpc/grpc/blob/master/doc/connection-backoff.md"),
 		p("gcloud", "100ms", "1.3", "60s", "30", "full", "https://github.com/googleapis/googleapis"),
 		p("polly", "2s", "1", "0", "3", "none", "https://www.pollydocs.org/strategies/retry.html"),
 		p("cenkalti", "500ms", "1.5", "60s", "25", "proportional:0.5", "https://pkg.go.dev/github.com/cenkalti/backoff/v5#ExponentialBackOff"),

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPresetsParse checks that every preset is a valid policy that sets
@@ -64,5 +65,83 @@ func TestPresetsFresh(t *testing.T) {
 	a[0].Values[FieldRetries] = "99"
 	if b := Presets(); b[0].Values[FieldRetries] == "99" || !slices.Equal(PresetNames(), []string{"example", "again", "aws", "aws-throttle", "grpc-retry", "grpc-conn", "gcloud", "polly", "cenkalti", "urllib3", "curl"}) {
 		t.Errorf("Presets shares its values between calls, or the names changed: %v", PresetNames())
+	}
+}
+
+// grpcBackoff is grpc-go's connection backoff, internal/backoff's
+// Exponential.Backoff with grpc/backoff.DefaultConfig (grpc-go at
+// 4793ad047), with its rand.Float64() as u: the wait after retries
+// failures.
+func grpcBackoff(retries int, u float64) time.Duration {
+	const base, multiplier, jitter, maxDelay = float64(time.Second), 1.6, 0.2, float64(120 * time.Second)
+	if retries == 0 {
+		return time.Duration(base)
+	}
+	backoff := base
+	for backoff < maxDelay && retries > 0 {
+		backoff *= multiplier
+		retries--
+	}
+	if backoff > maxDelay {
+		backoff = maxDelay
+	}
+	backoff *= 1 + jitter*(u*2-1)
+	if backoff < 0 {
+		return 0
+	}
+	return time.Duration(backoff)
+}
+
+// fixedRand returns its values in turn, and records how many were drawn.
+type fixedRand struct {
+	u     []float64
+	drawn int
+}
+
+func (r *fixedRand) Float64() float64 {
+	u := r.u[r.drawn%len(r.u)]
+	r.drawn++
+	return u
+}
+
+// TestPresetGRPCConn checks the grpc-conn preset against grpc-go's own
+// formula: wait n is grpc-go's Backoff(n−1) for the same random draws
+// (within a nanosecond per retry, for the float64 rounding of a power
+// against repeated products), the first one drawing nothing, and the
+// calculator's bounds are grpc-go's: 1 s exactly first, and up to 144 s
+// once the 120 s cap is reached.
+func TestPresetGRPCConn(t *testing.T) {
+	preset, err := PresetByName("grpc-conn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preset.Values[FieldRetries] = "30"
+	in, err := Parse(preset.Values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := in.Policy
+	for _, u := range []float64{0, 0.25, 0.5, 0.999999} {
+		for n := 1; n <= 30; n++ {
+			r := &fixedRand{u: []float64{u}}
+			got, want := p.Sample(n, 0, r), grpcBackoff(n-1, u)
+			if d := got - want; d < -time.Duration(n) || d > time.Duration(n) {
+				t.Errorf("u %v: wait %d = %v, grpc-go's Backoff(%d) = %v", u, n, got, n-1, want)
+			}
+			if draws := min(n-1, 1); r.drawn != draws {
+				t.Errorf("u %v: wait %d drew %d random numbers, grpc-go draws %d", u, n, r.drawn, draws)
+			}
+		}
+	}
+	rep, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := rep.Retries[0], rep.Retries[len(rep.Retries)-1]
+	if first.Min != Millis(time.Second) || first.Max != Millis(time.Second) {
+		t.Errorf("retry 1 in [%v, %v] ms; want exactly 1000 ms, grpc-go's BaseDelay", first.Min, first.Max)
+	}
+	if last.Min != Millis(96*time.Second) || last.Max != Millis(144*time.Second) {
+		t.Errorf("retry 30 in [%v, %v] ms; want [96000, 144000], the 120 s cap ±20 %%", last.Min, last.Max)
 	}
 }

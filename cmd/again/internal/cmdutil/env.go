@@ -36,4 +36,12 @@ type Env struct {
 	// for tests, which shorten or lengthen it; the installed again leaves
 	// it zero and has no flag for it.
 	KillGrace time.Duration
+
+	// LookupEnv, if not nil, looks up the environment variables that the
+	// commands read (the OTEL_ ones, see StartTelemetry) in place of
+	// os.LookupEnv: tests give each command line an environment of its
+	// own without changing the process's. The OpenTelemetry SDK still
+	// reads the few it reads itself from the process (see
+	// docs/telemetry.md).
+	LookupEnv func(string) (string, bool)
 }

@@ -42,7 +42,7 @@ func AddPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
 	f.Add(fs, calc.FieldMultiplier, "float", "growth factor between delays, a finite number >= 1")
 	f.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
 	f.Add(fs, calc.FieldRetries, "n", "retries after the first attempt, 0 to 100000")
-	f.Add(fs, calc.FieldJitter, "kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]")
+	f.Add(fs, calc.FieldJitter, "kind", calc.JitterSyntax)
 	f.Add(fs, calc.FieldDeadline, "duration", "deadline for the whole retry loop (default none)")
 	return f
 }

@@ -1,80 +1,64 @@
 package cmdutil
 
 import (
-	"strings"
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"syscall"
 	"testing"
+
+	"github.com/again-go/again/cmd/again/internal/otelenv/otlptest"
 )
 
-// TestExportsWanted checks which OTEL_* settings export what, and that a
-// value again does not accept is a usage error naming it.
-func TestExportsWanted(t *testing.T) {
+// TestStartTelemetry checks that whatever the OTEL_ variables hold,
+// StartTelemetry never fails: a value again does not understand is one
+// line with the command's prefix, and End leaves the command's error as
+// it was.
+func TestStartTelemetry(t *testing.T) {
+	c := otlptest.New(t)
 	tests := []struct {
-		env             string
-		traces, metrics bool
-		err             string
+		env      string
+		exported bool
+		stderr   string
 	}{
-		{"", false, false, ""},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", true, true, ""},
-		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces", true, false, ""},
-		{"OTEL_METRICS_EXPORTER=otlp", false, true, ""},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_TRACES_EXPORTER=none", false, true, ""},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_SDK_DISABLED=true", false, false, ""},
-		{"OTEL_TRACES_EXPORTER=zipkin", false, false, `OTEL_TRACES_EXPORTER="zipkin": again exports otlp or none`},
-		{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 OTEL_EXPORTER_OTLP_PROTOCOL=grpc", false, false,
-			`OTEL_EXPORTER_OTLP_PROTOCOL="grpc": again exports OTLP over HTTP: http/protobuf (the default) or http/json`},
+		{"", false, ""},
+		{"OTEL_METRICS_EXPORTER=prometheus", false, "again run: telemetry: OTEL_METRICS_EXPORTER=prometheus ignored: again exports otlp or none\n"},
+		{"OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_ENDPOINT=" + c.URL, true, ""},
+		{"OTEL_PROPAGATORS=\x1b[2J OTEL_EXPORTER_OTLP_ENDPOINT=" + c.URL, true,
+			"again run: telemetry: OTEL_PROPAGATORS=\\x1b[2j ignored: again propagates tracecontext, baggage, b3, b3multi, jaeger, xray, ottrace or none\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
-			vars := map[string]string{}
-			for _, kv := range strings.Fields(tt.env) {
-				k, v, _ := strings.Cut(kv, "=")
-				vars[k] = v
+			var stderr bytes.Buffer
+			env := &Env{Stderr: &stderr, LookupEnv: otlptest.Env(tt.env)}
+			ctx, tel := StartTelemetry(context.Background(), "run", env)
+			if (tel != nil) != tt.exported || (TelemetryFrom(ctx) != nil) != tt.exported {
+				t.Errorf("telemetry %v, want exported: %v", tel, tt.exported)
 			}
-			traces, metrics, err := exportsWanted(func(k string) string { return vars[k] })
-			gotErr := ""
-			if err != nil {
-				gotErr = err.Error()
+			failed := Exit(3, errors.New("boom"))
+			if err := tel.End(ctx, failed); err != failed {
+				t.Errorf("End = %v, want the command's error", err)
 			}
-			if traces != tt.traces || metrics != tt.metrics || gotErr != tt.err {
-				t.Errorf("traces %v, metrics %v, error %q; want %v, %v, %q", traces, metrics, gotErr, tt.traces, tt.metrics, tt.err)
+			if stderr.String() != tt.stderr {
+				t.Errorf("stderr %q, want %q", stderr.String(), tt.stderr)
 			}
 		})
 	}
 }
 
-// FuzzExportsWanted checks the OTEL_* reading on any values: an error
-// exactly when a value is not one again accepts, and otherwise traces
-// exported exactly when asked for by name or by an endpoint.
-func FuzzExportsWanted(f *testing.F) {
-	f.Add("", "", "", "")
-	f.Add("otlp", "none", "http/protobuf", "http://127.0.0.1:4318")
-	f.Add(" otlp ", "zipkin", "grpc", "")
-	f.Fuzz(func(t *testing.T, tracesExp, metricsExp, protocol, endpoint string) {
-		vars := map[string]string{"OTEL_TRACES_EXPORTER": tracesExp, "OTEL_METRICS_EXPORTER": metricsExp,
-			"OTEL_EXPORTER_OTLP_PROTOCOL": protocol, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
-		traces, _, err := exportsWanted(func(k string) string { return vars[k] })
-		accepted := func(v string, ok ...string) bool {
-			for _, o := range ok {
-				if strings.TrimSpace(v) == o {
-					return true
-				}
-			}
-			return false
-		}
-		valid := accepted(tracesExp, "", "otlp", "none") && accepted(metricsExp, "", "otlp", "none") &&
-			accepted(protocol, "", "http/protobuf", "http/json")
-		if (err == nil) != valid {
-			t.Fatalf("exportsWanted(%q, %q, %q) error = %v, want an error: %v", tracesExp, metricsExp, protocol, err, !valid)
-		}
-		if err != nil {
-			if !strings.Contains(err.Error(), "again exports") {
-				t.Fatalf("error %q does not say what is accepted", err)
-			}
-			return
-		}
-		want := strings.TrimSpace(tracesExp) == "otlp" || strings.TrimSpace(tracesExp) == "" && endpoint != ""
-		if traces != want {
-			t.Fatalf("traces = %v for OTEL_TRACES_EXPORTER=%q and endpoint %q, want %v", traces, tracesExp, endpoint, want)
-		}
-	})
+// TestEndSignal checks that a signal during the flush makes the command's
+// end a stop by that signal, and that a command a signal stopped already
+// keeps its own error.
+func TestEndSignal(t *testing.T) {
+	c := otlptest.NewSilent(t)
+	env := &Env{Stderr: &bytes.Buffer{}, LookupEnv: otlptest.Env("OTEL_EXPORTER_OTLP_ENDPOINT=" + c.URL)}
+	ch := make(chan os.Signal, 2)
+	ch <- syscall.SIGTERM
+	ch <- syscall.SIGTERM // the second ends the flush at once
+	ctx, tel := StartTelemetry(WithSignals(context.Background(), ch), "fetch", env)
+	err := tel.End(ctx, nil)
+	if code, msg := ExitCode(err); code != 143 || msg != "stopped: received SIGTERM while sending telemetry" {
+		t.Errorf("End = %d, %q; want 143 and the signal named", code, msg)
+	}
 }

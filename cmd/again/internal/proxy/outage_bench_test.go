@@ -17,7 +17,9 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/fault"
 	"github.com/again-go/again/retry"
+	"github.com/again-go/again/retryhttp"
 )
 
 // outageScenario is `again sim outage`'s scenario shrunk 5 times in time
@@ -213,6 +215,170 @@ func realOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) simm
 			sum.Recovered, sum.RecoveryS = true, &d
 			break
 		}
+	}
+	return sum
+}
+
+// hardOutageScenario is the issue's scenario: a fast loopback server
+// behind `again proxy --outage 3s@2s`, 100 new requests per second for 14 s,
+// clients waiting 600 ms an attempt, 3 attempts, no network delay
+// (loopback). It is `again sim outage --outage 3s@2s` with these rates.
+var hardOutageScenario = simmodel.OutageConfig{
+	Rate: 100, SpikeRate: 100, SpikeStart: 2 * time.Second, Spike: simmodel.NoSpike,
+	HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 14 * time.Second,
+	Latency: time.Millisecond, PerRequest: 1, // 1 ns: a server that load does not slow
+	Timeout: 600 * time.Millisecond, Attempts: 3, NetMean: 1, // 1 ns: none, as on loopback
+	Policy: backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second},
+	Seed:   1,
+}
+
+// BenchmarkHardOutageAgainstSim runs the hard outage for real, every
+// strategy at once (each its own clients, proxy and server, so that the
+// whole takes the scenario's 14 s): retryhttp.Transport clients
+// configured per strategy, through the proxy with the outage fault, to a
+// loopback server answering at once. It reports each strategy's
+// amplification and recovery beside the simulator's (seed 1, and its
+// spread over seeds 1 to 20). Run it once: -bench HardOutageAgainstSim
+// -benchtime 1x.
+func BenchmarkHardOutageAgainstSim(b *testing.B) {
+	c := hardOutageScenario
+	sims, err := simmodel.Outage(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reals := make([]simmodel.OutageSummary, len(sims))
+	var wg sync.WaitGroup
+	for i, s := range sims {
+		wg.Go(func() { reals[i] = realHardOutage(b, c, s.Summary.Strategy) })
+	}
+	wg.Wait()
+	b.Logf("%-10s %10s %18s %10s %13s %13s", "strategy", "sim ampl.", "sim seeds 1-20", "real ampl.", "sim recovery", "real recovery")
+	for i, s := range sims {
+		lo, hi, mean := simSpread(b, c, s.Summary.Strategy)
+		real := reals[i]
+		b.ReportMetric(real.Amplification, string(s.Summary.Strategy)+"-amplification")
+		b.ReportMetric(mean, string(s.Summary.Strategy)+"-sim-amplification")
+		b.Logf("%-10s %10.2f %18s %10.2f %13s %13s", s.Summary.Strategy, s.Summary.Amplification,
+			fmt.Sprintf("%.2f–%.2f (%.2f)", lo, hi, mean), real.Amplification, recovery(s.Summary.RecoveryS), recovery(real.RecoveryS))
+	}
+}
+
+// simSpread returns the least, the largest and the mean amplification of
+// strategy s in c over seeds 1 to 20.
+func simSpread(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) (lo, hi, mean float64) {
+	c.Strategies = []simmodel.Strategy{s}
+	var sum float64
+	for seed := uint64(1); seed <= 20; seed++ {
+		c.Seed = seed
+		r, err := simmodel.Outage(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a := r[0].Summary.Amplification
+		if seed == 1 {
+			lo, hi = a, a
+		}
+		lo, hi, sum = min(lo, a), max(hi, a), sum+a
+	}
+	return lo, hi, sum / 20
+}
+
+// strategyTransport returns the retryhttp.Transport of strategy s, as the
+// simulator's clients retry: up to c.Attempts attempts of c.Timeout each,
+// at once (immediate) or after c.Policy's delays, with one
+// retry.TokenBucket (budget) or one breaker per host with its defaults,
+// waiting for it as long as an attempt would (breaker).
+func strategyTransport(c simmodel.OutageConfig, s simmodel.Strategy, base http.RoundTripper) *retryhttp.Transport {
+	t := &retryhttp.Transport{Base: base, AttemptTimeout: c.Timeout, Policy: c.Policy}
+	t.Policy.Retries = c.Attempts - 1
+	switch s {
+	case simmodel.NoRetries:
+		t.Policy.Retries = backoff.NoRetries
+	case simmodel.Immediate:
+		t.Policy.Initial = -1 // no wait
+	case simmodel.Budget:
+		t.Budget = &retry.TokenBucket{}
+	case simmodel.Breaker:
+		t.Breakers, t.BreakerWait = &breaker.Group{}, c.Timeout
+	}
+	return t
+}
+
+// realHardOutage runs c for strategy s with real clients, proxy and
+// server, and sums it up with the simulator's SummarizeOutage.
+func realHardOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) simmodel.OutageSummary {
+	secs := int(c.Duration / time.Second)
+	var newReqs, attempts, successes = make([]atomic.Int64, secs), make([]atomic.Int64, secs), make([]atomic.Int64, secs)
+	var start time.Time
+	at := func(counts []atomic.Int64) {
+		if i := int(time.Since(start) / time.Second); i < secs {
+			counts[i].Add(1)
+		}
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(c.Latency)
+		io.WriteString(w, "ok")
+	}))
+	defer func() { up.CloseClientConnections(); up.Close() }()
+	to, _ := url.Parse(up.URL)
+	// --outage Hard@HardStart, its timeline starting with the proxy.
+	faults, err := (&Flags{Outage: []string{c.Hard.String() + "@" + c.HardStart.String()}}).Faults()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(faults) != 1 || faults[0].Kind != fault.Outage {
+		b.Fatalf("--outage made %+v", faults)
+	}
+	start = time.Now()
+	p, err := New(Config{To: to, Faults: faults, Now: func() time.Time { return time.Now() }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The attempts are counted as they reach the proxy: the outage's 503s
+	// never reach the server.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at(attempts)
+		p.ServeHTTP(w, r)
+	}))
+	defer func() { srv.CloseClientConnections(); srv.Close() }()
+	base := &http.Transport{MaxIdleConnsPerHost: 1000}
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: strategyTransport(c, s, base)}
+
+	var succeeded, requests atomic.Int64
+	request := func() {
+		resp, err := client.Get(srv.URL)
+		if err != nil {
+			return
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK {
+			at(successes)
+			succeeded.Add(1)
+		}
+	}
+	// The simulator's own arrivals: the same demand, request for request.
+	arrivals, err := simmodel.OutageArrivals(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, next := range arrivals {
+		time.Sleep(time.Until(start.Add(next)))
+		at(newReqs)
+		requests.Add(1)
+		wg.Go(request)
+	}
+	wg.Wait()
+	seconds := make([]simmodel.OutageSecond, secs)
+	for i := range seconds {
+		seconds[i] = simmodel.OutageSecond{Strategy: s, Second: i,
+			NewRequests: int(newReqs[i].Load()), Attempts: int(attempts[i].Load()), Successes: int(successes[i].Load())}
+	}
+	sum, err := simmodel.SummarizeOutage(c, s, seconds, int(succeeded.Load()), int(requests.Load()))
+	if err != nil {
+		b.Fatal(err)
 	}
 	return sum
 }

@@ -435,7 +435,10 @@ func (t *Target) myError(err error) error {
 func (t *Target) checkRedis(ctx context.Context) error {
 	o := *t.redis
 	o.MaxRetries = -1
-	o.PoolSize = 1
+	// Two, not one: go-redis starts a goroutine that redials every second,
+	// outliving Close by up to a second, once a pool's failed dials reach
+	// PoolSize; a check dials at most once.
+	o.PoolSize = 2
 	o.DisableIdentity = true
 	o.DialerRetries = 1 // the wait retries
 	if d, ok := ctx.Deadline(); ok {

@@ -20,8 +20,9 @@ func (r redisReply) Error() string { return string(r) }
 func (redisReply) RedisError()     {}
 
 // TestClassify checks the rules that decide "not up yet" or permanent
-// for the answers a test cannot easily make a real server give (a
-// PostgreSQL starting up, a Redis loading its dataset).
+// for every answer the checks know, including those that only some real
+// server states give (TestRealStartingUp shows a PostgreSQL refusing with
+// 57P03 and a Redis loading its dataset against real servers).
 func TestClassify(t *testing.T) {
 	tg, err := Parse("postgres://app:pw@127.0.0.1:1/app", nil) // refused: no lookup, no wait
 	if err != nil {

@@ -298,3 +298,41 @@ func TestTLSTargets(t *testing.T) {
 	pool.AppendCertsFromPEM(pem)
 	checkResult(t, waitFor(t, rediss, &Options{TLS: &tls.Config{RootCAs: pool}}, 30*time.Second), "ready", "")
 }
+
+// TestTLSDatabases connects with TLS to the real PostgreSQL (ssl=on),
+// MariaDB (ssl-cert) and RabbitMQ (its TLS listener), whose certificates
+// an authority made at test time signed: without that authority the
+// certificate does not verify (permanent, at the first attempt, saying
+// so); with it the target is ready.
+func TestTLSDatabases(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		server *shared
+		url    func(s *readytest.Server) string
+	}{
+		{"postgres", postgresServer, func(s *readytest.Server) string {
+			return "postgres://app:" + readytest.Password + "@" + s.Addr + "/app?sslmode=verify-full"
+		}},
+		{"mysql", mariadbServer, func(s *readytest.Server) string {
+			return "mysql://app:" + readytest.Password + "@" + s.Addr + "/app?tls=true"
+		}},
+		{"amqps", rabbitServer, func(s *readytest.Server) string {
+			return "amqps://app:" + readytest.Password + "@" + s.TLSAddr + "/"
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := tc.server.get(t)
+			checkResult(t, waitFor(t, tc.url(s), nil, 30*time.Second), "permanent", "TLS certificate does not verify")
+			pem, err := os.ReadFile(s.CAFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				t.Fatalf("no certificate in %s", s.CAFile)
+			}
+			checkResult(t, waitFor(t, tc.url(s), &Options{TLS: &tls.Config{RootCAs: pool}}, 30*time.Second), "ready", "")
+		})
+	}
+}

@@ -2,12 +2,16 @@ package ready
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,16 +54,8 @@ var (
 	postgresServer = &shared{start: readytest.StartPostgres}
 	mariadbServer  = &shared{start: readytest.StartMariaDB}
 	natsServer     = &shared{start: readytest.StartNATS}
-	rabbitServer   = &shared{start: func() (*readytest.Server, error) {
-		return readytest.StartRabbitMQ(func(addr string) error {
-			c, err := amqp.Dial("amqp://app:" + readytest.Password + "@" + addr + "/")
-			if err == nil {
-				c.Close()
-			}
-			return err
-		})
-	}}
-	servers = []*shared{postgresServer, mariadbServer, natsServer, rabbitServer}
+	rabbitServer   = &shared{start: func() (*readytest.Server, error) { return readytest.StartRabbitMQ(amqpUp) }}
+	servers        = []*shared{postgresServer, mariadbServer, natsServer, rabbitServer}
 )
 
 func TestMain(m *testing.M) {
@@ -165,9 +161,19 @@ func kafkaServer(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("needs kfake's cluster; skipped under -short")
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(), kfake.Superuser("PLAIN", "app", readytest.Password))
+	c, err := newKafka(t, kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
+	}
+	return c.ListenAddrs()[0]
+}
+
+// newKafka starts a kfake cluster that authenticates "app" (SASL PLAIN,
+// password Password) and answers a failed authentication as Kafka does.
+func newKafka(t *testing.T, opts ...kfake.Opt) (*kfake.Cluster, error) {
+	c, err := kfake.NewCluster(append(opts, kfake.EnableSASL(), kfake.Superuser("PLAIN", "app", readytest.Password))...)
+	if err != nil {
+		return nil, err
 	}
 	t.Cleanup(c.Close)
 	// kfake closes the connection on a failed SASL authentication; Kafka
@@ -186,7 +192,7 @@ func kafkaServer(t *testing.T) string {
 		resp.ErrorMessage = &msg
 		return resp, nil, true
 	})
-	return c.ListenAddrs()[0]
+	return c, nil
 }
 
 // waitFor runs Wait on one target and returns its result.
@@ -223,8 +229,8 @@ func otherProtocol(msg string) bool {
 }
 
 // TestSchemes runs, for each scheme against its real server: already up,
-// up 1.5 s after the wait began, wrong credentials, never up, and a port
-// that speaks HTTP instead.
+// wrong credentials, never up, and a port that speaks HTTP instead.
+// TestRealLateStart has the servers that come up while the wait runs.
 func TestSchemes(t *testing.T) {
 	for _, sc := range schemeCases() {
 		t.Run(sc.name, func(t *testing.T) {
@@ -234,30 +240,6 @@ func TestSchemes(t *testing.T) {
 				r := waitFor(t, sc.url(addr), nil, 30*time.Second)
 				if !r.Ready || r.Attempts != 1 {
 					t.Errorf("a server that is up: ready %v after %d attempts (%v), want ready at the first", r.Ready, r.Attempts, r.Err)
-				}
-			})
-			t.Run("late", func(t *testing.T) {
-				g, err := readytest.NewGate(addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer g.Close()
-				begin := time.Now()
-				openedAt := make(chan time.Duration, 1)
-				timer := time.AfterFunc(1500*time.Millisecond, func() {
-					if err := g.Open(); err != nil {
-						t.Error(err)
-					}
-					openedAt <- time.Since(begin)
-				})
-				defer timer.Stop()
-				r := waitFor(t, sc.url(g.Addr), nil, 30*time.Second)
-				opened := <-openedAt
-				// One step of DefaultPolicy is at most 2 s; the attempt itself
-				// may take a while on a loaded machine.
-				if !r.Ready || r.Attempts < 2 || r.Elapsed-opened > DefaultPolicy().Max+3*time.Second {
-					t.Errorf("a server up at %v: ready %v after %v and %d attempts (%v), want ready within %v of its start",
-						opened, r.Ready, r.Elapsed, r.Attempts, r.Err, DefaultPolicy().Max)
 				}
 			})
 			t.Run("never", func(t *testing.T) {
@@ -295,47 +277,153 @@ func waitCfg(tg *Target, cfg Config) ([]Result, error) {
 	return Wait(context.Background(), []Checker{tg}, cfg)
 }
 
+// amqpUp is RabbitMQ's start-up probe: "app" connects to the vhost.
+func amqpUp(addr string) error {
+	c, err := amqp.Dial("amqp://app:" + readytest.Password + "@" + addr + "/")
+	if err == nil {
+		c.Close()
+	}
+	return err
+}
+
+// lateServer starts a server of one scheme on addr (a loopback host:port,
+// or a path for unix and file) and returns when it accepts, stopping it
+// when t ends.
+type lateServer func(t *testing.T, addr string) error
+
+func withServer(start func(port int) (*readytest.Server, error)) lateServer {
+	return func(t *testing.T, addr string) error {
+		_, p, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(p)
+		s, err := start(port)
+		if err != nil {
+			return err
+		}
+		t.Cleanup(s.Stop)
+		return nil
+	}
+}
+
+// serveOn listens on addr and serves with serve (which returns at once)
+// until t ends.
+func serveOn(network string, serve func(l net.Listener) (stop func())) lateServer {
+	return func(t *testing.T, addr string) error {
+		l, err := net.Listen(network, addr)
+		if err != nil {
+			return err
+		}
+		t.Cleanup(serve(l))
+		return nil
+	}
+}
+
+func serveHTTP(l net.Listener) func() {
+	s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })}
+	go s.Serve(l)
+	return func() { s.Close() }
+}
+
+func serveGRPC(l net.Listener) func() {
+	s := grpc.NewServer()
+	healthpb.RegisterHealthServer(s, health.NewServer())
+	go s.Serve(l)
+	return s.Stop
+}
+
+// lateCases are TestRealLateStart's servers; rediss' presents the
+// certificate that WriteCerts wrote in certs.
+func lateCases(certs string) []struct {
+	name  string
+	start lateServer
+	url   func(addr string) string
+	after time.Duration // when the server starts, from the wait's start
+} {
+	return []struct {
+		name  string
+		start lateServer
+		url   func(addr string) string
+		after time.Duration
+	}{
+		{"postgres", withServer(readytest.StartPostgresOn), func(addr string) string {
+			// The superuser: app does not exist until the server is up.
+			return "postgres://postgres:" + readytest.Password + "@" + addr + "/postgres?sslmode=disable"
+		}, time.Second},
+		{"mysql", withServer(readytest.StartMariaDBOn), withPassword("mysql://app:%s@%s/app"), time.Second},
+		{"amqp", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRabbitMQOn(port, amqpUp) }),
+			withPassword("amqp://app:%s@%s/"), time.Second},
+		{"nats", withServer(readytest.StartNATSOn), withPassword("nats://app:%s@%s"), time.Second},
+		{"redis", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRedisOn(port) }), withPassword("redis://:%s@%s/0"), 1500 * time.Millisecond},
+		{"rediss", withServer(func(port int) (*readytest.Server, error) { return readytest.StartRedisTLSOn(port, certs) }),
+			withPassword("rediss://:%s@%s/0"), 1500 * time.Millisecond},
+		{"kafka", func(t *testing.T, addr string) error {
+			_, p, _ := net.SplitHostPort(addr)
+			port, _ := strconv.Atoi(p)
+			c, err := newKafka(t, kfake.Ports(port))
+			if err == nil {
+				t.Cleanup(c.Close)
+			}
+			return err
+		}, withPassword("kafka://app:%s@%s"), 1500 * time.Millisecond},
+		{"grpc", serveOn("tcp", serveGRPC), func(a string) string { return "grpc://" + a }, 1500 * time.Millisecond},
+		{"http", serveOn("tcp", serveHTTP), func(a string) string { return "http://" + a + "/healthz" }, 1500 * time.Millisecond},
+		{"tcp", serveOn("tcp", serveHTTP), func(a string) string { return "tcp://" + a }, 1500 * time.Millisecond},
+		{"unix", serveOn("unix", serveHTTP), func(a string) string { return "unix://" + a }, 1500 * time.Millisecond},
+		{"file", func(t *testing.T, path string) error { return os.WriteFile(path, nil, 0o644) },
+			func(a string) string { return "file://" + a }, 1500 * time.Millisecond},
+	}
+}
+
 // TestRealLateStart starts real servers on the port a wait is already
-// polling (not a Gate in front of a server that is up): the wait must see
-// them ready within one step of the schedule after they accept, through
-// whatever they answer while they start (PostgreSQL: "the database system
-// is starting up").
+// polling (not a proxy in front of a server that is up), one to three
+// seconds after the wait began: the wait must see each ready within one
+// step of the schedule after it accepts, through whatever it answers while
+// it starts (PostgreSQL: "the database system is starting up"; MariaDB and
+// RabbitMQ: a port that accepts before the server answers).
 func TestRealLateStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real servers; skipped under -short")
 	}
-	for _, tc := range []struct {
-		name  string
-		start func(port int) (*readytest.Server, error)
-		url   func(addr string) string
-	}{
-		{"postgres", readytest.StartPostgresOn, func(addr string) string {
-			// The superuser: app does not exist until the server is up.
-			return "postgres://postgres:" + readytest.Password + "@" + addr + "/postgres?sslmode=disable"
-		}},
-		{"nats", readytest.StartNATSOn, withPassword("nats://app:%s@%s")},
-	} {
+	// rediss' certificate, made before the wait so that it can trust it.
+	certs := t.TempDir()
+	ca, err := readytest.WriteCerts(certs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	opts := &Options{TLS: &tls.Config{RootCAs: pool}}
+	for _, tc := range lateCases(certs) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			port, err := readytest.FreePort()
-			if err != nil {
-				t.Fatal(err)
+			addr := filepath.Join(t.TempDir(), tc.name)
+			if tc.name != "unix" && tc.name != "file" {
+				port, err := readytest.FreePort()
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr = fmt.Sprintf("127.0.0.1:%d", port)
 			}
-			addr := fmt.Sprintf("127.0.0.1:%d", port)
 			begin := time.Now()
 			up := make(chan time.Duration, 1)
-			timer := time.AfterFunc(time.Second, func() {
-				s, err := tc.start(port)
-				if err != nil {
+			timer := time.AfterFunc(tc.after, func() {
+				if err := tc.start(t, addr); err != nil {
 					t.Error(err)
 					up <- -1
 					return
 				}
-				t.Cleanup(s.Stop)
 				up <- time.Since(begin)
 			})
 			defer timer.Stop()
-			r := waitFor(t, tc.url(addr), nil, time.Minute)
+			// RabbitMQ takes ten seconds or more to boot on a loaded machine.
+			var o *Options
+			if tc.name == "rediss" {
+				o = opts // the others would ask for TLS (nats.Secure) or ignore it
+			}
+			r := waitFor(t, tc.url(addr), o, 2*time.Minute)
 			upAt := <-up
 			if upAt < 0 {
 				return

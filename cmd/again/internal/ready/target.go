@@ -128,14 +128,62 @@ func (t *Target) String() string { return t.shown }
 // postgresql.
 func (t *Target) Scheme() string { return t.scheme }
 
-// mask replaces the target's secrets in s, as given and URL-escaped.
+// mask replaces the target's secrets in s, as given and URL-escaped, in
+// one pass over s: text that a replacement wrote is never searched again,
+// so a secret that Mask contains (a password "x") cannot make the line
+// grow without end. A secret of 8 characters or more is masked wherever it
+// appears. A shorter one is masked only where it stands as a token of its
+// own, between characters that are not letters or digits (":pw@", "=pw&",
+// "pw" in quotes): inside a word ("postgres" for a password "e") it is no
+// sign of the secret, and masking it there would garble every message
+// while hiding nothing that the token rule does not.
 func (t *Target) mask(s string) string {
+	forms := t.maskForms()
+	if len(forms) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		n := 0
+		for _, f := range forms {
+			if strings.HasPrefix(s[i:], f) && (len(f) >= 8 || tokenAt(s, i, len(f))) {
+				n = len(f)
+				break
+			}
+		}
+		if n == 0 {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteString(Mask)
+		i += n
+	}
+	return b.String()
+}
+
+// maskForms is every form in which a secret may appear, the longest first
+// so that a secret is masked whole before any shorter one inside it.
+func (t *Target) maskForms() []string {
+	var forms []string
 	for _, sec := range t.secrets {
-		for _, form := range []string{sec, url.QueryEscape(sec), url.PathEscape(sec)} {
-			s = strings.ReplaceAll(s, form, Mask)
+		for _, f := range []string{sec, url.QueryEscape(sec), url.PathEscape(sec)} {
+			if f != "" && !slices.Contains(forms, f) {
+				forms = append(forms, f)
+			}
 		}
 	}
-	return s
+	slices.SortStableFunc(forms, func(a, b string) int { return len(b) - len(a) })
+	return forms
+}
+
+// tokenAt reports whether s[i:i+n] stands between characters that are not
+// ASCII letters or digits (or the ends of s).
+func tokenAt(s string, i, n int) bool {
+	word := func(c byte) bool {
+		return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	return (i == 0 || !word(s[i-1])) && (i+n == len(s) || !word(s[i+n]))
 }
 
 // secretKey reports whether a query parameter holds a secret.

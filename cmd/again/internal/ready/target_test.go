@@ -142,3 +142,37 @@ func TestErrorOneLine(t *testing.T) {
 		t.Errorf("fail(...) = %q, want %q", e.Error(), want)
 	}
 }
+
+// TestMaskShortSecrets checks that a short password is masked where it
+// stands as a token, leaves the words around it alone, and that a password
+// inside the Mask itself ("x") cannot make a line grow: it once turned one
+// error line into thousands of x's.
+func TestMaskShortSecrets(t *testing.T) {
+	tests := []struct {
+		target, text, want string
+	}{
+		{"postgres://u:x@db/app", "connection refused: dial tcp db:5432", "connection refused: dial tcp db:5432"},
+		{"postgres://u:x@db/app", "password x rejected", "password xxxxx rejected"},
+		{"postgres://u:e@db/app", "failed to connect to `user=u database=app`", "failed to connect to `user=u database=app`"},
+		{"postgres://u:pw@db/app?password=pw", "auth failed for 'pw' (pw)", "auth failed for 'xxxxx' (xxxxx)"},
+		{"postgres://u:Zq9longsecret@db/app", "xZq9longsecretx", "xxxxxxx"},
+	}
+	for _, tt := range tests {
+		tg, err := Parse(tt.target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tg.mask(tt.text); got != tt.want {
+			t.Errorf("Parse(%q).mask(%q) = %q, want %q", tt.target, tt.text, got, tt.want)
+		}
+	}
+	for _, in := range []string{"postgres://u:x@db/app?password=x", "postgres://u:e@db/app"} {
+		tg, err := Parse(in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(tg.String(), "postgrxxxxx") || len(tg.String()) > len(in)+2*len(Mask) {
+			t.Errorf("Parse(%q).String() = %q: garbled or grown", in, tg)
+		}
+	}
+}

@@ -31,6 +31,7 @@ const (
 	FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"                    // MaxRequests
 	FieldFleetCells     = "len(Clients) × len(Failures) × len(Strategies)"                   // MaxFleetCells
 	FieldFleetCalls     = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration" // MaxFleetCalls
+	FieldHedgeAttempts  = "len(Quantiles) × Requests × (1 + MaxHedges)"                      // MaxHedgeAttempts
 )
 
 // Error returns "sim: FIELD must be ACCEPTED, got VALUE".

@@ -39,6 +39,16 @@ type HedgeConfig struct {
 // MaxHedgeRequests bounds HedgeConfig.Requests.
 const MaxHedgeRequests = 1_000_000
 
+// MaxHedgeAttempts bounds len(Quantiles) × Requests × (1 + MaxHedges)
+// (FieldHedgeAttempts): the most attempts the table can start, which is
+// its work (four rows per quantile), and, per row, its memory (24 bytes an
+// attempt, for two rows at once). At the limit, a server near saturation
+// (--load and --overload 0.99) and the worst hedge quantile (0.5), the
+// table takes about 6 s of CPU and 170 MB (BENCHMARKS.md); each size at
+// its own limit (10⁶ requests, 20 quantiles, 3 hedges) took 100 s and
+// 327 MB. The defaults are 1,000,000.
+const MaxHedgeAttempts = 2_500_000
+
 // HedgeRow is one row of Hedge. Its JSON form is a row of
 // `again sim hedge --format json`.
 type HedgeRow struct {
@@ -103,6 +113,11 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 	}
 	if err := checkInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
 		return d, err
+	}
+	// Each size is within its limit, but together they could ask for 80
+	// rows of 4 M attempts each.
+	if nq, per := len(d.Quantiles), d.Requests*(1+d.MaxHedges); nq > MaxHedgeAttempts/per {
+		return d, &FieldError{FieldHedgeAttempts, product(nq, d.Requests, 1+d.MaxHedges), fmt.Sprintf("at most %d attempts", MaxHedgeAttempts)}
 	}
 	return d, nil
 }

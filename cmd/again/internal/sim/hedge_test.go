@@ -133,6 +133,11 @@ func TestSimHedgeRejects(t *testing.T) {
 		{"four hedges", HedgeConfig{MaxHedges: 4}, "MaxHedges"},
 		{"budget ratio", HedgeConfig{BudgetRatio: 2}, "BudgetRatio"},
 		{"too few requests", HedgeConfig{Requests: 10}, "Requests"},
+		// Each size within its own limit, together too many: 100 s and
+		// 327 MB at the three limits.
+		{"every size at its limit", HedgeConfig{Requests: MaxHedgeRequests, MaxHedges: 3, Quantiles: make([]float64, 20)}, FieldHedgeAttempts},
+		{"the default quantiles with a million requests", HedgeConfig{Requests: MaxHedgeRequests}, FieldHedgeAttempts},
+		{"one attempt too many", HedgeConfig{Requests: MaxHedgeAttempts/4 + 1, MaxHedges: 3, Quantiles: []float64{0.5}}, FieldHedgeAttempts},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Hedge(tt.c)
@@ -141,6 +146,15 @@ func TestSimHedgeRejects(t *testing.T) {
 				t.Errorf("Hedge = %v; want a *FieldError for %s", err, tt.field)
 			}
 		})
+	}
+	// The combined limit states its terms and its result.
+	_, err := Hedge(HedgeConfig{Requests: MaxHedgeRequests, MaxHedges: 3, Quantiles: make([]float64, 20)})
+	if want := "sim: len(Quantiles) × Requests × (1 + MaxHedges) must be at most 2500000 attempts, got 20 × 1000000 × 4 = 80000000"; err == nil || err.Error() != want {
+		t.Errorf("Hedge at every limit: %v; want %q", err, want)
+	}
+	// At the limit itself the configuration is accepted.
+	if _, err := (&HedgeConfig{Requests: MaxHedgeAttempts / 4, MaxHedges: 3, Quantiles: []float64{0.5}}).withDefaults(); err != nil {
+		t.Errorf("at the limit: %v; want it accepted", err)
 	}
 }
 

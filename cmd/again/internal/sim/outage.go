@@ -25,6 +25,13 @@ type OutageConfig struct {
 	// requests: Rate × (Duration − Spike) + SpikeRate × Spike, counting
 	// only the part of the spike within Duration.
 	SpikeStart, Spike, Duration time.Duration
+	// HardStart [0] and Hard, if Hard is positive, add a hard outage, what
+	// `again proxy --outage Hard@HardStart` does: every attempt that
+	// reaches the server in [HardStart, HardStart+Hard) fails at once, a
+	// 503 that costs the server no work, its answer reaching the client
+	// after the network delay back. The summary is then about the outage,
+	// not the spike (see OutageSummary). Zero Hard means none.
+	HardStart, Hard time.Duration
 	// Latency [1 s] plus PerRequest [10 ms] for every request in progress is
 	// the server's time for a request that arrives.
 	Latency, PerRequest time.Duration
@@ -64,16 +71,21 @@ type OutageSummary struct {
 	Strategy Strategy `json:"strategy"`
 	// Amplification is the attempts sent ÷ the new requests, from the end
 	// of the spike to the end of the run: the load retrying multiplies the
-	// demand by once the trigger is gone.
+	// demand by once the trigger is gone. With a hard outage (Hard), it is
+	// the same ratio over the outage's seconds, from the one it starts in
+	// to the last it covers: the load retrying multiplies the demand by
+	// while the server fails, a fast server having nothing left to
+	// recover from once the outage ends.
 	Amplification float64 `json:"amplification"`
 	// Recovered reports that goodput came back to 90 % of demand after the
-	// spike: in some 5 s window that starts at or after the spike's end
-	// (the first one starts RecoveryS after it), the successes were at
-	// least 90 % of the new requests. A window, not a second: at 40
-	// requests per second one second's count varies by ±16 %.
+	// spike (or the hard outage): in some 5 s window that starts at or
+	// after its end (the first one starts RecoveryS after it), the
+	// successes were at least 90 % of the new requests. A window, not a
+	// second: at 40 requests per second one second's count varies by
+	// ±16 %.
 	Recovered bool `json:"recovered"`
-	// RecoveryS is the seconds from the end of the spike until the
-	// recovery, or nil if the goodput never recovered.
+	// RecoveryS is the seconds from the end of the spike (or the hard
+	// outage) until the recovery, or nil if the goodput never recovered.
 	RecoveryS *float64 `json:"recovery_s"`
 	// SuccessRatio is the share of all new requests that succeeded.
 	SuccessRatio float64 `json:"success_ratio"`
@@ -117,6 +129,7 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 		{"Duration", &d.Duration, 120 * time.Second}, {"Latency", &d.Latency, time.Second},
 		{"PerRequest", &d.PerRequest, 10 * time.Millisecond}, {"Timeout", &d.Timeout, 3 * time.Second},
 		{"NetMean", &d.NetMean, 100 * time.Millisecond},
+		{"HardStart", &d.HardStart, 0}, {"Hard", &d.Hard, 0},
 	} {
 		if *f.v == 0 {
 			*f.v = f.def
@@ -165,6 +178,19 @@ func (c *OutageConfig) spikeWithin() time.Duration {
 	return min(c.SpikeStart+c.Spike, c.Duration) - min(c.SpikeStart, c.Duration)
 }
 
+// hardEnd returns the end of the hard outage, 0 if there is none.
+func (c *OutageConfig) hardEnd() time.Duration {
+	if c.Hard <= 0 {
+		return 0
+	}
+	return c.HardStart + c.Hard
+}
+
+// inHard reports whether t falls within the hard outage.
+func (c *OutageConfig) inHard(t time.Duration) bool {
+	return c.Hard > 0 && t >= c.HardStart && t < c.HardStart+c.Hard
+}
+
 // NoSpike is an OutageConfig.Spike that means no spike at all.
 const NoSpike time.Duration = -1
 
@@ -197,6 +223,13 @@ const (
 // breaker's hint (RetryAfter) as package retry does, or gives up when the
 // hint is longer than Timeout.
 //
+// With a hard outage (Hard) the trigger is a server that fails every
+// attempt at once for a while, as `again proxy --outage` makes one: a
+// failure answered at once is retried at once by immediate retries, so
+// they multiply the load by Attempts while it lasts, where backoff
+// spreads the retries out, a budget stops most of them and a breaker,
+// once open, keeps even first attempts away.
+//
 // Every strategy sees the same arrivals. Outage returns one result per
 // strategy, in the order of c.Strategies, or a *FieldError.
 func Outage(c OutageConfig) ([]OutageResult, error) {
@@ -217,6 +250,7 @@ const (
 	outDepart                // the server finishes an attempt
 	outSuccess               // a response reaches its client in time
 	outTimeout               // a client gives up waiting for an attempt
+	outFailure               // a failure (a hard outage's 503) reaches its client
 )
 
 type outEvent struct {
@@ -248,7 +282,6 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 	}
 	netMean := float64(c.NetMean)
 	net := func() time.Duration { return fromFloat(r.ExpFloat64() * netMean) }
-	spikeEnd := c.SpikeStart + c.Spike
 	var (
 		q          queue[outEvent]
 		reqs       []outRequest
@@ -302,14 +335,19 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			}
 			q.push(now+d, outEvent{kind: outAtServer, req: e.req, orphan: orphan})
 		case outAtServer:
-			done := now + c.Latency + time.Duration(inProgress)*c.PerRequest
-			inProgress++
-			q.push(done, outEvent{kind: outDepart})
+			// A hard outage fails the attempt at once, no work for the
+			// server; otherwise the server works on it.
+			done, answer := now, outFailure
+			if !c.inHard(now) {
+				done, answer = now+c.Latency+time.Duration(inProgress)*c.PerRequest, outSuccess
+				inProgress++
+				q.push(done, outEvent{kind: outDepart})
+			}
 			if e.orphan {
 				continue
 			}
 			if back, deadline := done+net(), reqs[e.req].sentAt+c.Timeout; back <= deadline {
-				q.push(back, outEvent{kind: outSuccess, req: e.req})
+				q.push(back, outEvent{kind: answer, req: e.req})
 			} else {
 				q.push(deadline, outEvent{kind: outTimeout, req: e.req})
 			}
@@ -326,7 +364,7 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			case Breaker:
 				reqs[e.req].ticket.Record(breaker.Success)
 			}
-		case outTimeout:
+		case outTimeout, outFailure:
 			rq := &reqs[e.req]
 			if s == Breaker {
 				rq.ticket.Record(breaker.Failure)
@@ -350,7 +388,24 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			q.push(now+wait, outEvent{kind: outSend, req: e.req})
 		}
 	}
-	return OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs), spikeEnd), Seconds: seconds}
+	return OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
+}
+
+// OutageArrivals returns the times at which the new requests of c arrive,
+// in order: the demand every strategy of Outage faces, for a run made
+// elsewhere (real clients) to face the same one. It returns a *FieldError
+// for an invalid c.
+func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := stream(c.Seed, stringID("outage arrivals"))
+	var out []time.Duration
+	for t := nextArrival(0, &c, r); t < c.Duration; t = nextArrival(t, &c, r) {
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // nextArrival returns the arrival after now of a Poisson process whose rate
@@ -377,20 +432,43 @@ func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration
 	}
 }
 
-func outageSummary(c *OutageConfig, s Strategy, seconds []OutageSecond, succeeded, requests int, spikeEnd time.Duration) OutageSummary {
+// SummarizeOutage sums up the seconds of one strategy's run of c as
+// Outage does, for runs made elsewhere (real clients against a real
+// server, say) to compare with the model's: succeeded and requests are
+// the run's successes and new requests in all, for SuccessRatio. It
+// returns a *FieldError for an invalid c.
+func SummarizeOutage(c OutageConfig, s Strategy, seconds []OutageSecond, succeeded, requests int) (OutageSummary, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return OutageSummary{}, err
+	}
+	return outageSummary(&c, s, seconds, succeeded, requests), nil
+}
+
+func outageSummary(c *OutageConfig, s Strategy, seconds []OutageSecond, succeeded, requests int) OutageSummary {
 	sum := OutageSummary{Strategy: s}
 	if requests > 0 {
 		sum.SuccessRatio = float64(succeeded) / float64(requests)
 	}
-	from := min(int((spikeEnd+time.Second-1)/time.Second), len(seconds))
+	end := c.SpikeStart + c.Spike
+	from := min(int((end+time.Second-1)/time.Second), len(seconds))
+	to := len(seconds)
+	if c.Hard > 0 {
+		// The outage's seconds, from the one it starts in to the last one
+		// it covers; recovery from its end.
+		end = c.hardEnd()
+		to = min(int((end+time.Second-1)/time.Second), len(seconds))
+		from = min(int(c.HardStart/time.Second), to)
+	}
 	var attempts, news int
-	for _, sec := range seconds[from:] {
+	for _, sec := range seconds[from:to] {
 		attempts += sec.Attempts
 		news += sec.NewRequests
 	}
 	if news > 0 {
 		sum.Amplification = float64(attempts) / float64(news)
 	}
+	from = min(int((end+time.Second-1)/time.Second), len(seconds))
 	recovery := -1
 	for w := from; w+recoveryWindow <= len(seconds); w++ {
 		var good, demand int
@@ -405,7 +483,7 @@ func outageSummary(c *OutageConfig, s Strategy, seconds []OutageSecond, succeede
 	}
 	if recovery >= 0 {
 		sum.Recovered = true
-		d := float64(recovery) - spikeEnd.Seconds()
+		d := float64(recovery) - end.Seconds()
 		sum.RecoveryS = &d
 	}
 	return sum

@@ -104,6 +104,9 @@ func TestSimOutageRejects(t *testing.T) {
 		{SpikeRate: MaxRate + 1},
 		{Timeout: -1},
 		{Attempts: 101},
+		{Hard: -1},
+		{HardStart: -1, Hard: time.Second},
+		{Hard: 2 * MaxDuration},
 		{Policy: backoff.Policy{Multiplier: 0.5}},
 		// Each within its limit, together 36 M requests: minutes and
 		// gigabytes.
@@ -161,6 +164,135 @@ func TestOutageExtremes(t *testing.T) {
 	} {
 		if _, err := Outage(c); err != nil {
 			t.Errorf("Outage(rate %g, spike rate %g, %+v): %v", c.Rate, c.SpikeRate, c.Policy, err)
+		}
+	}
+}
+
+// hardScenario is a fast server behind a 3 s hard outage from t = 2 s:
+// what `again proxy --outage 3s@2s` makes of a loopback server.
+func hardScenario(seed uint64) OutageConfig {
+	return OutageConfig{
+		Rate: 100, SpikeRate: 100, Spike: NoSpike, SpikeStart: 2 * time.Second,
+		HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 12 * time.Second,
+		Latency: time.Millisecond, PerRequest: 1, Timeout: 600 * time.Millisecond, Attempts: 3, NetMean: 1,
+		Policy: backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second}, Seed: seed, Runner: parallel,
+	}
+}
+
+// TestSimHardOutage asserts the picture of a hard outage against a fast
+// server, for several seeds: immediate retries triple the load while it
+// lasts, backoff nearly so (a few retries fall after its end), a budget
+// keeps it near the demand and an open breaker below it; once the outage
+// ends, every strategy but the breaker (still open for its jittered
+// period) serves the demand at once.
+func TestSimHardOutage(t *testing.T) {
+	for seed := range uint64(5) {
+		res, err := Outage(hardScenario(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			s := r.Summary
+			var lo, hi float64
+			switch s.Strategy {
+			case NoRetries:
+				lo, hi = 1, 1
+			case Immediate:
+				lo, hi = 3, 3
+			case Backoff:
+				lo, hi = 2.7, 3
+			case Budget:
+				lo, hi = 1, 1.1
+			case Breaker:
+				lo, hi = 0.3, 0.95
+			}
+			if s.Amplification < lo || s.Amplification > hi {
+				t.Errorf("seed %d, %s: amplification %.3f, want %g to %g", seed, s.Strategy, s.Amplification, lo, hi)
+			}
+			if s.Strategy != Breaker && (!s.Recovered || *s.RecoveryS != 0) {
+				t.Errorf("seed %d, %s: recovered %v after %s s, want at the outage's end", seed, s.Strategy, s.Recovered, fmtPtr(s.RecoveryS))
+			}
+			// During the outage nothing succeeds; before it, everything.
+			for _, sec := range r.Seconds[2:5] {
+				if sec.Successes > 1 { // the last attempt answered before 2 s may land in it
+					t.Errorf("seed %d, %s, second %d: %d successes during the outage", seed, s.Strategy, sec.Second, sec.Successes)
+				}
+			}
+			if sec := r.Seconds[0]; sec.Successes != sec.NewRequests || sec.Attempts != sec.NewRequests {
+				t.Errorf("seed %d, %s, second 0: %+v, want every request to succeed at once", seed, s.Strategy, sec)
+			}
+		}
+	}
+}
+
+// The hard outage costs the server no work: a slow server (the default,
+// 1 s + 10 ms per request in progress) recovers from a hard outage as
+// fast as without retries, whatever the retries (the breaker, still open
+// for its jittered period after the outage, aside), where a spike of the
+// same length collapses it.
+func TestSimHardOutageNoWork(t *testing.T) {
+	res, err := Outage(OutageConfig{Strategies: []Strategy{NoRetries, Immediate, Backoff, Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: parallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if s := r.Summary; !s.Recovered || *s.RecoveryS > 5 {
+			t.Errorf("%s: recovered %v after %s s, want within 5 s", s.Strategy, s.Recovered, fmtPtr(s.RecoveryS))
+		}
+	}
+}
+
+// SummarizeOutage sums up a run's seconds as Outage does, with a spike or
+// a hard outage, so that a real run's summary means the same.
+func TestSummarizeOutage(t *testing.T) {
+	for _, c := range []OutageConfig{{Seed: 1, Policy: backoff.Default()}, hardScenario(1)} {
+		res, err := Outage(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			var news int
+			for _, sec := range r.Seconds {
+				news += sec.NewRequests
+			}
+			succeeded := int(r.Summary.SuccessRatio*float64(news) + 0.5)
+			got, err := SummarizeOutage(c, r.Summary.Strategy, r.Seconds, succeeded, news)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, r.Summary) {
+				t.Errorf("hard %v, %s: SummarizeOutage = %+v, want %+v", c.Hard, r.Summary.Strategy, got, r.Summary)
+			}
+		}
+	}
+	if _, err := SummarizeOutage(OutageConfig{Hard: -1, Policy: backoff.Default()}, NoRetries, nil, 0, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("SummarizeOutage with Hard -1: %v, want an error matching ErrInvalid", err)
+	}
+}
+
+// OutageArrivals are the arrivals Outage's strategies face: as many per
+// second as its NewRequests.
+func TestOutageArrivals(t *testing.T) {
+	for _, c := range []OutageConfig{{Seed: 1, Policy: backoff.Default()}, hardScenario(2)} {
+		res, err := Outage(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		arr, err := OutageArrivals(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := make([]int, len(res[0].Seconds))
+		for i, a := range arr {
+			if i > 0 && a < arr[i-1] {
+				t.Fatalf("arrival %d at %v before arrival %d at %v", i, a, i-1, arr[i-1])
+			}
+			per[a/time.Second]++
+		}
+		for i, sec := range res[0].Seconds {
+			if per[i] != sec.NewRequests {
+				t.Errorf("hard %v, second %d: %d arrivals, Outage had %d new requests", c.Hard, i, per[i], sec.NewRequests)
+			}
 		}
 	}
 }

@@ -423,7 +423,7 @@ func TestBrowser(t *testing.T) {
 		}
 		tb.choosePreset("grpc-conn")
 		q := tb.query()
-		if q.Get("initial") != "1s" || q.Get("multiplier") != "1.6" || q.Get("max") != "120s" || q.Get("jitter") != "proportional:0.2" {
+		if q.Get("initial") != "1s" || q.Get("multiplier") != "1.6" || q.Get("max") != "120s" || q.Get("jitter") != "grpc:0.2" {
 			t.Errorf("gRPC connection backoff preset gives query %v", q)
 		}
 		if got := eval[string](tb, `document.getElementById('factor').value`); got != "0.2" {

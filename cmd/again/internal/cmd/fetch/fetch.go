@@ -168,7 +168,7 @@ signal N stops it.`,
 	f.maxRetryWait = "1m"
 	fs.Var(cmdutil.Text(&f.maxRetryWait, "duration"), "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying, and 0 waits for none")
 	f.key = "auto"
-	fs.Var(cmdutil.Text(&f.key, "auto|off|KEY"), "idempotency-key", "Idempotency-Key for POST and PATCH: auto (random), off, or the key to send")
+	fs.Var(cmdutil.Text(&f.key, "auto|off|KEY"), "idempotency-key", "Idempotency-Key for POST and PATCH (and, given explicitly, for PUT, DELETE and other unsafe methods, so that --hedge-after hedges them): auto (random), off, or the key to send")
 	f.curl.add(fs)
 	budgetURL := cmdutil.AddBudgetFlag(fs)
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
@@ -189,11 +189,8 @@ signal N stops it.`,
 // environment asks for them.
 func fetchRun(ctx context.Context, f *Options) (err error) {
 	env, fs, hf := f.Env, f.Flags, f.hedge
-	ctx, tel, err := cmdutil.StartTelemetry(ctx, "fetch", env)
-	if err != nil {
-		return err
-	}
-	defer func() { tel.End(err) }()
+	ctx, tel := cmdutil.StartTelemetry(ctx, "fetch", env)
+	defer func() { err = tel.End(ctx, err) }()
 	in, err := f.Policy.ParseTimed()
 	if err != nil {
 		return err
@@ -233,7 +230,7 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 		cmdutil.CloseBudget(breakerCloser)
 		return err
 	}
-	defer cmdutil.CloseBudget(tel.BeforeClose(closer))
+	defer cmdutil.CloseBudget(tel.BeforeClose(ctx, closer))
 	defer cmdutil.CloseBudget(breakerCloser)
 	tr.Budget, tr.Breakers = budget, breakers
 	if in.Deadline > 0 {
@@ -340,8 +337,12 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	switch f.key {
 	case "auto":
 		// The library adds no key unless asked: a person asked to retry
-		// this one request, so fetch asks.
-		tr.GenerateIdempotencyKey = true
+		// this one request, so fetch asks, for a POST or a PATCH. Another
+		// method that is not safe (PUT, DELETE) gets one only when
+		// --idempotency-key auto is given: with --hedge-after the key is
+		// what lets it be hedged, and a server that ignores keys would
+		// see two at once (a DELETE's hedge answers 404).
+		tr.GenerateIdempotencyKey = req.Method == http.MethodPost || req.Method == http.MethodPatch || fs.Changed("idempotency-key")
 	case "off":
 	default:
 		if !validHeaderValue(f.key) {
@@ -558,13 +559,9 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		}
 		return err
 	}
-	if tr.Hedge != nil {
-		// Copies run at once and only one may write the output: the
-		// winner's body is written after RoundTrip (a body cut off is then
-		// not retried), within --timeout still.
-		tr.ReadBody = nil
-		boundBodies(tr)
-	}
+	// Hedged too: the Transport gives ReadBody the winner's body alone,
+	// within the winner's --timeout, so that one copy writes the output
+	// and a winner whose body is cut or stalls is retried.
 	resp, err := client.Do(req)
 	if err != nil {
 		if resp != nil {

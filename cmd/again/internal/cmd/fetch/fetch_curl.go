@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"sort"
 	"strings"
@@ -97,22 +98,52 @@ type verboseTransport struct {
 }
 
 func (v *verboseTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	var b bytes.Buffer
-	target := retryhttp.RedactURL(req.URL.RequestURI())
-	fmt.Fprintf(&b, "> %s %s HTTP/1.1\n> Host: %s\n", req.Method, target, req.Host)
-	if req.Host == "" {
-		b.Truncate(b.Len() - len("> Host: \n"))
-		fmt.Fprintf(&b, "> Host: %s\n", req.URL.Host)
+	// The request is printed once its headers are written, with the
+	// protocol of the connection that took it (HTTP/2 on a connection
+	// that negotiated h2), or, if none took it, when RoundTrip returns.
+	var (
+		mu      sync.Mutex
+		proto   = "HTTP/1.1"
+		printed bool
+	)
+	printRequest := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if printed {
+			return
+		}
+		printed = true
+		var b bytes.Buffer
+		target := retryhttp.RedactURL(req.URL.RequestURI())
+		fmt.Fprintf(&b, "> %s %s %s\n> Host: %s\n", req.Method, target, proto, req.Host)
+		if req.Host == "" {
+			b.Truncate(b.Len() - len("> Host: \n"))
+			fmt.Fprintf(&b, "> Host: %s\n", req.URL.Host)
+		}
+		writeHeaders(&b, "> ", req.Header)
+		b.WriteString(">\n")
+		v.print(b.Bytes())
 	}
-	writeHeaders(&b, "> ", req.Header)
-	b.WriteString(">\n")
-	v.print(b.Bytes())
-	resp, err := v.base.RoundTrip(req)
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			if tc, ok := info.Conn.(interface{ ConnectionState() tls.ConnectionState }); ok && tc.ConnectionState().NegotiatedProtocol == "h2" {
+				mu.Lock()
+				proto = "HTTP/2"
+				mu.Unlock()
+			}
+		},
+		WroteHeaders: printRequest,
+	}
+	resp, err := v.base.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	printRequest()
+	if resp != nil && resp.Request != nil && resp.Request.Context() != req.Context() {
+		resp.Request = req // the caller's, not the traced copy
+	}
 	if err != nil {
 		v.print([]byte("* " + cmdutil.Printable(err.Error()) + "\n"))
 		return resp, err
 	}
-	b.Reset()
+	var b bytes.Buffer
 	fmt.Fprintf(&b, "< %s %s\n", resp.Proto, cmdutil.Printable(resp.Status))
 	writeHeaders(&b, "< ", resp.Header)
 	b.WriteString("<\n")

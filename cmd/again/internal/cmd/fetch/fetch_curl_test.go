@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -355,11 +357,19 @@ func TestFetchConnectTimeout(t *testing.T) {
 // its headers and then stalls in the body fails the attempt at the limit,
 // and the attempt is retried.
 func TestFetchTimeoutCoversBody(t *testing.T) {
+	for _, hedged := range [][]string{nil, {"--hedge-after", "1s"}} {
+		t.Run(fmt.Sprint("hedged=", hedged != nil), func(t *testing.T) { timeoutCoversBody(t, hedged) })
+	}
+}
+
+// timeoutCoversBody is TestFetchTimeoutCoversBody with the extra flags:
+// a hedged winner whose body stalls is retried like any attempt.
+func timeoutCoversBody(t *testing.T, extra []string) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/slow": {{body: "x", stall: true}}})
 	// --deadline only keeps a failing test short.
 	out := filepath.Join(t.TempDir(), "out")
-	r := run(t, append(withArgs(fast, "-o", out, "--timeout", "200ms", "--retries", "1", "--deadline", "20s"), srv.URL+"/slow")...)
+	r := run(t, append(withArgs(fast, append(extra, "-o", out, "--timeout", "200ms", "--retries", "1", "--deadline", "20s")...), srv.URL+"/slow")...)
 	pattern := regexp.MustCompile(`^again: attempt 1/2 failed \(timed out after 200ms\); retrying in 0s
 again fetch: retries exhausted after 2 attempts in ([^\n]+): timed out after 200ms
 $`)
@@ -375,21 +385,27 @@ $`)
 
 // A body cut off mid-way is retried when the output can start over (a
 // regular -o file); on stdout, what arrived stays and retrying stops.
+// With --hedge-after the same: a hedged request keeps the retry rules (the
+// winner's body was once written after the attempt, and not retried).
 func TestFetchCutBodyRetried(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
-	srv := newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
-	out := filepath.Join(t.TempDir(), "out")
-	r := run(t, append(withArgs(fast, "-o", out), srv.URL+"/")...)
-	got, _ := os.ReadFile(out)
-	want := "again: attempt 1/4 failed (reading the response body: unexpected EOF); retrying in 0s\n"
-	if r.Code != 0 || string(got) != "whole" || r.Stderr != want {
-		t.Errorf("-o: exit %d, file %q, stderr %q; want 0, %q, %q", r.Code, got, r.Stderr, "whole", want)
-	}
-	srv = newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
-	r = run(t, append(withArgs(fast), srv.URL+"/")...)
-	want = "again fetch: reading the response body: unexpected EOF (not retried: the output cannot start over)\n"
-	if r.Code != 1 || r.Stdout != "partial" || r.Stderr != want {
-		t.Errorf("stdout: exit %d, stdout %q, stderr %q; want 1, %q, %q", r.Code, r.Stdout, r.Stderr, "partial", want)
+	for _, hedged := range [][]string{nil, {"--hedge-after", "1s"}} {
+		t.Run(fmt.Sprint("hedged=", hedged != nil), func(t *testing.T) {
+			srv := newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
+			out := filepath.Join(t.TempDir(), "out")
+			r := run(t, append(withArgs(fast, append(hedged, "-o", out)...), srv.URL+"/")...)
+			got, _ := os.ReadFile(out)
+			want := "again: attempt 1/4 failed (reading the response body: unexpected EOF); retrying in 0s\n"
+			if r.Code != 0 || string(got) != "whole" || r.Stderr != want {
+				t.Errorf("-o: exit %d, file %q, stderr %q; want 0, %q, %q", r.Code, got, r.Stderr, "whole", want)
+			}
+			srv = newFetchServer(t, map[string][]answer{"/": {{body: "partial", cut: true}, {body: "whole"}}})
+			r = run(t, append(withArgs(fast, hedged...), srv.URL+"/")...)
+			want = "again fetch: reading the response body: unexpected EOF (not retried: the output cannot start over)\n"
+			if r.Code != 1 || r.Stdout != "partial" || r.Stderr != want {
+				t.Errorf("stdout: exit %d, stdout %q, stderr %q; want 1, %q, %q", r.Code, r.Stdout, r.Stderr, "partial", want)
+			}
+		})
 	}
 }
 
@@ -424,4 +440,31 @@ func FuzzShownValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// -v prints the request line with the protocol of the connection that
+// took it: HTTP/2 on a connection that negotiated h2, as the response's
+// line says (it once printed HTTP/1.1 whatever the connection).
+func TestFetchVerboseProtocol(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
+	for _, h2 := range []bool{false, true} {
+		t.Run(fmt.Sprint("http2=", h2), func(t *testing.T) {
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Proto) }))
+			srv.EnableHTTP2 = h2
+			srv.StartTLS()
+			t.Cleanup(srv.Close)
+			ca := filepath.Join(t.TempDir(), "ca.pem")
+			if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := run(t, "fetch", "-v", "--cacert", ca, srv.URL+"/p")
+			request, response := "> GET /p HTTP/1.1\n", "< HTTP/1.1 200 OK\n"
+			if h2 {
+				request, response = "> GET /p HTTP/2\n", "< HTTP/2.0 200 OK\n"
+			}
+			if r.Code != 0 || !strings.Contains(r.Stderr, request) || !strings.Contains(r.Stderr, response) {
+				t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant %q and %q", r.Code, r.Stdout, r.Stderr, request, response)
+			}
+		})
+	}
 }

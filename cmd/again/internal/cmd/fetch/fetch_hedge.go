@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
 	"github.com/spf13/pflag"
 )
@@ -21,12 +23,19 @@ const hedgeHelp = `--hedge-after sends a copy of a request that has not answered
 delay, and takes the first response: a duration, or pNN (p95) for the
 observed NNth percentile of the latencies of earlier successful requests,
 which needs --hedge-warmup samples (20 by default) first, so it matters
-with --repeat. --max-hedges copies at most (1 by default). Hedges follow
-the rules of retries: only methods that may be repeated, or a request with
-an Idempotency-Key (each copy sends the same body and the same key); a
-body from stdin over 1 MiB, streamed once, is neither retried nor hedged.
-A 429, a 503 or a Retry-After stops a request's hedging. With -v, a line
-on stderr says when a hedge is sent and which copy answered.
+with --repeat. --max-hedges copies at most (1 by default). Only requests
+that may run twice at once are hedged: GET, HEAD, OPTIONS, TRACE and
+QUERY, and any method with an Idempotency-Key (a POST's or PATCH's
+automatic one, --idempotency-key given explicitly, or a -H header); each
+copy sends the same body and the same key. A PUT or DELETE without a key
+is retried but not hedged. A body from stdin over 1 MiB, streamed once, is
+neither retried nor hedged. A hedged request keeps the rules of retries:
+a winner whose body is cut off or outlasts --timeout is retried, as an
+unhedged request is, when the output can start over. Hedges
+spend a budget, 10 % of the requests by default (--hedge-budget RATIO, or
+off), with a burst of 4; the --repeat summary says how many it denied. A
+429, a 503 or a Retry-After stops a request's hedging. With -v, a line on
+stderr says when a hedge is sent and which copy answered.
 
 --repeat N sends the request N times, one after the other, reads each
 response to its end and prints, instead of the bodies, a summary of the
@@ -35,15 +44,21 @@ the failures. It exits 1 if any request failed.`
 
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
-	after, max, warmup, repeat string
+	after, max, warmup, repeat, budget string
 }
 
+// defaultHedgeBudget is --hedge-budget's default: hedges at most about
+// 10 % of the requests, so that --hedge-after 1ms --max-hedges 10 cannot
+// send ten times the load.
+const defaultHedgeBudget = "0.1"
+
 func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
-	h := &hedgeFlags{max: "1", warmup: "20", repeat: "1"}
+	h := &hedgeFlags{max: "1", warmup: "20", repeat: "1", budget: defaultHedgeBudget}
 	fs.Var(cmdutil.Text(&h.after, "duration|pNN"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
 	fs.Var(cmdutil.Text(&h.max, "n"), "max-hedges", "most copies sent per attempt with --hedge-after, 1 to 10")
 	fs.Var(cmdutil.Text(&h.warmup, "n"), "hedge-warmup", "with --hedge-after pNN: the successful requests observed before hedging")
 	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times in sequence and print a latency summary instead of the bodies")
+	fs.Var(cmdutil.Text(&h.budget, "RATIO|off"), "hedge-budget", "with --hedge-after: hedges at most about this share of the requests (a token bucket with a burst of 4), or off for no budget")
 	return h
 }
 
@@ -51,7 +66,7 @@ func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
 // --hedge-after.
 func (h *hedgeFlags) hedger(fs *pflag.FlagSet) (*hedge.Hedger, error) {
 	if h.after == "" {
-		for _, name := range []string{"max-hedges", "hedge-warmup"} {
+		for _, name := range []string{"max-hedges", "hedge-warmup", "hedge-budget"} {
 			if fs.Changed(name) {
 				return nil, cmdutil.Usagef("--%s needs --hedge-after", name)
 			}
@@ -74,12 +89,13 @@ func (h *hedgeFlags) hedger(fs *pflag.FlagSet) (*hedge.Hedger, error) {
 		if fs.Changed("hedge-warmup") {
 			return nil, cmdutil.Usagef("--hedge-warmup needs --hedge-after pNN; a fixed delay has no warm-up")
 		}
-		d, err := cmdutil.DurationFlag("hedge-after", h.after, false)
-		if err != nil {
+		if err := cmdutil.RequireUnit("hedge-after", h.after); err != nil {
 			return nil, err
 		}
-		if d <= 0 {
-			return nil, cmdutil.Usagef("--hedge-after must be a duration above 0 or a percentile such as p95, got %q", h.after)
+		d, err := cmdutil.DurationFlag("hedge-after", h.after, false)
+		if err != nil || d <= 0 {
+			// One message for every refusal: what is accepted.
+			return nil, cmdutil.Usagef("--hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got %q", h.after)
 		}
 		hg.After = d
 	}
@@ -88,7 +104,42 @@ func (h *hedgeFlags) hedger(fs *pflag.FlagSet) (*hedge.Hedger, error) {
 		return nil, cmdutil.Usagef("--max-hedges must be a whole number from 1 to 10, got %q", h.max)
 	}
 	hg.MaxHedges = n
+	if h.budget != "off" {
+		ratio, err := strconv.ParseFloat(strings.TrimSpace(h.budget), 64)
+		if err != nil || !(ratio >= 0.001 && ratio <= 1) {
+			return nil, cmdutil.Usagef("--hedge-budget must be a ratio from 0.001 to 1 or off, got %q", h.budget)
+		}
+		hg.Budget = &countedBudget{TokenBucket: retry.TokenBucket{TokenRatio: ratio}}
+	}
 	return hg, nil
+}
+
+// countedBudget is --hedge-budget: a token bucket that counts the hedges
+// it denied, for the --repeat summary.
+type countedBudget struct {
+	retry.TokenBucket
+	denied atomic.Int64
+}
+
+// Take spends a token for a hedge, or counts a denial.
+func (b *countedBudget) Take() bool {
+	if b.TokenBucket.Take() {
+		return true
+	}
+	b.denied.Add(1)
+	return false
+}
+
+// deniedBy returns the hedges h's budget denied, and whether it has one.
+func deniedBy(h *hedge.Hedger) (int64, bool) {
+	if h == nil {
+		return 0, false
+	}
+	b, ok := h.Budget.(*countedBudget)
+	if !ok {
+		return 0, false
+	}
+	return b.denied.Load(), true
 }
 
 // repeats returns --repeat's count.
@@ -112,8 +163,9 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 type hedgeReport struct {
 	mu        sync.Mutex
 	sent, won int
-	mark      int       // sent when the current request began
-	verbose   io.Writer // nil without -v
+	mark      int           // sent when the current request began
+	verbose   io.Writer     // nil without -v
+	hedger    *hedge.Hedger // the hedging reported on, or nil
 }
 
 // begin marks the start of a request.
@@ -128,6 +180,7 @@ func (r *hedgeReport) watch(h *hedge.Hedger) {
 	if h == nil {
 		return
 	}
+	r.hedger = h
 	h.OnHedge = func(e hedge.Event) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -242,7 +295,11 @@ func writeSummary(w io.Writer, n, failed int, latencies []time.Duration, rep *he
 	fmt.Fprintf(w, "latency   p50 %s  p90 %s  p99 %s  max %s\n", pct(0.5), pct(0.9), pct(0.99), pct(1))
 	rep.mu.Lock()
 	defer rep.mu.Unlock()
-	fmt.Fprintf(w, "hedges    %d sent (%.1f %% of requests), %d won\n", rep.sent, 100*float64(rep.sent)/float64(n), rep.won)
+	fmt.Fprintf(w, "hedges    %d sent (%.1f %% of requests), %d won", rep.sent, 100*float64(rep.sent)/float64(n), rep.won)
+	if denied, ok := deniedBy(rep.hedger); ok {
+		fmt.Fprintf(w, ", %d denied by the budget", denied)
+	}
+	fmt.Fprintln(w)
 }
 
 // roundLatency shows d with three or four significant digits.

@@ -5,7 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -51,26 +54,109 @@ func TestFetchHedgeAfter(t *testing.T) {
 	}
 }
 
-// A POST without Idempotency-Key is never hedged, as it is never retried.
+// Only what may run twice at once is hedged: a safe method, or any method
+// with an Idempotency-Key. A POST without one is never hedged (nor
+// retried); a PUT or DELETE without one is retried but not hedged, since
+// its hedge would run beside a copy that may have succeeded (a DELETE's
+// would answer 404). An explicit --idempotency-key auto, or a key, lets
+// them be hedged.
 func TestFetchHedgeFollowsRetryRules(t *testing.T) {
-	var n atomic.Int32
-	second := make(chan struct{})
+	tests := []struct {
+		name     string
+		args     []string
+		requests int32
+	}{
+		{"GET", nil, 2},
+		{"POST without a key", []string{"--idempotency-key", "off", "-d", "x"}, 1},
+		{"POST with its automatic key", []string{"-d", "x"}, 2},
+		{"PUT without a key", []string{"-X", "PUT", "-d", "x"}, 1},
+		{"DELETE without a key", []string{"-X", "DELETE"}, 1},
+		{"PUT with --idempotency-key auto", []string{"-X", "PUT", "-d", "x", "--idempotency-key", "auto"}, 2},
+		{"DELETE with --idempotency-key auto", []string{"-X", "DELETE", "--idempotency-key", "auto"}, 2},
+		{"DELETE with a key", []string{"-X", "DELETE", "-H", "Idempotency-Key: k1"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var n atomic.Int32
+			second := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 2 {
+					close(second)
+				}
+				// Answer when a hedge arrives, or after 300 ms: long past the
+				// delay, so that a hedge would have been sent.
+				select {
+				case <-second:
+				case <-time.After(300 * time.Millisecond):
+				}
+				fmt.Fprint(w, "ok")
+			}))
+			defer srv.Close()
+			r := run(t, append(append([]string{"fetch", "--hedge-after", "10ms"}, tt.args...), srv.URL)...)
+			if r.Code != 0 || n.Load() != tt.requests {
+				t.Errorf("exit %d, %d requests; want 0, %d (stderr %q)", r.Code, n.Load(), tt.requests, r.Stderr)
+			}
+		})
+	}
+}
+
+// The default hedge budget bounds the hedges of --repeat: 10 % of the
+// requests (and a burst of 4), where --max-hedges 10 after 1 ms would
+// hedge every request ten times; the summary says how many it denied.
+// --hedge-budget off lifts it.
+func TestFetchHedgeBudget(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n.Add(1) == 2 {
-			close(second)
-		}
-		// Answer when a hedge arrives, or after 300 ms: long past the
-		// delay, so that a hedge would have been sent.
-		select {
-		case <-second:
-		case <-time.After(300 * time.Millisecond):
+		select { // every copy is slower than the delay
+		case <-time.After(20 * time.Millisecond):
+		case <-r.Context().Done():
 		}
 		fmt.Fprint(w, "ok")
 	}))
 	defer srv.Close()
-	r := run(t, "fetch", "--hedge-after", "10ms", "--idempotency-key", "off", "-d", "x", srv.URL)
-	if r.Code != 0 || n.Load() != 1 {
-		t.Errorf("POST without a key: exit %d, %d requests; want one request (stderr %q)", r.Code, n.Load(), r.Stderr)
+	sent := regexp.MustCompile(`hedges    (\d+) sent \([^)]*\), \d+ won(, (\d+) denied by the budget)?\n$`)
+	r := run(t, "fetch", "--repeat", "20", "--hedge-after", "1ms", "--max-hedges", "10", srv.URL)
+	m := sent.FindStringSubmatch(r.Stdout)
+	if r.Code != 0 || m == nil || m[3] == "" {
+		t.Fatalf("exit %d, stdout %q; want a summary with the hedges denied", r.Code, r.Stdout)
+	}
+	// 4 of the burst, and 0.1 a success: at most 6 of 200 asked for.
+	if n, _ := strconv.Atoi(m[1]); n > 6 {
+		t.Errorf("%d hedges sent; want at most 6 under the default budget", n)
+	}
+	if d, _ := strconv.Atoi(m[3]); d == 0 {
+		t.Errorf("0 hedges denied; want the budget to have denied some")
+	}
+	r = run(t, "fetch", "--repeat", "2", "--hedge-after", "1ms", "--max-hedges", "3", "--hedge-budget", "off", srv.URL)
+	m = sent.FindStringSubmatch(r.Stdout)
+	if r.Code != 0 || m == nil || m[3] != "" || m[1] != "6" {
+		t.Errorf("--hedge-budget off: exit %d, stdout %q; want 6 hedges, none denied, no budget named", r.Code, r.Stdout)
+	}
+}
+
+// A hedge whose body cannot be had (the --data @FILE changed while the
+// first copy was in flight) is not sent, and the first copy, which
+// succeeds, is the answer: it once failed the fetch with "GetBody".
+func TestFetchHedgeBodyChanged(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(data, []byte("x=1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.ReadAll(r.Body)
+		os.WriteFile(data, []byte("x=2, changed in place"), 0o600)
+		select { // past the hedge delay
+		case <-time.After(300 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "first")
+	}))
+	defer srv.Close()
+	r := run(t, "fetch", "-X", "POST", "-H", "Idempotency-Key: k", "-d", "@"+data, "--hedge-after", "50ms", srv.URL)
+	if r.Code != 0 || r.Stdout != "first" || n.Load() != 1 {
+		t.Errorf("exit %d, stdout %q, %d requests, stderr %q; want 0, the first copy's answer, no hedge", r.Code, r.Stdout, n.Load(), r.Stderr)
 	}
 }
 
@@ -82,7 +168,7 @@ func TestFetchRepeatSummary(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 sent \(20\.0 % of requests\), 1 won\n$`)
+	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 sent \(20\.0 % of requests\), 1 won, 0 denied by the budget\n$`)
 	if !want.MatchString(r.Stdout) {
 		t.Errorf("summary:\n%s\nwant it to match %s", r.Stdout, want)
 	}
@@ -109,7 +195,11 @@ func TestFetchHedgeUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--hedge-after", "p100"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "p100"`},
 		{[]string{"--hedge-after", "pfast"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "pfast"`},
-		{[]string{"--hedge-after", "0s"}, `again fetch: --hedge-after must be a duration above 0 or a percentile such as p95, got "0s"`},
+		// Each refusal says what is accepted: 0 is not ("from 0" was said).
+		{[]string{"--hedge-after", "0s"}, `again fetch: --hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got "0s"`},
+		{[]string{"--hedge-after", "-1s"}, `again fetch: --hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got "-1s"`},
+		{[]string{"--hedge-after", "10ms", "--hedge-budget", "0"}, `again fetch: --hedge-budget must be a ratio from 0.001 to 1 or off, got "0"`},
+		{[]string{"--hedge-budget", "0.2"}, `again fetch: --hedge-budget needs --hedge-after`},
 		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
 		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges must be a whole number from 1 to 10, got "0"`},
 		{[]string{"--max-hedges", "2"}, `again fetch: --max-hedges needs --hedge-after`},
@@ -209,8 +299,10 @@ func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
 		stdout string
 		stderr string
 	}{
+		// As without --hedge-after (the winner's body is read within its
+		// attempt): the output, stdout, cannot start over.
 		{"--hedge-after", []string{"--hedge-after", "50ms", "--retries", "0"}, "",
-			"again fetch: reading the response body: timed out after --timeout 200ms\n"},
+			"again fetch: reading the response body: attempt timed out after 200ms (not retried: the output cannot start over)\n"},
 		{"--repeat", []string{"--repeat", "1"}, "",
 			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --timeout 200ms)\n"},
 	}
@@ -243,7 +335,7 @@ func TestFetchHedgeStdin(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	var out, errOut strings.Builder
-	code := againRun(t.Context(), []string{"fetch", "-X", "PUT", "-d", "@-", "--hedge-after", "20ms", srv.URL}, strings.NewReader("small"), &out, &errOut)
+	code := againRun(t.Context(), []string{"fetch", "-X", "PUT", "-d", "@-", "--idempotency-key", "auto", "--hedge-after", "20ms", srv.URL}, strings.NewReader("small"), &out, &errOut)
 	if code != 0 || out.String() != "hedge" || n.Load() != 2 {
 		t.Fatalf("exit %d, stdout %q, %d requests, stderr %q; want the hedge's answer", code, out.String(), n.Load(), errOut.String())
 	}

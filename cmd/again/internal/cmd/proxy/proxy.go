@@ -198,7 +198,14 @@ func proxyRun(ctx context.Context, opts *Options) error {
 		}
 	}
 	env := opts.Env
-	fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %d faults\n", ln.Addr(), cfg.To.Redacted(), len(cfg.Faults))
+	faults := fmt.Sprintf("%d faults", len(cfg.Faults))
+	switch len(cfg.Faults) {
+	case 0:
+		faults = "no faults"
+	case 1:
+		faults = "1 fault"
+	}
+	fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %s\n", ln.Addr(), cfg.To.Redacted(), faults)
 	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 		fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
 	}

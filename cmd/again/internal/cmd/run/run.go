@@ -160,11 +160,8 @@ type Options struct {
 // environment asks for them.
 func runRun(ctx context.Context, opts *Options) (err error) {
 	env, args := opts.Env, opts.Command
-	ctx, tel, err := cmdutil.StartTelemetry(ctx, "run", env)
-	if err != nil {
-		return err
-	}
-	defer func() { tel.End(err) }()
+	ctx, tel := cmdutil.StartTelemetry(ctx, "run", env)
+	defer func() { err = tel.End(ctx, err) }()
 	in, err := opts.Policy.ParseTimed()
 	if err != nil {
 		return err
@@ -187,7 +184,7 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer cmdutil.CloseBudget(tel.BeforeClose(closer))
+	defer cmdutil.CloseBudget(tel.BeforeClose(ctx, closer))
 	r.budget = budget
 	return r.run(ctx, in.Policy)
 }

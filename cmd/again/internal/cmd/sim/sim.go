@@ -92,7 +92,7 @@ func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options
 		calc.FieldMultiplier: {"float", "growth factor between delays, a finite number >= 1"},
 		calc.FieldMax:        {"duration", "cap on every delay, jitter included; 0 means no cap"},
 		calc.FieldRetries:    {"n", "retries after the first attempt, 0 to 100000"},
-		calc.FieldJitter:     {"kind", "none, full, equal, decorrelated or proportional:F with F in (0, 1]"},
+		calc.FieldJitter:     {"kind", calc.JitterSyntax},
 	}
 	for _, field := range policy {
 		f.pf.Add(fs, field, usage[field][0], usage[field][1])
@@ -217,6 +217,7 @@ func simUsage(err error) error {
 		simmodel.FieldFleetCells:       fleetCells,
 		simmodel.FieldThrottleRequests: throttleRequests,
 		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
+		simmodel.FieldHedgeAttempts: hedgeAttempts,
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -233,6 +234,7 @@ const (
 	fleetCells     = "--clients × --failure × --strategy"
 	// throttleRequests: the command keeps the model's Duration of 300 s.
 	throttleRequests = "max(--demand) × --capacity × 300s"
+	hedgeAttempts    = "the number of --quantiles × --requests × (1 + --max-hedges)"
 )
 
 func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {
@@ -330,9 +332,15 @@ func parseFloat(s string) (float64, error) { return strconv.ParseFloat(s, 64) }
 
 // parseCount parses a whole number from 1 to most.
 func parseCount(flag, s string, most int) (int, error) {
+	return parseCountFrom(flag, s, 1, most)
+}
+
+// parseCountFrom parses a count from least to most, and says so when it
+// is not one.
+func parseCountFrom(flag, s string, least, most int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 1 || n > most {
-		return 0, cmdutil.Usagef("--%s must be a whole number from 1 to %d, got %q", flag, most, s)
+	if err != nil || n < least || n > most {
+		return 0, cmdutil.Usagef("--%s must be a whole number from %d to %d, got %q", flag, least, most, s)
 	}
 	return n, nil
 }

@@ -47,6 +47,12 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
+		{[]string{"sim", "outage", "--outage", "20s"}, `again sim outage: --outage must be DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax), got "20s"`},
+		{[]string{"sim", "outage", "--outage", "0s@20s"}, `again sim outage: --outage must be a duration from 1ms to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0s"`},
+		{[]string{"sim", "outage", "--outage", "20s@20"}, `again sim outage: --outage needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
+		{[]string{"sim", "outage", "--outage", "20s@20s", "--duration", "30s"}, `again sim outage: --duration must be at least 45s (past the outage's end at 40s, plus 5s to measure a recovery), got "30s"`},
+		// With --spike too, both triggers must fit.
+		{[]string{"sim", "outage", "--outage", "5s@0s", "--spike", "20s", "--duration", "30s"}, `again sim outage: --duration must be at least 45s (past the spike's end at 40s, plus 5s to measure a recovery), got "30s"`},
 		{[]string{"sim", "fleet", "--failure", "0-2/0.5"}, `again sim fleet: --failure must be a comma-separated list of probabilities from 0 to 1, or ranges such as 0-1/0.1, got "0-2/0.5"`},
 		{[]string{"sim", "fleet", "--strategy", "immediate"}, `again sim fleet: --strategy must be a comma-separated list of none, retries, bucket, budget, shared, breaker, got "immediate"`},
 		// Each list within its own limit; together, a table of 14 GB.
@@ -60,7 +66,7 @@ func TestSimUsageErrors(t *testing.T) {
 		// limit is on the two together.
 		{[]string{"sim", "storm", "--retries", "100000"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100 × 100001 = 10000100`},
 		{[]string{"sim", "storm", "--clients", "100000", "--retries", "100"}, `again sim storm: --clients × (--retries + 1) must be at most 10000000 attempts, got 100000 × 101 = 10100000`},
-		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated or proportional:F with F in (0, 1], got "some"`},
+		{[]string{"sim", "storm", "--jitter", "some"}, `again sim storm: --jitter must be none, full, equal, decorrelated, proportional:F or grpc:F with F in (0, 1], got "some"`},
 		{[]string{"sim", "hedge", "--dist", "weibull"}, `again sim hedge: --dist must be pareto or lognormal, got "weibull"`},
 		{[]string{"sim", "hedge", "--alpha", "1"}, `again sim hedge: --alpha must be a number above 1 and up to 100, got "1"`},
 		{[]string{"sim", "hedge", "--scale", "5"}, `again sim hedge: --scale needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 5`},
@@ -73,6 +79,11 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "throttle", "--strategy", "breaker"}, `again sim throttle: --strategy must be a comma-separated list of none, budget, sent-only, sre-k2, sre-k1.1, cubic, got "breaker"`},
 		{[]string{"sim", "throttle", "--capacity", "0"}, `again sim throttle: --capacity must be a number of requests per second above 0 and up to 10000, got "0"`},
 		{[]string{"sim", "throttle", "--demand", "100", "--capacity", "10000"}, `again sim throttle: max(--demand) × --capacity × 300s must be at most 1000000 requests, got 100 × 10000/s × 300s = 300000000`},
+		// Said "from 1" and refused 1 "from 1000".
+		{[]string{"sim", "hedge", "--requests", "0"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "0"`},
+		// Each flag within its range, together beyond the bound.
+		{[]string{"sim", "hedge", "--requests", "1000000", "--max-hedges", "3", "--quantiles", "0.05-0.95/0.05"},
+			`again sim hedge: the number of --quantiles × --requests × (1 + --max-hedges) must be at most 2500000 attempts, got 19 × 1000000 × 4 = 76000000`},
 		{[]string{"sim", "fleet", "extra"}, `again sim fleet: unexpected argument "extra"; fleet takes only flags (see 'again sim fleet --help')`},
 	}
 	for _, tt := range tests {
@@ -177,6 +188,17 @@ func TestSimJSONFields(t *testing.T) {
 	out := simJSON(t, "sim", "outage", "--strategy", "immediate,budget")
 	if out[0]["recovery_s"] != nil || out[1]["recovery_s"] == nil {
 		t.Errorf("again sim outage: recovery_s %v for immediate, %v for budget; want null, then a number", out[0]["recovery_s"], out[1]["recovery_s"])
+	}
+	// A hard outage replaces the spike: immediate retries, answered at
+	// once, triple the load while it lasts, and nothing is left to
+	// recover from once it ends.
+	out = simJSON(t, "sim", "outage", "--outage", "20s@20s", "--strategy", "none,immediate")
+	if a := out[1]["amplification"].(float64); a < 2.9 || out[0]["amplification"].(float64) != 1 {
+		t.Errorf("again sim outage --outage 20s@20s: amplification %v for none, %v for immediate; want 1, then about 3", out[0]["amplification"], a)
+	}
+	spike := simJSON(t, "sim", "outage", "--strategy", "immediate")
+	if out[1]["recovery_s"] == nil || spike[0]["recovery_s"] != nil {
+		t.Errorf("again sim outage: immediate recovers after %v s from a hard outage, %v s from a spike; want a number, then null", out[1]["recovery_s"], spike[0]["recovery_s"])
 	}
 }
 
@@ -441,5 +463,21 @@ func TestSimFormatSVG(t *testing.T) {
 	b, err := os.ReadFile(file)
 	if r.Code != 0 || err != nil || r.Stdout != string(b) || !strings.HasPrefix(r.Stdout, "<svg") {
 		t.Fatalf("again %v --format svg: exit %d, stderr %q, %v; want the chart on stdout, as in the --svg file", args, r.Code, r.Stderr, err)
+	}
+}
+
+// The chart of a hard outage shades and labels it, and says so in its
+// title.
+func TestSimOutageHardChart(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "outage.svg")
+	r := run(t, "sim", "outage", "--outage", "10s@20s", "--strategy", "none", "--svg", file)
+	b, err := os.ReadFile(file)
+	if r.Code != 0 || err != nil {
+		t.Fatalf("again sim outage --outage 10s@20s --svg: exit %d, stderr %q, %v", r.Code, r.Stderr, err)
+	}
+	for _, want := range []string{">outage</text>", "A 10 s hard outage"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("again sim outage --outage 10s@20s --svg: the chart lacks %q", want)
+		}
 	}
 }

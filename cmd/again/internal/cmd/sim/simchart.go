@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
@@ -39,9 +38,15 @@ func occChart(rows []simmodel.OCCRow) *chart.Figure {
 
 // outageChart draws, for each strategy, the new requests, the attempts
 // sent and the successes per second, on one time axis, the spike shaded.
-func outageChart(res []simmodel.OutageResult, spike time.Duration) *chart.Figure {
+func outageChart(res []simmodel.OutageResult, shade outageShade) *chart.Figure {
+	spike := shade.spike
 	title := fmt.Sprintf("A %g s spike", spike.Seconds())
-	if spike <= 0 {
+	switch {
+	case shade.hard > 0 && spike > 0:
+		title = fmt.Sprintf("A %g s spike and a %g s hard outage", spike.Seconds(), shade.hard.Seconds())
+	case shade.hard > 0:
+		title = fmt.Sprintf("A %g s hard outage", shade.hard.Seconds())
+	case spike <= 0:
 		title = "No spike"
 	}
 	f := &chart.Figure{
@@ -57,6 +62,13 @@ func outageChart(res []simmodel.OutageResult, spike time.Duration) *chart.Figure
 		p := chart.Panel{Title: string(r.Summary.Strategy), XLabel: "time (s)", YLabel: "per second"}
 		if spike > 0 {
 			p.Shade, p.ShadeLabel = [][2]float64{{start, start + spike.Seconds()}}, "spike"
+		}
+		if shade.hard > 0 {
+			from := shade.hardStart.Seconds()
+			p.Shade, p.ShadeLabel = append(p.Shade, [2]float64{from, from + shade.hard.Seconds()}), "outage"
+			if spike > 0 {
+				p.ShadeLabel = "spike, outage"
+			}
 		}
 		demand := chart.Series{Name: "new requests"}
 		attempts := chart.Series{Name: "attempts"}

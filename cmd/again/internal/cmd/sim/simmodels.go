@@ -66,12 +66,21 @@ the spike; recovered and recovery_s, whether and how many seconds after
 the spike the goodput came back to 90 % of the demand over a 5 s window
 (recovery_s empty, or null in JSON, if never); success_ratio, the share of
 requests that succeeded. --per-second prints each second instead:
-new_requests, attempts sent and successes (the goodput).`,
+new_requests, attempts sent and successes (the goodput).
+
+--outage DURATION@START adds a hard outage, what again proxy --outage
+makes: every attempt reaching the server during that window fails at once
+(a 503 that costs the server no work). It replaces the spike unless
+--spike is given too; the summary is then about the outage: amplification
+over its seconds, recovery from its end.`,
 		Example: `  # The summary, and the chart of attempts and goodput over time.
   again sim outage --svg outage.svg
 
   # A longer spike, backoff against a budget, per second as CSV.
-  again sim outage --spike 40s --strategy backoff,budget --per-second --format csv`,
+  again sim outage --spike 40s --strategy backoff,budget --per-second --format csv
+
+  # A 20 s hard outage from t = 20 s, as again proxy --outage 20s@20s makes.
+  again sim outage --outage 20s@20s`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -79,12 +88,14 @@ new_requests, attempts sent and successes (the goodput).`,
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(simmodel.OutageStrategies())
 	perSecond := false
+	hard := ""
 	requests := fmt.Sprintf("; %s at most %d requests", outageRequests, simmodel.MaxRequests)
 	fs.Var(cmdutil.Text(&rate, "float"), "rate", "new requests per second"+requests)
 	fs.Var(cmdutil.Text(&spikeRate, "float"), "spike-rate", "new requests per second during the spike"+requests)
 	fs.Var(cmdutil.Text(&spike, "duration"), "spike", "length of the spike, from t = 20s"+requests)
 	fs.Var(cmdutil.Text(&duration, "duration"), "duration", "how long requests arrive"+requests)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	fs.Var(cmdutil.Text(&hard, "d@start"), "outage", "a hard outage, every attempt failing at once: "+outageSyntax)
 	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
@@ -107,23 +118,59 @@ new_requests, attempts sent and successes (the goodput).`,
 		if c.Duration, err = parseSimDuration("duration", duration, time.Second); err != nil {
 			return err
 		}
-		// The summary is about what follows the spike: leave room to see it.
-		if least := 20*time.Second + c.Spike + 5*time.Second; c.Duration < least {
+		if hard != "" {
+			if c.Hard, c.HardStart, err = parseOutage(hard); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("spike") {
+				c.Spike = 0 // the outage replaces the spike
+			}
+		}
+		// The summary is about what follows the trigger: leave room to see it.
+		if least := 20*time.Second + c.Spike + 5*time.Second; (c.Hard == 0 || c.Spike > 0) && c.Duration < least {
 			return cmdutil.Usagef("--duration must be at least %v (past the spike's end at %v, plus 5s to measure a recovery), got %q", least, 20*time.Second+c.Spike, duration)
 		}
-		spikeLen := c.Spike
+		if end := c.HardStart + c.Hard; c.Hard > 0 && c.Duration < end+5*time.Second {
+			return cmdutil.Usagef("--duration must be at least %v (past the outage's end at %v, plus 5s to measure a recovery), got %q", end+5*time.Second, end, duration)
+		}
+		shade := outageShade{spike: c.Spike, hardStart: c.HardStart, hard: c.Hard}
 		if c.Spike == 0 {
 			c.Spike = simmodel.NoSpike
 		}
-		return outageRun(cmd.Context(), sf, c, spikeLen, perSecond)
+		return outageRun(cmd.Context(), sf, c, shade, perSecond)
 	}
 	return cmd
 }
 
+// outageSyntax is the syntax of --outage, again proxy's.
+const outageSyntax = "DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)"
+
+// parseOutage parses --outage DURATION@START.
+func parseOutage(s string) (d, start time.Duration, err error) {
+	ds, ss, ok := strings.Cut(s, "@")
+	if !ok {
+		return 0, 0, cmdutil.Usagef("--outage must be %s, got %q", outageSyntax, s)
+	}
+	if d, err = parseSimDuration("outage", ds, time.Millisecond); err != nil {
+		return 0, 0, err
+	}
+	if start, err = parseSimDuration("outage", ss, 0); err != nil {
+		return 0, 0, err
+	}
+	return d, start, nil
+}
+
+// outageShade is what the outage chart shades: the spike's length (from
+// t = 20 s), 0 for none, and the hard outage's window, hard 0 for none.
+type outageShade struct {
+	spike           time.Duration
+	hardStart, hard time.Duration
+}
+
 // outageRun runs the outage model as c says, and writes its rows as opts
 // says: a summary per strategy, or with perSecond every second of each.
-// spike is the outage's length, 0 for none, for the chart.
-func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, spike time.Duration, perSecond bool) error {
+// shade is the trigger, for the chart.
+func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, shade outageShade, perSecond bool) error {
 	res, err := simmodel.Outage(c)
 	if err != nil {
 		return simUsage(err)
@@ -131,7 +178,7 @@ func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, spik
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	svg := func(w io.Writer) error { return outageChart(res, spike).Render(w) }
+	svg := func(w io.Writer) error { return outageChart(res, shade).Render(w) }
 	if perSecond {
 		var rows []simmodel.OutageSecond
 		for _, r := range res {

@@ -15,9 +15,13 @@
 // user to run as: when the tests run as root, both run as the system user
 // User, which Start* create with useradd when it is missing.
 //
-// Gate is for the tests of a server that comes up while the wait is
-// running: a port that refuses connections until Open, then forwards them
-// to a server that is already up.
+// Start*On start a server on a port chosen in advance, for the tests of a
+// server that comes up while a wait is already polling that port. Gate is
+// a cheaper stand-in, for the benchmarks: a port that refuses connections
+// until Open, then forwards them to a server that is already up.
+//
+// PostgreSQL, MariaDB and RabbitMQ also speak TLS with a certificate for
+// 127.0.0.1 that an authority made at test time signed (Server.CAFile).
 package readytest
 
 import (
@@ -35,6 +39,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -64,12 +69,21 @@ type Server struct {
 	// Dir is the temporary directory holding its data and logs, removed
 	// by Stop.
 	Dir string
+	// CAFile is the PEM file of the authority, made at test time, that
+	// signed the certificate for 127.0.0.1 the server presents on TLS
+	// connections (PostgreSQL's ssl=on, MariaDB's ssl-cert, RabbitMQ's
+	// TLSAddr); empty for a server without TLS.
+	CAFile string
+	// TLSAddr is the host:port of RabbitMQ's TLS listener (amqps);
+	// PostgreSQL and MariaDB speak TLS on Addr.
+	TLSAddr string
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has been waited for
 	log     string        // the file its output goes to
 	stopSig os.Signal
 	after   func() // run by Stop once the process has ended
+	promote func() error
 	once    sync.Once
 }
 
@@ -250,15 +264,33 @@ func pgBin() (string, error) {
 // Database, holding the table Table. The superuser "postgres" has the same
 // password.
 func StartPostgres() (*Server, error) {
-	return retryPort(func() (*Server, error) { return startPostgres(0) })
+	return retryPort(func() (*Server, error) { return startPostgres(0, false) })
 }
 
 // StartPostgresOn is StartPostgres on the given port, for a test that
 // waits on the port before the server starts: one try, since the port is
 // the caller's.
-func StartPostgresOn(port int) (*Server, error) { return startPostgres(port) }
+func StartPostgresOn(port int) (*Server, error) { return startPostgres(port, false) }
 
-func startPostgres(port int) (*Server, error) {
+// StartPostgresStandby starts a PostgreSQL server on a free loopback port
+// that stays in recovery, as a standby with no primary and hot_standby
+// off, so that it answers every connection "the database system is not
+// accepting connections" (SQLSTATE 57P03, as during start-up) until
+// Promote. Only the superuser "postgres" (password Password) exists.
+func StartPostgresStandby() (*Server, error) {
+	return retryPort(func() (*Server, error) { return startPostgres(0, true) })
+}
+
+// Promote ends a standby's recovery (pg_ctl promote) and returns once it
+// accepts connections.
+func (s *Server) Promote() error {
+	if s.promote == nil {
+		return fmt.Errorf("readytest: %s is not a standby", s.Name)
+	}
+	return s.promote()
+}
+
+func startPostgres(port int, standby bool) (*Server, error) {
 	bin, err := pgBin()
 	if err != nil {
 		return nil, err
@@ -281,6 +313,9 @@ func startPostgres(port int) (*Server, error) {
 	if err := os.WriteFile(pw, []byte(Password+"\n"), 0o644); err != nil {
 		return nil, err
 	}
+	if s.CAFile, err = writeCerts(dir, cred); err != nil {
+		return nil, err
+	}
 	data := filepath.Join(dir, "data")
 	if err := run(command(cred, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--pwfile", pw,
 		"--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "--no-instructions", "-E", "UTF8", "--locale=C")); err != nil {
@@ -288,10 +323,34 @@ func startPostgres(port int) (*Server, error) {
 		return nil, err
 	}
 	cmd := command(cred, filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+		"-c", "ssl=on", "-c", "ssl_cert_file="+filepath.Join(dir, certFile), "-c", "ssl_key_file="+filepath.Join(dir, keyFile))
 	psql := func(db, sql string) error {
 		return run(command(cred, filepath.Join(bin, "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1",
 			"-h", dir, "-p", strconv.Itoa(port), "-U", "postgres", "-d", db, "-c", sql))
+	}
+	if standby {
+		if err := os.WriteFile(filepath.Join(data, "standby.signal"), nil, 0o644); err != nil {
+			return nil, err
+		}
+		cmd.Args = append(cmd.Args, "-c", "hot_standby=off")
+		// Up means in recovery and refusing connections.
+		inRecovery := func() error {
+			err := psql("postgres", "SELECT 1")
+			// PostgreSQL 14 and later say "not accepting connections",
+			// earlier ones "starting up": both are SQLSTATE 57P03.
+			if err != nil && (strings.Contains(err.Error(), "not accepting connections") || strings.Contains(err.Error(), "starting up")) {
+				return nil
+			}
+			return fmt.Errorf("readytest: not a standby in recovery yet: %v", err)
+		}
+		if err := start(s, cmd, inRecovery); err != nil {
+			return nil, err
+		}
+		s.promote = func() error {
+			return run(command(cred, filepath.Join(bin, "pg_ctl"), "promote", "-D", data, "-w", "-t", "60"))
+		}
+		return s, nil
 	}
 	if err := start(s, cmd, func() error { return psql("postgres", "SELECT 1") }); err != nil {
 		return nil, err
@@ -311,10 +370,18 @@ func startPostgres(port int) (*Server, error) {
 
 // StartMariaDB starts a MariaDB server on a free loopback port whose user
 // "app"@"%" (password Password) may use the database Database, holding
-// the table Table.
-func StartMariaDB() (*Server, error) { return retryPort(startMariaDB) }
+// the table Table. It speaks TLS (ssl-cert) with a certificate that
+// CAFile's authority signed.
+func StartMariaDB() (*Server, error) {
+	return retryPort(func() (*Server, error) { return startMariaDB(0) })
+}
 
-func startMariaDB() (*Server, error) {
+// StartMariaDBOn is StartMariaDB on the given port (see StartPostgresOn).
+// The user "app" exists before the port accepts: a wait that is already
+// polling never sees it refused.
+func StartMariaDBOn(port int) (*Server, error) { return startMariaDB(port) }
+
+func startMariaDB(port int) (*Server, error) {
 	if _, err := exec.LookPath("mariadbd"); err != nil {
 		return nil, errors.New("readytest: mariadbd is not installed (apt-get install mariadb-server)")
 	}
@@ -326,11 +393,15 @@ func startMariaDB() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{Name: "mariadb", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
+	if s.CAFile, err = writeCerts(dir, cred); err != nil {
+		return nil, err
+	}
 	data := filepath.Join(dir, "data")
 	sock := filepath.Join(dir, "sock")
 	userArg := "--user=" + currentUser()
@@ -342,19 +413,25 @@ func startMariaDB() (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	// The init file runs before the server listens, so that "app" exists
+	// from the first connection a waiter makes.
+	initFile := filepath.Join(dir, "init.sql")
+	initSQL := "CREATE DATABASE IF NOT EXISTS " + Database + ";\n" +
+		"CREATE USER IF NOT EXISTS 'app'@'%' IDENTIFIED BY '" + Password + "';\n" +
+		"GRANT ALL ON " + Database + ".* TO 'app'@'%';\n" +
+		"CREATE TABLE IF NOT EXISTS " + Database + "." + Table + " (id int);\n"
+	if err := os.WriteFile(initFile, []byte(initSQL), 0o644); err != nil {
+		return nil, err
+	}
 	cmd := command(nil, "mariadbd", "--no-defaults", "--datadir="+data, "--port="+strconv.Itoa(port),
 		"--bind-address=127.0.0.1", "--socket="+sock, "--tmpdir="+dir, "--pid-file="+filepath.Join(dir, "pid"), userArg,
 		"--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=8M", "--skip-name-resolve",
-		"--innodb-flush-log-at-trx-commit=0")
+		"--innodb-flush-log-at-trx-commit=0", "--init-file="+initFile,
+		"--ssl-ca="+s.CAFile, "--ssl-cert="+filepath.Join(dir, certFile), "--ssl-key="+filepath.Join(dir, keyFile))
 	client := func(sql string) error {
 		return run(exec.Command("mariadb", "--no-defaults", "--socket="+sock, "-u", "root", "-e", sql))
 	}
-	if err := start(s, cmd, func() error { return client("SELECT 1") }); err != nil {
-		return nil, err
-	}
-	if err := client("CREATE DATABASE " + Database + "; CREATE USER 'app'@'%' IDENTIFIED BY '" + Password + "'; " +
-		"GRANT ALL ON " + Database + ".* TO 'app'@'%'; CREATE TABLE " + Database + "." + Table + " (id int);"); err != nil {
-		s.Stop()
+	if err := start(s, cmd, func() error { return client("SELECT 1 FROM " + Database + "." + Table) }); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -414,16 +491,24 @@ func greets(addr, prefix string) error {
 	return nil
 }
 
-// StartRabbitMQ starts a RabbitMQ node on a free loopback port, with its
+// StartRabbitMQ starts a RabbitMQ node on a free loopback port (and a TLS
+// listener on TLSAddr, with a certificate that CAFile's authority signed), with its
 // own Erlang port mapper (epmd) on another, so that it shares nothing with
 // a node of the machine. The user "app" (password Password) may use the
 // vhost "/". ready reports when the AMQP port accepts a connection (the
 // caller's check is the real test); RabbitMQ takes seconds to start.
 func StartRabbitMQ(ready func(addr string) error) (*Server, error) {
-	return retryPort(func() (*Server, error) { return startRabbitMQ(ready) })
+	return retryPort(func() (*Server, error) { return startRabbitMQ(0, ready) })
 }
 
-func startRabbitMQ(ready func(addr string) error) (*Server, error) {
+// StartRabbitMQOn is StartRabbitMQ with its AMQP port given (see
+// StartPostgresOn). The user "app" comes from definitions loaded before
+// the listeners start.
+func StartRabbitMQOn(port int, ready func(addr string) error) (*Server, error) {
+	return startRabbitMQ(port, ready)
+}
+
+func startRabbitMQ(port int, ready func(addr string) error) (*Server, error) {
 	script := "/usr/lib/rabbitmq/bin/rabbitmq-server"
 	if _, err := os.Stat(script); err != nil {
 		return nil, errors.New("readytest: RabbitMQ is not installed (apt-get install rabbitmq-server)")
@@ -432,14 +517,21 @@ func startRabbitMQ(ready func(addr string) error) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ports [3]int
+	var ports [4]int
 	for i := range ports {
 		if ports[i], err = FreePort(); err != nil {
 			return nil, err
 		}
 	}
-	port, dist, epmd := ports[0], ports[1], ports[2]
-	s := &Server{Name: "rabbitmq", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
+	if port == 0 {
+		port = ports[0]
+	}
+	dist, epmd, tlsPort := ports[1], ports[2], ports[3]
+	s := &Server{Name: "rabbitmq", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM,
+		TLSAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(tlsPort))}
+	if s.CAFile, err = writeCerts(dir, nil); err != nil {
+		return nil, err
+	}
 	// The definitions file creates the user at boot: rabbitmqctl would cost
 	// an Erlang VM's start per call.
 	hash := rabbitHash(Password)
@@ -447,7 +539,13 @@ func startRabbitMQ(ready func(addr string) error) (*Server, error) {
 		`"vhosts":[{"name":"/"}],"permissions":[{"user":"app","vhost":"/","configure":".*","write":".*","read":".*"}]}`
 	conf := "loopback_users = none\nlisteners.tcp.1 = 127.0.0.1:" + strconv.Itoa(port) + "\n" +
 		"load_definitions = " + filepath.Join(dir, "defs.json") + "\n" +
-		"management_agent.disable_metrics_collector = true\n"
+		"management_agent.disable_metrics_collector = true\n" +
+		"listeners.ssl.1 = " + s.TLSAddr + "\n" +
+		"ssl_options.cacertfile = " + s.CAFile + "\n" +
+		"ssl_options.certfile = " + filepath.Join(dir, certFile) + "\n" +
+		"ssl_options.keyfile = " + filepath.Join(dir, keyFile) + "\n" +
+		"ssl_options.verify = verify_none\n" +
+		"ssl_options.fail_if_no_peer_cert = false\n"
 	for name, text := range map[string]string{"defs.json": defs, "rabbitmq.conf": conf, "enabled_plugins": "[].\n"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			return nil, err
@@ -580,4 +678,44 @@ func rabbitHash(password string) string {
 	salt := []byte{0x90, 0x8d, 0xc6, 0x0a}
 	sum := sha256.Sum256(append(append([]byte{}, salt...), password...))
 	return base64.StdEncoding.EncodeToString(append(salt, sum[:]...))
+}
+
+// StartRedisOn starts redis-server on the given loopback port, requiring
+// the password Password and persisting nothing, for a test that waits on
+// the port before the server starts (fleet/fleettest's servers choose
+// their own port).
+//
+// args are more redis-server options, after the helper's own (a later
+// option wins): "--dir" with an RDB file to load, for instance.
+func StartRedisOn(port int, args ...string) (*Server, error) { return startRedis(port, "", args) }
+
+// StartRedisTLSOn is StartRedisOn for a server that speaks only TLS
+// (rediss://) on port, with the certificate that WriteCerts wrote in
+// certDir: a test that waits before the server starts makes them first,
+// to trust their authority.
+func StartRedisTLSOn(port int, certDir string, args ...string) (*Server, error) {
+	return startRedis(port, certDir, args)
+}
+
+func startRedis(port int, certDir string, args []string) (*Server, error) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		return nil, errors.New("readytest: redis-server is not installed (apt-get install redis-server)")
+	}
+	dir, err := newDir("redis", nil)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Name: "redis", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
+	cmd := command(nil, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--requirepass", Password, "--save", "", "--appendonly", "no")
+	if certDir != "" {
+		s.CAFile = filepath.Join(certDir, caFile)
+		cmd.Args = append(cmd.Args, "--port", "0", "--tls-port", strconv.Itoa(port), "--tls-auth-clients", "no",
+			"--tls-ca-cert-file", s.CAFile, "--tls-cert-file", filepath.Join(certDir, certFile), "--tls-key-file", filepath.Join(certDir, keyFile))
+	}
+	cmd.Args = append(cmd.Args, args...)
+	if err := start(s, cmd, func() error { return greets(s.Addr, "") }); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

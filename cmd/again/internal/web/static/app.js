@@ -15,7 +15,7 @@ import { lastResult, update } from './compute.js';
 import { $, reducedMotion } from './dom.js';
 import { wireDownloads } from './downloads.js';
 import { lang, pickLanguage, setLang, t } from './i18n.js';
-import { FIELDS, POLICY, fieldDefault, jitterHint, nameOptions, placeholders, readInputs, readURL, setDefaults, setField, setFields, writeURL } from './inputs.js';
+import { FACTORED, FIELDS, POLICY, fieldDefault, jitterHint, nameOptions, placeholders, readInputs, readURL, setDefaults, setField, setFields, writeURL } from './inputs.js';
 import { fillPresets, preset, presetNote } from './presets.js';
 import { redrawStorm, scheduleStorm } from './storm.js';
 
@@ -53,7 +53,7 @@ function wire() {
   $('inputs').addEventListener('input', (e) => {
     if (e.target.id === 'preset') return;
     if (e.target.id === 'jitter') {
-      $('factor-box').hidden = $('jitter').value !== 'proportional';
+      $('factor-box').hidden = !FACTORED.includes($('jitter').value);
       jitterHint();
     }
     solved = null;

@@ -7,7 +7,9 @@ export const FIELDS = ['initial', 'multiplier', 'max', 'retries', 'jitter', 'dea
 // The policy's own fields: a preset sets these and keeps the caller's
 // deadline and timeout, which belong to the caller, not to the policy.
 export const POLICY = ['initial', 'multiplier', 'max', 'retries', 'jitter'];
-const JITTERS = ['none', 'full', 'equal', 'proportional', 'decorrelated'];
+const JITTERS = ['none', 'full', 'equal', 'proportional', 'decorrelated', 'grpc'];
+// The kinds that take a factor ("proportional:0.25").
+export const FACTORED = ['proportional', 'grpc'];
 
 let defaults = {}; // each field's default, from the Go code (againDefaults)
 const extra = {}; // query parameters the page keeps but has no input for (seed)
@@ -22,9 +24,9 @@ export const fieldDefault = (f) => defaults[f] ?? '';
 
 function jitterText() {
   const kind = $('jitter').value;
-  if (kind !== 'proportional') return kind;
+  if (!FACTORED.includes(kind)) return kind;
   const f = $('factor').value.trim();
-  return f === '' ? 'proportional' : 'proportional:' + f;
+  return f === '' ? kind : kind + ':' + f;
 }
 
 // readInputs returns the inputs that are set, keyed as the URL and the Go
@@ -52,9 +54,9 @@ function setJitter(text) {
     $('factor').value = '';
   } else {
     sel.value = kind;
-    $('factor').value = kind === 'proportional' ? (factor ?? '') : '';
+    $('factor').value = FACTORED.includes(kind) ? (factor ?? '') : '';
   }
-  $('factor-box').hidden = sel.value !== 'proportional';
+  $('factor-box').hidden = !FACTORED.includes(sel.value);
 }
 
 // setField sets field f's text.

@@ -14,7 +14,7 @@ var english = map[string]string{
 
   <h2>The formula</h2>
   <p class="formula"><code>delay(n) = min(maximum, initial × multiplier<sup>n − 1</sup>)</code></p>
-  <p>With full jitter the actual delay is random in [0, delay(n)]; with equal jitter, in [delay(n) ÷ 2, delay(n)]; with proportional jitter <var>f</var>, in delay(n) × [1 − <var>f</var>, 1 + <var>f</var>], never above the maximum. Decorrelated jitter draws each delay from [initial, previous × multiplier], capped at the maximum. The totals add up the shortest, mean and longest delay of every retry; the percentiles are those of the total wait.</p>
+  <p>With full jitter the actual delay is random in [0, delay(n)]; with equal jitter, in [delay(n) ÷ 2, delay(n)]; with proportional jitter <var>f</var>, in delay(n) × [1 − <var>f</var>, 1 + <var>f</var>], never above the maximum. Decorrelated jitter draws each delay from [initial, previous × multiplier], capped at the maximum. gRPC’s jitter (grpc-go’s connection backoff) leaves the first delay exact and jitters the others as proportional jitter does, but after the cap: a delay may exceed the maximum by <var>f</var>. The totals add up the shortest, mean and longest delay of every retry; the percentiles are those of the total wait.</p>
 
   <h2>A worked example</h2>
   <p>First delay 500&nbsp;ms, multiplier 2, maximum 30&nbsp;s, 8 retries: the delays are 0.5, 1, 2, 4, 8 and 16&nbsp;s, and 32 and 64&nbsp;s are capped to 30&nbsp;s. The longest total wait is 0.5 + 1 + 2 + 4 + 8 + 16 + 30 + 30 = 91.5&nbsp;s, shown rounded as 1&nbsp;min 32&nbsp;s. With full jitter the mean total wait is half of that, 45.75&nbsp;s (shown as 45.8&nbsp;s).</p>
@@ -118,11 +118,13 @@ var english = map[string]string{
 	"js.invalid":                 "Fix the marked field; the results in grey are for the last valid input.",
 	"js.invalidNone":             "Fix the marked field to see the schedule.",
 	"js.jitter.decorrelated":     "decorrelated",
+	"js.jitter.grpc":             "gRPC",
 	"js.jitter.equal":            "equal",
 	"js.jitter.full":             "full",
 	"js.jitter.none":             "none",
 	"js.jitter.proportional":     "proportional",
 	"js.jitterHint.decorrelated": "Random in [initial, previous × multiplier]",
+	"js.jitterHint.grpc":         "gRPC’s: the first delay exact, then random in delay × [1 − f, 1 + f], beyond the maximum; f in (0, 1], default {factor}",
 	"js.jitterHint.equal":        "Random in [delay/2, delay]",
 	"js.jitterHint.full":         "Random in [0, delay]",
 	"js.jitterHint.none":         "Exactly the computed delay",
@@ -161,7 +163,7 @@ var english = map[string]string{
 	"preset.gcloud.more":        "The common generated defaults: initialRetryDelay 100 ms, retryDelayMultiplier 1.3, maxRetryDelay 60 s, totalTimeout 600 s, with jittered delays. Each service and method sets its own values and retryable codes; retries go on until totalTimeout (30 shown), and each attempt also has its own RPC timeout. The Go library gax-go defaults differ: 1 s, ×2, 30 s.",
 	"preset.gcloud.name":        "Google Cloud client libraries (typical RetrySettings)",
 	"preset.gcloud.short":       "Typical generated RetrySettings; retries until a 600 s total timeout.",
-	"preset.grpc-conn.more":     "gRPC’s connection backoff: 1 s, ×1.6, capped at 120 s, jitter ±20 %. It reconnects forever (10 retries shown) and gives every attempt at least MIN_CONNECT_TIMEOUT = 20 s. gRPC applies the jitter after the cap, so its delays can reach 144 s; this page never exceeds the maximum.",
+	"preset.grpc-conn.more":     "gRPC’s connection backoff: 1 s, ×1.6, capped at 120 s, jitter ±20 %. It reconnects forever (10 retries shown) and gives every attempt at least MIN_CONNECT_TIMEOUT = 20 s. Its first delay is exact, without jitter, and the jitter follows the cap, so that its delays reach 144 s: the gRPC jitter computes both as grpc-go does.",
 	"preset.grpc-conn.name":     "gRPC connection backoff",
 	"preset.grpc-conn.short":    "Reconnects forever; 10 retries shown.",
 	"preset.grpc-retry.more":    "The service config example of gRFC A6: maxAttempts 4, initialBackoff 0.1s, maxBackoff 1s, backoffMultiplier 2; attempt n waits random(0, min(initialBackoff × multiplier^(n−1), maxBackoff)). Not expressible here: retry throttling (a token bucket per server), server pushback (grpc-retry-pushback-ms), the cap of 5 attempts, and retrying only the listed status codes.",
@@ -186,11 +188,13 @@ var english = map[string]string{
 	"go.estimate.mean":           "The mean and the percentiles are a Monte Carlo estimate (seed %d), as in again calc.",
 	"go.estimate.percentiles":    "The percentiles are a Monte Carlo estimate (seed %d); the mean is exact.",
 	"go.jitter.decorrelated":     "decorrelated",
+	"go.jitter.grpc":             "gRPC",
 	"go.jitter.equal":            "equal",
 	"go.jitter.full":             "full",
 	"go.jitter.none":             "no",
 	"go.jitter.proportional":     "proportional",
 	"go.jitterWith.decorrelated": "decorrelated",
+	"go.jitterWith.grpc":         "gRPC",
 	"go.jitterWith.equal":        "equal",
 	"go.jitterWith.full":         "full",
 	"go.jitterWith.none":         "no",

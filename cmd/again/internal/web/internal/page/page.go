@@ -536,6 +536,8 @@ func jitterConst(j backoff.Jitter) string {
 		return "backoff.ProportionalJitter"
 	case backoff.DecorrelatedJitter:
 		return "backoff.DecorrelatedJitter"
+	case backoff.GRPCJitter:
+		return "backoff.GRPCJitter"
 	}
 	return "backoff.FullJitter"
 }
@@ -565,7 +567,7 @@ func snippet(in input) string {
 		fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
 	}
 	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst(p.Jitter))
-	if p.Jitter == backoff.ProportionalJitter {
+	if p.Jitter == backoff.ProportionalJitter || p.Jitter == backoff.GRPCJitter {
 		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
 	}
 	b.WriteString("}\n")

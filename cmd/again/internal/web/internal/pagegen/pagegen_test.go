@@ -40,7 +40,7 @@ func TestScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(js)
-	for _, want := range []string{"export const TEXT = {", "export const PRESETS = [", `"js.late": "retry {n} may start late"`, `"id": "grpc-conn"`, `"jitter": "proportional:0.2"`, `"preset.aws.name": "AWS SDKs, standard mode (2026), transient errors"`} {
+	for _, want := range []string{"export const TEXT = {", "export const PRESETS = [", `"js.late": "retry {n} may start late"`, `"id": "grpc-conn"`, `"jitter": "grpc:0.2"`, `"preset.aws.name": "AWS SDKs, standard mode (2026), transient errors"`} {
 		if !strings.Contains(s, want) {
 			t.Errorf("text.js lacks %q", want)
 		}

@@ -78,6 +78,7 @@ type Throttle struct {
 	prefix   string
 	local    *throttle.Throttler
 	k        float64
+	maxP     float64 // the cap on the fleet's p, as on a Throttler's
 	buckets  int
 	width    time.Duration
 	window   time.Duration
@@ -92,6 +93,7 @@ type Throttle struct {
 
 	requests, accepts atomic.Int64  // counted since the last flush
 	fleetP            atomic.Uint64 // float64 bits of the last p_fleet
+	fleetAccepts      atomic.Int64  // the accepts in the fleet's window, as last read
 	answered          atomic.Int64  // unix nanoseconds of the last answer
 	shared            atomic.Bool
 
@@ -145,10 +147,14 @@ func NewThrottle(cfg ThrottleConfig) (*Throttle, error) {
 	if window == 0 {
 		window = throttle.DefaultWindow
 	}
+	maxP := cfg.Throttle.MaxP // the fleet's p is capped as a Throttler's
+	if maxP == 0 {
+		maxP = 1
+	}
 	now := time.Now()
 	t := &Throttle{
 		client: cfg.Client, prefix: "again:{" + cfg.Key + "}:throttle:", local: local,
-		k: k, buckets: buckets, width: window / time.Duration(buckets), window: window,
+		k: k, maxP: maxP, buckets: buckets, width: window / time.Duration(buckets), window: window,
 		timeout: timeout, interval: interval,
 		logger:  logger.With(slog.String("throttle", cfg.Key)),
 		secrets: clientSecrets(cfg.Client),
@@ -173,8 +179,15 @@ func (t *Throttle) Admit(ctx context.Context) error {
 		awaitWarm(t.warm, t.connectBy, ctx.Done())
 		now = time.Now()
 	}
-	t.requests.Add(1)
-	return t.local.AdmitFloor(now, t.floor(now))
+	err := t.local.AdmitFloor(now, t.floor(now))
+	if re, ok := err.(*throttle.RejectedError); !ok || re.Accepts != 0 || t.fleetAccepts.Load() != 0 {
+		// A rejection while neither this process's window nor the
+		// fleet's holds an accept is not counted, as a Throttler does not
+		// count it (throttle's cold start): the fleet's counts would
+		// otherwise keep it shut long after the dependency recovered.
+		t.requests.Add(1)
+	}
+	return err
 }
 
 // floor is p_fleet as it may be used now: the last answer's while Redis
@@ -276,8 +289,9 @@ func (t *Throttle) flush(deadline time.Time) {
 	}
 	t.reached.Store(true)
 	req, acc := float64(v[0]), float64(v[1])
-	p := max(0, (req-t.k*acc)/(req+1))
+	p := min(max(0, (req-t.k*acc)/(req+1)), t.maxP)
 	t.fleetP.Store(math.Float64bits(p))
+	t.fleetAccepts.Store(v[1])
 	t.answered.Store(now.UnixNano())
 	if t.shared.CompareAndSwap(false, true) {
 		t.logger.LogAttrs(context.Background(), slog.LevelInfo, throttleAgainMsg)

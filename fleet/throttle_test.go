@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -99,8 +100,10 @@ func TestThrottleFleetCounts(t *testing.T) {
 	if err := quiet.Admit(t.Context()); !errors.Is(err, throttle.ErrRejected) {
 		t.Errorf("quiet process's first request: %v, want rejected on the fleet's counts", err)
 	}
-	if st := quiet.Stats(); st.Local.Requests != 1 || !st.Shared {
-		t.Errorf("quiet process: %+v, want 1 request of its own, Shared", st)
+	// Rejected while no accept is in either window: not counted (the cold
+	// start rule of package throttle), but a rejection.
+	if st := quiet.Stats(); st.Local.Requests != 0 || st.Local.Rejected != 1 || !st.Shared {
+		t.Errorf("quiet process: %+v, want 1 rejection of its own, not counted as a request, Shared", st)
 	}
 	got, _ := s.Query("HGET", "again:{fleet}:throttle:"+fmt.Sprint(time.Now().UnixNano()/int64(10*time.Second)), "r")
 	if got == "" {
@@ -151,6 +154,12 @@ func TestThrottleFaults(t *testing.T) {
 			log.reset()
 
 			fault()
+			// A flush writes only what was counted since the last one: a
+			// request gives a full Redis a write to refuse, whether or not
+			// the drive's counts were flushed before the fault.
+			if th.Admit(t.Context()) == nil {
+				th.Done(false)
+			}
 			eventually(t, "local once Redis cannot be used", func() bool { return !th.Shared() })
 			// One in four accepted, fewer than 1/K: p climbs toward 1,
 			// and draws decide on the way.
@@ -265,4 +274,54 @@ func TestThrottleWrongPassword(t *testing.T) {
 	if got := log.String(); !strings.Contains(got, lostLine+" (wrong password)") || strings.Contains(got, password) {
 		t.Errorf("log:\n%swant the wrong password named, without the password", got)
 	}
+}
+
+// TestThrottleFleetCap: Config.MaxP caps the fleet's p as it caps a
+// Throttler's, so that the fleet keeps probing a dependency that recovers.
+func TestThrottleFleetCap(t *testing.T) {
+	s := startServer(t)
+	busy := newTestThrottle(t, ThrottleConfig{Client: s.client(nil), Key: "cap", FlushInterval: 10 * time.Millisecond,
+		Throttle: throttle.Config{MaxP: 0.5}})
+	for range 200 {
+		if busy.Admit(t.Context()) == nil {
+			busy.Done(true)
+		}
+	}
+	eventually(t, "the fleet's p", func() bool { return busy.Stats().FleetP > 0.4 })
+	if p := busy.Stats().FleetP; p > 0.5 {
+		t.Errorf("fleet's p %v, want at most MaxP 0.5", p)
+	}
+}
+
+// TestThrottleFleetColdStart: rejections made while no accept is in the
+// window, neither the process's nor the fleet's, are not added to the
+// fleet's requests (throttle's cold start), so that the fleet's counts do
+// not keep every process shut after the dependency recovers.
+func TestThrottleFleetColdStart(t *testing.T) {
+	s := startServer(t)
+	// A generous Timeout: a flush that times out loses its counts, which
+	// a loaded machine must not make this test read as a miscount.
+	th := newTestThrottle(t, ThrottleConfig{Client: s.client(nil), Key: "cold", FlushInterval: 10 * time.Millisecond, Timeout: 2 * time.Second})
+	var sent int64
+	for range 500 {
+		if th.Admit(t.Context()) == nil {
+			sent++
+			th.Done(true) // a dead dependency
+		}
+	}
+	if sent >= 400 {
+		t.Fatalf("%d of 500 sent to a dead dependency, want most rejected", sent)
+	}
+	fleetRequests := func() int64 {
+		var n int64
+		e := time.Now().UnixNano() / int64(10*time.Second)
+		for _, b := range []int64{e, e - 1} { // the run may straddle two buckets
+			v, _ := s.Query("HGET", "again:{cold}:throttle:"+fmt.Sprint(b), "r")
+			if i, err := strconv.ParseInt(v, 10, 64); err == nil && i > 0 { // -1: no such bucket
+				n += i
+			}
+		}
+		return n
+	}
+	eventually(t, "the sent requests in Redis", func() bool { return fleetRequests() == sent })
 }

@@ -89,16 +89,19 @@ type Interceptor struct {
 	// that the caller can fall back at once.
 	BreakerWait time.Duration
 
-	// Throttles, if not nil, holds the unary calls to an overloaded
-	// target back before they are sent: each attempt first asks the
+	// Throttles, if not nil, holds the calls to an overloaded target,
+	// unary and streams, back before they are sent: each attempt first asks the
 	// Admitter of its key in the Group (by default an SRE
 	// throttle.Throttler; a throttle.Rate learns a send rate instead),
 	// before the breaker. RESOURCE_EXHAUSTED and UNAVAILABLE, and a
 	// breaker's rejection, count as overload signals; every other outcome
 	// as accepted. An attempt the Admitter refuses is not sent and costs
 	// the Budget nothing: it fails with a *ThrottledError, code
-	// UNAVAILABLE, retried as that code is (see Codes). Streams are not
-	// throttled.
+	// UNAVAILABLE, retried as that code is (see Codes). A stream's
+	// attempt counts as an overload signal if it fails so before the
+	// stream commits (before a response reaches the caller), and as
+	// accepted once it commits: what happens after the commit is not
+	// counted.
 	Throttles *throttle.Group
 	// ThrottleKey, if not nil, names the Admitter of a call in Throttles:
 	// the method, for per-method throttling. Nil means cc.Target(). It

@@ -70,7 +70,8 @@ type stream struct {
 	recvMu sync.Mutex
 	loop   retry.Loop // guarded by recvMu once the stream is returned
 	ticket breaker.Ticket
-	ticked bool // ticket holds an admission not yet recorded
+	ticked bool           // ticket holds an admission not yet recorded
+	adm    retry.Admitter // the attempt's throttle, not yet settled
 
 	mu        sync.Mutex
 	cur       grpc.ClientStream
@@ -83,6 +84,9 @@ type stream struct {
 // open opens a new attempt's stream and replays onto it what the caller
 // has sent.
 func (s *stream) open() outcome {
+	if o, ok := s.admitAttempt(); !ok {
+		return o
+	}
 	if s.br != nil {
 		tk, err := s.br.Allow(s.ctx)
 		if err != nil {
@@ -112,6 +116,7 @@ func (s *stream) open() outcome {
 
 // record reports an attempt's outcome to its breaker, once.
 func (s *stream) record(o outcome) {
+	s.settleAttempt(o)
 	if s.ticked {
 		s.ticked = false
 		s.ticket.Record(s.ic.breakerOutcome(s.ctx, o))

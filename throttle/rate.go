@@ -62,8 +62,24 @@ func (c RateConfig) Validate() error { return nil }
 type Rate struct {
 	failFast bool
 	clock    Clock
-	rejected atomic.Int64
-	on       atomic.Bool // enabled, read without the lock
+	// Without a Clock, the time is NewRate's time.Now plus the monotonic
+	// time since (one clock read instead of time.Now's two, and no jump
+	// when the wall clock is set).
+	start     time.Time
+	startNano int64
+	rejected  atomic.Int64
+	on        atomic.Bool // enabled, read without the lock
+
+	// The quiet path of Done: before the first throttle, once the bucket
+	// is full and its size settled on twice the measured rate, a success
+	// in the same 0.5 s bucket changes nothing but the count of responses
+	// (see DoneAt). quietBucket holds that bucket's float64 bits (noQuiet
+	// when there is no quiet path), quietFrom the time from which it
+	// holds, and pending the responses counted on it, which the next
+	// Done under the lock adds to requestCount.
+	quietBucket atomic.Uint64
+	quietFrom   atomic.Int64
+	pending     atomic.Int64
 
 	mu             sync.Mutex
 	enabled        bool    // the token bucket is on: there was a throttle
@@ -88,7 +104,12 @@ func NewRate(cfg RateConfig) (*Rate, error) {
 		return nil, err
 	}
 	r := &Rate{failFast: cfg.FailFast, clock: cfg.Clock}
-	now := r.now().UnixNano()
+	r.quietBucket.Store(noQuiet)
+	if r.clock == nil {
+		r.start = time.Now()
+		r.startNano = r.start.UnixNano()
+	}
+	now := r.nowNano()
 	r.lastTxBucket = math.Floor(seconds(now))
 	r.lastThrottle = now
 	return r, nil
@@ -98,7 +119,15 @@ func (r *Rate) now() time.Time {
 	if r.clock != nil {
 		return r.clock.Now()
 	}
-	return time.Now()
+	return time.Unix(0, r.nowNano())
+}
+
+// nowNano is now in unix nanoseconds.
+func (r *Rate) nowNano() int64 {
+	if r.clock != nil {
+		return r.clock.Now().UnixNano()
+	}
+	return r.startNano + int64(time.Since(r.start))
 }
 
 func seconds(unixNano int64) float64 { return float64(unixNano) / float64(time.Second) }
@@ -159,13 +188,43 @@ func (r *Rate) AcquireAt(now time.Time) (wait time.Duration, ok bool) {
 
 // Done reports how an admitted request ended: overloaded for a throttle
 // (see retry.IsOverload), which cuts the rate; anything else grows it.
-func (r *Rate) Done(overloaded bool) { r.DoneAt(r.now(), overloaded) }
+func (r *Rate) Done(overloaded bool) { r.doneAt(r.nowNano(), overloaded) }
+
+// noQuiet is quietBucket when Done has no quiet path: the bits of -1, no
+// bucket's.
+var noQuiet = math.Float64bits(-1)
 
 // DoneAt is Done at the time now.
-func (r *Rate) DoneAt(now time.Time, overloaded bool) {
-	t := now.UnixNano()
+//
+// Before the first throttle a success changes, in the SDK's algorithm,
+// the count of responses in the current 0.5 s bucket, and the bucket's
+// fill rate, size and content from CUBIC's rate and the measured rate.
+// Once the fill rate and size are set by twice the measured rate (below
+// CUBIC's rate, which only grows until a throttle), a success in the same
+// 0.5 s bucket leaves the rate and size as they are and only refills the
+// bucket at that constant rate: DoneAt then counts it with one atomic add,
+// without the lock, and the next update under the lock refills for the
+// whole time at once. That is the SDK's state, the bucket's content to
+// rounding (one refill instead of several: 1e-12 relative,
+// TestRateQuietPathExact), at a fraction of the cost.
+func (r *Rate) DoneAt(now time.Time, overloaded bool) { r.doneAt(now.UnixNano(), overloaded) }
+
+// doneAt is DoneAt at t, in unix nanoseconds.
+func (r *Rate) doneAt(t int64, overloaded bool) {
+	if !overloaded && bucketOf(t) == math.Float64frombits(r.quietBucket.Load()) && t >= r.quietFrom.Load() {
+		r.pending.Add(1)
+		return
+	}
+	r.done(t, overloaded)
+}
+
+// done is DoneAt under the lock: the SDK's update, with the responses
+// counted on the quiet path added first.
+func (r *Rate) done(t int64, overloaded bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer r.quiet(t)
+	r.requestCount += r.pending.Swap(0)
 	r.measure(t)
 	if overloaded {
 		use := r.measured
@@ -192,6 +251,20 @@ func (r *Rate) DoneAt(now time.Time, overloaded bool) {
 	r.tokens = math.Min(r.tokens, r.size)
 }
 
+// quiet opens the quiet path of DoneAt from t, or closes it. r.mu is
+// held.
+func (r *Rate) quiet(t int64) {
+	if r.enabled || r.cubicSuccess(t) < 2*r.measured || r.size != math.Max(2*r.measured, 1) || r.fillRate != math.Max(2*r.measured, minFillRate) {
+		r.quietBucket.Store(noQuiet)
+		return
+	}
+	r.quietFrom.Store(t)
+	r.quietBucket.Store(math.Float64bits(r.lastTxBucket))
+}
+
+// bucketOf is the 0.5 s bucket of the send rate that t falls in.
+func bucketOf(t int64) float64 { return math.Floor(seconds(t)*2) / 2 }
+
 // window computes CUBIC's K, the time to grow back to Wmax.
 func (r *Rate) window() {
 	r.timeWindow = math.Cbrt(r.lastMaxRate * (1 - cubicBeta) / cubicC)
@@ -205,7 +278,7 @@ func (r *Rate) cubicSuccess(t int64) float64 {
 
 // measure counts one response at t into the smoothed send rate.
 func (r *Rate) measure(t int64) {
-	bucket := math.Floor(seconds(t)*2) / 2
+	bucket := bucketOf(t)
 	r.requestCount++
 	if bucket > r.lastTxBucket {
 		current := float64(r.requestCount) / (bucket - r.lastTxBucket)

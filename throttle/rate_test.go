@@ -190,3 +190,90 @@ func TestRateBelowOnePerSecond(t *testing.T) {
 		t.Errorf("admitted %d in 10 s at 0.5/s, want 4 or 5", n)
 	}
 }
+
+// TestRateQuietPathExact checks that DoneAt's quiet path (a success before
+// the first throttle, counted without the lock) leaves a Rate in the state
+// the SDK's update would: the same Done times through done (the update
+// under the lock, every time) and through DoneAt must agree on everything
+// that decides later, to the bit but for the bucket's content (1e-12
+// relative: one refill for several), and the quiet path must carry most
+// of the successes before the first throttle.
+func TestRateQuietPathExact(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	// Made a minute before: CUBIC's rate (0.4·t³ before any throttle)
+	// is then above twice the measured rate, as in any Rate that has run
+	// for a while, and the quiet path can open.
+	fast, _ := NewRate(RateConfig{Clock: &fakeClock{t: start.Add(-time.Minute)}})
+	ref, _ := NewRate(RateConfig{Clock: &fakeClock{t: start.Add(-time.Minute)}})
+	rng := seeded(7)
+	at := time.Duration(0)
+	var quiet, before int
+	for i := range 20000 {
+		// 200 responses/s on average for 5 s, then 50/s with pauses; a
+		// throttle at 8 s and another at 12 s.
+		gap := time.Duration(rng.ExpFloat64() * float64(5*time.Millisecond))
+		if at > 5*time.Second {
+			gap *= 4
+		}
+		if i%997 == 0 {
+			gap += 700 * time.Millisecond
+		}
+		at += gap
+		overloaded := false
+		if at >= 8*time.Second && !ref.enabled || at >= 12*time.Second && ref.lastThrottle < start.Add(12*time.Second).UnixNano() {
+			overloaded = true
+		}
+		now := start.Add(at)
+		p0 := fast.pending.Load()
+		fast.DoneAt(now, overloaded)
+		ref.done(now.UnixNano(), overloaded)
+		if !ref.enabled {
+			before++
+			if fast.pending.Load() == p0+1 {
+				quiet++
+			}
+		}
+		if ref.enabled {
+			fast.AcquireAt(now)
+			ref.AcquireAt(now)
+		}
+		f, g := fast.state(now), ref.state(now)
+		if math.Abs(f.tokens-g.tokens) <= 1e-12*max(1, g.tokens) {
+			f.tokens = g.tokens // one refill for several: rounding only
+		}
+		if f != g {
+			t.Fatalf("response %d at %v: quiet path's state %+v, the SDK's update %+v", i, at, f, g)
+		}
+		if at > 16*time.Second {
+			break
+		}
+	}
+	if quiet < before/2 {
+		t.Errorf("quiet path took %d of the %d successes before the first throttle, want most", quiet, before)
+	}
+	if !ref.enabled || ref.lastThrottle < start.Add(12*time.Second).UnixNano() {
+		t.Errorf("the run ended before its second throttle")
+	}
+	t.Logf("quiet path: %d of %d successes before the first throttle", quiet, before)
+}
+
+// rateState is what decides a Rate's future, for comparisons.
+type rateState struct {
+	enabled                               bool
+	fillRate, measured, size, tokens      float64
+	lastTxBucket, lastMaxRate, timeWindow float64
+	requestCount, lastThrottle            int64
+}
+
+// state is what decides r's future at now: the bucket's content is the
+// one a refill at now would give.
+func (r *Rate) state(now time.Time) rateState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	tokens := r.tokens
+	if r.lastRefill != 0 {
+		tokens = math.Min(tokens+float64(now.UnixNano()-r.lastRefill)/float64(time.Second)*r.fillRate, r.size)
+	}
+	return rateState{r.enabled, r.fillRate, r.measured, r.size, tokens,
+		r.lastTxBucket, r.lastMaxRate, r.timeWindow, r.requestCount + r.pending.Load(), r.lastThrottle}
+}

@@ -125,7 +125,9 @@ func (c Config) settings() settings {
 // rejected requests is the point: the load that reaches the dependency
 // then stays near K times what it accepts, whatever the demand (counting
 // only the requests sent, as failsafe-go's AdaptiveThrottler and Finagle
-// do, lets it grow with the square root of the demand).
+// do, lets it grow with the square root of the demand). One exception,
+// for a cold start: a rejection made while the window holds no accept at
+// all is not counted (see the package documentation).
 //
 // Admit (or AdmitAt, the time given) asks for one request and Done
 // reports how it ended: the retry.Admitter that retry.WithAdmitter,
@@ -144,6 +146,9 @@ type Throttler struct {
 
 	accepted atomic.Int64 // accepts reported by Done, not yet in a bucket
 	rejected atomic.Int64 // rejections since the Throttler was made
+	// uncounted is how many of them were not counted as requests: made
+	// while the window held no accept (cold start).
+	uncounted atomic.Int64
 	// credit is how many requests may still be admitted without the
 	// lock, the clock or a draw: as many as cannot make p positive even
 	// if none of them is accepted (at most maxCredit). granted is what
@@ -251,6 +256,15 @@ func (t *Throttler) admit(now time.Duration, floor float64) error {
 	t.requests++
 	if p > 0 && t.rand.Float64() < p {
 		req, acc := t.requests-1, t.accepts
+		if acc == 0 {
+			// Cold start: with no accept in the window, p is near 1 on
+			// the overloads sent alone, and a rejection counted now would
+			// only outweigh the accepts to come once the dependency
+			// recovers (see the package documentation).
+			cur.requests--
+			t.requests--
+			t.uncounted.Add(1)
+		}
 		t.mu.Unlock()
 		t.rejected.Add(1)
 		return &RejectedError{P: p, Requests: req, Accepts: acc}
@@ -352,6 +366,12 @@ type Stats struct {
 	// Rejected is how many requests the Throttler rejected since it was
 	// made, a counter that only grows.
 	Rejected int64
+	// Uncounted is how many of Rejected were not counted in Requests,
+	// having been made while the window held no accept at all (see the
+	// package documentation: cold start), a counter that only grows.
+	// Requests + Uncounted is every request asked for while the window
+	// holds them all.
+	Uncounted int64
 }
 
 // P returns the probability with which the next request is rejected now:
@@ -376,5 +396,6 @@ func (t *Throttler) snapshot(now time.Duration) Stats {
 	s := Stats{P: t.p(), Requests: t.requests, Accepts: t.accepts}
 	t.mu.Unlock()
 	s.Rejected = t.rejected.Load()
+	s.Uncounted = t.uncounted.Load()
 	return s
 }

@@ -182,9 +182,10 @@ func TestRejection(t *testing.T) {
 	if got := th.SnapshotAt(now).Rejected; got != 1 {
 		t.Errorf("Rejected = %d, want 1", got)
 	}
-	// The rejected request counts: the SRE book's counting.
-	if got := th.SnapshotAt(now).Requests; got != 2 {
-		t.Errorf("Requests = %d, want 2 (the rejected one included)", got)
+	// With no accept in the window, the rejected request does not count
+	// (cold start; TestRejectionsCountOnceAccepted has the book's case).
+	if got := th.SnapshotAt(now).Requests; got != 1 {
+		t.Errorf("Requests = %d, want 1 (the rejection not counted: no accept in the window)", got)
 	}
 }
 

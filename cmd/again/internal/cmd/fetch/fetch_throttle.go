@@ -19,7 +19,9 @@ const throttleHelp = `--throttle [K], with --repeat, throttles the requests on t
 per host, as Google's SRE book describes: each attempt is rejected
 locally, never sent, with probability max(0, (requests - K×accepts) /
 (requests + 1)) over the last 2 minutes, where requests counts the
-attempts rejected too and accepts those not refused with 429 or 503. K is
+attempts rejected too (except while no attempt is accepted, so that the
+host's recovery is seen at once) and accepts those not refused with 429
+or 503. K is
 2 when only --throttle is given. The summary then says how many attempts
 each host's throttle rejected, and its p at the end.`
 
@@ -66,6 +68,6 @@ func writeThrottled(w io.Writer, g *throttle.Group) {
 	})
 	slices.SortFunc(hosts, func(a, b host) int { return strings.Compare(a.name, b.name) })
 	for _, h := range hosts {
-		fmt.Fprintf(w, "throttle  %s: %d of %d attempts rejected locally, p %.2f now\n", h.name, h.s.Rejected, h.s.Requests, h.s.P)
+		fmt.Fprintf(w, "throttle  %s: %d of %d attempts rejected locally, p %.2f now\n", h.name, h.s.Rejected, h.s.Requests+h.s.Uncounted, h.s.P)
 	}
 }

@@ -31,14 +31,17 @@ func TestFetchRepeatThrottle(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			hits.Store(0)
 			r := run(t, append(append([]string{"fetch", "--repeat", "100", "--retries", "0"}, tt.args...), srv.URL)...)
-			if r.Code != 1 || !strings.Contains(r.Stderr, "100 of 100 requests failed (the last: retries exhausted after 1 attempt: throttle: rejected locally") {
-				t.Fatalf("exit %d, stderr %q; want every request failed, the last rejected locally", r.Code, r.Stderr)
+			// The last is rejected locally or is one of the probes that
+			// a dead host still gets.
+			if r.Code != 1 || !strings.Contains(r.Stderr, "100 of 100 requests failed (the last: ") {
+				t.Fatalf("exit %d, stderr %q; want every request failed", r.Code, r.Stderr)
 			}
 			m := regexp.MustCompile(`\nthrottle  ` + regexp.QuoteMeta(host) + `: (\d+) of 100 attempts rejected locally, p 0\.\d\d now\n$`).FindStringSubmatch(r.Stdout)
 			if m == nil {
 				t.Fatalf("summary:\n%s\nwant a throttle line for %s", r.Stdout, host)
 			}
-			if sent := hits.Load(); sent > 20 || m[1] != strconv.FormatInt(100-sent, 10) {
+			// About √(2×100) probes reach a host that accepts nothing.
+			if sent := hits.Load(); sent > 35 || m[1] != strconv.FormatInt(100-sent, 10) {
 				t.Errorf("server got %d requests, the summary says %s rejected; want few sent, the rest rejected", sent, m[1])
 			}
 		})

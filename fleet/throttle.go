@@ -67,7 +67,8 @@ type ThrottleConfig struct {
 // it rejects as much as a local throttle.Throttler with the same Config
 // would, or more, never less. It logs one line naming the cause (never a
 // password), tries Redis again every FlushInterval, and logs one more when
-// it can use it again. Counts made while Redis cannot be used are not
+// it can use it again: when a flush has written its counts, since a Redis
+// that is full still answers reads. Counts made while Redis cannot be used are not
 // sent later: they belong to buckets the fleet has moved past.
 //
 // A Throttle is a retry.Admitter, for retry.WithAdmitter and a
@@ -285,6 +286,14 @@ func (t *Throttle) flush(deadline time.Time) {
 		if t.ctx.Err() == nil {
 			t.fallBack(err)
 		}
+		return
+	}
+	if r == 0 && a == 0 && !t.shared.Load() {
+		// A flush that wrote nothing proves only that Redis answers a
+		// read: a full one does, and refuses the next write. Switching
+		// back on it would flap between the fleet's counts and this
+		// process's, a line each time; stay local until a write goes
+		// through.
 		return
 	}
 	t.reached.Store(true)

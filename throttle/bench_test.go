@@ -4,20 +4,50 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/retry"
 )
 
-// BenchmarkThrottlerAdmitted is the success path: Admit then Done of a
-// request admitted by a Throttler that rejects nothing, on the real clock.
-func BenchmarkThrottlerAdmitted(b *testing.B) {
-	th, _ := New(Config{})
+// benchAdmitted measures a's success path: Admit, then Done, of a request
+// it admits; an Admitter that rejects one fails the benchmark.
+func benchAdmitted(b *testing.B, a retry.Admitter) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if th.Admit(ctx) != nil {
+		if a.Admit(ctx) != nil {
 			b.Fatal("rejected")
 		}
-		th.Done(false)
+		a.Done(false)
 	}
+}
+
+// benchParallel is benchAdmitted from every core at once.
+func benchParallel(b *testing.B, a retry.Admitter) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if a.Admit(ctx) == nil {
+				a.Done(false)
+			}
+		}
+	})
+}
+
+// settledRate is a Rate that has run for an hour before any throttle, as
+// a long-lived client's has: Done then takes its quiet path (one clock
+// read and one atomic add, see DoneAt).
+func settledRate() *Rate {
+	r, _ := NewRate(RateConfig{})
+	r.lastThrottle -= int64(time.Hour) // made an hour ago
+	return r
+}
+
+// BenchmarkThrottlerAdmitted is the success path of a Throttler that
+// rejects nothing, on the real clock.
+func BenchmarkThrottlerAdmitted(b *testing.B) {
+	th, _ := New(Config{})
+	benchAdmitted(b, th)
 }
 
 // BenchmarkThrottlerAdmittedAt is the same with the time given (AdmitAt),
@@ -37,58 +67,18 @@ func BenchmarkThrottlerAdmittedAt(b *testing.B) {
 // BenchmarkThrottlerParallel is the success path from every core at once.
 func BenchmarkThrottlerParallel(b *testing.B) {
 	th, _ := New(Config{})
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if th.Admit(ctx) == nil {
-				th.Done(false)
-			}
-		}
-	})
+	benchParallel(b, th)
 }
 
 // BenchmarkRateAdmitted is a Rate's success path before any throttle:
 // Admit, then Done (which updates the measured rate and CUBIC).
 func BenchmarkRateAdmitted(b *testing.B) {
 	r, _ := NewRate(RateConfig{})
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if r.Admit(ctx) != nil {
-			b.Fatal("rejected")
-		}
-		r.Done(false)
-	}
+	benchAdmitted(b, r)
 }
 
-// BenchmarkRateAdmittedSettled is the same on a Rate that has run for an
-// hour before any throttle, as a long-lived client's has: Done then takes
-// its quiet path (one clock read and one atomic add, see DoneAt).
-func BenchmarkRateAdmittedSettled(b *testing.B) {
-	r, _ := NewRate(RateConfig{})
-	r.lastThrottle -= int64(time.Hour) // made an hour ago
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if r.Admit(ctx) != nil {
-			b.Fatal("rejected")
-		}
-		r.Done(false)
-	}
-}
+// BenchmarkRateAdmittedSettled is the same on a settled Rate.
+func BenchmarkRateAdmittedSettled(b *testing.B) { benchAdmitted(b, settledRate()) }
 
 // BenchmarkRateParallel is BenchmarkRateAdmittedSettled from every core.
-func BenchmarkRateParallel(b *testing.B) {
-	r, _ := NewRate(RateConfig{})
-	r.lastThrottle -= int64(time.Hour)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if r.Admit(ctx) == nil {
-				r.Done(false)
-			}
-		}
-	})
-}
+func BenchmarkRateParallel(b *testing.B) { benchParallel(b, settledRate()) }

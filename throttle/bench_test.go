@@ -35,11 +35,21 @@ func benchParallel(b *testing.B, a retry.Admitter) {
 }
 
 // settledRate is a Rate that has run for an hour before any throttle, as
-// a long-lived client's has: Done then takes its quiet path (one clock
-// read and one atomic add, see DoneAt).
+// a long-lived client's has: CUBIC's rate is then far above the measured
+// one.
 func settledRate() *Rate {
 	r, _ := NewRate(RateConfig{})
 	r.lastThrottle -= int64(time.Hour) // made an hour ago
+	return r
+}
+
+// enabledRate is a Rate whose bucket is on, with a fill rate far above
+// what one benchmark loop sends: throttled once, at a measured rate of a
+// billion a second, so that Admit always finds a token.
+func enabledRate() *Rate {
+	r, _ := NewRate(RateConfig{})
+	r.measured = 1e9
+	r.DoneAt(time.Now(), true)
 	return r
 }
 
@@ -80,5 +90,14 @@ func BenchmarkRateAdmitted(b *testing.B) {
 // BenchmarkRateAdmittedSettled is the same on a settled Rate.
 func BenchmarkRateAdmittedSettled(b *testing.B) { benchAdmitted(b, settledRate()) }
 
+// BenchmarkRateAdmittedEnabled is the success path once a throttle turned
+// the bucket on, below the learned rate: Admit takes a token, Done grows
+// the rate.
+func BenchmarkRateAdmittedEnabled(b *testing.B) { benchAdmitted(b, enabledRate()) }
+
 // BenchmarkRateParallel is BenchmarkRateAdmittedSettled from every core.
 func BenchmarkRateParallel(b *testing.B) { benchParallel(b, settledRate()) }
+
+// BenchmarkRateParallelEnabled is BenchmarkRateAdmittedEnabled from every
+// core.
+func BenchmarkRateParallelEnabled(b *testing.B) { benchParallel(b, enabledRate()) }

@@ -1,6 +1,7 @@
 package throttle
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -69,12 +70,14 @@ func FuzzThrottler(f *testing.F) {
 }
 
 // FuzzRate drives a Rate through any sequence of responses, throttles and
-// pauses: the learned rate stays a finite rate no lower than the SDK's
-// minimum once set, the measured rate finite and not negative, and a
-// token's wait finite and not negative.
+// pauses, through AcquireAt and DoneAt or Admit and Done: the learned
+// rate stays a finite rate no lower than the SDK's minimum once set, the
+// measured rate finite and not negative, a token's wait positive, and the
+// bucket never below 0 nor its credit above what it holds.
 func FuzzRate(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 2, 0, 0, 3, 1, 0})
 	f.Add([]byte{1, 1, 1, 1, 0xff, 0, 0xfe, 1})
+	f.Add([]byte{0xfc, 0xfc, 0xfd, 0xfc, 0xfc, 0xfc, 0xfd, 0x7c, 3, 0xfc})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 		r, err := NewRate(RateConfig{FailFast: true, Clock: fixedClock{&now}})
@@ -84,6 +87,22 @@ func FuzzRate(f *testing.F) {
 		for i, op := range ops {
 			switch op % 4 {
 			case 0, 1:
+				if op/4%2 == 1 {
+					// A burst through Admit and Done, 10 000 a second:
+					// their credits, and a throttle at its end for op%4 1.
+					n := int(op/8) + 1
+					for j := range n {
+						now = now.Add(100 * time.Microsecond)
+						err := r.Admit(t.Context())
+						if re := (*RateError)(nil); err != nil && (!errors.As(err, &re) || re.Wait <= 0) {
+							t.Fatalf("op %d: Admit = %v, want nil or a *RateError with a wait", i, err)
+						}
+						if err == nil {
+							r.Done(op%4 == 1 && j == n-1)
+						}
+					}
+					break
+				}
 				wait, ok := r.AcquireAt(now)
 				if wait < 0 || (!ok && wait == 0) {
 					t.Fatalf("op %d: AcquireAt = %v, %v", i, wait, ok)
@@ -95,6 +114,9 @@ func FuzzRate(f *testing.F) {
 				now = now.Add(time.Duration(op) * time.Millisecond)
 			case 3:
 				now = now.Add(time.Duration(op) * 50 * time.Millisecond)
+			}
+			if r.tokens < 0 || r.tokenCredit.Load() > max(int64(r.tokens), 0) {
+				t.Fatalf("op %d: %v tokens, %d of them on credit", i, r.tokens, r.tokenCredit.Load())
 			}
 			s := r.Stats()
 			if math.IsNaN(s.FillRate) || math.IsInf(s.FillRate, 0) || (s.Enabled && s.FillRate < 0.5) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -191,89 +194,260 @@ func TestRateBelowOnePerSecond(t *testing.T) {
 	}
 }
 
-// TestRateQuietPathExact checks that DoneAt's quiet path (a success before
-// the first throttle, counted without the lock) leaves a Rate in the state
-// the SDK's update would: the same Done times through done (the update
-// under the lock, every time) and through DoneAt must agree on everything
-// that decides later, to the bit but for the bucket's content (1e-12
-// relative: one refill for several), and the quiet path must carry most
-// of the successes before the first throttle.
-func TestRateQuietPathExact(t *testing.T) {
-	start := time.Unix(1_700_000_000, 0)
-	// Made a minute before: CUBIC's rate (0.4·t³ before any throttle)
-	// is then above twice the measured rate, as in any Rate that has run
-	// for a while, and the quiet path can open.
-	fast, _ := NewRate(RateConfig{Clock: &fakeClock{t: start.Add(-time.Minute)}})
-	ref, _ := NewRate(RateConfig{Clock: &fakeClock{t: start.Add(-time.Minute)}})
-	rng := seeded(7)
+// countingClock is a fakeClock that counts its reads: a Rate reads it
+// only under the lock, so the count is how many calls took the lock.
+type countingClock struct {
+	fakeClock
+	reads int
+}
+
+func (c *countingClock) Now() time.Time {
+	c.reads++
+	return c.fakeClock.Now()
+}
+
+// drive sends the responses of a run to two Rates made at start: fast
+// through Done on its clock, ref through DoneAt, the SDK's update at
+// every call, and returns how many times fast took the lock. Every
+// throttle, and the end of the run, is a checkpoint: fast's measured and
+// fill rates must then be within tol of ref's (relative, or 0.5/s).
+func drive(t *testing.T, start time.Time, gaps func(i int, at time.Duration) (gap time.Duration, overloaded, end bool), tol float64) (locks, calls int) {
+	t.Helper()
+	clock := &countingClock{fakeClock: fakeClock{t: start}}
+	fast, _ := NewRate(RateConfig{Clock: clock})
+	ref, _ := NewRate(RateConfig{Clock: &fakeClock{t: start}})
 	at := time.Duration(0)
-	var quiet, before int
-	for i := range 20000 {
-		// 200 responses/s on average for 5 s, then 50/s with pauses; a
-		// throttle at 8 s and another at 12 s.
-		gap := time.Duration(rng.ExpFloat64() * float64(5*time.Millisecond))
-		if at > 5*time.Second {
-			gap *= 4
-		}
-		if i%997 == 0 {
-			gap += 700 * time.Millisecond
-		}
-		at += gap
-		overloaded := false
-		if at >= 8*time.Second && !ref.enabled || at >= 12*time.Second && ref.lastThrottle < start.Add(12*time.Second).UnixNano() {
-			overloaded = true
-		}
-		now := start.Add(at)
-		p0 := fast.pending.Load()
-		fast.DoneAt(now, overloaded)
-		ref.done(now.UnixNano(), overloaded)
-		if !ref.enabled {
-			before++
-			if fast.pending.Load() == p0+1 {
-				quiet++
+	check := func(i int, what string) {
+		f, g := fast.Stats(), ref.Stats()
+		for _, v := range [][2]float64{{f.Measured, g.Measured}, {f.FillRate, g.FillRate}} {
+			if math.Abs(v[0]-v[1]) > max(tol*v[1], 0.5) {
+				t.Fatalf("%s, response %d at %v: Done's %v, the SDK's update %v", what, i, at, f, g)
 			}
 		}
-		if ref.enabled {
-			fast.AcquireAt(now)
-			ref.AcquireAt(now)
-		}
-		f, g := fast.state(now), ref.state(now)
-		if math.Abs(f.tokens-g.tokens) <= 1e-12*max(1, g.tokens) {
-			f.tokens = g.tokens // one refill for several: rounding only
-		}
-		if f != g {
-			t.Fatalf("response %d at %v: quiet path's state %+v, the SDK's update %+v", i, at, f, g)
-		}
-		if at > 16*time.Second {
-			break
+		if f.Enabled != g.Enabled {
+			t.Fatalf("%s, response %d: Enabled %v, the SDK's %v", what, i, f.Enabled, g.Enabled)
 		}
 	}
-	if quiet < before/2 {
-		t.Errorf("quiet path took %d of the %d successes before the first throttle, want most", quiet, before)
+	reads := clock.reads
+	for i := 0; ; i++ {
+		gap, overloaded, end := gaps(i, at)
+		at += gap
+		now := start.Add(at)
+		clock.Set(now)
+		ref.DoneAt(now, overloaded)
+		if end {
+			fast.DoneAt(now, overloaded)
+			check(i, "at the end")
+			return locks, calls
+		}
+		fast.Done(overloaded)
+		calls++
+		locks += clock.reads - reads
+		reads = clock.reads
+		if overloaded {
+			check(i, "after a throttle")
+		}
 	}
-	if !ref.enabled || ref.lastThrottle < start.Add(12*time.Second).UnixNano() {
-		t.Errorf("the run ended before its second throttle")
-	}
-	t.Logf("quiet path: %d of %d successes before the first throttle", quiet, before)
 }
 
-// rateState is what decides a Rate's future, for comparisons.
-type rateState struct {
-	enabled                               bool
-	fillRate, measured, size, tokens      float64
-	lastTxBucket, lastMaxRate, timeWindow float64
-	requestCount, lastThrottle            int64
+// TestRateCreditTracksSDK checks Done's shortcut against the SDK's update
+// at every call: at a steady high rate, at a changing one, and when the
+// rate falls from high to a trickle (the case that would leave the
+// measured rate stale if the credit were counted in one bucket), the
+// measured and fill rates after each throttle agree within 2 %, while
+// most successes skip the lock.
+func TestRateCreditTracksSDK(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	for name, c := range map[string]struct {
+		gaps     func(rng *rand.Rand, i int, at time.Duration) (time.Duration, bool, bool)
+		maxLocks float64 // the share of Done calls that may take the lock
+	}{
+		"steady 5000/s, throttles at 3 s and 6 s": {
+			gaps: func(rng *rand.Rand, i int, at time.Duration) (time.Duration, bool, bool) {
+				gap := time.Duration(rng.ExpFloat64() * float64(200*time.Microsecond))
+				return gap, (at+gap)/(3*time.Second) != at/(3*time.Second), at > 8*time.Second
+			},
+			maxLocks: 0.03,
+		},
+		"200/s to 20000/s and back, throttle every 2 s": {
+			gaps: func(rng *rand.Rand, i int, at time.Duration) (time.Duration, bool, bool) {
+				rate := 200 + 19800*math.Abs(math.Sin(at.Seconds()/3))
+				gap := time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
+				return gap, (at+gap)/(2*time.Second) != at/(2*time.Second), at > 12*time.Second
+			},
+			maxLocks: 0.03,
+		},
+		"10000/s for 3 s, then 4/s, a throttle at 9 s": {
+			gaps: func(rng *rand.Rand, i int, at time.Duration) (time.Duration, bool, bool) {
+				rate := 10000.0
+				if at > 3*time.Second {
+					rate = 4
+				}
+				gap := time.Duration(rng.ExpFloat64() / rate * float64(time.Second))
+				return gap, (at+gap)/(9*time.Second) != at/(9*time.Second), at > 10*time.Second
+			},
+			maxLocks: 0.03,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rng := seeded(7)
+			locks, calls := drive(t, start, func(i int, at time.Duration) (time.Duration, bool, bool) {
+				return c.gaps(rng, i, at)
+			}, 0.02)
+			if share := float64(locks) / float64(calls); share > c.maxLocks {
+				t.Errorf("%d of %d Done calls took the lock (%.3f), want at most %.2f", locks, calls, share, c.maxLocks)
+			}
+			t.Logf("%d of %d Done calls took the lock", locks, calls)
+		})
+	}
 }
 
-// state is what decides r's future at now: the bucket's content is the
-// one a refill at now would give.
-func (r *Rate) state(now time.Time) rateState {
+// TestRateNoCreditWhenSlow checks that below 4 responses a second every
+// success takes the lock: the SDK's update, exactly, where the credit
+// would save nothing worth its lateness.
+func TestRateNoCreditWhenSlow(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	locks, calls := drive(t, start, func(i int, at time.Duration) (time.Duration, bool, bool) {
+		return 300 * time.Millisecond, i%10 == 9, i == 200
+	}, 0)
+	if locks != calls {
+		t.Errorf("%d of %d Done calls at 3.3/s took the lock, want all", locks, calls)
+	}
+}
+
+// TestRateTokenCredit checks Admit's shortcut once the bucket is on.
+// Below the fill rate most admissions skip the lock. Above it, tokens
+// taken without the lock come out of the bucket at the next refill, so
+// that a Rate driven by Admit and Done never admits more than one driven
+// by AcquireAt and DoneAt, the SDK's bucket at every call, nor fewer by
+// more than twice the credit's bound.
+func TestRateTokenCredit(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	clock := &countingClock{fakeClock: fakeClock{t: start}}
+	fast, _ := NewRate(RateConfig{Clock: clock, FailFast: true})
+	ref, _ := NewRate(RateConfig{Clock: &fakeClock{t: start}, FailFast: true})
+	// 2000 responses a second for 2 s, then a throttle: a fill rate of
+	// about 1400/s, a bucket of as many tokens.
+	at := time.Duration(0)
+	for ; at < 2*time.Second; at += 500 * time.Microsecond {
+		fast.DoneAt(start.Add(at), false)
+		ref.DoneAt(start.Add(at), false)
+	}
+	fast.DoneAt(start.Add(at), true)
+	ref.DoneAt(start.Add(at), true)
+	for _, phase := range []struct {
+		name     string
+		gap      time.Duration
+		maxLocks float64 // the share of Admit and Done calls that may lock
+	}{
+		{"1000/s, below the fill rate", time.Millisecond, 0.05},
+		{"5000/s, above it", 200 * time.Microsecond, 1},
+	} {
+		var admitted, admittedRef, calls int
+		reads := clock.reads
+		for end := at + 2*time.Second; at < end; at += phase.gap {
+			now := start.Add(at)
+			clock.Set(now)
+			if fast.Admit(t.Context()) == nil {
+				admitted++
+				fast.Done(false)
+			}
+			if _, ok := ref.AcquireAt(now); ok {
+				admittedRef++
+				ref.DoneAt(now, false)
+			}
+			calls++
+			if fast.tokens < 0 {
+				t.Fatalf("%s, at %v: %v tokens in the bucket", phase.name, at, fast.tokens)
+			}
+		}
+		if admitted > admittedRef || admitted < admittedRef-2*maxCredit {
+			t.Errorf("%s: Admit admitted %d of %d, AcquireAt %d: want no more, and no fewer than %d less",
+				phase.name, admitted, calls, admittedRef, 2*maxCredit)
+		}
+		locks := clock.reads - reads
+		if share := float64(locks) / float64(calls+admitted); share > phase.maxLocks {
+			t.Errorf("%s: %d of %d Admit and Done calls took the lock (%.3f), want at most %.2f",
+				phase.name, locks, calls+admitted, share, phase.maxLocks)
+		}
+		t.Logf("%s: admitted %d (SDK %d) of %d; %d calls took the lock", phase.name, admitted, admittedRef, calls, locks)
+	}
+}
+
+// TestRateThrottleRevokesCredit checks that a throttle, which always
+// takes the lock, takes back the credits it finds: after it, Admit waits
+// for the tokens of the cut rate, not for the ones set aside before.
+func TestRateThrottleRevokesCredit(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	clock := &fakeClock{t: start}
+	r, _ := NewRate(RateConfig{Clock: clock, FailFast: true})
+	at := time.Duration(0)
+	for ; at < 2*time.Second; at += time.Millisecond {
+		r.DoneAt(start.Add(at), false)
+	}
+	r.DoneAt(start.Add(at), true) // on, about 700/s
+	if err := r.Admit(t.Context()); err != nil || r.tokenCredit.Load() == 0 {
+		t.Fatalf("Admit after the first throttle: %v, credit %d; want admitted with credit left", err, r.tokenCredit.Load())
+	}
+	r.DoneAt(start.Add(at), true)
+	if c := r.tokenCredit.Load(); c != 0 && float64(c) > r.tokens {
+		t.Errorf("after a second throttle: credit %d for %v tokens", c, r.tokens)
+	}
+	if c := r.doneCredit.Load(); c > maxCredit {
+		t.Errorf("done credit %d, want at most %d", c, maxCredit)
+	}
+}
+
+// TestRateCreditConcurrent checks that the credits lose and invent
+// nothing when cores race for them: on a clock that stands still, so that
+// no token is earned, the bucket ends short by exactly the requests
+// admitted, and the responses in the bucket are exactly the successes
+// reported, however the calls fell between credit and lock.
+func TestRateCreditConcurrent(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	clock := &fakeClock{t: start}
+	r, _ := NewRate(RateConfig{Clock: clock, FailFast: true})
+	at := time.Duration(0)
+	for ; at < 2*time.Second; at += 500 * time.Microsecond {
+		r.DoneAt(start.Add(at), false)
+	}
+	r.DoneAt(start.Add(at), true) // on, about 1400/s
+	now := start.Add(at + 1250*time.Millisecond)
+	clock.Set(now)
+	r.DoneAt(now, false) // a full bucket, mid-bucket on the clock
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	tokens := r.tokens
-	if r.lastRefill != 0 {
-		tokens = math.Min(tokens+float64(now.UnixNano()-r.lastRefill)/float64(time.Second)*r.fillRate, r.size)
+	tokens0, count0 := r.tokens, r.requestCount
+	r.mu.Unlock()
+
+	const n, each = 4, 2000
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for range each {
+				if err := r.Admit(t.Context()); err == nil {
+					admitted.Add(1)
+					r.Done(false)
+				} else if !errors.Is(err, ErrRejected) {
+					t.Errorf("Admit = %v, want nil or ErrRejected", err)
+				}
+			}
+		})
 	}
-	return rateState{r.enabled, r.fillRate, r.measured, r.size, tokens,
-		r.lastTxBucket, r.lastMaxRate, r.timeWindow, r.requestCount + r.pending.Load(), r.lastThrottle}
+	wg.Wait()
+	r.mu.Lock()
+	r.refill(now.UnixNano())
+	r.settleDone(now.UnixNano())
+	tokens, count := r.tokens, r.requestCount
+	r.mu.Unlock()
+	a := admitted.Load()
+	if a == 0 || a == n*each {
+		t.Fatalf("admitted %d of %d: want the bucket to run dry part way", a, n*each)
+	}
+	if tokens != tokens0-float64(a) || tokens < 0 {
+		t.Errorf("the bucket holds %v tokens after %d admissions from %v, want %v", tokens, a, tokens0, tokens0-float64(a))
+	}
+	if count != count0+a {
+		t.Errorf("%d responses in the bucket after %d successes from %d, want %d", count, a, count0, count0+a)
+	}
 }

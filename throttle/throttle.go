@@ -244,7 +244,8 @@ func (t *Throttler) AdmitFloor(now time.Time, floor float64) error {
 // maxCredit bounds the requests admitted without the clock: they are
 // counted in the bucket of the next decision, at most this many requests
 // late (the breaker, likewise, places its successes in its window every
-// 16th): a clock read costs more than the rest of an admission.
+// 16th): a clock read costs more than the rest of an admission. It bounds
+// a Rate's credits too.
 const maxCredit = 64
 
 func (t *Throttler) admit(now time.Duration, floor float64) error {

@@ -115,8 +115,10 @@
 // hedged, and a hedge whose GetBody fails is not sent), and a hedged
 // attempt keeps the retry rules: ReadBody reads the winner's body within
 // the winner's AttemptTimeout, so a winner whose body is cut or stalls is
-// retried like any attempt. Hedging stops
-// on a 429, a 503 or a Retry-After, and sends nothing while the host's
+// retried like any attempt. A 429, a 503 or a Retry-After stops the
+// hedging of the whole request: the copies in flight run on, and its
+// retries go out one copy at a time, since a server that asks for less
+// load should not get twice as much. Nothing is hedged while the host's
 // breaker is not closed. A loser is canceled, or drained and closed if it
 // answered too, so that its connection is reused; the winner's Body is
 // the caller's. Event.Hedge says which copy answered. Being ready to

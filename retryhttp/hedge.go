@@ -41,14 +41,12 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 	h := c.t.Hedge
 	call := hedge.Call[struct{}]{
 		Key:      c.hedgeKey(),
-		Pushback: pushback,
+		Pushback: hc.pushback,
+		Allow:    hc.allow,
 		Op:       hc.op,
 		// The copy whose answer is returned keeps its context until the
 		// caller closes the response's body, which reads it.
 		KeepWinner: true,
-	}
-	if c.br != nil {
-		call.Allow = hc.allow
 	}
 	if !c.body.empty() {
 		call.Prepare = hc.prepare
@@ -73,6 +71,11 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 		}
 		a := &hc.slots[keep]
 		err := r.Err
+		if err != nil && pushback(err) {
+			// Also when the attempt was not hedged (its key still warming
+			// up), so that no retry of the request is.
+			hc.pushedBack.Store(true)
+		}
 		if err == nil && a.unread {
 			err = c.readWinner(ctx, a)
 		}
@@ -110,13 +113,18 @@ type hedgedCall struct {
 	c       call
 	slots   []attempt
 	claimed atomic.Bool // a copy of the current attempt succeeded
-	next    int         // the number of the current attempt's first copy
-	first   arrival     // sends copy 0
-	hedges  arrival     // sends the hedges
-	op      func(context.Context, int) (struct{}, error)
-	allow   func() bool
-	prepare func(int) error
-	bodies  []io.ReadCloser // the hedges' bodies, made by prepare
+	// pushedBack: a copy failed with the server pushing back (pushback),
+	// and the rest of the request sends no hedge: a server that asked for
+	// less load gets its retries one copy at a time.
+	pushedBack atomic.Bool
+	next       int     // the number of the current attempt's first copy
+	first      arrival // sends copy 0
+	hedges     arrival // sends the hedges
+	op         func(context.Context, int) (struct{}, error)
+	allow      func() bool
+	pushback   func(error) bool
+	prepare    func(int) error
+	bodies     []io.ReadCloser // the hedges' bodies, made by prepare
 }
 
 var hedgedCalls sync.Pool // of *hedgedCall, reset
@@ -127,10 +135,20 @@ func getHedgedCall(rc *call) *hedgedCall {
 		hc = &hedgedCall{}
 		hc.op = hc.copy
 		hc.prepare = hc.prepareHedge
-		hc.allow = func() bool { return hc.c.br.State() == breaker.Closed }
+		hc.allow = func() bool {
+			return !hc.pushedBack.Load() && (hc.c.br == nil || hc.c.br.State() == breaker.Closed)
+		}
+		hc.pushback = func(err error) bool {
+			if pushback(err) {
+				hc.pushedBack.Store(true)
+				return true
+			}
+			return false
+		}
 	}
 	hc.c = *rc
 	hc.next = 1
+	hc.pushedBack.Store(false)
 	h := rc.t.Hedge
 	if n := 1 + max(h.MaxHedges, 1); cap(hc.slots) >= n {
 		hc.slots = hc.slots[:n]
@@ -245,9 +263,9 @@ func (c *call) hedgeKey() string {
 }
 
 // pushback reports whether a copy's failure is the server pushing back,
-// which stops the request's hedging: a wait hint (Retry-After and the
-// rate-limit headers), a 429 or a 503 without one, or a breaker's
-// rejection.
+// which stops the request's hedging, its retries' included: a wait hint
+// (Retry-After and the rate-limit headers), a 429 or a 503 without one, or
+// a breaker's rejection.
 func pushback(err error) bool {
 	if _, hinted := retry.RetryAfter(err); hinted || retry.IsRejected(err) {
 		return true

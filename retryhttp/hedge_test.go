@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/again-go/again/backoff"
@@ -680,6 +681,47 @@ func TestHedgeUnsafeMethodsStillRetried(t *testing.T) {
 			if body := readBody(t, resp); body != "done" || len(srv.requests("/")) != 2 {
 				t.Errorf("body %q after %d requests; want the retry's, done, after 2", body, len(srv.requests("/")))
 			}
+		})
+	}
+}
+
+// Pushback stops the hedging of the whole request, not only of the
+// attempt that met it: the retry after a 503 or a 429 goes out one copy
+// at a time, though it is slow enough to be hedged, while a retry after a
+// 502 (a failure, not pushback) is hedged as usual.
+func TestHedgeStopsForTheRequestOnPushback(t *testing.T) {
+	slow := status(200)
+	slow.delay = 50 * time.Millisecond // ten times the hedge delay
+	for _, c := range []struct {
+		name  string
+		steps []step
+		want  int // requests sent
+	}{
+		// The 503's attempt sends no hedge; nor does the retry.
+		{"503", []step{status(503), slow, status(200)}, 2},
+		{"429 with Retry-After", []step{retryAfter(429, "0"), slow, status(200)}, 2},
+		// The 502 sends its hedge at once, which fails too; the retry is
+		// hedged after 5 ms, and the hedge wins.
+		{"502", []step{status(502), status(502), slow, status(200)}, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newScript(map[string][]step{"/": c.steps})
+				tr := &retryhttp.Transport{
+					Base:   memRT{s},
+					Policy: backoff.Policy{Initial: time.Millisecond, Retries: 1, Jitter: backoff.NoJitter},
+					Hedge:  &hedge.Hedger{After: 5 * time.Millisecond, MaxHedges: 1},
+				}
+				req, _ := http.NewRequest("GET", "http://example.test/", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if n := len(s.requests("/")); resp.StatusCode != 200 || n != c.want {
+					t.Errorf("status %d after %d requests; want 200 after %d", resp.StatusCode, n, c.want)
+				}
+			})
 		})
 	}
 }

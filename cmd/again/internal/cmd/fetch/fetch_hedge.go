@@ -34,8 +34,9 @@ a winner whose body is cut off or outlasts --timeout is retried, as an
 unhedged request is, when the output can start over. Hedges
 spend a budget, 10 % of the requests by default (--hedge-budget RATIO, or
 off), with a burst of 4; the --repeat summary says how many it denied. A
-429, a 503 or a Retry-After stops a request's hedging. With -v, a line on
-stderr says when a hedge is sent and which copy answered.
+429, a 503 or a Retry-After stops a request's hedging, for its retries
+too. With -v, a line on stderr says when a hedge is sent and which copy
+answered.
 
 --repeat N sends the request N times, one after the other, reads each
 response to its end and prints, instead of the bodies, a summary of the

@@ -8,11 +8,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/again-go/again/breaker"
-	"github.com/again-go/again/fleet"
-	"github.com/again-go/again/retry"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/pflag"
+
+	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/cmd/again/internal/printable"
+	"github.com/again-go/again/fleet"
+	"github.com/again-go/again/retry"
 )
 
 // BudgetHelp is the paragraph about --budget for the help of a command
@@ -130,7 +132,7 @@ func (h *fleetLines) Handle(_ context.Context, r slog.Record) error {
 	if len(parts) > 0 {
 		line += " (" + strings.Join(parts, "; ") + ")"
 	}
-	line = Printable(strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(line)))
+	line = printable.String(strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(line)))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, "again: "+line+"\n")

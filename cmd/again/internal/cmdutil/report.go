@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/printable"
 )
 
 // AttemptFailed prints the line that run and fetch print for a failed
@@ -36,7 +35,7 @@ func AttemptOf(n, max int) string {
 // prefix already.
 func Message(s string) string {
 	s = strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(s))
-	return Printable(packagePrefixes.Replace(": " + s)[2:])
+	return printable.String(packagePrefixes.Replace(": " + s)[2:])
 }
 
 // packagePrefixes removes the error prefixes of the packages whose errors
@@ -73,46 +72,6 @@ func RoundDelay(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Microsecond)
-}
-
-// Printable returns s with what a terminal would act on written out
-// instead: ASCII control characters as \x1b, other non-printing
-// characters (C1 controls, bidirectional overrides) as \u009b, and bytes
-// that are not UTF-8 as \xff. Everything again prints that may come from
-// outside (a server's reason phrase and headers, an error's text, a value
-// the user gave) goes through it, so that no escape sequence can retitle
-// the window or clear the screen.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if needsEscape(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size == 1, r < utf8.RuneSelf && needsEscape(r):
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case needsEscape(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[:size])
-		}
-		s = s[size:]
-	}
-	return b.String()
-}
-
-// needsEscape reports whether printable writes r out: anything that does
-// not print but the space. utf8.RuneError stands for an invalid byte.
-func needsEscape(r rune) bool {
-	return r != ' ' && !unicode.IsPrint(r) || r == utf8.RuneError
 }
 
 // LineWriter writes each line it is given as one of again's lines on W:

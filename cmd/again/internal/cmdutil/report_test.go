@@ -1,27 +1,10 @@
 package cmdutil
 
 import (
-	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
-)
 
-func TestPrintable(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain text, ünïcode ✓", "plain text, ünïcode ✓"},
-		{"\x1b]0;title\x07", `\x1b]0;title\x07`},
-		{"tab\tnul\x00del\x7f", `tab\x09nul\x00del\x7f`},
-		{"c1 \u009b2J", `c1 \u009b2J`},
-		{"bidi \u202eevil", `bidi \u202eevil`},
-		{"bad \xff\xfe utf-8", `bad \xff\xfe utf-8`},
-	}
-	for _, tt := range tests {
-		if got := Printable(tt.in); got != tt.want {
-			t.Errorf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
+	"github.com/again-go/again/cmd/again/internal/printable"
+)
 
 func TestMessageOnePrefix(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -39,25 +22,15 @@ func TestMessageOnePrefix(t *testing.T) {
 	}
 }
 
-// FuzzPrintable checks that printable leaves nothing a terminal acts on,
-// keeps printable text as it is, and that message keeps to one line.
-func FuzzPrintable(f *testing.F) {
+// FuzzMessage checks that Message leaves nothing a terminal acts on,
+// line breaks included: what it returns, printable.String keeps as it is.
+func FuzzMessage(f *testing.F) {
 	for _, s := range []string{"plain", "\x1b]0;t\x07", "a\xffb", "\u009b\u202e", "x\ny\r\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, out := range []string{Printable(s), Message(s)} {
-			if !utf8.ValidString(out) {
-				t.Fatalf("Printable(%q) = %q, not UTF-8", s, out)
-			}
-			for _, r := range out {
-				if r != ' ' && !unicode.IsPrint(r) {
-					t.Fatalf("Printable(%q) = %q holds %U", s, out, r)
-				}
-			}
-		}
-		if Printable(s) == s && strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) }) {
-			t.Fatalf("Printable(%q) left it as it was", s)
+		if out := Message(s); printable.String(out) != out {
+			t.Fatalf("Message(%q) = %q, which holds what a terminal acts on", s, out)
 		}
 	})
 }

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 
-	"github.com/again-go/again/cmd/again/internal/otelenv"
-	"github.com/again-go/again/otelagain"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/again-go/again/cmd/again/internal/otelenv"
+	"github.com/again-go/again/cmd/again/internal/printable"
+	"github.com/again-go/again/otelagain"
 )
 
 // TelemetryHelp is the help text about OpenTelemetry of a command that
@@ -69,7 +71,7 @@ func StartTelemetry(ctx context.Context, command string, env *Env) (context.Cont
 // command's prefix, and nothing a terminal would act on.
 func telemetryLine(w io.Writer, command string) func(string) {
 	return func(line string) {
-		fmt.Fprintf(w, "again %s: telemetry: %s\n", command, Printable(line))
+		fmt.Fprintf(w, "again %s: telemetry: %s\n", command, printable.String(line))
 	}
 }
 

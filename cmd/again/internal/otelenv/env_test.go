@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/again-go/again/cmd/again/internal/otelenv/otlptest"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/again-go/again/cmd/again/internal/otelenv/otlptest"
 )
 
 // read is Read over kvs, with the warnings it said.
@@ -230,23 +231,6 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestEscape checks that what a terminal acts on is written out.
-func TestEscape(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"plain text, é", "plain text, é"},
-		{"\x1b]0;PWNED\a\x1b[2J", `\x1b]0;PWNED\a\x1b[2J`},
-		{"two\nlines\r", `two\nlines\r`},
-		{"c1 \u009b and bidi \u202e", `c1 \u009b and bidi \u202e`},
-		{"bad \xff byte", `bad \xff byte`},
-		{`back\slash`, `back\\slash`},
-	}
-	for _, tt := range tests {
-		if got := Escape(tt.in); got != tt.want {
-			t.Errorf("Escape(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
 }
 
 // TestDocListsVariables checks that docs/telemetry.md names every

@@ -4,36 +4,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/go-logr/logr"
-)
 
-// Escape returns s with what a terminal would act on written out: control
-// characters (ESC, BEL, CR, LF, C1 and DEL among them) as \x1b, \a, \n,
-// \u0085, and bytes that are not UTF-8 as \xNN. Text from a collector (the
-// body of a 500, say) is shown through it, so that it can neither set the
-// terminal's title nor clear its screen, nor break the one line in two.
-func Escape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case c == '\\':
-			b.WriteString(`\\`)
-		case unicode.IsControl(c) || c == '\u2028' || c == '\u2029' || unicode.Is(unicode.Bidi_Control, c):
-			q := fmt.Sprintf("%+q", string(c))
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
+	"github.com/again-go/again/cmd/again/internal/printable"
+)
 
 // quote is a short value of a variable, escaped and cut, for a message.
 func quote(v string) string {
@@ -41,7 +17,7 @@ func quote(v string) string {
 	if utf8.RuneCountInString(v) > most {
 		v = string([]rune(v)[:most]) + "..."
 	}
-	return Escape(v)
+	return printable.String(v)
 }
 
 // problems are the failures of a run after Start (exports, the SDK's
@@ -87,7 +63,7 @@ func (p *problems) line() string {
 		return ""
 	}
 	p.closed = true
-	line := "not sent: " + Escape(p.first)
+	line := "not sent: " + printable.String(p.first)
 	switch {
 	case p.n == 2:
 		line += " (and 1 more failure)"

@@ -21,6 +21,8 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/again-go/again/cmd/again/internal/printable"
 )
 
 // Defaults of the zero fields of Options.
@@ -104,7 +106,7 @@ func Start(ctx context.Context, o Options) *SDK {
 	if err != nil {
 		// A partial resource (an attribute of OTEL_RESOURCE_ATTRIBUTES
 		// that is malformed) is still the rest of it.
-		warn("OTEL_RESOURCE_ATTRIBUTES: " + Escape(err.Error()) + "; the rest applies")
+		warn("OTEL_RESOURCE_ATTRIBUTES: " + printable.String(err.Error()) + "; the rest applies")
 		if res == nil {
 			res = resource.Default()
 		}
@@ -119,7 +121,7 @@ func Start(ctx context.Context, o Options) *SDK {
 			otlptracehttp.WithHeaders(sig.Headers), otlptracehttp.WithEncoding(otlptracehttp.EncodingProtobuf),
 			otlptracehttp.WithRetry(otlptracehttp.RetryConfig(s.retry())), otlptracehttp.WithProxy(http.ProxyFromEnvironment))
 		if err != nil {
-			warn("traces not exported: " + Escape(err.Error()))
+			warn("traces not exported: " + printable.String(err.Error()))
 		} else {
 			s.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExporter{exp, s.problems}), sdktrace.WithResource(res))
 		}
@@ -129,7 +131,7 @@ func Start(ctx context.Context, o Options) *SDK {
 			otlpmetrichttp.WithHeaders(sig.Headers), otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig(s.retry())),
 			otlpmetrichttp.WithProxy(http.ProxyFromEnvironment))
 		if err != nil {
-			warn("metrics not exported: " + Escape(err.Error()))
+			warn("metrics not exported: " + printable.String(err.Error()))
 		} else {
 			s.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{exp, s.problems})),
 				sdkmetric.WithResource(res))

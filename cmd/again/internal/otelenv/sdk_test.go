@@ -93,7 +93,7 @@ func TestOneLine(t *testing.T) {
 		t.Fatalf("warnings:\n%s\nwant one line", strings.Join(*warnings, "\n"))
 	}
 	line := (*warnings)[0]
-	if strings.ContainsAny(line, "\x1b\a\n") || !strings.Contains(line, `\x1b]0;PWNED\a\x1b[2J`) || !strings.HasPrefix(line, "not sent: ") ||
+	if strings.ContainsAny(line, "\x1b\a\n") || !strings.Contains(line, `\x1b]0;PWNED\x07\x1b[2J`) || !strings.HasPrefix(line, "not sent: ") ||
 		!strings.Contains(line, "more failure") {
 		t.Errorf("line %q: want the collector's text escaped, and the failures that followed counted", line)
 	}

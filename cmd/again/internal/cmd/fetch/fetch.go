@@ -17,13 +17,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/printable"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // Options is what one `again fetch` was asked: its flags as given, and
@@ -602,7 +604,7 @@ func requestError(req *http.Request, err error, timeout time.Duration) error {
 		// Fail fast: nothing was sent, and retry's account ("attempt
 		// rejected") would not say by what, nor until when.
 		return fmt.Errorf("not sent: the --breaker-store breaker of %s is open after repeated failures; next probe in %s",
-			cmdutil.Printable(req.URL.Host), calc.Human(oe.Wait))
+			printable.String(req.URL.Host), calc.Human(oe.Wait))
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -16,9 +16,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/again-go/again/cmd/again/internal/cmdutil"
-	"github.com/again-go/again/retryhttp"
 	"github.com/spf13/pflag"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/printable"
+	"github.com/again-go/again/retryhttp"
 )
 
 // curlFlags are the flags of `again fetch` that mean what they mean in
@@ -140,11 +142,11 @@ func (v *verboseTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		resp.Request = req // the caller's, not the traced copy
 	}
 	if err != nil {
-		v.print([]byte("* " + cmdutil.Printable(err.Error()) + "\n"))
+		v.print([]byte("* " + printable.String(err.Error()) + "\n"))
 		return resp, err
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "< %s %s\n", resp.Proto, cmdutil.Printable(resp.Status))
+	fmt.Fprintf(&b, "< %s %s\n", resp.Proto, printable.String(resp.Status))
 	writeHeaders(&b, "< ", resp.Header)
 	b.WriteString("<\n")
 	v.print(b.Bytes())
@@ -174,7 +176,7 @@ func shownValue(name, value string) string {
 			return "(masked)"
 		}
 	}
-	return cmdutil.Printable(value)
+	return printable.String(value)
 }
 
 // secretWords are what a header name holds, whatever its case, when -v

@@ -172,7 +172,7 @@ func TestTelemetryOneLine(t *testing.T) {
 			lines++
 		}
 	}
-	if r.Code != 3 || lines != 1 || strings.ContainsAny(r.Stderr, "\x1b\a") || !strings.Contains(r.Stderr, `\x1b]0;PWNED\a\x1b[2J`) {
+	if r.Code != 3 || lines != 1 || strings.ContainsAny(r.Stderr, "\x1b\a") || !strings.Contains(r.Stderr, `\x1b]0;PWNED\x07\x1b[2J`) {
 		t.Errorf("exit %d, %d lines about telemetry, stderr:\n%q\nwant 3, one line with the collector's text escaped", r.Code, lines, r.Stderr)
 	}
 }

@@ -2,16 +2,10 @@ package fleettest
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -21,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/internal/testcert"
 )
 
 // StartTLS is Start for a server that speaks only TLS (rediss://), with a
@@ -33,7 +29,7 @@ func StartTLS(t testing.TB, args ...string) *Server {
 	}
 	s := &Server{t: t, port: FreePort(t), dir: t.TempDir(), args: args}
 	pool := writeCerts(t, s.dir)
-	s.caFile = filepath.Join(s.dir, "ca.pem")
+	s.caFile = filepath.Join(s.dir, testcert.CAFile)
 	s.tls = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	s.start()
 	t.Cleanup(s.Kill)
@@ -44,50 +40,9 @@ func StartTLS(t testing.TB, args ...string) *Server {
 // authority and a certificate it signed for 127.0.0.1, valid for a day.
 func writeCerts(t testing.TB, dir string) *x509.CertPool {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testcert.Write(dir, "fleettest CA", nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "fleettest CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, block := range map[string]*pem.Block{
-		"ca.pem":         {Type: "CERTIFICATE", Bytes: caDER},
-		"server.pem":     {Type: "CERTIFICATE", Bytes: der},
-		"server-key.pem": {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)

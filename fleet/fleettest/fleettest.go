@@ -36,6 +36,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/internal/testcert"
 )
 
 // Server is a redis-server of a test's own. Its methods are safe for
@@ -119,8 +121,8 @@ func (s *Server) start() {
 	if s.tls != nil {
 		cmd.Args[slices.Index(cmd.Args, "--port")] = "--tls-port"
 		cmd.Args = append(cmd.Args, "--port", "0", "--tls-auth-clients", "no",
-			"--tls-cert-file", filepath.Join(s.dir, "server.pem"),
-			"--tls-key-file", filepath.Join(s.dir, "server-key.pem"),
+			"--tls-cert-file", filepath.Join(s.dir, testcert.CertFile),
+			"--tls-key-file", filepath.Join(s.dir, testcert.KeyFile),
 			"--tls-ca-cert-file", s.caFile)
 	}
 	if err := cmd.Start(); err != nil {

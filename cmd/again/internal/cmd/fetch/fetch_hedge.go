@@ -229,8 +229,11 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		return cmdutil.Usagef("--repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)")
 	}
 	boundBodies(tr) // --timeout bounds each body, as in a fetch
-	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	tr.OnSuccess = rep.answered
+	// Instrumented as a single fetch is: each request's span and metrics
+	// are exported when the environment asks for them. The instrumented
+	// transport is a copy of tr, made now: tr is complete by then.
+	client := &http.Client{Transport: instrument(req.Context(), tr), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	latencies := make([]time.Duration, 0, n)
 	failed := 0
 	var lastErr string

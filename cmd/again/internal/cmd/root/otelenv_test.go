@@ -220,3 +220,34 @@ func TestTelemetryFetchHedges(t *testing.T) {
 		t.Errorf("again.hedge.sent = %q, again.hedge.won = %q; want 1 each (metrics: %q)", sent, won, c.MetricNames())
 	}
 }
+
+// TestTelemetryFetchRepeat checks that --repeat exports what a single
+// fetch does, for each of its requests (3 calls, one of them retried),
+// and that its summary and -v's lines still tell the hedge that won: the
+// first copy of the first request hangs, and its hedge leaves 100 ms
+// later.
+func TestTelemetryFetchRepeat(t *testing.T) {
+	c := otlptest.New(t)
+	var n atomic.Int32
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) {
+		case 1:
+			<-r.Context().Done()
+			return
+		case 3:
+			w.WriteHeader(http.StatusServiceUnavailable) // the second request's first attempt
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer target.Close()
+	r := runOtel(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+c.URL, nil, "fetch", "-v", "--repeat", "3", "--initial", "1ms", "--hedge-after", "100ms", target.URL)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "requests  3 (0 failed)") || !strings.Contains(r.Stdout, "1 won") ||
+		!strings.Contains(r.Stderr, "again: attempt 1 answered by hedge 1") {
+		t.Fatalf("exit %d, stdout %q; want 3 requests and 1 hedge won, said on stderr; stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	calls, retries := c.Point("again.retry.calls", "again.retry.name=fetch"), c.Point("again.retry.retries", "again.retry.name=fetch")
+	if calls != "3" || retries == "" {
+		t.Errorf("again.retry.calls = %q, again.retry.retries = %q; want 3 calls, and their retries (metrics: %q)", calls, retries, c.MetricNames())
+	}
+}

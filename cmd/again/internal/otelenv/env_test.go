@@ -3,6 +3,7 @@ package otelenv
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,7 +227,11 @@ func FuzzRead(f *testing.F) {
 				if !strings.HasPrefix(sig.Endpoint, DefaultEndpoint+"/") {
 					t.Fatalf("no endpoint given, exports to %q", sig.Endpoint)
 				}
-			} else if base := strings.TrimRight(strings.TrimSpace(endpoint), "/"); !strings.HasPrefix(sig.Endpoint, base) {
+			} else if given, err := url.Parse(strings.TrimSpace(endpoint)); err != nil {
+				t.Fatalf("endpoint %q, which does not parse (%v), exports to %q", endpoint, err, sig.Endpoint)
+			} else if got, err := url.Parse(sig.Endpoint); err != nil || got.Scheme != given.Scheme || got.Host != given.Host {
+				// The path may be written anew (a byte that is not UTF-8
+				// percent-encoded), the host never.
 				t.Fatalf("endpoint %q given, exports to %q", endpoint, sig.Endpoint)
 			}
 		}

@@ -1,10 +1,12 @@
 package ready
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -165,15 +167,10 @@ func (t *Target) hostPort() string {
 	return ""
 }
 
-// tlsConfig is the TLS configuration for host: Options.TLS or the system
-// roots.
+// tlsConfig is the TLS configuration for host: Options.RootCAs, or the
+// system's roots.
 func (t *Target) tlsConfig(host string) *tls.Config {
-	c := &tls.Config{}
-	if t.opts.TLS != nil {
-		c = t.opts.TLS.Clone()
-	}
-	c.ServerName = host
-	return c
+	return &tls.Config{ServerName: host, RootCAs: t.opts.RootCAs}
 }
 
 // Check makes one attempt at the target and returns nil if it is ready,
@@ -241,6 +238,34 @@ func dial(ctx context.Context, network, addr string) error {
 		return err
 	}
 	return c.Close()
+}
+
+// natsRequiresTLS dials addr and reads the server's greeting (INFO and a
+// JSON object, in the clear), which says whether it requires TLS: given
+// any TLS configuration, nats.go demands TLS of every server, so the
+// roots of Options.RootCAs can be given only to one that requires it. A
+// greeting that is not NATS's, or none, reads as no TLS: nats.Connect
+// then says what is wrong.
+func natsRequiresTLS(ctx context.Context, addr string) (bool, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = c.SetReadDeadline(dl)
+	}
+	r := bufio.NewReader(c)
+	if p, err := r.Peek(len("INFO ")); err != nil || string(p) != "INFO " {
+		return false, nil
+	}
+	_, _ = r.Discard(len("INFO "))
+	var info struct {
+		TLSRequired bool `json:"tls_required"`
+	}
+	_ = json.NewDecoder(io.LimitReader(r, 1<<20)).Decode(&info)
+	return info.TLSRequired, nil
 }
 
 func (t *Target) checkHTTP(ctx context.Context) error {
@@ -570,11 +595,12 @@ func (t *Target) checkNATS(ctx context.Context) error {
 	}
 	// nats.go reports any failed dial as "no servers available": dial
 	// first for the cause.
-	if err := dial(ctx, "tcp", t.addr); err != nil {
+	secure, err := natsRequiresTLS(ctx, t.addr)
+	if err != nil {
 		return err
 	}
 	opts := []nats.Option{nats.Name("again wait"), nats.Timeout(timeout), nats.NoReconnect(), nats.NoCallbacksAfterClientClose()}
-	if t.opts.TLS != nil {
+	if secure {
 		opts = append(opts, nats.Secure(t.tlsConfig(t.url.Hostname())))
 	}
 	nc, err := nats.Connect(t.raw, opts...)

@@ -1,7 +1,6 @@
 package ready
 
 import (
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -181,8 +180,8 @@ func TestHTTPChecks(t *testing.T) {
 		defer srv.Close()
 		r := waitFor(t, srv.URL+"/healthz", nil, 30*time.Second)
 		checkResult(t, r, "permanent", "TLS certificate does not verify")
-		pool := srv.Client().Transport.(*http.Transport).TLSClientConfig
-		r = waitFor(t, srv.URL+"/healthz", &Options{TLS: pool}, 30*time.Second)
+		pool := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+		r = waitFor(t, srv.URL+"/healthz", &Options{RootCAs: pool}, 30*time.Second)
 		checkResult(t, r, "ready", "")
 	})
 }
@@ -273,7 +272,7 @@ func TestTLSTargets(t *testing.T) {
 	// One certificate for both, httptest's, with its authority.
 	https := httptest.NewTLSServer(http.NotFoundHandler())
 	defer https.Close()
-	trust := https.Client().Transport.(*http.Transport).TLSClientConfig
+	trust := https.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -285,7 +284,7 @@ func TestTLSTargets(t *testing.T) {
 	defer srv.Stop()
 	grpcs := "grpcs://" + l.Addr().String()
 	checkResult(t, waitFor(t, grpcs, nil, 30*time.Second), "permanent", "TLS certificate does not verify")
-	checkResult(t, waitFor(t, grpcs, &Options{TLS: trust}, 30*time.Second), "ready", "")
+	checkResult(t, waitFor(t, grpcs, &Options{RootCAs: trust}, 30*time.Second), "ready", "")
 
 	redis := fleettest.StartTLS(t)
 	rediss := "rediss://" + redis.Addr() + "/0"
@@ -296,7 +295,7 @@ func TestTLSTargets(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
-	checkResult(t, waitFor(t, rediss, &Options{TLS: &tls.Config{RootCAs: pool}}, 30*time.Second), "ready", "")
+	checkResult(t, waitFor(t, rediss, &Options{RootCAs: pool}, 30*time.Second), "ready", "")
 }
 
 // TestTLSDatabases connects with TLS to the real PostgreSQL (ssl=on),
@@ -332,7 +331,60 @@ func TestTLSDatabases(t *testing.T) {
 			if !pool.AppendCertsFromPEM(pem) {
 				t.Fatalf("no certificate in %s", s.CAFile)
 			}
-			checkResult(t, waitFor(t, tc.url(s), &Options{TLS: &tls.Config{RootCAs: pool}}, 30*time.Second), "ready", "")
+			checkResult(t, waitFor(t, tc.url(s), &Options{RootCAs: pool}, 30*time.Second), "ready", "")
+		})
+	}
+}
+
+// poolOf reads the PEM authorities of file into a pool.
+func poolOf(t *testing.T, file string) *x509.CertPool {
+	t.Helper()
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		t.Fatalf("no certificate in %s", file)
+	}
+	return pool
+}
+
+// TestRootCAsKeepTheURLsTLS checks that Options.RootCAs (again wait's
+// --cacert) changes only which authorities a verifying target trusts:
+// with an authority that signed nothing here, a target that does not
+// verify (sslmode=require, skip_verify=true) or does not use TLS (a NATS
+// server without it) is still ready, while one that verifies
+// (sslmode=verify-ca, NATS that asks for TLS) is refused until it is given
+// the right authority.
+func TestRootCAsKeepTheURLsTLS(t *testing.T) {
+	other := t.TempDir()
+	ca, err := readytest.WriteCerts(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unrelated := &Options{RootCAs: poolOf(t, ca)}
+	pg := postgresServer.get(t)
+	pgURL := "postgres://app:" + readytest.Password + "@" + pg.Addr + "/app?sslmode="
+	redis := fleettest.StartTLS(t)
+	nats, natsTLS := natsServer.get(t), natsTLSServer.get(t)
+	natsURL := func(addr string) string { return "nats://app:" + readytest.Password + "@" + addr }
+	for _, c := range []struct {
+		name, url string
+		opts      *Options
+		want, msg string
+	}{
+		{"postgres, require", pgURL + "require", unrelated, "ready", ""},
+		{"postgres, verify-ca", pgURL + "verify-ca", unrelated, "permanent", "TLS certificate does not verify"},
+		{"postgres, verify-ca, its authority", pgURL + "verify-ca", &Options{RootCAs: poolOf(t, pg.CAFile)}, "ready", ""},
+		{"postgres, sslrootcert wins", pgURL + "verify-full&sslrootcert=" + pg.CAFile, unrelated, "ready", ""},
+		{"rediss, skip_verify", "rediss://" + redis.Addr() + "/0?skip_verify=true", unrelated, "ready", ""},
+		{"nats without TLS", natsURL(nats.Addr), unrelated, "ready", ""},
+		{"nats with TLS", natsURL(natsTLS.Addr), nil, "permanent", "TLS certificate does not verify"},
+		{"nats with TLS, its authority", natsURL(natsTLS.Addr), &Options{RootCAs: poolOf(t, natsTLS.CAFile)}, "ready", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			checkResult(t, waitFor(t, c.url, c.opts, 30*time.Second), c.want, c.msg)
 		})
 	}
 }

@@ -2,7 +2,6 @@ package ready
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"flag"
 	"fmt"
@@ -54,8 +53,9 @@ var (
 	postgresServer = &shared{start: readytest.StartPostgres}
 	mariadbServer  = &shared{start: readytest.StartMariaDB}
 	natsServer     = &shared{start: readytest.StartNATS}
+	natsTLSServer  = &shared{start: readytest.StartNATSTLS}
 	rabbitServer   = &shared{start: func() (*readytest.Server, error) { return readytest.StartRabbitMQ(amqpUp) }}
-	servers        = []*shared{postgresServer, mariadbServer, natsServer, rabbitServer}
+	servers        = []*shared{postgresServer, mariadbServer, natsServer, natsTLSServer, rabbitServer}
 )
 
 func TestMain(m *testing.M) {
@@ -395,7 +395,7 @@ func TestRealLateStart(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
-	opts := &Options{TLS: &tls.Config{RootCAs: pool}}
+	opts := &Options{RootCAs: pool}
 	for _, tc := range lateCases(certs) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -419,11 +419,9 @@ func TestRealLateStart(t *testing.T) {
 			})
 			defer timer.Stop()
 			// RabbitMQ takes ten seconds or more to boot on a loaded machine.
-			var o *Options
-			if tc.name == "rediss" {
-				o = opts // the others would ask for TLS (nats.Secure) or ignore it
-			}
-			r := waitFor(t, tc.url(addr), o, 2*time.Minute)
+			// The authority for rediss, given to every target: the others
+			// must neither ask for TLS nor fail for it.
+			r := waitFor(t, tc.url(addr), opts, 2*time.Minute)
 			upAt := <-up
 			if upAt < 0 {
 				return

@@ -2,6 +2,7 @@ package ready
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -50,10 +51,15 @@ type Options struct {
 	Table string
 	// Key, if set, is a Redis key that must exist.
 	Key string
-	// TLS, if set, is the base TLS configuration of https, grpcs, rediss,
-	// amqps and TLS PostgreSQL and MySQL connections (its ServerName is
-	// filled in per target); nil means the system's roots. Tests set it.
-	TLS *tls.Config
+	// RootCAs, if set, are the authorities trusted instead of the system's
+	// wherever a target verifies a certificate against the system's: https,
+	// grpcs, rediss, amqps, NATS when the server asks for TLS, PostgreSQL
+	// (sslmode=verify-ca or verify-full, or require with no sslrootcert)
+	// and MySQL (tls=true). They change neither whether a target uses TLS
+	// nor whether it verifies (sslmode=require, skip_verify=true and
+	// tls=skip-verify still do not), and an authority the URL names
+	// (sslrootcert) wins. Nil means the system's roots.
+	RootCAs *x509.CertPool
 }
 
 // StatusRange is an inclusive range of HTTP statuses: 200-299, or 204-204
@@ -326,25 +332,35 @@ func (t *Target) parseScheme(u *url.URL) error {
 			if t.pg.Password != "" && !slices.Contains(t.secrets, t.pg.Password) {
 				t.secrets = append(t.secrets, t.pg.Password)
 			}
-			if t.opts.TLS != nil && t.pg.TLSConfig != nil {
-				c := t.opts.TLS.Clone()
-				c.ServerName = t.pg.TLSConfig.ServerName
-				t.pg.TLSConfig = c
+			// In place: pgx's verify-ca check reads the roots of the very
+			// configuration it made.
+			t.trust(t.pg.TLSConfig)
+			for _, f := range t.pg.Fallbacks {
+				t.trust(f.TLSConfig)
 			}
 		}
 	case "mysql":
 		err = t.parseMySQL(u)
 	case "redis", "rediss":
 		t.redis, err = redis.ParseURL(t.raw)
-		if err == nil && t.redis.TLSConfig != nil && t.opts.TLS != nil {
-			c := t.opts.TLS.Clone()
-			c.ServerName = t.redis.TLSConfig.ServerName
-			t.redis.TLSConfig = c
+		if err == nil {
+			t.trust(t.redis.TLSConfig)
 		}
 	case "amqp", "amqps":
 		t.amqp, err = amqp.ParseURI(t.raw)
 	}
 	return err
+}
+
+// trust sets Options.RootCAs as c's roots, in place, when c verifies
+// against the system's: it has none of its own (a URL's sslrootcert) and
+// is not told to skip verification (InsecureSkipVerify without pgx's
+// verify-ca check). c may be nil: no TLS.
+func (t *Target) trust(c *tls.Config) {
+	if c == nil || t.opts.RootCAs == nil || c.RootCAs != nil || c.InsecureSkipVerify && c.VerifyPeerCertificate == nil {
+		return
+	}
+	c.RootCAs = t.opts.RootCAs
 }
 
 // parseMySQL reads mysql://USER:PASS@HOST[:PORT]/DB[?tls=true|skip-verify]
@@ -365,11 +381,7 @@ func (t *Target) parseMySQL(u *url.URL) error {
 		case "tls":
 			switch v {
 			case "true":
-				c.TLS = &tls.Config{ServerName: u.Hostname()}
-				if t.opts.TLS != nil {
-					c.TLS = t.opts.TLS.Clone()
-					c.TLS.ServerName = u.Hostname()
-				}
+				c.TLS = &tls.Config{ServerName: u.Hostname(), RootCAs: t.opts.RootCAs}
 			case "skip-verify", "preferred", "false":
 				c.TLSConfig = v
 			default:

@@ -3,14 +3,11 @@ package fetch
 import (
 	"bytes"
 	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -37,7 +34,7 @@ func (c *curlFlags) add(fs *pflag.FlagSet) {
 	fs.VarP(cmdutil.Text(&c.user, "user:password"), "user", "u", "HTTP basic authentication (sent after a redirect only to the same scheme, host and port)")
 	fs.BoolVar(&c.locationTrusted, "location-trusted", false, "with -L, send -u and the Authorization and Cookie headers to every host redirected to, as curl does")
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "print each attempt's request and response headers on stderr (credentials, cookies, keys, tokens and query values masked)")
-	fs.Var(cmdutil.Text(&c.cacert, "file"), "cacert", "PEM file of the certificate authorities to trust instead of the system's")
+	fs.Var(cmdutil.Text(&c.cacert, "file"), "cacert", cmdutil.CACertHelp)
 	fs.Var(cmdutil.Text(&c.connectTimeout, "duration"), "connect-timeout", "limit on each connection's setup, TCP and TLS handshake (default none; a failed connection is retried)")
 }
 
@@ -74,15 +71,11 @@ func (c *curlFlags) transport(env *cmdutil.Env) (*http.Transport, http.RoundTrip
 		base.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
 		base.TLSHandshakeTimeout = connect
 	}
-	if c.cacert != "" {
-		pem, err := os.ReadFile(c.cacert)
-		if err != nil {
-			return nil, nil, cmdutil.Usagef("--cacert: cannot read %q: %v", c.cacert, errors.Unwrap(err))
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, nil, cmdutil.Usagef("--cacert must name a file of PEM certificates, found none in %q", c.cacert)
-		}
+	pool, err := cmdutil.CACerts(c.cacert)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pool != nil {
 		base.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
 	if !c.verbose {

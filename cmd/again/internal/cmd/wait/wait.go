@@ -63,6 +63,14 @@ port that speaks another protocol. Permanent, ending the wait at once with
 exit 1 and a line naming the target and the cause: wrong credentials, an
 unknown database or vhost, a TLS certificate that does not verify.
 
+--cacert FILE trusts the authorities in a PEM file instead of the
+system's, wherever a target verifies a certificate: https, grpcs, rediss,
+amqps, NATS when the server requires TLS, PostgreSQL with
+sslmode=verify-ca or verify-full, MySQL with tls=true. It changes neither
+whether a target uses TLS nor whether it verifies (sslmode=require,
+skip_verify=true and tls=skip-verify still do not), and a URL's own
+sslrootcert wins.
+
 The schedule is run's flags with defaults fit for waiting: 250ms doubling
 up to 2s, full jitter (waiters that started together do not poll in
 step), until the --deadline (1m by default: never an unbounded wait; as
@@ -147,6 +155,7 @@ func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
 	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "header", "http(s): a response header that must be present, and match the regexp if given")
 	fs.Var(cmdutil.Text(&opts.Table, "name"), "table", "postgres, mysql: a table that must exist")
 	fs.Var(cmdutil.Text(&opts.Key, "key"), "key", "redis: a key that must exist")
+	fs.Var(cmdutil.Text(&opts.CACert, "file"), "cacert", cmdutil.CACertHelp+", for every target that verifies a certificate")
 	return opts
 }
 
@@ -164,6 +173,7 @@ type Options struct {
 	Header         string               // --header NAME[=REGEXP], "" for none
 	Table          string               // --table, "" for none
 	Key            string               // --key, "" for none
+	CACert         string               // --cacert, "" for the system's roots
 	Targets        []string             // not empty
 	Command        []string             // COMMAND and its ARGs, nil for none
 
@@ -308,6 +318,9 @@ func report(w io.Writer, opts *Options, live *ready.Live, results []ready.Result
 func parseOptions(opts *Options) (*ready.Options, error) {
 	o := &ready.Options{Table: opts.Table, Key: opts.Key}
 	var err error
+	if o.RootCAs, err = cmdutil.CACerts(opts.CACert); err != nil {
+		return nil, err
+	}
 	if opts.Status != "" {
 		if o.Status, err = ready.ParseStatus(opts.Status); err != nil {
 			return nil, cmdutil.Usagef("--status: %s", strings.TrimPrefix(err.Error(), ready.ErrParse.Error()+": "))

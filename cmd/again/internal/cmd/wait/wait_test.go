@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +40,10 @@ func closedPort(t *testing.T) string {
 
 func TestUsageErrors(t *testing.T) {
 	srv := httpServer(t)
+	notPEM := filepath.Join(t.TempDir(), "ca.txt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -54,6 +61,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "--attempt-timeout", "0", "db:1"}, `again wait: --attempt-timeout must be above 0, got "0"`},
 		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30"},
 		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier must be a finite number >= 1, got 0.5"},
+		{[]string{"wait", "--cacert", "/nonexistent/ca.pem", srv.URL}, `again wait: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
+		{[]string{"wait", "--cacert", notPEM, srv.URL}, `again wait: --cacert must name a file of PEM certificates, found none in "` + notPEM + `"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := run(t, tc.args...)
@@ -114,6 +123,21 @@ func TestPermanent(t *testing.T) {
 	want := "again wait: " + tlsSrv.URL + " will not be ready: TLS certificate does not verify: "
 	if !strings.HasPrefix(r.Stderr, want) || strings.Count(r.Stderr, "\n") != 1 {
 		t.Errorf("stderr %q, want the one line %q...", r.Stderr, want)
+	}
+}
+
+// --cacert trusts a server whose authority the system does not know: the
+// wait that would fail at once (TestPermanent) is ready.
+func TestCACert(t *testing.T) {
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer tlsSrv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	if err := os.WriteFile(ca, cert, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, "wait", "--cacert", ca, tlsSrv.URL); r.Code != 0 || !strings.Contains(r.Stderr, tlsSrv.URL+" ready after 1 attempt") {
+		t.Errorf("exit %d, stderr %q; want 0 and the target ready", r.Code, r.Stderr)
 	}
 }
 

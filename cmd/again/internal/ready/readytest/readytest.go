@@ -451,7 +451,16 @@ func StartNATS() (*Server, error) { return retryPort(func() (*Server, error) { r
 // StartNATSOn is StartNATS on the given port (see StartPostgresOn).
 func StartNATSOn(port int) (*Server, error) { return startNATS(port) }
 
-func startNATS(port int) (*Server, error) {
+// StartNATSTLS is StartNATS for a server that requires TLS, with a
+// certificate for 127.0.0.1 that CAFile's authority signed: a client
+// learns it from the server's greeting and upgrades the connection.
+func StartNATSTLS() (*Server, error) {
+	return retryPort(func() (*Server, error) { return startNATSServer(0, true) })
+}
+
+func startNATS(port int) (*Server, error) { return startNATSServer(port, false) }
+
+func startNATSServer(port int, withTLS bool) (*Server, error) {
 	if _, err := exec.LookPath("nats-server"); err != nil {
 		return nil, errors.New("readytest: nats-server is not installed (apt-get install nats-server)")
 	}
@@ -465,7 +474,15 @@ func startNATS(port int) (*Server, error) {
 		}
 	}
 	s := &Server{Name: "nats", Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, stopSig: syscall.SIGTERM}
-	cmd := command(nil, "nats-server", "-a", "127.0.0.1", "-p", strconv.Itoa(port), "--user", "app", "--pass", Password)
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "--user", "app", "--pass", Password}
+	if withTLS {
+		if s.CAFile, err = writeCerts(dir, nil); err != nil {
+			return nil, err
+		}
+		args = append(args, "--tls", "--tlscert", filepath.Join(dir, certFile), "--tlskey", filepath.Join(dir, keyFile))
+	}
+	cmd := command(nil, "nats-server", args...)
+	// The greeting (INFO) comes in the clear, TLS or not.
 	if err := start(s, cmd, func() error { return greets(s.Addr, "INFO") }); err != nil {
 		return nil, err
 	}

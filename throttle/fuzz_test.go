@@ -115,8 +115,8 @@ func FuzzRate(f *testing.F) {
 			case 3:
 				now = now.Add(time.Duration(op) * 50 * time.Millisecond)
 			}
-			if r.tokens < 0 || r.tokenCredit.Load() > max(int64(r.tokens), 0) {
-				t.Fatalf("op %d: %v tokens, %d of them on credit", i, r.tokens, r.tokenCredit.Load())
+			if r.tokens < 0 || r.tokenCredit.left.Load() > max(int64(r.tokens), 0) {
+				t.Fatalf("op %d: %v tokens, %d of them on credit", i, r.tokens, r.tokenCredit.left.Load())
 			}
 			s := r.Stats()
 			if math.IsNaN(s.FillRate) || math.IsInf(s.FillRate, 0) || (s.Enabled && s.FillRate < 0.5) {

@@ -74,14 +74,11 @@ type Rate struct {
 	rejected  atomic.Int64
 	on        atomic.Bool // enabled, read without the lock
 
-	// Credits, as the Throttler's: doneCredit is how many successes Done
-	// may count with one atomic add, without the lock or the clock, and
-	// tokenCredit how many tokens Admit may take so. The next operation
-	// under the lock takes them back and settles what was used (see
-	// settleDone and refill); doneGranted and tokenGranted are what the
-	// last one gave, doneFrom when it gave doneCredit.
-	doneCredit  atomic.Int64
-	tokenCredit atomic.Int64
+	// Credits, as the Throttler's: doneCredit counts successes without
+	// the lock or the clock, tokenCredit takes tokens so. The next
+	// operation under the lock settles them (see settleDone and refill).
+	doneCredit  credit
+	tokenCredit credit
 	// The lock on its own cache line: Admit and Done on other cores then
 	// write only the credits' line between two updates.
 	_ [64]byte
@@ -98,9 +95,7 @@ type Rate struct {
 	timeWindow     float64 // K of CUBIC: seconds to grow back to Wmax
 	tokens, size   float64 // the bucket's content and capacity
 	lastRefill     int64   // unix nanoseconds; 0: never
-	doneGranted    int64
-	doneFrom       int64 // unix nanoseconds
-	tokenGranted   int64
+	doneFrom       int64   // unix nanoseconds: when doneCredit was granted
 }
 
 var _ retry.Admitter = (*Rate)(nil)
@@ -151,7 +146,7 @@ func (r *Rate) Admit(ctx context.Context) error {
 	if !r.on.Load() {
 		return nil // no throttle yet: the bucket is off
 	}
-	if r.tokenCredit.Add(-1) >= 0 {
+	if r.tokenCredit.spend() {
 		return nil // a token the last refill set aside
 	}
 	var timer *time.Timer
@@ -213,7 +208,7 @@ func (r *Rate) AcquireAt(now time.Time) (wait time.Duration, ok bool) {
 // fill rate are then up to 64 successes late; a throttle never is. DoneAt
 // is the SDK's update at every call.
 func (r *Rate) Done(overloaded bool) {
-	if !overloaded && r.doneCredit.Add(-1) >= 0 {
+	if !overloaded && r.doneCredit.spend() {
 		return
 	}
 	r.done(r.nowNano(), overloaded)
@@ -261,8 +256,7 @@ func (r *Rate) done(t int64, overloaded bool) {
 // on it as if they had come at even intervals between the grant and t:
 // the SDK's count, to where in that time each one fell. r.mu is held.
 func (r *Rate) settleDone(t int64) {
-	used := r.doneGranted - max(r.doneCredit.Swap(0), 0)
-	r.doneGranted = 0
+	used := r.doneCredit.settle()
 	if used <= 0 {
 		return
 	}
@@ -288,9 +282,8 @@ func (r *Rate) grantDone(t int64) {
 		rate = max(rate, float64(r.requestCount)/since)
 	}
 	rest := bucketOf(t) + 0.5 - seconds(t)
-	g := int64(min(max(rate*rest/2, 0), maxCredit))
-	r.doneGranted, r.doneFrom = g, t
-	r.doneCredit.Store(g)
+	r.doneCredit.grant(rate * rest / 2)
+	r.doneFrom = t
 }
 
 // grantTokens sets tokenCredit: once the bucket is on, the whole tokens
@@ -301,9 +294,7 @@ func (r *Rate) grantTokens() {
 	if !r.enabled {
 		return
 	}
-	g := int64(min(max(r.tokens, 0), maxCredit))
-	r.tokenGranted = g
-	r.tokenCredit.Store(g)
+	r.tokenCredit.grant(r.tokens)
 }
 
 // bucketOf is the 0.5 s bucket of the send rate that t falls in.
@@ -343,9 +334,7 @@ func (r *Rate) refill(t int64) {
 		r.tokens = math.Min(r.tokens+float64(t-r.lastRefill)/float64(time.Second)*r.fillRate, r.size)
 	}
 	r.lastRefill = t
-	used := r.tokenGranted - max(r.tokenCredit.Swap(0), 0)
-	r.tokenGranted = 0
-	if used > 0 {
+	if used := r.tokenCredit.settle(); used > 0 {
 		r.tokens -= float64(used)
 	}
 }

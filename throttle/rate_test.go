@@ -386,14 +386,14 @@ func TestRateThrottleRevokesCredit(t *testing.T) {
 		r.DoneAt(start.Add(at), false)
 	}
 	r.DoneAt(start.Add(at), true) // on, about 700/s
-	if err := r.Admit(t.Context()); err != nil || r.tokenCredit.Load() == 0 {
-		t.Fatalf("Admit after the first throttle: %v, credit %d; want admitted with credit left", err, r.tokenCredit.Load())
+	if err := r.Admit(t.Context()); err != nil || r.tokenCredit.left.Load() == 0 {
+		t.Fatalf("Admit after the first throttle: %v, credit %d; want admitted with credit left", err, r.tokenCredit.left.Load())
 	}
 	r.DoneAt(start.Add(at), true)
-	if c := r.tokenCredit.Load(); c != 0 && float64(c) > r.tokens {
+	if c := r.tokenCredit.left.Load(); c != 0 && float64(c) > r.tokens {
 		t.Errorf("after a second throttle: credit %d for %v tokens", c, r.tokens)
 	}
-	if c := r.doneCredit.Load(); c > maxCredit {
+	if c := r.doneCredit.left.Load(); c > maxCredit {
 		t.Errorf("done credit %d, want at most %d", c, maxCredit)
 	}
 }

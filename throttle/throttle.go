@@ -151,10 +151,8 @@ type Throttler struct {
 	uncounted atomic.Int64
 	// credit is how many requests may still be admitted without the
 	// lock, the clock or a draw: as many as cannot make p positive even
-	// if none of them is accepted (at most maxCredit). granted is what
-	// the last decision under the lock gave.
-	credit  atomic.Int64
-	granted int64
+	// if none of them is accepted.
+	credit credit
 
 	mu       sync.Mutex
 	b        []counts // the window, bucket e%len(b) for [e×width, (e+1)×width)
@@ -212,7 +210,7 @@ func (t *Throttler) now() time.Duration {
 // ErrRejected) if it is rejected locally. ctx is not read: the decision
 // never waits.
 func (t *Throttler) Admit(ctx context.Context) error {
-	if t.credit.Add(-1) >= 0 {
+	if t.credit.spend() {
 		return nil
 	}
 	t.init()
@@ -221,7 +219,7 @@ func (t *Throttler) Admit(ctx context.Context) error {
 
 // AdmitAt is Admit at the time now.
 func (t *Throttler) AdmitAt(now time.Time) error {
-	if t.credit.Add(-1) >= 0 {
+	if t.credit.spend() {
 		return nil
 	}
 	t.init()
@@ -240,13 +238,6 @@ func (t *Throttler) AdmitFloor(now time.Time, floor float64) error {
 	t.init()
 	return t.admit(now.Sub(epoch0), min(floor, 1))
 }
-
-// maxCredit bounds the requests admitted without the clock: they are
-// counted in the bucket of the next decision, at most this many requests
-// late (the breaker, likewise, places its successes in its window every
-// 16th): a clock read costs more than the rest of an admission. It bounds
-// a Rate's credits too.
-const maxCredit = 64
 
 func (t *Throttler) admit(now time.Duration, floor float64) error {
 	t.mu.Lock()
@@ -277,8 +268,7 @@ func (t *Throttler) admit(now time.Duration, floor float64) error {
 	if floor > 0 {
 		c = 0 // the next request must see the floor too
 	}
-	t.granted = int64(min(max(c, 0), maxCredit))
-	t.credit.Store(t.granted)
+	t.credit.grant(c)
 	t.mu.Unlock()
 	return nil
 }
@@ -317,11 +307,10 @@ func (t *Throttler) roll(now time.Duration) {
 	// accepts reported since, count in the newest bucket (as does
 	// everything when the clock went back). A request that found no
 	// credit left took it below zero and came here.
-	if used := t.granted - max(t.credit.Swap(0), 0); used > 0 {
+	if used := t.credit.settle(); used > 0 {
 		t.b[slot(t.epoch, len(t.b))].requests += used
 		t.requests += used
 	}
-	t.granted = 0
 	if a := t.accepted.Load(); a != 0 {
 		t.accepted.Add(-a)
 		t.b[slot(t.epoch, len(t.b))].accepts += a

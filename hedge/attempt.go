@@ -84,7 +84,8 @@ type Result[T any] struct {
 	Value T
 	// Err is nil if a copy succeeded. Otherwise it is the error of the
 	// attempt: the first error that Call.Retryable rejected, or else the
-	// first that carried a wait hint (retry.RetryAfter), or else the last.
+	// first that pushed back or postponed the next hedge (Call.Pushback,
+	// by default a wait hint, and Call.Postpone), or else the last.
 	Err error
 	// Winner is which copy succeeded (0 the first, n the n-th hedge), or -1.
 	Winner int

@@ -140,6 +140,14 @@ func TestAttempt(t *testing.T) {
 			winner:  0, hedges: 1, elapsed: ms(40), startedAt: []time.Duration{0, ms(10)},
 		},
 		{
+			// What retryhttp relies on to stop hedging the request's
+			// retries: a failed attempt's error is its pushback.
+			name:    "pushback from a hedge is the attempt's error, though the first copy fails later",
+			h:       &hedge.Hedger{After: ms(10), MaxHedges: 3},
+			replies: []reply{{took: ms(40), err: errFatal}, {took: ms(1), err: retry.After(time.Second, errFlaky)}},
+			winner:  -1, err: errFlaky, hedges: 1, elapsed: ms(40), startedAt: []time.Duration{0, ms(10)},
+		},
+		{
 			name:    "Allow refusing sends no hedge",
 			h:       &hedge.Hedger{After: ms(10), Allow: func(string) bool { return false }},
 			replies: []reply{{took: ms(40)}, {took: ms(1)}},

@@ -41,7 +41,7 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 	h := c.t.Hedge
 	call := hedge.Call[struct{}]{
 		Key:      c.hedgeKey(),
-		Pushback: hc.pushback,
+		Pushback: pushback,
 		Allow:    hc.allow,
 		Op:       hc.op,
 		// The copy whose answer is returned keeps its context until the
@@ -72,8 +72,10 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 		a := &hc.slots[keep]
 		err := r.Err
 		if err != nil && pushback(err) {
-			// Also when the attempt was not hedged (its key still warming
-			// up), so that no retry of the request is.
+			// A failed attempt's error is its first pushback, if a copy
+			// pushed back (hedge.Result.Err), or the error of an attempt
+			// that was not hedged (its key still warming up): either way,
+			// no retry of the request is hedged.
 			hc.pushedBack.Store(true)
 		}
 		if err == nil && a.unread {
@@ -113,16 +115,15 @@ type hedgedCall struct {
 	c       call
 	slots   []attempt
 	claimed atomic.Bool // a copy of the current attempt succeeded
-	// pushedBack: a copy failed with the server pushing back (pushback),
-	// and the rest of the request sends no hedge: a server that asked for
-	// less load gets its retries one copy at a time.
+	// pushedBack: an attempt failed with the server pushing back
+	// (pushback), and the rest of the request sends no hedge: a server
+	// that asked for less load gets its retries one copy at a time.
 	pushedBack atomic.Bool
 	next       int     // the number of the current attempt's first copy
 	first      arrival // sends copy 0
 	hedges     arrival // sends the hedges
 	op         func(context.Context, int) (struct{}, error)
 	allow      func() bool
-	pushback   func(error) bool
 	prepare    func(int) error
 	bodies     []io.ReadCloser // the hedges' bodies, made by prepare
 }
@@ -137,13 +138,6 @@ func getHedgedCall(rc *call) *hedgedCall {
 		hc.prepare = hc.prepareHedge
 		hc.allow = func() bool {
 			return !hc.pushedBack.Load() && (hc.c.br == nil || hc.c.br.State() == breaker.Closed)
-		}
-		hc.pushback = func(err error) bool {
-			if pushback(err) {
-				hc.pushedBack.Store(true)
-				return true
-			}
-			return false
 		}
 	}
 	hc.c = *rc

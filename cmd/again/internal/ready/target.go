@@ -381,7 +381,7 @@ func (t *Target) parseMySQL(u *url.URL) error {
 		case "tls":
 			switch v {
 			case "true":
-				c.TLS = &tls.Config{ServerName: u.Hostname(), RootCAs: t.opts.RootCAs}
+				c.TLS = t.tlsConfig(u.Hostname())
 			case "skip-verify", "preferred", "false":
 				c.TLSConfig = v
 			default:

@@ -8,13 +8,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/spf13/pflag"
-
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/printable"
 	"github.com/again-go/again/fleet"
 	"github.com/again-go/again/retry"
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 )
 
 // BudgetHelp is the paragraph about --budget for the help of a command

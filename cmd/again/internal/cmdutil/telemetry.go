@@ -7,13 +7,12 @@ import (
 	"io"
 	"os"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/again-go/again/cmd/again/internal/otelenv"
 	"github.com/again-go/again/cmd/again/internal/printable"
 	"github.com/again-go/again/otelagain"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TelemetryHelp is the help text about OpenTelemetry of a command that

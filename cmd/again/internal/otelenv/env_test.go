@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/again-go/again/cmd/again/internal/otelenv/otlptest"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/again-go/again/cmd/again/internal/otelenv/otlptest"
 )
 
 // read is Read over kvs, with the warnings it said.

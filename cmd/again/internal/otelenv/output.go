@@ -6,9 +6,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/go-logr/logr"
-
 	"github.com/again-go/again/cmd/again/internal/printable"
+	"github.com/go-logr/logr"
 )
 
 // quote is a short value of a variable, escaped and cut, for a message.

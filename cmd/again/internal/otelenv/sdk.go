@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/printable"
 	"github.com/go-logr/logr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -21,8 +22,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-
-	"github.com/again-go/again/cmd/again/internal/printable"
 )
 
 // Defaults of the zero fields of Options.

@@ -17,15 +17,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/printable"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Options is what one `again fetch` was asked: its flags as given, and

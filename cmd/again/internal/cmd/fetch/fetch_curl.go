@@ -13,11 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/printable"
 	"github.com/again-go/again/retryhttp"
+	"github.com/spf13/pflag"
 )
 
 // curlFlags are the flags of `again fetch` that mean what they mean in

@@ -149,6 +149,11 @@ func (fw *faultWriter) Write(p []byte) (int, error) {
 			fw.discard = true
 			if f.Kind == Reset {
 				fw.stop()
+			} else {
+				// On the wire now: Next may abort on errStopped (as
+				// httputil.ReverseProxy does, with ErrAbortHandler),
+				// and the server then drops what it buffered.
+				flush(fw.w)
 			}
 			return n, errStopped
 		}

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
@@ -151,7 +152,7 @@ func (opts *Options) config() (proxymodel.Config, error) {
 		}
 		sc, faults, err := proxymodel.ParseScenario(data)
 		if err != nil {
-			return cfg, cmdutil.Usagef("--scenario %s: %v", opts.Scenario, err)
+			return cfg, cmdutil.Usagef("--scenario %s: %s", opts.Scenario, specMessage(err))
 		}
 		cfg.Faults = faults
 		if !opts.SeedSet {
@@ -163,7 +164,7 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	faults, err := opts.Flags.Faults()
 	if err != nil {
-		return cfg, cmdutil.Usage(err.Error())
+		return cfg, cmdutil.Usage(specMessage(err))
 	}
 	cfg.Faults = append(cfg.Faults, faults...)
 	return cfg, nil
@@ -179,22 +180,14 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		var fe *fault.FieldError
 		if errors.As(err, &fe) || errors.Is(err, proxymodel.ErrSpec) {
-			return cmdutil.Usage(err.Error())
+			return cmdutil.Usage(specMessage(err))
 		}
 		return err
 	}
 	ln := opts.Listener
 	if ln == nil {
-		addr, err := proxymodel.ListenAddr(opts.Listen)
-		if err != nil {
-			return cmdutil.Usage(err.Error())
-		}
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			var oe *net.OpError
-			if errors.As(err, &oe) && oe.Err != nil {
-				err = oe.Err
-			}
-			return fmt.Errorf("cannot listen on %s: %w", addr, err)
+		if ln, err = listen(opts.Listen); err != nil {
+			return err
 		}
 	}
 	env := opts.Env
@@ -224,6 +217,50 @@ func proxyRun(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		fmt.Fprint(env.Stdout, s.Table())
+	}
+	return err
+}
+
+// specMessage returns err's message for the command's line, which has its
+// own prefix: a *proxymodel.SpecError's without the package's.
+func specMessage(err error) string {
+	var se *proxymodel.SpecError
+	if errors.As(err, &se) {
+		return se.Message()
+	}
+	return err.Error()
+}
+
+// listen listens on --listen's address. An address this machine cannot
+// have (a host that does not resolve, or is not one of its own) is a
+// usage error; one it could have but not now (in use, a privileged port)
+// is a failure. Both name the flag.
+func listen(flag string) (net.Listener, error) {
+	addr, err := proxymodel.ListenAddr(flag)
+	if err != nil {
+		return nil, cmdutil.Usage(specMessage(err))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		why := cause(err).Error()
+		if dns != nil {
+			why = dns.Name + ": " + dns.Err // without the resolver's address
+		}
+		return nil, cmdutil.Usagef("--listen %q: cannot listen there (%s): want %s, a host of this machine", flag, why, proxymodel.ListenSyntax)
+	}
+	return nil, fmt.Errorf("--listen %s: cannot listen on %s: %w", flag, addr, cause(err))
+}
+
+// cause returns the reason of a net.Listen error, without the operation
+// and address it repeats.
+func cause(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
 	}
 	return err
 }

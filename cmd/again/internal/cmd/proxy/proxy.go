@@ -60,10 +60,14 @@ Faults (each flag may be repeated; a request gets at most one fault, tried
 in this order: outage, rate, fail, reset, cut, stall, latency):
   --outage DURATION@START  503s for DURATION from START after the proxy starts
   --rate N/UNIT            429s with the IETF RateLimit fields beyond N per UNIT
-  --fail RATE[:STATUS]     answer STATUS [503] to that share of the requests
+  --fail RATE[:STATUS]     answer STATUS [503], from 200 to 599, to that
+                           share of the requests
   --reset STAGE[:RATE]     reset the connection before-headers, after-headers
-                           or mid-body
-  --cut RATE               a Content-Length longer than the body sent
+                           or mid-body: after half the body, or of a body of
+                           unknown length (chunked) after 1 to 4096 bytes
+                           drawn with the seed
+  --cut RATE               a Content-Length longer than the body sent (half
+                           of it, or as mid-body for an unknown length)
   --stall RATE             no answer until the client gives up
   --latency DELAY          a fixed delay (50ms) or one drawn from a
                            distribution, the words of again sim hedge:
@@ -85,9 +89,11 @@ the faults in progress [1000].
 The proxy listens on loopback unless --listen names another host
 (0.0.0.0:8080 for every interface); it never forwards to a host other than
 --to, does not follow redirects, removes hop-by-hop headers, refuses
-Upgrade, and streams bodies. On a terminal it prints a live summary line on
-stderr; when stopped (Ctrl-C) it prints a table of what it did, or JSON
-with --format json.`,
+Upgrade and CONNECT, and streams bodies. What it does not fault passes
+through as it came, headers and bytes: it asks the upstream for no
+compression the client did not ask for. On a terminal it prints a live
+summary line on stderr; when stopped (Ctrl-C) it prints a table of what it
+did, or JSON with --format json.`,
 		Example: `  # 20 % of requests fail with a 503 asking for a 2 s wait.
   again proxy --to http://127.0.0.1:9000 --fail 0.2:503 --retry-after 2s
 

@@ -24,6 +24,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
+	"github.com/again-go/again/fault"
 )
 
 var run = cmdtest.Runner(cmdtest.Commands(NewCmd))
@@ -50,6 +51,19 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--to", "http://x", "--scenario", "/nonexistent.json"}, "again proxy: --scenario: open /nonexistent.json: no such file or directory"},
 	} {
 		cmdtest.WantUsageError(t, run(t, tc.args...), tc.want)
+	}
+}
+
+// The help's figures are the fault package's.
+func TestHelpFigures(t *testing.T) {
+	long := NewCmd(&cmdutil.Env{}).Long
+	for _, want := range []string{
+		fmt.Sprintf("from %d to %d", fault.MinStatus, fault.MaxStatus),
+		fmt.Sprintf("after 1 to %d bytes", fault.MaxDrawnBytes),
+	} {
+		if !strings.Contains(long, want) {
+			t.Errorf("again proxy --help does not say %q", want)
+		}
 	}
 }
 

@@ -330,6 +330,20 @@ func TestHeaderControl(t *testing.T) {
 			t.Error("reset before headers: a response, want an error")
 		}
 	})
+	t.Run("mid-body reset of a chunked body", func(t *testing.T) {
+		chunked := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			for range 10 {
+				io.WriteString(w, strings.Repeat("z", 10<<10))
+				http.NewResponseController(w).Flush()
+			}
+		})
+		_, srv, c := start(t, chunked, Config{HeaderControl: true})
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		req.Header.Set(HeaderReset, "mid-body")
+		if code, h, body, err := do(t, c, req); code != 200 || h.Get("Content-Length") != "" || len(body) < 1 || len(body) > fault.MaxDrawnBytes || err == nil {
+			t.Errorf("got %d, Content-Length %q, %d bytes, %v; want 200, none, 1 to %d bytes of 100 KiB, an error", code, h.Get("Content-Length"), len(body), err, fault.MaxDrawnBytes)
+		}
+	})
 }
 
 // MaxActive caps the faults in progress: while one request stalls, the

@@ -165,7 +165,7 @@ func TestScenario(t *testing.T) {
 			t.Errorf("a scenario's status %s: %v, want a SpecError naming faults[0].status and %q", st, err, fault.StatusAccepted)
 		}
 	}
-	for _, bad := range []string{`{"faults": [{"kind": "explode"}]}`, `{"faults": [{"kynd": "status"}]}`, `{"faults": [{"rate": 3}]}`, `{"faults": [{"delay": "soon"}]}`, `[`} {
+	for _, bad := range []string{`{"max_active": -1}`, `{"faults": [{"kind": "explode"}]}`, `{"faults": [{"kynd": "status"}]}`, `{"faults": [{"rate": 3}]}`, `{"faults": [{"delay": "soon"}]}`, `[`} {
 		if _, _, err := ParseScenario([]byte(bad)); !errors.Is(err, ErrSpec) {
 			t.Errorf("ParseScenario(%s) = %v, want an error matching ErrSpec", bad, err)
 		}

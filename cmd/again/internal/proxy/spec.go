@@ -247,6 +247,9 @@ func ParseScenario(data []byte) (Scenario, []fault.Fault, error) {
 	if err := dec.Decode(&sc); err != nil {
 		return sc, nil, &SpecError{"scenario", err.Error(), "a JSON object of seed, max_active and faults"}
 	}
+	if sc.MaxActive < 0 {
+		return sc, nil, &SpecError{"max_active", strconv.Itoa(sc.MaxActive), "at least 0 (0 leaves --max-active's)"}
+	}
 	out := make([]fault.Fault, len(sc.Faults))
 	for i, s := range sc.Faults {
 		where := fmt.Sprintf("faults[%d]", i)

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -363,5 +364,25 @@ func TestRetryOptionsListed(t *testing.T) {
 		if got := sortedSet(with.FindAllString(m[1], -1)); !slices.Equal(got, options) {
 			t.Errorf("%s lists the options %v, but package retry has %v", c.doc, got, options)
 		}
+	}
+}
+
+// TestREADMECommandPackages checks the number of packages the README says
+// the first build of the command compiles: `go list -deps ./cmd/again` on
+// linux/amd64 with cgo, the machine the README describes.
+func TestREADMECommandPackages(t *testing.T) {
+	m := regexp.MustCompile("The first run compiles the command: (\\d+) packages \\(`go list -deps ./cmd/again`\\)").FindStringSubmatch(readDoc(t, "README.md"))
+	if m == nil {
+		t.Fatal("README no longer says \"The first run compiles the command: N packages (`go list -deps ./cmd/again`)\"; change this test with it")
+	}
+	cmd := exec.Command("go", "list", "-deps", "./cmd/again")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=1", "GOFLAGS=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/again: %v", err)
+	}
+	if got := strconv.Itoa(strings.Count(string(out), "\n")); got != m[1] {
+		t.Errorf("README says the command compiles %s packages; go list -deps ./cmd/again lists %s", m[1], got)
 	}
 }

@@ -22,7 +22,7 @@ import (
 type Options struct {
 	Env    *cmdutil.Env    // where the report goes (Env.Stdout)
 	Input  calcmodel.Input // the policy, --deadline, --solve, --target, --seed
-	Format string          // --format: table, json, csv or markdown
+	Format string          // --format: text, json, csv or markdown
 }
 
 // NewCmd returns `again calc`: its flags are resolved (a --preset filled in
@@ -81,8 +81,8 @@ flags given with it override its fields. The presets:
 	pf.Add(fs, calcmodel.FieldSeed, "n", "seed for the Monte Carlo estimates of decorrelated jitter")
 	preset := ""
 	fs.Var(cmdutil.Text(&preset, "name"), calcmodel.FieldPreset, "start from a named policy (listed above); flags given with it override its fields")
-	format := "table"
-	fs.Var(cmdutil.Text(&format, "format"), "format", "output format: table, json, csv or markdown")
+	var format string
+	cmdutil.AddFormat(cmd, &format, cmdutil.FormatText, cmdutil.FormatJSON, cmdutil.FormatCSV, cmdutil.FormatMarkdown)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if fs.Changed(calcmodel.FieldPreset) {
 			p, err := calcmodel.PresetByName(preset)
@@ -117,7 +117,7 @@ flags given with it override its fields. The presets:
 func calcRun(opts *Options) error {
 	var write func(*calcmodel.Report, *bufio.Writer) error
 	switch opts.Format {
-	case "table":
+	case cmdutil.FormatText:
 		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteTable(w) }
 	case "json":
 		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteJSON(w) }
@@ -126,7 +126,7 @@ func calcRun(opts *Options) error {
 	case "markdown":
 		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteMarkdown(w) }
 	default:
-		return cmdutil.Usagef("--format must be one of table, json, csv or markdown, got %q", opts.Format)
+		return cmdutil.Usagef("--format must be one of text, json, csv or markdown, got %q", opts.Format)
 	}
 	rep, err := calcmodel.Compute(opts.Input)
 	var se *calcmodel.SolveError

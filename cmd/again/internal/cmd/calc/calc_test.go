@@ -24,7 +24,7 @@ func TestCalcFormats(t *testing.T) {
 		want   []string // substrings of stdout
 	}{
 		{"", []string{"retry   delay   min    mean     max  worst total", "  longest:     1 min 32 s\n", "  mean:        45.8 s\n"}},
-		{"table", []string{"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n"}},
+		{"text", []string{"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n"}},
 		{"json", []string{`"max_human": "1 min 32 s"`, `"mean_human": "45.8 s"`, `"total_max_ms": 91500`}},
 		{"csv", []string{"retry,delay_ms,capped,min_ms,mean_ms,max_ms,total_min_ms,total_mean_ms,total_max_ms\n1,500,false,0,250,500,0,250,500\n", "\n8,30000,true,0,15000,30000,0,45750,91500\n"}},
 		{"markdown", []string{"| 8 | 30 s (capped) | 0 ms | 15 s | 30 s | 1 min 32 s |\n"}},
@@ -175,7 +175,7 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--target", "p99", "--deadline", "1m"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--target", "max"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--seed", "x"}, `again calc: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
-		{[]string{"--format", "yaml"}, `again calc: --format must be one of table, json, csv or markdown, got "yaml"`},
+		{[]string{"--format", "yaml"}, `again calc: --format must be one of text, json, csv or markdown, got "yaml"`},
 		{[]string{"--retries"}, "again calc: flag needs an argument: --retries (see 'again calc --help')"},
 		{[]string{"--retries", "3", "--retry", "4"}, "again calc: unknown flag: --retry (see 'again calc --help')"},
 	}
@@ -194,7 +194,7 @@ func TestCalcTenThousandRetries(t *testing.T) {
 		rows   func(out string) int
 		last   string
 	}{
-		{"table", func(out string) int { return strings.Count(out, "|\n") }, "\n10000   10 s*  0 ms     5 s    10 s  "},
+		{"text", func(out string) int { return strings.Count(out, "|\n") }, "\n10000   10 s*  0 ms     5 s    10 s  "},
 		{"json", func(out string) int { return strings.Count(out, `"retry": `) }, `"retry": 10000,`},
 		{"csv", func(out string) int { rows, _, _ := strings.Cut(out, "\n\n"); return strings.Count(rows, "\n") }, "\n10000,10000,true,0,5000,10000,"},
 		{"markdown", func(out string) int { return strings.Count(out, "\n| ") - 1 }, "\n| 10000 | 10 s (capped) | 0 ms | 5 s | 10 s | "},
@@ -218,7 +218,7 @@ func TestCalcTenThousandRetries(t *testing.T) {
 // TestCalcHuge checks the issue's huge case in the CLI: 1 h × 10 for 100
 // retries without a cap saturates in every format, never negative.
 func TestCalcHuge(t *testing.T) {
-	for _, format := range []string{"table", "json", "csv", "markdown"} {
+	for _, format := range []string{"text", "json", "csv", "markdown"} {
 		t.Run(format, func(t *testing.T) {
 			r := run(t, "calc", "--initial", "1h", "--multiplier", "10", "--retries", "100", "--max", "0", "--format", format)
 			if r.Code != 0 || r.Stderr != "" {
@@ -390,5 +390,16 @@ func TestCalcPreset(t *testing.T) {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("again calc --help lacks %q:\n%s", want, r.Stdout)
 		}
+	}
+}
+
+// The old name of the text format still works, with one warning however
+// often it is given.
+func TestFormatTableAlias(t *testing.T) {
+	r := run(t, withArgs(workedExample, "--format", "table", "--format", "table")...)
+	text := run(t, withArgs(workedExample, "--format", "text")...)
+	const warn = "again calc: --format table is now --format text; it still works, but write text\n"
+	if r.Code != 0 || r.Stdout != text.Stdout || r.Stderr != warn {
+		t.Errorf("calc --format table: exit %d, stderr %q; want 0, the text output and %q", r.Code, r.Stderr, warn)
 	}
 }

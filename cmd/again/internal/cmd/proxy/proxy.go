@@ -33,7 +33,7 @@ type Options struct {
 	SeedSet       bool             // --seed was given: it overrides the scenario's
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
-	Format        string           // --format: table or json
+	Format        string           // --format: text or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
 	Listener net.Listener
@@ -48,7 +48,7 @@ const DefaultMaxActive = 1000
 
 // NewCmd returns `again proxy`.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
-	opts := &Options{Env: env, Listen: "127.0.0.1:8080", Format: "table", MaxActive: DefaultMaxActive}
+	opts := &Options{Env: env, Listen: "127.0.0.1:8080", MaxActive: DefaultMaxActive}
 	cmd := &cobra.Command{
 		Use:   "proxy --to URL [faults]",
 		Short: "Forward HTTP to a service through injected faults: statuses, resets, latency, outages",
@@ -94,7 +94,7 @@ Upgrade and CONNECT, and streams bodies. What it does not fault passes
 through as it came, headers and bytes: it asks the upstream for no
 compression the client did not ask for. On a terminal it prints a live
 summary line on stderr; when stopped (Ctrl-C) it prints a table of what it
-did, or JSON with --format json.`,
+did, or JSON with --format json, then exits 130 (143 for SIGTERM).`,
 		Example: `  # 20 % of requests fail with a 503 asking for a 2 s wait.
   again proxy --to http://127.0.0.1:9000 --fail 0.2:503 --retry-after 2s
 
@@ -127,7 +127,7 @@ did, or JSON with --format json.`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
-	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "final report: table or json")
+	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		opts.SeedSet = fs.Changed("seed")
 		return proxyRun(cmd.Context(), opts)
@@ -144,9 +144,6 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	to, err := url.Parse(opts.To)
 	if err != nil || to.Host == "" || (to.Scheme != "http" && to.Scheme != "https") {
 		return cfg, cmdutil.Usagef("--to %q: want an http or https URL with a host, such as http://127.0.0.1:9000", opts.To)
-	}
-	if opts.Format != "table" && opts.Format != "json" {
-		return cfg, cmdutil.Usagef("--format must be table or json, got %q", opts.Format)
 	}
 	if opts.MaxActive < 0 {
 		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
@@ -219,13 +216,22 @@ func proxyRun(ctx context.Context, opts *Options) error {
 		fmt.Fprint(env.Stderr, "\r\033[K")
 	}
 	s := p.Stats()
-	if opts.Format == "json" {
+	if opts.Format == cmdutil.FormatJSON {
 		b, _ := json.Marshal(s)
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		fmt.Fprint(env.Stdout, s.Table())
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Stopped by a signal, the usual end of a proxy: its report first,
+	// then 128+N as every command, so that a script or supervisor sees
+	// that it did not end by itself.
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "")
+	}
+	return nil
 }
 
 // specMessage returns err's message for the command's line, which has its

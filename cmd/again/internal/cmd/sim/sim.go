@@ -24,7 +24,6 @@ import (
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // NewCmd returns `again sim`, which runs only its models.
@@ -45,7 +44,7 @@ does. Each model is a subcommand:
   throttle  client-side throttling under a demand sweep, per throttler
 
 Results are the same for a --seed on any machine, whatever its number of
-cores; the runs use every core. --format table, csv, json (an array of
+cores; the runs use every core. --format text (a table), csv, json (an array of
 flat objects, numbers as numbers) or svg (the chart, on standard output);
 --svg FILE also writes the chart to FILE.
 Exit status: 0 success, 1 failure (such as an unwritable --svg), 2 usage
@@ -86,8 +85,9 @@ type Options struct {
 // addSimFlags registers the shared flags, and the policy flags named in
 // policy (calc.FieldInitial, ...) with the calculator's defaults and
 // messages.
-func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options {
-	f := &Options{Env: env, pf: cmdutil.NewPolicyFlags(fs), format: "table"}
+func addSimFlags(env *cmdutil.Env, cmd *cobra.Command, policy ...string) *Options {
+	fs := cmd.Flags()
+	f := &Options{Env: env, pf: cmdutil.NewPolicyFlags(fs)}
 	usage := map[string][2]string{
 		calc.FieldInitial:    {"duration", "delay before the first retry"},
 		calc.FieldMultiplier: {"float", "growth factor between delays, a finite number >= 1"},
@@ -99,7 +99,7 @@ func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options
 		f.pf.Add(fs, field, usage[field][0], usage[field][1])
 	}
 	f.pf.Add(fs, calc.FieldSeed, "n", "seed of the random streams: the same seed gives the same results")
-	fs.Var(cmdutil.Text(&f.format, "format"), "format", "output format: "+simFormats)
+	cmdutil.AddFormat(cmd, &f.format, cmdutil.FormatText, cmdutil.FormatCSV, cmdutil.FormatJSON, cmdutil.FormatSVG)
 	fs.Var(cmdutil.Text(&f.svg, "file"), "svg", "also write a chart to this SVG file")
 	return f
 }
@@ -110,7 +110,7 @@ func (f *Options) parse() (calc.Input, error) {
 	if err != nil {
 		return in, err
 	}
-	return in, checkSimFormat(f.format)
+	return in, nil
 }
 
 // output writes rows in the chosen format to stdout and, with --svg, the
@@ -271,7 +271,7 @@ last client had written.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
 	work := fmt.Sprintf("%s at most %d", occWork, simmodel.MaxOCCWork)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)

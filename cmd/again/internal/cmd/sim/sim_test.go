@@ -37,7 +37,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got 100000² × 1 = 10000000000`},
 		{[]string{"sim", "occ", "--clients", "1000,2000", "--runs", "100"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000`},
 		{[]string{"sim", "occ", "--clients", "1000-3000/500"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 1500² + … + 3000²) × 100 = 22500000 × 100 = 2250000000`},
-		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of table, csv, json or svg, got "xml"`},
+		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of text, csv, json or svg, got "xml"`},
 		{[]string{"sim", "occ", "--seed", "x"}, `again sim occ: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
 		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},

@@ -59,7 +59,7 @@ The table's size is bounded: the number of --quantiles × --requests ×
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	dist, scale, alpha, median, sigma := "pareto", "5ms", "1.5", "10ms", "1"
 	quantiles, load, overload, maxHedges, ratio, requests := "0,0.5,0.9,0.95,0.99", "0.3", "0.8", "1", "0.1", "100000"
 	fs.Var(cmdutil.Text(&dist, "name"), "dist", "latency distribution on an idle server: pareto or lognormal")

@@ -84,7 +84,7 @@ over its seconds, recovery from its end.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
+	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(simmodel.OutageStrategies())
 	perSecond := false
@@ -244,7 +244,7 @@ the share of calls that eventually succeeded.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(simmodel.FleetStrategies())
 	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, simmodel.MaxFleetCells)
@@ -305,7 +305,7 @@ the same code.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
 	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, simmodel.MaxStormAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"

@@ -45,7 +45,7 @@ demand; counting only what was sent, it grows with its square root.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	demands, capacity := "1,2,3,5,10,20,30", "100"
 	strategies := strategyList(simmodel.Throttlings())
 	limit := fmt.Sprintf("; %s at most %d requests", throttleRequests, simmodel.MaxRequests)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
 	webmodel "github.com/again-go/again/cmd/again/internal/web"
 	"github.com/spf13/cobra"
 )
@@ -38,9 +39,10 @@ percentiles, deadline check, solver and Go code for a policy, computed in the
 browser by the same Go code as 'again calc', compiled to WebAssembly. The
 page sends nothing anywhere; its Content-Security-Policy forbids it to.
 
-It listens on 127.0.0.1:8080 unless --addr says otherwise, prints the URL and
-serves until interrupted (Ctrl-C). Port 0 picks a free port. --open also
-opens the page in the default browser.
+It listens on 127.0.0.1:8080 unless --listen says otherwise (a bare port is
+loopback; 0.0.0.0:8080 for every interface), prints the URL and serves until
+interrupted (Ctrl-C). Port 0 picks a free port. --open also opens the page
+in the default browser.
 
 With --export DIR it writes the page's files into DIR instead, to host on
 any static file server, and exits. DIR must be new or empty: one that
@@ -52,7 +54,7 @@ link in DIR is replaced, never written through.`,
   again web --open
 
   # Any free port; the URL is printed.
-  again web --addr 127.0.0.1:0
+  again web --listen 0
 
   # Write the page out for a static host.
   again web --export ./site`,
@@ -63,7 +65,7 @@ link in DIR is replaced, never written through.`,
 	var export string
 	var force bool
 	flags := cmd.Flags()
-	flags.StringVar(&addr, "addr", addr, "host:port to listen on; loopback unless you choose otherwise")
+	flags.Var(cmdutil.Text(&addr, "addr"), "listen", "address to listen on; a bare port is loopback")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
 	flags.StringVar(&export, "export", "", "write the page's files into this new or empty directory and exit instead of serving")
 	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files")
@@ -72,19 +74,22 @@ link in DIR is replaced, never written through.`,
 			if export == "" {
 				return cmdutil.Usagef("--export must name a directory, got \"\"")
 			}
-			if cmd.Flags().Changed("addr") || open {
-				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")
+			if cmd.Flags().Changed("listen") || open {
+				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --listen or --open")
 			}
 			return webRun(cmd.Context(), &Options{Env: env, Export: export, Force: force})
 		}
 		if force {
 			return cmdutil.Usagef("--force goes with --export DIR; serving writes nothing")
 		}
-		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
-			return cmdutil.Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got %q", addr)
+		// The same address rules as proxy's --listen: one flag, one meaning.
+		listen, err := proxymodel.ListenAddr(addr)
+		if err != nil {
+			return cmdutil.Usagef("--listen must be %s, got %q", proxymodel.ListenSyntax, addr)
 		}
-		return webRun(cmd.Context(), &Options{Env: env, Addr: addr, Open: open})
+		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open})
 	}
+	cmdutil.Alias(cmd, "addr", "listen")
 	return cmd
 }
 
@@ -92,7 +97,7 @@ link in DIR is replaced, never written through.`,
 // Export, or Addr and Open.
 type Options struct {
 	Env    *cmdutil.Env
-	Addr   string // --addr: where to serve the page
+	Addr   string // --listen: where to serve the page, host:port
 	Open   bool   // --open: open the page in the default browser
 	Export string // --export: the directory to write the page into instead; "" to serve
 	Force  bool   // --force: write into a directory that is not empty
@@ -171,7 +176,7 @@ func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) err
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		fmt.Fprintf(env.Stderr, "again web: listening on %s, beyond this machine; use --addr 127.0.0.1:PORT to keep the page local\n", ln.Addr())
+		fmt.Fprintf(env.Stderr, "again web: listening on %s, beyond this machine; use --listen PORT to keep the page local\n", ln.Addr())
 	}
 	fmt.Fprintf(env.Stdout, "Serving the backoff calculator at %s\nPress Ctrl-C to stop.\n", url)
 	if open {
@@ -190,17 +195,15 @@ func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) err
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
 		return serr
 	}
-	return err
-}
-
-// validPort reports whether port is a decimal port number net.Listen
-// accepts, or a service name such as "http" that it looks up itself.
-func validPort(port string) bool {
-	if port != "" && ('a' <= port[0] && port[0] <= 'z' || 'A' <= port[0] && port[0] <= 'Z') {
-		return true // a service name: net.Listen says if it knows it
+	if err != nil {
+		return err
 	}
-	_, err := strconv.ParseUint(port, 10, 16) // fails above 65535
-	return err == nil
+	// Stopped by a signal: 128+N, as every other command, so that a
+	// script or supervisor sees that the server did not end by itself.
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "")
+	}
+	return nil
 }
 
 // pageURL returns the URL a browser on this machine reaches the listener

@@ -25,7 +25,7 @@ import (
 // SilenceUsage) and have FlagError as its flag error function.
 func Execute(ctx context.Context, root *cobra.Command, args []string, env *Env) int {
 	SetStreams(root, env)
-	root.SetArgs(args)
+	root.SetArgs(joinOptionalNumbers(root, args))
 	MarkErrors(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -107,4 +108,48 @@ func (a *aliasValue) Set(s string) error {
 func (a *aliasValue) IsBoolFlag() bool {
 	b, ok := a.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// optionalNumber is the annotation of a flag registered with
+// OptionalNumber.
+const optionalNumber = "again-optional-number"
+
+// OptionalNumber gives the flag name on fs a value it takes when given
+// bare (pflag's NoOptDefVal), such as fetch's --throttle [K]. pflag alone
+// would leave "--throttle 1.5 URL" with 1.5 as an argument (the URL, to
+// fetch); Execute joins a bare such flag with a number that follows it
+// ("--throttle=1.5"), so that a number after it is its value, as a person
+// reads it, and anything else is an argument.
+func OptionalNumber(fs *pflag.FlagSet, name, bare string) {
+	f := fs.Lookup(name)
+	f.NoOptDefVal = bare
+	fs.SetAnnotation(name, optionalNumber, []string{"true"})
+}
+
+// joinOptionalNumbers returns args with each bare flag of OptionalNumber,
+// in the command that args run, joined with the number after it, up to a
+// "--".
+func joinOptionalNumbers(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return args
+	}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if name, ok := strings.CutPrefix(a, "--"); ok && i+1 < len(args) {
+			if f := cmd.Flags().Lookup(name); f != nil && f.Annotations[optionalNumber] != nil {
+				if _, err := strconv.ParseFloat(args[i+1], 64); err == nil {
+					out = append(out, a+"="+args[i+1])
+					i++
+					continue
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }

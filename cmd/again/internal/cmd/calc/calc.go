@@ -43,7 +43,7 @@ total wait fits the deadline, and shows the resulting schedule. If there is
 no such value (none fits, or every value up to the most the calculator
 analyses does) it says so and exits 1.
 
-Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds;
+Durations are Go syntax with a unit (500ms, 1.5s, 2m; a bare 0 is 0);
 the table shows sub-millisecond values in µs. --max 0 means no cap, --retries 0
 no retries and --initial 0 no wait.
 JSON and CSV numbers are milliseconds. JSON holds the rows, the totals and

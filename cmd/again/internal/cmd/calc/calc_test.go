@@ -109,7 +109,7 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 	}{
 		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends within it.\n"},
 		// A deadline is echoed as given, not rounded as the totals are.
-		{"91500", "Deadline 1 min 31.5 s: fits; even the worst case, 1 min 32 s, ends within it.\n"},
+		{"91.5s", "Deadline 1 min 31.5 s: fits; even the worst case, 1 min 32 s, ends within it.\n"},
 		{"1.5ms", "Deadline 1.5 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
 		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
 		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 7 of 8 retries start in time. The 99th percentile, 1 min 15 s, ends within it.\n"},
@@ -131,7 +131,7 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--deadline", "100"}, "In the worst case not even the first retry starts in time."},
+		{[]string{"--deadline", "100ms"}, "In the worst case not even the first retry starts in time."},
 		{[]string{"--retries", "2", "--initial", "1s", "--deadline", "1500ms"}, "In the worst case only the first of 2 retries starts in time."},
 		{[]string{"--retries", "3", "--initial", "1s", "--deadline", "3s"}, "In the worst case only the first 2 of 3 retries start in time."},
 	} {
@@ -156,14 +156,19 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--multiplier=-Inf"}, `again calc: --multiplier must be a finite number >= 1, got "-Inf"`},
 		{[]string{"--multiplier", "+Inf"}, `again calc: --multiplier must be a finite number >= 1, got "+Inf"`},
 		{[]string{"--multiplier", "1e400"}, "again calc: --multiplier must be a finite number >= 1, got 1e400"},
-		{[]string{"--initial", "1e400"}, "again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 1e400"},
-		{[]string{"--initial", "300y"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "300y"`},
-		{[]string{"--deadline", "0"}, "again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 0"},
+		{[]string{"--initial", "1e400"}, "again calc: --initial needs a unit, such as 1e400s or 1e400ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1e400"},
+		{[]string{"--initial", "500"}, "again calc: --initial needs a unit, such as 500s or 500ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 500"},
+		{[]string{"--max", "30"}, "again calc: --max needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
+		{[]string{"--deadline", "60"}, "again calc: --deadline needs a unit, such as 60s or 60ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 60"},
+		{[]string{"--initial", "5s", "--max", "1s"}, "again calc: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)"},
+		{[]string{"--initial", "1m"}, "again calc: --initial 1m0s is above --max 10s (its default): every delay would be 10s; lower --initial, or raise --max (0 for no cap)"},
+		{[]string{"--initial", "300y"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "300y"`},
+		{[]string{"--deadline", "0"}, "again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got 0"},
 		{[]string{"--seed", "-1"}, "again calc: --seed must be a whole number from 0 to 18446744073709551615, got -1"},
-		{[]string{"--initial", "fast"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "fast"`},
-		{[]string{"--initial=-1s"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
-		{[]string{"--max", "Inf"}, `again calc: --max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "Inf"`},
-		{[]string{"--deadline", "soon"}, `again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
+		{[]string{"--initial", "fast"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "fast"`},
+		{[]string{"--initial=-1s"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
+		{[]string{"--max", "Inf"}, `again calc: --max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m), got "Inf"`},
+		{[]string{"--deadline", "soon"}, `again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
 		{[]string{"--retries", "-1"}, "again calc: --retries must be a whole number from 0 to 100000, got -1"},
 		{[]string{"--retries", "1000000000"}, "again calc: --retries must be a whole number from 0 to 100000, got 1000000000"},
 		{[]string{"--retries", "three"}, `again calc: --retries must be a whole number from 0 to 100000, got "three"`},
@@ -247,7 +252,7 @@ func TestCalcHuge(t *testing.T) {
 // the same policy give identical bytes.
 func TestCalcSamePolicySameCSV(t *testing.T) {
 	r := run(t, withArgs(workedExample, "--format", "csv", "--jitter", "equal")...)
-	r2 := run(t, "calc", "--initial=500", "--multiplier=2.0", "--max=30000", "--retries=8", "--jitter=equal", "--format=csv")
+	r2 := run(t, "calc", "--initial=0.5s", "--multiplier=2.0", "--max=30000ms", "--retries=8", "--jitter=equal", "--format=csv")
 	if r.Stdout != r2.Stdout || !bytes.HasPrefix([]byte(r.Stdout), []byte("retry,")) {
 		t.Errorf("the same policy written two ways printed different CSV:\n%s\n%s", r.Stdout, r2.Stdout)
 	}
@@ -371,7 +376,7 @@ func TestCalcPreset(t *testing.T) {
 	}{
 		{"alone", []string{"--preset", "aws"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "2", "--jitter", "full"}},
 		{"overridden", []string{"--preset", "aws", "--retries", "4", "--jitter=equal"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "4", "--jitter", "equal"}},
-		{"override first", []string{"--max", "1s", "--preset", "polly"}, []string{"--initial", "2s", "--multiplier", "1", "--max", "1s", "--retries", "3", "--jitter", "none"}},
+		{"override first", []string{"--max", "5s", "--preset", "polly"}, []string{"--initial", "2s", "--multiplier", "1", "--max", "5s", "--retries", "3", "--jitter", "none"}},
 		{"with a deadline", []string{"--preset", "example", "--deadline", "1m", "--format", "json"}, withArgs(workedExample[1:], "--jitter", "full", "--deadline", "1m", "--format", "json")},
 	}
 	for _, tt := range tests {

@@ -133,9 +133,8 @@ server's text with control characters escaped (\x1b).
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
-Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
---max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).
---initial and --max also take a bare number of milliseconds.
+Durations are Go syntax with a unit (500ms, 1.5s, 2m; a bare 0 is 0),
+in every flag: a bare 30 is 30 s to curl, 30 ms to the calculator page.
 Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
 or a network failure after all retries, 2 for a usage error, 128+N when
 signal N stops it.`,
@@ -247,6 +246,21 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	return f.fetch(req.WithContext(ctx), tr, out, env)
 }
 
+// badURL is the usage error for a URL that is not an absolute http or
+// https one. Without a scheme ("localhost:8080/x", which url.Parse reads
+// as the scheme "localhost"), it shows the whole input, redacted as an
+// http URL would be, and the fix: fetch does not guess a scheme, since
+// http:// would send a request in the clear that may have meant https.
+func badURL(arg string) error {
+	if !strings.Contains(arg, "://") {
+		if u, err := url.Parse("http://" + arg); err == nil && u.Host != "" {
+			shown := strings.TrimPrefix(retryhttp.RedactURL(u.String()), "http://")
+			return cmdutil.Usagef("URL must be an absolute http or https URL, got %q without a scheme; write http://%s or https://%s", shown, shown, shown)
+		}
+	}
+	return cmdutil.Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(arg))
+}
+
 // build validates the command line and returns the request and the
 // transport (without its Base).
 func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in calc.Input) (*http.Request, *retryhttp.Transport, error) {
@@ -259,7 +273,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	}
 	u, err := url.Parse(args[0])
 	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
-		return nil, nil, cmdutil.Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
+		return nil, nil, badURL(args[0])
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {

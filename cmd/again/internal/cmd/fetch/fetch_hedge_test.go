@@ -200,7 +200,7 @@ func TestFetchHedgeUsageErrors(t *testing.T) {
 		{[]string{"--hedge-after", "-1s"}, `again fetch: --hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got "-1s"`},
 		{[]string{"--hedge-after", "10ms", "--hedge-budget", "0"}, `again fetch: --hedge-budget must be a ratio from 0.001 to 1 or off, got "0"`},
 		{[]string{"--hedge-budget", "0.2"}, `again fetch: --hedge-budget needs --hedge-after`},
-		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
+		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 20`},
 		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges must be a whole number from 1 to 10, got "0"`},
 		{[]string{"--max-hedges", "2"}, `again fetch: --max-hedges needs --hedge-after`},
 		{[]string{"--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after`},

@@ -348,7 +348,10 @@ func TestFetchUsageErrors(t *testing.T) {
 	}{
 		{[]string{"fetch"}, `again fetch: missing URL; usage: again fetch [flags] URL (see 'again fetch --help')`},
 		{[]string{"fetch", "http://a/", "http://b/"}, `again fetch: unexpected argument "http://b/"; fetch takes one URL (see 'again fetch --help')`},
-		{[]string{"fetch", "example.com"}, `again fetch: URL must be an absolute http or https URL, got "example.com"`},
+		{[]string{"fetch", "example.com"}, `again fetch: URL must be an absolute http or https URL, got "example.com" without a scheme; write http://example.com or https://example.com`},
+		// Read by url.Parse as the scheme "localhost": the whole input is shown, with the fix.
+		{[]string{"fetch", "localhost:8080/x"}, `again fetch: URL must be an absolute http or https URL, got "localhost:8080/x" without a scheme; write http://localhost:8080/x or https://localhost:8080/x`},
+		{[]string{"fetch", "user:secret@localhost:8080/x?token=secret"}, `again fetch: URL must be an absolute http or https URL, got "user:…@localhost:8080/x?token=…" without a scheme; write http://user:…@localhost:8080/x?token=… or https://user:…@localhost:8080/x?token=…`},
 		{[]string{"fetch", "ftp://example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://example.com/"`},
 		{[]string{"fetch", "http://"}, `again fetch: URL must be an absolute http or https URL, got "http://"`},
 		{[]string{"fetch", "http://example.com:99999/"}, `again fetch: URL port must be from 1 to 65535, got 99999`},
@@ -357,7 +360,7 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL must be an absolute http or https URL, got "http://a b/"`},
 		{[]string{"fetch", "http://user:secret@a b/?token=secret"}, `again fetch: URL must be an absolute http or https URL, got "http://…@a b/?…"`},
 		{[]string{"fetch", "http://user:se/cret@host:port/"}, `again fetch: URL must be an absolute http or https URL, got "http://…@host:port/"`},
-		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
+		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "5xx"`},
 		{[]string{"fetch", "--retry-on", "503,600", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "503,600"`},
 		{[]string{"fetch", "--timeout", "-1s", "http://a/"}, `again fetch: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},

@@ -28,7 +28,7 @@ many attempts each host's throttle rejected, and its p at the end.`
 // is given bare.
 func addThrottleFlag(fs *pflag.FlagSet, k *string) {
 	fs.Var(cmdutil.Text(k, "K"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through K per accepted one (default 2 when given bare)")
-	fs.Lookup("throttle").NoOptDefVal = strconv.Itoa(throttle.DefaultK)
+	cmdutil.OptionalNumber(fs, "throttle", strconv.Itoa(throttle.DefaultK))
 }
 
 // throttles returns the Group of per-host throttles that --throttle

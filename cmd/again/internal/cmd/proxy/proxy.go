@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -166,6 +167,9 @@ func (opts *Options) config() (proxymodel.Config, error) {
 			cfg.MaxActive = sc.MaxActive
 		}
 	}
+	if err := requireUnits(opts.Flags); err != nil {
+		return cfg, err
+	}
 	faults, err := opts.Flags.Faults()
 	if err != nil {
 		return cfg, cmdutil.Usage(specMessage(err))
@@ -230,6 +234,33 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	// that it did not end by itself.
 	if sig := cmdutil.SignalCause(ctx); sig != nil {
 		return cmdutil.Stopped(sig, "")
+	}
+	return nil
+}
+
+// requireUnits refuses a bare number in a duration of the fault flags, as
+// every duration flag of every command does (cmdutil.RequireUnit), rather
+// than the syntax alone.
+func requireUnits(fl proxymodel.Flags) error {
+	check := func(flag string, values ...string) error {
+		for _, v := range values {
+			if err := cmdutil.RequireUnit(flag, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := check("latency", fl.Latency...); err != nil {
+		return err
+	}
+	if err := check("retry-after", strings.TrimPrefix(fl.RetryAfter, "date:")); err != nil {
+		return err
+	}
+	for _, o := range fl.Outage {
+		d, start, _ := strings.Cut(o, "@")
+		if err := check("outage", d, start); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -42,11 +42,22 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"help", "run", "extra"}, `again help: unknown help topic "run extra"; want one of calc, completion, fetch, proxy, run, sim, wait, web (see 'again --help')`},
 		{[]string{"fetch", "-X", "", "http://127.0.0.1:1/"}, `again fetch: --method must not be empty; leave it out for its default (see 'again fetch --help')`},
 		{[]string{"fetch", "-o", "", "http://127.0.0.1:1/"}, `again fetch: --output must not be empty; leave it out for its default (see 'again fetch --help')`},
-		// A bare number is seconds to timeout and curl, milliseconds to calc.
-		{[]string{"run", "--timeout", "30", "--", "true"}, `again run: --timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
-		{[]string{"run", "--deadline", "1.5", "--", "true"}, `again run: --deadline needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 1.5`},
-		{[]string{"fetch", "--timeout", "30", "http://127.0.0.1:1/"}, `again fetch: --timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
-		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
+		// A duration needs a unit in every flag of every command: a bare number is
+		// seconds to timeout and curl, milliseconds to the calculator page.
+		{[]string{"run", "--timeout", "30", "--", "true"}, `again run: --timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"run", "--deadline", "1.5", "--", "true"}, `again run: --deadline needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1.5`},
+		{[]string{"fetch", "--timeout", "30", "http://127.0.0.1:1/"}, `again fetch: --timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"run", "--initial", "1.5", "--", "true"}, `again run: --initial needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1.5`},
+		{[]string{"run", "--max", "30", "--", "true"}, `again run: --max needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"wait", "--deadline", "5", "db:1"}, `again wait: --deadline needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 5`},
+		{[]string{"calc", "--deadline", "60"}, `again calc: --deadline needs a unit, such as 60s or 60ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 60`},
+		// A policy that contradicts itself is refused alike everywhere.
+		{[]string{"calc", "--initial", "5s", "--max", "1s"}, `again calc: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"run", "--initial", "5s", "--max", "1s", "--", "true"}, `again run: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"fetch", "--initial", "5s", "--max", "1s", "http://127.0.0.1:1/"}, `again fetch: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"wait", "--initial", "5s", "db:1"}, `again wait: --initial 5s is above --max 2s (its default): every delay would be 2s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"sim", "storm", "--initial", "5s", "--max", "1s"}, `again sim storm: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
 		// A very long value is echoed shortened.
 		{[]string{"run", "--retry-on-exit", strings.Repeat("9", 100000), "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "` + strings.Repeat("9", 184) + `"… (100000 bytes)`},
 		{[]string{"run", "--timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "` + strings.Repeat("x", 184) + `"… (1000 bytes)`},

@@ -103,9 +103,8 @@ Exit status: the last attempt's (128+N if signal N killed it), 124 if
 when signal N sent to again stops it, 127 if the command is not found,
 126 if it cannot be executed, 2 for a usage error.
 
-Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
-unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
---initial and --max also take a bare number of milliseconds.`,
+Durations are Go syntax with a unit (500ms, 1.5s, 2m; a bare 0 is 0), in
+every flag: a bare 30 is 30 s to timeout(1), 30 ms to the calculator page.`,
 		Example: `  # Wait for a database in a container entrypoint for up to a minute.
   again run --deadline 1m -- pg_isready -h db
 

@@ -92,8 +92,8 @@ again), 1 for a permanent failure, 124 when the deadline passes, 2 for a
 usage error or a TARGET that cannot be parsed, 127 if COMMAND is not
 found, 126 if it cannot be executed, 128+N when signal N stops the wait.
 
-Durations are Go syntax: 500ms, 1.5s, 2m. --deadline and --attempt-timeout
-need a unit; --initial and --max also take a bare number of milliseconds.`,
+Durations are Go syntax with a unit (500ms, 1.5s, 2m; a bare 0 is 0), in
+every flag: a bare 5 is 5 s to wait4x, 5 ms to the calculator page.`,
 		Example: `  # A container's entrypoint: wait for the database and the cache, then run the app.
   again wait postgres://app:$PGPASSWORD@db:5432/app redis://cache:6379 -- ./app
 

@@ -85,7 +85,9 @@ link in DIR is replaced, never written through.`,
 		// The same address rules as proxy's --listen: one flag, one meaning.
 		listen, err := proxymodel.ListenAddr(addr)
 		if err != nil {
-			return cmdutil.Usagef("--listen must be %s, got %q", proxymodel.ListenSyntax, addr)
+			var se *proxymodel.SpecError
+			errors.As(err, &se)
+			return cmdutil.Usage(se.Message()) // proxy's words for the same flag
 		}
 		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open})
 	}

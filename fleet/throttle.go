@@ -59,9 +59,8 @@ type ThrottleConfig struct {
 // the fleet's counts. A thousand processes then throttle on the fleet's
 // accept ratio, and a process whose own traffic is too small to judge
 // still holds back when the fleet sees the dependency overloaded.
-// Decisions never wait for
-// Redis (except within ConnectTimeout of NewThrottle: connect before
-// deciding); they read the last answer.
+// Decisions never wait for Redis (except within ConnectTimeout of
+// NewThrottle: connect before deciding); they read the last answer.
 //
 // When Redis cannot be used (no answer within Timeout, connection refused
 // or lost, wrong password, out of memory, ...), the Throttle keeps the

@@ -57,8 +57,9 @@ type Config struct {
 	// throttler rejects any, so that a few overload signals at low volume
 	// do not throttle. Zero or negative means no floor.
 	MinRequests int64
-	// Clock, if not nil, replaces time.Now for Admit and Done; AdmitAt
-	// takes the time as an argument instead.
+	// Clock, if not nil, replaces time.Now for Admit and Snapshot (Done
+	// reads no clock); AdmitAt, DoneAt and SnapshotAt take the time as an
+	// argument instead.
 	Clock Clock
 	// Rand is the source of the draws that decide rejections; nil means
 	// math/rand/v2's global generator. A Throttler draws under its lock,

@@ -1,6 +1,8 @@
-// Package proxy is the model of `again proxy`: a reverse proxy
-// (net/http/httputil) that applies package fault's faults to real traffic
-// on its way to one upstream, counts what it did, and prints it.
+// Package proxy is the model of `again proxy`: a reverse proxy that injects
+// faults.
+//
+// Built on net/http/httputil, it applies package fault's faults to real
+// traffic on its way to one upstream, counts what it did, and prints it.
 package proxy
 
 import (

@@ -1,7 +1,8 @@
-// Package proxy is `again proxy`: a reverse proxy in front of one
-// upstream that injects faults into the traffic it forwards. The proxy
-// itself is internal/proxy (imported as proxymodel); the faults are
-// package fault's.
+// Package proxy is `again proxy`: a reverse proxy that injects faults.
+//
+// It stands in front of one upstream and injects faults into the traffic it
+// forwards. The proxy itself is internal/proxy (imported as proxymodel);
+// the faults are package fault's.
 package proxy
 
 import (

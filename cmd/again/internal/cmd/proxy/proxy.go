@@ -34,6 +34,7 @@ type Options struct {
 	SeedSet       bool             // --seed was given: it overrides the scenario's
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
+	Quiet         bool             // -q, --quiet: no start lines, no live line
 	Format        string           // --format: text or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
@@ -53,49 +54,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "proxy --to URL [faults]",
 		Short: "Forward HTTP to a service through injected faults: statuses, resets, latency, outages",
-		Long: `proxy forwards every request it receives to --to, and only there, injecting
-faults on the way: the failures that retry, hedge and breaker code reacts to.
-Put it in front of a service and point a client at it to see how the client
-copes.
-
-Faults (each flag may be repeated; a request gets at most one fault, tried
-in this order: outage, rate, fail, reset, cut, stall, latency):
-  --outage DURATION@START  503s for DURATION from START after the proxy starts
-  --rate N/UNIT            429s with the IETF RateLimit fields beyond N per UNIT
-  --fail RATE[:STATUS]     answer STATUS [503], from 200 to 599, to that
-                           share of the requests
-  --reset STAGE[:RATE]     reset the connection before-headers, after-headers
-                           or mid-body: after half the body, or of a body of
-                           unknown length (chunked) after 1 to 4096 bytes
-                           drawn with the seed
-  --cut RATE               a Content-Length longer than the body sent (half
-                           of it, or as mid-body for an unknown length)
-  --stall RATE             no answer until the client gives up
-  --latency DELAY          a fixed delay (50ms) or one drawn from a
-                           distribution, the words of again sim hedge:
-                           lognormal:MEDIAN,SIGMA or pareto:SCALE,ALPHA
---retry-after adds a Retry-After to outages, rates and failures (2s, or
-date:2s for an HTTP date), and --match narrows every fault to matching
-requests (method=GET, path=/api/, host=H, header=NAME[:VALUE]).
---scenario FILE reads faults from a JSON file (see the example), before
-those of the flags. --seed makes the choice of requests and the drawn
-delays repeatable: the same seed, the same requests in the same order, the
-same faults.
-
---header-control lets clients ask for faults with Envoy's headers
-(x-envoy-fault-abort-request: 503, x-envoy-fault-delay-request: 200 in ms,
-with their -percentage headers, and x-again-fault-reset: mid-body); without
-it those headers do nothing. They are never forwarded. --max-active caps
-the faults in progress [1000].
-
-The proxy listens on loopback unless --listen names another host
-(0.0.0.0:8080 for every interface); it never forwards to a host other than
---to, does not follow redirects, removes hop-by-hop headers, refuses
-Upgrade and CONNECT, and streams bodies. What it does not fault passes
-through as it came, headers and bytes: it asks the upstream for no
-compression the client did not ask for. On a terminal it prints a live
-summary line on stderr; when stopped (Ctrl-C) it prints a table of what it
-did, or JSON with --format json, then exits 130 (143 for SIGTERM).`,
+		Long: `proxy forwards every request to --to, and only there, injecting faults on
+the way (statuses, resets, cut bodies, stalls, latency, outages, rate
+limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 		Example: `  # 20 % of requests fail with a 503 asking for a 2 s wait.
   again proxy --to http://127.0.0.1:9000 --fail 0.2:503 --retry-after 2s
 
@@ -117,7 +78,7 @@ did, or JSON with --format json, then exits 130 (143 for SIGTERM).`,
 	fs.Var(cmdutil.Text(&opts.To, "url"), "to", "the upstream's URL: every request goes there (required)")
 	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "rate[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Latency, "delay"), "latency", "delay requests: "+proxymodel.LatencySyntax)
-	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax+fmt.Sprintf("; mid-body after half the body, or after 1 to %d bytes of a chunked one", fault.MaxDrawnBytes))
 	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "d@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Rate, "n/unit"), "rate", "rate-limit: "+proxymodel.RateSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "rate"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
@@ -128,6 +89,7 @@ did, or JSON with --format json, then exits 130 (143 for SIGTERM).`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
+	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start lines and no live line on stderr, only the report and errors")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		opts.SeedSet = fs.Changed("seed")
@@ -206,11 +168,13 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	case 1:
 		faults = "1 fault"
 	}
-	fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %s\n", ln.Addr(), cfg.To.Redacted(), faults)
-	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
-		fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
+	if !opts.Quiet {
+		fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %s\n", ln.Addr(), cfg.To.Redacted(), faults)
+		if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+			fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
+		}
 	}
-	live := opts.Live != nil && *opts.Live || opts.Live == nil && cmdutil.IsTerminal(env.Stderr)
+	live := !opts.Quiet && (opts.Live != nil && *opts.Live || opts.Live == nil && cmdutil.IsTerminal(env.Stderr))
 	var liveLine func(proxymodel.Stats)
 	if live {
 		liveLine = func(s proxymodel.Stats) { fmt.Fprintf(env.Stderr, "\r\033[Kagain proxy: %s", s.Line()) }

@@ -63,7 +63,8 @@ func TestUsageErrors(t *testing.T) {
 
 // The help's figures are the fault package's.
 func TestHelpFigures(t *testing.T) {
-	long := NewCmd(&cmdutil.Env{}).Long
+	cmd := NewCmd(&cmdutil.Env{})
+	long := cmd.Long + cmd.Flags().FlagUsages()
 	for _, want := range []string{
 		fmt.Sprintf("from %d to %d", fault.MinStatus, fault.MaxStatus),
 		fmt.Sprintf("after 1 to %d bytes", fault.MaxDrawnBytes),
@@ -478,5 +479,25 @@ func TestSignalStatus(t *testing.T) {
 	}
 	if !json.Valid(out.Bytes()) {
 		t.Errorf("stdout %q, want the JSON report before the status", out.String())
+	}
+}
+
+// -q leaves stderr to errors, as in every command: no start line, no live
+// line even on a terminal; the report is still printed.
+func TestQuiet(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	live := true
+	opts := &Options{Env: &cmdutil.Env{Stdout: &out, Stderr: &errb}, Listener: ln, To: "http://127.0.0.1:9", Format: "json", Quiet: true, Live: &live}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := proxyRun(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	if errb.Len() != 0 || !json.Valid(out.Bytes()) {
+		t.Errorf("proxy -q: stderr %q, stdout %q; want nothing on stderr and the JSON report", errb.String(), out.String())
 	}
 }

@@ -34,22 +34,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "web",
 		Short: "Serve the backoff calculator page, or write it out as static files",
-		Long: `web serves the backoff calculator page: the schedule, total wait,
-percentiles, deadline check, solver and Go code for a policy, computed in the
-browser by the same Go code as 'again calc', compiled to WebAssembly. The
-page sends nothing anywhere; its Content-Security-Policy forbids it to.
-
-It listens on 127.0.0.1:8080 unless --listen says otherwise (a bare port is
-loopback; 0.0.0.0:8080 for every interface), prints the URL and serves until
-interrupted (Ctrl-C). Port 0 picks a free port. --open also opens the page
-in the default browser.
-
-With --export DIR it writes the page's files into DIR instead, to host on
-any static file server, and exits. DIR must be new or empty: one that
-holds anything is refused, naming what is there, unless --force, which
-replaces the page's files (index.html, app.js, ...) and leaves the rest.
-Each file is written beside its name and renamed over it, so a symbolic
-link in DIR is replaced, never written through.`,
+		Long: `web serves the backoff calculator page, 'again calc' compiled to WebAssembly
+and run in your browser, until Ctrl-C; or --export writes it out as static
+files. Guide: docs/cli.md (web).`,
 		Example: `  # Serve the page on http://127.0.0.1:8080/ and open it.
   again web --open
 
@@ -68,7 +55,7 @@ link in DIR is replaced, never written through.`,
 	flags.Var(cmdutil.Text(&addr, "addr"), "listen", "address to listen on; a bare port is loopback")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
 	flags.StringVar(&export, "export", "", "write the page's files into this new or empty directory and exit instead of serving")
-	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files")
+	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files (renamed over, never written through)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {

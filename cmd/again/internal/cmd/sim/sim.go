@@ -32,23 +32,8 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 		Use:   "sim",
 		Short: "Simulate many clients retrying: request storms, budgets and breakers",
 		Long: `sim runs discrete-event simulations of many clients retrying against a shared
-dependency, with the library's own backoff schedules, retry budget and
-circuit breaker on a virtual clock, so that what it shows is what that code
-does. Each model is a subcommand:
-
-  occ       the AWS Architecture Blog's "Exponential Backoff And Jitter" (2015)
-  outage    a load spike that leaves a server collapsed, and what prevents it
-  fleet     retry amplification across a fleet of clients, per strategy
-  storm     attempts over time when N clients fail at once on one schedule
-  hedge     hedged requests against a long tail, and the hedge storm
-  throttle  client-side throttling under a demand sweep, per throttler
-
-Results are the same for a --seed on any machine, whatever its number of
-cores; the runs use every core. --format text (a table), csv, json (an array of
-flat objects, numbers as numbers) or svg (the chart, on standard output);
---svg FILE also writes the chart to FILE.
-Exit status: 0 success, 1 failure (such as an unwritable --svg), 2 usage
-error.`,
+dependency, with the library's own code on a virtual clock; each model is a
+subcommand. Guide: docs/cli.md (sim).`,
 		Example: `  # The AWS post's table: calls and completion time per algorithm.
   again sim occ
 
@@ -243,23 +228,8 @@ func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {
 		Use:   "occ",
 		Short: "The AWS backoff post's optimistic-concurrency model",
 		Long: `occ reproduces the AWS Architecture Blog's "Exponential Backoff And Jitter"
-(2015) and its simulator (aws-samples/aws-arch-backoff-simulator): a
-database holds one row with a version number; each of C clients reads the
-version, then writes conditionally on it; a write with a stale version
-fails and the client sleeps, then reads again, until its write succeeds.
-Every message takes |N(10 ms, 2 ms)| one way; base 5 ms, cap 2 s; all
-clients start at t = 0 and a run ends when every client has written.
-
-The algorithms are the post's, sampled by backoff.Policy:
-  none          no sleep
-  exponential   expo(n) = min(cap, base·2ⁿ) after the n-th failure, no jitter
-  full          uniform in [0, expo(n)]
-  equal         expo(n)/2 + uniform in [0, expo(n)/2]
-  decorrelated  min(cap, uniform(base, 3·previous sleep)), from base
-
-Each row is the mean over --runs runs: calls, the writes per run (failed
-ones included: the work the database did), and time_ms, the time until the
-last client had written.`,
+(2015): clients contend to update one row, per backoff algorithm. Guide:
+docs/cli.md (sim occ).`,
 		Example: `  # The post's full table (19 client counts, 5 algorithms, 100 runs).
   again sim occ
 

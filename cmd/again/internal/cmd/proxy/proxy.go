@@ -89,7 +89,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
-	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start lines and no live line on stderr, only the report and errors")
+	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		opts.SeedSet = fs.Changed("seed")
@@ -170,9 +170,10 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	}
 	if !opts.Quiet {
 		fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %s\n", ln.Addr(), cfg.To.Redacted(), faults)
-		if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
-			fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
-		}
+	}
+	// A warning, not progress: -q keeps it.
+	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
+		fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
 	}
 	live := !opts.Quiet && (opts.Live != nil && *opts.Live || opts.Live == nil && cmdutil.IsTerminal(env.Stderr))
 	var liveLine func(proxymodel.Stats)

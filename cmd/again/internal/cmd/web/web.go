@@ -50,11 +50,12 @@ files. Guide: docs/cli.md (web).`,
 	addr := defaultWebAddr
 	var open bool
 	var export string
-	var force bool
+	var force, quiet bool
 	flags := cmd.Flags()
 	flags.Var(cmdutil.Text(&addr, "addr"), "listen", "address to listen on; a bare port is loopback")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
 	flags.StringVar(&export, "export", "", "write the page's files into this new or empty directory and exit instead of serving")
+	flags.BoolVarP(&quiet, "quiet", "q", false, "print not the URL, only warnings and errors")
 	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files (renamed over, never written through)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
@@ -76,7 +77,7 @@ files. Guide: docs/cli.md (web).`,
 			errors.As(err, &se)
 			return cmdutil.Usage(se.Message()) // proxy's words for the same flag
 		}
-		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open})
+		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open, Quiet: quiet})
 	}
 	cmdutil.Alias(cmd, "addr", "listen")
 	return cmd
@@ -90,13 +91,14 @@ type Options struct {
 	Open   bool   // --open: open the page in the default browser
 	Export string // --export: the directory to write the page into instead; "" to serve
 	Force  bool   // --force: write into a directory that is not empty
+	Quiet  bool   // -q, --quiet: no URL lines
 }
 
 // webRun writes the page into opts.Export, or serves it on opts.Addr until
 // ctx is done.
 func webRun(ctx context.Context, opts *Options) error {
 	if opts.Export == "" {
-		return serveWeb(ctx, opts.Env, opts.Addr, opts.Open)
+		return serveWeb(ctx, opts.Env, opts.Addr, opts.Open, opts.Quiet)
 	}
 	if !opts.Force {
 		if err := refuseNonEmpty(opts.Export); err != nil {
@@ -142,7 +144,7 @@ func refuseNonEmpty(dir string) error {
 
 // serveWeb serves the page on addr until ctx is done, then shuts down,
 // letting requests in flight finish for up to five seconds.
-func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) error {
+func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open, quiet bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		// The *net.OpError's own text repeats the address as "listen tcp
@@ -167,7 +169,9 @@ func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) err
 	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
 		fmt.Fprintf(env.Stderr, "again web: listening on %s, beyond this machine; use --listen PORT to keep the page local\n", ln.Addr())
 	}
-	fmt.Fprintf(env.Stdout, "Serving the backoff calculator at %s\nPress Ctrl-C to stop.\n", url)
+	if !quiet {
+		fmt.Fprintf(env.Stdout, "Serving the backoff calculator at %s\nPress Ctrl-C to stop.\n", url)
+	}
 	if open {
 		if err := openBrowser(url); err != nil {
 			fmt.Fprintf(env.Stderr, "again web: could not open a browser (%v); open %s yourself\n", err, url)

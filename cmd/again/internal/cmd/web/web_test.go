@@ -197,3 +197,15 @@ func TestWebAddrAlias(t *testing.T) {
 		t.Errorf("again web --addr twice: exit %d, stdout %q, stderr %q; want 143, the URL and %q", code, stdout.String(), stderr.String(), want)
 	}
 }
+
+// -q prints no URL lines, as -q silences progress in every command.
+func TestWebQuiet(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGINT})
+	var stdout, stderr bytes.Buffer
+	code := againRun(ctx, []string{"web", "-q", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 130 || stdout.Len() != 0 {
+		t.Errorf("again web -q: exit %d, stdout %q; want 130 and nothing", code, stdout.String())
+	}
+}

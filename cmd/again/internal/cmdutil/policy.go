@@ -98,9 +98,16 @@ const bareMillis = ", or a bare number of milliseconds"
 // Contradiction returns a usage error if p's Initial is above its Max
 // (other than 0, no cap): every delay would be the cap, so one of the two
 // flags does not say what the user meant. It names the default of a flag
-// that was not given. calc, run, fetch, wait and sim refuse it alike.
+// that was not given; a --max alone below the default --initial is taken,
+// since a lower cap means lower delays. calc, run, fetch, wait and sim
+// refuse it alike.
 func (f *PolicyFlags) Contradiction(p backoff.Policy) error {
 	if p.Max <= 0 || p.Initial <= p.Max {
+		return nil
+	}
+	if !f.fs.Changed(calc.FieldInitial) && f.fs.Changed(calc.FieldMax) {
+		// Only the cap was given, below the default first delay: lowering
+		// the cap lowers every delay, which is what it says.
 		return nil
 	}
 	initial, max := p.Initial.String(), p.Max.String()

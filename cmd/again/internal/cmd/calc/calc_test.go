@@ -408,6 +408,15 @@ func TestCalcPreset(t *testing.T) {
 	}
 }
 
+// A --max alone below the default first delay is a lower cap, taken: only
+// a policy whose flags contradict each other is refused.
+func TestCalcMaxAloneBelowDefaultInitial(t *testing.T) {
+	r := run(t, "calc", "--max", "100ms", "--jitter", "none")
+	if r.Code != 0 || r.Stderr != "" || !strings.Contains(r.Stdout, "100 ms*") {
+		t.Errorf("calc --max 100ms: exit %d, stderr %q; want 0 and every delay capped at 100 ms:\n%s", r.Code, r.Stderr, r.Stdout)
+	}
+}
+
 // The old name of the text format still works, with one warning however
 // often it is given.
 func TestFormatTableAlias(t *testing.T) {

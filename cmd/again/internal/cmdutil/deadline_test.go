@@ -1,0 +1,33 @@
+package cmdutil
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestDeadlinePassed checks the one convention of every command for an end
+// that the --deadline decided: exit 124, and one line naming the deadline,
+// the attempts and the last outcome.
+func TestDeadlinePassed(t *testing.T) {
+	for _, tc := range []struct {
+		attempts int
+		last     string
+		want     string
+	}{
+		{7, "503 Service Unavailable", "the --deadline 10s passed after 7 attempts: 503 Service Unavailable"},
+		{1, "exit status 1", "the --deadline 10s passed after 1 attempt: exit status 1"},
+		{0, "", "the --deadline 10s passed after 0 attempts"},
+		{2, "two\nlines", "the --deadline 10s passed after 2 attempts: two; lines"},
+	} {
+		err := DeadlinePassed(10*time.Second, tc.attempts, tc.last)
+		code, msg := ExitCode(err)
+		if code != ExitDeadline || msg != tc.want {
+			t.Errorf("DeadlinePassed(10s, %d, %q) exits %d with %q, want %d with %q", tc.attempts, tc.last, code, msg, ExitDeadline, tc.want)
+		}
+		var de *DeadlineError
+		if !errors.As(err, &de) || de.Attempts != tc.attempts {
+			t.Errorf("DeadlinePassed(10s, %d, %q) = %v, want a *DeadlineError", tc.attempts, tc.last, err)
+		}
+	}
+}

@@ -47,8 +47,9 @@ type Options struct {
 	key                            string
 	curl                           curlFlags
 
-	bodyCloser func() error // what the request body holds open, if anything
-	hedges     *hedgeReport // with --hedge-after
+	bodyCloser func() error  // what the request body holds open, if anything
+	hedges     *hedgeReport  // with --hedge-after
+	deadline   time.Duration // --deadline, 0 for none
 }
 
 // NewCmd returns `again fetch`: its flags and URL become an Options, which
@@ -236,7 +237,8 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	tr.Budget, tr.Breakers = budget, breakers
 	if in.Deadline > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, in.Deadline)
+		dl := &deadlineCause{in.Deadline}
+		ctx, cancel = context.WithTimeoutCause(context.WithValue(ctx, deadlineKey{}, dl), in.Deadline, dl)
 		defer cancel()
 	}
 	if fs.Changed("repeat") {
@@ -492,8 +494,11 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	// Every response RoundTrip returns is reported to OnSuccess or OnGiveUp,
 	// with the attempts of its own hop (with -L each hop is a round trip).
 	attempts := 1
+	var last string       // the last failed attempt's outcome
+	var deadlineStop bool // retrying stopped for the --deadline
 	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt; f.hedges.answered(e) }
 	tr.OnRetry = func(e retryhttp.Event) {
+		last = outcome(e, tr.AttemptTimeout)
 		wait := cmdutil.RetryingIn(e.Delay)
 		switch {
 		case e.HintHeader == "":
@@ -509,6 +514,8 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
+		last = outcome(e, tr.AttemptTimeout)
+		deadlineStop = e.Reason == retry.ErrDeadline
 		if e.Response == nil || e.Reason == retry.ErrExhausted {
 			return // the final error or status line says it all
 		}
@@ -520,11 +527,14 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	// the last redirect with one), nor for a failed status with --fail.
 	// Otherwise an -o file is left as it was, or absent.
 	complete, keep := false, false
+	var read *http.Response // the response ReadBody last saw
+	var own error           // ReadBody's last error that is not reading the body
 	defer func() {
 		if cerr := out.close(keep); err == nil {
 			err = cerr
 		}
 		err = stoppedBy(req.Context(), err)
+		err = deadlinePassed(req.Context(), err, deadlineStop, attempts, last, read != nil && !complete)
 	}()
 	usable := func(resp *http.Response) bool {
 		return !f.curl.fail || resp.StatusCode < 400
@@ -532,8 +542,6 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	// The body of a response that ends the request is read within its
 	// attempt: --timeout bounds it too, and a body cut off mid-way is
 	// retried like any network failure, if the output can start over.
-	var read *http.Response
-	var own error // ReadBody's last error that is not reading the body
 	tr.ReadBody = func(resp *http.Response) error {
 		read, own, complete = resp, nil, false
 		if own = checkStatus(resp); own != nil {
@@ -625,6 +633,52 @@ func requestError(req *http.Request, err error, timeout time.Duration) error {
 func stoppedBy(ctx context.Context, err error) error {
 	if sig := cmdutil.SignalCause(ctx); sig != nil && err != nil {
 		return cmdutil.Stopped(sig, "")
+	}
+	return err
+}
+
+// deadlineCause is the cause of the context that --deadline ends.
+type deadlineCause struct{ d time.Duration }
+
+func (c *deadlineCause) Error() string { return "the --deadline " + c.d.String() + " passed" }
+
+// deadlineOf returns the --deadline that ends ctx, or nil if none does.
+func deadlineOf(ctx context.Context) *deadlineCause {
+	d, ok := context.Cause(ctx).(*deadlineCause)
+	if ok {
+		return d
+	}
+	// Not passed yet: the cause is set only once it has.
+	c, _ := ctx.Value(deadlineKey{}).(*deadlineCause)
+	return c
+}
+
+type deadlineKey struct{}
+
+// deadlinePassed returns err, unless the --deadline ended the fetch:
+// retrying stopped because the next attempt would not start before it
+// (deadlineStop), or it passed while an attempt was in flight (ctx's
+// cause). Then, as in every command, status 124 and the line that names
+// the deadline, the attempts and the last attempt's outcome; cutBody
+// reports that the last attempt was writing its response body. A signal's
+// stop (see stoppedBy) and a nil err stay as they are.
+func deadlinePassed(ctx context.Context, err error, deadlineStop bool, attempts int, last string, cutBody bool) error {
+	var ee *cmdutil.ExitError
+	dl := deadlineOf(ctx)
+	if err == nil || dl == nil || errors.As(err, &ee) && ee.Code != cmdutil.ExitFailure {
+		return err
+	}
+	if _, passed := context.Cause(ctx).(*deadlineCause); passed {
+		switch {
+		case cutBody:
+			last = "the response body was still arriving"
+		case errors.Is(err, context.DeadlineExceeded):
+			last = "no answer yet to the last one"
+		}
+		return cmdutil.DeadlinePassed(dl.d, attempts, last)
+	}
+	if deadlineStop {
+		return cmdutil.DeadlinePassed(dl.d, attempts, last)
 	}
 	return err
 }
@@ -835,8 +889,11 @@ func (f *Options) fromStdin() bool {
 // outcome is the status or the error of a failed attempt; timeout is
 // --timeout.
 func outcome(e retryhttp.Event, timeout time.Duration) string {
-	if e.Response != nil {
+	switch {
+	case e.Response != nil:
 		return e.Response.Status
+	case e.Err == nil:
+		return "" // ReadBody's error, told by the final line
 	}
 	return timeoutWords(e.Err, timeout).Error()
 }

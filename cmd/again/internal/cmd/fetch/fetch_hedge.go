@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -252,6 +253,10 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		rep.begin()
 		start := time.Now()
 		resp, err := client.Do(r)
+		attempts := 1
+		if re := (*retry.Error)(nil); errors.As(err, &re) {
+			attempts = re.Attempts
+		}
 		if err != nil {
 			err = requestError(r, err, tr.AttemptTimeout)
 		} else if _, err = io.Copy(io.Discard, resp.Body); err != nil {
@@ -263,7 +268,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		took := time.Since(start)
 		if err != nil && req.Context().Err() != nil {
 			// The --deadline passed, or a signal came: no more requests.
-			return err
+			return deadlinePassed(req.Context(), err, false, attempts, "", resp != nil)
 		}
 		switch {
 		case err != nil:

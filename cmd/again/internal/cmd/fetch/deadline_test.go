@@ -104,4 +104,3 @@ func TestFetchThroughOutage(t *testing.T) {
 		})
 	}
 }
-

@@ -25,8 +25,11 @@ const DeadlineReason = "deadline"
 // DeadlineError says that the --deadline ended a command before it
 // succeeded: the one line every command prints for it,
 //
-//	the --deadline 10s passed after 7 attempts: 503 Service Unavailable
+//	stopped by the --deadline 10s after 7 attempts: 503 Service Unavailable
 //
+// "Stopped by", not "passed": retrying stops when too little of the
+// deadline is left for another attempt, or when a server asks for a wait
+// that would end after it, a little before it has passed.
 // Last is the last attempt's outcome in the command's words ("" when no
 // attempt ended: the line then ends after the attempts).
 type DeadlineError struct {
@@ -37,7 +40,7 @@ type DeadlineError struct {
 
 // Error is the line, without the "again <sub>: " that Execute adds.
 func (e *DeadlineError) Error() string {
-	s := fmt.Sprintf("the --deadline %v passed after %d attempt", e.Deadline, e.Attempts)
+	s := fmt.Sprintf("stopped by the --deadline %v after %d attempt", e.Deadline, e.Attempts)
 	if e.Attempts != 1 {
 		s += "s"
 	}

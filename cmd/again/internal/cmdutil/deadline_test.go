@@ -15,10 +15,10 @@ func TestDeadlinePassed(t *testing.T) {
 		last     string
 		want     string
 	}{
-		{7, "503 Service Unavailable", "the --deadline 10s passed after 7 attempts: 503 Service Unavailable"},
-		{1, "exit status 1", "the --deadline 10s passed after 1 attempt: exit status 1"},
-		{0, "", "the --deadline 10s passed after 0 attempts"},
-		{2, "two\nlines", "the --deadline 10s passed after 2 attempts: two; lines"},
+		{7, "503 Service Unavailable", "stopped by the --deadline 10s after 7 attempts: 503 Service Unavailable"},
+		{1, "exit status 1", "stopped by the --deadline 10s after 1 attempt: exit status 1"},
+		{0, "", "stopped by the --deadline 10s after 0 attempts"},
+		{2, "two\nlines", "stopped by the --deadline 10s after 2 attempts: two; lines"},
 	} {
 		err := DeadlinePassed(10*time.Second, tc.attempts, tc.last)
 		code, msg := ExitCode(err)

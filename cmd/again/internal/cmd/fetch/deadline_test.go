@@ -44,8 +44,8 @@ func TestFetchDeadlineEnds(t *testing.T) {
 	for _, tc := range []struct {
 		path, want string
 	}{
-		{"/hang", "again fetch: the --deadline 600ms passed after 1 attempt: no answer yet to the last one\n"},
-		{"/body", "again fetch: the --deadline 600ms passed after 1 attempt: the response body was still arriving\n"},
+		{"/hang", "again fetch: stopped by the --deadline 600ms after 1 attempt: no answer yet to the last one\n"},
+		{"/body", "again fetch: stopped by the --deadline 600ms after 1 attempt: the response body was still arriving\n"},
 		{"/down", ": 503 Service Unavailable\n"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestFetchDeadlineEnds(t *testing.T) {
 			took := time.Since(start)
 			lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
 			final := lines[len(lines)-1] + "\n"
-			if r.Code != cmdutil.ExitDeadline || !strings.HasSuffix(final, tc.want) || !strings.HasPrefix(final, "again fetch: the --deadline 600ms passed after ") {
+			if r.Code != cmdutil.ExitDeadline || !strings.HasSuffix(final, tc.want) || !strings.HasPrefix(final, "again fetch: stopped by the --deadline 600ms after ") {
 				t.Errorf("exit %d, last line %q; want %d, a line ending %q", r.Code, final, cmdutil.ExitDeadline, tc.want)
 			}
 			if took > deadline+cmdutil.DeadlineOverrun+slack {

@@ -516,7 +516,7 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		attempts = e.Attempt
 		last = outcome(e, tr.AttemptTimeout)
 		deadlineStop = e.Reason == retry.ErrDeadline
-		if e.Response == nil || e.Reason == retry.ErrExhausted {
+		if e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
 			return // the final error or status line says it all
 		}
 		cmdutil.AttemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
@@ -864,8 +864,6 @@ func (f *Options) giveUpReason(e retryhttp.Event) string {
 			hintHeader(e), calc.Human(e.Hint), f.maxRetryWait)
 	case e.Reason == retry.ErrDeadline && e.HintHeader != "":
 		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), calc.Human(e.Hint))
-	case e.Reason == retry.ErrDeadline:
-		return "giving up: the next retry would start after the --deadline"
 	case e.Reason == retry.ErrBudget:
 		return cmdutil.BudgetSpent
 	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.fromStdin():

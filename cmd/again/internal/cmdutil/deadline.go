@@ -18,10 +18,6 @@ const ExitDeadline = 124
 // (2 s) later.
 const DeadlineOverrun = 100 * time.Millisecond
 
-// DeadlineReason is the word that a command's JSON output gives for an
-// end that the --deadline decided ("reason": "deadline").
-const DeadlineReason = "deadline"
-
 // DeadlineError says that the --deadline ended a command before it
 // succeeded: the one line every command prints for it,
 //

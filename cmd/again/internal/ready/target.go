@@ -45,7 +45,12 @@ var forms = map[string]string{
 
 // want is the end of a Parse error for a target of scheme: its accepted
 // form.
-func want(scheme string) string { return " (want " + forms[scheme] + ")" }
+func want(scheme string) string {
+	if scheme == "postgresql" {
+		scheme = "postgres"
+	}
+	return " (want " + forms[scheme] + ")"
+}
 
 // Schemes returns the TARGET schemes that Parse accepts, a new slice on
 // each call.
@@ -247,6 +252,10 @@ func Parse(s string, opts *Options) (*Target, error) {
 		t.scheme, t.addr = "tcp", s
 		t.shown = s
 		if err := hostPort(s); err != nil {
+			if scheme, _, _ := strings.Cut(s, ":"); slices.Contains(schemes, strings.ToLower(scheme)) {
+				// unix:run/app.sock: a scheme, not a host.
+				return nil, fmt.Errorf("%w: %q: not a %s TARGET%s", ErrParse, s, strings.ToLower(scheme), want(strings.ToLower(scheme)))
+			}
 			return nil, fmt.Errorf("%w: %q: %v (a TARGET is a URL such as tcp://db:5432 or unix:/run/app.sock, or HOST:PORT)", ErrParse, s, err)
 		}
 		return t, nil
@@ -308,7 +317,7 @@ func mysqlDSN(scheme, rest string) string {
 		return scheme + "://" + rest
 	}
 	host, tail, ok := strings.Cut(addr, ")")
-	if !ok {
+	if !ok || tail != "" && tail[0] != '/' && tail[0] != '?' {
 		return scheme + "://" + rest
 	}
 	if info != "" {

@@ -62,7 +62,7 @@ func TestParseErrors(t *testing.T) {
 		{"grpc://api", "no port"},
 		{"http://", "no host"},
 		{"unix://relative", "unix:///ABSOLUTE/PATH"},
-		{"unix:relative", "unix:/run/app.sock"},
+		{"unix:relative", "unix:/ABSOLUTE/PATH"},
 		{"file://", "file:///ABSOLUTE/PATH"},
 		{"tcp://db", "want tcp://HOST:PORT"},
 		{"grpc://api", "want grpc://HOST:PORT"},
@@ -207,5 +207,19 @@ func TestParseMySQLDSN(t *testing.T) {
 	}
 	if def, err := Parse("mysql://app@tcp(db)/app", nil); err != nil || def.my.Addr != "db:3306" {
 		t.Errorf("Parse(DSN form without a port) = %v, want db:3306", err)
+	}
+}
+
+// TestEverySchemeHasItsForm checks that a malformed TARGET of any scheme
+// is answered with the accepted form for that scheme.
+func TestEverySchemeHasItsForm(t *testing.T) {
+	for _, s := range Schemes() {
+		if w := want(s); !strings.Contains(w, "://") {
+			t.Errorf("want(%q) = %q, want the scheme's accepted form", s, w)
+		}
+		_, err := Parse(s+"://u:topsecret@[bad", nil)
+		if err == nil || !strings.Contains(err.Error(), "(want ") || strings.Contains(err.Error(), "topsecret") {
+			t.Errorf("Parse(%s://u:topsecret@[bad) = %v, want an error naming the accepted form, without the password", s, err)
+		}
 	}
 }

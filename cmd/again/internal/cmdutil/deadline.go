@@ -52,3 +52,12 @@ func (e *DeadlineError) Error() string {
 func DeadlinePassed(deadline time.Duration, attempts int, last string) error {
 	return Exit(ExitDeadline, &DeadlineError{Deadline: deadline, Attempts: attempts, Last: last})
 }
+
+// DeadlineEndHelp is the paragraph of run's, fetch's and wait's help on
+// how the --deadline ends a command.
+const DeadlineEndHelp = `When the --deadline ends it (too little of it is left for another
+attempt, a server asks for a wait past it, or an attempt is still running
+when it passes), again exits 124, as GNU timeout does, with one line:
+  again fetch: stopped by the --deadline 10s after 7 attempts: 503 Service Unavailable
+No attempt outlives the deadline: again ends within 100ms of it (run: a
+command that ignores SIGTERM then, within its 2s kill grace).`

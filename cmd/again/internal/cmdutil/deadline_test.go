@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,5 +30,12 @@ func TestDeadlinePassed(t *testing.T) {
 		if !errors.As(err, &de) || de.Attempts != tc.attempts {
 			t.Errorf("DeadlinePassed(10s, %d, %q) = %v, want a *DeadlineError", tc.attempts, tc.last, err)
 		}
+	}
+}
+
+// TestDeadlineEndHelpMargin keeps the help's margin that of the code.
+func TestDeadlineEndHelpMargin(t *testing.T) {
+	if !strings.Contains(DeadlineEndHelp, "within "+DeadlineOverrun.String()+" of it") {
+		t.Errorf("DeadlineEndHelp does not give the margin DeadlineOverrun = %v:\n%s", DeadlineOverrun, DeadlineEndHelp)
 	}
 }

@@ -135,9 +135,11 @@ SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
 --max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).
 --initial and --max also take a bare number of milliseconds.
+` + cmdutil.DeadlineEndHelp + `
+
 Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
-or a network failure after all retries, 2 for a usage error, 128+N when
-signal N stops it.`,
+or a network failure after all retries, 124 when the --deadline ends it,
+2 for a usage error, 128+N when signal N stops it.`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 

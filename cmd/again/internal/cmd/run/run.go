@@ -98,10 +98,12 @@ signal stops the command but not what it started.)
 
 ` + cmdutil.TelemetryHelp + `
 
+` + cmdutil.DeadlineEndHelp + `
+
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
---timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
-when signal N sent to again stops it, 127 if the command is not found,
-126 if it cannot be executed, 2 for a usage error.
+--timeout stopped the last attempt or the --deadline ended the run (as
+GNU timeout), 128+N when signal N sent to again stops it, 127 if the
+command is not found, 126 if it cannot be executed, 2 for a usage error.
 
 Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
 unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);

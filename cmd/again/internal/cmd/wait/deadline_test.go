@@ -172,3 +172,11 @@ func TestWaitSeesLateServer(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpMargin keeps the help's margin over the deadline that of the code.
+func TestHelpMargin(t *testing.T) {
+	long := NewCmd(&cmdutil.Env{}).Long
+	if !strings.Contains(long, "within "+cmdutil.DeadlineOverrun.String()+" of the deadline") {
+		t.Errorf("wait's help does not give the margin cmdutil.DeadlineOverrun = %v", cmdutil.DeadlineOverrun)
+	}
+}

@@ -94,7 +94,8 @@ again), 1 for a permanent failure, 124 when the deadline passes, 2 for a
 usage error or a TARGET that cannot be parsed, 127 if COMMAND is not
 found, 126 if it cannot be executed, 128+N when signal N stops the wait.
 No check outlives the deadline: each ends within --attempt-timeout or at
-the deadline, whichever comes first, whatever its driver's own timeouts.
+the deadline, whichever comes first, whatever its driver's own timeouts,
+and the wait ends within 100ms of the deadline.
 
 Durations are Go syntax: 500ms, 1.5s, 2m. --deadline and --attempt-timeout
 need a unit; --initial and --max also take a bare number of milliseconds.`,

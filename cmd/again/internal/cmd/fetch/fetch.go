@@ -47,9 +47,8 @@ type Options struct {
 	key                            string
 	curl                           curlFlags
 
-	bodyCloser func() error  // what the request body holds open, if anything
-	hedges     *hedgeReport  // with --hedge-after
-	deadline   time.Duration // --deadline, 0 for none
+	bodyCloser func() error // what the request body holds open, if anything
+	hedges     *hedgeReport // with --hedge-after
 }
 
 // NewCmd returns `again fetch`: its flags and URL become an Options, which

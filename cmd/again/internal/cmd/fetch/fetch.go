@@ -497,6 +497,7 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	attempts := 1
 	var last string       // the last failed attempt's outcome
 	var deadlineStop bool // retrying stopped for the --deadline
+	var unanswered bool   // the last attempt ended without a response
 	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt; f.hedges.answered(e) }
 	tr.OnRetry = func(e retryhttp.Event) {
 		last = outcome(e, tr.AttemptTimeout)
@@ -517,6 +518,7 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		attempts = e.Attempt
 		last = outcome(e, tr.AttemptTimeout)
 		deadlineStop = e.Reason == retry.ErrDeadline
+		unanswered = e.Response == nil && req.Context().Err() != nil
 		if e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
 			return // the final error or status line says it all
 		}
@@ -535,7 +537,13 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 			err = cerr
 		}
 		err = stoppedBy(req.Context(), err)
-		err = deadlinePassed(req.Context(), err, deadlineStop, attempts, last, read != nil && !complete)
+		switch {
+		case read != nil && !complete:
+			last = bodyArriving
+		case unanswered:
+			last = noAnswerYet
+		}
+		err = deadlinePassed(req.Context(), err, deadlineStop, attempts, last)
 	}()
 	usable := func(resp *http.Response) bool {
 		return !f.curl.fail || resp.StatusCode < 400
@@ -656,29 +664,26 @@ func deadlineOf(ctx context.Context) *deadlineCause {
 
 type deadlineKey struct{}
 
+// What fetch says of the last attempt when the --deadline passed while it
+// was in flight.
+const (
+	noAnswerYet  = "no answer yet to the last one"
+	bodyArriving = "the response body was still arriving"
+)
+
 // deadlinePassed returns err, unless the --deadline ended the fetch:
 // retrying stopped because the next attempt would not start before it
 // (deadlineStop), or it passed while an attempt was in flight (ctx's
 // cause). Then, as in every command, status 124 and the line that names
-// the deadline, the attempts and the last attempt's outcome; cutBody
-// reports that the last attempt was writing its response body. A signal's
-// stop (see stoppedBy) and a nil err stay as they are.
-func deadlinePassed(ctx context.Context, err error, deadlineStop bool, attempts int, last string, cutBody bool) error {
+// the deadline, the attempts and last, the last attempt's outcome. A
+// signal's stop (see stoppedBy) and a nil err stay as they are.
+func deadlinePassed(ctx context.Context, err error, deadlineStop bool, attempts int, last string) error {
 	var ee *cmdutil.ExitError
 	dl := deadlineOf(ctx)
 	if err == nil || dl == nil || errors.As(err, &ee) && ee.Code != cmdutil.ExitFailure {
 		return err
 	}
-	if _, passed := context.Cause(ctx).(*deadlineCause); passed {
-		switch {
-		case cutBody:
-			last = "the response body was still arriving"
-		case errors.Is(err, context.DeadlineExceeded):
-			last = "no answer yet to the last one"
-		}
-		return cmdutil.DeadlinePassed(dl.d, attempts, last)
-	}
-	if deadlineStop {
+	if _, passed := context.Cause(ctx).(*deadlineCause); passed || deadlineStop {
 		return cmdutil.DeadlinePassed(dl.d, attempts, last)
 	}
 	return err

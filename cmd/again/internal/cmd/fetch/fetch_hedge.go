@@ -268,7 +268,11 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		took := time.Since(start)
 		if err != nil && req.Context().Err() != nil {
 			// The --deadline passed, or a signal came: no more requests.
-			return deadlinePassed(req.Context(), err, false, attempts, "", resp != nil)
+			last := noAnswerYet
+			if resp != nil {
+				last = bodyArriving
+			}
+			return deadlinePassed(req.Context(), err, false, attempts, last)
 		}
 		switch {
 		case err != nil:

@@ -24,15 +24,20 @@ func TestRunDeadlineEnds(t *testing.T) {
 	const deadline = 600 * time.Millisecond
 	for _, tc := range []struct {
 		name  string
+		flags []string
 		child []string
 		want  string
 	}{
-		{"running", cmdtest.Helper(t, "block", "0"), ": the command was still running\n"},
-		{"failing", cmdtest.Helper(t, "exit", "1"), ": exit status 1\n"},
+		{"running", []string{"--initial", "10ms"}, cmdtest.Helper(t, "block", "0"), ": the command was still running\n"},
+		{"failing", []string{"--initial", "10ms"}, cmdtest.Helper(t, "exit", "1"), ": exit status 1\n"},
+		// No wait past the deadline: the 2 h wait is cut short, or not
+		// started, whichever the retry loop's rule decides.
+		{"a wait longer than the deadline", []string{"--initial", "2h", "--max", "0", "--jitter", "none"}, cmdtest.Helper(t, "exit", "1"), ": exit status 1\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			code, _, stderr := runAgain(t.Context(), nil, append([]string{"run", "--initial", "10ms", "--deadline", deadline.String(), "--"}, tc.child...)...)
+			args := append(append(append([]string{"run"}, tc.flags...), "--deadline", deadline.String(), "--"), tc.child...)
+			code, _, stderr := runAgain(t.Context(), nil, args...)
 			took := time.Since(start)
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			final := lines[len(lines)-1] + "\n"

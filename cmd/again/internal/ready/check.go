@@ -220,9 +220,11 @@ func (t *Target) tlsConfig(host string) *tls.Config {
 }
 
 // Check makes one attempt at the target and returns nil if it is ready,
-// or an *Error saying why not. It returns when ctx ends, at the latest
-// soon after (the drivers are given its deadline). It is safe for
-// concurrent use.
+// or an *Error saying why not. It returns by ctx's end, whatever the
+// driver's own timeouts: the driver gets ctx's deadline less a tenth (at
+// most 100 ms), in which a check that timed out probes the port to say
+// whether it accepts connections; a timeout is an *Error whose text starts
+// "timed out". It is safe for concurrent use.
 //
 // What ready means for each scheme:
 //

@@ -281,7 +281,7 @@ func Parse(s string, opts *Options) (*Target, error) {
 	u, err := url.Parse(s)
 	if err != nil {
 		// url's message quotes the whole URL, password included.
-		return nil, fmt.Errorf("%w: %s: %v%s", ErrParse, t.redactRaw(s), unquoted(err), want(t.scheme))
+		return nil, fmt.Errorf("%w: %s: %v%s", ErrParse, t.redactRaw(given), unquoted(err), want(t.scheme))
 	}
 	t.url = u
 	if p, ok := u.User.Password(); ok && p != "" {

@@ -19,7 +19,8 @@
 //		grpc.WithTransportCredentials(creds))...)
 //
 // Every call on conn is then retried: give it a deadline through its
-// context, and no wait that would end past it is started. The zero
+// context, and retries go on until it but no wait ends past it (the last
+// is shortened to leave an attempt time to run). The zero
 // Interceptor retries UNAVAILABLE 3 times on backoff.Default()'s schedule.
 // Its fields follow the library's rule for zero and negative values (see
 // backoff.Policy).

@@ -79,8 +79,9 @@ import (
 // Policy's first delay (Policy.Delay(1)), so that a server answering every
 // request with Retry-After: 0 does not get a storm of retries until the
 // deadline: the wait is never shorter than the server asked, and may be
-// longer. No wait that would end after the request context's deadline is
-// started, and a Retry-After longer than MaxRetryAfter or past that
+// longer. No wait ends after the request context's deadline (the
+// schedule's last wait is shortened to leave an attempt time to run, see
+// Policy), and a Retry-After longer than MaxRetryAfter or past that
 // deadline ends retrying at once, returning that response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A

@@ -274,14 +274,17 @@ func TestDeadlineRule(t *testing.T) {
 func TestDeadlineHint(t *testing.T) {
 	p := backoff.Policy{Initial: 10 * time.Millisecond, Retries: backoff.UntilDeadline, Jitter: backoff.NoJitter}
 	tests := []struct {
-		name   string
-		hint   time.Duration
-		at     []time.Duration // attempts' start times
-		reason error
+		name    string
+		hint    time.Duration
+		breaker bool            // the hint is a breaker's rejection, not a server's
+		at      []time.Duration // attempts' start times
+		reason  error
 	}{
-		{"a hint ending in the reserve is waited", 950 * time.Millisecond, ms(0, 950), retry.ErrDeadline},
-		{"a hint ending at the deadline stops at once", time.Second, ms(0), retry.ErrDeadline},
-		{"a hint ending after the deadline stops at once", 5 * time.Second, ms(0), retry.ErrDeadline},
+		{"a hint ending in the reserve is waited", 950 * time.Millisecond, false, ms(0, 950), retry.ErrDeadline},
+		{"a hint ending at the deadline stops at once", time.Second, false, ms(0), retry.ErrDeadline},
+		{"a hint ending after the deadline stops at once", 5 * time.Second, false, ms(0), retry.ErrDeadline},
+		{"a breaker's wait ending in the reserve is waited", 950 * time.Millisecond, true, ms(0, 950), retry.ErrDeadline},
+		{"a breaker's wait ending after the deadline stops at once", 5 * time.Second, true, ms(0), retry.ErrDeadline},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,6 +295,9 @@ func TestDeadlineHint(t *testing.T) {
 				var at []time.Duration
 				err := retry.Run(ctx, p, func(context.Context) error {
 					at = append(at, time.Since(start))
+					if tt.breaker {
+						return refusal{wait: tt.hint}
+					}
 					return retry.After(tt.hint, errFlaky)
 				})
 				if !equalDurations(at, tt.at) {

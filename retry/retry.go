@@ -219,8 +219,9 @@ func (l *Loop) stopped(ctx context.Context, err error) error {
 }
 
 // Next records that the latest attempt failed with err and decides, without
-// waiting, what follows: the wait before the next attempt, or the *Error
-// that ends the call. Callers that report a retry in their own words (as
+// waiting, what follows: the wait before the next attempt (shortened, if
+// it is the policy's, to end the reserve before ctx's deadline: see Do),
+// or the *Error that ends the call. Callers that report a retry in their own words (as
 // retryhttp.Transport does) call Next, report, then Wait; others call
 // Failed. Next calls no hook.
 func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {

@@ -338,16 +338,18 @@ func (b *Budget) ask(kind int) bool {
 	if b.closed.Load() {
 		return b.local.decide(kind)
 	}
-	if time.Now().Before(b.connectBy) {
+	now := time.Now()
+	if now.Before(b.connectBy) {
 		b.awaitWarm()
+		// The decision's own wait starts once the first connection is
+		// ready, not when it was asked: a connection ready late in the
+		// connect window (a cold start on a busy machine) would
+		// otherwise leave the round trip too little time, and the
+		// decision would go to the local bucket, which allows a retry
+		// that the spent shared bucket would not, though Redis answers.
+		now = time.Now()
 	}
-	// The decision's own wait starts once the first connection is ready,
-	// not when it was asked: a connection ready late in the connect
-	// window (a cold start on a busy machine) would otherwise leave the
-	// round trip too little time, and the decision would go to the local
-	// bucket, which allows a retry that the spent shared bucket would
-	// not, though Redis answers.
-	deadline := time.Now().Add(b.timeout)
+	deadline := now.Add(b.timeout)
 	if b.connectBy.After(deadline) {
 		deadline = b.connectBy
 	}

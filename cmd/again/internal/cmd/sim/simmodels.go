@@ -258,7 +258,7 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldDeadline)
 	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, simmodel.MaxStormAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
@@ -269,7 +269,7 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 		if err != nil {
 			return err
 		}
-		c := simmodel.StormConfig{Policy: in.Policy, Seed: in.Seed}
+		c := simmodel.StormConfig{Policy: in.Policy, Seed: in.Seed, Deadline: in.Deadline}
 		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
 			return err
 		}

@@ -2,7 +2,7 @@
 // retried safely.
 //
 // It retries with backoff (retryhttp), with curl's flags (fetch_curl.go),
-// an atomic -o (fetch_output.go), --timeout over the body
+// an atomic -o (fetch_output.go), --attempt-timeout over the body
 // (fetch_timeout.go) and hedging (fetch_hedge.go).
 package fetch
 
@@ -46,6 +46,7 @@ type Options struct {
 	headers                        []string
 	include, location              bool
 	timeout, retryOn, maxRetryWait string
+	quiet                          bool // -q, --quiet: no line per retry
 	key                            string
 	curl                           curlFlags
 
@@ -68,7 +69,7 @@ seconds or as a Unix time) replaces the schedule's wait; one longer than
 --max-retry-after, or past --deadline, ends retrying at once.
 ` + cmdutil.UntilDeadlineHelp + `
 
---timeout bounds each attempt as a whole, the response body included, and
+--attempt-timeout bounds each attempt as a whole, the response body included, and
 --connect-timeout each connection's setup. A body cut off mid-way (or
 timed out) is retried like any network failure when the request may be
 repeated and the output can start over: a regular -o file is emptied for
@@ -147,7 +148,7 @@ or a network failure after all retries, 124 when the --deadline ends it,
   again fetch -d @order.json -H 'Content-Type: application/json' -i https://api.example.com/orders
 
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
-  again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
+  again fetch --retries 6 --deadline 30s --attempt-timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
 
   # 500 requests against your own server, throttled on the client's side.
   again fetch --repeat 500 --throttle http://localhost:8080/health`,
@@ -166,7 +167,8 @@ or a network failure after all retries, 124 when the --deadline ends it,
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := cmdutil.AddPolicyFlags(fs)
-	fs.Var(cmdutil.Text(&f.timeout, "duration"), "timeout", "limit on each attempt, its response body included (default none)")
+	fs.Var(cmdutil.Text(&f.timeout, "duration"), "attempt-timeout", "limit on each attempt, its response body included (default none)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print no line per retry")
 	f.retryOn = "429,502,503,504"
 	fs.Var(cmdutil.Text(&f.retryOn, "list"), "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
@@ -179,6 +181,7 @@ or a network failure after all retries, 124 when the --deadline ends it,
 	hf := addHedgeFlags(fs)
 	addThrottleFlag(fs, &f.throttleK)
 
+	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f.Env, f.Policy, f.Flags, f.Args = env, pf, fs, args
 		f.BudgetURL, f.BreakerURL, f.hedge = *budgetURL, *breakerURL, hf
@@ -284,7 +287,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 		}
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
-	if tr.AttemptTimeout, err = cmdutil.DurationFlag("timeout", f.timeout, true); err != nil {
+	if tr.AttemptTimeout, err = cmdutil.DurationFlag("attempt-timeout", f.timeout, true); err != nil {
 		return nil, nil, err
 	}
 	if tr.MaxRetryAfter, err = cmdutil.DurationFlag("max-retry-after", f.maxRetryWait, false); err != nil {
@@ -528,17 +531,19 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		default:
 			wait += " as " + hintHeader(e) + " asks"
 		}
-		cmdutil.AttemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), wait)
+		if !f.quiet {
+			cmdutil.AttemptFailed(env.Stderr, "again fetch", e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), wait)
+		}
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		last = outcome(e, tr.AttemptTimeout)
 		deadlineStop = e.Reason == retry.ErrDeadline
 		unanswered = e.Response == nil && req.Context().Err() != nil
-		if e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
+		if f.quiet || e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
 			return // the final error or status line says it all
 		}
-		cmdutil.AttemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
+		cmdutil.AttemptFailed(env.Stderr, "again fetch", e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
 	}
 	client := &http.Client{Transport: instrument(req.Context(), tr), CheckRedirect: f.checkRedirect}
 	// The output is kept only for a usable response whose body was
@@ -565,12 +570,12 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		return !f.curl.fail || resp.StatusCode < 400
 	}
 	// The body of a response that ends the request is read within its
-	// attempt: --timeout bounds it too, and a body cut off mid-way is
+	// attempt: --attempt-timeout bounds it too, and a body cut off mid-way is
 	// retried like any network failure, if the output can start over.
 	tr.ReadBody = func(resp *http.Response) error {
 		read, own, complete = resp, nil, false
 		if own = checkStatus(resp); own != nil {
-			resp.Body.Close() // a 101's is the connection, never bounded by --timeout
+			resp.Body.Close() // a 101's is the connection, never bounded by --attempt-timeout
 			return own
 		}
 		if f.location && followed(resp) || !usable(resp) {
@@ -594,7 +599,7 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		return err
 	}
 	// Hedged too: the Transport gives ReadBody the winner's body alone,
-	// within the winner's --timeout, so that one copy writes the output
+	// within the winner's --attempt-timeout, so that one copy writes the output
 	// and a winner whose body is cut or stalls is retried.
 	resp, err := client.Do(req)
 	if err != nil {
@@ -907,7 +912,7 @@ func (f *Options) fromStdin() bool {
 }
 
 // outcome is the status or the error of a failed attempt; timeout is
-// --timeout.
+// --attempt-timeout.
 func outcome(e retryhttp.Event, timeout time.Duration) string {
 	switch {
 	case e.Response != nil:
@@ -919,7 +924,7 @@ func outcome(e retryhttp.Event, timeout time.Duration) string {
 }
 
 // timeoutWords returns err, wrapped so that its message says of an attempt
-// that --timeout (timeout) stopped what run says, "timed out after 500ms",
+// that --attempt-timeout (timeout) stopped what run says, "timed out after 500ms",
 // rather than retryhttp's "retryhttp: attempt timed out after 500ms". err
 // without such an attempt is returned as it is.
 func timeoutWords(err error, timeout time.Duration) error {

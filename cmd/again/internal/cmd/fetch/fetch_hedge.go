@@ -31,7 +31,7 @@ automatic one, --idempotency-key given explicitly, or a -H header); each
 copy sends the same body and the same key. A PUT or DELETE without a key
 is retried but not hedged. A body from stdin over 1 MiB, streamed once, is
 neither retried nor hedged. A hedged request keeps the rules of retries:
-a winner whose body is cut off or outlasts --timeout is retried, as an
+a winner whose body is cut off or outlasts --attempt-timeout is retried, as an
 unhedged request is, when the output can start over. Hedges
 spend a budget, 10 % of the requests by default (--hedge-budget RATIO, or
 off), with a burst of 4; the --repeat summary says how many it denied. A
@@ -202,7 +202,7 @@ func (r *hedgeReport) watch(h *hedge.Hedger) {
 			if e.Err != nil {
 				why = "an earlier copy failed"
 			}
-			fmt.Fprintf(r.verbose, "again: attempt %d: sending hedge %d (%s)\n", e.Attempt, e.Hedge, why)
+			fmt.Fprintf(r.verbose, "again fetch: attempt %d: sending hedge %d (%s)\n", e.Attempt, e.Hedge, why)
 		}
 	}
 }
@@ -223,7 +223,7 @@ func (r *hedgeReport) answered(e retryhttp.Event) {
 	if e.Hedge > 0 {
 		who = "hedge " + strconv.Itoa(e.Hedge)
 	}
-	fmt.Fprintf(r.verbose, "again: attempt %d answered by %s\n", e.Attempt, who)
+	fmt.Fprintf(r.verbose, "again fetch: attempt %d answered by %s\n", e.Attempt, who)
 }
 
 // repeatRequest sends req n times through tr, reading each response to its end,
@@ -235,7 +235,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		req.Body.Close()
 		return cmdutil.Usagef("--repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)")
 	}
-	boundBodies(tr) // --timeout bounds each body, as in a fetch
+	boundBodies(tr) // --attempt-timeout bounds each body, as in a fetch
 	tr.OnSuccess = rep.answered
 	// Instrumented as a single fetch is: each request's span and metrics
 	// are exported when the environment asks for them. The instrumented

@@ -44,7 +44,7 @@ func TestFetchHedgeAfter(t *testing.T) {
 	if r.Code != 0 || r.Stdout != "answer 2\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want the hedge's answer", r.Code, r.Stdout, r.Stderr)
 	}
-	for _, want := range []string{"again: attempt 1: sending hedge 1 (no answer after ", "again: attempt 1 answered by hedge 1\n"} {
+	for _, want := range []string{"again fetch: attempt 1: sending hedge 1 (no answer after ", "again fetch: attempt 1 answered by hedge 1\n"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("-v stderr lacks %q:\n%s", want, r.Stderr)
 		}
@@ -281,7 +281,7 @@ func TestFetchRepeatStopped(t *testing.T) {
 func TestFetchRepeatFailureWords(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/hang": {{hang: true}}})
-	args := []string{"fetch", "--retries", "0", "--timeout", "20ms", srv.URL + "/hang?token=SECRET"}
+	args := []string{"fetch", "--retries", "0", "--attempt-timeout", "20ms", srv.URL + "/hang?token=SECRET"}
 	single := run(t, args...)
 	r := run(t, append([]string{"fetch", "--repeat", "2"}, args[1:]...)...)
 	want := "again fetch: 2 of 2 requests failed (the last: " + strings.TrimPrefix(strings.TrimSuffix(single.Stderr, "\n"), "again fetch: ") + ")\n"
@@ -314,7 +314,7 @@ func trickling(t *testing.T) string {
 	return srv.URL
 }
 
-// --timeout bounds the response body with --hedge-after and --repeat too,
+// --attempt-timeout bounds the response body with --hedge-after and --repeat too,
 // as without them: the winner's body and each repeated request's are
 // read within the attempt's limit.
 func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
@@ -331,11 +331,11 @@ func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
 		{"--hedge-after", []string{"--hedge-after", "50ms", "--retries", "0"}, "",
 			"again fetch: reading the response body: attempt timed out after 200ms (not retried: the output cannot start over)\n"},
 		{"--repeat", []string{"--repeat", "1"}, "",
-			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --timeout 200ms)\n"},
+			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --attempt-timeout 200ms)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := run(t, append(append([]string{"fetch", "--timeout", "200ms"}, tt.args...), url)...)
+			r := run(t, append(append([]string{"fetch", "--attempt-timeout", "200ms"}, tt.args...), url)...)
 			if r.Code != 1 || r.Stderr != tt.stderr {
 				t.Errorf("exit %d, stderr %q; want 1, %q", r.Code, r.Stderr, tt.stderr)
 			}

@@ -27,7 +27,7 @@ import (
 
 // Exit statuses of `again run` besides the child's own, as shells use them.
 const (
-	// ExitTimedOut: --timeout stopped the last attempt, or the --deadline
+	// ExitTimedOut: --attempt-timeout stopped the last attempt, or the --deadline
 	// ended the run (cmdutil.ExitDeadline), as GNU timeout exits; a
 	// SIGTERM from outside gives 143 (128+15).
 	ExitTimedOut      = cmdutil.ExitDeadline
@@ -36,7 +36,7 @@ const (
 )
 
 // killGrace is how long a child has after SIGTERM before it gets SIGKILL:
-// one that overstays its --timeout (or the --deadline), what is left of a
+// one that overstays its --attempt-timeout (or the --deadline), what is left of a
 // failed attempt, and a command to which again forwarded a signal
 // (cmdutil.Env.KillGrace replaces it in tests).
 const killGrace = 2 * time.Second
@@ -56,10 +56,10 @@ from a file inside the command, sh -c 'cmd < file', to give each attempt
 all of it).
 
 Each retry prints one line on stderr, such as
-  again: attempt 2/4 failed (exit status 7); retrying in 400ms
+  again run: attempt 2/4 failed (exit status 7); retrying in 400ms
 and --quiet silences them.
 
-Each attempt runs in a process group of its own. --timeout limits each
+Each attempt runs in a process group of its own. --attempt-timeout limits each
 attempt: the group (the command and everything it started) gets SIGTERM,
 then SIGKILL once the command has exited or 2s have passed, and the
 attempt counts as failed, whatever its status. --deadline limits the whole
@@ -102,7 +102,7 @@ signal stops the command but not what it started.)
 ` + cmdutil.DeadlineEndHelp + `
 
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
---timeout stopped the last attempt or the --deadline ended the run (as
+--attempt-timeout stopped the last attempt or the --deadline ended the run (as
 GNU timeout), 128+N when signal N sent to again stops it, 127 if the
 command is not found, 126 if it cannot be executed, 2 for a usage error.
 
@@ -115,7 +115,7 @@ every flag: a bare 30 is 30 s to timeout(1), 30 ms to the calculator page.`,
   again run --retries 10 --deadline 30s -- pg_isready -h db
 
   # Retry a flaky download, each attempt limited to 20 s.
-  again run --timeout 20s -- curl -fsS -o data.json https://example.com/data.json
+  again run --attempt-timeout 20s -- curl -fsS -o data.json https://example.com/data.json
 
   # Retry only exit status 75 (EX_TEMPFAIL), without the progress lines.
   again run --retry-on-exit 75 --quiet -- ./sync.sh
@@ -134,11 +134,12 @@ every flag: a bare 30 is 30 s to timeout(1), 30 ms to the calculator page.`,
 	fs.SetInterspersed(false)
 	pf := cmdutil.AddPolicyFlags(fs)
 	timeout := ""
-	fs.Var(cmdutil.Text(&timeout, "duration"), "timeout", "limit on each attempt, after which the command is stopped (default none)")
+	fs.Var(cmdutil.Text(&timeout, "duration"), "attempt-timeout", "limit on each attempt, after which the command is stopped (default none)")
 	retryOn := ""
 	fs.Var(cmdutil.Text(&retryOn, "list"), "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero but 130, 131 and 141)")
-	quiet := fs.Bool("quiet", false, "print no line per retry")
+	quiet := fs.BoolP("quiet", "q", false, "print no line per retry")
 	budgetURL := cmdutil.AddBudgetFlag(fs)
+	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runRun(cmd.Context(), &Options{Env: env, Policy: pf, Timeout: timeout, RetryOnExit: retryOn,
 			Quiet: *quiet, BudgetURL: *budgetURL, Command: args})
@@ -151,7 +152,7 @@ every flag: a bare 30 is 30 s to timeout(1), 30 ms to the calculator page.`,
 type Options struct {
 	Env         *cmdutil.Env
 	Policy      *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
-	Timeout     string               // --timeout, "" for none
+	Timeout     string               // --attempt-timeout, "" for none
 	RetryOnExit string               // --retry-on-exit, "" for the default
 	Quiet       bool                 // --quiet
 	BudgetURL   string               // --budget, "" for none
@@ -174,7 +175,7 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if env.KillGrace > 0 {
 		r.grace = env.KillGrace
 	}
-	if r.timeout, err = cmdutil.DurationFlag("timeout", opts.Timeout, true); err != nil {
+	if r.timeout, err = cmdutil.DurationFlag("attempt-timeout", opts.Timeout, true); err != nil {
 		return err
 	}
 	if r.retryOn, err = parseExitList(opts.RetryOnExit); err != nil {
@@ -355,7 +356,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		return cmdutil.DeadlinePassed(r.deadline, re.Attempts, why)
 	}
 	if !r.quiet {
-		cmdutil.AttemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re))
+		cmdutil.AttemptFailed(r.env.Stderr, "again run", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re))
 	}
 	return cmdutil.Exit(last.status, nil)
 }
@@ -418,7 +419,7 @@ func (r *runner) stopReason(re *retry.Error) string {
 // report prints the line for a retry.
 func (r *runner) report(e retry.Event) {
 	if !r.quiet {
-		cmdutil.AttemptFailed(r.env.Stderr, e.Attempt, e.MaxAttempts, e.Err.Error(), cmdutil.RetryingIn(e.Delay))
+		cmdutil.AttemptFailed(r.env.Stderr, "again run", e.Attempt, e.MaxAttempts, e.Err.Error(), cmdutil.RetryingIn(e.Delay))
 	}
 }
 
@@ -493,14 +494,14 @@ func (r *runner) setProc(c *child) (signalled bool) {
 // retry.Permanent if its status is not to be retried (see judgeExit).
 //
 // The command runs in a process group of its own (see child). An attempt
-// stopped by the --timeout, the --deadline or a signal leaves nothing
+// stopped by the --attempt-timeout, the --deadline or a signal leaves nothing
 // behind: the group gets SIGTERM (or the signal), then SIGKILL when the
 // command has exited or the grace has passed, whichever comes first. An
 // attempt that fails by itself leaves nothing either: its group gets
 // SIGTERM as it ends, then SIGKILL once empty or after the grace. What a
 // successful attempt started in the background is left running.
 func (r *runner) attempt(procCtx context.Context) error {
-	// One timer per attempt, at the earlier of its --timeout and the
+	// One timer per attempt, at the earlier of its --attempt-timeout and the
 	// --deadline, decided now: what stopped the attempt never depends on
 	// which of two timers fired first.
 	ctx, atDeadline := procCtx, true
@@ -539,7 +540,7 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	stdin.started()
 	r.setProc(c)
-	// At the --timeout or the --deadline the group gets SIGTERM, then
+	// At the --attempt-timeout or the --deadline the group gets SIGTERM, then
 	// SIGKILL after the grace. cancelled records that this happened while
 	// the command ran, rather than just after it exited by itself.
 	var cancelled, exited atomic.Bool

@@ -22,7 +22,6 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/ready"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // ExitDeadline is the exit status when the --deadline passes before every
@@ -127,7 +126,10 @@ every flag: a bare 5 is 5 s to wait4x, 5 ms to the calculator page.`,
 			return nil
 		},
 	}
-	opts := newOptions(env, cmd.Flags())
+	opts := newOptions(env, cmd)
+	// wait4x calls the overall limit --timeout; here it is --deadline, as
+	// in every command, and --attempt-timeout is the limit on each check.
+	cmdutil.Alias(cmd, "timeout", "deadline")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o := *opts
 		o.Targets, o.Command = args, nil
@@ -141,7 +143,8 @@ every flag: a bare 5 is 5 s to wait4x, 5 ms to the calculator page.`,
 
 // newOptions registers wait's flags on fs and returns the Options that
 // they fill in, with waiting's defaults and the system's exec.
-func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
+func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
+	fs := cmd.Flags()
 	pf := cmdutil.AddPolicyFlags(fs)
 	// Waiting's defaults, in the flags' help too.
 	p := ready.DefaultPolicy()
@@ -161,7 +164,7 @@ func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no line per ready target")
-	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "text, or json: one object per target at the end, on stdout")
+	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	fs.Var(cmdutil.Text(&opts.Status, "list"), "status", "http(s): the statuses that count as ready, such as 200,204 or 200-399 (default 200-299)")
 	fs.Var(cmdutil.Text(&opts.Body, "regexp"), "body", "http(s): a regexp (RE2) that the body must match")
 	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "header", "http(s): a response header that must be present, and match the regexp if given")
@@ -215,7 +218,7 @@ func waitRun(ctx context.Context, opts *Options) error {
 		return cmdutil.Usagef("--attempt-timeout must be above 0, got %q", opts.AttemptTimeout)
 	}
 	if opts.Format != "text" && opts.Format != "json" {
-		return cmdutil.Usagef("--format must be text or json, got %q", opts.Format)
+		return cmdutil.Usagef("--format must be one of text or json, got %q", opts.Format)
 	}
 	checks, err := parseOptions(opts)
 	if err != nil {

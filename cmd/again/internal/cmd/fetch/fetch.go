@@ -60,87 +60,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fetch [flags] URL",
 		Short: "Send an HTTP request, retrying safely with backoff",
-		Long: `fetch sends one HTTP request, like a small curl, and retries it with
-exponential backoff and jitter when it fails for a reason worth retrying:
-a network failure, or a status in --retry-on (429, 502, 503, 504 by
-default). A server's Retry-After (or, without one, the reset of an
-exhausted quota from RateLimit, RateLimit-Reset or X-RateLimit-Reset, in
-seconds or as a Unix time) replaces the schedule's wait; one longer than
---max-retry-after, or past --deadline, ends retrying at once.
-` + cmdutil.UntilDeadlineHelp + `
-
---attempt-timeout bounds each attempt as a whole, the response body included, and
---connect-timeout each connection's setup. A body cut off mid-way (or
-timed out) is retried like any network failure when the request may be
-repeated and the output can start over: a regular -o file is emptied for
-the next attempt; on stdout, what arrived stays and retrying stops.
-
-POST and PATCH requests are retried only with an Idempotency-Key, which
-fetch adds (a random UUID, the same on every attempt) unless
---idempotency-key off; a request that could not connect at all is
-retried whatever its method. Each retry prints one line on stderr: the
-attempt, the status or error, and the wait.
-
-Redirects are not followed unless -L is given. With -L, credentials (-u,
-and Authorization and Cookie headers) are sent after a redirect only while
-the scheme, host and port stay those of URL, as curl does since 7.83: not
-to another port, nor from https to http. --location-trusted follows
-redirects and sends them to every host, as curl's does. No Referer is
-sent after a redirect unless -H gives one, which reaches another origin
-than URL's without its query, fragment and user information. A 101
-Switching Protocols, which fetch never follows, and a status outside 100
-to 599 are errors.
-
-Only the final response's body is written, whatever its status, as curl
---fail-with-body does; with -f/--fail, none is written for a status of
-400 or more. -o FILE is atomic: each attempt writes a temporary file
-beside FILE, created before anything is sent (so a directory that cannot
-be written is a usage error), and renamed over FILE only when the final
-body has arrived whole. A fetch that gets no usable response (a network
-failure, a body cut short, a redirect loop with -L, an error status with
---fail, a signal, even SIGKILL on Linux, where the temporary file has no
-name until it is complete) leaves FILE as it was, or absent. A device
-such as /dev/null is written in place.
-
-As in curl: -d is repeatable, the parts joined with &, and sent as a form
-(Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON
-(repeated: concatenated) with Content-Type and Accept application/json;
--u user:password sends basic authentication; -v prints each attempt's
-request and response headers on stderr, masking the value of any header
-named for a credential (Authorization, Cookie, X-Api-Key, Private-Token:
-token, key, secret, auth, session, password, passwd, cookie, signature or
-credential in its name) and the passwords and query values of the URLs
-in the request line, Location, Content-Location, Referer, Link and
-Refresh; --cacert FILE trusts the authorities in a PEM file.
--d @FILE is opened once and each attempt reads it from the start through
-that descriptor: a file renamed over meanwhile (-o of the same name
-included) does not change what is sent, and one changed in place is not
-sent again. A body from stdin (-d @-) is read first: up to 1 MiB it is
-sent with its length and can be retried and hedged, a larger one is
-streamed once, and neither retried nor hedged.
-Messages print URLs without passwords or query values (?id=…), and a
-server's text with control characters escaped (\x1b).
-
-` + cmdutil.BudgetHelp + `
-
-` + breakerStoreHelp + `
-
-` + cmdutil.TelemetryHelp + `
-
-` + hedgeHelp + `
-
-` + throttleHelp + `
-
-SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
-143 (129, 131) and one line saying so.
-
-Durations are Go syntax with a unit (500ms, 1.5s, 2m; a bare 0 is 0),
-in every flag: a bare 30 is 30 s to curl, 30 ms to the calculator page.
-` + cmdutil.DeadlineEndHelp + `
-
-Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
-or a network failure after all retries, 124 when the --deadline ends it,
-2 for a usage error, 128+N when signal N stops it.`,
+		Long: `fetch is a small curl that retries: it sends one HTTP request, and again after
+a timeout, a network error or a retryable status, honouring Retry-After.
+Guide: docs/cli.md (fetch).`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
@@ -1039,16 +961,3 @@ func instrument(ctx context.Context, tr *retryhttp.Transport) http.RoundTripper 
 // handful of attempts, far fewer than a failure ratio's minimum of calls,
 // so a run of failures trips it.
 func fetchBreaker() breaker.Config { return breaker.Config{ConsecutiveFailures: 3} }
-
-// breakerStoreHelp is the paragraph of fetch's help about --breaker-store.
-const breakerStoreHelp = `--breaker-store redis://HOST:PORT/DB?key=NAME puts a circuit breaker in
-front of each host, shared by every again fetch given the same Redis and
-key: once 3 attempts in a row to a host have failed (a network failure or
-a --retry-on status) in one of them, the host's breaker opens for all for
-up to 5 s (doubling after each failed probe, up to 1 min), attempts to it
-are not sent, and one probe for the whole fleet decides when it closes; a
-fetch waits for that probe like a Retry-After, or stops at once when it is
-further off than --max-retry-after or the --deadline. The URL takes the
-same TLS, password, timeout and connect_timeout options as --budget's.
-When Redis cannot be used, each fetch's breakers decide alone, with the
-same rules.`

@@ -19,33 +19,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// hedgeHelp is fetch's help on hedging and --repeat.
-const hedgeHelp = `--hedge-after sends a copy of a request that has not answered after a
-delay, and takes the first response: a duration, or pNN (p95) for the
-observed NNth percentile of the latencies of earlier successful requests,
-which needs --hedge-warmup samples (20 by default) first, so it matters
-with --repeat. --max-hedges copies at most (1 by default). Only requests
-that may run twice at once are hedged: GET, HEAD, OPTIONS, TRACE and
-QUERY, and any method with an Idempotency-Key (a POST's or PATCH's
-automatic one, --idempotency-key given explicitly, or a -H header); each
-copy sends the same body and the same key. A PUT or DELETE without a key
-is retried but not hedged. A body from stdin over 1 MiB, streamed once, is
-neither retried nor hedged. A hedged request keeps the rules of retries:
-a winner whose body is cut off or outlasts --attempt-timeout is retried, as an
-unhedged request is, when the output can start over. Hedges
-spend a budget, 10 % of the requests by default (--hedge-budget RATIO, or
-off), with a burst of 4; the --repeat summary says how many it denied. A
-429, a 503 or a Retry-After stops a request's hedging, for its retries
-too. With -v, a line on stderr says when a hedge is sent and which copy
-answered.
-
---repeat N sends the request N times, one after the other, reads each
-response to its end and prints, instead of the bodies, a summary of the
-latencies on stdout: p50, p90, p99 and max, the hedges launched and won,
-and the failures. A hedge launched as its request answers is called off,
-often before it reaches the server: the server got at most the hedges
-launched. It exits 1 if any request failed.`
-
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
 	after, max, warmup, repeat, budget string

@@ -20,6 +20,9 @@ var guides = map[string]struct{ file, heading string }{
 	"web":   {"../../../../../docs/cli.md", "## The calculator page: `again web`"},
 	"proxy": {"../../../../../docs/cli.md", "## A fault-injecting proxy: `again proxy`"},
 	"sim":   {"../../../../../docs/cli.md", "## Request storms, simulated: `again sim`"},
+	"run":   {"../../../../../docs/cli.md", "## Retrying any command: `again run`"},
+	"fetch": {"../../../../../docs/cli.md", "## Fetching a URL safely: `again fetch`"},
+	"wait":  {"../../../../../docs/cli.md", "## Waiting for dependencies: `again wait`"},
 }
 
 func init() {

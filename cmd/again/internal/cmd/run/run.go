@@ -47,67 +47,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command, retrying it with exponential backoff while it fails",
-		Long: `run runs CMD with ARGS and, while it exits with a non-zero status, runs it
-again after a backoff delay drawn from the policy flags, at most --retries
-times. The command inherits again's stdin, stdout and stderr unbuffered.
-Every attempt reads the same stdin from where the previous one stopped:
-input that an attempt consumed is not given again to the next (redirect
-from a file inside the command, sh -c 'cmd < file', to give each attempt
-all of it).
-
-Each retry prints one line on stderr, such as
-  again run: attempt 2/4 failed (exit status 7); retrying in 400ms
-and --quiet silences them.
-
-Each attempt runs in a process group of its own. --attempt-timeout limits each
-attempt: the group (the command and everything it started) gets SIGTERM,
-then SIGKILL once the command has exited or 2s have passed, and the
-attempt counts as failed, whatever its status. --deadline limits the whole
-run: again never starts a wait that would end after it, and stops a
-command still running when it passes, in the same way.
-` + cmdutil.UntilDeadlineHelp + `
-
-What survives run: nothing of a failed attempt. When an attempt fails by
-itself, what is left of its group (sh -c 'daemon & exit 3') gets SIGTERM,
-then SIGKILL after 2s, before the next wait and after the last attempt.
-What a successful attempt started in the background is left running, as
-someone starting a daemon expects. On Linux and FreeBSD the command also
-dies (SIGKILL) when again dies, even of SIGKILL (timeout -s KILL); the
-processes the command started are then left, as after any SIGKILL.
-
---retry-on-exit retries only the listed exit statuses (a command killed
-by signal N has status 128+N), and a timed-out attempt. By default every
-non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
-or SIGPIPE: someone stopped it, or nothing reads its output any more).
-
-SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
-command's group and no further attempt is made. If the command has not
-exited 2s later, its group gets SIGKILL; a second such signal sends
-SIGKILL at once (as timeout --kill-after, or docker stop). again then
-exits 128+N for the first signal N it received (130 for SIGINT, 143 for
-SIGTERM), whatever the command's status, with one line such as
-  again run: stopped: received SIGTERM (attempt 1/4: killed by SIGKILL)
-When again runs in the foreground of a terminal (its stdin, stdout or
-stderr), each attempt gets the terminal: it can read it, Ctrl-Z stops it
-and again together (fg continues both), and Ctrl-C reaches it once, from
-the terminal, ending the retries if the command dies of it or exits 130.
-Otherwise Ctrl-C reaches again alone, which passes it on (a second Ctrl-C
-kills the command). (Windows has no process groups: there a timeout or a
-signal stops the command but not what it started.)
-
-` + cmdutil.BudgetHelp + `
-
-` + cmdutil.TelemetryHelp + `
-
-` + cmdutil.DeadlineEndHelp + `
-
-Exit status: the last attempt's (128+N if signal N killed it), 124 if
---attempt-timeout stopped the last attempt or the --deadline ended the run (as
-GNU timeout), 128+N when signal N sent to again stops it, 127 if the
-command is not found, 126 if it cannot be executed, 2 for a usage error.
-
-Durations are Go syntax with a unit (500ms, 1.5s, 2m; a bare 0 is 0), in
-every flag: a bare 30 is 30 s to timeout(1), 30 ms to the calculator page.`,
+		Long: `run runs a command and runs it again while it fails, on a backoff schedule and
+within an optional --deadline; it exits with the last attempt's status. Guide:
+docs/cli.md (run).`,
 		Example: `  # Wait for a database in a container entrypoint for up to a minute.
   again run --deadline 1m -- pg_isready -h db
 

@@ -433,7 +433,7 @@ func TestRunRetryOnExitDefaultHelp(t *testing.T) {
 	if want := "(default any non-zero but " + list + ")"; !strings.HasSuffix(flag, want) {
 		t.Errorf("again run --help: %q, want it to end with %q", flag, want)
 	}
-	if want := "non-zero status is retried but " + list; !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+	if want := "non-zero status is retried but " + list; !strings.Contains(strings.Join(strings.Fields(help+cmdtest.Guide(t)), " "), want) {
 		t.Errorf("again run --help does not say %q", want)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/again-go/again/backoff"
 )
 
 // Sample is what an adaptive limit learns from one call that ended: the
@@ -40,17 +42,21 @@ type Algorithm interface {
 type rule interface {
 	// bounds returns the initial limit and the range it stays in.
 	bounds() (initial, lo, hi float64)
-	// update returns the limit after sample s, from limit; u is a uniform
-	// draw in [0, 1), for jitter.
-	update(limit float64, s Sample, u float64) float64
+	// update returns the limit after sample s, from limit; rnd gives the
+	// uniform draws in [0, 1) of the jitter, drawn only when needed.
+	update(limit float64, s Sample, rnd backoff.Rand) float64
 }
 
 // log10i is Netflix's Log10RootIntFunction: ⌊log10 n⌋, at least 1 below
 // 1000 (so that a small limit still moves).
 func log10i(n float64) float64 {
-	v := math.Floor(math.Log10(max(n, 1)))
-	if n < 1000 {
-		v = max(v, 1)
+	if n < 100 {
+		return 1 // ⌊log10 n⌋ is 0 or 1 here: at least 1
+	}
+	// Comparisons, not math.Log10: this runs on every call's sample.
+	v := 2.0
+	for p := 1000.0; n >= p; p *= 10 {
+		v++
 	}
 	return v
 }
@@ -138,7 +144,7 @@ type aimd struct {
 
 func (r *aimd) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
 
-func (r *aimd) update(limit float64, s Sample, _ float64) float64 {
+func (r *aimd) update(limit float64, s Sample, _ backoff.Rand) float64 {
 	switch {
 	case s.Dropped || r.timeout > 0 && s.RTT > r.timeout:
 		limit = math.Floor(limit * r.backoff)
@@ -231,7 +237,7 @@ type vegas struct {
 
 func (r *vegas) bounds() (float64, float64, float64) { return r.init, 1, r.hi }
 
-func (r *vegas) update(limit float64, s Sample, u float64) float64 {
+func (r *vegas) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if s.RTT <= 0 {
 		if s.Dropped {
 			return r.smooth(limit, limit-log10i(limit))
@@ -239,11 +245,11 @@ func (r *vegas) update(limit float64, s Sample, u float64) float64 {
 		return limit
 	}
 	if r.jitter == 0 {
-		r.jitter = 0.5 + u/2
+		r.jitter = 0.5 + rnd.Float64()/2
 	}
 	r.probeCount++
 	if r.probe > 0 && r.jitter*r.probe*limit <= r.probeCount {
-		r.jitter, r.probeCount = 0.5+u/2, 0
+		r.jitter, r.probeCount = 0.5+rnd.Float64()/2, 0
 		if r.noload > 0 {
 			r.noload = min(s.RTT, time.Duration(float64(r.noload)*r.drift))
 		} else {
@@ -417,9 +423,9 @@ type gradient2 struct {
 
 func (r *gradient2) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
 
-func (r *gradient2) update(limit float64, s Sample, u float64) float64 {
+func (r *gradient2) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if r.probing {
-		return r.probe(s, u)
+		return r.probe(s, rnd)
 	}
 	if s.RTT <= 0 {
 		if s.Dropped {
@@ -429,7 +435,7 @@ func (r *gradient2) update(limit float64, s Sample, u float64) float64 {
 	}
 	if r.interval > 0 {
 		if r.nextProbe == 0 {
-			r.nextProbe = s.Now + r.jittered(u)
+			r.nextProbe = s.Now + r.jittered(rnd.Float64())
 		} else if s.Now >= r.nextProbe {
 			r.probing, r.probeStart, r.saved, r.probed, r.probeMin = true, s.Now, limit, 0, 0
 			return r.lo
@@ -462,7 +468,7 @@ func (r *gradient2) update(limit float64, s Sample, u float64) float64 {
 
 // probe takes sample s during a probe: only calls that started after it
 // began count, since the others queued behind the limit it replaced.
-func (r *gradient2) probe(s Sample, u float64) float64 {
+func (r *gradient2) probe(s Sample, rnd backoff.Rand) float64 {
 	if s.RTT > 0 && s.Now-s.RTT >= r.probeStart {
 		r.probed++
 		if r.probeMin == 0 || s.RTT < r.probeMin {
@@ -474,7 +480,7 @@ func (r *gradient2) probe(s Sample, u float64) float64 {
 	}
 	r.probing = false
 	r.minRTT = r.probeMin
-	r.nextProbe = s.Now + r.jittered(u)
+	r.nextProbe = s.Now + r.jittered(rnd.Float64())
 	return r.saved
 }
 

@@ -14,13 +14,18 @@ type step struct {
 
 const ms = time.Millisecond
 
+// half is a source whose every draw is 0.5.
+type half struct{}
+
+func (half) Float64() float64 { return 0.5 }
+
 // run feeds steps to r from limit, each with the draw u, and checks each
 // limit against the published formula's, worked out by hand in the
 // comments.
 func run(t *testing.T, name string, r rule, limit float64, steps []step) {
 	t.Helper()
 	for i, st := range steps {
-		got := r.update(limit, st.s, 0.5)
+		got := r.update(limit, st.s, half{})
 		if math.Abs(got-st.want) > 1e-9 {
 			t.Fatalf("%s: step %d: update(%v, %+v) = %v, want %v", name, i+1, limit, st.s, got, st.want)
 		}
@@ -90,12 +95,12 @@ func TestVegasProbe(t *testing.T) {
 	}{{"guarded", 0, 20 * ms}, {"unguarded", 1e6, 30 * ms}} {
 		r := Vegas{ProbeMultiplier: 1, MaxDrift: c.drift}.newRule().(*vegas)
 		for i := range 14 {
-			r.update(20, Sample{RTT: 10 * ms, InFlight: 0}, 0.5)
+			r.update(20, Sample{RTT: 10 * ms, InFlight: 0}, half{})
 			if r.noload != 10*ms {
 				t.Fatalf("%s: sample %d: RTTnoload = %v, want 10ms", c.name, i+1, r.noload)
 			}
 		}
-		r.update(20, Sample{RTT: 30 * ms}, 0.5)
+		r.update(20, Sample{RTT: 30 * ms}, half{})
 		if r.noload != c.noload {
 			t.Errorf("%s: RTTnoload after the probe of a 30ms RTT = %v, want %v", c.name, r.noload, c.noload)
 		}
@@ -133,15 +138,15 @@ func TestGradient2Baseline(t *testing.T) {
 	// with factor 2/(LongWindow+1); cut by 5 % when over twice the RTT.
 	r := Gradient2{LongWindow: 9, MaxDrift: 1e6, ProbeInterval: -1}.newRule().(*gradient2)
 	for range 10 {
-		r.update(20, Sample{RTT: 10 * ms, InFlight: 20}, 0.5)
+		r.update(20, Sample{RTT: 10 * ms, InFlight: 20}, half{})
 	}
-	r.update(20, Sample{RTT: 20 * ms, InFlight: 20}, 0.5)
+	r.update(20, Sample{RTT: 20 * ms, InFlight: 20}, half{})
 	if want := float64(12 * ms); math.Abs(r.long-want) > 1 {
 		t.Errorf("long RTT after 10 × 10ms and 20ms = %v, want 0.8 × 10ms + 0.2 × 20ms = 12ms", time.Duration(r.long))
 	}
 	r = Gradient2{MaxDrift: 1e6, ProbeInterval: -1}.newRule().(*gradient2)
-	r.update(20, Sample{RTT: 100 * ms, InFlight: 20}, 0.5)
-	r.update(20, Sample{RTT: 10 * ms, InFlight: 20}, 0.5)
+	r.update(20, Sample{RTT: 100 * ms, InFlight: 20}, half{})
+	r.update(20, Sample{RTT: 10 * ms, InFlight: 20}, half{})
 	if want := float64(55*ms) * 0.95; math.Abs(r.long-want) > 1 {
 		t.Errorf("long RTT after 100ms and 10ms = %v, want (100+10)/2 × 0.95 = 52.25ms", time.Duration(r.long))
 	}
@@ -152,7 +157,7 @@ func TestGradient2Probe(t *testing.T) {
 	// 2 calls started since have ended; their smallest RTT is the new
 	// minimum, and the limit returns.
 	r := Gradient2{Min: 1, ProbeInterval: time.Minute, ProbeSamples: 2}.newRule().(*gradient2)
-	limit := r.update(20, Sample{Now: 0, RTT: 10 * ms, InFlight: 20}, 0.5)
+	limit := r.update(20, Sample{Now: 0, RTT: 10 * ms, InFlight: 20}, half{})
 	for _, st := range []struct {
 		now, rtt time.Duration
 		want     float64
@@ -162,7 +167,7 @@ func TestGradient2Probe(t *testing.T) {
 		{62 * time.Second, 40 * ms, 1}, // 1 of 2
 		{62100 * ms, 50 * ms, limit},   // 2 of 2: the limit returns
 	} {
-		got := r.update(limit, Sample{Now: st.now, RTT: st.rtt, InFlight: 20}, 0.5)
+		got := r.update(limit, Sample{Now: st.now, RTT: st.rtt, InFlight: 20}, half{})
 		if got != st.want {
 			t.Fatalf("update at %v (RTT %v) = %v, want %v", st.now, st.rtt, got, st.want)
 		}
@@ -191,7 +196,7 @@ func TestGradient2DriftGuard(t *testing.T) {
 				rtt = 50 * ms
 			}
 			now += 10 * ms
-			limit = r.update(limit, Sample{Now: now, RTT: rtt, InFlight: int(limit)}, 0.5)
+			limit = r.update(limit, Sample{Now: now, RTT: rtt, InFlight: int(limit)}, half{})
 		}
 		return limit
 	}
@@ -199,5 +204,13 @@ func TestGradient2DriftGuard(t *testing.T) {
 	unguarded := final(Gradient2{Min: 1, Max: 100, ProbeInterval: -1, MaxDrift: 1e6})
 	if !(guarded < 20 && unguarded > 90) {
 		t.Errorf("limit after a 19-minute incident: guarded %.1f, unguarded %.1f; want < 20 and > 90", guarded, unguarded)
+	}
+}
+
+func TestLog10i(t *testing.T) {
+	for _, c := range []struct{ n, want float64 }{{0, 1}, {1, 1}, {9.9, 1}, {10, 1}, {99, 1}, {100, 2}, {999.5, 2}, {1000, 3}, {12345, 4}, {1e6, 6}} {
+		if got := log10i(c.n); got != c.want {
+			t.Errorf("log10i(%v) = %v, want %v (Netflix's Log10RootIntFunction)", c.n, got, c.want)
+		}
 	}
 }

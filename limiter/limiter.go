@@ -346,7 +346,7 @@ func (p *Permit) Done(o Outcome) {
 // record feeds s to the rule, and wakes waiters if the limit grew.
 func (l *Limiter) record(s Sample) {
 	l.mu.Lock()
-	l.estimate = l.rule.update(l.estimate, s, l.rand.Float64())
+	l.estimate = l.rule.update(l.estimate, s, l.rand)
 	n := int64(max(l.estimate, 1))
 	grew := n > l.limit.Swap(n) && len(l.waiters) > 0
 	l.mu.Unlock()

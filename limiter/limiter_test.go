@@ -347,7 +347,7 @@ func TestGroup(t *testing.T) {
 }
 
 func TestConcurrentNeverOverLimit(t *testing.T) {
-	l := mustNew(t, Config{Limit: 3, MaxWait: time.Minute})
+	l := mustNew(t, Config{Limit: 3, MaxWait: time.Minute, MaxWaiting: -1})
 	var mu sync.Mutex
 	in, most := 0, 0
 	var wg sync.WaitGroup

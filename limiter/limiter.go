@@ -159,6 +159,20 @@ func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
 	return l.acquireSlow(ctx)
 }
 
+// TryAcquire takes a permit if one is free now, and reports whether it
+// did: it never waits, and counts no refusal. A hedge that finds no permit
+// is not sent (retryhttp.Transport takes a hedge's permit so).
+func (l *Limiter) TryAcquire() (Permit, bool) {
+	n, ok := l.tryAcquire()
+	if !ok {
+		l.init()
+		if n, ok = l.tryAcquire(); !ok {
+			return Permit{}, false
+		}
+	}
+	return l.permit(n), true
+}
+
 // tryAcquire takes a permit if one is free, returning the calls then in
 // flight.
 func (l *Limiter) tryAcquire() (int64, bool) {

@@ -376,3 +376,22 @@ func TestConcurrentNeverOverLimit(t *testing.T) {
 	}
 	checkIdle(t, l)
 }
+
+func TestTryAcquire(t *testing.T) {
+	var l Limiter // the zero Limiter: TryAcquire makes it ready
+	var ps []Permit
+	for {
+		p, ok := l.TryAcquire()
+		if !ok {
+			break
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) != DefaultLimit || l.Snapshot().Refused != 0 {
+		t.Errorf("TryAcquire until false: %d permits, %d refused; want %d, 0", len(ps), l.Snapshot().Refused, DefaultLimit)
+	}
+	for i := range ps {
+		ps[i].Release()
+	}
+	checkIdle(t, &l)
+}

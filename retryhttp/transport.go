@@ -304,8 +304,8 @@ type Transport struct {
 	// request at once: RoundTrip returns a *retry.Error with Reason
 	// retry.ErrPermanent whose Last is the *limiter.LimitError (matching
 	// limiter.ErrLimited). It is the client's own refusal: the Budget
-	// neither spends nor refunds for it, and the throttle and the breaker
-	// never see it. An adaptive limit learns each attempt's time until
+	// neither spends nor refunds for it, the throttle and the breaker
+	// never see it, and no hook runs for it (nothing was sent). An adaptive limit learns each attempt's time until
 	// its response's headers (or until ReadBody read the body), with a
 	// timeout (AttemptTimeout, or a network timeout) or a status 429 or
 	// 503 as a loss signal, and nothing from other failures. The key is

@@ -94,7 +94,8 @@ func hasOverload(err error) bool {
 // it neither spends nor refunds the Budget, and is retried on the
 // policy's schedule, or after its wait hint). After each admitted attempt,
 // overload(err) says whether it was an overload signal, reported with
-// a.Done; a nil overload means IsOverload. A nil a means no admission,
+// a.Done (or, for a Releaser, with a.Release, also when op panics); a nil
+// overload means IsOverload. A nil a means no admission,
 // the default. NewLoop ignores it: code driving a Loop makes the attempts
 // and calls Admit itself, as retryhttp.Transport does.
 func WithAdmitter(a Admitter, overload func(error) bool) Option {

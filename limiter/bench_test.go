@@ -3,6 +3,7 @@ package limiter
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/throttle"
@@ -89,4 +90,15 @@ func mustNew(tb testing.TB, cfg Config) *Limiter {
 		tb.Fatal(err)
 	}
 	return l
+}
+
+var sinkDuration time.Duration
+
+// BenchmarkTwoClockReads is the floor under an adaptive limit's admitted
+// call: the two monotonic clock reads that measure its RTT.
+func BenchmarkTwoClockReads(b *testing.B) {
+	for b.Loop() {
+		start := time.Since(epoch0)
+		sinkDuration += time.Since(epoch0) - start
+	}
 }

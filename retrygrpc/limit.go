@@ -60,14 +60,17 @@ func limitRefusal(err error) outcome {
 }
 
 // limitOutcome is what an attempt teaches an adaptive limit: a loss for
-// its own timeout, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED or UNAVAILABLE,
-// nothing when the caller's context ended or a breaker or throttle refused
-// it, and an RTT for any other answer of the server.
+// its own timeout, the call's deadline, DEADLINE_EXCEEDED,
+// RESOURCE_EXHAUSTED or UNAVAILABLE, nothing when the caller canceled or
+// a breaker or throttle refused it, and an RTT for any other answer of the
+// server.
 func limitOutcome(ctx context.Context, o outcome) limiter.Outcome {
 	var te *ThrottledError
 	switch {
 	case o.err == nil:
 		return limiter.Success
+	case ctx.Err() == context.DeadlineExceeded:
+		return limiter.Dropped
 	case ctx.Err() != nil || o.rejected || errors.As(o.err, &te):
 		return limiter.Ignored
 	case o.timedOut:

@@ -75,8 +75,9 @@ func (c *call) settlePermit(a *attempt) {
 }
 
 // limitOutcome is what attempt a teaches an adaptive limit: a loss for a
-// timeout or an overload answer (429, 503), an RTT for any other response,
-// and nothing for the rest (the caller's context ending, a refusal, a
+// timeout (AttemptTimeout, a network timeout, or the request context's
+// deadline) or an overload answer (429, 503), an RTT for any other
+// response, and nothing for the rest (the caller canceling, a refusal, a
 // network failure that says nothing of the host's load).
 func limitOutcome(a *attempt) limiter.Outcome {
 	switch {
@@ -85,6 +86,8 @@ func limitOutcome(a *attempt) limiter.Outcome {
 			return limiter.Dropped
 		}
 		return limiter.Success
+	case a.ctxErr == context.DeadlineExceeded:
+		return limiter.Dropped // the caller's deadline: the host did not answer in time
 	case a.ctxErr != nil || a.kind != netFailure:
 		return limiter.Ignored
 	}

@@ -343,3 +343,29 @@ func TestLimitsNeverLeak(t *testing.T) {
 		t.Errorf("after every request ended: %d permits out, want 0", n)
 	}
 }
+
+func TestLimitsLearnTheDeadlineAsALoss(t *testing.T) {
+	// A request whose context's deadline passes before the host answers is
+	// a loss for an adaptive limit (the host did not answer in time); one
+	// the caller cancels teaches it nothing.
+	synctest.Test(t, func(t *testing.T) {
+		host := &slowHost{delays: []time.Duration{2 * time.Second}, codes: []int{200}}
+		g := &limiter.Group{Config: limiter.Config{Algorithm: limiter.AIMD{Min: 1, Initial: 10}}}
+		tr := &retryhttp.Transport{Base: host, Limits: g, Policy: backoff.Policy{Retries: backoff.NoRetries}}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		if _, err := tr.RoundTrip(newGet(t, ctx, "http://a.test/")); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("RoundTrip past its deadline = %v, want the deadline's error", err)
+		}
+		l, _ := g.Get("a.test")
+		if got := l.Limit(); got != 9 {
+			t.Errorf("limit after a request cut by its deadline = %d, want ⌊10 × 0.9⌋ = 9", got)
+		}
+		ctx, cancel = context.WithCancel(t.Context())
+		time.AfterFunc(time.Second, cancel)
+		tr.RoundTrip(newGet(t, ctx, "http://a.test/"))
+		if got := l.Limit(); got != 9 {
+			t.Errorf("limit after a request the caller canceled = %d, want 9 (unchanged)", got)
+		}
+	})
+}

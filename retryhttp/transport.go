@@ -307,8 +307,9 @@ type Transport struct {
 	// neither spends nor refunds for it, the throttle and the breaker
 	// never see it, and no hook runs for it (nothing was sent). An adaptive limit learns each attempt's time until
 	// its response's headers (or until ReadBody read the body), with a
-	// timeout (AttemptTimeout, or a network timeout) or a status 429 or
-	// 503 as a loss signal, and nothing from other failures. The key is
+	// timeout (AttemptTimeout, a network timeout, or the request
+	// context's deadline) or a status 429 or 503 as a loss signal, and
+	// nothing from other failures (the caller canceling, say). The key is
 	// the URL's host (with the port, if any). Get's error fails every
 	// RoundTrip.
 	Limits *limiter.Group

@@ -1,7 +1,9 @@
-// Package limiter bounds how many calls to a dependency are in flight at
-// once: the first thing that grows when a dependency slows down, since
-// every waiting call holds a goroutine, a connection and memory, and each
-// one that times out is retried.
+// Package limiter bounds the calls in flight to a dependency, with a fixed
+// or an adaptive limit.
+//
+// The calls in flight are the first thing that grows when a dependency
+// slows down: every waiting call holds a goroutine, a connection and
+// memory, and each one that times out is retried.
 //
 // A Limiter hands out permits: a call takes one before it starts
 // (Acquire) and gives it back when it ended (Permit.Done). Its limit is

@@ -320,6 +320,9 @@ func runModel[R any](ctx context.Context, opts *Options, model func() (R, error)
 	if err != nil {
 		return simUsage(err)
 	}
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "") // 128+N, as every command
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

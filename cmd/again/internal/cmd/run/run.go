@@ -324,7 +324,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		attempts++
 		return struct{}{}, traced(ctx, func() error { return r.attempt(procCtx) })
-	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe)
+	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe, retry.WithDeadlineReserve(r.timeout))
 	if sig, forwarded := r.received(ctx); sig != nil {
 		return r.stoppedBy(sig, forwarded, err, attempts, p.MaxAttempts())
 	}

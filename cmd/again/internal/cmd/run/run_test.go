@@ -58,6 +58,10 @@ func TestRunStatusAndLines(t *testing.T) {
 		{"killed by a signal", []string{"run", "--initial", "0", "--retries", "1"}, []string{"kill-self"}, 128 + 9, cmdtest.Lines(
 			"again: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
 			"again: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
+		// --timeout is the time kept for an attempt before the deadline: a
+		// 1 h deadline leaves less than that after the first attempt.
+		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h", "--timeout", "1h"}, []string{"exit", "1"}, 124, cmdtest.Lines(
+			"again run: stopped by the --deadline 1h0m0s after 1 attempt: exit status 1"), ""},
 		{"--deadline without --retries retries until the deadline", []string{"run", "--initial", "0", "--deadline", "1m"}, []string{"count", filepath.Join(dir, "sixth"), "6"}, 0, cmdtest.Lines(
 			"again: attempt 1 failed (exit status 1); retrying in 0s",
 			"again: attempt 2 failed (exit status 1); retrying in 0s",

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/again-go/again/backoff"
 	calcmodel "github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/ready"
@@ -152,7 +153,7 @@ func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
 		pf.Set(field, value)
 		fs.Lookup(field).DefValue = value
 	}
-	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the wait ends with exit 124"
+	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the last check starts up to " + backoff.DeadlineReserve.String() + " before it, and the wait ends with exit 124"
 	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
 	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
 	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}

@@ -57,6 +57,9 @@ type Telemetry struct {
 	admits  map[string]*observedAdmitter // observed by the throttle gauges, by name and key
 	tgroups map[*throttle.Group]bool     // the throttle Groups instrumented
 	hedgers map[*hedge.Hedger]struct{}   // instrumented already
+
+	lim    limitInstruments
+	limits map[any]string // the *limiter.Group or *limiter.Limiter observed, and its name
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -130,6 +133,7 @@ func New(opts ...Option) *Telemetry {
 		admits:  map[string]*observedAdmitter{},
 		tgroups: map[*throttle.Group]bool{},
 		hedgers: map[*hedge.Hedger]struct{}{},
+		limits:  map[any]string{},
 	}
 	var errs []error
 	// keep records an instrument's error; the instrument itself is usable
@@ -181,6 +185,7 @@ func New(opts ...Option) *Telemetry {
 	keep(err)
 	_, err = m.RegisterCallback(t.observe, t.calls, t.tokens, t.breakerState, t.throttleP, t.throttleRate)
 	keep(err)
+	t.newLimitInstruments(m, keep)
 	for _, err := range errs {
 		otel.Handle(err)
 	}

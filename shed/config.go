@@ -75,8 +75,9 @@ type Config struct {
 	// wait (rounded to whole seconds, at least 1; zero means RetryAfter).
 	Quota func(r *http.Request) (wait time.Duration, ok bool)
 	// OnShed, if not nil, is called for each request shed (or refused by
-	// Quota), on the request's goroutine, after the decision and outside
-	// any lock: a place for metrics.
+	// Quota), by Wrap's handler or by Admit (gRPC's interceptors), on the
+	// request's goroutine, after the decision and outside any lock: a
+	// place for metrics.
 	OnShed func(c Criticality, r Reason)
 	// Rand draws the jitter of Retry-After; nil means math/rand/v2's
 	// global source. Tests fix it.

@@ -127,11 +127,16 @@ func (p *Permit) Release() {
 // Admit admits req now, or queues it until a permit is free, and returns
 // its Permit; or refuses it with a *ShedError (matching ErrShed) saying
 // why and when to come back. A request whose ctx ends while it waits is
-// refused with reason Canceled. Admit waits at most Config.MaxWait.
+// refused with reason Canceled. Admit waits at most Config.MaxWait. A
+// refusal is passed to Config.OnShed first.
 func (s *Shedder) Admit(ctx context.Context, req Request) (Permit, error) {
 	p, r := s.admit(ctx, req)
 	if r != Admitted {
-		return p, &ShedError{Reason: r, Criticality: s.class(req.Criticality), RetryAfter: s.RetryAfter()}
+		c := s.class(req.Criticality)
+		if s.cfg.OnShed != nil {
+			s.cfg.OnShed(c, r)
+		}
+		return p, &ShedError{Reason: r, Criticality: c, RetryAfter: s.RetryAfter()}
 	}
 	return p, nil
 }

@@ -289,7 +289,9 @@ func TestWaitEnds(t *testing.T) {
 
 func TestAdmitError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, _ := newTest(t, Config{Limit: 1, MaxQueue: -1, Rand: fixedRand(0.5)})
+		var shed []string
+		s, _ := newTest(t, Config{Limit: 1, MaxQueue: -1, Rand: fixedRand(0.5),
+			OnShed: func(c Criticality, r Reason) { shed = append(shed, c.String()+" "+r.String()) }})
 		p, err := s.Admit(context.Background(), Request{})
 		if err != nil {
 			t.Fatalf("Admit while idle = %v, want nil", err)
@@ -306,6 +308,9 @@ func TestAdmitError(t *testing.T) {
 		}
 		if got := se.Error(); got != "shed: request shed (queue_full, class SHEDDABLE, retry after 1.5s)" {
 			t.Errorf("Error() = %q", got)
+		}
+		if len(shed) != 1 || shed[0] != "SHEDDABLE queue_full" {
+			t.Errorf("OnShed calls %q, want [\"SHEDDABLE queue_full\"]", shed)
 		}
 	})
 }

@@ -57,6 +57,9 @@ type Telemetry struct {
 	admits  map[string]*observedAdmitter // observed by the throttle gauges, by name and key
 	tgroups map[*throttle.Group]bool     // the throttle Groups instrumented
 	hedgers map[*hedge.Hedger]struct{}   // instrumented already
+
+	meter metric.Meter // for the instruments made on first use (shed's)
+	sheds shedInstruments
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -122,6 +125,7 @@ func New(opts ...Option) *Telemetry {
 	}
 	m := c.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	t := &Telemetry{
+		meter:   m,
 		tracer:  c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    c.prop,
 		retries: map[string]*retryMetrics{},

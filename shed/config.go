@@ -79,6 +79,11 @@ type Config struct {
 	// request's goroutine, after the decision and outside any lock: a
 	// place for metrics.
 	OnShed func(c Criticality, r Reason)
+	// OnQueued, if not nil, is called for each request that waited in the
+	// queue, when it leaves it: how long it waited, and Admitted or why it
+	// was shed (OnShed is called too then). It runs on the request's
+	// goroutine, outside any lock: a place for a queue-delay histogram.
+	OnQueued func(c Criticality, waited time.Duration, r Reason)
 	// Rand draws the jitter of Retry-After; nil means math/rand/v2's
 	// global source. Tests fix it.
 	Rand backoff.Rand

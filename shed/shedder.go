@@ -44,7 +44,8 @@ type Shedder struct {
 	origin       time.Time
 	drops        dropCap
 
-	waiting atomic.Int64 // q.n, read without the lock by the fast path
+	waiting  atomic.Int64 // q.n, read without the lock by the fast path
+	inflight atomic.Int64 // requests holding a permit
 
 	mu    sync.Mutex
 	q     queue
@@ -155,6 +156,7 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 		s.drops.arrive()
 	}
 	if s.waiting.Load() == 0 && s.limit.Admit(ctx) == nil {
+		s.inflight.Add(1)
 		p := Permit{s: s}
 		if s.measure {
 			p.start = time.Now()
@@ -179,6 +181,16 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 	if !s.enqueue(now, w) {
 		return Permit{}, QueueFull
 	}
+	p, r := s.wait(ctx, w)
+	if s.cfg.OnQueued != nil {
+		s.cfg.OnQueued(c, time.Since(now), r)
+	}
+	return p, r
+}
+
+// wait waits for queued w's decision, or leaves the queue when ctx ends
+// or MaxWait passes.
+func (s *Shedder) wait(ctx context.Context, w *waiter) (Permit, Reason) {
 	timer := time.NewTimer(s.maxWait)
 	defer timer.Stop()
 	var why Reason
@@ -209,6 +221,7 @@ func (s *Shedder) decided(r, why Reason) (Permit, Reason) {
 	if r != Admitted {
 		return Permit{}, r
 	}
+	s.inflight.Add(1)
 	if why == Canceled {
 		s.release(false, -1)
 		return Permit{}, Canceled
@@ -283,6 +296,7 @@ func (s *Shedder) dispatch() {
 
 // release gives a permit back and serves the queue.
 func (s *Shedder) release(overloaded bool, took time.Duration) {
+	s.inflight.Add(-1)
 	s.limit.Release(overloaded, took)
 	if s.waiting.Load() > 0 {
 		s.mu.Lock()
@@ -303,8 +317,9 @@ func (s *Shedder) RetryAfter() time.Duration {
 
 // Stats is a Shedder's state, as Snapshot returns it: a plain value.
 type Stats struct {
-	// Queued is how many requests wait for a permit.
-	Queued int
+	// InFlight is how many requests hold a permit; Queued how many wait
+	// for one.
+	InFlight, Queued int
 	// Overloaded reports CoDel's judgment: the queue serves newest first
 	// and sloughs requests that waited over twice Target.
 	Overloaded bool
@@ -318,5 +333,5 @@ func (s *Shedder) Snapshot() Stats {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{Queued: s.q.n, Overloaded: s.codel.isOverloaded(now), Load: s.codel.load(now)}
+	return Stats{InFlight: int(s.inflight.Load()), Queued: s.q.n, Overloaded: s.codel.isOverloaded(now), Load: s.codel.load(now)}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,7 +255,14 @@ func TestDeadlineCapWindowSlides(t *testing.T) {
 
 func TestWaitEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s, f := newTest(t, Config{Limit: 1, MaxWait: 50 * time.Millisecond})
+		var mu sync.Mutex
+		var queued []string
+		s, f := newTest(t, Config{Limit: 1, MaxWait: 50 * time.Millisecond,
+			OnQueued: func(c Criticality, waited time.Duration, r Reason) {
+				mu.Lock()
+				queued = append(queued, r.String()+" after "+waited.String())
+				mu.Unlock()
+			}})
 		a := &arrivals{s: s}
 		hold := make(chan struct{})
 		a.start(context.Background(), "holder", Request{}, 0, hold)
@@ -263,8 +271,8 @@ func TestWaitEnds(t *testing.T) {
 		a.start(context.Background(), "timeout", Request{}, 0, nil)
 		cancel()
 		synctest.Wait()
-		if got := s.Snapshot().Queued; got != 1 {
-			t.Errorf("Snapshot().Queued after one waiter's context ended = %d, want 1", got)
+		if got := s.Snapshot(); got.Queued != 1 || got.InFlight != 1 {
+			t.Errorf("Snapshot() after one waiter's context ended = %+v, want 1 queued, 1 in flight", got)
 		}
 		time.Sleep(50 * time.Millisecond)
 		synctest.Wait()
@@ -278,8 +286,11 @@ func TestWaitEnds(t *testing.T) {
 				t.Errorf("%v: %q, want %q", tc.why, got, tc.want)
 			}
 		}
-		if got := s.Snapshot().Queued; got != 0 {
-			t.Errorf("Snapshot().Queued at the end = %d, want 0", got)
+		if got := s.Snapshot(); got.Queued != 0 || got.InFlight != 0 {
+			t.Errorf("Snapshot() at the end = %+v, want none queued or in flight", got)
+		}
+		if want := []string{"canceled after 0s", "timeout after 50ms"}; !slices.Equal(queued, want) {
+			t.Errorf("OnQueued calls %q, want %q", queued, want)
 		}
 		if n := f.InFlight(); n != 0 {
 			t.Errorf("permits out at the end = %d, want 0", n)

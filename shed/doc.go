@@ -1,7 +1,8 @@
-// Package shed protects a server from overload: it admits a request when
-// a concurrency limit allows, holds the rest in a queue managed by CoDel,
-// and sheds what cannot be served in time, cheaply, telling the client
-// when to come back. It is the server's half of what the rest of the
+// Package shed keeps a server serving its capacity under overload.
+//
+// It admits a request when a concurrency limit allows, holds the rest in
+// a queue managed by CoDel, and sheds what cannot be served in time,
+// cheaply, telling the client when to come back. It is the server's half of what the rest of the
 // module does for clients: under a load many times its capacity, a server
 // that queues everything spends its capacity on requests whose clients
 // have given up, and its goodput falls toward zero; one that sheds keeps

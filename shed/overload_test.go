@@ -119,3 +119,63 @@ func TestGoodputAtFourTimesCapacity(t *testing.T) {
 		t.Logf("80%% sheddable at 4x: goodput %.3f, critical %.4f available, sheddable %.3f", g, crit, shed)
 	})
 }
+
+// recovery offers 4 × C for 2 s, then 0.5 × C for 2 s, through serve, and
+// returns how long after the step the last request failed (0 if none
+// failed after it): the time back to stable goodput.
+func recovery(serve func(ctx context.Context, c Criticality) bool) time.Duration {
+	capacity := float64(workers) / service.Seconds()
+	var mu sync.Mutex
+	var lastFail time.Time
+	var wg sync.WaitGroup
+	start := time.Now()
+	step := start.Add(2 * time.Second)
+	for _, phase := range []struct {
+		times float64
+		until time.Time
+	}{{4, step}, {0.5, step.Add(2 * time.Second)}} {
+		gap := time.Duration(float64(time.Second) / (phase.times * capacity))
+		for time.Now().Before(phase.until) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t0 := time.Now()
+				ctx, cancel := context.WithTimeout(context.Background(), timeout)
+				defer cancel()
+				if !serve(ctx, Critical) || time.Since(t0) > timeout {
+					mu.Lock()
+					if t0.After(lastFail) {
+						lastFail = t0
+					}
+					mu.Unlock()
+				}
+			}()
+			time.Sleep(gap)
+		}
+	}
+	wg.Wait()
+	return max(lastFail.Sub(step), 0)
+}
+
+// TestRecoveryAfterTheStep: after 2 s at four times the capacity, the
+// offered load falls to half of it. Behind a Shedder every request that
+// arrives after the step is served at once (the queue held only fresh
+// requests); the bare server spends seconds on the backlog of requests
+// nobody waits for, failing those that arrive meanwhile.
+func TestRecoveryAfterTheStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("thousands of requests on the virtual clock: a few seconds under -race")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		b := recovery(bare())
+		if b < time.Second {
+			t.Errorf("bare server: last failure %v after the step, want at least 1s (the test's premise)", b)
+		}
+		s, _ := newTest(t, Config{Limit: workers})
+		d := recovery(behind(s))
+		if d > 100*time.Millisecond {
+			t.Errorf("behind a Shedder: last failure %v after the step, want at most 100ms", d)
+		}
+		t.Logf("time back to stable goodput after 4x -> 0.5x: bare %v, behind a Shedder %v", b, d)
+	})
+}

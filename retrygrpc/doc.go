@@ -122,7 +122,9 @@
 // concurrency limit, a queue by criticality (again-criticality metadata)
 // under CoDel, deadlines from grpc-timeout, and RESOURCE_EXHAUSTED with a
 // grpc-retry-pushback-ms trailer for what is shed, which the Interceptor
-// obeys:
+// obeys. The Interceptor sends, on each attempt of a unary call whose
+// context carries a criticality (shed.WithCriticality), that class and the
+// attempt number:
 //
 //	s, err := shed.New(shed.Config{Limit: 64})
 //	if err != nil {

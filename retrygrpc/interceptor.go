@@ -179,7 +179,7 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 		return err
 	}
 	for {
-		a := ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+		a := ic.unaryAttempt(shedMetadata(ctx, l.Attempts()+1), br, method, req, reply, cc, invoker, opts)
 		if a.err == nil {
 			l.Succeeded()
 			if ic.OnSuccess != nil {

@@ -25,6 +25,18 @@ const (
 	previousAttemptsKey = "grpc-previous-rpc-attempts"
 )
 
+// shedMetadata returns ctx carrying, for attempt n of a unary call, the
+// criticality ctx carries (shed.WithCriticality) and the attempt number,
+// as outgoing metadata for a server behind a ShedServer; ctx itself when
+// it carries no criticality, so that calls without one pay nothing.
+func shedMetadata(ctx context.Context, n int) context.Context {
+	c := shed.CriticalityFrom(ctx)
+	if c == shed.Unspecified {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, CriticalityKey, c.String(), AttemptKey, strconv.Itoa(n))
+}
+
 // ShedServer protects a gRPC server with a shed.Shedder: its interceptors
 // (ServerOptions, or Unary and Stream) admit each call under the
 // Shedder's limit, queue it by priority under CoDel, or shed it at once

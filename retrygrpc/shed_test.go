@@ -2,6 +2,8 @@ package retrygrpc_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,5 +119,33 @@ func TestShedServerPushbackObeyed(t *testing.T) {
 	}
 	if took < time.Second {
 		t.Errorf("the call took %v, want at least the 1s pushback", took)
+	}
+}
+
+// TestShedMetadataSent: a unary call whose context carries a criticality
+// sends it, with the attempt number, on each attempt.
+func TestShedMetadataSent(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	record := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		md, _ := metadata.FromIncomingContext(ctx)
+		mu.Lock()
+		seen = append(seen, strings.Join(md.Get(retrygrpc.CriticalityKey), ",")+" "+strings.Join(md.Get(retrygrpc.AttemptKey), ","))
+		mu.Unlock()
+		return h(ctx, req)
+	})
+	srv := grpctest.Start(t, record)
+	srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{}, grpctest.Step{})
+	ic := &retrygrpc.Interceptor{Policy: fast}
+	cc := srv.Dial(t, ic.DialOptions()...)
+	if _, err := grpctest.CallUnary(shed.WithCriticality(t.Context(), shed.SheddablePlus), cc, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := grpctest.CallUnary(t.Context(), cc, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"SHEDDABLE_PLUS 1", "SHEDDABLE_PLUS 2", " "}
+	if !slices.Equal(seen, want) {
+		t.Errorf("metadata of the attempts %q, want %q", seen, want)
 	}
 }

@@ -261,6 +261,12 @@ func (s *Shedder) stale(now time.Time, w *waiter) Reason {
 	if s.codel.sloughs(now, now.Sub(w.since)) {
 		return Overload
 	}
+	return s.expired(now, w)
+}
+
+// expired reports Deadline if w's deadline passed at now and the cap
+// allows one more drop (which it counts), else Admitted.
+func (s *Shedder) expired(now time.Time, w *waiter) Reason {
 	if !w.deadline.IsZero() && !now.Before(w.deadline) && s.drops.allow(now.Sub(s.origin)) {
 		return Deadline
 	}
@@ -279,7 +285,12 @@ func (s *Shedder) dispatch() {
 			now := time.Now()
 			first := s.codel.observe(now, now.Sub(s.q.oldest()))
 			w := s.q.pop(s.codel.isOverloaded(now))
-			if why := s.stale(now, w); why != Admitted && (why != Overload || !first) {
+			why := s.stale(now, w)
+			if why == Overload && first {
+				// The interval's first request is never sloughed.
+				why = s.expired(now, w)
+			}
+			if why != Admitted {
 				decide(w, why)
 				continue
 			}

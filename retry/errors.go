@@ -20,9 +20,12 @@ var (
 	// returns true, see IsPermanent), or one the WithClassifier classifier
 	// rejected.
 	ErrPermanent = errors.New("retry: permanent error")
-	// ErrDeadline: the next wait would end after the context's deadline, so
-	// retrying stopped at once instead of sleeping into certain failure.
-	ErrDeadline = errors.New("retry: next attempt would start after the deadline")
+	// ErrDeadline: the context's deadline leaves no time for another
+	// attempt: no more than the reserve is left (see WithDeadlineReserve
+	// and backoff.FitDeadline), or a wait hint ends at or after the
+	// deadline. Retrying stopped at once instead of sleeping into certain
+	// failure.
+	ErrDeadline = errors.New("retry: the deadline leaves no time for another attempt")
 	// ErrCanceled: the caller's context was canceled or its deadline passed
 	// (before an attempt, during a wait, or the operation returned the
 	// context's own error). The context's cause is in the error chain too.
@@ -224,7 +227,8 @@ func (e *afterError) RetryAfter() time.Duration { return e.d }
 // the wait is never less than asked; the retry still counts as an attempt,
 // and the hooks (WithOnRetry, WithObserver, WithLogger) report the wait
 // made. If d exceeds the limit set with WithMaxRetryAfter, or the wait
-// would end after the context's deadline, they stop at once with
+// would end at or after the context's deadline (a hint is never shortened
+// to fit it), they stop at once with
 // ErrRetryAfterTooLong or ErrDeadline, and RetryAfter still reads the hint,
 // as given, from the returned error. A negative d counts as 0. The wrapper
 // is transparent to errors.Is/As and has err's message. After(d, nil) is

@@ -131,7 +131,7 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 	if err := ic.Hedger.Validate(); err != nil {
 		return err
 	}
-	l, br, err := ic.begin(ctx, cc, method)
+	l, br, err := ic.begin(ctx, cc, method, ic.AttemptTimeout)
 	if err != nil {
 		return err
 	}

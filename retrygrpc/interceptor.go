@@ -174,7 +174,7 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 	if ic.hedges(method) {
 		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)
 	}
-	l, br, err := ic.begin(ctx, cc, method)
+	l, br, err := ic.begin(ctx, cc, method, ic.AttemptTimeout)
 	if err != nil {
 		return err
 	}
@@ -194,9 +194,12 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 }
 
 // begin starts a call to method: its retry loop, and its breaker (nil
-// without Breakers). Unary calls, hedged or not, and streams start alike.
-func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string) (retry.Loop, *breaker.Breaker, error) {
-	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
+// without Breakers). Unary calls, hedged or not, and streams start alike,
+// except for reserve, the time the loop keeps for an attempt before the
+// call's deadline: AttemptTimeout for unary calls, which it bounds, and 0
+// (backoff.DeadlineReserve) for streams.
+func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string, reserve time.Duration) (retry.Loop, *breaker.Breaker, error) {
+	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions(reserve)...)
 	if err != nil {
 		return retry.Loop{}, nil, err
 	}
@@ -208,10 +211,10 @@ func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method st
 }
 
 // loopOptions returns the options of a call's retry loop.
-func (ic *Interceptor) loopOptions() []retry.Option {
+func (ic *Interceptor) loopOptions(reserve time.Duration) []retry.Option {
 	// A6 and grpc-go restart the backoff after a pushback: the next
 	// retry that no pushback drives waits the policy's first delay.
-	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint()}
+	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint(), retry.WithDeadlineReserve(reserve)}
 }
 
 // outcome is what one attempt came to.

@@ -36,7 +36,7 @@ const MaxReplayed = 64
 // streams as to unary calls; AttemptTimeout does not, and streams are
 // never hedged, whatever Hedger and Idempotent say.
 func (ic *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	l, br, err := ic.begin(ctx, cc, method)
+	l, br, err := ic.begin(ctx, cc, method, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -79,8 +79,9 @@ import (
 // Policy's first delay (Policy.Delay(1)), so that a server answering every
 // request with Retry-After: 0 does not get a storm of retries until the
 // deadline: the wait is never shorter than the server asked, and may be
-// longer. No wait that would end after the request context's deadline is
-// started, and a Retry-After longer than MaxRetryAfter or past that
+// longer. No wait ends after the request context's deadline (the
+// schedule's last wait is shortened to leave an attempt time to run, see
+// Policy), and a Retry-After longer than MaxRetryAfter or past that
 // deadline ends retrying at once, returning that response unchanged.
 //
 // Set the fields before first use and do not change them afterwards. A
@@ -105,7 +106,10 @@ type Transport struct {
 	// the default does; Retries backoff.NoRetries sends every request once,
 	// and Retries backoff.UntilDeadline retries until the request context's
 	// deadline (a request without one fails with retry.ErrNoDeadline,
-	// unsent).
+	// unsent). Before a deadline, a wait that would end later than
+	// AttemptTimeout (or, without one, backoff.DeadlineReserve, 100 ms)
+	// before it is shortened to end then, so that the last attempt starts
+	// in time; a Retry-After is never shortened (see backoff.FitDeadline).
 	// An invalid Policy makes every RoundTrip fail with its
 	// *backoff.FieldError.
 	Policy backoff.Policy
@@ -160,6 +164,8 @@ type Transport struct {
 	// stalls is drained until the request's context ends, so set a limit
 	// against servers that may do that. With a limit, the final response's
 	// Body is wrapped so that closing it releases the attempt's context.
+	// A positive AttemptTimeout is also the time kept for the last attempt
+	// before the request's deadline (see Policy).
 	AttemptTimeout time.Duration
 
 	// ReadBody, if not nil, reads the body of the response that would end
@@ -483,13 +489,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 
 	ctx := req.Context()
-	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget), {}}
+	// The loop keeps AttemptTimeout, or backoff.DeadlineReserve without
+	// one, for the last attempt before the request's deadline.
+	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget), retry.WithDeadlineReserve(t.AttemptTimeout), {}}
 	if c.br != nil {
 		wait := t.BreakerWait
 		if wait <= 0 {
 			wait = -1 // fail fast
 		}
-		opts[2] = retry.WithMaxRejectedWait(wait)
+		opts[3] = retry.WithMaxRejectedWait(wait)
 	}
 	l, err := retry.NewLoop(ctx, p, opts[:]...)
 	if err != nil {

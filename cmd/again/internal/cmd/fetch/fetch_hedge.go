@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -258,6 +259,10 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		rep.begin()
 		start := time.Now()
 		resp, err := client.Do(r)
+		attempts := 1
+		if re := (*retry.Error)(nil); errors.As(err, &re) {
+			attempts = re.Attempts
+		}
 		if err != nil {
 			err = requestError(r, err, tr.AttemptTimeout)
 		} else if _, err = io.Copy(io.Discard, resp.Body); err != nil {
@@ -269,7 +274,11 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		took := time.Since(start)
 		if err != nil && req.Context().Err() != nil {
 			// The --deadline passed, or a signal came: no more requests.
-			return err
+			last := noAnswerYet
+			if resp != nil {
+				last = bodyArriving
+			}
+			return deadlinePassed(req.Context(), err, false, attempts, last)
 		}
 		switch {
 		case err != nil:

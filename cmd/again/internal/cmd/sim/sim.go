@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
@@ -94,6 +95,7 @@ func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options
 		calc.FieldMax:        {"duration", "cap on every delay, jitter included; 0 means no cap"},
 		calc.FieldRetries:    {"n", "retries after the first attempt, 0 to 100000"},
 		calc.FieldJitter:     {"kind", calc.JitterSyntax},
+		calc.FieldDeadline:   {"duration", "every client's deadline from the failure (default none); the last attempt starts up to " + backoff.DeadlineReserve.String() + " before it"},
 	}
 	for _, field := range policy {
 		f.pf.Add(fs, field, usage[field][0], usage[field][1])
@@ -315,6 +317,9 @@ func runModel[R any](ctx context.Context, opts *Options, model func() (R, error)
 	rows, err := model()
 	if err != nil {
 		return simUsage(err)
+	}
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "") // 128+N, as every command
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -479,5 +480,18 @@ func TestSimOutageHardChart(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("again sim outage --outage 10s@20s --svg: the chart lacks %q", want)
 		}
+	}
+}
+
+// TestSimStoppedBySignal checks that a signal ends sim as it ends every
+// command: 128+N and one line naming it.
+func TestSimStoppedBySignal(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGTERM})
+	var out, errOut strings.Builder
+	code := againRun(ctx, []string{"sim", "occ"}, strings.NewReader(""), &out, &errOut)
+	if code != 128+int(syscall.SIGTERM) || out.Len() != 0 || errOut.String() != "again sim occ: stopped: received SIGTERM\n" {
+		t.Errorf("again sim occ stopped by SIGTERM: exit %d, stdout %q, stderr %q; want 143, nothing, the signal", code, out.String(), errOut.String())
 	}
 }

@@ -115,6 +115,15 @@
 // The state is read from the breaker when the metrics are collected
 // (Breaker.State), not remembered from its last transition.
 //
+// Per server-side shedder (Shedder), with again.shed.name:
+//
+//	again.shed.requests         Counter        {request}  requests shed, with again.shed.criticality
+//	                                                      and again.shed.reason
+//	again.shed.queue.duration   Histogram      s          each queued request's wait, with its class
+//	                                                      and again.shed.reason (admitted if served)
+//	again.shed.in_flight        Gauge (async)  {request}  requests being served
+//	again.shed.queued           Gauge (async)  {request}  requests waiting in the queue
+//
 // # Cardinality
 //
 // Every attribute value comes from a bounded set: the names the program

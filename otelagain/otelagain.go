@@ -60,6 +60,8 @@ type Telemetry struct {
 
 	lim    limitInstruments
 	limits map[any]string // the *limiter.Group or *limiter.Limiter observed, and its name
+	meter  metric.Meter   // for the instruments made on first use (shed's)
+	sheds  shedInstruments
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -125,6 +127,7 @@ func New(opts ...Option) *Telemetry {
 	}
 	m := c.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	t := &Telemetry{
+		meter:   m,
 		tracer:  c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    c.prop,
 		retries: map[string]*retryMetrics{},

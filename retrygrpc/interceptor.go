@@ -205,11 +205,12 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 		return err
 	}
 	for {
+		actx := shedMetadata(ctx, l.Attempts()+1)
 		var a outcome
 		if lim == nil {
-			a = ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+			a = ic.unaryAttempt(actx, br, method, req, reply, cc, invoker, opts)
 		} else {
-			a = ic.limitedAttempt(ctx, lim, nil, func(ctx context.Context) outcome {
+			a = ic.limitedAttempt(actx, lim, nil, func(ctx context.Context) outcome {
 				return ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
 			})
 		}

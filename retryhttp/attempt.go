@@ -125,6 +125,7 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 			r = r.WithContext(actx)
 		}
 	}
+	r = c.shedHeaders(r, n, rb)
 	base := a.base
 	if base == nil {
 		base = c.base

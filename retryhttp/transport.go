@@ -370,6 +370,17 @@ type Transport struct {
 	// error, the attempt, the maximum attempts and the delay or reason.
 	// Headers and bodies are never logged.
 	Logger *slog.Logger
+
+	// ShedHeaders, if true, sends on each attempt what a server behind
+	// package shed sheds by: the attempt number (shed.HeaderAttempt, 1 for
+	// the first), so that retries are shed before first attempts, and the
+	// time left before the request's deadline (shed.HeaderTimeout, in
+	// milliseconds; the earlier of the context's and AttemptTimeout's), so
+	// that a request nobody waits for any more is not served. Off, only the
+	// criticality is sent, and only when the request's context carries
+	// one (shed.WithCriticality). Either way each attempt that sends a
+	// header has a header of its own; the caller's is never modified.
+	ShedHeaders bool
 }
 
 var _ http.RoundTripper = (*Transport)(nil)

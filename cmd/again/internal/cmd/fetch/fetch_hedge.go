@@ -22,6 +22,7 @@ import (
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
 	after, max, warmup, repeat, budget string
+	workers                            int // --parallel, checked
 }
 
 // defaultHedgeBudget is --hedge-budget's default: hedges at most about
@@ -34,7 +35,7 @@ func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
 	fs.Var(cmdutil.Text(&h.after, "duration|pNN"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
 	fs.Var(cmdutil.Text(&h.max, "n"), "max-hedges", "most copies sent per attempt with --hedge-after, 1 to 10")
 	fs.Var(cmdutil.Text(&h.warmup, "n"), "hedge-warmup", "with --hedge-after pNN: the successful requests observed before hedging")
-	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times in sequence and print a latency summary instead of the bodies")
+	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times (in sequence, unless --parallel) and print a latency summary instead of the bodies")
 	fs.Var(cmdutil.Text(&h.budget, "RATIO|off"), "hedge-budget", "with --hedge-after: hedges at most about this share of the requests (a token bucket with a burst of 4), or off for no budget")
 	return h
 }
@@ -217,7 +218,20 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 	latencies := make([]time.Duration, 0, n)
 	failed := 0
 	var lastErr string
-	for i := range n {
+	// --parallel workers take the requests in turn; mu guards the counts
+	// and stop, set once the context ended (the --deadline passed, or a
+	// signal came): no more requests, and its error is the run's.
+	var mu sync.Mutex
+	var stop error
+	next := 0
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		i := next
+		next++
+		return i, i < n && stop == nil
+	}
+	send := func(i int) error {
 		r := req
 		if i > 0 {
 			r = req.Clone(req.Context())
@@ -253,6 +267,8 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 			}
 			return deadlinePassed(req.Context(), err, false, attempts, last)
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		switch {
 		case err != nil:
 			failed++
@@ -263,9 +279,29 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		default:
 			latencies = append(latencies, took)
 		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for range max(h.workers, 1) {
+		wg.Go(func() {
+			for i, ok := take(); ok; i, ok = take() {
+				if err := send(i); err != nil {
+					mu.Lock()
+					if stop == nil {
+						stop = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if stop != nil {
+		return stop
 	}
 	writeSummary(env.Stdout, n, failed, latencies, rep)
 	writeThrottled(env.Stdout, tr.Throttles)
+	writeLimited(env.Stdout, tr.Limits)
 	if failed > 0 {
 		return fmt.Errorf("%d of %d requests failed (the last: %s)", failed, n, lastErr)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
 	"github.com/again-go/again/fault"
+	"github.com/again-go/again/shed"
 	"github.com/spf13/cobra"
 )
 
@@ -34,7 +35,8 @@ type Options struct {
 	SeedSet       bool             // --seed was given: it overrides the scenario's
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
-	Quiet         bool             // -q, --quiet: no start lines, no live line
+	Quiet         bool             // -q, --quiet: no start line, no live line
+	Shed          int              // --shed: the upstream's concurrency limit; 0 none
 	Format        string           // --format: text or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
@@ -67,9 +69,10 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
   # A 20 s outage 10 s after the start, and a rate limit of 100 per second.
   again proxy --to http://127.0.0.1:9000 --outage 20s@10s --rate 100/s
 
-  # Faults from a file, repeatable with a seed:
-  #   {"faults": [{"kind": "status", "status": 503, "times": 2},
-  #               {"kind": "reset", "stage": "mid-body", "rate": 0.05}]}
+  # Keep a service at 64 requests in flight, shedding the excess in time.
+  again proxy --to http://127.0.0.1:9000 --shed 64
+
+  # Faults from a file (docs/fault.md has the format), repeatable with a seed.
   again proxy --to http://127.0.0.1:9000 --scenario storm.json --seed 7`,
 		Args: cmdutil.NoArgs,
 	}
@@ -89,6 +92,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
+	fs.IntVar(&opts.Shed, "shed", 0, "forward at most N requests at once, queue or shed the rest (503); 0 for none")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -111,7 +115,13 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	if opts.MaxActive < 0 {
 		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
 	}
+	if opts.Shed < 0 {
+		return cfg, cmdutil.Usagef("--shed must be at least 0 (0 for no shedding), got %d", opts.Shed)
+	}
 	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl}
+	if opts.Shed > 0 {
+		cfg.Shed = &shed.Config{Limit: opts.Shed}
+	}
 	if opts.Scenario != "" {
 		data, err := os.ReadFile(opts.Scenario)
 		if err != nil {

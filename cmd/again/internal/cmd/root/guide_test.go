@@ -26,7 +26,7 @@ var guides = map[string]struct{ file, heading string }{
 }
 
 func init() {
-	for _, model := range []string{"occ", "outage", "fleet", "storm", "hedge", "throttle"} {
+	for _, model := range []string{"occ", "outage", "fleet", "storm", "hedge", "throttle", "limit"} {
 		guides["sim "+model] = struct{ file, heading string }{"../../../../../docs/cli.md", "### `again sim " + model + "`"}
 	}
 }

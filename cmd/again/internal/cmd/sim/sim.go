@@ -53,7 +53,7 @@ subcommand. Guide: docs/cli.md (sim).`,
 			return cmdutil.Usagef("missing the model; want one of %s (see 'again sim --help')", strings.Join(cmdutil.CommandNames(cmd), ", "))
 		},
 	}
-	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env))
+	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env), newSimLimitCmd(env))
 	cmdutil.OnlySubcommands(cmd)
 	return cmd
 }
@@ -206,6 +206,7 @@ func simUsage(err error) error {
 		simmodel.FieldThrottleRequests: throttleRequests,
 		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
 		simmodel.FieldHedgeAttempts: hedgeAttempts,
+		simmodel.FieldLimitRequests: limitRequests, "Limitings": "--strategy",
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -223,6 +224,8 @@ const (
 	// throttleRequests: the command keeps the model's Duration of 300 s.
 	throttleRequests = "max(--demand) × --capacity × 300s"
 	hedgeAttempts    = "the number of --quantiles × --requests × (1 + --max-hedges)"
+	// limitRequests: the command keeps the model's Duration of 160 s.
+	limitRequests = "max(--from, --to) × the capacity × 160s"
 )
 
 func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {

@@ -150,8 +150,9 @@ type Observer interface {
 	// OnEnd is called once when the call ends: err is nil after a
 	// success, with attempts the attempts it took, or else the *Error that
 	// Do returns (attempts is then its Attempts; 0 when ctx was done
-	// before the first attempt). It is not called when the policy or the
-	// budget is invalid: no call was made.
+	// before the first attempt). It is not called when the budget is
+	// invalid (no call was made) nor when Do returns the error of an
+	// invalid policy after the first attempt (see Do).
 	OnEnd(ctx context.Context, attempts int, err error)
 }
 
@@ -214,32 +215,24 @@ type globalRand struct{}
 
 func (globalRand) Float64() float64 { return rand.Float64() }
 
-// budgetOf returns the Budget and the Observer among opts (the last of
-// each given) without applying the other options.
-func budgetOf(opts []Option) (Budget, Observer) {
+// scan returns the Budget, the Observer and the admission among opts
+// (the last of each given) in one pass, without applying the other
+// options: all that the first attempt of a call needs.
+func scan(opts []Option) (Budget, Observer, admission) {
 	var b Budget
 	var ob Observer
+	var adm admission
 	for _, o := range opts {
 		switch o.kind {
 		case optBudget:
 			b, _ = o.v.(Budget)
 		case optObserver:
 			ob, _ = o.v.(Observer)
-		}
-	}
-	return b, ob
-}
-
-// admitterOf returns the admission among opts (the last given), without
-// applying the other options.
-func admitterOf(opts []Option) admission {
-	var adm admission
-	for _, o := range opts {
-		if o.kind == optAdmitter {
+		case optAdmitter:
 			adm, _ = o.v.(admission)
 		}
 	}
-	return adm
+	return b, ob, adm
 }
 
 // Retryable reports whether a Loop made with opts would retry err, judging

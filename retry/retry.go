@@ -51,37 +51,66 @@ import (
 // ErrCanceled, if the deadline passes during an attempt), and returns
 // ErrNoDeadline without calling op if ctx has no deadline.
 //
-// Do never waits after the last attempt. If p is invalid (see
-// backoff.Policy.Validate) or the Budget is (see TokenBucket.Validate), Do
-// returns that error without calling op.
+// Do never waits after the last attempt. If the Budget is invalid (see
+// TokenBucket.Validate), Do returns that error without calling op. If p is
+// invalid (see backoff.Policy.Validate), Do returns that error, which
+// matches backoff.ErrInvalid, in place of the first retry: the first
+// attempt runs, and its success is returned as under any policy, but no
+// failed call goes on with a policy that means nothing. Validating the
+// policy where it is built (as the command does) reports it sooner;
+// NewLoop validates it before the first attempt.
 //
-// On success Do allocates nothing; a failed attempt costs no allocation
-// beyond op's own error, except one timer for the first non-zero wait of
-// the call.
+// On success Do allocates nothing, reads no clock and validates nothing
+// but the context: the policy is validated, the options applied and the
+// clock that Error.Elapsed counts from started only once the first attempt
+// has failed. A first-try success is the common case, and it costs about
+// a function call. A failed attempt costs no allocation beyond op's own
+// error, except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
-	start := clock()
-	if err := begin(ctx, p, opts, start); err != nil {
-		return zero, err
-	}
-	adm := admitterOf(opts)
-	v, err := attempt(ctx, adm, op)
-	if err == nil {
-		// The common case: the options are not even applied.
-		b, ob := budgetOf(opts)
-		if b != nil {
-			b.Success()
-		}
-		if ob != nil {
-			ob.OnEnd(ctx, 1, nil)
-		}
-		return v, nil
-	}
-	l := Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}
-	for {
-		if err = l.Failed(ctx, err); err != nil {
+	b, ob, adm := scan(opts)
+	// begin, called only if one of its checks has something to check:
+	// the common call, without a budget, pays for ctx.Err alone.
+	if b != nil || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {
+		if err := begin(ctx, p, b, ob); err != nil {
 			return zero, err
 		}
+	}
+	var v T
+	var err error
+	if adm.a == nil {
+		v, err = op(ctx)
+	} else {
+		v, err = attempt(ctx, adm, op)
+	}
+	if err != nil {
+		if err := p.Validate(); err != nil {
+			return zero, err
+		}
+		return retryFailed(ctx, p, op, opts, adm, err)
+	}
+	if b != nil {
+		b.Success()
+	}
+	if ob != nil {
+		ob.OnEnd(ctx, 1, nil)
+	}
+	return v, nil
+}
+
+// retryFailed is Do after a failed first attempt, which failed with err.
+// It is a function of its own so that Do's frame stays small: the Loop
+// and its wait are set up only for a call that needs them.
+func retryFailed[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, err error) (T, error) {
+	// The clock starts here (see Error.Elapsed), and the options are
+	// applied.
+	l := Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}
+	for {
+		if err = l.Failed(ctx, err); err != nil {
+			var zero T
+			return zero, err
+		}
+		var v T
 		if v, err = attempt(ctx, adm, op); err == nil {
 			l.Succeeded()
 			return v, nil
@@ -120,7 +149,7 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Duration   // when the call began, on clock()
+	start    time.Duration   // on clock(): when NewLoop began the call, or Do's first attempt failed
 	attempts int             // attempts made so far
 	prev     time.Duration   // the policy's previous wait, for decorrelated jitter
 	hintedAt int             // attempts when a hint last set the wait, under WithRestartAfterHint
@@ -135,22 +164,23 @@ type Loop struct {
 // no deadline, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
-	start := clock()
-	if err := begin(ctx, p, opts, start); err != nil {
+	if err := p.Validate(); err != nil {
+		return Loop{}, err
+	}
+	b, ob, _ := scan(opts)
+	if err := begin(ctx, p, b, ob); err != nil {
 		return Loop{}, err
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	return Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}, nil
+	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}, nil
 }
 
-// begin checks what must hold before a call's first attempt: a valid
-// policy and budget, and a context not done yet.
-func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Duration) error {
-	if err := p.Validate(); err != nil {
-		return err
-	}
-	b, ob := budgetOf(opts)
+// begin checks what must hold before a call's first attempt besides a
+// valid policy: a valid budget b, a deadline for backoff.UntilDeadline,
+// and a context not done yet (ob is told if it is).
+// It reads no clock unless the context is done.
+func begin(ctx context.Context, p backoff.Policy, b Budget, ob Observer) error {
 	if v, ok := b.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return err
@@ -162,10 +192,17 @@ func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Dura
 		}
 	}
 	if ctx.Err() != nil {
-		l := Loop{p: p, start: start, cfg: config{observer: ob}}
-		return l.canceled(ctx, nil)
+		return canceledBefore(ctx, &p, ob)
 	}
 	return nil
+}
+
+// canceledBefore returns the *Error of a call whose context was done
+// before its first attempt, and tells ob. Its Loop lives in its own frame,
+// not in begin's, which every call runs.
+func canceledBefore(ctx context.Context, p *backoff.Policy, ob Observer) error {
+	l := Loop{p: *p, start: clock(), cfg: config{observer: ob}}
+	return l.canceled(ctx, nil)
 }
 
 // Attempts returns the number of attempts recorded so far with Failed and
@@ -371,7 +408,6 @@ func (l *Loop) canceled(ctx context.Context, last error) error {
 var epoch = time.Now()
 
 // clock returns the time elapsed since epoch. time.Since reads only the
-// monotonic clock, where time.Now reads the wall clock too: on the success
-// path, which reads the clock once so that Error.Elapsed can count the
-// first attempt, that halves the cost of the read.
+// monotonic clock, where time.Now reads the wall clock too, at half the
+// cost. Do reads it only once an attempt has failed.
 func clock() time.Duration { return time.Since(epoch) }

@@ -67,14 +67,12 @@ func TestOnStale(t *testing.T) {
 		}, "[]"},
 		{"success after a trip", func(t *testing.T, b *Breaker, c *fakeClock) {
 			tk := allow(t, b)
-			calls(b, 1, nil)
-			calls(b, 1, errBoom)
+			trip(b)
 			tk.Done(nil)
 		}, "[{success closed open}]"},
 		{"failure after a trip", func(t *testing.T, b *Breaker, c *fakeClock) {
 			tk := allow(t, b)
-			calls(b, 1, nil)
-			calls(b, 1, errBoom)
+			trip(b)
 			tk.Record(Failure)
 		}, "[{failure closed open}]"},
 		{"after Isolate", func(t *testing.T, b *Breaker, c *fakeClock) {
@@ -83,8 +81,7 @@ func TestOnStale(t *testing.T) {
 			tk.Done(nil)
 		}, "[{success closed isolated}]"},
 		{"probe after its timeout", func(t *testing.T, b *Breaker, c *fakeClock) {
-			calls(b, 1, nil)
-			calls(b, 1, errBoom)
+			trip(b)
 			c.Advance(time.Second)
 			tk := allow(t, b) // the probe
 			c.Advance(2 * time.Second)
@@ -92,8 +89,7 @@ func TestOnStale(t *testing.T) {
 			tk.Done(nil)
 		}, "[{success half-open open}]"},
 		{"probe of its round", func(t *testing.T, b *Breaker, c *fakeClock) {
-			calls(b, 1, nil)
-			calls(b, 1, errBoom)
+			trip(b)
 			c.Advance(time.Second)
 			allow(t, b).Done(nil) // closes the breaker: counted
 		}, "[]"},
@@ -119,4 +115,10 @@ func allow(t *testing.T, b *Breaker) Ticket {
 		t.Fatalf("Allow: %v, want a ticket", err)
 	}
 	return tk
+}
+
+// trip opens a breaker whose MinCalls is -1: a success, then a failure.
+func trip(b *Breaker) {
+	calls(b, 1, nil)
+	calls(b, 1, errBoom)
 }

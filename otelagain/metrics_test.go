@@ -208,7 +208,7 @@ func TestBreakerStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = b.Do(context.Background(), func(context.Context) error { return errFlaky }) // trips the breaker
-	tk.Done(nil)                                                                     // from the closed round: stale
+	tk.Done(nil)                                                                    // from the closed round: stale
 	if got, want := show(s.points(t, "again.breaker.stale")), "{again.breaker.name=db,again.breaker.state=closed}=1"; got != want {
 		t.Errorf("again.breaker.stale = %s, want %s", got, want)
 	}

@@ -255,7 +255,7 @@ func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, me
 	err := invoker(actx, method, req, reply, cc, st.opts...)
 	o = outcome{err: err}
 	if err != nil {
-		o.pushback = pushbackOf(st.trailer)
+		o.pushback = hintOf(st.trailer, err)
 		o.timedOut = cancel != nil && ctx.Err() == nil && attemptExpired(actx, err)
 	}
 	if cancel != nil {

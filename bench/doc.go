@@ -1,11 +1,13 @@
-// Package bench compares the retry package with its peers in one run, each
-// library used through its idiomatic API with the reusable parts (options,
-// policies, executors) built once outside the loop where the library
-// allows it: github.com/cenkalti/backoff/v5 and v7,
-// github.com/avast/retry-go/v4 and v5,
-// github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go, and
+// Package bench compares the retry, breaker and retrygrpc packages with
+// their peers.
+//
+// They run side by side, each library used through its idiomatic API with
+// the reusable parts (options, policies, executors) built once outside the
+// loop where the library allows it: the retry package with
+// github.com/cenkalti/backoff/v5 and v7, github.com/avast/retry-go/v4 and
+// v5, github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go;
 // the breaker package with github.com/sony/gobreaker/v2 and failsafe-go's
-// circuitbreaker, and retrygrpc with go-grpc-middleware v2's retry
+// circuitbreaker; and retrygrpc with go-grpc-middleware v2's retry
 // interceptors and grpc-go's own retry policy.
 //
 // It is a separate module so that the main module's go.mod never lists the

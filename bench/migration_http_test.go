@@ -137,6 +137,29 @@ var _ = row(fromRetryablehttp, "`RetryMax`, `RetryWaitMin`, `RetryWaitMax`", fun
 			t.Errorf("again: waits %v, want %v", got, want)
 		}
 	})
+	// Zero is none in retryablehttp and the default in again.
+	bubble(t, func(t *testing.T) {
+		peer, ours, naive := &script{statuses: []int{503}}, &script{statuses: []int{503}}, &script{statuses: []int{503}}
+		c := peerClient(peer)
+		c.RetryMax = 0
+		get(t, c.StandardClient(), "GET")
+		get(t, &http.Client{Transport: &retryhttp.Transport{Base: ours, Policy: backoff.Policy{Retries: backoff.NoRetries}}}, "GET")
+		get(t, &http.Client{Transport: &retryhttp.Transport{Base: naive, Policy: backoff.Policy{Retries: 0}}}, "GET")
+		if peer.attempts() != 1 || ours.attempts() != 1 || naive.attempts() != 4 {
+			t.Errorf("attempts: retryablehttp RetryMax 0 %d, again NoRetries %d, again Retries 0 %d; want 1, 1, 4", peer.attempts(), ours.attempts(), naive.attempts())
+		}
+	})
+	bubble(t, func(t *testing.T) {
+		peer, ours := &script{statuses: []int{503}}, &script{statuses: []int{503}}
+		c := peerClient(peer)
+		c.RetryMax, c.RetryWaitMin = 2, 0
+		get(t, c.StandardClient(), "GET")
+		get(t, &http.Client{Transport: &retryhttp.Transport{Base: ours, Policy: backoff.Policy{Retries: 2, Initial: -1}}}, "GET")
+		want := []time.Duration{0, 0}
+		if !slices.Equal(peer.waits(), want) || !slices.Equal(ours.waits(), want) {
+			t.Errorf("waits: retryablehttp RetryWaitMin 0 %v, again Initial -1 %v; want %v", peer.waits(), ours.waits(), want)
+		}
+	})
 })
 
 var _ = row(fromRetryablehttp, "`CheckRetry`", func(t *testing.T) {

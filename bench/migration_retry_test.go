@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 	"testing"
@@ -59,6 +60,48 @@ func wantCalls(t *testing.T, lib string, got, want int) {
 	if got != want {
 		t.Errorf("%s: %d attempts, want %d", lib, got, want)
 	}
+}
+
+// retriesForAttempts is the Retries of docs/migrating.md for a peer's
+// limit of n attempts, n >= 1: n−1, but NoRetries for one attempt, since
+// Retries 0 means the default.
+func retriesForAttempts(n int) int {
+	if n == 1 {
+		return backoff.NoRetries
+	}
+	return n - 1
+}
+
+// attemptLimiter runs an always failing operation c under a peer's limit
+// of n attempts; name is a format for n.
+type attemptLimiter struct {
+	name string
+	run  func(n int, c *counter)
+}
+
+// wantAttemptLimits checks, for each n, that each peer limited to n
+// attempts and again with retriesForAttempts(n) make n attempts; and the
+// trap that the rows of one attempt name: n−1 for n = 1 is Retries 0, the
+// default of 3 retries, not a single attempt.
+func wantAttemptLimits(t *testing.T, ns []int, peers ...attemptLimiter) {
+	t.Helper()
+	for _, n := range ns {
+		bubble(t, func(t *testing.T) {
+			for _, p := range peers {
+				c := &counter{fail: -1}
+				p.run(n, c)
+				wantCalls(t, fmt.Sprintf(p.name, n), c.calls, n)
+			}
+			a := &counter{fail: -1}
+			retry.Run(context.Background(), backoff.Policy{Retries: retriesForAttempts(n)}, a.ctxErrOp)
+			wantCalls(t, fmt.Sprintf("again Retries: %d", retriesForAttempts(n)), a.calls, n)
+		})
+	}
+	bubble(t, func(t *testing.T) {
+		a := &counter{fail: -1}
+		retry.Run(context.Background(), backoff.Policy{Retries: 0}, a.ctxErrOp)
+		wantCalls(t, "again Retries: 0 (n−1 for n = 1)", a.calls, 4)
+	})
 }
 
 // fixed is an again policy that waits d before each retry, exactly.
@@ -172,15 +215,9 @@ var _ = row(fromCenkalti, "`RandomizationFactor: f` (default 0.5: ±50 %)", func
 })
 
 var _ = row(fromCenkalti, "`WithMaxTries(n)` (attempts)", func(t *testing.T) {
-	bubble(t, func(t *testing.T) {
-		c5, c7, a := &counter{fail: -1}, &counter{fail: -1}, &counter{fail: -1}
-		cenkalti.Retry(context.Background(), c5.op, cenkalti.WithMaxTries(4))
-		cenkalti7.Retry(context.Background(), c7.op, cenkalti7.WithMaxTries(4))
-		retry.Do(context.Background(), backoff.Policy{Retries: 4 - 1}, a.ctxOp)
-		wantCalls(t, "cenkalti v5 WithMaxTries(4)", c5.calls, 4)
-		wantCalls(t, "cenkalti v7 WithMaxTries(4)", c7.calls, 4)
-		wantCalls(t, "again Retries: 3", a.calls, 4)
-	})
+	wantAttemptLimits(t, []int{1, 2, 4},
+		attemptLimiter{"cenkalti v5 WithMaxTries(%d)", func(n int, c *counter) { cenkalti.Retry(context.Background(), c.op, cenkalti.WithMaxTries(uint(n))) }},
+		attemptLimiter{"cenkalti v7 WithMaxTries(%d)", func(n int, c *counter) { cenkalti7.Retry(context.Background(), c.op, cenkalti7.WithMaxTries(uint(n))) }})
 })
 
 var _ = row(fromCenkalti, "`WithMaxElapsedTime(d)`", func(t *testing.T) {
@@ -370,15 +407,57 @@ var _ = row(fromAvast, "`retry.DoWithData(f, opts...)` (v4), `retry.NewWithData[
 })
 
 var _ = row(fromAvast, "`Attempts(n)`", func(t *testing.T) {
+	wantAttemptLimits(t, []int{1, 2, 5},
+		attemptLimiter{"retry-go v4 Attempts(%d)", func(n int, c *counter) { avast.Do(c.errOp, avast.Attempts(uint(n)), avast.Delay(0)) }},
+		attemptLimiter{"retry-go v5 Attempts(%d)", func(n int, c *counter) { avast5.New(avast5.Attempts(uint(n)), avast5.Delay(0)).Do(c.errOp) }})
+})
+
+var _ = row(fromAvast, "`Attempts(0)`, `UntilSucceeded()` (until success or `Context(ctx)` ends)", func(t *testing.T) {
+	// Until success: 30 failures, far more than any default, then success.
 	bubble(t, func(t *testing.T) {
-		c4, c5, a := &counter{fail: -1}, &counter{fail: -1}, &counter{fail: -1}
-		avast.Do(c4.errOp, avast.Attempts(5))
-		avast5.New(avast5.Attempts(5)).Do(c5.errOp)
-		retry.Run(context.Background(), backoff.Policy{Retries: 5 - 1}, a.ctxErrOp)
-		wantCalls(t, "retry-go v4 Attempts(5)", c4.calls, 5)
-		wantCalls(t, "retry-go v5 Attempts(5)", c5.calls, 5)
-		wantCalls(t, "again Retries: 4", a.calls, 5)
+		c4, c4u, c5, a := &counter{fail: 30}, &counter{fail: 30}, &counter{fail: 30}, &counter{fail: 30}
+		err4 := avast.Do(c4.errOp, avast.Attempts(0), avast.Delay(time.Second), avast.DelayType(avast.FixedDelay))
+		err4u := avast.Do(c4u.errOp, avast.UntilSucceeded(), avast.Delay(time.Second), avast.DelayType(avast.FixedDelay))
+		err5 := avast5.New(avast5.Attempts(0), avast5.Delay(time.Second), avast5.DelayType(avast5.FixedDelay)).Do(c5.errOp)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		erra := retry.Run(ctx, fixed(time.Second, backoff.UntilDeadline), a.ctxErrOp)
+		cancel()
+		for _, c := range []struct {
+			lib string
+			c   *counter
+			err error
+		}{{"retry-go v4 Attempts(0)", c4, err4}, {"retry-go v4 UntilSucceeded()", c4u, err4u}, {"retry-go v5 Attempts(0)", c5, err5}, {"again UntilDeadline, 1h deadline", a, erra}} {
+			if c.err != nil || c.c.calls != 31 {
+				t.Errorf("%s, 30 failures then success: %d attempts, %v; want 31, nil", c.lib, c.c.calls, c.err)
+			}
+		}
 	})
+	// Until the context ends: both stop at the deadline, having retried
+	// every second until then.
+	bubble(t, func(t *testing.T) {
+		const limit = 10*time.Second + time.Second/2
+		c4, c5, a := &counter{fail: -1}, &counter{fail: -1}, &counter{fail: -1}
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		defer cancel()
+		avast.Do(c4.errOp, avast.Attempts(0), avast.Delay(time.Second), avast.DelayType(avast.FixedDelay), avast.Context(ctx))
+		ctx5, cancel5 := context.WithTimeout(context.Background(), limit)
+		defer cancel5()
+		avast5.New(avast5.Attempts(0), avast5.Delay(time.Second), avast5.DelayType(avast5.FixedDelay), avast5.Context(ctx5)).Do(c5.errOp)
+		ctxa, cancela := context.WithTimeout(context.Background(), limit)
+		defer cancela()
+		erra := retry.Run(ctxa, fixed(time.Second, backoff.UntilDeadline), a.ctxErrOp)
+		wantCalls(t, "retry-go v4 Attempts(0), 10.5s context", c4.calls, 11)
+		wantCalls(t, "retry-go v5 Attempts(0), 10.5s context", c5.calls, 11)
+		wantCalls(t, "again UntilDeadline, 10.5s deadline", a.calls, 11)
+		if !errors.Is(erra, retry.ErrDeadline) {
+			t.Errorf("again UntilDeadline at the deadline: %v, want retry.ErrDeadline", erra)
+		}
+	})
+	// No deadline: refused before the first attempt, not a loop without end.
+	a := &counter{fail: -1}
+	if err := retry.Run(context.Background(), fixed(time.Second, backoff.UntilDeadline), a.ctxErrOp); !errors.Is(err, retry.ErrNoDeadline) || a.calls != 0 {
+		t.Errorf("again UntilDeadline without a deadline: %d attempts, %v; want 0, retry.ErrNoDeadline", a.calls, err)
+	}
 })
 
 var _ = row(fromAvast, "`Delay(d)`, `MaxDelay(m)`, `DelayType(BackOffDelay)`", func(t *testing.T) {

@@ -1,9 +1,11 @@
 // Package fault injects the failures that retry, hedge and breaker code
-// reacts to, as values: a 503 with Retry-After (seconds or a date), a 429
-// with the IETF RateLimit fields, a connection reset before the headers,
-// after them or mid-body, a Content-Length lie, a slow first byte against
-// a slow body, a stall, latency from a long-tailed distribution, and an
-// outage on a timeline.
+// reacts to.
+//
+// The failures are values: a 503 with Retry-After (seconds or a date), a
+// 429 with the IETF RateLimit fields, a connection reset before the
+// headers, after them or mid-body, a Content-Length lie, a slow first byte
+// against a slow body, a stall, latency from a long-tailed distribution,
+// and an outage on a timeline.
 //
 // # Quick start
 //

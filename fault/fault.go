@@ -34,7 +34,8 @@ const (
 	// back for the delay: what only a deadline on the body bounds.
 	SlowBody
 	// CutBody declares a Content-Length longer than the body it sends:
-	// the client reads Fault.Bytes bytes [half the body] and then an
+	// the client reads Fault.Bytes bytes [half the body; see Bytes for a
+	// body of unknown length] and then an
 	// unexpected EOF, the connection closed cleanly.
 	CutBody
 	// Stall never answers: it holds the request until its context ends,
@@ -88,7 +89,7 @@ type Stage uint8
 const (
 	BeforeHeaders Stage = iota // no response at all: the client sees EOF or a reset
 	AfterHeaders               // the headers, then a reset before any body byte
-	MidBody                    // the headers and Fault.Bytes bytes [half the body], then a reset
+	MidBody                    // the headers and Fault.Bytes bytes [half the body; see Fault.Bytes], then a reset
 )
 
 var stageNames = [...]string{"before-headers", "after-headers", "mid-body"}
@@ -188,9 +189,12 @@ type Fault struct {
 
 	// Stage is when a Reset breaks the connection [BeforeHeaders].
 	Stage Stage
-	// Bytes is how much of the body MidBody and CutBody let through: 0
-	// means half of it (half the Content-Length, when there is one, else
-	// nothing).
+	// Bytes is how much of the body MidBody and CutBody let through (less
+	// than a Content-Length, whatever it says). 0 means half of a body of
+	// known length; of a body of unknown length (chunked), a number of
+	// bytes drawn for each request from 1 to MaxDrawnBytes with the
+	// Injector's Seed. A body shorter than that is let through whole,
+	// and the fault acts at its end, before the chunk that would end it.
 	Bytes int64
 
 	// Delay is the wait of Latency, SlowFirstByte, SlowBody and Stall; if
@@ -203,6 +207,30 @@ type Fault struct {
 	Limit  int
 	Window time.Duration
 }
+
+// The statuses a Status, Outage or RateLimit fault may answer with: the
+// final statuses, the range Envoy's fault filter accepts for an abort.
+// An interim 1xx cannot end a response (a client reads on for the final
+// one after a 100, and after a 101 the connection is no longer HTTP), and
+// 600 and above are no HTTP status at all. 2xx and 3xx are accepted: a
+// 200 that carries no data or a 302 to nowhere are answers a client may
+// have to survive too.
+const (
+	MinStatus = 200
+	MaxStatus = 599
+	// StatusAccepted says so, for errors and help texts.
+	StatusAccepted = "a status from 200 to 599"
+)
+
+// ValidStatus reports whether a fault may answer with status: whether it
+// is from MinStatus to MaxStatus.
+func ValidStatus(status int) bool { return status >= MinStatus && status <= MaxStatus }
+
+// MaxDrawnBytes bounds the bytes of a body of unknown length that MidBody
+// and CutBody let through when Fault.Bytes is 0: a draw from 1 to it, so
+// that the fault acts within the first few TCP segments of a long body and
+// still after some of it.
+const MaxDrawnBytes = 4096
 
 // withDefaults returns f with its defaults, or a *FieldError.
 func (f Fault) withDefaults() (Fault, error) {
@@ -230,8 +258,8 @@ func (f Fault) withDefaults() (Fault, error) {
 			f.Status = http.StatusTooManyRequests
 		}
 	}
-	if f.Status < 100 || f.Status > 999 {
-		return f, &FieldError{"Status", strconv.Itoa(f.Status), "a status from 100 to 999"}
+	if !ValidStatus(f.Status) {
+		return f, &FieldError{"Status", strconv.Itoa(f.Status), StatusAccepted}
 	}
 	if f.RetryAfter < 0 {
 		return f, &FieldError{"RetryAfter", f.RetryAfter.String(), "at least 0"}
@@ -389,6 +417,10 @@ type Injection struct {
 	// Header holds the headers to add to a Status, Outage or RateLimit
 	// response, Fault.Header's and the fault's own; nil for other kinds.
 	Header http.Header
+	// Bytes is, for MidBody and CutBody, how much of a body of unknown
+	// length to let through: Fault.Bytes, or the draw from 1 to
+	// MaxDrawnBytes if that is 0.
+	Bytes int64
 	// Err is the Injector's Validate error; Fault is then nil.
 	Err error
 	in  *Injector
@@ -398,6 +430,22 @@ type Injection struct {
 func (j *Injection) Done() {
 	if j.Fault != nil && j.in.MaxActive > 0 {
 		j.in.active.Add(-1)
+	}
+}
+
+// cut returns how much of a body of length n (-1: unknown) a MidBody or
+// CutBody lets through: Fault.Bytes, or half of a known length if it is
+// 0, and always less than a known length; of an unknown length, Bytes.
+func (j *Injection) cut(n int64) int64 {
+	switch f := j.Fault; {
+	case n < 0:
+		return j.Bytes
+	case f.Bytes == 0:
+		return n / 2
+	case f.Bytes >= n:
+		return max(n-1, 0)
+	default:
+		return f.Bytes
 	}
 }
 
@@ -511,6 +559,13 @@ func (in *Injector) fill(j *Injection, n int64, now time.Time) {
 			} else {
 				j.Header.Set("Retry-After", strconv.FormatInt(int64((f.RetryAfter+time.Second-1)/time.Second), 10))
 			}
+		}
+	case Reset, CutBody:
+		j.Bytes = f.Bytes
+		if j.Bytes == 0 {
+			// A stream of its own (the seed mixed once more): the Rate's
+			// draw picked this request, so it is not independent.
+			j.Bytes = 1 + int64(draw(mix(in.Seed), uint64(j.Index), uint64(n))*MaxDrawnBytes)
 		}
 	default:
 		j.Delay = f.Delay

@@ -2,6 +2,7 @@ package fault_test
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -207,6 +208,10 @@ func TestValidate(t *testing.T) {
 		{"negative rate", fault.Fault{Rate: -0.1}, "Faults[0].Rate"},
 		{"outage without a duration", fault.Fault{Kind: fault.Outage}, "Faults[0].Duration"},
 		{"status", fault.Fault{Status: 42}, "Faults[0].Status"},
+		{"100 Continue: the client reads on for the final status", fault.Fault{Status: 100}, "Faults[0].Status"},
+		{"101: a hang after it", fault.Fault{Status: 101}, "Faults[0].Status"},
+		{"199", fault.Fault{Kind: fault.Outage, Duration: time.Second, Status: 199}, "Faults[0].Status"},
+		{"600: no HTTP status", fault.Fault{Kind: fault.RateLimit, Status: 600}, "Faults[0].Status"},
 		{"distribution", fault.Fault{Kind: fault.Latency, Dist: fault.Distribution{Name: "uniform"}}, "Faults[0].Dist.Name"},
 		{"negative bytes", fault.Fault{Kind: fault.CutBody, Bytes: -1}, "Faults[0].Bytes"},
 		{"kind", fault.Fault{Kind: 99}, "Faults[0].Kind"},
@@ -222,6 +227,14 @@ func TestValidate(t *testing.T) {
 	in := &fault.Injector{Faults: []fault.Fault{{Rate: 2}}}
 	if j := in.Pick(get("/")); !errors.Is(j.Err, fault.ErrInvalid) || j.Fault != nil {
 		t.Errorf("an invalid Injector: Pick() = %+v, want its error and no fault", j)
+	}
+	for _, st := range []int{fault.MinStatus, 204, 302, 429, fault.MaxStatus} {
+		if err := (&fault.Injector{Faults: []fault.Fault{{Status: st}}}).Validate(); err != nil {
+			t.Errorf("status %d: Validate() = %v, want nil", st, err)
+		}
+	}
+	if want := fmt.Sprintf("a status from %d to %d", fault.MinStatus, fault.MaxStatus); fault.StatusAccepted != want {
+		t.Errorf("StatusAccepted = %q, want %q: the range in words drifted from the constants", fault.StatusAccepted, want)
 	}
 	if err := (&fault.Injector{Faults: []fault.Fault{{}, {Kind: fault.Latency, Delay: time.Second}}}).Validate(); err != nil {
 		t.Errorf("valid faults: Validate() = %v", err)

@@ -44,13 +44,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := j.Fault
 	switch f.Kind {
 	case Status, Outage, RateLimit:
-		body := "fault: injected " + f.Kind.String() + "\n"
 		hd := w.Header()
 		for k, v := range j.Header {
 			hd[k] = v
 		}
-		hd.Set("Content-Type", "text/plain; charset=utf-8")
-		hd.Set("Content-Length", strconv.Itoa(len(body)))
+		body := answer(f, hd)
 		w.WriteHeader(f.Status)
 		io.WriteString(w, body)
 		return
@@ -109,15 +107,11 @@ func (fw *faultWriter) WriteHeader(code int) {
 		}
 	case f.Kind == CutBody || f.Kind == Reset && f.Stage == MidBody:
 		n, err := strconv.ParseInt(fw.w.Header().Get("Content-Length"), 10, 64)
-		known := err == nil && n > 0
-		fw.left = f.Bytes
-		switch {
-		case f.Bytes == 0 && known:
-			fw.left = n / 2
-		case known && f.Bytes >= n:
-			fw.left = n - 1
+		if err != nil || n <= 0 {
+			n = -1 // unknown, or nothing to cut: a length of its own
 		}
-		if f.Kind == CutBody && !known {
+		fw.left = fw.j.cut(n)
+		if f.Kind == CutBody && n < 0 {
 			// The lie: a length one byte longer than what will be sent.
 			fw.w.Header().Set("Content-Length", strconv.FormatInt(fw.left+1, 10))
 		}
@@ -155,6 +149,11 @@ func (fw *faultWriter) Write(p []byte) (int, error) {
 			fw.discard = true
 			if f.Kind == Reset {
 				fw.stop()
+			} else {
+				// On the wire now: Next may abort on errStopped (as
+				// httputil.ReverseProxy does, with ErrAbortHandler),
+				// and the server then drops what it buffered.
+				flush(fw.w)
 			}
 			return n, errStopped
 		}

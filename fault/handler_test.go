@@ -224,3 +224,73 @@ func TestHandlerResetHTTP2(t *testing.T) {
 		})
 	}
 }
+
+// longChunked answers 100 KB without a Content-Length, in writes of 8 KB
+// flushed one by one: a stream whose length the fault cannot know.
+var longChunked = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	chunk := strings.Repeat("y", 8<<10)
+	for range 100 << 10 / len(chunk) {
+		io.WriteString(w, chunk)
+		http.NewResponseController(w).Flush()
+	}
+})
+
+// Of a body of unknown length, MidBody and CutBody let through a number of
+// bytes drawn with the seed, from 1 to MaxDrawnBytes: a part of it, never
+// nothing (it was nothing), the same for the same seed, on the server side
+// and the client side alike.
+func TestUnknownLengthCutIsSeeded(t *testing.T) {
+	for _, kind := range []fault.Kind{fault.Reset, fault.CutBody} {
+		t.Run(kind.String(), func(t *testing.T) {
+			seen := map[int]bool{}
+			for seed := range uint64(8) {
+				f := fault.Fault{Kind: kind, Stage: fault.MidBody}
+				srv := httptest.NewServer(&fault.Handler{Injector: &fault.Injector{Seed: seed, Faults: []fault.Fault{f}}, Next: longChunked})
+				tr := &http.Transport{}
+				o := fetch(t.Context(), &http.Client{Transport: tr}, srv.URL)
+				tr.CloseIdleConnections()
+				srv.Close()
+				if o.status != 200 || o.read < 1 || o.read > fault.MaxDrawnBytes || o.bodyErr == nil {
+					t.Errorf("seed %d, server side: %d, %d bytes, %v; want 200, 1 to %d bytes of 100 KB, an error", seed, o.status, o.read, o.bodyErr, fault.MaxDrawnBytes)
+				}
+				if kind == fault.CutBody && o.header.Get("Content-Length") != strconv.Itoa(o.read+1) {
+					t.Errorf("seed %d: Content-Length %q for %d bytes, want one more", seed, o.header.Get("Content-Length"), o.read)
+				}
+				// The client side, on the same chunked body, draws the same.
+				up := httptest.NewServer(longChunked)
+				tr = &http.Transport{}
+				c := &http.Client{Transport: &fault.Transport{Injector: &fault.Injector{Seed: seed, Faults: []fault.Fault{f}}, Base: tr}}
+				co := fetch(t.Context(), c, up.URL)
+				tr.CloseIdleConnections()
+				up.Close()
+				if co.read != o.read || co.bodyErr == nil {
+					t.Errorf("seed %d, client side: %d bytes, %v; want %d as the server side, an error", seed, co.read, co.bodyErr, o.read)
+				}
+				seen[o.read] = true
+			}
+			if len(seen) < 4 {
+				t.Errorf("8 seeds cut at %d distinct lengths %v, want them spread", len(seen), seen)
+			}
+		})
+	}
+}
+
+// A 204 or a 304 has no body: the fault's answer has none either, on
+// either side, and the client reads it cleanly.
+func TestBodilessStatus(t *testing.T) {
+	for _, st := range []int{http.StatusNoContent, http.StatusNotModified} {
+		in := &fault.Injector{Faults: []fault.Fault{{Status: st}}}
+		srv := httptest.NewServer(&fault.Handler{Injector: in, Next: http.NotFoundHandler()})
+		tr := &http.Transport{}
+		o := fetch(t.Context(), &http.Client{Transport: tr}, srv.URL)
+		tr.CloseIdleConnections()
+		srv.Close()
+		if o.status != st || o.read != 0 || o.bodyErr != nil || o.err != nil {
+			t.Errorf("server side %d: got %d, %d bytes, %v %v; want %d, no body, no error", st, o.status, o.read, o.err, o.bodyErr, st)
+		}
+		co := fetch(t.Context(), &http.Client{Transport: &fault.Transport{Injector: in, Base: &memory{}}}, "http://example.com/")
+		if co.status != st || co.read != 0 || co.bodyErr != nil || co.header.Get("Content-Length") != "" {
+			t.Errorf("client side %d: got %d, %d bytes, Content-Length %q, %v; want %d, no body", st, co.status, co.read, co.header.Get("Content-Length"), co.bodyErr, st)
+		}
+	}
+}

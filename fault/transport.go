@@ -98,11 +98,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		left := int64(0)
 		if f.Stage == MidBody {
-			left = cut(f.Bytes, resp.ContentLength)
+			left = j.cut(resp.ContentLength)
 		}
 		resp.Body = &faultBody{rc: resp.Body, left: left, err: resetError(Reset)}
 	case CutBody:
-		left := cut(f.Bytes, resp.ContentLength)
+		left := j.cut(resp.ContentLength)
 		if resp.ContentLength < 0 {
 			// The lie, as the server side tells it.
 			resp.ContentLength = left + 1
@@ -120,29 +120,26 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// cut returns how much of a body of length n (-1: unknown) a fault lets
-// through: bytes, or half of a known length, and always less than n.
-func cut(bytes, n int64) int64 {
-	switch {
-	case n < 0:
-		return bytes
-	case bytes == 0:
-		return n / 2
-	case bytes >= n:
-		return max(n-1, 0)
+// answer returns the body of a Status, Outage or RateLimit response and
+// sets its headers in hd: a line of text, or nothing for a status that
+// has no body (204, 304).
+func answer(f *Fault, hd http.Header) string {
+	if f.Status == http.StatusNoContent || f.Status == http.StatusNotModified {
+		return ""
 	}
-	return bytes
+	body := "fault: injected " + f.Kind.String() + "\n"
+	hd.Set("Content-Type", "text/plain; charset=utf-8")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	return body
 }
 
 // respond builds the response of a Status, Outage or RateLimit.
 func respond(req *http.Request, f *Fault, h http.Header) *http.Response {
-	body := "fault: injected " + f.Kind.String() + "\n"
 	hd := make(http.Header, len(h)+2)
 	for k, v := range h {
 		hd[k] = v
 	}
-	hd.Set("Content-Type", "text/plain; charset=utf-8")
-	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	body := answer(f, hd)
 	return &http.Response{
 		Status:        strconv.Itoa(f.Status) + " " + http.StatusText(f.Status),
 		StatusCode:    f.Status,

@@ -80,10 +80,11 @@ type BudgetConfig struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds the first connection, which NewBudget starts
 	// at once: a decision made within ConnectTimeout of NewBudget waits
-	// for Redis until then, rather than Timeout, so that a process
-	// starting cold on a busy machine (when storms happen) still decides
-	// on the shared bucket. Zero means DefaultConnectTimeout (1 s); negative
-	// is rejected.
+	// for that connection until then, and for its own answer until then
+	// or Timeout after the connection is ready, whichever is later, so
+	// that a process starting cold on a busy machine (when storms happen)
+	// still decides on the shared bucket. Zero means
+	// DefaultConnectTimeout (1 s); negative is rejected.
 	ConnectTimeout time.Duration
 	// FlushInterval is how often successes counted locally are sent to
 	// Redis: zero means DefaultFlushInterval (100 ms); negative is
@@ -117,7 +118,10 @@ type BudgetConfig struct {
 // Opening: NewBudget starts connecting at once (dial, TLS, AUTH/HELLO,
 // script load, and one read of the shared level). A decision made within
 // ConnectTimeout of NewBudget waits for that connection until
-// ConnectTimeout has passed; later decisions wait at most Timeout.
+// ConnectTimeout has passed, then for its answer until then or Timeout
+// after the connection is ready, whichever is later (a connection ready
+// only as ConnectTimeout ends still leaves the decision Timeout); later
+// decisions wait at most Timeout.
 //
 // When Redis cannot be used (no answer within the wait above, connection
 // refused or lost, wrong password, ACL denied, out of memory, a read-only
@@ -309,7 +313,8 @@ func (b *Budget) Success() {
 // reports whether the retry may be made, by the shared bucket in one round
 // trip, or by the local bucket, without waiting, when Redis cannot be used
 // (see Budget). It waits at most Timeout, or, within ConnectTimeout of
-// NewBudget, until ConnectTimeout has passed. Concurrent calls share round
+// NewBudget, until ConnectTimeout has passed or Timeout after the first
+// connection is ready, whichever is later. Concurrent calls share round
 // trips: while one is in flight, the calls that arrive meanwhile are
 // decided together by the next.
 func (b *Budget) Failure() bool { return b.ask(failure) }
@@ -334,12 +339,19 @@ func (b *Budget) ask(kind int) bool {
 		return b.local.decide(kind)
 	}
 	now := time.Now()
-	deadline := now.Add(b.timeout)
 	if now.Before(b.connectBy) {
 		b.awaitWarm()
-		if b.connectBy.After(deadline) {
-			deadline = b.connectBy
-		}
+		// The decision's own wait starts once the first connection is
+		// ready, not when it was asked: a connection ready late in the
+		// connect window (a cold start on a busy machine) would
+		// otherwise leave the round trip too little time, and the
+		// decision would go to the local bucket, which allows a retry
+		// that the spent shared bucket would not, though Redis answers.
+		now = time.Now()
+	}
+	deadline := now.Add(b.timeout)
+	if b.connectBy.After(deadline) {
+		deadline = b.connectBy
 	}
 	if !b.shared.Load() {
 		return b.local.decide(kind)

@@ -61,7 +61,8 @@
 // in batches every 100 ms); a retry decision costs at most one round trip,
 // shared by concurrent decisions. Opening a Budget connects at once in the
 // background; a decision within ConnectTimeout (1 s) of opening waits for
-// that connection until then, so that a process started cold on a busy
+// that connection until then, and for its own answer at least Timeout
+// after the connection is ready, so that a process started cold on a busy
 // machine still shares; later decisions wait at most Timeout (50 ms).
 //
 // Nothing fails because of Redis. When it cannot be used (no answer in

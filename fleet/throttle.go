@@ -51,15 +51,16 @@ type ThrottleConfig struct {
 }
 
 // Throttle is the SRE book's client-side throttle (throttle.Throttler)
-// shared by a fleet: every process counts its requests and accepts
-// locally, adds them to the fleet's counts in Redis every FlushInterval
-// and reads the fleet's back, and rejects each request with probability
-// max(p_local, p_fleet), where p_fleet is the SRE formula over the fleet's
-// counts. A thousand processes then throttle on the fleet's accept ratio,
-// and a process whose own traffic is too small to judge still holds back
-// when the fleet sees the dependency overloaded. Decisions never wait for
-// Redis (except within ConnectTimeout of NewThrottle: connect before
-// deciding); they read the last answer.
+// shared by a fleet: every process counts its requests (when their outcome
+// is known, as a Throttler does: a request in flight counts for nothing)
+// and accepts locally, adds them to the fleet's counts in Redis every
+// FlushInterval and reads the fleet's back, and rejects each request with
+// probability max(p_local, p_fleet), where p_fleet is the SRE formula over
+// the fleet's counts. A thousand processes then throttle on the fleet's
+// accept ratio, and a process whose own traffic is too small to judge
+// still holds back when the fleet sees the dependency overloaded.
+// Decisions never wait for Redis (except within ConnectTimeout of
+// NewThrottle: connect before deciding); they read the last answer.
 //
 // When Redis cannot be used (no answer within Timeout, connection refused
 // or lost, wrong password, out of memory, ...), the Throttle keeps the
@@ -181,7 +182,10 @@ func (t *Throttle) Admit(ctx context.Context) error {
 		now = time.Now()
 	}
 	err := t.local.AdmitFloor(now, t.floor(now))
-	if re, ok := err.(*throttle.RejectedError); !ok || re.Accepts != 0 || t.fleetAccepts.Load() != 0 {
+	// A request sent counts when Done reports its outcome, as a
+	// Throttler counts it: in flight, it would be a request without an
+	// accept in the fleet's counts.
+	if re, ok := err.(*throttle.RejectedError); ok && (re.Accepts != 0 || t.fleetAccepts.Load() != 0) {
 		// A rejection while neither this process's window nor the
 		// fleet's holds an accept is not counted, as a Throttler does not
 		// count it (throttle's cold start): the fleet's counts would
@@ -205,6 +209,7 @@ func (t *Throttle) floor(now time.Time) float64 {
 // signal, otherwise it counts as accepted, locally and for the fleet.
 func (t *Throttle) Done(overloaded bool) {
 	t.local.Done(overloaded)
+	t.requests.Add(1)
 	if !overloaded {
 		t.accepts.Add(1)
 	}

@@ -340,3 +340,42 @@ func TestThrottleFleetColdStart(t *testing.T) {
 	}
 	eventually(t, "the sent requests in Redis", func() bool { return fleetRequests() == sent })
 }
+
+// TestThrottleFleetInFlight: requests in flight count for nothing in the
+// fleet's counts either, so that a dependency that has never signalled
+// overload is not throttled by the fleet: 64 requests admitted and not
+// yet answered when the process flushes, then an accept, leave p_fleet at
+// 0, and 64 more requests are admitted. Counted when admitted, the flush
+// carried 65 requests and 1 accept: p_fleet 0.95.
+func TestThrottleFleetInFlight(t *testing.T) {
+	s := startServer(t)
+	th := newTestThrottle(t, ThrottleConfig{Client: s.client(nil), Key: "inflight", FlushInterval: 10 * time.Millisecond,
+		Throttle: throttle.Config{Rand: zeroDraw{}}}) // rejects whenever p > 0
+	for i := range 64 {
+		if err := th.Admit(t.Context()); err != nil {
+			t.Fatalf("request %d in flight: Admit = %v", i+1, err)
+		}
+	}
+	if err := th.Admit(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	th.Done(false)
+	key := "again:{inflight}:throttle:"
+	eventually(t, "the accept flushed", func() bool {
+		e := time.Now().UnixNano() / int64(10*time.Second)
+		for _, b := range []int64{e, e - 1} {
+			if got, _ := s.Query("HGET", key+fmt.Sprint(b), "a"); got == "1" {
+				return true
+			}
+		}
+		return false
+	})
+	if p := th.Stats().FleetP; p != 0 {
+		t.Errorf("p_fleet = %v with 64 requests in flight and 1 accept, want 0", p)
+	}
+	for i := range 64 {
+		if err := th.Admit(t.Context()); err != nil {
+			t.Fatalf("request %d with 64 in flight and none overloaded: Admit = %v", i+1, err)
+		}
+	}
+}

@@ -50,6 +50,9 @@ func TestAllocs(t *testing.T) {
 	if got := show(s.points(t, "again.retry.calls")); got != "{again.retry.name=db,again.retry.reason=success}=201" {
 		t.Errorf("again.retry.calls = %s: the runs measured were not all recorded", got)
 	}
+	if got := show(s.points(t, "again.retry.attempts")); got != "{again.retry.name=db,again.retry.reason=success}=201/201" {
+		t.Errorf("again.retry.attempts = %s, want the 201 calls of one attempt recorded", got)
+	}
 }
 
 // BenchmarkDo compares retry.Do's first-try success without and with

@@ -37,20 +37,19 @@
 // the attributes again.retry.name (the name given) and again.retry.reason:
 //
 //	again.retry.calls           Counter (async)  {call}     calls that ended
-//	again.retry.attempts        Histogram        {attempt}  attempts per call that did not succeed at
-//	                                                        once, buckets 1, 2, 3, 4, 5
+//	again.retry.attempts        Histogram        {attempt}  attempts per call, every call, buckets 1, 2,
+//	                                                        3, 4, 5
 //	again.retry.retries         Histogram        {retry}    retries per call that retried, buckets
 //	                                                        1, 2, 3, 4, 5 (as A96's)
 //	again.retry.wait.duration   Histogram        s          each wait between attempts (again.retry.name
 //	                                                        only), gRPC's latency buckets (0 to 100 s)
 //
-// A call that succeeds at its first attempt, the common case, is counted
-// in again.retry.calls and recorded in no histogram, as A96 records no
-// retries for a call without any: so it costs one atomic add, where
-// recording in a histogram of the SDK costs several times the call itself
-// (see BENCHMARKS.md). The attempts of every call are therefore the
-// histogram's, plus one per first-try success: again.retry.calls with
-// reason success, less the histogram's count with reason success.
+// Every call is recorded in again.retry.attempts, a first-try success as
+// one attempt: the histogram's count is the calls and its sum their
+// attempts. A call without retries is recorded in no again.retry.retries,
+// as A96 records none. Recording allocates nothing; a measurement of the
+// SDK's synchronous instruments costs more than the atomic add of
+// again.retry.calls (see BENCHMARKS.md).
 //
 // again.retry.reason is why the call stopped: success; one of the
 // retry.Err* reasons, as exhausted, permanent, deadline, canceled,

@@ -32,9 +32,10 @@ func TestRetryMetrics(t *testing.T) {
 		retries  string // again.retry.retries
 		waits    string // again.retry.wait.duration
 	}{
-		// A first-try success only counts: its cost is one atomic add.
+		// A first-try success is a call of one attempt, without retries.
 		{"first try", context.Background(), 0, errFlaky,
-			"{again.retry.name=db,again.retry.reason=success}=1", "", "", ""},
+			"{again.retry.name=db,again.retry.reason=success}=1",
+			"{again.retry.name=db,again.retry.reason=success}=1/1", "", ""},
 		{"after one retry", context.Background(), 1, errFlaky,
 			"{again.retry.name=db,again.retry.reason=success}=1",
 			"{again.retry.name=db,again.retry.reason=success}=1/2",

@@ -156,7 +156,7 @@ func New(opts ...Option) *Telemetry {
 		metric.WithDescription("Calls that ended, by the reason they stopped."))
 	keep(err)
 	t.attempts = histogram("again.retry.attempts", "{attempt}",
-		"Attempts per call, the first included, of calls that did not succeed at once.")
+		"Attempts per call, the first included.")
 	t.retryCounts = histogram("again.retry.retries", "{retry}", "Retries per call that retried at least once.")
 	t.waits, err = m.Float64Histogram("again.retry.wait.duration", metric.WithUnit("s"),
 		metric.WithDescription("Each wait between two attempts of a call."), metric.WithExplicitBucketBoundaries(latencyBuckets...))

@@ -76,9 +76,7 @@ type retryMetrics struct {
 	byReason [numReasons]bound
 	name     bound
 	// calls counts the calls by reason, for the again.retry.calls
-	// observable counter: an atomic add is what a first-try success
-	// costs, where a synchronous instrument of the SDK costs several
-	// times the call itself.
+	// observable counter.
 	calls    [numReasons]atomic.Int64
 	observed [numReasons][]metric.ObserveOption
 }
@@ -112,13 +110,11 @@ func (t *Telemetry) retryMetrics(name string) *retryMetrics {
 	return m
 }
 
-// end records a call that stopped for r after attempts attempts. A
-// first-try success, the common case, only counts.
+// end records a call that stopped for r after attempts attempts: every
+// call, a first-try success too, in again.retry.attempts, so that its
+// count is the calls and its sum their attempts.
 func (m *retryMetrics) end(ctx context.Context, attempts int, r reason) {
 	m.calls[r].Add(1)
-	if r == reasonSuccess && attempts == 1 {
-		return
-	}
 	b := &m.byReason[r]
 	m.t.attempts.Record(ctx, int64(attempts), b.rec...)
 	if attempts > 1 {

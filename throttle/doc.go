@@ -10,9 +10,34 @@
 //     window (K 2, 2 minutes by default). requests counts the requests the
 //     Throttler rejected too, which is what keeps the load reaching the
 //     dependency near K times what it accepts, whatever the demand.
+//     A request sent counts when its outcome is known, so that requests
+//     in flight never throttle a dependency that has not signalled
+//     overload.
 //   - Rate is AWS's adaptive retry mode: a send rate learned with CUBIC
 //     from throttles (HTTP 429), in a token bucket that stays off until
 //     the first throttle; Admit waits for a token or fails fast.
+//
+// # When a request counts
+//
+// A Throttler counts a request it sends when Done reports its outcome, an
+// accept or an overload, and a request it rejects when it rejects it. A
+// request in flight counts for nothing: counted when admitted, the first
+// of many concurrent requests to a new dependency would be requests
+// without accepts, and p would reject most of the others (55 of 64 to a
+// healthy server, before this rule). The steady state is the book's,
+// since every request sent is answered within the window.
+//
+// An outcome counts in the bucket of the time it came. Done does not read
+// the clock, to keep an admitted request at two atomic adds: it counts the
+// outcome at the Throttler's last decision, which it followed. While p is
+// 0 a Throttler admits without the clock only as many requests as came in
+// the last quarter of a bucket (2.5 s by default, at most 64), and an
+// overload makes the next request read it; so an outcome is dated never
+// late, and early by at most its request's duration and about that quarter
+// of a bucket. After an idle spell the outcomes of what is left of that
+// credit are dated at the decision before it, and may leave the window
+// early. DoneAt counts an outcome at the time given. Snapshot reads the
+// counts without moving them.
 //
 // # Cold start
 //

@@ -11,10 +11,13 @@ import (
 // FuzzThrottler drives a Throttler through any sequence of requests,
 // outcomes and pauses and checks what its users rely on after each step:
 // p is a probability within the cap, it is the book's formula of the
-// counts it reports, a rejection is counted, and the counters only grow.
+// counts it reports, a rejection is counted, the counters only grow, and
+// nothing is rejected before an overload, however many requests are in
+// flight.
 func FuzzThrottler(f *testing.F) {
 	f.Add(uint8(2), uint8(0), uint8(0), []byte{0, 1, 0, 1, 2, 3, 0, 0, 0})
 	f.Add(uint8(1), uint8(90), uint8(5), []byte{0xff, 0x10, 0x01, 0x02, 0x80})
+	f.Add(uint8(2), uint8(0), uint8(0), []byte{0xf0, 0xf0, 0xf0, 0xf0, 0xf1, 0xf0, 0xf1, 0xf1, 0x00, 0xf0})
 	f.Fuzz(func(t *testing.T, k, maxP, minReq uint8, ops []byte) {
 		cfg := Config{
 			K:           1 + float64(k%40)/10, // 1 to 4.9
@@ -34,11 +37,27 @@ func FuzzThrottler(f *testing.F) {
 		}
 		now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 		var last Stats
+		inFlight, overloads := 0, 0
 		for i, op := range ops {
 			switch op % 4 {
-			case 0, 1: // a request, and its outcome at once
-				if err := th.AdmitAt(now); err == nil {
-					th.Done(op%4 == 1)
+			case 0, 1:
+				switch {
+				case op >= 0xf0 && op%4 == 0: // a request kept in flight
+					if th.AdmitAt(now) == nil {
+						inFlight++
+					}
+				case op >= 0xf0: // the outcome of one in flight, an accept
+					if inFlight > 0 {
+						inFlight--
+						th.Done(false)
+					}
+				default: // a request, and its outcome at once
+					if err := th.AdmitAt(now); err == nil {
+						th.Done(op%4 == 1)
+						if op%4 == 1 {
+							overloads++
+						}
+					}
 				}
 			case 2: // a pause, up to 2.55 s
 				now = now.Add(time.Duration(op) * 10 * time.Millisecond)
@@ -51,6 +70,9 @@ func FuzzThrottler(f *testing.F) {
 			}
 			if s.Requests < 0 || s.Accepts < 0 || s.Accepts > s.Requests {
 				t.Fatalf("op %d: requests %d, accepts %d", i, s.Requests, s.Accepts)
+			}
+			if overloads == 0 && (s.Rejected != 0 || s.P != 0) {
+				t.Fatalf("op %d: %d rejected, p = %v, with no overload ever reported (%d in flight)", i, s.Rejected, s.P, inFlight)
 			}
 			if s.Rejected < last.Rejected || s.Uncounted < last.Uncounted || s.Uncounted > s.Rejected {
 				t.Fatalf("op %d: rejected %d then %d, uncounted %d then %d", i, last.Rejected, s.Rejected, last.Uncounted, s.Uncounted)

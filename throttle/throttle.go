@@ -57,8 +57,9 @@ type Config struct {
 	// throttler rejects any, so that a few overload signals at low volume
 	// do not throttle. Zero or negative means no floor.
 	MinRequests int64
-	// Clock, if not nil, replaces time.Now for Admit and Done; AdmitAt
-	// takes the time as an argument instead.
+	// Clock, if not nil, replaces time.Now for Admit and Snapshot (Done
+	// reads no clock); AdmitAt, DoneAt and SnapshotAt take the time as an
+	// argument instead.
 	Clock Clock
 	// Rand is the source of the draws that decide rejections; nil means
 	// math/rand/v2's global generator. A Throttler draws under its lock,
@@ -129,14 +130,25 @@ func (c Config) settings() settings {
 // for a cold start: a rejection made while the window holds no accept at
 // all is not counted (see the package documentation).
 //
-// Admit (or AdmitAt, the time given) asks for one request and Done
-// reports how it ended: the retry.Admitter that retry.WithAdmitter,
-// retryhttp.Transport and retrygrpc take. Accepts reported by Done are
-// counted in the bucket of the next request.
+// A request that is sent counts once its outcome is known: Done reports
+// it, as an accept or an overload. Requests still in flight count for
+// nothing, so that a dependency that has never signalled overload is never
+// throttled, however many requests are sent to it at once (counted when
+// admitted, a new Throttler's first concurrent requests would be requests
+// without accepts). A rejection counts when it is made.
+//
+// Admit (or AdmitAt, the time given) asks for one request and Done (or
+// DoneAt) reports how it ended: the retry.Admitter that
+// retry.WithAdmitter, retryhttp.Transport and retrygrpc take. Done reads
+// no clock: it counts the outcome at the last time the Throttler read,
+// its last decision (the outcome came after it), which a busy Throttler
+// reads at least every 64 admissions and an idle one at each (see
+// Admit); DoneAt counts it at the time given.
 //
 // The zero Throttler is ready to use, with the zero Config's rules. A
-// Throttler is safe for concurrent use; an admitted request costs one
-// short lock and one atomic add, no allocation.
+// Throttler is safe for concurrent use; an admitted request and its accept
+// cost two atomic adds, no lock and no allocation, while the dependency
+// accepts everything.
 type Throttler struct {
 	cfg   Config
 	s     settings
@@ -144,22 +156,32 @@ type Throttler struct {
 	clock Clock
 	rand  backoff.Rand
 
-	accepted atomic.Int64 // accepts reported by Done, not yet in a bucket
+	// accepted is how many accepts Done reported that are not yet in a
+	// bucket: they came after the last decision and go in its bucket.
+	accepted atomic.Int64
 	rejected atomic.Int64 // rejections since the Throttler was made
 	// uncounted is how many of them were not counted as requests: made
 	// while the window held no accept (cold start).
 	uncounted atomic.Int64
 	// credit is how many requests may still be admitted without the
-	// lock, the clock or a draw: as many as cannot make p positive even
-	// if none of them is accepted.
+	// lock, the clock or a draw: granted while p is 0, as many as the
+	// recent rate of requests brings in a quarter of a bucket, so that
+	// the accepts they bring are dated within about that (at most
+	// maxCredit). An overload takes it back.
 	credit credit
 
 	mu       sync.Mutex
 	b        []counts // the window, bucket e%len(b) for [e×width, (e+1)×width)
-	epoch    int64    // the newest bucket's number
+	epoch    int64    // the newest bucket's number: the last time read
 	started  bool
 	requests int64 // sums over b
 	accepts  int64
+	// lastAdmit is when the last admission under the lock was decided,
+	// and spent the credit spent since by requests admitted without the
+	// lock (taken back by an overload): the rate that sizes the credit.
+	lastAdmit time.Duration
+	spent     int64
+	admitted  bool // lastAdmit is set
 }
 
 type counts struct{ requests, accepts int64 }
@@ -209,6 +231,10 @@ func (t *Throttler) now() time.Duration {
 // may be sent, then reported with Done, or a *RejectedError (matching
 // ErrRejected) if it is rejected locally. ctx is not read: the decision
 // never waits.
+//
+// While p is 0, Admit may admit without reading the clock: up to as many
+// requests as came in the last quarter of a bucket (at most 64) after a
+// decision that read it, until an overload is reported.
 func (t *Throttler) Admit(ctx context.Context) error {
 	if t.credit.spend() {
 		return nil
@@ -241,49 +267,110 @@ func (t *Throttler) AdmitFloor(now time.Time, floor float64) error {
 
 func (t *Throttler) admit(now time.Duration, floor float64) error {
 	t.mu.Lock()
+	spent := t.spent + t.credit.settle()
+	t.spent = 0
 	t.roll(now)
 	p := max(t.p(), floor)
-	cur := &t.b[slot(t.epoch, len(t.b))]
-	cur.requests++
-	t.requests++
 	if p > 0 && t.rand.Float64() < p {
-		req, acc := t.requests-1, t.accepts
-		if acc == 0 {
+		req, acc := t.requests, t.accepts
+		if acc != 0 {
+			t.b[slot(t.epoch, len(t.b))].requests++
+			t.requests++
+		} else {
 			// Cold start: with no accept in the window, p is near 1 on
 			// the overloads sent alone, and a rejection counted now would
 			// only outweigh the accepts to come once the dependency
 			// recovers (see the package documentation).
-			cur.requests--
-			t.requests--
 			t.uncounted.Add(1)
 		}
 		t.mu.Unlock()
 		t.rejected.Add(1)
 		return &RejectedError{P: p, Requests: req, Accepts: acc}
 	}
-	// Requests that leave p at 0 even if the dependency refuses every one
-	// of them: requests + c − K·accepts ≤ 0, or fewer than MinRequests.
-	c := math.Floor(t.s.k*float64(t.accepts)) - float64(t.requests)
-	c = max(c, float64(t.s.min-t.requests-1))
-	if floor > 0 {
-		c = 0 // the next request must see the floor too
+	// The request counts once its outcome is known. While p is 0 only an
+	// overload or time can make it positive: an overload takes the
+	// credit back, and the credit lasts about a quarter of a bucket at
+	// the rate requests came since the last decision.
+	var c float64
+	if p == 0 && floor <= 0 {
+		c = maxCredit
+		if d := now - t.lastAdmit; t.admitted && d > 0 {
+			c = float64(spent+1) * float64(t.s.width/4) / float64(d)
+		} else if !t.admitted {
+			c = 0
+		}
 	}
+	t.lastAdmit, t.admitted = now, true
 	t.credit.grant(c)
 	t.mu.Unlock()
 	return nil
 }
 
 // Done reports how an admitted request ended: overloaded for an overload
-// signal (see retry.IsOverload), otherwise it counts as accepted.
+// signal (see retry.IsOverload), otherwise it counts as accepted. It reads
+// no clock: the outcome counts at the Throttler's last decision, which it
+// followed. An accept costs one atomic add; an overload takes the lock,
+// and the next request is decided under it.
 func (t *Throttler) Done(overloaded bool) {
 	if !overloaded {
 		t.accepted.Add(1)
+		return
 	}
+	t.init()
+	t.mu.Lock()
+	t.overload()
+	t.b[slot(t.epoch, len(t.b))].requests++
+	t.requests++
+	t.mu.Unlock()
 }
 
-// roll forgets the buckets that left the window by now and moves the
-// accepts reported since into the newest bucket. t.mu is held.
+// DoneAt is Done with the time the outcome came: counted then, if that is
+// still in the window, rather than at the last decision.
+func (t *Throttler) DoneAt(now time.Time, overloaded bool) {
+	t.init()
+	t.mu.Lock()
+	t.roll(now.Sub(epoch0))
+	if overloaded {
+		t.overload()
+	}
+	e := floorDiv(int64(now.Sub(epoch0)), int64(t.s.width))
+	if e <= t.epoch-int64(len(t.b)) {
+		t.mu.Unlock()
+		return // older than the window
+	}
+	b := &t.b[slot(min(e, t.epoch), len(t.b))]
+	b.requests++
+	t.requests++
+	if !overloaded {
+		b.accepts++
+		t.accepts++
+	}
+	t.mu.Unlock()
+}
+
+// overload takes the credit back, so that the next request is decided
+// with the overload counted. t.mu is held.
+func (t *Throttler) overload() {
+	t.spent += t.credit.settle()
+	t.credit.grant(0)
+}
+
+// roll moves the accepts that Done reported since the last decision into
+// its bucket, where they belong, then forgets the buckets that left the
+// window by now. t.mu is held.
 func (t *Throttler) roll(now time.Duration) {
+	if a := t.accepted.Swap(0); a != 0 {
+		// A Throttler that never decided (Done before any Admit) dates
+		// them at now.
+		if !t.started {
+			t.started, t.epoch = true, floorDiv(int64(now), int64(t.s.width))
+		}
+		b := &t.b[slot(t.epoch, len(t.b))]
+		b.requests += a
+		b.accepts += a
+		t.requests += a
+		t.accepts += a
+	}
 	e := floorDiv(int64(now), int64(t.s.width))
 	n := int64(len(t.b))
 	switch {
@@ -303,28 +390,19 @@ func (t *Throttler) roll(now time.Duration) {
 		}
 		t.epoch = e
 	}
-	// The requests admitted on credit since the last decision, and the
-	// accepts reported since, count in the newest bucket (as does
-	// everything when the clock went back). A request that found no
-	// credit left took it below zero and came here.
-	if used := t.credit.settle(); used > 0 {
-		t.b[slot(t.epoch, len(t.b))].requests += used
-		t.requests += used
-	}
-	if a := t.accepted.Load(); a != 0 {
-		t.accepted.Add(-a)
-		t.b[slot(t.epoch, len(t.b))].accepts += a
-		t.accepts += a
-	}
+	// A clock that went back counts in the newest bucket.
 }
 
 // p is the probability of rejection of the next request. t.mu is held.
-func (t *Throttler) p() float64 {
-	if t.requests < t.s.min {
+func (t *Throttler) p() float64 { return t.s.p(t.requests, t.accepts) }
+
+// p is the probability of rejection over requests and accepts.
+func (s settings) p(requests, accepts int64) float64 {
+	if requests < s.min {
 		return 0
 	}
-	p := (float64(t.requests) - t.s.k*float64(t.accepts)) / float64(t.requests+1)
-	return min(max(p, 0), t.s.maxP)
+	p := (float64(requests) - s.k*float64(accepts)) / float64(requests+1)
+	return min(max(p, 0), s.maxP)
 }
 
 // slot is the index of bucket number e in a ring of n: e may be negative
@@ -351,7 +429,9 @@ type Stats struct {
 	// P is the probability with which the next request is rejected.
 	P float64
 	// Requests and Accepts are the counts in the window: every request
-	// asked for, and those the dependency accepted.
+	// asked for whose outcome is known (an accept, an overload or a
+	// rejection), and those the dependency accepted. Requests in flight
+	// are in neither.
 	Requests, Accepts int64
 	// Rejected is how many requests the Throttler rejected since it was
 	// made, a counter that only grows.
@@ -359,8 +439,8 @@ type Stats struct {
 	// Uncounted is how many of Rejected were not counted in Requests,
 	// having been made while the window held no accept at all (see the
 	// package documentation: cold start), a counter that only grows.
-	// Requests + Uncounted is every request asked for while the window
-	// holds them all.
+	// Requests + Uncounted is every request asked for and answered while
+	// the window holds them all.
 	Uncounted int64
 }
 
@@ -380,12 +460,30 @@ func (t *Throttler) SnapshotAt(now time.Time) Stats {
 	return t.snapshot(now.Sub(epoch0))
 }
 
+// snapshot reads the counts as the window holds them at now, without
+// moving them: the accepts reported since the last decision are in its
+// bucket, and the buckets that left the window by now are left out, but
+// nothing changes until the next decision or outcome.
 func (t *Throttler) snapshot(now time.Duration) Stats {
 	t.mu.Lock()
-	t.roll(now)
-	s := Stats{P: t.p(), Requests: t.requests, Accepts: t.accepts}
+	req, acc := t.requests, t.accepts
+	pending := t.accepted.Load()
+	e := floorDiv(int64(now), int64(t.s.width))
+	switch n := int64(len(t.b)); {
+	case !t.started || e-t.epoch >= n:
+		req, acc = 0, 0
+		if !t.started {
+			req, acc = pending, pending
+		}
+	default:
+		req, acc = req+pending, acc+pending
+		for j := t.epoch + 1; j <= e; j++ {
+			b := t.b[slot(j, len(t.b))]
+			req -= b.requests
+			acc -= b.accepts
+		}
+	}
 	t.mu.Unlock()
-	s.Rejected = t.rejected.Load()
-	s.Uncounted = t.uncounted.Load()
-	return s
+	return Stats{P: t.s.p(req, acc), Requests: req, Accepts: acc,
+		Rejected: t.rejected.Load(), Uncounted: t.uncounted.Load()}
 }

@@ -78,7 +78,8 @@ func TestHealthyNeverRejects(t *testing.T) {
 		}
 		th.Done(false)
 	}
-	// Admissions on credit (without the lock) are all counted.
+	// Admissions on credit (without the lock) are all counted once
+	// answered.
 	if s := th.SnapshotAt(now.Add(10 * time.Second)); s.P != 0 || s.Rejected != 0 || s.Requests != 10000 || s.Accepts != 10000 {
 		t.Errorf("Snapshot = %+v, want 10000 requests accepted, P 0 and no rejection", s)
 	}
@@ -242,8 +243,11 @@ func TestAdmitFloor(t *testing.T) {
 		if got := err != nil; got != tc.rejected {
 			t.Errorf("AdmitFloor(floor %v) with a draw of %v = %v, want rejected %v", tc.floor, tc.draw, err, tc.rejected)
 		}
+		if err == nil {
+			th.Done(false)
+		}
 		if s := th.SnapshotAt(now); s.Requests != 11 {
-			t.Errorf("Requests = %d, want 11: the floored request counts", s.Requests)
+			t.Errorf("Requests = %d, want 11: the floored request counts, rejected or answered", s.Requests)
 		}
 	}
 }

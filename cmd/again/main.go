@@ -1,7 +1,9 @@
-// Command again is the command-line face of the again toolkit: a backoff
-// calculator (calc), a runner that retries any command (run), a curl that
-// retries safely (fetch), a waiter for databases, brokers and services
-// at start-up (wait), the calculator page (web) and a simulator of request
+// Command again is the command-line face of the again toolkit.
+//
+// It holds a backoff calculator (calc), a runner that retries any command
+// (run), a curl that retries safely (fetch), a waiter for databases,
+// brokers and services at start-up (wait), a reverse proxy that injects
+// faults (proxy), the calculator page (web) and a simulator of request
 // storms (sim). See `again --help`.
 //
 // Where things are (dependencies point down only):

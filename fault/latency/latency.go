@@ -1,7 +1,8 @@
-// Package latency holds the long-tailed latency distributions that
-// package fault draws its delays from and `again sim hedge` simulates, so
-// that a simulation and a live test mean the same thing by the same
-// word. It imports nothing of net/http: the simulator, compiled to
+// Package latency holds long-tailed latency distributions.
+//
+// Package fault draws its delays from them and `again sim hedge` simulates
+// them, so that a simulation and a live test mean the same thing by the
+// same word. It imports nothing of net/http: the simulator, compiled to
 // WebAssembly for the calculator's page, uses it.
 //
 // # Quick start

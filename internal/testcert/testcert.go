@@ -1,8 +1,11 @@
 // Package testcert writes the certificates of a TLS server started by a
-// test: an authority made at test time and a certificate it signed for
-// 127.0.0.1. It serves the test servers of two modules (fleet/fleettest's
-// redis-server, the command's readytest databases and brokers), and is
-// internal to this repository: nothing here is for a production server.
+// test.
+//
+// They are an authority made at test time and a certificate it signed for
+// 127.0.0.1. The package serves the test servers of two modules
+// (fleet/fleettest's redis-server, the command's readytest databases and
+// brokers), and is internal to this repository: nothing here is for a
+// production server.
 package testcert
 
 import (

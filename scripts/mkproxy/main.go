@@ -1,5 +1,6 @@
-// Command mkproxy builds a file-based Go module proxy from a source tree,
-// so that the release check (scripts/release-check) can install and import
+// Command mkproxy builds a file-based Go module proxy from a source tree.
+//
+// The release check (scripts/release-check) uses it to install and import
 // the repository's modules as a user would, before any tag exists.
 //
 //	mkproxy -version v0.1.0 -out DIR SRC MODDIR...

@@ -1,8 +1,9 @@
-// Package sched holds the arithmetic of a resolved retry schedule, shared by
-// package backoff (the schedule) and package backoff/plan (its statistics):
-// the zero rule of backoff.Policy, the nominal delays and the cap. It is
-// internal so that the public packages stay small; see backoff.Policy for
-// the meaning of every field.
+// Package sched holds the arithmetic of a resolved retry schedule.
+//
+// It is shared by package backoff (the schedule) and package backoff/plan
+// (its statistics): the zero rule of backoff.Policy, the nominal delays and
+// the cap. It is internal so that the public packages stay small; see
+// backoff.Policy for the meaning of every field.
 package sched
 
 import (

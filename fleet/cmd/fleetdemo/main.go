@@ -1,6 +1,7 @@
-// Command fleetdemo shows a retry budget shared by processes: it makes
-// calls to an operation that always fails, retried by retry.Run with a
-// budget, and prints how many retries the budget allowed.
+// Command fleetdemo shows a retry budget shared by processes.
+//
+// It makes calls to an operation that always fails, retried by retry.Run
+// with a budget, and prints how many retries the budget allowed.
 //
 // Run two at once with the same -budget URL and their retries add up to
 // what one budget allows (4 with the default 10 tokens); run them with

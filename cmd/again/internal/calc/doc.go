@@ -1,7 +1,9 @@
 // Package calc is the backoff calculator shared by `again calc` and the web
-// page (compiled to WebAssembly): it turns the user's text into a validated
-// policy and renders the report, so both accept the same input with the
-// same messages and export byte-identical JSON and CSV.
+// page.
+//
+// Compiled to WebAssembly for the page, it turns the user's text into a
+// validated policy and renders the report, so both accept the same input
+// with the same messages and export byte-identical JSON and CSV.
 //
 // Quick start:
 //

@@ -1,8 +1,10 @@
 // Package cmdutil is what the commands of again share, and nothing that
-// knows any of them: the Env a command reads and writes through, exit and
-// usage errors and Execute, which turns them into the exit status and one
-// line; the policy, budget and breaker-store flags; signals; the lines
-// again prints; atomic files; and the OpenTelemetry set-up.
+// knows any of them.
+//
+// It holds the Env a command reads and writes through, exit and usage
+// errors and Execute, which turns them into the exit status and one line;
+// the policy, budget and breaker-store flags; signals; the lines again
+// prints; atomic files; and the OpenTelemetry set-up.
 //
 // A command is a package under internal/cmd with a constructor
 //

@@ -1,8 +1,9 @@
-// Package otelenv turns the OpenTelemetry environment variables (OTEL_*)
-// into the SDK set-up of the again command: which signals are exported,
-// where, with which headers, and how trace context is propagated, as the
-// OpenTelemetry configuration spec (sdk-environment-variables.md,
-// common.md) says a program must read them.
+// Package otelenv turns the OTEL_* environment variables into the again
+// command's SDK set-up.
+//
+// It decides which signals are exported, where, with which headers, and how
+// trace context is propagated, as the OpenTelemetry configuration spec
+// (sdk-environment-variables.md, common.md) says a program must read them.
 //
 // The environment belongs to the whole process tree: the variables that
 // `again run` sees were often set for the program it runs. So nothing

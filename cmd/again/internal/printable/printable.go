@@ -1,7 +1,9 @@
-// Package printable makes text from outside safe to print on a terminal:
-// a server's reason phrase and headers, an error's text, a collector's
-// answer, a value the user gave. It is its own package so that the models
-// (otelenv) and the commands' shared package (cmdutil) escape alike.
+// Package printable makes text from outside safe to print on a terminal.
+//
+// Such text is a server's reason phrase and headers, an error's text, a
+// collector's answer, a value the user gave. It is its own package so that
+// the models (otelenv) and the commands' shared package (cmdutil) escape
+// alike.
 package printable
 
 import (

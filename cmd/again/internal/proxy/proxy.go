@@ -1,6 +1,8 @@
-// Package proxy is the model of `again proxy`: a reverse proxy
-// (net/http/httputil) that applies package fault's faults to real traffic
-// on its way to one upstream, counts what it did, and prints it.
+// Package proxy is the model of `again proxy`: a reverse proxy that injects
+// faults.
+//
+// Built on net/http/httputil, it applies package fault's faults to real
+// traffic on its way to one upstream, counts what it did, and prints it.
 package proxy
 
 import (
@@ -94,6 +96,11 @@ func New(cfg Config) (*Proxy, error) {
 	if tr == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.Proxy = nil
+		// What the client asked, the upstream answers: without this,
+		// a request without Accept-Encoding would go out asking for
+		// gzip and come back decompressed, another body than the
+		// upstream's, of unknown length.
+		t.DisableCompression = true
 		tr = t
 	}
 	to := cfg.To
@@ -107,13 +114,24 @@ func New(cfg Config) (*Proxy, error) {
 			if r.Context().Err() == nil {
 				p.upstreamErrors.Add(1)
 			}
+			delete(w.Header(), "Date") // the proxy's own answer: dated
 			http.Error(w, "again proxy: upstream: "+err.Error(), http.StatusBadGateway)
 		},
 		ErrorLog:   discardLog,
 		BufferPool: &bufferPool{},
 	}
-	p.handler = &fault.Handler{Injector: p.in, Next: p.rp}
+	p.handler = &fault.Handler{Injector: p.in, Next: http.HandlerFunc(p.forward)}
 	return p, nil
+}
+
+// forward sends r upstream and passes its answer back as it came, headers
+// and bytes. The server would add a Date and a sniffed Content-Type to an
+// answer without them: nil values suppress both, and the upstream's own,
+// if it sent them, are added to the nil by ReverseProxy's copy.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h["Date"], h["Content-Type"] = nil, nil
+	p.rp.ServeHTTP(w, r)
 }
 
 // bufferPool reuses ReverseProxy's 32 KiB copy buffers, which it would
@@ -134,12 +152,17 @@ func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 func (p *Proxy) Injector() *fault.Injector { return p.in }
 
 // ServeHTTP forwards r upstream through the faults. It refuses Upgrade
-// requests (501): a tunnel would carry bytes no fault can touch.
+// and CONNECT requests (501): a tunnel would carry bytes no fault can
+// touch, and CONNECT names a host other than To.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
-	if r.Header.Get("Upgrade") != "" {
+	if r.Header.Get("Upgrade") != "" || r.Method == http.MethodConnect {
 		p.refused.Add(1)
-		http.Error(w, "again proxy: Upgrade is not supported", http.StatusNotImplemented)
+		what := "Upgrade"
+		if r.Method == http.MethodConnect {
+			what = "CONNECT"
+		}
+		http.Error(w, "again proxy: "+what+" is not supported", http.StatusNotImplemented)
 		return
 	}
 	var h http.Handler = p.handler
@@ -183,7 +206,7 @@ func (p *Proxy) control(r *http.Request) http.Handler {
 		}
 	}
 	if v := r.Header.Get(HeaderAbort); v != "" {
-		if st, err := strconv.Atoi(v); err == nil && st >= 200 && st <= 599 && pick(HeaderAbortPercentage) {
+		if st, err := strconv.Atoi(v); err == nil && fault.ValidStatus(st) && pick(HeaderAbortPercentage) {
 			faults = append(faults, fault.Fault{Status: st})
 		}
 	}
@@ -196,9 +219,12 @@ func (p *Proxy) control(r *http.Request) http.Handler {
 		return nil
 	}
 	// Each fault its own layer, outermost first: a delay, then an abort.
+	// Each request's injectors see one request, their first: a seed of
+	// its own draws the bytes a mid-body reset lets through.
+	seed := rand.New(rand.NewPCG(p.cfg.Seed, uint64(p.headerSeq.Add(1)))).Uint64()
 	var h http.Handler = p.handler
 	for i := len(faults) - 1; i >= 0; i-- {
-		h = &fault.Handler{Injector: &fault.Injector{Faults: faults[i : i+1]}, Next: h}
+		h = &fault.Handler{Injector: &fault.Injector{Faults: faults[i : i+1], Seed: seed}, Next: h}
 	}
 	return h
 }
@@ -213,7 +239,8 @@ type Stats struct {
 	Faults       map[string]int64 `json:"faults"`
 	HeaderFaults int64            `json:"header_faults"`
 	// UpstreamErrors counts the requests the upstream did not answer (a
-	// 502 to the client); Refused the Upgrade requests refused.
+	// 502 to the client); Refused the Upgrade and CONNECT requests
+	// refused.
 	UpstreamErrors int64 `json:"upstream_errors"`
 	Refused        int64 `json:"refused"`
 }
@@ -262,21 +289,28 @@ func (s Stats) Table() string {
 	}
 	row("faults by header", s.HeaderFaults)
 	row("upstream errors", s.UpstreamErrors)
-	row("upgrades refused", s.Refused)
+	row("tunnels refused", s.Refused)
 	return b.String()
 }
+
+// ListenSyntax is what --listen accepts.
+const ListenSyntax = "HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080"
 
 // ListenAddr returns the address to listen on for addr: a host-less
 // address (":8080", "8080") is loopback, 127.0.0.1; any other host is as
 // given, so that listening beyond loopback takes an explicit host such as
-// 0.0.0.0.
+// 0.0.0.0. The port is a number (0: any free port).
 func ListenAddr(addr string) (string, error) {
+	given := addr
 	if !strings.Contains(addr, ":") {
 		addr = ":" + addr
 	}
 	host, port, err := net.SplitHostPort(addr)
-	if err != nil || port == "" {
-		return "", &SpecError{"--listen", addr, "HOST:PORT or PORT, such as 127.0.0.1:8080"}
+	if err == nil {
+		_, err = strconv.ParseUint(port, 10, 16)
+	}
+	if err != nil {
+		return "", &SpecError{"--listen", given, ListenSyntax}
 	}
 	if host == "" {
 		host = "127.0.0.1"

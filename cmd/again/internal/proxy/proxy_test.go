@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -121,6 +122,9 @@ func TestFlags(t *testing.T) {
 		{Latency: []string{"uniform:5ms"}}, {Reset: []string{"middle"}}, {Reset: []string{"mid-body:0"}},
 		{Outage: []string{"20s"}}, {Outage: []string{"x@1s"}}, {Rate: []string{"100"}}, {Rate: []string{"0/s"}},
 		{Match: []string{"query=x"}}, {RetryAfter: "soon"}, {Cut: []string{"1.5"}},
+		// Statuses HTTP does not allow as an answer: an interim 1xx
+		// (a client reads on after a 100, hangs after a 101), 600 on.
+		{Fail: []string{"0.2:100"}}, {Fail: []string{"0.2:101"}}, {Fail: []string{"0.2:199"}}, {Fail: []string{"0.2:600"}},
 	} {
 		if _, err := fl.Faults(); !errors.Is(err, ErrSpec) {
 			t.Errorf("%+v: Faults() = %v, want an error matching ErrSpec", fl, err)
@@ -149,10 +153,41 @@ func TestScenario(t *testing.T) {
 	if f := faults[3]; f.Start != 10*time.Second || f.Duration != 20*time.Second {
 		t.Errorf("faults[3] = %+v", f)
 	}
-	for _, bad := range []string{`{"faults": [{"kind": "explode"}]}`, `{"faults": [{"kynd": "status"}]}`, `{"faults": [{"rate": 3}]}`, `{"faults": [{"delay": "soon"}]}`, `[`} {
+	for _, st := range []int{fault.MinStatus, fault.MaxStatus} {
+		if _, err := (&Flags{Fail: []string{fmt.Sprint("1:", st)}}).Faults(); err != nil {
+			t.Errorf("--fail 1:%d: %v, want it accepted", st, err)
+		}
+	}
+	for _, st := range []string{"100", "101", "600"} {
+		_, _, err := ParseScenario([]byte(`{"faults": [{"kind": "status", "status": ` + st + `}]}`))
+		var se *SpecError
+		if !errors.As(err, &se) || se.Flag != "faults[0].status" || se.Value != st || se.Want != fault.StatusAccepted {
+			t.Errorf("a scenario's status %s: %v, want a SpecError naming faults[0].status and %q", st, err, fault.StatusAccepted)
+		}
+	}
+	for _, bad := range []string{`{"max_active": -1}`, `{"faults": [{"kind": "explode"}]}`, `{"faults": [{"kynd": "status"}]}`, `{"faults": [{"rate": 3}]}`, `{"faults": [{"delay": "soon"}]}`, `[`} {
 		if _, _, err := ParseScenario([]byte(bad)); !errors.Is(err, ErrSpec) {
 			t.Errorf("ParseScenario(%s) = %v, want an error matching ErrSpec", bad, err)
 		}
+	}
+}
+
+// Validate names a fault.Fault's field; the error names it as a scenario
+// file spells it, so that the user finds it there.
+func TestScenarioField(t *testing.T) {
+	tags := map[string]bool{}
+	st := reflect.TypeFor[ScenarioFault]()
+	for i := range st.NumField() {
+		tags["faults[3]."+st.Field(i).Tag.Get("json")] = true
+	}
+	ft := reflect.TypeFor[fault.Fault]()
+	for i := range ft.NumField() {
+		if got := scenarioField("Faults[3]." + ft.Field(i).Name); !tags[got] {
+			t.Errorf("scenarioField(Faults[3].%s) = %q, not a field of a scenario file", ft.Field(i).Name, got)
+		}
+	}
+	if got := scenarioField("Faults[0].Dist.Sigma"); got != "faults[0].dist" {
+		t.Errorf("scenarioField(Faults[0].Dist.Sigma) = %q, want faults[0].dist", got)
 	}
 }
 
@@ -162,8 +197,10 @@ func TestListenAddr(t *testing.T) {
 			t.Errorf("ListenAddr(%q) = %q, %v, want %q", in, got, err, want)
 		}
 	}
-	if _, err := ListenAddr("host:"); !errors.Is(err, ErrSpec) {
-		t.Errorf("ListenAddr(\"host:\") = %v, want ErrSpec", err)
+	for _, bad := range []string{"host:", "127.0.0.1:99999", "65536", "127.0.0.1:-1", "127.0.0.1:http", "a:b:c"} {
+		if _, err := ListenAddr(bad); !errors.Is(err, ErrSpec) {
+			t.Errorf("ListenAddr(%q) = %v, want ErrSpec", bad, err)
+		}
 	}
 }
 
@@ -237,6 +274,12 @@ func TestHopByHopAndUpgrade(t *testing.T) {
 	if code, _, _, _ := do(t, c, req); code != 501 || u.calls.Load() != 1 || p.Stats().Refused != 1 {
 		t.Errorf("Upgrade: %d, upstream %d requests, %d refused; want 501, 1, 1", code, u.calls.Load(), p.Stats().Refused)
 	}
+	// CONNECT: a tunnel too, to a host of the client's choosing.
+	req, _ = http.NewRequest("CONNECT", srv.URL, nil)
+	req.Host = "elsewhere.test:443"
+	if code, _, _, _ := do(t, c, req); code != 501 || u.calls.Load() != 1 || p.Stats().Refused != 2 {
+		t.Errorf("CONNECT: %d, upstream %d requests, %d refused; want 501, 1, 2", code, u.calls.Load(), p.Stats().Refused)
+	}
 }
 
 func TestHeaderControl(t *testing.T) {
@@ -267,6 +310,14 @@ func TestHeaderControl(t *testing.T) {
 		if code := abort(c, srv.URL, "0"); code != 200 {
 			t.Errorf("abort 503 at 0 %%: got %d, want 200", code)
 		}
+		// The statuses the flags and files refuse, headers cannot ask.
+		for _, st := range []string{"100", "101", "199", "600"} {
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			req.Header.Set(HeaderAbort, st)
+			if code, _, _, _ := do(t, c, req); code != 200 {
+				t.Errorf("abort %s: got %d, want 200, no fault", st, code)
+			}
+		}
 		req, _ := http.NewRequest("GET", srv.URL, nil)
 		req.Header.Set(HeaderDelay, "50")
 		start := time.Now()
@@ -277,6 +328,20 @@ func TestHeaderControl(t *testing.T) {
 		req.Header.Set(HeaderReset, "before-headers")
 		if _, err := c.Do(req); err == nil {
 			t.Error("reset before headers: a response, want an error")
+		}
+	})
+	t.Run("mid-body reset of a chunked body", func(t *testing.T) {
+		chunked := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+			for range 10 {
+				io.WriteString(w, strings.Repeat("z", 10<<10))
+				http.NewResponseController(w).Flush()
+			}
+		})
+		_, srv, c := start(t, chunked, Config{HeaderControl: true})
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		req.Header.Set(HeaderReset, "mid-body")
+		if code, h, body, err := do(t, c, req); code != 200 || h.Get("Content-Length") != "" || len(body) < 1 || len(body) > fault.MaxDrawnBytes || err == nil {
+			t.Errorf("got %d, Content-Length %q, %d bytes, %v; want 200, none, 1 to %d bytes of 100 KiB, an error", code, h.Get("Content-Length"), len(body), err, fault.MaxDrawnBytes)
 		}
 	})
 }

@@ -23,9 +23,13 @@ type SpecError struct {
 	Want  string // what is accepted
 }
 
-// Error returns "proxy: FLAG VALUE: want WANT".
-func (e *SpecError) Error() string {
-	return fmt.Sprintf("proxy: %s %q: want %s", e.Flag, e.Value, e.Want)
+// Error returns "proxy: " and Message.
+func (e *SpecError) Error() string { return "proxy: " + e.Message() }
+
+// Message returns `FLAG "VALUE": want WANT`, the error without its
+// package's prefix, for a line that has its own.
+func (e *SpecError) Message() string {
+	return fmt.Sprintf("%s %q: want %s", e.Flag, e.Value, e.Want)
 }
 
 // Is reports whether target is ErrSpec.
@@ -33,7 +37,7 @@ func (e *SpecError) Is(target error) bool { return target == ErrSpec }
 
 // Flag syntax, one place for the parsers, the help and the errors.
 const (
-	FailSyntax       = "RATE[:STATUS], such as 0.2:503 (status 503 by default)"
+	FailSyntax       = "RATE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
 	LatencySyntax    = "DURATION or DIST, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
 	ResetSyntax      = "STAGE[:RATE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
 	OutageSyntax     = "DURATION@START, such as 20s@10s: 503s for 20 s from 10 s after the start"
@@ -111,7 +115,7 @@ func (fl *Flags) Faults() ([]fault.Fault, error) {
 		status := http.StatusServiceUnavailable
 		if err == nil && hasStatus {
 			status, err = strconv.Atoi(st)
-			if err == nil && (status < 100 || status > 999) {
+			if err == nil && !fault.ValidStatus(status) {
 				err = errors.New("status")
 			}
 		}
@@ -243,9 +247,12 @@ func ParseScenario(data []byte) (Scenario, []fault.Fault, error) {
 	if err := dec.Decode(&sc); err != nil {
 		return sc, nil, &SpecError{"scenario", err.Error(), "a JSON object of seed, max_active and faults"}
 	}
+	if sc.MaxActive < 0 {
+		return sc, nil, &SpecError{"max_active", strconv.Itoa(sc.MaxActive), "at least 0 (0 leaves --max-active's)"}
+	}
 	out := make([]fault.Fault, len(sc.Faults))
 	for i, s := range sc.Faults {
-		where := fmt.Sprintf("scenario faults[%d]", i)
+		where := fmt.Sprintf("faults[%d]", i)
 		f := fault.Fault{Rate: s.Rate, Skip: s.Skip, Times: s.Times, Status: s.Status, RetryAfterDate: s.RetryAfterDate, Bytes: s.Bytes, Limit: s.Limit,
 			Match: fault.Match{Method: s.Match.Method, Path: s.Match.Path, Host: s.Match.Host, Header: http.CanonicalHeaderKey(s.Match.Header), Value: s.Match.Value}}
 		var err error
@@ -284,7 +291,32 @@ func ParseScenario(data []byte) (Scenario, []fault.Fault, error) {
 		out[i] = f
 	}
 	if err := (&fault.Injector{Faults: out}).Validate(); err != nil {
-		return sc, nil, &SpecError{"scenario", err.Error(), "valid faults"}
+		var fe *fault.FieldError
+		if errors.As(err, &fe) {
+			return sc, nil, &SpecError{scenarioField(fe.Field), fe.Value, fe.Accepted}
+		}
+		return sc, nil, &SpecError{"faults", err.Error(), "valid faults"}
 	}
 	return sc, out, nil
+}
+
+// scenarioField returns the name in a scenario file of a fault.Fault's
+// field, as Validate names it: "Faults[2].RetryAfter" is
+// "faults[2].retry_after", and the fields of Dist, a string in the file,
+// are "dist".
+func scenarioField(field string) string {
+	if i := strings.Index(field, ".Dist."); i >= 0 {
+		field = field[:i] + ".Dist"
+	}
+	var b strings.Builder
+	for i, r := range field {
+		if 'A' <= r && r <= 'Z' {
+			if i > 0 && field[i-1] != '.' {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

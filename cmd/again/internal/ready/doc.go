@@ -1,5 +1,7 @@
 // Package ready waits until databases, brokers and services accept real
-// requests: the engine of `again wait`, without its command line.
+// requests.
+//
+// It is the engine of `again wait`, without its command line.
 //
 // # Quick start
 //

@@ -1,7 +1,10 @@
-// Package sim holds the models behind `again sim`: discrete-event
-// simulations of many clients retrying against a shared dependency, driven
-// by the library's own schedules ([backoff.Policy]), retry budgets and
-// circuit breakers, so that what they show is what that code does.
+// Package sim holds the models behind `again sim`: simulations of request
+// storms.
+//
+// They are discrete-event simulations of many clients retrying against a
+// shared dependency, driven by the library's own schedules
+// ([backoff.Policy]), retry budgets and circuit breakers, so that what they
+// show is what that code does.
 //
 // Every model is a pure function of its configuration and a seed: it runs on
 // a virtual clock (an event queue), reads no wall clock, starts no goroutine

@@ -1,6 +1,7 @@
-// Package web is the exponential backoff calculator page: static HTML, CSS
-// and JavaScript plus the calculator's Go code compiled to WebAssembly, all
-// embedded in the binary.
+// Package web is the exponential backoff calculator page.
+//
+// It is static HTML, CSS and JavaScript plus the calculator's Go code
+// compiled to WebAssembly, all embedded in the binary.
 //
 // Quick start:
 //

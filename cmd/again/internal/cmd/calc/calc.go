@@ -1,7 +1,9 @@
-// Package calc is `again calc`: the schedule a retry policy produces, its
-// total wait and percentiles, whether it fits a deadline, and the solver
-// that finds the largest value that does. The calculator itself is
-// internal/calc (imported as calcmodel), shared with the web page.
+// Package calc is `again calc`, the backoff calculator's command line.
+//
+// It shows the schedule a retry policy produces, its total wait and
+// percentiles, whether it fits a deadline, and the solver that finds the
+// largest value that does. The calculator itself is internal/calc (imported
+// as calcmodel), shared with the web page.
 package calc
 
 import (

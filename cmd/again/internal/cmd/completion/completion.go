@@ -1,5 +1,7 @@
-// Package completion is `again completion SHELL`: cobra's completion
-// command, with a missing or unknown shell made a usage error.
+// Package completion is `again completion SHELL`, cobra's completion
+// command.
+//
+// A missing or unknown shell is a usage error.
 package completion
 
 import (

@@ -1,7 +1,9 @@
 // Package fetch is `again fetch`: one HTTP request, like a small curl,
-// retried safely with backoff (retryhttp), with curl's flags
-// (fetch_curl.go), an atomic -o (fetch_output.go), --timeout over the
-// body (fetch_timeout.go) and hedging (fetch_hedge.go).
+// retried safely.
+//
+// It retries with backoff (retryhttp), with curl's flags (fetch_curl.go),
+// an atomic -o (fetch_output.go), --timeout over the body
+// (fetch_timeout.go) and hedging (fetch_hedge.go).
 package fetch
 
 import (

@@ -40,8 +40,10 @@ answered.
 
 --repeat N sends the request N times, one after the other, reads each
 response to its end and prints, instead of the bodies, a summary of the
-latencies on stdout: p50, p90, p99 and max, the hedges sent and won, and
-the failures. It exits 1 if any request failed.`
+latencies on stdout: p50, p90, p99 and max, the hedges launched and won,
+and the failures. A hedge launched as its request answers is called off,
+often before it reaches the server: the server got at most the hedges
+launched. It exits 1 if any request failed.`
 
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
@@ -162,17 +164,21 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 
 // hedgeReport counts a run's hedges and, with -v, tells of each on stderr.
 type hedgeReport struct {
-	mu        sync.Mutex
-	sent, won int
-	mark      int           // sent when the current request began
-	verbose   io.Writer     // nil without -v
-	hedger    *hedge.Hedger // the hedging reported on, or nil
+	mu sync.Mutex
+	// launched counts the hedges started, won those whose answer was
+	// their request's. A hedge started as its request's first copy
+	// answers is called off at once, often before it reaches the server:
+	// launched is the most hedges the server got, not how many it got.
+	launched, won int
+	mark          int           // launched when the current request began
+	verbose       io.Writer     // nil without -v
+	hedger        *hedge.Hedger // the hedging reported on, or nil
 }
 
 // begin marks the start of a request.
 func (r *hedgeReport) begin() {
 	r.mu.Lock()
-	r.mark = r.sent
+	r.mark = r.launched
 	r.mu.Unlock()
 }
 
@@ -189,7 +195,7 @@ func (r *hedgeReport) watch(h *hedge.Hedger) {
 			r.won++
 			return
 		}
-		r.sent++
+		r.launched++
 		if r.verbose != nil {
 			why := "no answer after " + cmdutil.RoundDelay(e.Delay).String()
 			if e.Err != nil {
@@ -207,7 +213,7 @@ func (r *hedgeReport) answered(e retryhttp.Event) {
 		return
 	}
 	r.mu.Lock()
-	hedged := r.sent > r.mark
+	hedged := r.launched > r.mark
 	r.mu.Unlock()
 	if !hedged {
 		return
@@ -299,7 +305,7 @@ func writeSummary(w io.Writer, n, failed int, latencies []time.Duration, rep *he
 	fmt.Fprintf(w, "latency   p50 %s  p90 %s  p99 %s  max %s\n", pct(0.5), pct(0.9), pct(0.99), pct(1))
 	rep.mu.Lock()
 	defer rep.mu.Unlock()
-	fmt.Fprintf(w, "hedges    %d sent (%.1f %% of requests), %d won", rep.sent, 100*float64(rep.sent)/float64(n), rep.won)
+	fmt.Fprintf(w, "hedges    %d launched (%.1f %% of requests), %d won", rep.launched, 100*float64(rep.launched)/float64(n), rep.won)
 	if denied, ok := deniedBy(rep.hedger); ok {
 		fmt.Fprintf(w, ", %d denied by the budget", denied)
 	}

@@ -113,7 +113,7 @@ func TestFetchHedgeBudget(t *testing.T) {
 		fmt.Fprint(w, "ok")
 	}))
 	defer srv.Close()
-	sent := regexp.MustCompile(`hedges    (\d+) sent \([^)]*\), \d+ won(, (\d+) denied by the budget)?\n$`)
+	sent := regexp.MustCompile(`hedges    (\d+) launched \([^)]*\), \d+ won(, (\d+) denied by the budget)?\n$`)
 	r := run(t, "fetch", "--repeat", "20", "--hedge-after", "1ms", "--max-hedges", "10", srv.URL)
 	m := sent.FindStringSubmatch(r.Stdout)
 	if r.Code != 0 || m == nil || m[3] == "" {
@@ -121,7 +121,7 @@ func TestFetchHedgeBudget(t *testing.T) {
 	}
 	// 4 of the burst, and 0.1 a success: at most 6 of 200 asked for.
 	if n, _ := strconv.Atoi(m[1]); n > 6 {
-		t.Errorf("%d hedges sent; want at most 6 under the default budget", n)
+		t.Errorf("%d hedges launched; want at most 6 under the default budget", n)
 	}
 	if d, _ := strconv.Atoi(m[3]); d == 0 {
 		t.Errorf("0 hedges denied; want the budget to have denied some")
@@ -168,12 +168,39 @@ func TestFetchRepeatSummary(t *testing.T) {
 	if r.Code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.Code, r.Stderr)
 	}
-	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 sent \(20\.0 % of requests\), 1 won, 0 denied by the budget\n$`)
+	want := regexp.MustCompile(`^requests  5 \(0 failed\)\nlatency   p50 \S+  p90 \S+  p99 \S+  max \S+\nhedges    1 launched \(20\.0 % of requests\), 1 won, 0 denied by the budget\n$`)
 	if !want.MatchString(r.Stdout) {
 		t.Errorf("summary:\n%s\nwant it to match %s", r.Stdout, want)
 	}
 	if n.Load() != 6 {
 		t.Errorf("server got %d requests; want 6 (5 and one hedge)", n.Load())
+	}
+}
+
+// TestFetchRepeatHedgesLaunched: the summary's hedges are those launched,
+// the most the server can have got: a hedge launched as its request
+// answers is called off, often before it reaches the server. With every
+// copy answering about when the next is due, a loopback server counting
+// requests got fewer than the hedges launched, where the summary once
+// called them sent (5 sent, 4 received).
+func TestFetchRepeatHedgesLaunched(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		select { // about the hedge delay: hedges race their requests' answers
+		case <-time.After(2 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+	}))
+	r := run(t, "fetch", "--repeat", "40", "--hedge-after", "2ms", "--hedge-budget", "off", srv.URL)
+	srv.Close() // waits for the handlers: every request is counted
+	m := regexp.MustCompile(`(?m)^hedges    (\d+) launched \(\d+\.\d % of requests\), (\d+) won$`).FindStringSubmatch(r.Stdout)
+	if r.Code != 0 || m == nil {
+		t.Fatalf("exit %d, stdout %q; want a summary of the hedges launched", r.Code, r.Stdout)
+	}
+	launched, _ := strconv.Atoi(m[1])
+	if extra := int(n.Load()) - 40; extra > launched || extra < 0 {
+		t.Errorf("the server got %d hedges, the summary says %d launched: it can have got at most those launched", extra, launched)
 	}
 }
 

@@ -1,7 +1,8 @@
-// Package proxy is `again proxy`: a reverse proxy in front of one
-// upstream that injects faults into the traffic it forwards. The proxy
-// itself is internal/proxy (imported as proxymodel); the faults are
-// package fault's.
+// Package proxy is `again proxy`: a reverse proxy that injects faults.
+//
+// It stands in front of one upstream and injects faults into the traffic it
+// forwards. The proxy itself is internal/proxy (imported as proxymodel);
+// the faults are package fault's.
 package proxy
 
 import (
@@ -12,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
@@ -59,10 +61,14 @@ Faults (each flag may be repeated; a request gets at most one fault, tried
 in this order: outage, rate, fail, reset, cut, stall, latency):
   --outage DURATION@START  503s for DURATION from START after the proxy starts
   --rate N/UNIT            429s with the IETF RateLimit fields beyond N per UNIT
-  --fail RATE[:STATUS]     answer STATUS [503] to that share of the requests
+  --fail RATE[:STATUS]     answer STATUS [503], from 200 to 599, to that
+                           share of the requests
   --reset STAGE[:RATE]     reset the connection before-headers, after-headers
-                           or mid-body
-  --cut RATE               a Content-Length longer than the body sent
+                           or mid-body: after half the body, or of a body of
+                           unknown length (chunked) after 1 to 4096 bytes
+                           drawn with the seed
+  --cut RATE               a Content-Length longer than the body sent (half
+                           of it, or as mid-body for an unknown length)
   --stall RATE             no answer until the client gives up
   --latency DELAY          a fixed delay (50ms) or one drawn from a
                            distribution, the words of again sim hedge:
@@ -84,9 +90,11 @@ the faults in progress [1000].
 The proxy listens on loopback unless --listen names another host
 (0.0.0.0:8080 for every interface); it never forwards to a host other than
 --to, does not follow redirects, removes hop-by-hop headers, refuses
-Upgrade, and streams bodies. On a terminal it prints a live summary line on
-stderr; when stopped (Ctrl-C) it prints a table of what it did, or JSON
-with --format json.`,
+Upgrade and CONNECT, and streams bodies. What it does not fault passes
+through as it came, headers and bytes: it asks the upstream for no
+compression the client did not ask for. On a terminal it prints a live
+summary line on stderr; when stopped (Ctrl-C) it prints a table of what it
+did, or JSON with --format json.`,
 		Example: `  # 20 % of requests fail with a 503 asking for a 2 s wait.
   again proxy --to http://127.0.0.1:9000 --fail 0.2:503 --retry-after 2s
 
@@ -151,7 +159,7 @@ func (opts *Options) config() (proxymodel.Config, error) {
 		}
 		sc, faults, err := proxymodel.ParseScenario(data)
 		if err != nil {
-			return cfg, cmdutil.Usagef("--scenario %s: %v", opts.Scenario, err)
+			return cfg, cmdutil.Usagef("--scenario %s: %s", opts.Scenario, specMessage(err))
 		}
 		cfg.Faults = faults
 		if !opts.SeedSet {
@@ -163,7 +171,7 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	faults, err := opts.Flags.Faults()
 	if err != nil {
-		return cfg, cmdutil.Usage(err.Error())
+		return cfg, cmdutil.Usage(specMessage(err))
 	}
 	cfg.Faults = append(cfg.Faults, faults...)
 	return cfg, nil
@@ -179,22 +187,14 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		var fe *fault.FieldError
 		if errors.As(err, &fe) || errors.Is(err, proxymodel.ErrSpec) {
-			return cmdutil.Usage(err.Error())
+			return cmdutil.Usage(specMessage(err))
 		}
 		return err
 	}
 	ln := opts.Listener
 	if ln == nil {
-		addr, err := proxymodel.ListenAddr(opts.Listen)
-		if err != nil {
-			return cmdutil.Usage(err.Error())
-		}
-		if ln, err = net.Listen("tcp", addr); err != nil {
-			var oe *net.OpError
-			if errors.As(err, &oe) && oe.Err != nil {
-				err = oe.Err
-			}
-			return fmt.Errorf("cannot listen on %s: %w", addr, err)
+		if ln, err = listen(opts.Listen); err != nil {
+			return err
 		}
 	}
 	env := opts.Env
@@ -224,6 +224,50 @@ func proxyRun(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		fmt.Fprint(env.Stdout, s.Table())
+	}
+	return err
+}
+
+// specMessage returns err's message for the command's line, which has its
+// own prefix: a *proxymodel.SpecError's without the package's.
+func specMessage(err error) string {
+	var se *proxymodel.SpecError
+	if errors.As(err, &se) {
+		return se.Message()
+	}
+	return err.Error()
+}
+
+// listen listens on --listen's address. An address this machine cannot
+// have (a host that does not resolve, or is not one of its own) is a
+// usage error; one it could have but not now (in use, a privileged port)
+// is a failure. Both name the flag.
+func listen(flag string) (net.Listener, error) {
+	addr, err := proxymodel.ListenAddr(flag)
+	if err != nil {
+		return nil, cmdutil.Usage(specMessage(err))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) || errors.Is(err, syscall.EADDRNOTAVAIL) {
+		why := cause(err).Error()
+		if dns != nil {
+			why = dns.Name + ": " + dns.Err // without the resolver's address
+		}
+		return nil, cmdutil.Usagef("--listen %q: cannot listen there (%s): want %s, a host of this machine", flag, why, proxymodel.ListenSyntax)
+	}
+	return nil, fmt.Errorf("--listen %s: cannot listen on %s: %w", flag, addr, cause(err))
+}
+
+// cause returns the reason of a net.Listen error, without the operation
+// and address it repeats.
+func cause(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
 	}
 	return err
 }

@@ -1,10 +1,13 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,22 +24,62 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
+	"github.com/again-go/again/fault"
 )
 
 var run = cmdtest.Runner(cmdtest.Commands(NewCmd))
 
 func TestUsageErrors(t *testing.T) {
+	status101 := filepath.Join(t.TempDir(), "101.json")
+	os.WriteFile(status101, []byte(`{"faults": [{"kind": "status", "status": 101}]}`), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"proxy"}, "again proxy: --to is required: the URL of the service to forward to"},
 		{[]string{"proxy", "--to", "ftp://x"}, `again proxy: --to "ftp://x": want an http or https URL with a host, such as http://127.0.0.1:9000`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "2"}, `again proxy: proxy: --fail "2": want RATE[:STATUS], such as 0.2:503 (status 503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "2"}, `again proxy: --fail "2": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:100"}, `again proxy: --fail "0.2:100": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:101"}, `again proxy: --fail "0.2:101": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:600"}, `again proxy: --fail "0.2:600": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--scenario", status101}, "again proxy: --scenario " + status101 + `: faults[0].status "101": want a status from 200 to 599`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "127.0.0.1:99999"}, `again proxy: --listen "127.0.0.1:99999": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "host:"}, `again proxy: --listen "host:": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		// TEST-NET-1 (RFC 5737): an address no machine of the test's has.
+		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": cannot listen there (bind: cannot assign requested address): want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080, a host of this machine`},
 		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be table or json, got "xml"`},
 		{[]string{"proxy", "--to", "http://x", "--scenario", "/nonexistent.json"}, "again proxy: --scenario: open /nonexistent.json: no such file or directory"},
 	} {
 		cmdtest.WantUsageError(t, run(t, tc.args...), tc.want)
+	}
+}
+
+// The help's figures are the fault package's.
+func TestHelpFigures(t *testing.T) {
+	long := NewCmd(&cmdutil.Env{}).Long
+	for _, want := range []string{
+		fmt.Sprintf("from %d to %d", fault.MinStatus, fault.MaxStatus),
+		fmt.Sprintf("after 1 to %d bytes", fault.MaxDrawnBytes),
+	} {
+		if !strings.Contains(long, want) {
+			t.Errorf("again proxy --help does not say %q", want)
+		}
+	}
+}
+
+// An address this machine has but cannot listen on now is a failure, not
+// a usage error (exit 1), and still names --listen.
+func TestListenInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	r := run(t, "proxy", "--to", "http://x", "--listen", addr)
+	want := "again proxy: --listen " + addr + ": cannot listen on " + addr + ": bind: address already in use\n"
+	if r.Code != cmdutil.ExitFailure || r.Stdout != "" || r.Stderr != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and %q", r.Code, r.Stdout, r.Stderr, want)
 	}
 }
 
@@ -190,5 +234,221 @@ func TestLiveLine(t *testing.T) {
 	}
 	if !strings.HasSuffix(errb.String(), "\r\033[K") || !strings.Contains(out.String(), "fault status") {
 		t.Errorf("stderr %q, stdout %q: want the live line cleared and the table", errb.String(), out.String())
+	}
+}
+
+// curlPath returns curl's path, or fails the test (skipped under -short).
+func curlPath(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs curl")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed (apt-get install -y curl; scripts/test installs it)")
+	}
+	return curl
+}
+
+// curlGot is what curl got of one request: the status line and the
+// headers as they came (-D), the body's bytes, and curl's exit status.
+type curlGot struct {
+	head []string // the header lines, without the status line, in order
+	body []byte
+	exit int
+}
+
+// curlGet fetches url with curl and the extra arguments, such as -H.
+func curlGet(t *testing.T, url string, args ...string) curlGot {
+	t.Helper()
+	dir := t.TempDir()
+	hf, bf := filepath.Join(dir, "head"), filepath.Join(dir, "body")
+	cmd := exec.Command(curlPath(t), append([]string{"-sS", "--noproxy", "*", "-D", hf, "-o", bf}, append(args, url)...)...)
+	got := curlGot{}
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		got.exit = ee.ExitCode()
+	}
+	head, _ := os.ReadFile(hf)
+	got.body, _ = os.ReadFile(bf)
+	lines := strings.Split(strings.TrimSpace(string(head)), "\r\n")
+	got.head = lines[1:]
+	return got
+}
+
+// rawUpstream is an HTTP/1.1 server written by hand, so that its answers
+// are exactly the bytes the test says: no Date, no Content-Type, unless
+// given. /gzip answers a body gzipped only to a request that accepts gzip
+// (a compressing server), with a Content-Length; /chunked answers 100 KB
+// without one. It records each request's Accept-Encoding.
+type rawUpstream struct {
+	ln       net.Listener
+	mu       sync.Mutex
+	accepted []string // Accept-Encoding of each request, "" for none
+	wg       sync.WaitGroup
+}
+
+const chunkedLen = 100 << 10
+
+var plainBody = strings.Repeat("the same bytes, whatever the proxy ", 200)
+
+func newRawUpstream(t *testing.T) *rawUpstream {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &rawUpstream{ln: ln}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	io.WriteString(zw, plainBody)
+	zw.Close()
+	u.wg.Go(func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			u.wg.Go(func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				ae := req.Header.Get("Accept-Encoding")
+				u.mu.Lock()
+				u.accepted = append(u.accepted, ae)
+				u.mu.Unlock()
+				w := bufio.NewWriter(conn)
+				defer w.Flush()
+				switch req.URL.Path {
+				case "/gzip":
+					if strings.Contains(ae, "gzip") {
+						fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nVary: Accept-Encoding\r\nX-Upstream: raw\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", gz.Len())
+						w.Write(gz.Bytes())
+						return
+					}
+					fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nVary: Accept-Encoding\r\nX-Upstream: raw\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(plainBody), plainBody)
+				case "/chunked":
+					io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+					chunk := strings.Repeat("c", 8<<10)
+					for range chunkedLen / len(chunk) {
+						fmt.Fprintf(w, "%x\r\n%s\r\n", len(chunk), chunk)
+					}
+					io.WriteString(w, "0\r\n\r\n")
+				default:
+					io.WriteString(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+				}
+			})
+		}
+	})
+	t.Cleanup(func() { ln.Close(); u.wg.Wait() })
+	return u
+}
+
+func (u *rawUpstream) URL() string { return "http://" + u.ln.Addr().String() }
+
+func (u *rawUpstream) requests() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.accepted...)
+}
+
+// What is not faulted passes through as it came: the same headers (but
+// Connection, which is the hop's) and the same bytes, whether the client
+// asks for gzip or not. The proxy once asked a compressing upstream for
+// gzip on a client's behalf and decompressed the answer: a chunked body
+// without its Content-Length and Content-Encoding.
+func TestCurlByteExact(t *testing.T) {
+	u := newRawUpstream(t)
+	url, _ := serve(t, &Options{To: u.URL()})
+	endToEnd := func(head []string) []string {
+		var out []string
+		for _, l := range head {
+			if !strings.HasPrefix(strings.ToLower(l), "connection:") {
+				out = append(out, strings.ToLower(l))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		ae   string // the Accept-Encoding the upstream should see
+	}{{"no Accept-Encoding", nil, ""}, {"gzip asked", []string{"-H", "Accept-Encoding: gzip"}, "gzip"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			direct := curlGet(t, u.URL()+"/gzip", tc.args...)
+			proxied := curlGet(t, url+"/gzip", tc.args...)
+			if direct.exit != 0 || proxied.exit != 0 {
+				t.Fatalf("curl exit statuses %d direct, %d through the proxy; want 0", direct.exit, proxied.exit)
+			}
+			if !bytes.Equal(direct.body, proxied.body) {
+				t.Errorf("through the proxy, %d bytes; directly, %d other bytes", len(proxied.body), len(direct.body))
+			}
+			if d, p := endToEnd(direct.head), endToEnd(proxied.head); !slices.Equal(d, p) {
+				t.Errorf("headers through the proxy\n%s\nwant those of the upstream\n%s", strings.Join(p, "\n"), strings.Join(d, "\n"))
+			}
+			if got := u.requests(); got[len(got)-1] != tc.ae {
+				t.Errorf("the upstream saw Accept-Encoding %q through the proxy, want %q, the client's", got[len(got)-1], tc.ae)
+			}
+		})
+	}
+}
+
+// --cut and --reset mid-body act on the upstream's own body: half of a
+// gzipped answer's Content-Length, and part of a chunked one (a draw with
+// the seed from 1 to 4096 bytes), never nothing.
+func TestCurlCutAndMidBodyReset(t *testing.T) {
+	u := newRawUpstream(t)
+	t.Run("cut, a compressing upstream", func(t *testing.T) {
+		url, _ := serve(t, &Options{To: u.URL(), Flags: proxymodel.Flags{Cut: []string{"1"}}})
+		for _, args := range [][]string{nil, {"-H", "Accept-Encoding: gzip"}} {
+			direct := curlGet(t, u.URL()+"/gzip", args...)
+			got := curlGet(t, url+"/gzip", args...)
+			n := len(direct.body)
+			// curl: 18, partial file (a body shorter than its length).
+			if got.exit != 18 || len(got.body) != n/2 || !bytes.Equal(got.body, direct.body[:n/2]) || !slices.Contains(got.head, fmt.Sprintf("Content-Length: %d", n)) {
+				t.Errorf("--cut 1 %v: curl exit %d, %d bytes, headers %q; want 18, the first %d of %d, Content-Length %d", args, got.exit, len(got.body), got.head, n/2, n, n)
+			}
+		}
+	})
+	t.Run("reset mid-body, chunked", func(t *testing.T) {
+		for _, seed := range []uint64{1, 2} {
+			sizes := map[int]bool{}
+			for range 2 {
+				url, stop := serve(t, &Options{To: u.URL(), Seed: seed, SeedSet: true, Flags: proxymodel.Flags{Reset: []string{"mid-body:1"}}})
+				got := curlGet(t, url+"/chunked")
+				stop()
+				if got.exit == 0 || len(got.body) < 1 || len(got.body) > 4096 {
+					t.Errorf("--reset mid-body:1 --seed %d on %d bytes chunked: curl exit %d, %d bytes; want an error after 1 to 4096 bytes", seed, chunkedLen, got.exit, len(got.body))
+				}
+				sizes[len(got.body)] = true
+			}
+			if len(sizes) != 1 {
+				t.Errorf("--seed %d twice: %v bytes, want the same", seed, sizes)
+			}
+		}
+	})
+}
+
+// CONNECT asks for a tunnel to a host of the client's choosing: refused
+// as Upgrade is, never forwarded to the upstream as "CONNECT /".
+func TestCurlConnectRefused(t *testing.T) {
+	u := newRawUpstream(t)
+	url, stop := serve(t, &Options{To: u.URL()})
+	cmd := exec.Command(curlPath(t), "-sS", "-o", "/dev/null", "-w", "%{http_connect}", "--proxytunnel", "-x", url, u.URL()+"/gzip")
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || string(out) != "501" {
+		t.Errorf("curl through a CONNECT tunnel: %q, %v; want 501 and an error", out, err)
+	}
+	if n := len(u.requests()); n != 0 {
+		t.Errorf("the upstream got %d requests, want none", n)
+	}
+	if report := stop(); !strings.Contains(report, "tunnels refused      1") {
+		t.Errorf("report:\n%s\nwant 1 tunnel refused", report)
 	}
 }

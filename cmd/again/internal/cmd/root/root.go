@@ -1,6 +1,8 @@
-// Package root is the again command line: the root command, its help
-// command and version, and one line per command registering the packages
-// under internal/cmd. The program's main is
+// Package root is the again command line: the root command, its help and
+// version.
+//
+// It has one line per command, registering the packages under internal/cmd.
+// The program's main is
 //
 //	os.Exit(root.Main())
 //

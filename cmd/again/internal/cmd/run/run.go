@@ -1,7 +1,8 @@
-// Package run is `again run`: it runs a command and, while it fails, runs
-// it again after a backoff delay, in a process group of its own, with
-// timeouts, signals passed on and the terminal handed over (child.go and
-// its system-specific halves).
+// Package run is `again run`: it runs a command again while it fails.
+//
+// It waits a backoff delay before each new run, and runs the command in a
+// process group of its own, with timeouts, signals passed on and the
+// terminal handed over (child.go and its system-specific halves).
 package run
 
 import (

@@ -142,7 +142,10 @@ type faultRow struct {
 	load  bool
 	// never: Redis is never usable, so each process may make one retry.
 	never bool
-	cause string // in every process's log, if not ""
+	// restarts: how many times the fault brings Redis back empty, each a
+	// full shared bucket again.
+	restarts int
+	cause    string // in every process's log, if not ""
 }
 
 // faultRows is the fault table: Redis healthy, on a loaded machine,
@@ -160,7 +163,7 @@ func faultRows() []faultRow {
 			}
 			s.Continue()
 		}},
-		{name: "restarted empty mid-storm", fault: func(s *fleettest.Server, _ *storm) {
+		{name: "restarted empty mid-storm", restarts: 1, fault: func(s *fleettest.Server, _ *storm) {
 			s.Kill()
 			s.Restart()
 		}},
@@ -195,6 +198,62 @@ func (row faultRow) bounds(n, fellBack int) (lo, hi int) {
 	return 0, 10
 }
 
+// oneBudget is the retries that one shared budget of 10 tokens allows a
+// storm of failures: a retry while more than half the tokens remain.
+const oneBudget = 4
+
+// splitRetries reads a process's log and returns the retries the shared
+// budget allowed it (those made while it decided on Redis) and the most
+// it made in one spell on its local budget (from a "Redis cannot be used"
+// line to the next "can be used again" line, or the end). The cautious
+// fallback allows at most one retry a spell, whenever and however often
+// Redis fails: a fleet's retries are the shared budget's plus at most one
+// for each process that fell back.
+func splitRetries(log string) (shared, local int) {
+	inLocal, spell := false, 0
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, "fleet: Redis cannot be used"):
+			inLocal, spell = true, 0
+		case strings.Contains(line, "fleet: Redis can be used again"):
+			inLocal = false
+		case strings.Contains(line, "; retrying in "):
+			if !inLocal {
+				shared++
+				continue
+			}
+			spell++
+			local = max(local, spell)
+		}
+	}
+	return shared, local
+}
+
+// TestSplitRetries: the reading of a process's log that the fault table's
+// per-process bound rests on.
+func TestSplitRetries(t *testing.T) {
+	const (
+		retry  = "again: attempt 1/4 failed (exit status 1); retrying in 1s\n"
+		stop   = "again: attempt 2/4 failed (exit status 1); not retrying: the --budget has too few tokens left\n"
+		lost   = "again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget storm)\n"
+		resume = "again: fleet: Redis can be used again; retry decisions use the shared budget (budget storm)\n"
+	)
+	for _, tt := range []struct {
+		name          string
+		log           string
+		shared, local int
+	}{
+		{"refused at once", stop, 0, 0},
+		{"shared, then one local", retry + lost + retry + stop, 1, 1},
+		{"two local in one spell", lost + retry + retry + stop, 0, 2},
+		{"one local in each of two spells", lost + retry + resume + retry + lost + retry + stop, 1, 1},
+	} {
+		if shared, local := splitRetries(tt.log); shared != tt.shared || local != tt.local {
+			t.Errorf("%s: splitRetries = %d shared, %d local; want %d, %d", tt.name, shared, local, tt.shared, tt.local)
+		}
+	}
+}
+
 // runRow runs one storm of n processes for row and returns the fleet's
 // retries and how many processes logged that they decided locally, after
 // checking each process's log names the cause.
@@ -217,6 +276,7 @@ func runRow(t testing.TB, row faultRow, n int, wait time.Duration) (retries, fel
 		row.fault(s, st)
 	}
 	got := st.wait()
+	shared := 0
 	for i, log := range st.stderrs {
 		if row.cause != "" && strings.Count(log, "fleet: Redis cannot be used ("+row.cause) != 1 {
 			t.Errorf("process %d's log does not say once that Redis cannot be used (%s):\n%s", i, row.cause, log)
@@ -224,6 +284,16 @@ func runRow(t testing.TB, row faultRow, n int, wait time.Duration) (retries, fel
 		if strings.Contains(log, "fleet: Redis cannot be used") {
 			fellBack++
 		}
+		sh, local := splitRetries(log)
+		shared += sh
+		if local > 1 {
+			t.Errorf("%s: process %d made %d retries on its local budget before Redis answered again, want at most 1 (the cautious fallback's one retry):\n%s", row.name, i, local, log)
+		}
+	}
+	// The shared bucket's answers are exact whatever the machine's load:
+	// one budget's retries per life of the Redis server, no more.
+	if lives := 1 + row.restarts; shared > oneBudget*lives {
+		t.Errorf("%s: the shared budget allowed %d retries, want at most %d (%d per empty Redis)", row.name, shared, oneBudget*lives, oneBudget)
 	}
 	// A healthy Redis that most processes could not use would make the
 	// row's bound meaningless: a few misses on a busy machine, no more.

@@ -1,8 +1,9 @@
 // Package sim is `again sim` and its models (occ, outage, fleet, storm,
-// hedge, throttle): each model's flags become its simmodel config and an Options,
-// which its run function (occRun, outageRun, ...) runs and writes as a
-// table, CSV, JSON or SVG. The simulator itself is internal/sim (imported
-// as simmodel).
+// hedge, throttle).
+//
+// Each model's flags become its simmodel config and an Options, which its
+// run function (occRun, outageRun, ...) runs and writes as a table, CSV,
+// JSON or SVG. The simulator itself is internal/sim (imported as simmodel).
 package sim
 
 import (

@@ -1,7 +1,10 @@
 // Package wait is `again wait`: it waits until databases, brokers and
-// services accept real requests, all at once, with jittered backoff and a
-// deadline, then optionally replaces itself with a command. The checks and
-// the loop are internal/ready; this package is their command line.
+// services are ready.
+//
+// It waits until they accept real requests, all at once, with jittered
+// backoff and a deadline, then optionally replaces itself with a command.
+// The checks and the loop are internal/ready; this package is their command
+// line.
 package wait
 
 import (

@@ -1,7 +1,8 @@
-// Package cmdtest helps the tests of again's commands: it runs a command
-// in-process under a root command named "again", as the program does, and
-// runs the test binary itself as the again program or as a child command
-// for `again run` in a process of its own.
+// Package cmdtest runs again's commands in-process for their tests.
+//
+// It runs a command under a root command named "again", as the program
+// does, and runs the test binary itself as the again program or as a child
+// command for `again run` in a process of its own.
 //
 // A command's tests run its command line, starting with the command's name,
 // with a Runner of its Commands:

@@ -1,6 +1,7 @@
-// Package otlptest is an OTLP/HTTP collector stand-in for tests: an
-// httptest server on loopback that decodes what it gets with the OTLP
-// protobuf definitions (the protocol's real end; no collector is
+// Package otlptest is an OTLP/HTTP collector stand-in for tests.
+//
+// It is an httptest server on loopback that decodes what it gets with the
+// OTLP protobuf definitions (the protocol's real end; no collector is
 // installed here), or answers as the test says: an error status with a
 // body, or nothing at all until the request is given up.
 //

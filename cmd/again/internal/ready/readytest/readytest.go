@@ -1,5 +1,7 @@
 // Package readytest starts the real servers that package ready's checks
-// talk to (PostgreSQL, MariaDB, RabbitMQ, NATS; Redis comes from
+// talk to.
+//
+// They are PostgreSQL, MariaDB, RabbitMQ and NATS (Redis comes from
 // fleet/fleettest, Kafka from kfake, gRPC and HTTP from the tests
 // themselves), each on a free loopback port in a temporary directory, with
 // a user "app" whose password is Password, so that a test can also log in

@@ -1,6 +1,8 @@
-// Package chart draws the simulator's line charts as self-contained SVG,
-// written by hand: no dependency, no script, no external font or style, so
-// that a chart reads the same in a browser, an image viewer and a README.
+// Package chart draws the simulator's line charts as self-contained SVG.
+//
+// It is written by hand: no dependency, no script, no external font or
+// style, so that a chart reads the same in a browser, an image viewer and a
+// README.
 //
 // A Figure is a title, a shared legend and a grid of Panels; each panel has
 // its own axes, with round tick values, axis titles, optional shaded x

@@ -1,14 +1,17 @@
 //go:build js && wasm
 
-// Command wasm is the calculator page's maths: package page (and through it
-// internal/calc and backoff) compiled to WebAssembly. The page runs it in a
-// Web Worker (static/worker.js), so that a long computation never blocks
-// typing. It installs globalThis.againCompute(inputs, lang),
-// globalThis.againSolve(inputs, param, lang), globalThis.againExport(inputs,
-// format), globalThis.againStorm(inputs, lang) (the storm view, computed by
-// internal/sim, the code of `again sim storm`) and globalThis.againDefaults(), which take and return JSON
-// strings (inputs is a JSON object keyed by flag name), then calls
-// globalThis.againReady and waits forever.
+// Command wasm is the calculator page's maths, compiled to WebAssembly.
+//
+// It is package page (and through it internal/calc and backoff) for the
+// browser. The page runs it in a Web Worker (static/worker.js), so that a
+// long computation never blocks typing. It installs
+// globalThis.againCompute(inputs, lang), globalThis.againSolve(inputs,
+// param, lang), globalThis.againExport(inputs, format),
+// globalThis.againStorm(inputs, lang) (the storm view, computed by
+// internal/sim, the code of `again sim storm`) and
+// globalThis.againDefaults(), which take and return JSON strings (inputs is
+// a JSON object keyed by flag name), then calls globalThis.againReady and
+// waits forever.
 //
 // Build it with `go generate ./cmd/again/internal/web`, never by hand.
 package main

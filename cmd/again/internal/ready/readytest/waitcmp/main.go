@@ -1,12 +1,13 @@
-// Command waitcmp measures `again wait` side by side with wait4x, as
-// BENCHMARKS.md reports it (issue 30): start to exit on a target already
-// ready, how soon each sees a server that starts accepting, the start-up
-// storm of many waiters against a PostgreSQL that is down, and the binary
-// sizes. It is a program, not a test, because it needs a wait4x binary
-// that this repository neither ships nor builds; it is in the cmd/again
-// module because it starts its PostgreSQL with readytest and draws its
-// chart with sim's chart package, both internal to this module. No
-// package imports it and the again binary does not contain it.
+// Command waitcmp measures `again wait` side by side with wait4x.
+//
+// BENCHMARKS.md reports what it measures (issue 30): start to exit on a
+// target already ready, how soon each sees a server that starts accepting,
+// the start-up storm of many waiters against a PostgreSQL that is down, and
+// the binary sizes. It is a program, not a test, because it needs a wait4x
+// binary that this repository neither ships nor builds; it is in the
+// cmd/again module because it starts its PostgreSQL with readytest and
+// draws its chart with sim's chart package, both internal to this module.
+// No package imports it and the again binary does not contain it.
 //
 // Run from the repository, with wait4x's binary path in AGAIN_WAIT4X:
 //

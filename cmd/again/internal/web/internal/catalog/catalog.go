@@ -1,6 +1,7 @@
-// Package catalog holds every string the calculator page shows, one
-// catalogue per language: en.go and ru.go. A key's prefix says who uses it
-// and so how its placeholders are written:
+// Package catalog holds every string the calculator page shows.
+//
+// It has one catalogue per language: en.go and ru.go. A key's prefix says
+// who uses it and so how its placeholders are written:
 //
 //   - html.*: the page's HTML (see web's index.tmpl), as HTML;
 //   - js.* and preset.*: the page's scripts (static/text.js, generated),

@@ -1,8 +1,10 @@
-// Package page computes everything the calculator page shows for one set
-// of inputs, in the page's language. It runs inside the browser as
-// WebAssembly (see web/wasm, in a Web Worker) and in ordinary tests, so the
-// page's numbers are the Go code's numbers and its words come from Go, not
-// from JavaScript rewriting English text: from the page's catalogue
+// Package page computes everything the calculator page shows for one set of
+// inputs.
+//
+// It speaks the page's language. It runs inside the browser as WebAssembly
+// (see web/wasm, in a Web Worker) and in ordinary tests, so the page's
+// numbers are the Go code's numbers and its words come from Go, not from
+// JavaScript rewriting English text: from the page's catalogue
 // (web/internal/catalog), the go.* strings, and internal/calc's own
 // messages, whose Russian forms the catalogue holds too.
 package page

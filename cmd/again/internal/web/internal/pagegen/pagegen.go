@@ -1,9 +1,11 @@
-// Package pagegen writes the page's generated files from the catalogue
-// (internal/catalog) and the calculator's presets (internal/calc):
-// static/index.html from index.tmpl, and static/text.js, the strings and
-// presets the page's scripts use. `go generate` in web runs it (see
-// internal/wasmbuild), and web's tests check that the committed files are
-// what it writes.
+// Package pagegen writes the page's generated files from the catalogue and
+// the presets.
+//
+// From the catalogue (internal/catalog) and the calculator's presets
+// (internal/calc) it writes static/index.html from index.tmpl, and
+// static/text.js, the strings and presets the page's scripts use. `go
+// generate` in web runs it (see internal/wasmbuild), and web's tests check
+// that the committed files are what it writes.
 //
 // Quick start:
 //

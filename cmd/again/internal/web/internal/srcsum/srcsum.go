@@ -1,7 +1,9 @@
-// Package srcsum fingerprints the Go source that web/wasm is built from, so
-// a test can tell when the committed again.wasm is older than the code.
-// A fingerprint of the sources, unlike a rebuild-and-compare of the binary,
-// does not depend on which Go release CI happens to run.
+// Package srcsum fingerprints the Go source that web/wasm is built from.
+//
+// A test compares the fingerprint with wasm.sum to tell when the committed
+// again.wasm is older than the code. A fingerprint of the sources, unlike a
+// rebuild-and-compare of the binary, does not depend on which Go release CI
+// happens to run.
 package srcsum
 
 import (

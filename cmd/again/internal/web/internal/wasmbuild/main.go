@@ -1,9 +1,11 @@
-// Command wasmbuild regenerates the page's generated files: it writes
-// static/index.html (from index.tmpl) and static/text.js from the
+// Command wasmbuild regenerates the page's generated files and its
+// WebAssembly.
+//
+// It writes static/index.html (from index.tmpl) and static/text.js from the
 // catalogue and the presets (see internal/pagegen), builds ./wasm into
 // static/again.wasm, copies Go's wasm_exec.js next to it and records the
-// fingerprint of the sources in wasm.sum. `go generate ./cmd/again/internal/web` runs it
-// in the web directory.
+// fingerprint of the sources in wasm.sum. `go generate
+// ./cmd/again/internal/web` runs it in the web directory.
 package main
 
 import (

@@ -38,6 +38,7 @@ const (
 	optMaxRejectedWait
 	optAdmitter
 	optRestartAfterHint
+	optClasses
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -55,6 +56,9 @@ type Event struct {
 	Delay time.Duration
 	// Err is the error the attempt returned.
 	Err error
+	// Class is the Name of the failure's class (see WithClasses), or ""
+	// when no class matched it and the call's policy set the wait.
+	Class string
 }
 
 // WithClassifier sets the classifier: an error for which retryable returns
@@ -174,6 +178,7 @@ type config struct {
 	rand          backoff.Rand
 	observer      Observer
 	restart       bool // a server's hint restarts the schedule
+	classes       []Class
 }
 
 func newConfig(opts []Option) config {
@@ -191,6 +196,8 @@ func newConfig(opts []Option) config {
 			c.maxRejected = o.d
 		case optRestartAfterHint:
 			c.restart = true
+		case optClasses:
+			c.classes, _ = o.v.([]Class)
 		case optBudget:
 			c.budget, _ = o.v.(Budget)
 		case optOnRetry:

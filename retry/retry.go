@@ -35,6 +35,10 @@ import (
 //     WithMaxRejectedWait (ErrRejected);
 //   - the Budget given with WithBudget allows no more retries (ErrBudget).
 //
+// With WithClasses, a failure of a class waits on the class's schedule
+// (hints floored at its first delay), counts against its cap as well as
+// p's, and costs the Budget the class's Cost; see Class.
+//
 // An error whose chain holds an error with a method Rejected() bool that
 // returns true (a circuit breaker or a limiter refused the attempt, so the
 // dependency was never called) counts as an attempt and is retried like
@@ -84,7 +88,7 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 		v, err = attempt(ctx, adm, op)
 	}
 	if err != nil {
-		if err := p.Validate(); err != nil {
+		if err := validate(p, opts); err != nil {
 			return zero, err
 		}
 		return retryFailed(ctx, p, op, opts, adm, err)
@@ -156,6 +160,10 @@ type Loop struct {
 	last     error           // the latest attempt's error
 	timer    *time.Timer     // created at the first non-zero wait, then reused
 	ctx      context.Context // the call's, for the Observer (which needs it in Succeeded)
+	class    int             // the latest failure's class, an index of cfg.classes, or -1
+
+	classFails [maxClasses]int           // failures of each class so far
+	classPrev  [maxClasses]time.Duration // each class's previous wait, for decorrelated jitter
 }
 
 // NewLoop begins a call with the policy p and the options opts. It returns
@@ -164,7 +172,7 @@ type Loop struct {
 // no deadline, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
-	if err := p.Validate(); err != nil {
+	if err := validate(p, opts); err != nil {
 		return Loop{}, err
 	}
 	b, ob, _ := scan(opts)
@@ -174,6 +182,14 @@ func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
 	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}, nil
+}
+
+// validate checks the call's policy and the classes of opts.
+func validate(p backoff.Policy, opts []Option) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	return validClasses(opts)
 }
 
 // begin checks what must hold before a call's first attempt besides a
@@ -233,7 +249,7 @@ func (l *Loop) Failed(ctx context.Context, err error) error {
 		return l.stopped(ctx, err)
 	}
 	if l.cfg.onRetry != nil || l.cfg.logger != nil || l.cfg.observer != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last, Class: l.className()})
 	}
 	if err := l.Wait(ctx, d); err != nil {
 		return l.stopped(ctx, err)
@@ -267,11 +283,12 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	if m.permanent || (l.cfg.classifier != nil && !l.cfg.classifier(err)) {
 		return 0, l.give(ErrPermanent, err)
 	}
+	l.class = l.classOf(err)
 	allowed := true
 	if l.cfg.budget != nil && !m.rejected {
-		allowed = l.cfg.budget.Failure()
+		allowed = l.spend(l.class)
 	}
-	if l.attempts >= l.p.MaxAttempts() {
+	if classDone := l.failClass(l.class); l.attempts >= l.p.MaxAttempts() || classDone {
 		return 0, l.give(ErrExhausted, err)
 	}
 	if !allowed {
@@ -298,11 +315,13 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			// storm retrying exists to avoid. A rejection's hint is kept as
 			// is: nothing was sent, and it is the time until the
 			// breaker admits a probe.
-			d = max(d, l.p.Delay(1))
+			d = max(d, l.firstDelay(l.class))
 			if l.cfg.restart {
 				l.hintedAt, l.prev = l.attempts, 0
 			}
 		}
+	} else if l.class >= 0 {
+		d = l.classWait(l.class)
 	} else {
 		// A hint replaces one wait, not the schedule: decorrelated jitter
 		// grows from the policy's own previous wait, not the server's.

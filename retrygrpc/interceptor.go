@@ -45,6 +45,15 @@ type Interceptor struct {
 	// come back.
 	Codes []codes.Code
 
+	// Classes, if not empty, gives failures a retry schedule per class
+	// (see retry.Class and retry.WithClasses): match overloads with
+	// IsOverload (RESOURCE_EXHAUSTED, UNAVAILABLE, and a breaker's or a
+	// throttle's rejection). A failure that no class matches waits on
+	// Policy's schedule, and Policy still caps every attempt. Nil, the
+	// default, is Policy alone. With classes, each call costs one
+	// allocation more.
+	Classes []retry.Class
+
 	// MaxRetryAfter is the longest pushback honoured: a server asking for
 	// a longer wait ends the call at once with retry.ErrRetryAfterTooLong.
 	// (A shorter one is waited at least the Policy's first delay.)
@@ -196,7 +205,8 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 // begin starts a call to method: its retry loop, and its breaker (nil
 // without Breakers). Unary calls, hedged or not, and streams start alike.
 func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string) (retry.Loop, *breaker.Breaker, error) {
-	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions()...)
+	opts := ic.loopOptions()
+	l, err := retry.NewLoop(ctx, ic.Policy, opts[:]...)
 	if err != nil {
 		return retry.Loop{}, nil, err
 	}
@@ -207,11 +217,16 @@ func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method st
 	return l, br, nil
 }
 
-// loopOptions returns the options of a call's retry loop.
-func (ic *Interceptor) loopOptions() []retry.Option {
+// loopOptions returns the options of a call's retry loop, in an array
+// that stays on the caller's stack.
+func (ic *Interceptor) loopOptions() [4]retry.Option {
 	// A6 and grpc-go restart the backoff after a pushback: the next
 	// retry that no pushback drives waits the policy's first delay.
-	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint()}
+	opts := [...]retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint(), {}}
+	if len(ic.Classes) > 0 {
+		opts[3] = retry.WithClasses(ic.Classes...)
+	}
+	return opts
 }
 
 // outcome is what one attempt came to.

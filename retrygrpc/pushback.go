@@ -6,8 +6,11 @@ import (
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/again-go/again/retry"
 )
 
 // PushbackKey is the trailer in which a gRPC server asks its clients to
@@ -41,6 +44,18 @@ type Pushback struct {
 	// is retried as with a trailer. When a response carries both, the
 	// longer wait counts, and a trailer asking not to retry wins.
 	RetryInfo bool
+}
+
+// IsOverload reports whether a failed attempt's error says the server is
+// overloaded: a status of RESOURCE_EXHAUSTED or UNAVAILABLE, or whatever
+// retry.IsOverload matches (a breaker's or a throttle's rejection). It is
+// the Match of a retry.Class of overloads in Interceptor.Classes.
+func IsOverload(err error) bool {
+	switch status.Code(err) {
+	case codes.ResourceExhausted, codes.Unavailable:
+		return true
+	}
+	return retry.IsOverload(err)
 }
 
 // retryInfoType is the type URL's last element of a RetryInfo detail.

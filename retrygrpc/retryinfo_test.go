@@ -124,3 +124,26 @@ var asks = []struct {
 		return st
 	}},
 }
+
+// TestClasses checks an Interceptor's classes: UNAVAILABLE and
+// RESOURCE_EXHAUSTED (IsOverload) wait the overload class's schedule, a
+// code no class matches the Policy's.
+func TestClasses(t *testing.T) {
+	var delays []time.Duration
+	ic := &retrygrpc.Interceptor{
+		Policy: backoff.Policy{Initial: time.Millisecond, Retries: 5, Jitter: backoff.NoJitter},
+		Codes:  []codes.Code{codes.Unavailable, codes.Aborted},
+		Classes: []retry.Class{{Name: "overload", Match: retrygrpc.IsOverload,
+			Policy: backoff.Policy{Initial: 20 * time.Millisecond, Max: time.Second, Jitter: backoff.NoJitter}}},
+		OnRetry: func(_ context.Context, e retrygrpc.Event) { delays = append(delays, e.Delay) },
+	}
+	srv, cc := setup(t, ic)
+	srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{Code: codes.Aborted}, grpctest.Step{Code: codes.Unavailable})
+	if reply, err := grpctest.CallUnary(t.Context(), cc, "req"); err != nil || reply != "attempt 4" {
+		t.Fatalf("CallUnary = %q, %v; want attempt 4", reply, err)
+	}
+	// Overload 20 ms, Aborted the Policy's second wait 2 ms, overload 40 ms.
+	if want := []time.Duration{20 * time.Millisecond, 2 * time.Millisecond, 40 * time.Millisecond}; !slices.Equal(delays, want) {
+		t.Errorf("waits %v, want %v", delays, want)
+	}
+}

@@ -40,6 +40,7 @@ type Options struct {
 	BreakerURL string               // --breaker-store, "" for none
 	hedge      *hedgeFlags          // --hedge-after, --repeat, ...
 	throttleK  string               // --throttle's K, if given
+	classes    *cmdutil.ClassFlags  // --on-overload, --on-transient
 
 	method, output                 string
 	data, dataRaw, json            []string
@@ -67,6 +68,14 @@ exhausted quota from RateLimit, RateLimit-Reset or X-RateLimit-Reset, in
 seconds or as a Unix time) replaces the schedule's wait; one longer than
 --max-retry-after, or past --deadline, ends retrying at once.
 ` + cmdutil.UntilDeadlineHelp + `
+
+--on-overload gives overloads (429, 503, a throttle's or a breaker's
+rejection) a schedule of their own, and --on-transient the other retried
+failures (network errors, other statuses): each takes the policy flags'
+names and values as comma-separated KEY=VALUE (--on-overload
+initial=1s,max=30s,retries=5); keys not given take the flags' defaults. A class's retries count within the class, and
+--retries still caps them all; failures without a class use the policy
+flags.
 
 --timeout bounds each attempt as a whole, the response body included, and
 --connect-timeout each connection's setup. A body cut off mid-way (or
@@ -148,6 +157,9 @@ signal N stops it.`,
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
   again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
 
+  # 429s and 503s back off from 1 s, network errors retry after 50 ms.
+  again fetch --on-overload initial=1s,max=30s --on-transient initial=50ms --retries 6 https://api.example.com/items
+
   # 500 requests against your own server, throttled on the client's side.
   again fetch --repeat 500 --throttle http://localhost:8080/health`,
 		Args: cobra.ArbitraryArgs,
@@ -165,6 +177,7 @@ signal N stops it.`,
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := cmdutil.AddPolicyFlags(fs)
+	f.classes = cmdutil.AddClassFlags(fs)
 	fs.Var(cmdutil.Text(&f.timeout, "duration"), "timeout", "limit on each attempt, its response body included (default none)")
 	f.retryOn = "429,502,503,504"
 	fs.Var(cmdutil.Text(&f.retryOn, "list"), "retry-on", "comma-separated HTTP statuses to retry, or none")
@@ -267,6 +280,11 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 		}
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
+	if f.classes != nil {
+		if tr.Classes, err = f.classes.Parse(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if tr.AttemptTimeout, err = cmdutil.DurationFlag("timeout", f.timeout, true); err != nil {
 		return nil, nil, err
 	}

@@ -72,7 +72,12 @@ import (
 // error, except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
-	b, ob, adm := scan(opts)
+	var b Budget
+	var ob Observer
+	var adm admission
+	if len(opts) > 0 {
+		b, ob, adm = scanCall(opts)
+	}
 	// begin, called only if one of its checks has something to check:
 	// the common call, without a budget, pays for ctx.Err alone.
 	if b != nil || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {

@@ -25,6 +25,17 @@
 // what can be known about a schedule in advance: the distribution of the
 // total wait, whether it fits a deadline, and which parameter makes it fit.
 //
+// # Deadlines
+//
+// [FitDeadline] is the rule every retry loop of the module applies to a
+// wait before a deadline: a wait drawn from the schedule that would end
+// later than [DeadlineReserve] (100 ms, or the attempts' own timeout)
+// before the deadline is shortened to end then, so that one more attempt
+// starts in time; the loop stops only when no more than the reserve is
+// left. A server's hint is never shortened. The calculator and the
+// simulator apply the same function, so that they predict what the loops
+// do.
+//
 // # Zero and negative fields
 //
 // [Policy] states the module's rule for zero and negative values, with the

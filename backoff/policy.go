@@ -85,9 +85,11 @@ const NoCap time.Duration = -1
 const NoRetries = -1
 
 // UntilDeadline is a Retries that means "retry until the deadline": the
-// retry loops of packages retry and retryhttp make attempts for as long as
-// the next wait ends before the context's deadline (retry.ErrDeadline then
-// says why they stopped), and refuse to start, with retry.ErrNoDeadline
+// retry loops of packages retry and retryhttp make attempts until the
+// context's deadline, shortening the last wait so that the last attempt
+// starts within DeadlineReserve (or the attempts' timeout) before it (see
+// FitDeadline; retry.ErrDeadline then says why they stopped), and refuse
+// to start, with retry.ErrNoDeadline
 // and before the first attempt, when the context has no deadline, so that
 // a loop without a limit cannot be written by mistake. MaxAttempts returns
 // the largest int for it. It is the one way to wait for a dependency for

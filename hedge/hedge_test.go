@@ -829,3 +829,29 @@ func TestFirstCopyFollowsParent(t *testing.T) {
 		})
 	}
 }
+
+// Do meets a deadline as retry's loop does: a wait that would end past it
+// is shortened so that one more attempt starts backoff.DeadlineReserve
+// before it, rather than the call giving up a whole wait early.
+func TestDoRetriesUntilTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		h := &hedge.Hedger{After: ms(10)}
+		// The first wait, 5 s, ends long after the deadline.
+		p := backoff.Policy{Initial: 5 * time.Second, Retries: backoff.UntilDeadline, Jitter: backoff.NoJitter}
+		v, err := hedge.Do(ctx, p, h, "k", func(ctx context.Context) (int, error) {
+			if time.Since(start) < 500*time.Millisecond {
+				return 0, errFlaky
+			}
+			return 1, nil
+		})
+		if err != nil || v != 1 {
+			t.Fatalf("Do = %d, %v; want 1, nil: the dependency is back before the deadline", v, err)
+		}
+		if got, want := time.Since(start), time.Second-backoff.DeadlineReserve; got != want {
+			t.Errorf("Do returned after %v, want %v: one wait, shortened to leave the reserve", got, want)
+		}
+	})
+}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -25,8 +27,9 @@ func TestUntilDeadline(t *testing.T) {
 		attempts int // attempts made
 	}{
 		// A wait of 1 s before each retry: attempts at 0 s, 1 s, ... 9 s; the
-		// wait after the tenth would end at the deadline.
-		{"retries until the deadline", 10 * time.Second, every, retry.ErrDeadline, 10},
+		// wait after the tenth would end at the deadline, so it is shortened
+		// to leave the reserve: an eleventh attempt at 9.9 s.
+		{"retries until the deadline", 10 * time.Second, every, retry.ErrDeadline, 11},
 		{"refuses a context without deadline", 0, every, retry.ErrNoDeadline, 0},
 		{"a number of retries stops first", 10 * time.Second, backoff.Policy{Initial: time.Second, Max: time.Second, Retries: 2, Jitter: backoff.NoJitter}, retry.ErrExhausted, 3},
 	}
@@ -171,4 +174,142 @@ func TestLoggerCanceledIsInfo(t *testing.T) {
 			t.Errorf("log:\n%s\nwant the give-up at Info and nothing at Warn", buf.String())
 		}
 	})
+}
+
+// jitters are every jitter kind, for the property tests below.
+var jitters = []backoff.Jitter{backoff.FullJitter, backoff.NoJitter, backoff.EqualJitter, backoff.ProportionalJitter, backoff.DecorrelatedJitter, backoff.GRPCJitter}
+
+// TestDeadlineRule checks the deadline rule on the fake clock, for every
+// jitter kind, many seeds and deadlines, attempts that take no time or up
+// to the reserve given with WithDeadlineReserve, and both
+// backoff.UntilDeadline and a number of retries:
+//   - no attempt starts later than the reserve before the deadline (no wait
+//     ends after it), except the first, which the caller starts;
+//   - a call that ends with ErrDeadline started its last attempt within the
+//     reserve before the deadline, and returned without sleeping again;
+//   - with Retries n, the call ends with whichever comes first: n retries
+//     (ErrExhausted) or the deadline (ErrDeadline, as above);
+//   - a dependency that recovers at any time earlier than the deadline
+//     minus the reserve is reached, whatever the schedule's waits.
+func TestDeadlineRule(t *testing.T) {
+	deadlines := []time.Duration{50 * time.Millisecond, 350 * time.Millisecond, time.Second, 2500 * time.Millisecond, 10 * time.Second, 47 * time.Second}
+	reserves := []time.Duration{0, 30 * time.Millisecond, 700 * time.Millisecond} // 0: the default
+	retries := []int{backoff.UntilDeadline, 4}
+	for _, j := range jitters {
+		t.Run(j.String(), func(t *testing.T) {
+			for seed := range uint64(120) {
+				src := rand.New(rand.NewPCG(seed, 37))
+				dl := deadlines[int(seed)%len(deadlines)]
+				res := reserves[int(seed/2)%len(reserves)]
+				need := res
+				if need == 0 {
+					need = backoff.DeadlineReserve
+				}
+				p := backoff.Policy{Initial: 200 * time.Millisecond, Max: 5 * time.Second, Jitter: j, Retries: retries[int(seed/3)%len(retries)]}
+				// The dependency recovers at a random time before the deadline
+				// minus the reserve, or never (recover >= dl).
+				recover := time.Duration(src.Int64N(int64(dl)))
+				reachable := recover < dl-need
+				// Each attempt takes a random time within the reserve (none
+				// when the reserve is the default).
+				var took time.Duration
+				if res > 0 {
+					took = time.Duration(src.Int64N(int64(res)))
+				}
+				name := fmt.Sprintf("seed %d: deadline %v, reserve %v, retries %d, recovery at %v, attempts take %v", seed, dl, need, p.Retries, recover, took)
+				synctest.Test(t, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(t.Context(), dl)
+					defer cancel()
+					start := time.Now()
+					var at []time.Duration
+					err := retry.Run(ctx, p, func(ctx context.Context) error {
+						now := time.Since(start)
+						at = append(at, now)
+						time.Sleep(took)
+						if now >= recover {
+							return nil
+						}
+						return errFlaky
+					}, retry.WithRand(rand.New(rand.NewPCG(seed, 1))), retry.WithDeadlineReserve(res))
+					for i, a := range at[1:] {
+						if a > dl-need {
+							t.Fatalf("%s: attempt %d started at %v, later than %v before the deadline", name, i+2, a, need)
+						}
+					}
+					last := at[len(at)-1]
+					switch {
+					case err == nil:
+						if last < recover {
+							t.Fatalf("%s: succeeded at %v, before the recovery", name, last)
+						}
+					case errors.Is(err, retry.ErrDeadline):
+						if reachable {
+							t.Fatalf("%s: Run = %v, attempts at %v; want the recovery reached", name, err, at)
+						}
+						if len(at) > 1 && last+took < dl-need {
+							t.Fatalf("%s: stopped after an attempt at %v, with more than %v left", name, last, need)
+						}
+						if end := time.Since(start); end != last+took {
+							t.Fatalf("%s: returned at %v, want at once after the last attempt, at %v", name, end, last+took)
+						}
+					case errors.Is(err, retry.ErrExhausted):
+						if len(at) != p.MaxAttempts() {
+							t.Fatalf("%s: Run = %v after %d attempts, want %d", name, err, len(at), p.MaxAttempts())
+						}
+					default:
+						t.Fatalf("%s: Run = %v, attempts at %v", name, err, at)
+					}
+					if reachable && p.Retries == backoff.UntilDeadline && err != nil {
+						t.Fatalf("%s: Run = %v, want success", name, err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// A server's hint is never shortened: a hint that ends within the deadline
+// is waited as it is, even into the reserve, and one that ends at or after
+// the deadline stops the loop at once.
+func TestDeadlineHint(t *testing.T) {
+	p := backoff.Policy{Initial: 10 * time.Millisecond, Retries: backoff.UntilDeadline, Jitter: backoff.NoJitter}
+	tests := []struct {
+		name    string
+		hint    time.Duration
+		breaker bool            // the hint is a breaker's rejection, not a server's
+		at      []time.Duration // attempts' start times
+		reason  error
+	}{
+		{"a hint ending in the reserve is waited", 950 * time.Millisecond, false, ms(0, 950), retry.ErrDeadline},
+		{"a hint ending at the deadline stops at once", time.Second, false, ms(0), retry.ErrDeadline},
+		{"a hint ending after the deadline stops at once", 5 * time.Second, false, ms(0), retry.ErrDeadline},
+		{"a breaker's wait ending in the reserve is waited", 950 * time.Millisecond, true, ms(0, 950), retry.ErrDeadline},
+		{"a breaker's wait ending after the deadline stops at once", 5 * time.Second, true, ms(0), retry.ErrDeadline},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				start := time.Now()
+				var at []time.Duration
+				err := retry.Run(ctx, p, func(context.Context) error {
+					at = append(at, time.Since(start))
+					if tt.breaker {
+						return refusal{wait: tt.hint}
+					}
+					return retry.After(tt.hint, errFlaky)
+				})
+				if !equalDurations(at, tt.at) {
+					t.Errorf("attempts started at %v, want %v", at, tt.at)
+				}
+				if !errors.Is(err, tt.reason) {
+					t.Errorf("Run = %v, want %v", err, tt.reason)
+				}
+				if got, want := time.Since(start), tt.at[len(tt.at)-1]; got != want {
+					t.Errorf("returned after %v, want %v (at once)", got, want)
+				}
+			})
+		})
+	}
 }

@@ -15,8 +15,8 @@
 // Run is the same for an operation that returns only an error. Options
 // (WithClassifier, WithClasses, WithBudget, WithAdmitter,
 // WithMaxRetryAfter, WithMaxRejectedWait, WithRestartAfterHint,
-// WithOnRetry, WithLogger, WithRand, WithObserver) change how it retries
-// or report what it does.
+// WithDeadlineReserve, WithOnRetry, WithLogger, WithRand, WithObserver)
+// change how it retries or report what it does.
 // Loop is the same loop for code that makes its attempts itself;
 // retryhttp.Transport is built on it.
 //
@@ -51,7 +51,23 @@
 // ErrCanceled, ErrRetryAfterTooLong, ErrRejected, ErrBudget, all matched with
 // errors.Is), how many attempts ran, how long the call took, and unwraps to
 // the last error of the operation. Retrying never sleeps after the last
-// attempt nor into a wait that would end after the context's deadline.
+// attempt nor past the context's deadline.
+//
+// # Deadlines
+//
+// A context's deadline is a promise kept both ways: the loop retries until
+// it, and never past it. A wait drawn from the policy that would end later
+// than the reserve before the deadline is shortened to end then, so that
+// one more attempt starts with the reserve left; only when no more than
+// the reserve is left does the loop stop, with ErrDeadline. The reserve is
+// backoff.DeadlineReserve (100 ms), or the attempts' own timeout given
+// with WithDeadlineReserve. So the last attempt starts within the reserve
+// before the deadline, and a dependency that recovers earlier than that is
+// reached, however long the schedule's waits have grown; with Retries n,
+// the call ends at whichever comes first. A wait hint (a server's
+// Retry-After, a breaker's wait) is never shortened: one that ends at or
+// after the deadline stops the loop at once. backoff.FitDeadline is the
+// rule, the one every retry loop of this module applies.
 //
 // To retry until the context's deadline rather than a number of times (to
 // wait for a database for up to a minute), set the policy's Retries to

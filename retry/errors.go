@@ -20,9 +20,12 @@ var (
 	// returns true, see IsPermanent), or one the WithClassifier classifier
 	// rejected.
 	ErrPermanent = errors.New("retry: permanent error")
-	// ErrDeadline: the next wait would end after the context's deadline, so
-	// retrying stopped at once instead of sleeping into certain failure.
-	ErrDeadline = errors.New("retry: next attempt would start after the deadline")
+	// ErrDeadline: the context's deadline leaves no time for another
+	// attempt: no more than the reserve is left (see WithDeadlineReserve
+	// and backoff.FitDeadline), or a wait hint ends at or after the
+	// deadline. Retrying stopped at once instead of sleeping into certain
+	// failure.
+	ErrDeadline = errors.New("retry: the deadline leaves no time for another attempt")
 	// ErrCanceled: the caller's context was canceled or its deadline passed
 	// (before an attempt, during a wait, or the operation returned the
 	// context's own error). The context's cause is in the error chain too.
@@ -227,7 +230,8 @@ func (e *afterError) RetryAfter() time.Duration { return e.d }
 // the wait is never less than asked; the retry still counts as an attempt,
 // and the hooks (WithOnRetry, WithObserver, WithLogger) report the wait
 // made. If d exceeds the limit set with WithMaxRetryAfter, or the wait
-// would end after the context's deadline, they stop at once with
+// would end at or after the context's deadline (a hint is never shortened
+// to fit it), they stop at once with
 // ErrRetryAfterTooLong or ErrDeadline, and RetryAfter still reads the hint,
 // as given, from the returned error. A negative d counts as 0. The wrapper
 // is transparent to errors.Is/As and has err's message. After(d, nil) is
@@ -268,6 +272,7 @@ type marks struct {
 	hinted    bool
 	permanent bool
 	rejected  bool
+	overload  bool // a rejection that is not a local one (see IsOverload)
 }
 
 // inspect walks err's tree depth-first, as errors.As does, and reports the
@@ -284,6 +289,9 @@ func inspect(err error) (m marks) {
 		}
 		if r, ok := err.(interface{ Rejected() bool }); ok && r.Rejected() {
 			m.rejected = true
+			if o, ok := err.(interface{ Overload() bool }); !ok || o.Overload() {
+				m.overload = true // see IsOverload
+			}
 			// Only rejections are asked, so that other failures pay for no
 			// more type assertions than before.
 			if p, ok := err.(interface{ Permanent() bool }); ok && p.Permanent() {
@@ -301,6 +309,7 @@ func inspect(err error) (m marks) {
 				}
 				m.permanent = m.permanent || im.permanent
 				m.rejected = m.rejected || im.rejected
+				m.overload = m.overload || im.overload
 			}
 			return m
 		case interface{ Unwrap() error }:

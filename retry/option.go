@@ -38,6 +38,7 @@ const (
 	optMaxRejectedWait
 	optAdmitter
 	optRestartAfterHint
+	optDeadlineReserve
 	optClasses
 )
 
@@ -102,6 +103,18 @@ func WithMaxRejectedWait(d time.Duration) Option {
 // is not a server's hint and restarts nothing.
 func WithRestartAfterHint() Option {
 	return Option{kind: optRestartAfterHint}
+}
+
+// WithDeadlineReserve sets the time the loop keeps for an attempt before
+// ctx's deadline: d, the attempts' own timeout where the caller sets one
+// (as retryhttp.Transport and retrygrpc.Interceptor do for their
+// AttemptTimeout). A wait that would end later than d before the deadline
+// is shortened to end then, and the loop stops with ErrDeadline only once
+// no more than d is left (see backoff.FitDeadline). Zero or a negative d
+// means backoff.DeadlineReserve (100 ms), the default. The option does not
+// bound the attempts: op must do that itself.
+func WithDeadlineReserve(d time.Duration) Option {
+	return Option{kind: optDeadlineReserve, d: d}
 }
 
 // WithBudget makes retries draw on b, which may be shared by many calls
@@ -177,7 +190,8 @@ type config struct {
 	logger        *slog.Logger
 	rand          backoff.Rand
 	observer      Observer
-	restart       bool // a server's hint restarts the schedule
+	restart       bool          // a server's hint restarts the schedule
+	reserve       time.Duration // kept for an attempt before the deadline; <= 0: backoff.DeadlineReserve
 	classes       []Class
 }
 
@@ -196,6 +210,8 @@ func newConfig(opts []Option) config {
 			c.maxRejected = o.d
 		case optRestartAfterHint:
 			c.restart = true
+		case optDeadlineReserve:
+			c.reserve = o.d
 		case optClasses:
 			c.classes, _ = o.v.([]Class)
 		case optBudget:

@@ -28,8 +28,13 @@ import (
 //     (whatever op returned: its own context error or a consequence of
 //     it), or during a wait, which then ends at once (ErrCanceled; the
 //     *Error also matches context.Cause(ctx) and ctx.Err());
-//   - ctx has a deadline and the next wait would end after it (ErrDeadline):
-//     Do never sleeps into certain failure;
+//   - ctx has a deadline and no more than the reserve is left before it,
+//     or a wait hint would end at or after it (ErrDeadline): Do never
+//     sleeps into certain failure. A wait drawn from p that would end
+//     later than the reserve before the deadline is shortened to end then,
+//     so that the last attempt starts within the reserve before the
+//     deadline (see backoff.FitDeadline and WithDeadlineReserve; the
+//     reserve is backoff.DeadlineReserve, 100 ms, by default);
 //   - a wait hint exceeds the limit of WithMaxRetryAfter
 //     (ErrRetryAfterTooLong), or for a rejected attempt that of
 //     WithMaxRejectedWait (ErrRejected);
@@ -272,8 +277,9 @@ func (l *Loop) stopped(ctx context.Context, err error) error {
 }
 
 // Next records that the latest attempt failed with err and decides, without
-// waiting, what follows: the wait before the next attempt, or the *Error
-// that ends the call. Callers that report a retry in their own words (as
+// waiting, what follows: the wait before the next attempt (shortened, if
+// it is the policy's, to end the reserve before ctx's deadline: see Do),
+// or the *Error that ends the call. Callers that report a retry in their own words (as
 // retryhttp.Transport does) call Next, report, then Wait; others call
 // Failed. Next calls no hook.
 func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
@@ -300,7 +306,8 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 		return 0, l.give(ErrBudget, err)
 	}
 	var d time.Duration
-	if m.hinted {
+	hinted := m.hinted
+	if hinted {
 		limit := l.cfg.maxRetryAfter
 		if m.rejected && l.cfg.maxRejected != 0 {
 			limit = l.cfg.maxRejected
@@ -334,9 +341,13 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 		d = l.p.Sample(l.attempts-l.hintedAt, l.prev, l.cfg.rand)
 		l.prev = d
 	}
-	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= d {
-		// A wait ending at the deadline leaves no time for the attempt.
-		return 0, l.give(ErrDeadline, err)
+	if deadline, ok := ctx.Deadline(); ok {
+		// The schedule's wait is shortened to leave the next attempt its
+		// reserve; a hint is not, and one ending after the deadline stops
+		// the loop, as does a deadline less than the reserve away.
+		if d, ok = backoff.FitDeadline(d, time.Until(deadline), l.cfg.reserve, hinted); !ok {
+			return 0, l.give(ErrDeadline, err)
+		}
 	}
 	return d, nil
 }

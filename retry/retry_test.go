@@ -347,7 +347,9 @@ func TestRetryAfterOfPlainError(t *testing.T) {
 	}
 }
 
-// 4. Stop instead of sleeping past the deadline.
+// 4. Never sleep past the deadline: a wait that would end inside the
+// reserve before it is shortened so that one more attempt starts with the
+// reserve left, and the loop stops when no more than the reserve is left.
 func TestDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
@@ -355,32 +357,34 @@ func TestDeadline(t *testing.T) {
 		p := backoff.Policy{Initial: 400 * time.Millisecond, Retries: 5, Jitter: backoff.NoJitter}
 		s := newScript(failing(10, errFlaky)...)
 		_, err := retry.Do(ctx, p, s.op)
-		// Waits of 400 ms then 800 ms: the second would end at 1.2 s > 1 s.
-		if want := ms(0, 400); !equalDurations(s.at, want) {
+		// Waits of 400 ms then 800 ms: the second would end at 1.2 s, so it
+		// is shortened to end at 900 ms, 100 ms (the reserve) before the
+		// deadline; then only the reserve is left.
+		if want := ms(0, 400, 900); !equalDurations(s.at, want) {
 			t.Errorf("attempts started at %v, want %v", s.at, want)
 		}
-		checkError(t, err, retry.ErrDeadline, 2, errFlaky)
+		checkError(t, err, retry.ErrDeadline, 3, errFlaky)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("errors.Is(%v, context.DeadlineExceeded) = false, want true", err)
 		}
-		if got := time.Since(s.start); got != 400*time.Millisecond {
-			t.Errorf("returned after %v, want 400ms (no sleep into the deadline)", got)
+		if got := time.Since(s.start); got != 900*time.Millisecond {
+			t.Errorf("returned after %v, want 900ms (no sleep into the deadline)", got)
 		}
 	})
 }
 
-// A wait that ends exactly at the deadline is not made: the attempt would
-// start with an expired context.
+// A wait that ends exactly at the deadline would start the attempt with an
+// expired context: it is shortened to leave the reserve.
 func TestDeadlineExactFit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
 		s := newScript(failing(10, errFlaky)...)
 		_, err := retry.Do(ctx, policy, s.op)
-		if want := ms(0, 100); !equalDurations(s.at, want) {
+		if want := ms(0, 100, 200); !equalDurations(s.at, want) {
 			t.Errorf("attempts started at %v, want %v", s.at, want)
 		}
-		checkError(t, err, retry.ErrDeadline, 2, errFlaky)
+		checkError(t, err, retry.ErrDeadline, 3, errFlaky)
 	})
 }
 

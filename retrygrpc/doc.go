@@ -19,7 +19,8 @@
 //		grpc.WithTransportCredentials(creds))...)
 //
 // Every call on conn is then retried: give it a deadline through its
-// context, and no wait that would end past it is started. The zero
+// context, and retries go on until it but no wait ends past it (the last
+// is shortened to leave an attempt time to run). The zero
 // Interceptor retries UNAVAILABLE 3 times on backoff.Default()'s schedule.
 // Its fields follow the library's rule for zero and negative values (see
 // backoff.Policy).
@@ -44,10 +45,15 @@
 //     its retry_delay is a lower bound on the wait, floored and limited
 //     alike, in unary calls, streams and hedged calls, and it makes
 //     RESOURCE_EXHAUSTED retryable (see Pushback.RetryInfo).
-//   - The call's deadline is never exceeded: a wait that would end after it
-//     ends the call at once (retry.ErrDeadline), and AttemptTimeout bounds
-//     each attempt of a unary call, so that a server that stalls costs one
-//     attempt.
+//   - The call's deadline is kept both ways: retries go on until it and
+//     never past it. A policy's wait that would end later than the reserve
+//     before the deadline is shortened to end then (the reserve is
+//     AttemptTimeout for unary calls, or backoff.DeadlineReserve, 100 ms,
+//     without one and for streams; see backoff.FitDeadline), and the call
+//     ends with retry.ErrDeadline only when no more than the reserve is
+//     left, or at once when a pushback would end after the deadline (a
+//     pushback is never shortened). AttemptTimeout bounds each attempt of a
+//     unary call, so that a server that stalls costs one attempt.
 //   - A stream is retried only while nothing of the response has reached
 //     the caller: no message, no headers. Until then the messages sent are
 //     replayed on a new stream; afterwards a failure is returned as it is,
@@ -121,6 +127,22 @@
 // spans come from an OpenTelemetry stats handler (otelgrpc's
 // NewClientHandler, with grpc.WithStatsHandler): grpc-go runs it for each
 // attempt the Interceptor makes, as siblings under the caller's span.
+//
+// # Shedding load on the server
+//
+// ShedServer's interceptors put a gRPC server behind a shed.Shedder: a
+// concurrency limit, a queue by criticality (again-criticality metadata)
+// under CoDel, deadlines from grpc-timeout, and RESOURCE_EXHAUSTED with a
+// grpc-retry-pushback-ms trailer for what is shed, which the Interceptor
+// obeys. The Interceptor sends, on each attempt of a unary call whose
+// context carries a criticality (shed.WithCriticality), that class and the
+// attempt number:
+//
+//	s, err := shed.New(shed.Config{Limit: 64})
+//	if err != nil {
+//		return err
+//	}
+//	srv := grpc.NewServer((&retrygrpc.ShedServer{Shedder: s}).ServerOptions()...)
 //
 // # Concurrency
 //

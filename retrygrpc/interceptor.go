@@ -15,6 +15,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/throttle"
 )
@@ -112,6 +113,27 @@ type Interceptor struct {
 	// accepted once it commits: what happens after the commit is not
 	// counted.
 	Throttles *throttle.Group
+	// Limits, if not nil, bounds the attempts in flight per target
+	// (package limiter: a fixed limit, or an adaptive one), unary and
+	// streams, the first check of every attempt, before the throttle and
+	// the breaker. Each attempt, each retry and each hedge holds a permit
+	// of its own: a unary attempt until it returns, a stream's until the
+	// stream ends (RecvMsg returns an error, io.EOF included, or the
+	// call's context ends), never during a backoff wait. A hedge that
+	// finds no free permit is not sent, and the copies already sent go
+	// on. An attempt the limit refuses (at once, or after
+	// Config.MaxWait) is not sent and ends the call at once with a
+	// *LimitedError, code UNAVAILABLE, matching limiter.ErrLimited: the
+	// Budget neither spends nor refunds for it, and the throttle and the
+	// breaker never see it. An adaptive limit learns each attempt's time
+	// (a stream's until its first response), with the attempt's timeout,
+	// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and UNAVAILABLE as loss
+	// signals.
+	Limits *limiter.Group
+	// LimitKey, if not nil, names the Limiter of a call in Limits: the
+	// method, for per-method limits. Nil means cc.Target(). It must be
+	// safe for concurrent use.
+	LimitKey func(cc *grpc.ClientConn, method string) string
 	// ThrottleKey, if not nil, names the Admitter of a call in Throttles:
 	// the method, for per-method throttling. Nil means cc.Target(). It
 	// must be safe for concurrent use.
@@ -183,12 +205,24 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 	if ic.hedges(method) {
 		return ic.hedge(ctx, method, req, reply, cc, invoker, opts)
 	}
-	l, br, err := ic.begin(ctx, cc, method)
+	l, br, err := ic.begin(ctx, cc, method, ic.AttemptTimeout)
+	if err != nil {
+		return err
+	}
+	lim, err := ic.limiterFor(cc, method)
 	if err != nil {
 		return err
 	}
 	for {
-		a := ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+		actx := shedMetadata(ctx, l.Attempts()+1)
+		var a outcome
+		if lim == nil {
+			a = ic.unaryAttempt(actx, br, method, req, reply, cc, invoker, opts)
+		} else {
+			a = ic.limitedAttempt(actx, lim, nil, func(ctx context.Context) outcome {
+				return ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+			})
+		}
 		if a.err == nil {
 			l.Succeeded()
 			if ic.OnSuccess != nil {
@@ -203,9 +237,12 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 }
 
 // begin starts a call to method: its retry loop, and its breaker (nil
-// without Breakers). Unary calls, hedged or not, and streams start alike.
-func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string) (retry.Loop, *breaker.Breaker, error) {
-	opts := ic.loopOptions()
+// without Breakers). Unary calls, hedged or not, and streams start alike,
+// except for reserve, the time the loop keeps for an attempt before the
+// call's deadline: AttemptTimeout for unary calls, which it bounds, and 0
+// (backoff.DeadlineReserve) for streams.
+func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string, reserve time.Duration) (retry.Loop, *breaker.Breaker, error) {
+	opts := ic.loopOptions(reserve)
 	l, err := retry.NewLoop(ctx, ic.Policy, opts[:]...)
 	if err != nil {
 		return retry.Loop{}, nil, err
@@ -219,12 +256,12 @@ func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method st
 
 // loopOptions returns the options of a call's retry loop, in an array
 // that stays on the caller's stack.
-func (ic *Interceptor) loopOptions() [4]retry.Option {
+func (ic *Interceptor) loopOptions(reserve time.Duration) [5]retry.Option {
 	// A6 and grpc-go restart the backoff after a pushback: the next
 	// retry that no pushback drives waits the policy's first delay.
-	opts := [...]retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint(), {}}
+	opts := [...]retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint(), retry.WithDeadlineReserve(reserve), {}}
 	if len(ic.Classes) > 0 {
-		opts[3] = retry.WithClasses(ic.Classes...)
+		opts[4] = retry.WithClasses(ic.Classes...)
 	}
 	return opts
 }

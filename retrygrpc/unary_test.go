@@ -3,6 +3,7 @@ package retrygrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -366,6 +367,38 @@ func TestCanceledCall(t *testing.T) {
 			_, err := grpctest.CallUnary(ctx, cc, "req")
 			if status.Code(err) != codes.Canceled || !errors.Is(err, retry.ErrCanceled) || !errors.Is(err, context.Canceled) {
 				t.Errorf("err %v with code %v; want CANCELED, matching retry.ErrCanceled and context.Canceled", err, status.Code(err))
+			}
+		})
+	}
+}
+
+// TestDeadlineShortensWait checks that a policy's wait that would end after
+// the call's deadline is shortened so that one more attempt starts before
+// it, with AttemptTimeout (or backoff.DeadlineReserve without one) left,
+// rather than the call giving up a whole wait early.
+func TestDeadlineShortensWait(t *testing.T) {
+	for _, timeout := range []time.Duration{0, 400 * time.Millisecond} {
+		t.Run(fmt.Sprint("AttemptTimeout ", timeout), func(t *testing.T) {
+			// A first wait of 10 s, far past the 1 s deadline.
+			p := backoff.Policy{Initial: 10 * time.Second, Retries: backoff.UntilDeadline, Jitter: backoff.NoJitter}
+			ic := &retrygrpc.Interceptor{Policy: p, AttemptTimeout: timeout}
+			srv, cc := setup(t, ic)
+			srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{})
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			dl, _ := ctx.Deadline()
+			reserve := timeout
+			if reserve == 0 {
+				reserve = backoff.DeadlineReserve
+			}
+			reply, err := grpctest.CallUnary(ctx, cc, "req")
+			if err != nil || reply != "attempt 2" {
+				t.Fatalf("got %q, %v: want the second attempt's reply, before the deadline", reply, err)
+			}
+			// The second attempt started at the deadline minus the reserve,
+			// not earlier (the wait was shortened no more than needed).
+			if left := time.Until(dl); left > reserve {
+				t.Errorf("returned %v before the deadline, want at most the reserve, %v", left, reserve)
 			}
 		})
 	}

@@ -11,8 +11,9 @@
 //	resp, err := client.Get("https://api.example.com/items")
 //
 // Tune the schedule, the statuses and the limits with its fields, and give
-// each request a deadline through its context; no wait that would end past
-// it is started:
+// each request a deadline through its context; retries go on until it, and
+// no wait ends past it (the last is shortened to leave an attempt time to
+// run, see Transport.Policy):
 //
 //	client := &http.Client{Transport: &retryhttp.Transport{
 //		Policy:         backoff.Policy{Initial: 200 * time.Millisecond, Max: 5 * time.Second, Retries: 4},

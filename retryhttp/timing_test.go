@@ -167,29 +167,44 @@ func TestPastRateLimitResetIgnored(t *testing.T) {
 	})
 }
 
+// Waits 1 s and 2 s fit in 5 s; the next, 4 s, would end after the
+// deadline, so it is shortened to leave the reserve for one more attempt:
+// backoff.DeadlineReserve, or AttemptTimeout when set. Then no more than
+// the reserve is left, and the last 503 is returned without sleeping.
 func TestScheduleAndDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		s := newScript(map[string][]step{"/": {status(503)}})
-		p := backoff.Policy{Initial: time.Second, Multiplier: 2, Retries: 5, Jitter: backoff.NoJitter}
-		tr := &retryhttp.Transport{Base: memRT{s}, Policy: p}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		start := time.Now()
-		roundTripCtx(t, ctx, tr, "GET", "http://example.test/", nil)
-		// Waits 1 s and 2 s fit in 5 s; the next, 4 s, would end after the
-		// deadline, so the third 503 is returned at 3 s without sleeping.
-		var offsets []time.Duration
-		for _, r := range s.requests("/") {
-			offsets = append(offsets, r.at.Sub(start))
-		}
-		want := []time.Duration{0, time.Second, 3 * time.Second}
-		if len(offsets) != len(want) || offsets[1] != want[1] || offsets[2] != want[2] {
-			t.Errorf("attempts at %v, want %v", offsets, want)
-		}
-		if got := time.Since(start); got != 3*time.Second {
-			t.Errorf("RoundTrip took %v, want 3s", got)
-		}
-	})
+	tests := []struct {
+		name    string
+		timeout time.Duration // AttemptTimeout
+		want    []time.Duration
+	}{
+		{"the default reserve", 0, []time.Duration{0, time.Second, 3 * time.Second, 4900 * time.Millisecond}},
+		{"the attempt timeout as reserve", 1500 * time.Millisecond, []time.Duration{0, time.Second, 3 * time.Second, 3500 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := newScript(map[string][]step{"/": {status(503)}})
+				p := backoff.Policy{Initial: time.Second, Multiplier: 2, Retries: 5, Jitter: backoff.NoJitter}
+				tr := &retryhttp.Transport{Base: memRT{s}, Policy: p, AttemptTimeout: tt.timeout}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				start := time.Now()
+				if resp, _ := roundTripCtx(t, ctx, tr, "GET", "http://example.test/", nil); resp == nil || resp.StatusCode != 503 {
+					t.Errorf("RoundTrip = %v, want the last 503", resp)
+				}
+				var offsets []time.Duration
+				for _, r := range s.requests("/") {
+					offsets = append(offsets, r.at.Sub(start))
+				}
+				if !slices.Equal(offsets, tt.want) {
+					t.Errorf("attempts at %v, want %v", offsets, tt.want)
+				}
+				if got, want := time.Since(start), tt.want[len(tt.want)-1]; got != want {
+					t.Errorf("RoundTrip took %v, want %v", got, want)
+				}
+			})
+		})
+	}
 }
 
 func TestAttemptTimeout(t *testing.T) {

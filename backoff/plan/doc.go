@@ -10,10 +10,11 @@
 //	s := plan.Analyze(p, plan.DefaultSeed)
 //	s.Total.Mean, s.Total.Max   // 45.75s, 1m31.5s
 //	s.Total.P99                 // the 99th percentile of the total wait
-//	s.Deadline(time.Minute)     // {WorstCaseFits: false, RetriesWithin: 6}
+//	s.Deadline(time.Minute)     // {WorstCaseFits: false, RetriesWithin: 7, ...}
 //
 //	q, err := plan.Solve(p, plan.ParamRetries, time.Minute, plan.TargetMax, plan.DefaultSeed)
-//	// q.Retries == 6: six retries fit a minute in the worst case
+//	// q.Retries == 6: six retries fit a minute in the worst case, with
+//	// the 100 ms reserve (backoff.DeadlineReserve) left for the last attempt
 //
 // Analyze and Solve apply the rule for zero and negative values stated on
 // backoff.Policy, exactly as the retry loop does.

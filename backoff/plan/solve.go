@@ -71,8 +71,9 @@ var ErrUnbounded = errors.New("plan: every value fits the deadline")
 var ErrArgument = errors.New("plan: invalid argument")
 
 // Solve returns p with param set to the largest value for which the target
-// statistic of the total wait stays within deadline; the other fields of p
-// are kept. The statistics are those of Analyze(p, seed), so the returned
+// statistic of the total wait ends at least backoff.DeadlineReserve before
+// deadline, the time the retry loops keep for the last attempt, so that
+// they shorten no wait (see DeadlineFit); the other fields of p are kept. The statistics are those of Analyze(p, seed), so the returned
 // policy's statistics show a target within deadline.
 //
 // Larger values never shorten the total wait, so a search finds the answer:
@@ -88,8 +89,9 @@ var ErrArgument = errors.New("plan: invalid argument")
 //   - an error matching ErrArgument when deadline <= 0 or param or target is
 //     not one of the constants, or a TargetP99 search would exceed MaxStatsRetries;
 //   - ErrUnsolvable, returning p unchanged, when even the smallest value
-//     (no wait, Multiplier 1, NoRetries) is too long; only the multiplier
-//     can fail this way, as the other two make the total wait 0;
+//     (no wait, Multiplier 1, NoRetries) is too long: the multiplier, or
+//     the initial delay when the deadline is no more than the reserve away
+//     (the loop then makes no retry at all);
 //   - ErrUnbounded, returning p unchanged, when every value fits.
 func Solve(p backoff.Policy, param Param, deadline time.Duration, target Target, seed uint64) (backoff.Policy, error) {
 	if err := p.Validate(); err != nil {
@@ -182,14 +184,18 @@ func (s solver) with(x uint64) schedule {
 	return q
 }
 
-// fits reports whether the value x keeps the target within the deadline.
+// fits reports whether the value x keeps the target within the deadline,
+// leaving the reserve: the retry loop then shortens no wait (see
+// DeadlineFit).
 func (s solver) fits(x uint64, target Target) bool {
 	q := s.with(x)
+	n := max(q.Retries, 0)
 	if target == TargetMax {
-		n := max(q.Retries, 0)
-		return q.retriesWithin(n, s.deadline) == n
+		_, fits := q.deadlineFit(n, s.deadline)
+		return fits
 	}
-	return q.stats(s.seed).Total.P99 <= s.deadline
+	end, ok := afterReserve(s.deadline)
+	return n == 0 || (ok && q.stats(s.seed).Total.P99 <= end)
 }
 
 // solve finds the largest x in [lo, hi] that fits by bisection, after
@@ -202,8 +208,11 @@ func (s solver) solve(target Target, lo, hi uint64) (uint64, error) {
 		return 0, ErrUnbounded
 	}
 	if target == TargetMax && s.param == ParamRetries {
-		// The count follows directly from the prefix sums.
-		return uint64(s.p.retriesWithin(math.MaxInt, s.deadline)), nil
+		// The count follows directly from the prefix sums. lo, no
+		// retries, fits and hi does not, so some delay is positive and
+		// the deadline is more than the reserve away.
+		end, _ := afterReserve(s.deadline)
+		return uint64(s.p.retriesWithin(math.MaxInt, end)), nil
 	}
 	return s.bisect(lo, hi, target, func(lo, hi uint64) bool { return hi-lo <= 1 }), nil
 }

@@ -375,24 +375,73 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[i] + (pos-float64(i))*(xs[i+1]-xs[i])
 }
 
-// DeadlineFit says how a policy's worst case compares with a deadline.
+// DeadlineFit says how a policy's worst case compares with a deadline, as
+// the retry loops meet it: by the rule of backoff.FitDeadline, a wait that
+// would end later than the reserve (backoff.DeadlineReserve) before the
+// deadline is shortened to end then, and the loop stops once no more than
+// the reserve is left. Attempts are taken to take no time.
 type DeadlineFit struct {
 	// Deadline is the deadline compared with, as given to Stats.Deadline.
 	Deadline time.Duration
+	// Reserve is the time the loop keeps for its last attempt before
+	// Deadline: backoff.DeadlineReserve.
+	Reserve time.Duration
 	// WorstCaseFits reports that even the longest total wait over all
-	// Policy.Retries retries ends within Deadline.
+	// Policy.Retries retries ends at least Reserve before Deadline: the loop
+	// makes every retry without shortening a wait.
 	WorstCaseFits bool
-	// RetriesWithin is the largest number of retries, at most
-	// Policy.Retries, whose longest total wait ends within Deadline.
+	// P99Fits reports the same of the 99th percentile of the total wait.
+	P99Fits bool
+	// RetriesWithin is how many retries, at most Policy.Retries, the loop
+	// makes before Deadline in the worst case (the longest waits): those
+	// whose waits end at least Reserve before it, and one more after a
+	// wait the loop shortens, if more than Reserve is left.
 	RetriesWithin int
 }
 
 // Deadline compares the worst-case total wait of s.Policy with the deadline
-// d. It is exact and covers every retry, even when s is Truncated.
+// d, under the retry loops' deadline rule (see DeadlineFit). It is exact
+// and covers every retry, even when s is Truncated; P99Fits is as exact as
+// s.Total.P99.
 func (s Stats) Deadline(d time.Duration) DeadlineFit {
 	p := resolve(s.Policy)
 	n := p.RetryCount()
-	within := p.retriesWithin(n, d)
-	// A negative deadline has passed before the first attempt: nothing fits.
-	return DeadlineFit{Deadline: d, WorstCaseFits: d >= 0 && within == n, RetriesWithin: within}
+	within, fits := p.deadlineFit(n, d)
+	x, ok := afterReserve(d)
+	return DeadlineFit{Deadline: d, Reserve: backoff.DeadlineReserve, WorstCaseFits: fits,
+		P99Fits: (n == 0 && d >= 0) || (ok && s.Total.P99 <= x), RetriesWithin: within}
+}
+
+// afterReserve returns the time before deadline d by which a wait must end
+// to leave the reserve, and false if there is none: d is no more than
+// backoff.DeadlineReserve away.
+func afterReserve(d time.Duration) (time.Duration, bool) {
+	if d <= backoff.DeadlineReserve {
+		return 0, false
+	}
+	return d - backoff.DeadlineReserve, true
+}
+
+// deadlineFit returns how many of n retries the retry loop makes before
+// the deadline d in the worst case, and whether it makes them all without
+// shortening a wait. It is backoff.FitDeadline applied to the longest
+// waits, in closed form: retry k+1 is made when the first k waits end
+// before x, the deadline minus the reserve (the wait before it is
+// shortened if it would end later), and no wait is shortened when all n
+// end by x. FuzzDeadlineFit checks the two agree.
+func (p schedule) deadlineFit(n int, d time.Duration) (within int, fits bool) {
+	if d < 0 {
+		// The deadline has passed before the first attempt: nothing fits.
+		return 0, false
+	}
+	x, ok := afterReserve(d)
+	if !ok || n <= 0 {
+		return 0, n <= 0
+	}
+	// The first k waits end before x for every k up to retriesWithin(n, x−1);
+	// after the last of them, one more retry, after a shortened wait.
+	if within = p.retriesWithin(n, x-1); within < n {
+		within++
+	}
+	return within, within == n && p.retriesWithin(n, x) == n
 }

@@ -257,28 +257,93 @@ func TestStatsTruncated(t *testing.T) {
 	}
 }
 
+// TestDeadline checks the worst case under the retry loops' deadline rule:
+// the waits that end at least the reserve (100 ms) before the deadline,
+// then one more retry after a shortened wait if more than the reserve is
+// left.
 func TestDeadline(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
 	tests := []struct {
 		p        backoff.Policy
 		deadline time.Duration
-		want     DeadlineFit
+		fits     bool
+		within   int
 	}{
-		{seedExample(backoff.FullJitter), time.Minute, DeadlineFit{time.Minute, false, 6}},
-		{seedExample(backoff.FullJitter), 91500 * time.Millisecond, DeadlineFit{91500 * time.Millisecond, true, 8}},
-		{seedExample(backoff.FullJitter), 91499 * time.Millisecond, DeadlineFit{91499 * time.Millisecond, false, 7}},
-		{seedExample(backoff.FullJitter), 499 * time.Millisecond, DeadlineFit{499 * time.Millisecond, false, 0}},
-		{seedExample(backoff.FullJitter), 0, DeadlineFit{0, false, 0}},
-		{seedExample(backoff.DecorrelatedJitter), 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // maxima 1, 2, 4 s
-		{backoff.Policy{Initial: -1, Retries: 5}, 0, DeadlineFit{0, true, 5}},
-		{backoff.Policy{Retries: backoff.NoRetries}, time.Second, DeadlineFit{time.Second, true, 0}},
-		{backoff.Policy{Retries: backoff.NoRetries}, -time.Second, DeadlineFit{-time.Second, false, 0}},
-		{backoff.Policy{}, 3 * time.Second, DeadlineFit{3 * time.Second, false, 2}}, // the defaults: maxima 0.5, 1, 2 s
+		// Maxima 0.5, 1, 2, 4, 8, 16, 30, 30 s; ends 0.5, 1.5, 3.5, 7.5,
+		// 15.5, 31.5, 61.5, 91.5 s.
+		{seedExample(backoff.FullJitter), time.Minute, false, 7}, // the 7th wait shortened to end at 59.9 s
+		{seedExample(backoff.FullJitter), 91600 * ms, true, 8},
+		{seedExample(backoff.FullJitter), 91599 * ms, false, 8},
+		{seedExample(backoff.FullJitter), 61601 * ms, false, 8},
+		{seedExample(backoff.FullJitter), 61600 * ms, false, 7}, // exactly the reserve left after the 7th
+		{seedExample(backoff.FullJitter), 499 * ms, false, 1},
+		{seedExample(backoff.FullJitter), 100 * ms, false, 0},
+		{seedExample(backoff.FullJitter), 0, false, 0},
+		{seedExample(backoff.DecorrelatedJitter), 3 * s, false, 2}, // maxima 1, 2, 4 s
+		{backoff.Policy{Initial: -1, Retries: 5}, s, true, 5},
+		{backoff.Policy{Initial: -1, Retries: 5}, 100 * ms, false, 0},
+		{backoff.Policy{Retries: backoff.NoRetries}, s, true, 0},
+		{backoff.Policy{Retries: backoff.NoRetries}, 0, true, 0},
+		{backoff.Policy{Retries: backoff.NoRetries}, -s, false, 0},
+		{backoff.Policy{}, 3 * s, false, 3}, // the defaults: maxima 0.5, 1, 2 s
+		{backoff.Policy{}, 3600 * ms, true, 3},
 	}
 	for _, tt := range tests {
-		if got := Analyze(tt.p, DefaultSeed).Deadline(tt.deadline); got != tt.want {
-			t.Errorf("%v jitter: Deadline(%v) = %+v, want %+v", tt.p.Jitter, tt.deadline, got, tt.want)
+		got := Analyze(tt.p, DefaultSeed).Deadline(tt.deadline)
+		if got.WorstCaseFits != tt.fits || got.RetriesWithin != tt.within || got.Deadline != tt.deadline || got.Reserve != backoff.DeadlineReserve {
+			t.Errorf("%v jitter: Deadline(%v) = %+v, want WorstCaseFits %v, RetriesWithin %d", tt.p.Jitter, tt.deadline, got, tt.fits, tt.within)
 		}
 	}
+	// Without jitter the 99th percentile is the worst case.
+	p := seedExample(backoff.NoJitter)
+	for _, d := range []time.Duration{91600 * ms, 91599 * ms} {
+		if got := Analyze(p, DefaultSeed).Deadline(d); got.P99Fits != got.WorstCaseFits {
+			t.Errorf("no jitter: Deadline(%v) = %+v, want P99Fits = WorstCaseFits", d, got)
+		}
+	}
+}
+
+// FuzzDeadlineFit checks Deadline's closed form against the rule itself:
+// the longest waits, in order, through backoff.FitDeadline, as the retry
+// loop applies it with attempts that take no time.
+func FuzzDeadlineFit(f *testing.F) {
+	f.Add(int64(500*time.Millisecond), 2.0, int64(30*time.Second), uint8(8), int8(0), int64(time.Minute))
+	f.Add(int64(-1), 1.0, int64(0), uint8(5), int8(1), int64(time.Second))
+	f.Add(int64(time.Second), 1.5, int64(-1), uint8(40), int8(4), int64(100*time.Millisecond))
+	f.Fuzz(func(t *testing.T, initial int64, mult float64, maxd int64, retries uint8, jitter int8, deadline int64) {
+		p := backoff.Policy{Initial: time.Duration(initial), Multiplier: mult, Max: time.Duration(maxd), Retries: int(retries) - 1, Jitter: backoff.Jitter(jitter % 6)}
+		if p.Validate() != nil || p.Retries > MaxStatsRetries {
+			return
+		}
+		d := time.Duration(deadline)
+		got := Analyze(p, DefaultSeed).Deadline(d)
+		q := resolve(p)
+		n := q.RetryCount()
+		within, fits := 0, d >= 0
+		var now time.Duration
+		for i := 1; i <= n && d >= 0; i++ {
+			w, ok := backoff.FitDeadline(q.retryMax(i), d-now, 0, false)
+			if !ok {
+				fits = false
+				break
+			}
+			if w != q.retryMax(i) {
+				fits = false
+			}
+			within++
+			now += w
+			if w != q.retryMax(i) {
+				// The loop's next look finds no more than the reserve left.
+				if _, ok := backoff.FitDeadline(0, d-now, 0, false); ok {
+					t.Fatalf("%+v: after a shortened wait, FitDeadline lets the loop go on", p)
+				}
+				break
+			}
+		}
+		if got.RetriesWithin != within || got.WorstCaseFits != fits {
+			t.Fatalf("%+v: Deadline(%v) = %+v, want RetriesWithin %d, WorstCaseFits %v (the rule walked)", p, d, got, within, fits)
+		}
+	})
 }
 
 func TestRetriesWithinLongGrowth(t *testing.T) {

@@ -63,7 +63,7 @@ func (m Millis) MarshalJSON() ([]byte, error) { return m.append(nil), nil }
 //	           "p50_human": ..., "p90_human": ..., "p99_human": ...,
 //	           "estimated": [], "monte_carlo": {"seed": 1, "mean_std_err_ms": 12.5}},
 //	 "deadline": {"deadline_ms": 60000, "deadline_human": "1 min", "worst_case_fits": false,
-//	              "p99_fits": false, "retries_within_deadline": 6}}
+//	              "p99_fits": false, "retries_within_deadline": 7}}
 //
 // with "solved" only when the input asked to solve, "deadline" only when it
 // gave one and "monte_carlo" only when some value is estimated ("estimated"
@@ -163,8 +163,13 @@ type MonteCarloReport struct {
 	MeanStdErr Millis `json:"mean_std_err_ms"`
 }
 
-// DeadlineReport compares the total wait with the deadline: the worst case
-// (WorstCaseFits, RetriesWithin) and the 99th percentile (P99Fits).
+// DeadlineReport compares the total wait with the deadline as the retry
+// loops meet it (plan.DeadlineFit): a schedule fits when its total wait
+// ends at least backoff.DeadlineReserve before the deadline, the time the
+// loops keep for the last attempt; otherwise they shorten the wait that
+// would end later, and RetriesWithin counts the retries made, that one
+// included. WorstCaseFits and RetriesWithin are about the worst case,
+// P99Fits about the 99th percentile.
 type DeadlineReport struct {
 	Deadline Millis `json:"deadline_ms"`
 	// DeadlineHuman is the deadline as given, in HumanExact form: "1.5 ms",
@@ -286,7 +291,7 @@ func Compute(in Input) (*Report, error) {
 		f := s.Deadline(in.Deadline)
 		r.Deadline = &DeadlineReport{
 			Deadline: Millis(f.Deadline), DeadlineHuman: HumanExact(f.Deadline),
-			WorstCaseFits: f.WorstCaseFits, P99Fits: st.P99 <= in.Deadline, RetriesWithin: f.RetriesWithin,
+			WorstCaseFits: f.WorstCaseFits, P99Fits: f.P99Fits, RetriesWithin: f.RetriesWithin,
 		}
 	}
 	return r, nil

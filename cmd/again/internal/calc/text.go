@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/backoff/plan"
 )
 
@@ -199,15 +200,19 @@ func (r *Report) writeVerdict(w *bufio.Writer, strong string) {
 		return
 	}
 	fmt.Fprintf(w, "\n%sDeadline %s:%s ", strong, d.DeadlineHuman, strong)
+	reserve := Human(backoff.DeadlineReserve)
 	if d.WorstCaseFits {
-		fmt.Fprintf(w, "fits; even the worst case, %s, ends within it.\n", r.Total.MaxHuman)
+		fmt.Fprintf(w, "fits; even the worst case, %s, ends at least %s (kept for the last attempt) before it.\n", r.Total.MaxHuman, reserve)
 		return
 	}
-	fmt.Fprintf(w, "does not fit; the worst case, %s, exceeds it. %s", r.Total.MaxHuman, retriesInTime(d.RetriesWithin, len(r.Retries)))
+	fmt.Fprintf(w, "does not fit; the worst case, %s, leaves less than %s (kept for the last attempt) before it, so the retry loop shortens the wait that would end later.", r.Total.MaxHuman, reserve)
+	if n := len(r.Retries); d.RetriesWithin < n {
+		fmt.Fprintf(w, " %s", retriesInTime(d.RetriesWithin, n))
+	}
 	if d.P99Fits {
-		fmt.Fprintf(w, " The 99th percentile, %s, ends within it.\n", r.Total.P99Human)
+		fmt.Fprintf(w, " The 99th percentile, %s, fits.\n", r.Total.P99Human)
 	} else {
-		fmt.Fprintf(w, " The 99th percentile, %s, exceeds it too.\n", r.Total.P99Human)
+		fmt.Fprintf(w, " The 99th percentile, %s, does not fit either.\n", r.Total.P99Human)
 	}
 }
 

@@ -43,7 +43,7 @@ func AddPolicyFlags(fs *pflag.FlagSet) *PolicyFlags {
 	f.Add(fs, calc.FieldMax, "duration", "cap on every delay, jitter included; 0 means no cap")
 	f.Add(fs, calc.FieldRetries, "n", "retries after the first attempt, 0 to 100000")
 	f.Add(fs, calc.FieldJitter, "kind", calc.JitterSyntax)
-	f.Add(fs, calc.FieldDeadline, "duration", "deadline for the whole retry loop (default none)")
+	f.Add(fs, calc.FieldDeadline, "duration", DeadlineUsage)
 	return f
 }
 
@@ -112,11 +112,19 @@ func (f *PolicyFlags) ParseTimed() (calc.Input, error) {
 	return in, nil
 }
 
+// DeadlineUsage is the usage of --deadline in run, fetch and calc. The
+// reserve it names is backoff.DeadlineReserve (a test checks).
+const DeadlineUsage = "deadline for the whole retry loop (default none); the last attempt starts up to 100ms before it"
+
 // UntilDeadlineHelp explains --deadline without --retries in the help of
-// run and fetch.
+// run and fetch. The reserve it names is backoff.DeadlineReserve (a test
+// checks).
 const UntilDeadlineHelp = `--deadline without --retries retries until the deadline, however many
 attempts that takes; with --retries too, whichever comes first ends the
-retries.`
+retries. A wait that would end later than 100ms (or --timeout, if set)
+before the deadline is shortened to end then, so that one more attempt
+starts in time; retrying stops when no more than that is left (or at once
+when fetch's server asks, with Retry-After, for a wait past the deadline).`
 
 // RequireUnit rejects a bare number other than 0 as the value s of the
 // duration flag name. In run and fetch a bare 30 would be 30 ms to calc's

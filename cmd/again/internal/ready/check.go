@@ -66,14 +66,20 @@ func (e *Error) Error() string { return e.msg }
 func (e *Error) Unwrap() error { return e.err }
 
 // fail makes the *Error of a failed check: cause (may be empty) says in
-// words what the driver's err means.
+// words what the driver's err means. The cause is said once: when the
+// driver's text already says it ("dial tcp ...: connect: connection
+// refused"), the driver's text alone is the message.
 func (t *Target) fail(permanent bool, cause string, err error) *Error {
 	msg := cause
 	if err != nil {
-		if msg != "" {
-			msg += ": "
+		switch text := err.Error(); {
+		case msg == "":
+			msg = text
+		case strings.Contains(strings.ToLower(text), strings.ToLower(cause)):
+			msg = text
+		default:
+			msg += ": " + text
 		}
-		msg += err.Error()
 	}
 	// One line: pgx lists the addresses it tried on lines of their own.
 	msg = strings.NewReplacer(":\n\t", ": ", "\n\t", "; ", "\n", " ").Replace(msg)
@@ -112,14 +118,48 @@ func (t *Target) classify(err error) *Error {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return t.fail(false, "connection refused", err)
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		if t.acceptsConnections() {
-			// Connected, then silence: the usual sign of a server of
-			// another protocol (an HTTP server waits for a request line).
-			return t.fail(false, "attempt timed out: the port accepts connections but gave no "+t.scheme+" answer (another protocol on this port?)", err)
-		}
-		return t.fail(false, "attempt timed out", err)
+		return t.timedOut(err, false)
 	}
 	return t.fail(false, "", err)
+}
+
+// timedOut is the *Error of a check that its context (the attempt's
+// timeout, or the deadline) ended: a timeout, said as one, whatever the
+// driver made of it (amqp091-go reports it as a frame error, grpc-go as
+// a status). accepts reports that the target's port accepted a TCP
+// connection meanwhile (see probe), which tells a server that is slow to
+// answer, or speaks another protocol, from one that cannot be reached.
+// The driver's text is kept where it says more than that time ran out.
+func (t *Target) timedOut(err error, accepts bool) *Error {
+	cause := "timed out"
+	switch {
+	case !accepts:
+	case t.scheme == "http", t.scheme == "https", t.scheme == "grpc", t.scheme == "grpcs":
+		// A slow server, most likely: no guess at another protocol.
+		cause = "timed out: the server accepted the connection but did not answer in time"
+	default:
+		cause = "timed out: the port accepts connections but gave no " + t.scheme +
+			" answer in time (a slow server, or another protocol on this port)"
+	}
+	if err == nil || saysOnlyTimeout(err) {
+		return &Error{msg: t.mask(cause), err: err}
+	}
+	return t.fail(false, cause, err)
+}
+
+// saysOnlyTimeout reports whether err's text says no more than that time
+// ran out: "context deadline exceeded", "read tcp A->B: i/o timeout", a
+// gRPC DeadlineExceeded.
+func saysOnlyTimeout(err error) bool {
+	text := err.Error()
+	if status.Code(err) == codes.DeadlineExceeded {
+		return true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op != "dial" && oe.Timeout() {
+		return true
+	}
+	return text == context.DeadlineExceeded.Error() || text == "i/o timeout"
 }
 
 func isTimeout(err error) bool {
@@ -127,15 +167,21 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// acceptsConnections reports whether the target's port accepts a TCP
-// connection within half a second.
-func (t *Target) acceptsConnections() bool {
+// probeReserve is the part of a check's time kept back to probe the port
+// after a timeout (see probe): a tenth, at most probeMax, so that the
+// probe too ends with the check's context.
+func probeReserve(left time.Duration) time.Duration { return min(left/10, probeMax) }
+
+const probeMax = 100 * time.Millisecond
+
+// probe reports whether the target's port accepts a TCP connection
+// before ctx ends: after a check timed out, it tells a server that took
+// the connection but did not answer from one that could not be reached.
+func (t *Target) probe(ctx context.Context) bool {
 	addr := t.hostPort()
 	if addr == "" || t.scheme == "tcp" {
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
 	return dial(ctx, "tcp", addr) == nil
 }
 
@@ -174,9 +220,11 @@ func (t *Target) tlsConfig(host string) *tls.Config {
 }
 
 // Check makes one attempt at the target and returns nil if it is ready,
-// or an *Error saying why not. It returns when ctx ends, at the latest
-// soon after (the drivers are given its deadline). It is safe for
-// concurrent use.
+// or an *Error saying why not. It returns by ctx's end, whatever the
+// driver's own timeouts: the driver gets ctx's deadline less a tenth (at
+// most 100 ms), in which a check that timed out probes the port to say
+// whether it accepts connections; a timeout is an *Error whose text starts
+// "timed out". It is safe for concurrent use.
 //
 // What ready means for each scheme:
 //
@@ -195,6 +243,36 @@ func (t *Target) tlsConfig(host string) *tls.Config {
 //	kafka            metadata naming at least one broker
 //	nats             connected, and a flush answered
 func (t *Target) Check(ctx context.Context) error {
+	// The driver gets ctx's time but the probe's reserve, so that a check
+	// that times out has time to say why, and still returns by ctx's end.
+	dctx, end := ctx, time.Time{}
+	if dl, ok := ctx.Deadline(); ok {
+		end = dl.Add(-probeReserve(time.Until(dl)))
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, end)
+		defer cancel()
+	}
+	err := t.check(dctx)
+	// A connection's own deadline (set from the context's) can fire just
+	// before the context's timer: the clock says whether time ran out.
+	ranOut := dctx.Err() != nil || !end.IsZero() && !time.Now().Before(end)
+	var e *Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &e) && e.Permanent:
+		return e
+	case ranOut && ctx.Err() == nil:
+		// The driver's time ran out, whatever it made of it.
+		return t.timedOut(err, t.probe(ctx))
+	case ranOut:
+		return t.timedOut(err, false)
+	}
+	return t.classify(err)
+}
+
+// check is Check's attempt, its error not yet classified.
+func (t *Target) check(ctx context.Context) error {
 	var err error
 	switch t.scheme {
 	case "tcp":
@@ -225,10 +303,7 @@ func (t *Target) Check(ctx context.Context) error {
 	default:
 		return t.fail(true, "unknown scheme "+t.scheme, nil)
 	}
-	if err == nil {
-		return nil
-	}
-	return t.classify(err)
+	return err
 }
 
 func dial(ctx context.Context, network, addr string) error {
@@ -466,8 +541,13 @@ func (t *Target) checkRedis(ctx context.Context) error {
 	o.PoolSize = 2
 	o.DisableIdentity = true
 	o.DialerRetries = 1 // the wait retries
+	// go-redis bounds its reads and writes by ReadTimeout and
+	// WriteTimeout (3 s), and the connection's handshake by nothing else,
+	// unless told to follow the context: the attempt's time wins.
+	o.ContextTimeoutEnabled = true
 	if d, ok := ctx.Deadline(); ok {
-		o.DialTimeout = time.Until(d)
+		left := time.Until(d)
+		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = left, left, left, left
 	}
 	c := redis.NewClient(&o)
 	defer c.Close()
@@ -589,15 +669,21 @@ func (t *Target) checkKafka(ctx context.Context) error {
 }
 
 func (t *Target) checkNATS(ctx context.Context) error {
-	timeout := 5 * time.Second
-	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d)
-	}
 	// nats.go reports any failed dial as "no servers available": dial
 	// first for the cause.
 	secure, err := natsRequiresTLS(ctx, t.addr)
 	if err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err // the greeting took all the time
+	}
+	// nats.Connect takes no context: what is left of it, as its timeout.
+	timeout := 5 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		if timeout = time.Until(d); timeout <= 0 {
+			return context.DeadlineExceeded
+		}
 	}
 	opts := []nats.Option{nats.Name("again wait"), nats.Timeout(timeout), nats.NoReconnect(), nats.NoCallbacksAfterClientClose()}
 	if secure {

@@ -47,6 +47,8 @@
 // Wait checks all targets at once, each on its own backoff schedule
 // (DefaultPolicy: jittered, capped at 2 s) run by package retry, within a
 // deadline (a minute by default: never an unbounded wait), each attempt
-// within its own timeout. Line, WriteLines, WriteJSON and Live write its
-// results and progress to an io.Writer.
+// within its own timeout, which no driver's own timeout outlasts.
+// Config.OnResult tells each target's result as soon as its wait ends.
+// Line, WriteLines, WriteJSON and Live write its results and progress to
+// an io.Writer.
 package ready

@@ -16,7 +16,10 @@ const prefix = "again wait: "
 //
 //	again wait: postgres://app:xxxxx@db/app ready after 3 attempts, 1.2s
 //	again wait: postgres://app:xxxxx@db/app will not be ready: wrong credentials: ...
-//	again wait: postgres://app:xxxxx@db/app not ready after 1m0s, 31 attempts: connection refused: ...
+//	again wait: postgres://app:xxxxx@db/app not ready: stopped by the --deadline 1m0s after 31 attempts: connection refused: ...
+//
+// The last is every command's line for an end that the --deadline
+// decided (cmdutil.DeadlineError), after the target.
 func Line(r Result) string {
 	state := "ready"
 	if r.Inverted {
@@ -30,6 +33,8 @@ func Line(r Result) string {
 		return fmt.Sprintf("%s%s will not be %s: %v", prefix, r.Target, state, r.Err)
 	case r.Stopped:
 		return fmt.Sprintf("%s%s not %s, stopped after %s: %v", prefix, r.Target, state, took, r.Err)
+	case r.Deadline > 0:
+		return fmt.Sprintf("%s%s not %s: stopped by the --deadline %v after %s: %v", prefix, r.Target, state, r.Deadline, attempts(r.Attempts), r.Err)
 	}
 	return fmt.Sprintf("%s%s not %s after %s: %v", prefix, r.Target, state, took, r.Err)
 }
@@ -62,11 +67,38 @@ func WriteLines(w io.Writer, results []Result) error {
 
 // JSONResult is the JSON object that WriteJSON writes for a Result.
 type JSONResult struct {
-	Target    string  `json:"target"`
-	Ready     bool    `json:"ready"`
-	Attempts  int     `json:"attempts"`
-	ElapsedMS int64   `json:"elapsed_ms"`
-	LastError *string `json:"last_error"` // null when ready
+	Target string `json:"target"`
+	Ready  bool   `json:"ready"`
+	// Reason is how the wait for the target ended: "ready", "deadline"
+	// (the --deadline passed first, as exit status 124 says), "permanent"
+	// (it will not be ready: last_error says why) or "stopped" (another
+	// target failed, or a signal came).
+	Reason     string  `json:"reason"`
+	Attempts   int     `json:"attempts"`
+	ElapsedMS  int64   `json:"elapsed_ms"`
+	DeadlineMS *int64  `json:"deadline_ms,omitempty"` // with reason "deadline"
+	LastError  *string `json:"last_error"`            // null when ready
+}
+
+// Reasons of JSONResult.
+const (
+	ReasonReady     = "ready"
+	ReasonDeadline  = "deadline"
+	ReasonPermanent = "permanent"
+	ReasonStopped   = "stopped"
+)
+
+// reason is r's JSONResult.Reason.
+func reason(r Result) string {
+	switch {
+	case r.Ready:
+		return ReasonReady
+	case r.Permanent:
+		return ReasonPermanent
+	case r.Stopped:
+		return ReasonStopped
+	}
+	return ReasonDeadline
 }
 
 // WriteJSON writes one JSON object (JSONResult) per result to w, one a
@@ -74,7 +106,11 @@ type JSONResult struct {
 func WriteJSON(w io.Writer, results []Result) error {
 	enc := json.NewEncoder(w)
 	for _, r := range results {
-		j := JSONResult{Target: r.Target, Ready: r.Ready, Attempts: r.Attempts, ElapsedMS: r.Elapsed.Milliseconds()}
+		j := JSONResult{Target: r.Target, Ready: r.Ready, Reason: reason(r), Attempts: r.Attempts, ElapsedMS: r.Elapsed.Milliseconds()}
+		if r.Deadline > 0 {
+			ms := r.Deadline.Milliseconds()
+			j.DeadlineMS = &ms
+		}
 		if r.Err != nil {
 			s := r.Err.Error()
 			j.LastError = &s

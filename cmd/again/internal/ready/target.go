@@ -23,6 +23,35 @@ import (
 var schemes = []string{"tcp", "http", "https", "grpc", "grpcs", "postgres", "postgresql", "mysql",
 	"redis", "rediss", "amqp", "amqps", "kafka", "nats", "unix", "file"}
 
+// forms is the accepted form of a TARGET of each scheme, as the errors of
+// Parse name it.
+var forms = map[string]string{
+	"tcp":      "tcp://HOST:PORT or HOST:PORT",
+	"http":     "http://HOST[:PORT][/PATH]",
+	"https":    "https://HOST[:PORT][/PATH]",
+	"grpc":     "grpc://HOST:PORT[/SERVICE]",
+	"grpcs":    "grpcs://HOST:PORT[/SERVICE]",
+	"postgres": "postgres://USER:PASS@HOST[:PORT]/DB[?sslmode=...]",
+	"mysql":    "mysql://USER:PASS@HOST[:PORT]/DB[?tls=true] or mysql://USER:PASS@tcp(HOST:PORT)/DB",
+	"redis":    "redis://[USER:PASS@]HOST[:PORT][/DB]",
+	"rediss":   "rediss://[USER:PASS@]HOST[:PORT][/DB]",
+	"amqp":     "amqp://USER:PASS@HOST[:PORT][/VHOST]",
+	"amqps":    "amqps://USER:PASS@HOST[:PORT][/VHOST]",
+	"kafka":    "kafka://[USER:PASS@]HOST:PORT[,HOST:PORT...]",
+	"nats":     "nats://[USER:PASS@]HOST[:PORT]",
+	"unix":     "unix:///ABSOLUTE/PATH or unix:/ABSOLUTE/PATH",
+	"file":     "file:///ABSOLUTE/PATH or file:/ABSOLUTE/PATH",
+}
+
+// want is the end of a Parse error for a target of scheme: its accepted
+// form.
+func want(scheme string) string {
+	if scheme == "postgresql" {
+		scheme = "postgres"
+	}
+	return " (want " + forms[scheme] + ")"
+}
+
 // Schemes returns the TARGET schemes that Parse accepts, a new slice on
 // each call.
 func Schemes() []string { return slices.Clone(schemes) }
@@ -211,11 +240,23 @@ func Parse(s string, opts *Options) (*Target, error) {
 		opts = &Options{}
 	}
 	t := &Target{raw: s, opts: opts}
+	given := s // shown as given, whatever form Parse reads it in
+	if scheme, path, ok := strings.Cut(s, ":/"); ok && !strings.HasPrefix(path, "/") &&
+		(strings.EqualFold(scheme, "unix") || strings.EqualFold(scheme, "file")) {
+		// unix:/run/app.sock, as curl's --unix-socket users and Go's
+		// url package write it: the same as unix:///run/app.sock.
+		s = scheme + ":///" + path
+		t.raw = s
+	}
 	if !strings.Contains(s, "://") {
 		t.scheme, t.addr = "tcp", s
 		t.shown = s
 		if err := hostPort(s); err != nil {
-			return nil, fmt.Errorf("%w: %q: %v (a TARGET is a URL such as tcp://db:5432, or HOST:PORT)", ErrParse, s, err)
+			if scheme, _, _ := strings.Cut(s, ":"); slices.Contains(schemes, strings.ToLower(scheme)) {
+				// unix:run/app.sock: a scheme, not a host.
+				return nil, fmt.Errorf("%w: %q: not a %s TARGET%s", ErrParse, s, strings.ToLower(scheme), want(strings.ToLower(scheme)))
+			}
+			return nil, fmt.Errorf("%w: %q: %v (a TARGET is a URL such as tcp://db:5432 or unix:/run/app.sock, or HOST:PORT)", ErrParse, s, err)
 		}
 		return t, nil
 	}
@@ -234,10 +275,13 @@ func Parse(s string, opts *Options) (*Target, error) {
 	if t.scheme == "kafka" {
 		return t, t.parseKafka(rest)
 	}
+	if t.scheme == "mysql" {
+		s = mysqlDSN(scheme, rest)
+	}
 	u, err := url.Parse(s)
 	if err != nil {
 		// url's message quotes the whole URL, password included.
-		return nil, fmt.Errorf("%w: %s: %v", ErrParse, t.redactRaw(s), unquoted(err))
+		return nil, fmt.Errorf("%w: %s: %v%s", ErrParse, t.redactRaw(given), unquoted(err), want(t.scheme))
 	}
 	t.url = u
 	if p, ok := u.User.Password(); ok && p != "" {
@@ -252,11 +296,39 @@ func Parse(s string, opts *Options) (*Target, error) {
 			}
 		}
 	}
-	t.shown = t.mask(s)
+	t.shown = t.mask(given)
 	if err := t.parseScheme(u); err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrParse, t.shown, t.mask(err.Error()))
+		return nil, fmt.Errorf("%w: %s: %s%s", ErrParse, t.shown, t.mask(err.Error()), want(t.scheme))
 	}
 	return t, nil
+}
+
+// mysqlDSN turns go-sql-driver's DSN form behind mysql:// (wait4x's),
+// USER:PASS@tcp(HOST:PORT)/DB?PARAMS, into the URL form that Parse reads,
+// mysql://USER:PASS@HOST:PORT/DB?PARAMS, escaping the user and password,
+// which the DSN form takes raw. Anything else is returned as it is.
+func mysqlDSN(scheme, rest string) string {
+	info, addr := "", rest
+	if i := strings.LastIndex(rest, "@tcp("); i >= 0 {
+		info, addr = rest[:i], rest[i+1:]
+	}
+	addr, ok := strings.CutPrefix(addr, "tcp(")
+	if !ok {
+		return scheme + "://" + rest
+	}
+	host, tail, ok := strings.Cut(addr, ")")
+	if !ok || tail != "" && tail[0] != '/' && tail[0] != '?' {
+		return scheme + "://" + rest
+	}
+	if info != "" {
+		user, pass, hasPass := strings.Cut(info, ":")
+		u := url.User(user)
+		if hasPass {
+			u = url.UserPassword(user, pass)
+		}
+		info = u.String() + "@"
+	}
+	return scheme + "://" + info + host + tail
 }
 
 // redactRaw hides the user information of a URL that url.Parse refused.
@@ -324,7 +396,7 @@ func (t *Target) parseScheme(u *url.URL) error {
 	case "unix", "file":
 		t.addr = u.Path
 		if u.Host != "" || t.addr == "" {
-			return fmt.Errorf("want %s:///ABSOLUTE/PATH", t.scheme)
+			return errors.New("no absolute path")
 		}
 	case "postgres":
 		t.pg, err = pgx.ParseConfig(t.raw)
@@ -366,6 +438,10 @@ func (t *Target) trust(c *tls.Config) {
 // parseMySQL reads mysql://USER:PASS@HOST[:PORT]/DB[?tls=true|skip-verify]
 // into the driver's Config.
 func (t *Target) parseMySQL(u *url.URL) error {
+	if strings.ContainsAny(u.Host, "()") {
+		// A DSN address other than tcp(...), such as unix(/PATH).
+		return fmt.Errorf("%q is not a host", u.Host)
+	}
 	addr, err := withPort(u, "3306")
 	if err != nil {
 		return err
@@ -421,7 +497,7 @@ func (t *Target) parseKafka(rest string) error {
 	t.shown = t.mask(t.raw)
 	for h := range strings.SplitSeq(hosts, ",") {
 		if err := hostPort(h); err != nil {
-			return fmt.Errorf("%w: %s: broker %q: %v", ErrParse, t.shown, h, err)
+			return fmt.Errorf("%w: %s: broker %q: %v%s", ErrParse, t.shown, h, err, want("kafka"))
 		}
 		t.addrs = append(t.addrs, h)
 	}

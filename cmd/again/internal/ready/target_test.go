@@ -31,7 +31,11 @@ func TestParse(t *testing.T) {
 		{"nats://app:pw@nats:4222", "nats", "nats://app:xxxxx@nats:4222"},
 		{"nats://nats", "nats", "nats://nats"},
 		{"unix:///run/app.sock", "unix", "unix:///run/app.sock"},
+		{"unix:/run/app.sock", "unix", "unix:/run/app.sock"},
 		{"file:///tmp/ready", "file", "file:///tmp/ready"},
+		{"file:/tmp/ready", "file", "file:/tmp/ready"},
+		{"mysql://app:p@ss@tcp(db:3306)/app?tls=skip-verify", "mysql", "mysql://app:xxxxx@tcp(db:3306)/app?tls=skip-verify"},
+		{"mysql://app@tcp(db)/app", "mysql", "mysql://app@tcp(db)/app"},
 		{"HTTP://web", "http", "HTTP://web"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
@@ -39,7 +43,7 @@ func TestParse(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse(%q) = %v", tc.in, err)
 			}
-			if got.Scheme() != tc.scheme || got.String() != tc.shown {
+			if got.Scheme() != tc.scheme || got.String() != tc.shown || got.Scheme() == "mysql" && got.my.Addr == "" {
 				t.Errorf("Parse(%q) = %s %q, want %s %q", tc.in, got.Scheme(), got.String(), tc.scheme, tc.shown)
 			}
 		})
@@ -58,7 +62,18 @@ func TestParseErrors(t *testing.T) {
 		{"grpc://api", "no port"},
 		{"http://", "no host"},
 		{"unix://relative", "unix:///ABSOLUTE/PATH"},
+		{"unix:relative", "unix:/ABSOLUTE/PATH"},
 		{"file://", "file:///ABSOLUTE/PATH"},
+		{"tcp://db", "want tcp://HOST:PORT"},
+		{"grpc://api", "want grpc://HOST:PORT"},
+		{"nats://nats:x", "want nats://"},
+		{"redis://cache:x", "want redis://"},
+		{"amqp://u:topsecret@mq:x/", "want amqp://"},
+		{"postgres://app:topsecret@db:x/app", "want postgres://"},
+		{"kafka://k1", "want kafka://"},
+		{"mysql://app:topsecret@db:x/app", "mysql://USER:PASS@tcp(HOST:PORT)/DB"},
+		{"mysql://app:topsecret@tcp(db:x)/app", "mysql://USER:PASS@tcp(HOST:PORT)/DB"},
+		{"mysql://app:topsecret@unix(/run/mysqld.sock)/app", "mysql://USER:PASS@tcp(HOST:PORT)/DB"},
 		{"kafka://k1", "missing port"},
 		{"kafka://u:topsecret@k1:9092,", "broker"},
 		{"mysql://app:topsecret@db/app?tls=maybe", "tls="},
@@ -173,6 +188,38 @@ func TestMaskShortSecrets(t *testing.T) {
 		}
 		if strings.Contains(tg.String(), "postgrxxxxx") || len(tg.String()) > len(in)+2*len(Mask) {
 			t.Errorf("Parse(%q).String() = %q: garbled or grown", in, tg)
+		}
+	}
+}
+
+// TestParseMySQLDSN checks that go-sql-driver's DSN form (wait4x's)
+// reaches the driver as the URL form does: the address, the user, a
+// password with an @ in it, the database and the TLS mode.
+func TestParseMySQLDSN(t *testing.T) {
+	dsn, err := Parse("mysql://app:p@ss@tcp(db:3307)/app?tls=skip-verify", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dsn.my
+	if c.Addr != "db:3307" || c.User != "app" || c.Passwd != "p@ss" || c.DBName != "app" || c.TLSConfig != "skip-verify" {
+		t.Errorf("Parse(DSN form) = addr %q user %q password %q db %q tls %q, want db:3307 app p@ss app skip-verify",
+			c.Addr, c.User, c.Passwd, c.DBName, c.TLSConfig)
+	}
+	if def, err := Parse("mysql://app@tcp(db)/app", nil); err != nil || def.my.Addr != "db:3306" {
+		t.Errorf("Parse(DSN form without a port) = %v, want db:3306", err)
+	}
+}
+
+// TestEverySchemeHasItsForm checks that a malformed TARGET of any scheme
+// is answered with the accepted form for that scheme.
+func TestEverySchemeHasItsForm(t *testing.T) {
+	for _, s := range Schemes() {
+		if w := want(s); !strings.Contains(w, "://") {
+			t.Errorf("want(%q) = %q, want the scheme's accepted form", s, w)
+		}
+		_, err := Parse(s+"://u:topsecret@[bad", nil)
+		if err == nil || !strings.Contains(err.Error(), "(want ") || strings.Contains(err.Error(), "topsecret") {
+			t.Errorf("Parse(%s://u:topsecret@[bad) = %v, want an error naming the accepted form, without the password", s, err)
 		}
 	}
 }

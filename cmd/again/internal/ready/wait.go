@@ -41,6 +41,13 @@ type Config struct {
 	// that target's goroutine: concurrently for different targets, so it
 	// must be safe for concurrent use. Wait returns after the last call.
 	OnAttempt func(Progress)
+	// OnResult, if set, is called once per target as soon as its wait
+	// ends, with its Result, on that target's goroutine (concurrently for
+	// different targets): a target ready at once is told at once, not
+	// when the last one is. Its Stopped and Deadline are not known yet
+	// (false and 0): they depend on how the other targets end. Wait
+	// returns after the last call.
+	OnResult func(Result)
 }
 
 // DefaultPolicy is the schedule Wait's DefaultConfig uses: attempts until
@@ -117,6 +124,9 @@ type Result struct {
 	Stopped bool
 	// Inverted repeats Config.Invert, for the wording of the result.
 	Inverted bool
+	// Deadline is Config.Deadline when it ended the wait for the target
+	// (neither ready, nor failed, nor stopped), 0 otherwise.
+	Deadline time.Duration
 	// Attempts is how many checks ran.
 	Attempts int
 	// Elapsed is the time from the start of the wait to its end for this
@@ -154,6 +164,9 @@ func Wait(ctx context.Context, targets []Checker, cfg Config) ([]Result, error) 
 			if results[i].Permanent {
 				stop()
 			}
+			if cfg.OnResult != nil {
+				cfg.OnResult(results[i])
+			}
 		})
 	}
 	wg.Wait()
@@ -167,6 +180,9 @@ func Wait(ctx context.Context, targets []Checker, cfg Config) ([]Result, error) 
 	for i := range results {
 		r := &results[i]
 		r.Stopped = stopped && !r.Ready && !r.Permanent
+		if !r.Ready && !r.Permanent && !r.Stopped {
+			r.Deadline = cfg.Deadline
+		}
 	}
 	return results, nil
 }

@@ -205,6 +205,8 @@ func TestLine(t *testing.T) {
 			"again wait: pg will not be ready: wrong credentials: denied"},
 		{Result{Target: "pg", Attempts: 31, Elapsed: time.Minute, Err: &Error{msg: "connection refused"}},
 			"again wait: pg not ready after 31 attempts, 1m0s: connection refused"},
+		{Result{Target: "pg", Attempts: 31, Elapsed: time.Minute, Deadline: time.Minute, Err: &Error{msg: "connection refused"}},
+			"again wait: pg not ready: stopped by the --deadline 1m0s after 31 attempts: connection refused"},
 		{Result{Target: "pg", Stopped: true, Attempts: 2, Elapsed: time.Second, Err: &Error{msg: "connection refused"}},
 			"again wait: pg not ready, stopped after 2 attempts, 1s: connection refused"},
 	} {
@@ -218,21 +220,25 @@ func TestWriteJSON(t *testing.T) {
 	var b bytes.Buffer
 	err := WriteJSON(&b, []Result{
 		{Target: "postgres://app:xxxxx@db/app", Ready: true, Attempts: 2, Elapsed: 1500 * time.Millisecond},
-		{Target: "nats://n:4222", Attempts: 5, Elapsed: time.Minute, Err: &Error{msg: "connection refused"}},
+		{Target: "nats://n:4222", Attempts: 5, Elapsed: time.Minute, Deadline: time.Minute, Err: &Error{msg: "connection refused"}},
+		{Target: "pg", Permanent: true, Attempts: 1, Err: &Error{msg: "wrong credentials"}},
+		{Target: "redis://r", Stopped: true, Attempts: 1, Err: &Error{msg: "connection refused"}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"target":"postgres://app:xxxxx@db/app","ready":true,"attempts":2,"elapsed_ms":1500,"last_error":null}
-{"target":"nats://n:4222","ready":false,"attempts":5,"elapsed_ms":60000,"last_error":"connection refused"}
+	want := `{"target":"postgres://app:xxxxx@db/app","ready":true,"reason":"ready","attempts":2,"elapsed_ms":1500,"last_error":null}
+{"target":"nats://n:4222","ready":false,"reason":"deadline","attempts":5,"elapsed_ms":60000,"deadline_ms":60000,"last_error":"connection refused"}
+{"target":"pg","ready":false,"reason":"permanent","attempts":1,"elapsed_ms":0,"last_error":"wrong credentials"}
+{"target":"redis://r","ready":false,"reason":"stopped","attempts":1,"elapsed_ms":0,"last_error":"connection refused"}
 `
 	if b.String() != want {
 		t.Errorf("WriteJSON =\n%s\nwant\n%s", b.String(), want)
 	}
 	for line := range strings.Lines(b.String()) {
 		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil || len(m) != 5 {
-			t.Errorf("line %q: %v, %d fields, want the 5 of the contract", line, err, len(m))
+		if err := json.Unmarshal([]byte(line), &m); err != nil || len(m) != 6 && (len(m) != 7 || m["reason"] != ReasonDeadline) {
+			t.Errorf("line %q: %v, %d fields, want the 6 of the contract (7 with deadline_ms)", line, err, len(m))
 		}
 	}
 }
@@ -258,4 +264,28 @@ func TestLive(t *testing.T) {
 	if !strings.HasSuffix(out, "\r\x1b[Kagain wait: redis://cache ready after 3 attempts, 2s\n") {
 		t.Errorf("%q: want the final lines last, in full", out)
 	}
+}
+
+// TestWaitOnResult checks that each target's result is told when its wait
+// ends, not when the last target's does: a target ready at once is told
+// at once, one ready at 1.5 s then.
+func TestWaitOnResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		begin := time.Now()
+		targets := []Checker{&fake{name: "late", from: begin.Add(1500 * time.Millisecond)}, &fake{name: "now", from: begin}}
+		cfg := DefaultConfig()
+		var mu sync.Mutex
+		told := map[string]time.Duration{}
+		cfg.OnResult = func(r Result) {
+			mu.Lock()
+			told[r.Target] = time.Since(begin)
+			mu.Unlock()
+		}
+		if _, err := Wait(context.Background(), targets, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if told["now"] != 0 || told["late"] < 1500*time.Millisecond || told["late"] > 3500*time.Millisecond {
+			t.Errorf("results told at %v, want now at 0s and late from 1.5s on, once it is seen", told)
+		}
+	})
 }

@@ -19,6 +19,12 @@ type StormConfig struct {
 	// Bucket is the width of a time bucket [1 s]: Storm counts the attempts
 	// that start in each.
 	Bucket time.Duration
+	// Deadline, if above 0, is every client's deadline, from the failure
+	// [none]. A client then meets it as the retry loops do, by
+	// backoff.FitDeadline with backoff.DeadlineReserve: a wait that would
+	// end later than the reserve before the deadline is shortened to end
+	// then, and the client stops once no more than the reserve is left.
+	Deadline time.Duration
 	// Seed seeds the jitter; every value, 0 included, is a seed.
 	Seed uint64
 }
@@ -33,7 +39,8 @@ const (
 // clients fail at once?". Clients clients make their first attempt at t = 0
 // and every attempt fails; each retries on c.Policy until its retries run
 // out, waiting before retry n the delay Policy.Sample(n, previous delay)
-// draws. Attempts take no time. Storm returns how many attempts start in
+// draws, or until its Deadline, if any. Attempts take no time. Storm
+// returns how many attempts start in
 // each bucket [i·Bucket, (i+1)·Bucket), from 0 to the bucket of the last
 // attempt. Compare a policy without jitter, whose clients retry in
 // synchronised waves of Clients attempts, with the same policy jittered.
@@ -98,6 +105,9 @@ func (c StormConfig) check() (StormConfig, error) {
 	if c.Bucket < 0 {
 		return c, &FieldError{"Bucket", c.Bucket.String(), "a duration above 0"}
 	}
+	if c.Deadline < 0 {
+		return c, &FieldError{"Deadline", c.Deadline.String(), "a duration of 0 (none) or more"}
+	}
 	if attempts := c.Policy.MaxAttempts(); attempts > MaxStormAttempts/c.Clients {
 		return c, &FieldError{FieldStormAttempts, product(c.Clients, attempts), fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
 	}
@@ -116,7 +126,15 @@ func (c StormConfig) starts(visit func(n int, t time.Duration)) {
 		for n := 0; n <= retries; n++ {
 			if n > 0 {
 				prev = c.Policy.Sample(n, prev, r)
-				if t += prev; t < 0 { // past the largest Duration
+				w := prev
+				if c.Deadline > 0 {
+					// The loop's own rule, so that the storm is the loop's.
+					var ok bool
+					if w, ok = backoff.FitDeadline(w, c.Deadline-t, 0, false); !ok {
+						break
+					}
+				}
+				if t += w; t < 0 { // past the largest Duration
 					t = 1<<63 - 1
 				}
 			}

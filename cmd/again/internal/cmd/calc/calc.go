@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/again-go/again/backoff"
 	calcmodel "github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/spf13/cobra"
@@ -35,13 +36,17 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 		Long: `calc shows the schedule a retry policy produces: for each retry the nominal
 delay, the min, mean and max of the jittered delay and the worst-case wait so
 far; then the shortest, mean and longest total wait with its percentiles, and,
-with --deadline, whether the worst case fits.
+with --deadline, whether the worst case fits: whether it ends at least ` + backoff.DeadlineReserve.String() + `
+before the deadline, the time the retry loops (the library's, run, fetch and
+wait) keep for the last attempt. They shorten a wait that would end later, so
+that one more attempt starts in time, and the verdict counts the retries that
+start in time, that one included.
 
 With --solve and --deadline it finds the largest initial delay, multiplier or
 number of retries whose worst-case (or, with --target p99, 99th-percentile)
-total wait fits the deadline, and shows the resulting schedule. If there is
-no such value (none fits, or every value up to the most the calculator
-analyses does) it says so and exits 1.
+total wait fits the deadline that way, and shows the resulting schedule. If
+there is no such value (none fits, or every value up to the most the
+calculator analyses does) it says so and exits 1.
 
 Durations are Go syntax (500ms, 1.5s, 2m) or a bare number of milliseconds;
 the table shows sub-millisecond values in µs. --max 0 means no cap, --retries 0

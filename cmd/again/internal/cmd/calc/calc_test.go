@@ -98,8 +98,8 @@ func TestCalcJSONWorkedExample(t *testing.T) {
 	if tot.Min != "0" || tot.Mean != "45750" || tot.Max != "91500" || tot.MaxHuman != "1 min 32 s" || tot.MeanHuman != "45.8 s" {
 		t.Errorf("total = %+v, want 0 / 45750 / 91500, \"45.8 s\", \"1 min 32 s\"", tot)
 	}
-	if dl := got.Deadline; dl == nil || dl.Deadline != "60000" || dl.Fits || dl.Within != 6 {
-		t.Errorf("deadline = %+v, want 60000 ms, does not fit, 6 retries within", dl)
+	if dl := got.Deadline; dl == nil || dl.Deadline != "60000" || dl.Fits || dl.Within != 7 {
+		t.Errorf("deadline = %+v, want 60000 ms, does not fit, 7 retries within", dl)
 	}
 }
 
@@ -107,16 +107,19 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 	tests := []struct {
 		deadline, want string
 	}{
-		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends within it.\n"},
+		// The worst case ends at 91.5 s; the loop keeps 100 ms for the last
+		// attempt, and shortens the wait that would end later.
+		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends at least 100 ms (kept for the last attempt) before it.\n"},
 		// A deadline is echoed as given, not rounded as the totals are.
-		{"91500", "Deadline 1 min 31.5 s: fits; even the worst case, 1 min 32 s, ends within it.\n"},
-		{"1.5ms", "Deadline 1.5 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
-		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 6 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
-		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 7 of 8 retries start in time. The 99th percentile, 1 min 15 s, ends within it.\n"},
+		{"91600", "Deadline 1 min 31.6 s: fits; even the worst case, 1 min 32 s, ends at least 100 ms (kept for the last attempt) before it.\n"},
+		{"91500", "Deadline 1 min 31.5 s: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. The 99th percentile, 1 min 15 s, fits.\n"},
+		{"1.5ms", "Deadline 1.5 ms: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
+		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case only the first 7 of 8 retries start in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
+		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. The 99th percentile, 1 min 15 s, fits.\n"},
 		// The worst totals of the first retries are 500 ms, 1.5 s, 3.5 s.
-		{"100ms", "Deadline 100 ms: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
-		{"1s", "Deadline 1 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first of 8 retries starts in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
-		{"1500ms", "Deadline 1.5 s: does not fit; the worst case, 1 min 32 s, exceeds it. In the worst case only the first 2 of 8 retries start in time. The 99th percentile, 1 min 15 s, exceeds it too.\n"},
+		{"100ms", "Deadline 100 ms: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
+		{"600ms", "Deadline 600 ms: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case only the first of 8 retries starts in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
+		{"1s", "Deadline 1 s: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case only the first 2 of 8 retries start in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.deadline, func(t *testing.T) {
@@ -132,7 +135,7 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 		want string
 	}{
 		{[]string{"--deadline", "100"}, "In the worst case not even the first retry starts in time."},
-		{[]string{"--retries", "2", "--initial", "1s", "--deadline", "1500ms"}, "In the worst case only the first of 2 retries starts in time."},
+		{[]string{"--retries", "2", "--initial", "1s", "--deadline", "1050ms"}, "In the worst case only the first of 2 retries starts in time."},
 		{[]string{"--retries", "3", "--initial", "1s", "--deadline", "3s"}, "In the worst case only the first 2 of 3 retries start in time."},
 	} {
 		r := run(t, append([]string{"calc"}, tt.args...)...)
@@ -260,10 +263,12 @@ func TestCalcSolve(t *testing.T) {
 		value     string
 		header    string
 	}{
-		// 31 × initial <= 10 s: the largest initial is 10 s / 31, to the nanosecond.
-		{[]string{"--retries", "5", "--solve", "initial", "--deadline", "10s"}, "initial", "322.580645",
-			"Solved: the largest initial delay whose worst-case total wait fits 10 s is 322.580645ms\n"},
-		// 0.5 + 1 + 2 + 4 + 8 + 4 × 10 = 55.5 s fits 1 min; a tenth retry does not.
+		// 31 × initial <= 10 s less the 100 ms reserve: the largest initial is
+		// 9.9 s / 31, to the nanosecond.
+		{[]string{"--retries", "5", "--solve", "initial", "--deadline", "10s"}, "initial", "319.354838",
+			"Solved: the largest initial delay whose worst-case total wait fits 10 s is 319.354838ms\n"},
+		// 0.5 + 1 + 2 + 4 + 8 + 4 × 10 = 55.5 s fits 1 min less 100 ms; a
+		// tenth retry does not.
 		{[]string{"--solve", "retries", "--deadline", "1m"}, "retries", "9",
 			"Solved: the largest number of retries whose worst-case total wait fits 1 min is 9\n"},
 	}
@@ -310,7 +315,7 @@ func TestCalcSolveWithoutAnswer(t *testing.T) {
 		{[]string{"--initial", "0", "--solve", "retries", "--deadline", "1m"},
 			"again calc: every number of retries keeps the worst-case total wait within 1 min, so there is no largest one to show\n"},
 		{[]string{"--initial", "1ns", "--max", "1ns", "--solve", "retries", "--deadline", "1h"},
-			"again calc: up to 3600000000000 retries keep the worst-case total wait within 1 h, more than the 100000 the calculator shows; raise --initial or --max\n"},
+			"again calc: up to 3599900000000 retries keep the worst-case total wait within 1 h, more than the 100000 the calculator shows; raise --initial or --max\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

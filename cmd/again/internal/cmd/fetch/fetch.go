@@ -41,6 +41,8 @@ type Options struct {
 	hedge      *hedgeFlags          // --hedge-after, --repeat, ...
 	throttleK  string               // --throttle's K, if given
 	classes    *cmdutil.ClassFlags  // --on-overload, --on-transient
+	limit      string               // --limit, if given
+	parallel   string               // --parallel
 
 	method, output                 string
 	data, dataRaw, json            []string
@@ -73,9 +75,9 @@ seconds or as a Unix time) replaces the schedule's wait; one longer than
 rejection) a schedule of their own, and --on-transient the other retried
 failures (network errors, other statuses): each takes the policy flags'
 names and values as comma-separated KEY=VALUE (--on-overload
-initial=1s,max=30s,retries=5); keys not given take the flags' defaults. A class's retries count within the class, and
---retries still caps them all; failures without a class use the policy
-flags.
+initial=1s,max=30s,retries=5); keys not given take the flags' defaults.
+A class's retries count within the class, and --retries still caps them
+all; failures without a class use the policy flags.
 
 --timeout bounds each attempt as a whole, the response body included, and
 --connect-timeout each connection's setup. A body cut off mid-way (or
@@ -139,15 +141,19 @@ server's text with control characters escaped (\x1b).
 
 ` + throttleHelp + `
 
+` + limitHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
 Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
 --max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).
 --initial and --max also take a bare number of milliseconds.
+` + cmdutil.DeadlineEndHelp + `
+
 Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
-or a network failure after all retries, 2 for a usage error, 128+N when
-signal N stops it.`,
+or a network failure after all retries, 124 when the --deadline ends it,
+2 for a usage error, 128+N when signal N stops it.`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
@@ -161,7 +167,10 @@ signal N stops it.`,
   again fetch --on-overload initial=1s,max=30s --on-transient initial=50ms --retries 6 https://api.example.com/items
 
   # 500 requests against your own server, throttled on the client's side.
-  again fetch --repeat 500 --throttle http://localhost:8080/health`,
+  again fetch --repeat 500 --throttle http://localhost:8080/health
+
+  # 1000 requests from 50 workers, at most 8 in flight at once.
+  again fetch --repeat 1000 --parallel 50 --limit 8 http://localhost:8080/health`,
 		Args: cobra.ArbitraryArgs,
 	}
 	var f Options
@@ -190,6 +199,7 @@ signal N stops it.`,
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
 	hf := addHedgeFlags(fs)
 	addThrottleFlag(fs, &f.throttleK)
+	addLimitFlags(fs, &f.parallel, &f.limit)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f.Env, f.Policy, f.Flags, f.Args = env, pf, fs, args
@@ -223,6 +233,12 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	if err == nil {
 		tr.Throttles, err = throttles(fs, f.throttleK)
 	}
+	if err == nil {
+		tr.Limits, err = limits(fs, f.limit)
+	}
+	if err == nil {
+		hf.workers, err = parallels(fs, f.parallel)
+	}
 	if err != nil {
 		return err
 	}
@@ -251,7 +267,8 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	tr.Budget, tr.Breakers = budget, breakers
 	if in.Deadline > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, in.Deadline)
+		dl := &deadlineCause{in.Deadline}
+		ctx, cancel = context.WithTimeoutCause(context.WithValue(ctx, deadlineKey{}, dl), in.Deadline, dl)
 		defer cancel()
 	}
 	if fs.Changed("repeat") {
@@ -512,8 +529,12 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	// Every response RoundTrip returns is reported to OnSuccess or OnGiveUp,
 	// with the attempts of its own hop (with -L each hop is a round trip).
 	attempts := 1
+	var last string       // the last failed attempt's outcome
+	var deadlineStop bool // retrying stopped for the --deadline
+	var unanswered bool   // the last attempt ended without a response
 	tr.OnSuccess = func(e retryhttp.Event) { attempts = e.Attempt; f.hedges.answered(e) }
 	tr.OnRetry = func(e retryhttp.Event) {
+		last = outcome(e, tr.AttemptTimeout)
 		wait := cmdutil.RetryingIn(e.Delay)
 		switch {
 		case e.HintHeader == "":
@@ -529,7 +550,10 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
-		if e.Response == nil || e.Reason == retry.ErrExhausted {
+		last = outcome(e, tr.AttemptTimeout)
+		deadlineStop = e.Reason == retry.ErrDeadline
+		unanswered = e.Response == nil && req.Context().Err() != nil
+		if e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
 			return // the final error or status line says it all
 		}
 		cmdutil.AttemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
@@ -540,11 +564,20 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	// the last redirect with one), nor for a failed status with --fail.
 	// Otherwise an -o file is left as it was, or absent.
 	complete, keep := false, false
+	var read *http.Response // the response ReadBody last saw
+	var own error           // ReadBody's last error that is not reading the body
 	defer func() {
 		if cerr := out.close(keep); err == nil {
 			err = cerr
 		}
 		err = stoppedBy(req.Context(), err)
+		switch {
+		case read != nil && !complete:
+			last = bodyArriving
+		case unanswered:
+			last = noAnswerYet
+		}
+		err = deadlinePassed(req.Context(), err, deadlineStop, attempts, last)
 	}()
 	usable := func(resp *http.Response) bool {
 		return !f.curl.fail || resp.StatusCode < 400
@@ -552,8 +585,6 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 	// The body of a response that ends the request is read within its
 	// attempt: --timeout bounds it too, and a body cut off mid-way is
 	// retried like any network failure, if the output can start over.
-	var read *http.Response
-	var own error // ReadBody's last error that is not reading the body
 	tr.ReadBody = func(resp *http.Response) error {
 		read, own, complete = resp, nil, false
 		if own = checkStatus(resp); own != nil {
@@ -645,6 +676,49 @@ func requestError(req *http.Request, err error, timeout time.Duration) error {
 func stoppedBy(ctx context.Context, err error) error {
 	if sig := cmdutil.SignalCause(ctx); sig != nil && err != nil {
 		return cmdutil.Stopped(sig, "")
+	}
+	return err
+}
+
+// deadlineCause is the cause of the context that --deadline ends.
+type deadlineCause struct{ d time.Duration }
+
+func (c *deadlineCause) Error() string { return "the --deadline " + c.d.String() + " passed" }
+
+// deadlineOf returns the --deadline that ends ctx, or nil if none does.
+func deadlineOf(ctx context.Context) *deadlineCause {
+	d, ok := context.Cause(ctx).(*deadlineCause)
+	if ok {
+		return d
+	}
+	// Not passed yet: the cause is set only once it has.
+	c, _ := ctx.Value(deadlineKey{}).(*deadlineCause)
+	return c
+}
+
+type deadlineKey struct{}
+
+// What fetch says of the last attempt when the --deadline passed while it
+// was in flight.
+const (
+	noAnswerYet  = "no answer yet to the last one"
+	bodyArriving = "the response body was still arriving"
+)
+
+// deadlinePassed returns err, unless the --deadline ended the fetch:
+// retrying stopped because the next attempt would not start before it
+// (deadlineStop), or it passed while an attempt was in flight (ctx's
+// cause). Then, as in every command, status 124 and the line that names
+// the deadline, the attempts and last, the last attempt's outcome. A
+// signal's stop (see stoppedBy) and a nil err stay as they are.
+func deadlinePassed(ctx context.Context, err error, deadlineStop bool, attempts int, last string) error {
+	var ee *cmdutil.ExitError
+	dl := deadlineOf(ctx)
+	if err == nil || dl == nil || errors.As(err, &ee) && ee.Code != cmdutil.ExitFailure {
+		return err
+	}
+	if _, passed := context.Cause(ctx).(*deadlineCause); passed || deadlineStop {
+		return cmdutil.DeadlinePassed(dl.d, attempts, last)
 	}
 	return err
 }
@@ -830,8 +904,6 @@ func (f *Options) giveUpReason(e retryhttp.Event) string {
 			hintHeader(e), calc.Human(e.Hint), f.maxRetryWait)
 	case e.Reason == retry.ErrDeadline && e.HintHeader != "":
 		return fmt.Sprintf("giving up: %s asks for %s, past the --deadline", hintHeader(e), calc.Human(e.Hint))
-	case e.Reason == retry.ErrDeadline:
-		return "giving up: the next retry would start after the --deadline"
 	case e.Reason == retry.ErrBudget:
 		return cmdutil.BudgetSpent
 	case errors.Is(e.Reason, retryhttp.ErrBodyTooLarge) && f.fromStdin():
@@ -855,8 +927,11 @@ func (f *Options) fromStdin() bool {
 // outcome is the status or the error of a failed attempt; timeout is
 // --timeout.
 func outcome(e retryhttp.Event, timeout time.Duration) string {
-	if e.Response != nil {
+	switch {
+	case e.Response != nil:
 		return e.Response.Status
+	case e.Err == nil:
+		return "" // ReadBody's error, told by the final line
 	}
 	return timeoutWords(e.Err, timeout).Error()
 }

@@ -265,8 +265,8 @@ func TestFetchRepeatStopped(t *testing.T) {
 		target, _ := hanging(t)
 		single := run(t, "fetch", "--deadline", "50ms", target)
 		r := run(t, "fetch", "--repeat", "3", "--deadline", "50ms", target)
-		if r.Code != 1 || r.Stderr != single.Stderr || strings.Contains(r.Stderr, "SECRET") {
-			t.Errorf("exit %d, stderr %q; want 1 and what a single fetch says, %q", r.Code, r.Stderr, single.Stderr)
+		if r.Code != cmdutil.ExitDeadline || r.Stderr != single.Stderr || strings.Contains(r.Stderr, "SECRET") {
+			t.Errorf("exit %d, stderr %q; want %d and what a single fetch says, %q", r.Code, r.Stderr, cmdutil.ExitDeadline, single.Stderr)
 		}
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {

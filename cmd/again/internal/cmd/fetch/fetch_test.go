@@ -169,9 +169,9 @@ func TestFetch(t *testing.T) {
 		{"--retries and --deadline: whichever comes first", []string{"--retries", "1", "--deadline", "1m", "/down"}, 1, "still busy",
 			"again: attempt 1/2 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again fetch: server answered 503 Service Unavailable after 2 attempts\n"},
-		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 1, "later",
+		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 124, "later",
 			"again: attempt 1 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
-				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
+				"again fetch: stopped by the --deadline 10s after 1 attempt: 429 Too Many Requests\n"},
 		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
 			"again: attempt 1/2 failed (timed out after 10ms); retrying in 0s\n" +
 				"again fetch: retries exhausted after 2 attempts in …: timed out after 10ms\n"},

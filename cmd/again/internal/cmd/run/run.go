@@ -27,9 +27,10 @@ import (
 
 // Exit statuses of `again run` besides the child's own, as shells use them.
 const (
-	// ExitTimedOut: --timeout or --deadline stopped the last attempt, as
-	// GNU timeout exits; a SIGTERM from outside gives 143 (128+15).
-	ExitTimedOut      = 124
+	// ExitTimedOut: --timeout stopped the last attempt, or the --deadline
+	// ended the run (cmdutil.ExitDeadline), as GNU timeout exits; a
+	// SIGTERM from outside gives 143 (128+15).
+	ExitTimedOut      = cmdutil.ExitDeadline
 	ExitCannotExecute = 126 // the command exists but cannot be run
 	ExitNotFound      = 127 // the command was not found
 )
@@ -98,10 +99,12 @@ signal stops the command but not what it started.)
 
 ` + cmdutil.TelemetryHelp + `
 
+` + cmdutil.DeadlineEndHelp + `
+
 Exit status: the last attempt's (128+N if signal N killed it), 124 if
---timeout or --deadline stopped the last attempt (as GNU timeout), 128+N
-when signal N sent to again stops it, 127 if the command is not found,
-126 if it cannot be executed, 2 for a usage error.
+--timeout stopped the last attempt or the --deadline ended the run (as
+GNU timeout), 128+N when signal N sent to again stops it, 127 if the
+command is not found, 126 if it cannot be executed, 2 for a usage error.
 
 Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
 unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
@@ -321,7 +324,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		attempts++
 		return struct{}{}, traced(ctx, func() error { return r.attempt(procCtx) })
-	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe)
+	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe, retry.WithDeadlineReserve(r.timeout))
 	if sig, forwarded := r.received(ctx); sig != nil {
 		return r.stoppedBy(sig, forwarded, err, attempts, p.MaxAttempts())
 	}
@@ -342,8 +345,18 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		}
 		return re.Last
 	}
+	if r.deadline > 0 && (last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded)) {
+		// Whichever timer noticed the --deadline first (the attempt's, or
+		// the wait's), the end is the same: status 124 and one line, as
+		// in every command.
+		why := last.why
+		if last.atDeadline {
+			why = "the command was still running"
+		}
+		return cmdutil.DeadlinePassed(r.deadline, re.Attempts, why)
+	}
 	if !r.quiet {
-		cmdutil.AttemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re, last))
+		cmdutil.AttemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re))
 	}
 	return cmdutil.Exit(last.status, nil)
 }
@@ -385,13 +398,12 @@ func (r *runner) stoppedBy(sig os.Signal, forwarded bool, err error, attempts, m
 	return cmdutil.Stopped(sig, why)
 }
 
-// stopReason says why no retry follows the failed attempt last. Whichever
-// timer noticed the --deadline first (the attempt's, or the wait's), the
-// words are the same.
-func (r *runner) stopReason(re *retry.Error, last *attemptError) string {
+// stopReason says why no retry follows the failed attempt last, when the
+// --deadline did not decide it (see run).
+func (r *runner) stopReason(re *retry.Error) string {
+	var last *attemptError
+	errors.As(re.Last, &last)
 	switch {
-	case last.atDeadline || errors.Is(re, retry.ErrDeadline) || errors.Is(re.Cause, context.DeadlineExceeded):
-		return fmt.Sprintf("giving up: the --deadline %v leaves no time for another attempt", r.deadline)
 	case errors.Is(re, retry.ErrExhausted):
 		return "giving up"
 	case errors.Is(re, retry.ErrBudget):

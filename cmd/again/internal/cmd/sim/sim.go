@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
@@ -43,6 +44,7 @@ does. Each model is a subcommand:
   storm     attempts over time when N clients fail at once on one schedule
   hedge     hedged requests against a long tail, and the hedge storm
   throttle  client-side throttling under a demand sweep, per throttler
+  limit     concurrency limits under a load ramped past capacity, per limiter
 
 Results are the same for a --seed on any machine, whatever its number of
 cores; the runs use every core. --format table, csv, json (an array of
@@ -68,7 +70,7 @@ error.`,
 			return cmdutil.Usagef("missing the model; want one of %s (see 'again sim --help')", strings.Join(cmdutil.CommandNames(cmd), ", "))
 		},
 	}
-	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env))
+	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env), newSimLimitCmd(env))
 	cmdutil.OnlySubcommands(cmd)
 	return cmd
 }
@@ -94,6 +96,7 @@ func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options
 		calc.FieldMax:        {"duration", "cap on every delay, jitter included; 0 means no cap"},
 		calc.FieldRetries:    {"n", "retries after the first attempt, 0 to 100000"},
 		calc.FieldJitter:     {"kind", calc.JitterSyntax},
+		calc.FieldDeadline:   {"duration", "every client's deadline from the failure (default none); the last attempt starts up to " + backoff.DeadlineReserve.String() + " before it"},
 	}
 	for _, field := range policy {
 		f.pf.Add(fs, field, usage[field][0], usage[field][1])
@@ -219,6 +222,7 @@ func simUsage(err error) error {
 		simmodel.FieldThrottleRequests: throttleRequests,
 		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
 		simmodel.FieldHedgeAttempts: hedgeAttempts,
+		simmodel.FieldLimitRequests: limitRequests, "Limitings": "--strategy",
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -236,6 +240,8 @@ const (
 	// throttleRequests: the command keeps the model's Duration of 300 s.
 	throttleRequests = "max(--demand) × --capacity × 300s"
 	hedgeAttempts    = "the number of --quantiles × --requests × (1 + --max-hedges)"
+	// limitRequests: the command keeps the model's Duration of 160 s.
+	limitRequests = "max(--from, --to) × the capacity × 160s"
 )
 
 func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {
@@ -315,6 +321,9 @@ func runModel[R any](ctx context.Context, opts *Options, model func() (R, error)
 	rows, err := model()
 	if err != nil {
 		return simUsage(err)
+	}
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "") // 128+N, as every command
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -27,8 +28,8 @@ func TestSimUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm, throttle (see 'again sim --help')`},
-		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, occ, outage, storm, throttle (see 'again sim --help')`},
+		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, limit, occ, outage, storm, throttle (see 'again sim --help')`},
+		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, limit, occ, outage, storm, throttle (see 'again sim --help')`},
 		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
@@ -449,8 +450,8 @@ func TestSimDocCharts(t *testing.T) {
 			}
 		})
 	}
-	if n != 4 {
-		t.Errorf("docs/cli.md shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 4 (one chart per model)", n)
+	if n != 5 {
+		t.Errorf("docs/cli.md shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 5 (one chart per model)", n)
 	}
 }
 
@@ -479,5 +480,18 @@ func TestSimOutageHardChart(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("again sim outage --outage 10s@20s --svg: the chart lacks %q", want)
 		}
+	}
+}
+
+// TestSimStoppedBySignal checks that a signal ends sim as it ends every
+// command: 128+N and one line naming it.
+func TestSimStoppedBySignal(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGTERM})
+	var out, errOut strings.Builder
+	code := againRun(ctx, []string{"sim", "occ"}, strings.NewReader(""), &out, &errOut)
+	if code != 128+int(syscall.SIGTERM) || out.Len() != 0 || errOut.String() != "again sim occ: stopped: received SIGTERM\n" {
+		t.Errorf("again sim occ stopped by SIGTERM: exit %d, stdout %q, stderr %q; want 143, nothing, the signal", code, out.String(), errOut.String())
 	}
 }

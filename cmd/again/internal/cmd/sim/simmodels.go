@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
@@ -290,7 +291,10 @@ func newSimStormCmd(env *cmdutil.Env) *cobra.Command {
 at once?": --clients clients make their first attempt at t = 0, every
 attempt fails, and each retries on the policy of --initial, --multiplier,
 --max, --retries and --jitter (the flags and defaults of calc) until its
-retries run out. Attempts take no time.
+retries run out or, with --deadline, until its deadline, which it meets as
+the retry loops do: a wait that would end later than ` + backoff.DeadlineReserve.String() + ` before it is
+shortened to end then, and the client stops once no more is left. Attempts
+take no time.
 
 One row per --bucket of time from the failure: start_ms, when the bucket
 starts; attempts, the attempts that start in it with the policy's jitter;
@@ -305,7 +309,7 @@ the same code.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter)
+	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldDeadline)
 	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, simmodel.MaxStormAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
@@ -316,7 +320,7 @@ the same code.`,
 		if err != nil {
 			return err
 		}
-		c := simmodel.StormConfig{Policy: in.Policy, Seed: in.Seed}
+		c := simmodel.StormConfig{Policy: in.Policy, Seed: in.Seed, Deadline: in.Deadline}
 		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
 			return err
 		}

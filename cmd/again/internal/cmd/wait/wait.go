@@ -15,7 +15,9 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 
+	"github.com/again-go/again/backoff"
 	calcmodel "github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/ready"
@@ -24,8 +26,8 @@ import (
 )
 
 // ExitDeadline is the exit status when the --deadline passes before every
-// target is ready, as GNU timeout exits.
-const ExitDeadline = 124
+// target is ready, as GNU timeout exits: every command's for its deadline.
+const ExitDeadline = cmdutil.ExitDeadline
 
 // Exit statuses of a COMMAND that cannot be run, as shells use them.
 const (
@@ -51,14 +53,15 @@ A TARGET is a URL, or a bare HOST:PORT (tcp):
   postgres://, postgresql://USER:PASS@HOST:PORT/DB
                            connected, authenticated, SELECT 1 on DB
   mysql://USER:PASS@HOST:PORT/DB[?tls=true]
+  mysql://USER:PASS@tcp(HOST:PORT)/DB (go-sql-driver's DSN form)
                            connected, authenticated, SELECT 1 on DB
   redis://, rediss://      AUTH if given, then PING (LOADING is not ready)
   amqp://, amqps://        a connection and a channel on the vhost
   kafka://[USER:PASS@]HOST:PORT[,HOST:PORT...]
                            metadata naming a broker (SASL PLAIN if given)
   nats://                  a connection and a flush
-  unix:///PATH             the socket accepts a connection
-  file:///PATH             the path exists
+  unix:///PATH, unix:/PATH the socket accepts a connection
+  file:///PATH, file:/PATH the path exists
 
 Not up yet, waited for: refused or reset connections, timeouts, a
 PostgreSQL starting up, a Redis LOADING, a gRPC service NOT_SERVING, a
@@ -80,17 +83,23 @@ step), until the --deadline (1m by default: never an unbounded wait; as
 in run, again never starts a wait that would end after it), each check
 within --attempt-timeout.
 
-Output, on stderr: one line per target when it is ready, with its attempts
-and time (-q: none); on a terminal, a live line per target instead. When
-the wait fails, one line per target not ready with its last error.
---format json prints instead one JSON object per target at the end:
-target, ready, attempts, elapsed_ms, last_error. Passwords and secret
-query values never appear: they are shown as xxxxx.
+Output, on stderr: one line per target as soon as it is ready, with its
+attempts and time (-q: none); on a terminal, a live line per target
+instead. When the wait fails, one line per target not ready with its last
+error; for the deadline, "TARGET not ready: stopped by the --deadline 5s
+after 9 attempts: LAST ERROR". --format json also prints one JSON object
+per target at the end, on stdout: target, ready, reason (ready, deadline,
+permanent or stopped), attempts, elapsed_ms, deadline_ms (with deadline),
+last_error. Passwords and secret query values never appear: they are
+shown as xxxxx.
 
 Exit status: 0 when every target is ready (then COMMAND's, which replaces
 again), 1 for a permanent failure, 124 when the deadline passes, 2 for a
 usage error or a TARGET that cannot be parsed, 127 if COMMAND is not
 found, 126 if it cannot be executed, 128+N when signal N stops the wait.
+No check outlives the deadline: each ends within --attempt-timeout or at
+the deadline, whichever comes first, whatever its driver's own timeouts,
+and the wait ends within 100ms of the deadline.
 
 Durations are Go syntax: 500ms, 1.5s, 2m. --deadline and --attempt-timeout
 need a unit; --initial and --max also take a bare number of milliseconds.`,
@@ -144,7 +153,7 @@ func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
 		pf.Set(field, value)
 		fs.Lookup(field).DefValue = value
 	}
-	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the wait ends with exit 124"
+	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the last check starts up to " + backoff.DeadlineReserve.String() + " before it, and the wait ends with exit 124"
 	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
 	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
 	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}
@@ -152,7 +161,7 @@ func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no line per ready target")
-	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "text or json (one object per target at the end)")
+	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "text, or json: one object per target at the end, on stdout")
 	fs.Var(cmdutil.Text(&opts.Status, "list"), "status", "http(s): the statuses that count as ready, such as 200,204 or 200-399 (default 200-299)")
 	fs.Var(cmdutil.Text(&opts.Body, "regexp"), "body", "http(s): a regexp (RE2) that the body must match")
 	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "header", "http(s): a response header that must be present, and match the regexp if given")
@@ -238,7 +247,7 @@ func waitRun(ctx context.Context, opts *Options) error {
 	}
 
 	var live *ready.Live
-	if opts.Format == "text" && !opts.Quiet {
+	if !opts.Quiet {
 		terminal := opts.Terminal
 		if terminal == nil {
 			terminal = terminalWidth
@@ -250,13 +259,23 @@ func waitRun(ctx context.Context, opts *Options) error {
 			}
 			live = ready.NewLive(env.Stderr, width, names)
 			cfg.OnAttempt = live.Update
+		} else {
+			// Each ready target's line as soon as it is ready.
+			var mu sync.Mutex
+			cfg.OnResult = func(r ready.Result) {
+				if r.Ready {
+					mu.Lock()
+					defer mu.Unlock()
+					_ = ready.WriteLines(env.Stderr, []ready.Result{r})
+				}
+			}
 		}
 	}
 	results, err := ready.Wait(ctx, targets, cfg)
 	if err != nil {
 		return err
 	}
-	if err := report(env.Stderr, opts, live, results); err != nil {
+	if err := report(env, opts, live, results); err != nil {
 		return err
 	}
 	if sig := cmdutil.SignalCause(ctx); sig != nil {
@@ -290,31 +309,36 @@ func waitRun(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// report writes the results: JSON objects, or the final live lines, or
-// a line per ready target (none with -q) and per target that failed.
-func report(w io.Writer, opts *Options, live *ready.Live, results []ready.Result) error {
-	if opts.Format == "json" {
-		return ready.WriteJSON(w, results)
-	}
+// report writes the results: the final live lines, or a line per target
+// that is not ready (those ready were written as they became ready), on
+// stderr; then with --format json one object per target on stdout.
+func report(env *cmdutil.Env, opts *Options, live *ready.Live, results []ready.Result) error {
 	if live != nil {
 		live.Finish(results)
-		return nil
-	}
-	permanent := false
-	for _, r := range results {
-		permanent = permanent || r.Permanent
-	}
-	var lines []ready.Result
-	for _, r := range results {
-		switch {
-		case r.Ready && opts.Quiet:
-		case r.Stopped && permanent:
-			// Not ready because another target failed: that one's line says why.
-		default:
-			lines = append(lines, r)
+	} else {
+		permanent := false
+		for _, r := range results {
+			permanent = permanent || r.Permanent
+		}
+		var lines []ready.Result
+		for _, r := range results {
+			switch {
+			case r.Ready:
+				// Written when it was ready (none with -q).
+			case r.Stopped && permanent:
+				// Not ready because another target failed: that one's line says why.
+			default:
+				lines = append(lines, r)
+			}
+		}
+		if err := ready.WriteLines(env.Stderr, lines); err != nil {
+			return err
 		}
 	}
-	return ready.WriteLines(w, lines)
+	if opts.Format == "json" {
+		return ready.WriteJSON(env.Stdout, results)
+	}
+	return nil
 }
 
 // parseOptions reads the extra checks' flags.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,7 +53,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "--", "true"}, "again wait: missing the TARGET to wait for; usage: again wait [flags] TARGET... [-- COMMAND [ARG...]] (see 'again wait --help')"},
 		{[]string{"wait", "db:5432", "--"}, "again wait: missing the COMMAND after --; usage: again wait [flags] TARGET... [-- COMMAND [ARG...]]"},
 		{[]string{"wait", "ftp://u:hunter2@host/"}, `again wait: invalid target: "ftp://xxxxx@host/": unknown scheme "ftp" (known: tcp, http, https, grpc, grpcs, postgres, postgresql, mysql, redis, rediss, amqp, amqps, kafka, nats, unix, file)`},
-		{[]string{"wait", "db"}, `again wait: invalid target: "db": address db: missing port in address (a TARGET is a URL such as tcp://db:5432, or HOST:PORT)`},
+		{[]string{"wait", "db"}, `again wait: invalid target: "db": address db: missing port in address (a TARGET is a URL such as tcp://db:5432 or unix:/run/app.sock, or HOST:PORT)`},
+		{[]string{"wait", "unix:run/app.sock"}, `again wait: invalid target: "unix:run/app.sock": not a unix TARGET (want unix:///ABSOLUTE/PATH or unix:/ABSOLUTE/PATH)`},
+		{[]string{"wait", "mysql://app:hunter2@tcp(db)x/app"}, `again wait: invalid target: mysql://app:xxxxx@tcp(db)x/app: "tcp(db)x" is not a host (want mysql://USER:PASS@HOST[:PORT]/DB[?tls=true] or mysql://USER:PASS@tcp(HOST:PORT)/DB)`},
 		{[]string{"wait", "--format", "yaml", "db:1"}, `again wait: --format must be text or json, got "yaml"`},
 		{[]string{"wait", "--table", "t", srv.URL}, "again wait: --table applies to postgres or mysql targets, and no TARGET is one"},
 		{[]string{"wait", "--key", "k", srv.URL}, "again wait: --key applies to redis or rediss targets, and no TARGET is one"},
@@ -82,9 +85,11 @@ func TestReady(t *testing.T) {
 	if r.Code != 0 || r.Stdout != "" || len(lines) != 3 {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and a line per target", r.Code, r.Stdout, r.Stderr)
 	}
-	for i, target := range []string{srv.URL + "/healthz", addr, "tcp://" + addr} {
-		if want := "again wait: " + target + " ready after 1 attempt, "; !strings.HasPrefix(lines[i], want) {
-			t.Errorf("line %d = %q, want it to start %q", i, lines[i], want)
+	// In the order they became ready, which the test does not know.
+	for _, target := range []string{srv.URL + "/healthz", addr, "tcp://" + addr} {
+		want := "again wait: " + target + " ready after 1 attempt, "
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, want) }) {
+			t.Errorf("lines %q, want one starting %q", lines, want)
 		}
 	}
 	if r := run(t, "wait", "-q", srv.URL); r.Code != 0 || r.Stderr != "" {
@@ -99,7 +104,7 @@ func TestDeadline(t *testing.T) {
 	if r.Code != ExitDeadline {
 		t.Errorf("exit %d, want %d", r.Code, ExitDeadline)
 	}
-	want := "again wait: postgres://app:xxxxx@" + closed + "/app not ready after "
+	want := "again wait: postgres://app:xxxxx@" + closed + "/app not ready: stopped by the --deadline 1s after "
 	if !strings.HasPrefix(r.Stderr, want) || strings.Count(r.Stderr, "\n") != 1 || !strings.Contains(r.Stderr, "connection refused") {
 		t.Errorf("stderr %q, want one line starting %q, the connection refused", r.Stderr, want)
 	}
@@ -157,11 +162,12 @@ func TestJSON(t *testing.T) {
 	srv := httpServer(t)
 	closed := closedPort(t)
 	r := run(t, "wait", "--format", "json", "--deadline", "1s", srv.URL, "nats://u:hunter2@"+closed)
-	if r.Code != ExitDeadline || r.Stdout != "" {
-		t.Fatalf("exit %d, stdout %q; want %d and nothing on stdout", r.Code, r.Stdout, ExitDeadline)
+	// The objects on stdout, for jq; the human lines stay on stderr.
+	if r.Code != ExitDeadline || !strings.Contains(r.Stderr, "again wait: "+srv.URL+" ready after 1 attempt") {
+		t.Fatalf("exit %d, stderr %q; want %d and the human lines on stderr", r.Code, r.Stderr, ExitDeadline)
 	}
 	var objs []map[string]any
-	for line := range strings.Lines(r.Stderr) {
+	for line := range strings.Lines(r.Stdout) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("line %q: %v", line, err)
@@ -169,16 +175,16 @@ func TestJSON(t *testing.T) {
 		objs = append(objs, m)
 	}
 	if len(objs) != 2 {
-		t.Fatalf("stderr %q: want 2 objects", r.Stderr)
+		t.Fatalf("stdout %q: want 2 objects", r.Stdout)
 	}
 	if o := objs[0]; o["target"] != srv.URL || o["ready"] != true || o["attempts"] != 1.0 || o["last_error"] != nil {
 		t.Errorf("first object %v, want the HTTP target ready at the first attempt", o)
 	}
-	if o := objs[1]; o["target"] != "nats://u:xxxxx@"+closed || o["ready"] != false || !strings.Contains(fmt.Sprint(o["last_error"]), "refused") {
-		t.Errorf("second object %v, want the NATS target, its password masked, not ready, refused", o)
+	if o := objs[1]; o["target"] != "nats://u:xxxxx@"+closed || o["ready"] != false || o["reason"] != "deadline" || o["deadline_ms"] != 1000.0 || !strings.Contains(fmt.Sprint(o["last_error"]), "refused") {
+		t.Errorf("second object %v, want the NATS target, its password masked, not ready for the deadline of 1 s, refused", o)
 	}
-	if _, ok := objs[1]["elapsed_ms"].(float64); !ok || strings.Contains(r.Stderr, "hunter2") {
-		t.Errorf("stderr %q: want elapsed_ms, and no password", r.Stderr)
+	if _, ok := objs[1]["elapsed_ms"].(float64); !ok || strings.Contains(r.Stdout+r.Stderr, "hunter2") {
+		t.Errorf("stdout %q: want elapsed_ms, and no password anywhere", r.Stdout)
 	}
 }
 
@@ -238,7 +244,7 @@ func TestLiveLines(t *testing.T) {
 		t.Errorf("stderr %q: want live lines redrawn in place", stderr)
 	}
 	last := stderr[strings.LastIndex(stderr, "\x1b[2A"):]
-	if !strings.Contains(last, srv.URL+" ready after 1 attempt") || !strings.Contains(last, " not ready after ") {
+	if !strings.Contains(last, srv.URL+" ready after 1 attempt") || !strings.Contains(last, " not ready: stopped by the --deadline 1s after ") {
 		t.Errorf("the last frame %q: want the final line of each target", last)
 	}
 }

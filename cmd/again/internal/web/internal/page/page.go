@@ -277,19 +277,36 @@ func summary(in input, rep *calc.Report, a attempts, l Lang) *Summary {
 	return s
 }
 
-// verdict compares the worst case, attempts included, with the deadline.
+// verdict compares the worst case, attempts included, with the deadline,
+// as the retry loops meet it: by backoff.FitDeadline, whose reserve is the
+// attempt timeout (every attempt runs until it times out).
 func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) *Verdict {
 	dl := in.Deadline
 	worst := addSat(time.Duration(rep.Total.Max), own)
 	p99 := addSat(time.Duration(rep.Total.P99), own)
-	within := 0
+	// Where the worst case ends, with the time kept for the last attempt:
+	// its timeout, already in own, or without one the loops' reserve.
+	end := worst
+	if a.timeout <= 0 {
+		end = addSat(worst, backoff.DeadlineReserve)
+	}
+	// The schedule fits when its waits leave the last attempt its timeout:
+	// that is, when the worst case, the last attempt's timeout included,
+	// ends by the deadline.
+	within, fits := 0, true
+	now := a.before(1)
 	for _, x := range rep.Retries {
-		if addSat(time.Duration(x.TotalMax), a.before(x.Retry)) <= dl {
-			within++
+		w, ok := backoff.FitDeadline(time.Duration(x.Max), dl-now, a.timeout, false)
+		if !ok {
+			fits = false
+			break
 		}
+		fits = fits && w == time.Duration(x.Max)
+		within++
+		now = addSat(now, addSat(w, a.timeout))
 	}
 	v := &Verdict{
-		Fits: worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Exact(dl), RetriesWithin: within,
+		Fits: fits && worst <= dl, P99Fits: p99 <= dl, DeadlineMs: ms(dl), Deadline: l.Exact(dl), RetriesWithin: within,
 	}
 	if d := rep.Deadline; a.timeout == 0 && d != nil {
 		// Without attempts of their own the report has the verdict, as
@@ -297,17 +314,17 @@ func verdict(in input, rep *calc.Report, a attempts, own time.Duration, l Lang) 
 		v.Fits, v.P99Fits, v.RetriesWithin = d.WorstCaseFits, d.P99Fits, d.RetriesWithin
 	}
 	if v.Fits {
-		if gap := dl - worst; gap == 0 {
+		if gap := dl - end; gap <= 0 {
 			v.Headline = l.f("go.verdict.fitsExactly", v.Deadline)
 		} else {
 			v.Headline = l.f("go.verdict.fitsSpare", v.Deadline, l.Duration(gap))
 		}
 	} else {
-		v.Headline = l.f("go.verdict.misses", v.Deadline, l.Duration(worst-dl))
+		v.Headline = l.f("go.verdict.misses", v.Deadline, l.Duration(max(end-dl, 0)))
 	}
 	n := len(rep.Retries)
 	var parts []string
-	if within < n {
+	if within := v.RetriesWithin; within < n {
 		switch {
 		case within == 0:
 			parts = append(parts, l.t("go.verdict.noneInTime"))

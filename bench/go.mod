@@ -8,6 +8,7 @@ require (
 	github.com/again-go/again/retrygrpc v0.1.0
 	github.com/avast/retry-go/v4 v4.7.0
 	github.com/avast/retry-go/v5 v5.1.1
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/cenkalti/backoff/v7 v7.0.3
 	github.com/failsafe-go/failsafe-go v0.9.8
@@ -20,6 +21,7 @@ require (
 )
 
 require (
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	go.uber.org/atomic v1.11.0 // indirect

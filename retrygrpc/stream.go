@@ -177,7 +177,7 @@ func (s *stream) RecvMsg(m any) error {
 			s.succeeded()
 			return s.ended(err)
 		}
-		if err := s.retry(outcome{err: err, pushback: pushbackOf(cur.Trailer()), final: s.overflowed(), stream: true}); err != nil {
+		if err := s.retry(outcome{err: err, pushback: hintOf(cur.Trailer(), err), final: s.overflowed(), stream: true}); err != nil {
 			return s.ended(err)
 		}
 	}

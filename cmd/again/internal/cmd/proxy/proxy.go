@@ -13,12 +13,15 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
 	"github.com/again-go/again/fault"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/shed"
 	"github.com/spf13/cobra"
 )
@@ -34,7 +37,7 @@ type Options struct {
 	SeedSet       bool             // --seed was given: it overrides the scenario's
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
-	Shed          int              // --shed: the upstream's concurrency limit; 0 none
+	Shed          string           // --shed: N, adaptive, or "" (or 0) for none
 	Format        string           // --format: table or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
@@ -90,7 +93,9 @@ it those headers do nothing. They are never forwarded. --max-active caps
 the faults in progress [1000].
 
 --shed N protects the upstream, whatever it is written in, with package
-shed: at most N requests forwarded at once, the rest queued (128 at most)
+shed: at most N requests forwarded at once (--shed adaptive: a limit that
+follows the upstream's latency, Netflix's Gradient2, from 20 and between 1
+and 200), the rest queued (128 at most)
 by the criticality of their Again-Criticality header (CRITICAL_PLUS,
 CRITICAL, SHEDDABLE_PLUS, SHEDDABLE; first attempts before retries, by
 Again-Attempt) under CoDel (5ms/100ms, newest first once overloaded), and
@@ -118,6 +123,9 @@ did, or JSON with --format json.`,
   # Keep a service at 64 requests in flight, shedding the excess in time.
   again proxy --to http://127.0.0.1:9000 --shed 64
 
+  # The same with a limit that learns the service's latency.
+  again proxy --to http://127.0.0.1:9000 --shed adaptive
+
   # Faults from a file, repeatable with a seed:
   #   {"faults": [{"kind": "status", "status": 503, "times": 2},
   #               {"kind": "reset", "stage": "mid-body", "rate": 0.05}]}
@@ -140,7 +148,7 @@ did, or JSON with --format json.`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
-	fs.IntVar(&opts.Shed, "shed", 0, "forward at most N requests at once, queue or shed the rest (503); 0 for none")
+	fs.Var(cmdutil.Text(&opts.Shed, "N|adaptive"), "shed", "forward at most N requests at once, or adaptively, queue or shed the rest (503); 0 for none")
 	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "final report: table or json")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		opts.SeedSet = fs.Changed("seed")
@@ -165,13 +173,11 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	if opts.MaxActive < 0 {
 		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
 	}
-	if opts.Shed < 0 {
-		return cfg, cmdutil.Usagef("--shed must be at least 0 (0 for no shedding), got %d", opts.Shed)
+	sc, err := shedConfig(opts.Shed)
+	if err != nil {
+		return cfg, err
 	}
-	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl}
-	if opts.Shed > 0 {
-		cfg.Shed = &shed.Config{Limit: opts.Shed}
-	}
+	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl, Shed: sc}
 	if opts.Scenario != "" {
 		data, err := os.ReadFile(opts.Scenario)
 		if err != nil {
@@ -195,6 +201,31 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	cfg.Faults = append(cfg.Faults, faults...)
 	return cfg, nil
+}
+
+// shedConfig returns the shed.Config of --shed v, nil for none ("" or 0),
+// or a usage error.
+func shedConfig(v string) (*shed.Config, error) {
+	v = strings.TrimSpace(v)
+	if v == cmdutil.Adaptive {
+		// MaxWait zero: the Shedder queues, the limit only admits.
+		l, err := limiter.New(limiter.Config{Algorithm: cmdutil.AdaptiveLimit()})
+		if err != nil {
+			return nil, err
+		}
+		return &shed.Config{Adaptive: l}, nil
+	}
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return nil, cmdutil.Usagef("--shed must be a whole number (0 for no shedding) or %s, got %q", cmdutil.Adaptive, v)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return &shed.Config{Limit: n}, nil
 }
 
 // proxyRun serves until ctx ends (Ctrl-C), then reports.

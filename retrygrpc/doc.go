@@ -134,9 +134,11 @@
 // concurrency limit, a queue by criticality (again-criticality metadata)
 // under CoDel, deadlines from grpc-timeout, and RESOURCE_EXHAUSTED with a
 // grpc-retry-pushback-ms trailer for what is shed, which the Interceptor
-// obeys. The Interceptor sends, on each attempt of a unary call whose
-// context carries a criticality (shed.WithCriticality), that class and the
-// attempt number:
+// obeys. The Interceptor sends, on each attempt of a call whose context
+// carries a criticality (shed.WithCriticality), that class and the attempt
+// number: each attempt of a unary call, each copy of a hedged one (with
+// its attempt's number: a hedge is not a retry), and each opening of a
+// stream, a retried one included:
 //
 //	s, err := shed.New(shed.Config{Limit: 64})
 //	if err != nil {

@@ -105,7 +105,7 @@ func (s *stream) open() outcome {
 		}
 		s.ticket, s.ticked = tk, true
 	}
-	cs, err := s.streamer(s.ctx, s.desc, s.cc, s.method, s.opts...)
+	cs, err := s.streamer(shedMetadata(s.ctx, s.loop.Attempts()+1), s.desc, s.cc, s.method, s.opts...)
 	if err != nil {
 		return outcome{err: err}
 	}

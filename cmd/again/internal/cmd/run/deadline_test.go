@@ -27,12 +27,15 @@ func TestRunDeadlineEnds(t *testing.T) {
 		flags []string
 		child []string
 		want  string
+		also  string // another last outcome a busy machine may give
 	}{
-		{"running", []string{"--initial", "10ms"}, cmdtest.Helper(t, "block", "0"), ": the command was still running\n"},
-		{"failing", []string{"--initial", "10ms"}, cmdtest.Helper(t, "exit", "1"), ": exit status 1\n"},
+		{"running", []string{"--initial", "10ms"}, cmdtest.Helper(t, "block", "0"), ": the command was still running\n", ""},
+		// The last attempt starts within the reserve before the deadline;
+		// on a busy machine its child may not have exited by then.
+		{"failing", []string{"--initial", "10ms"}, cmdtest.Helper(t, "exit", "1"), ": exit status 1\n", ": the command was still running\n"},
 		// No wait past the deadline: the 2 h wait is cut short, or not
 		// started, whichever the retry loop's rule decides.
-		{"a wait longer than the deadline", []string{"--initial", "2h", "--max", "0", "--jitter", "none"}, cmdtest.Helper(t, "exit", "1"), ": exit status 1\n"},
+		{"a wait longer than the deadline", []string{"--initial", "2h", "--max", "0", "--jitter", "none"}, cmdtest.Helper(t, "exit", "1"), ": exit status 1\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -41,7 +44,7 @@ func TestRunDeadlineEnds(t *testing.T) {
 			took := time.Since(start)
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			final := lines[len(lines)-1] + "\n"
-			if code != cmdutil.ExitDeadline || !strings.HasPrefix(final, "again run: stopped by the --deadline 600ms after ") || !strings.HasSuffix(final, tc.want) {
+			if code != cmdutil.ExitDeadline || !strings.HasPrefix(final, "again run: stopped by the --deadline 600ms after ") || !(strings.HasSuffix(final, tc.want) || tc.also != "" && strings.HasSuffix(final, tc.also)) {
 				t.Errorf("exit %d, last line %q; want %d and the deadline's line ending %q", code, final, cmdutil.ExitDeadline, tc.want)
 			}
 			if took > deadline+cmdutil.DeadlineOverrun+slack {

@@ -10,7 +10,7 @@ import (
 // counts × 5 algorithms × 100 runs, on every core as the command runs it.
 func BenchmarkOCCDefaultTable(b *testing.B) {
 	for b.Loop() {
-		if _, err := OCC(OCCConfig{Seed: 1, Runner: parallel}); err != nil {
+		if _, err := OCC(OCCConfig{Seed: 1, Runner: Parallel}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -19,7 +19,7 @@ func BenchmarkOCCDefaultTable(b *testing.B) {
 // BenchmarkOutage is `again sim outage` with its defaults: five strategies.
 func BenchmarkOutage(b *testing.B) {
 	for b.Loop() {
-		if _, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Runner: parallel}); err != nil {
+		if _, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Runner: Parallel}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -28,7 +28,7 @@ func BenchmarkOutage(b *testing.B) {
 // BenchmarkFleet is `again sim fleet` with its defaults: 3 × 11 × 6 cells.
 func BenchmarkFleet(b *testing.B) {
 	for b.Loop() {
-		if _, err := Fleet(FleetConfig{Seed: 1, Runner: parallel}); err != nil {
+		if _, err := Fleet(FleetConfig{Seed: 1, Runner: Parallel}); err != nil {
 			b.Fatal(err)
 		}
 	}

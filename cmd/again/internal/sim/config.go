@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"time"
 )
 
 // ErrInvalid is matched by errors.Is for every error a model returns for a
@@ -53,17 +54,27 @@ const (
 	MaxOCCWork = 100_000_000
 )
 
-// checkInt returns a *FieldError unless lo <= v <= hi.
-func checkInt(field string, v, lo, hi int) error {
+// Limits of the outage, fleet and throttle models.
+const (
+	MaxRate     = 10_000        // requests per second
+	MaxDuration = 1 * time.Hour // of a run, and of any of its delays
+	// MaxRequests bounds the new requests a run expects from its rates
+	// and duration: a million keep it within seconds and a few hundred
+	// megabytes per strategy.
+	MaxRequests = 1_000_000
+)
+
+// CheckInt returns a *FieldError unless lo <= v <= hi.
+func CheckInt(field string, v, lo, hi int) error {
 	if v < lo || v > hi {
 		return &FieldError{field, fmt.Sprint(v), fmt.Sprintf("a whole number from %d to %d", lo, hi)}
 	}
 	return nil
 }
 
-// product formats the product of the factors, each at least 0, as
+// Product formats the product of the factors, each at least 0, as
 // "2 × 3 × 4 = 24", or without " = …" if it exceeds the largest int.
-func product(factors ...int) string {
+func Product(factors ...int) string {
 	terms := make([]string, len(factors))
 	p, overflow := uint64(1), false
 	for i, f := range factors {

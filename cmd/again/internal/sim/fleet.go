@@ -78,7 +78,7 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 		d.Retries = 0
 	}
 	for _, n := range d.Clients {
-		if err := checkInt("Clients", n, 1, MaxClients); err != nil {
+		if err := CheckInt("Clients", n, 1, MaxClients); err != nil {
 			return d, err
 		}
 	}
@@ -87,7 +87,7 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 			return d, &FieldError{"Failures", fmt.Sprint(p), "probabilities from 0 to 1"}
 		}
 	}
-	if err := checkStrategies(d.Strategies, FleetStrategies(), "none, retries, bucket, budget, shared or breaker"); err != nil {
+	if err := CheckStrategies(d.Strategies, FleetStrategies(), "none, retries, bucket, budget, shared or breaker"); err != nil {
 		return d, err
 	}
 	if !(d.Rate > 0 && d.Rate <= MaxRate) {
@@ -96,7 +96,7 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 	if d.Duration < 0 || d.Duration > MaxDuration {
 		return d, &FieldError{"Duration", d.Duration.String(), "a duration from 0 to " + MaxDuration.String()}
 	}
-	if err := checkInt("Retries", d.Retries, 0, 100); err != nil {
+	if err := CheckInt("Retries", d.Retries, 0, 100); err != nil {
 		return d, err
 	}
 	// Each list is within its limit, but together they could ask for
@@ -104,10 +104,10 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 	// cells, and the calls they make in all.
 	nc, nf, ns := len(d.Clients), len(d.Failures), len(d.Strategies)
 	if nc*nf > MaxFleetCells/ns {
-		return d, &FieldError{FieldFleetCells, product(nc, nf, ns), fmt.Sprintf("at most %d cells", MaxFleetCells)}
+		return d, &FieldError{FieldFleetCells, Product(nc, nf, ns), fmt.Sprintf("at most %d cells", MaxFleetCells)}
 	}
 	if calls := d.calls(); calls > 0 && nc*nf*ns > MaxFleetCalls/calls {
-		return d, &FieldError{FieldFleetCalls, product(nc, nf, ns, calls), fmt.Sprintf("at most %d calls", MaxFleetCalls)}
+		return d, &FieldError{FieldFleetCalls, Product(nc, nf, ns, calls), fmt.Sprintf("at most %d calls", MaxFleetCalls)}
 	}
 	return d, nil
 }
@@ -153,7 +153,7 @@ func Fleet(c FleetConfig) ([]FleetRow, error) {
 	}
 	nf, ns := len(c.Failures), len(c.Strategies)
 	rows := make([]FleetRow, len(c.Clients)*nf*ns)
-	c.Runner.run(len(rows), func(i int) {
+	c.Runner.Run(len(rows), func(i int) {
 		n, p, s := c.Clients[i/(nf*ns)], c.Failures[i/ns%nf], c.Strategies[i%ns]
 		rows[i] = fleetRun(&c, n, p, s)
 	})
@@ -163,13 +163,13 @@ func Fleet(c FleetConfig) ([]FleetRow, error) {
 // fleetRun runs one cell. The failures come from a stream shared by every
 // strategy of the cell, so that the strategies face the same luck.
 func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
-	r := stream(c.Seed, stringID("fleet"), uint64(n), floatID(p))
+	r := Stream(c.Seed, StringID("fleet"), uint64(n), FloatID(p))
 	calls := c.calls()
 	var (
 		tokens  []float64           // bucket
 		budgets []retry.TokenBucket // budget
 		shared  retry.TokenBucket
-		clock   virtualClock
+		clock   VirtualClock
 		gates   []*breaker.Breaker // breaker
 	)
 	switch s {
@@ -183,20 +183,20 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 	case Breaker:
 		gates = make([]*breaker.Breaker, n)
 		for i := range gates {
-			gates[i] = newBreaker(&clock, r)
+			gates[i] = NewBreaker(&clock, r)
 		}
 	}
 	var attempts, succeeded int
 	for j := range calls {
 		client := j % n
-		clock.now = fromFloat(float64(j) / c.Rate * float64(time.Second))
+		clock.At = FromFloat(float64(j) / c.Rate * float64(time.Second))
 		if s == Bucket {
 			tokens[client] = min(bucketCapacity, tokens[client]+bucketPerCall)
 		}
 		for try := 0; ; try++ {
 			var ticket breaker.Ticket
 			if s == Breaker {
-				t, ok, _ := admit(gates[client])
+				t, ok, _ := Admit(gates[client])
 				if !ok {
 					break // rejected: the dependency never sees it, and no wait is worth it here
 				}
@@ -211,7 +211,7 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 			case Shared:
 				b = &shared
 			case Breaker:
-				ticket.Record(outcome(ok))
+				ticket.Record(Outcome(ok))
 			}
 			if ok {
 				if b != nil {

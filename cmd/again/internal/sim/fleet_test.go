@@ -18,7 +18,7 @@ func TestSimFleetConclusions(t *testing.T) {
 }
 
 func fleetConclusions(t *testing.T, seed uint64) {
-	rows, err := Fleet(FleetConfig{Seed: seed, Runner: parallel})
+	rows, err := Fleet(FleetConfig{Seed: seed, Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSimFleetGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = parallel
+	c.Runner = Parallel
 	par, _ := Fleet(c)
 	var b strings.Builder
 	for i, r := range serial {
@@ -87,7 +87,7 @@ func TestSimFleetGolden(t *testing.T) {
 			t.Errorf("row %d: serial %+v, parallel %+v", i, r, par[i])
 		}
 	}
-	golden(t, "fleet-seed-1.csv", b.String())
+	Golden(t, "fleet-seed-1.csv", b.String())
 }
 
 func TestSimFleetRejects(t *testing.T) {

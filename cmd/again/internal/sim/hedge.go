@@ -99,7 +99,7 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 	if d.MaxHedges == 0 {
 		d.MaxHedges = 1
 	}
-	if err := checkInt("MaxHedges", d.MaxHedges, 1, 3); err != nil {
+	if err := CheckInt("MaxHedges", d.MaxHedges, 1, 3); err != nil {
 		return d, err
 	}
 	if d.BudgetRatio == 0 {
@@ -111,13 +111,13 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 	if d.Requests == 0 {
 		d.Requests = 100_000
 	}
-	if err := checkInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
+	if err := CheckInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
 		return d, err
 	}
 	// Each size is within its limit, but together they could ask for 80
 	// rows of 4 M attempts each.
 	if nq, per := len(d.Quantiles), d.Requests*(1+d.MaxHedges); nq > MaxHedgeAttempts/per {
-		return d, &FieldError{FieldHedgeAttempts, product(nq, d.Requests, 1+d.MaxHedges), fmt.Sprintf("at most %d attempts", MaxHedgeAttempts)}
+		return d, &FieldError{FieldHedgeAttempts, Product(nq, d.Requests, 1+d.MaxHedges), fmt.Sprintf("at most %d attempts", MaxHedgeAttempts)}
 	}
 	return d, nil
 }
@@ -166,7 +166,7 @@ func Hedge(c HedgeConfig) ([]HedgeRow, error) {
 		mu     sync.Mutex
 		spaces []*hedgeSpace
 	)
-	c.Runner.run(len(rows), func(i int) {
+	c.Runner.Run(len(rows), func(i int) {
 		mu.Lock()
 		s := new(hedgeSpace)
 		if n := len(spaces); n > 0 {
@@ -255,7 +255,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 	if row.Overloaded {
 		overID, load = 1, c.Overload
 	}
-	r := stream(c.Seed, stringID("hedge"), floatID(row.HedgeQuantile), budgetID, overID)
+	r := Stream(c.Seed, StringID("hedge"), FloatID(row.HedgeQuantile), budgetID, overID)
 	cost := float64(c.Dist.Quantile(0.5))
 	meanGap := meanWork(&c.Dist, cost) / load // ns between arrivals
 
@@ -284,7 +284,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 
 	s.reset(c.Requests, c.Requests*(1+c.MaxHedges))
 	var (
-		events queue[hedgeEvent]
+		events Queue[hedgeEvent]
 		ps     = &s.ps
 		now    time.Duration
 		hedges int
@@ -348,9 +348,9 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 		}
 	}
 
-	events.push(time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
+	events.Push(time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
 	for {
-		next, ok := events.peek()
+		next, ok := events.Peek()
 		id, at, busy := ps.next(now, s)
 		if !ok && !busy {
 			break
@@ -361,7 +361,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 			ps.pop()
 			s.state[s.req[id]] -= hedgeWorking
 			if stall := s.stall[id]; stall > 0 {
-				events.push(now+stall, hedgeEvent{kind: hedgeStalled, req: id})
+				events.Push(now+stall, hedgeEvent{kind: hedgeStalled, req: id})
 			} else {
 				finish(id)
 			}
@@ -369,17 +369,17 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 		}
 		ps.advance(next - now)
 		now = next
-		_, e := events.pop()
+		_, e := events.Pop()
 		switch e.kind {
 		case hedgeArrival:
 			req := int32(len(s.arrival))
 			s.arrival, s.state = append(s.arrival, now), append(s.state, 0)
 			start(req)
 			if d, on := delay(); on {
-				events.push(now+d, hedgeEvent{kind: hedgeTimer, req: req})
+				events.Push(now+d, hedgeEvent{kind: hedgeTimer, req: req})
 			}
 			if len(s.arrival) < c.Requests {
-				events.push(now+time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
+				events.Push(now+time.Duration(r.ExpFloat64()*meanGap), hedgeEvent{kind: hedgeArrival})
 			}
 		case hedgeStalled:
 			if s.state[s.req[e.req]]&hedgeDone == 0 { // else canceled
@@ -393,7 +393,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 			start(e.req)
 			if int(s.state[e.req]&hedgeAttempts) <= c.MaxHedges {
 				d, _ := delay()
-				events.push(now+d, hedgeEvent{kind: hedgeTimer, req: e.req})
+				events.Push(now+d, hedgeEvent{kind: hedgeTimer, req: e.req})
 			}
 		}
 	}
@@ -471,7 +471,7 @@ func (m *marks) before(i, j int) bool {
 
 // push adds the mark at for the attempt id.
 func (m *marks) push(at time.Duration, id int32) {
-	at = endOfTime(at)
+	at = EndOfTime(at)
 	m.at, m.id = append(m.at, at), append(m.id, id)
 	i := len(m.at) - 1
 	for i > 0 {

@@ -53,7 +53,7 @@ func checkHedgeShape(t *testing.T, c HedgeConfig) {
 }
 
 func TestSimHedgeShape(t *testing.T) {
-	checkHedgeShape(t, HedgeConfig{Seed: 1, Requests: 30_000, Quantiles: []float64{0, 0.95}, Runner: parallel})
+	checkHedgeShape(t, HedgeConfig{Seed: 1, Requests: 30_000, Quantiles: []float64{0, 0.95}, Runner: Parallel})
 }
 
 // The same shape over seeds, at the default size: long Monte Carlo.
@@ -62,12 +62,12 @@ func TestSimHedgeShapeSeeds(t *testing.T) {
 		t.Skip("long Monte Carlo; runs without -short")
 	}
 	for seed := range uint64(3) {
-		checkHedgeShape(t, HedgeConfig{Seed: seed + 2, Quantiles: []float64{0, 0.95}, Runner: parallel})
+		checkHedgeShape(t, HedgeConfig{Seed: seed + 2, Quantiles: []float64{0, 0.95}, Runner: Parallel})
 	}
 }
 
 func TestSimHedgeLognormal(t *testing.T) {
-	rows, err := Hedge(HedgeConfig{Seed: 1, Requests: 20_000, Dist: Distribution{Name: Lognormal, Sigma: 1.5}, Quantiles: []float64{0, 0.95}, Runner: parallel})
+	rows, err := Hedge(HedgeConfig{Seed: 1, Requests: 20_000, Dist: Distribution{Name: Lognormal, Sigma: 1.5}, Quantiles: []float64{0, 0.95}, Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSimHedgeDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = parallel
+	c.Runner = Parallel
 	par, err := Hedge(c)
 	if err != nil {
 		t.Fatal(err)

@@ -120,7 +120,7 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 		d.Runs = 100
 	}
 	for _, n := range d.Clients {
-		if err := checkInt("Clients", n, 1, MaxClients); err != nil {
+		if err := CheckInt("Clients", n, 1, MaxClients); err != nil {
 			return d, err
 		}
 	}
@@ -129,7 +129,7 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 			return d, &FieldError{"Algorithms", fmt.Sprintf("%q", a), "none, exponential, full, equal or decorrelated"}
 		}
 	}
-	if err := checkInt("Runs", d.Runs, 1, MaxRuns); err != nil {
+	if err := CheckInt("Runs", d.Runs, 1, MaxRuns); err != nil {
 		return d, err
 	}
 	// Without backoff every client's write can collide with every other's,
@@ -206,10 +206,10 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 	for i, a := range c.Algorithms {
 		sleeps[i] = newOCCSleeps(a, c.Base, c.Cap)
 	}
-	c.Runner.run(len(res), func(i int) {
+	c.Runner.Run(len(res), func(i int) {
 		cell, run := i/c.Runs, i%c.Runs
 		n, a := c.Clients[cell/len(c.Algorithms)], c.Algorithms[cell%len(c.Algorithms)]
-		r := &occRand{s: mix(c.Seed ^ streamKey(stringID("occ"), uint64(n), stringID(string(a)), uint64(run)))}
+		r := &occRand{s: Mix(c.Seed ^ StreamKey(StringID("occ"), uint64(n), StringID(string(a)), uint64(run)))}
 		wk := occWorkers.Get().(*occWorker)
 		w, end := occRun(n, &sleeps[cell%len(c.Algorithms)], net, r, wk)
 		occWorkers.Put(wk)
@@ -449,16 +449,16 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes 
 	q := &w.heap
 	q.items, q.seq = q.items[:0], 0
 	for i := range n {
-		q.push(s.attempt(int32(i), net.delay(r)), int32(i))
+		q.Push(s.attempt(int32(i), net.delay(r)), int32(i))
 	}
 	// Every failed write schedules the client's next one: it replaces the
 	// event at the top of the queue.
-	for q.len() > 0 {
-		now, i := q.top()
+	for q.Len() > 0 {
+		now, i := q.Top()
 		if at, ok := s.write(now, i); ok {
-			q.replace(at, i)
+			q.Replace(at, i)
 		} else {
-			q.pop()
+			q.Pop()
 		}
 	}
 	return s.writes, s.end
@@ -472,7 +472,7 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes 
 type occWorker struct {
 	clients []occClient
 	cal     occCalendar
-	heap    queue[int32]
+	heap    Queue[int32]
 }
 
 var occWorkers = sync.Pool{New: func() any { return new(occWorker) }}

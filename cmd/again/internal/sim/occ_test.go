@@ -148,7 +148,7 @@ func TestSimOCCMatchesReference(t *testing.T) {
 	}
 	const runs = 200
 	clients := []int{10, 40, 100}
-	rows, err := OCC(OCCConfig{Clients: clients, Runs: runs, Seed: 7, Runner: parallel})
+	rows, err := OCC(OCCConfig{Clients: clients, Runs: runs, Seed: 7, Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestSimOCCMatchesOriginal(t *testing.T) {
 		t.Skip("the full default table; runs without -short")
 	}
 	want := readOriginal(t)
-	rows, err := OCC(OCCConfig{Seed: 1, Runner: parallel})
+	rows, err := OCC(OCCConfig{Seed: 1, Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestSimOCCConclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo; runs without -short")
 	}
-	rows, err := OCC(OCCConfig{Clients: []int{20, 50, 100}, Seed: 1, Runner: parallel})
+	rows, err := OCC(OCCConfig{Clients: []int{20, 50, 100}, Seed: 1, Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestSimOCCREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the full default table; runs without -short")
 	}
-	rows, err := OCC(OCCConfig{Seed: 1, Runner: parallel})
+	rows, err := OCC(OCCConfig{Seed: 1, Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +355,7 @@ func TestSimOCCDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = parallel
+	c.Runner = Parallel
 	par, _ := OCC(c)
 	alone, _ := OCC(OCCConfig{Clients: []int{30}, Algorithms: []Algorithm{FullJitter}, Runs: 20, Seed: 3})
 	for i := range serial {
@@ -381,7 +381,7 @@ func TestSimOCCGolden(t *testing.T) {
 	for _, r := range rows {
 		b.WriteString(strconv.Itoa(r.Clients) + "," + string(r.Algorithm) + "," + strconv.FormatFloat(r.Calls, 'f', 1, 64) + "," + strconv.FormatFloat(r.TimeMS, 'f', 3, 64) + "\n")
 	}
-	golden(t, "occ-10-clients.csv", b.String())
+	Golden(t, "occ-10-clients.csv", b.String())
 }
 
 func TestSimOCCRejects(t *testing.T) {

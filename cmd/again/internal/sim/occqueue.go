@@ -111,7 +111,7 @@ func (c *occCalendar) len() int { return c.n }
 // push schedules an event of client s, which has none queued, at a time no
 // earlier than the last event popped.
 func (c *occCalendar) push(at time.Duration, s int32) {
-	at = endOfTime(at) // as queue.push
+	at = EndOfTime(at) // as Queue.Push
 	c.seq++
 	ev := c.ev
 	x := &ev[s]
@@ -135,7 +135,7 @@ func (c *occCalendar) push(at time.Duration, s int32) {
 }
 
 // pop removes the earliest event and returns its time and client. The
-// queue must not be empty.
+// Queue must not be empty.
 func (c *occCalendar) pop() (time.Duration, int32) {
 	width := time.Duration(1) << c.shift
 	for passed := 0; ; {

@@ -37,7 +37,7 @@ func FuzzOCCCalendar(f *testing.F) {
 			if !c.reset(n, net, sleep) {
 				return // the heap alone serves this configuration
 			}
-			var q queue[int32]
+			var q Queue[int32]
 			delay := func() time.Duration {
 				switch r.IntN(8) {
 				case 0:
@@ -52,17 +52,17 @@ func FuzzOCCCalendar(f *testing.F) {
 			for i := range n {
 				d := delay()
 				c.push(d, int32(i))
-				q.push(d, int32(i))
+				q.Push(d, int32(i))
 			}
-			for i := 0; q.len() > 0; i++ {
-				at, e := q.pop()
+			for i := 0; q.Len() > 0; i++ {
+				at, e := q.Pop()
 				cat, ce := c.pop()
 				if at != cat || e != ce {
 					t.Fatalf("run %d, event %d: the heap pops %v at %v, the calendar %v at %v", pass, i, e, at, ce, cat)
 				}
 				if i < int(events) && r.IntN(4) != 0 {
 					d := delay()
-					q.push(at+d, e)
+					q.Push(at+d, e)
 					c.push(at+d, e)
 				}
 			}

@@ -105,7 +105,7 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	if len(d.Strategies) == 0 {
 		d.Strategies = OutageStrategies()
 	}
-	if err := checkStrategies(d.Strategies, OutageStrategies(), "none, immediate, backoff, budget or breaker"); err != nil {
+	if err := CheckStrategies(d.Strategies, OutageStrategies(), "none, immediate, backoff, budget or breaker"); err != nil {
 		return d, err
 	}
 	for _, f := range []struct {
@@ -149,7 +149,7 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	if d.Attempts == 0 {
 		d.Attempts = 3
 	}
-	if err := checkInt("Attempts", d.Attempts, 1, 100); err != nil {
+	if err := CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
 		return d, err
 	}
 	if err := d.Policy.Validate(); err != nil {
@@ -194,16 +194,6 @@ func (c *OutageConfig) inHard(t time.Duration) bool {
 // NoSpike is an OutageConfig.Spike that means no spike at all.
 const NoSpike time.Duration = -1
 
-// Limits of the outage model.
-const (
-	MaxRate     = 10_000        // requests per second
-	MaxDuration = 1 * time.Hour // of a run, and of any of its delays
-	// MaxRequests bounds the new requests a run expects from its rates
-	// and duration: a million keep it within seconds and a few hundred
-	// megabytes per strategy.
-	MaxRequests = 1_000_000
-)
-
 // Outage runs the metastable-failure model of Marc Brooker's posts on
 // metastability: requests arrive as a Poisson process at Rate, at
 // SpikeRate during the spike; the server works on every request at once
@@ -238,7 +228,7 @@ func Outage(c OutageConfig) ([]OutageResult, error) {
 		return nil, err
 	}
 	res := make([]OutageResult, len(c.Strategies))
-	c.Runner.run(len(res), func(i int) { res[i] = outageRun(&c, c.Strategies[i]) })
+	c.Runner.Run(len(res), func(i int) { res[i] = outageRun(&c, c.Strategies[i]) })
 	return res, nil
 }
 
@@ -267,8 +257,8 @@ type outRequest struct {
 }
 
 func outageRun(c *OutageConfig, s Strategy) OutageResult {
-	arrivals := stream(c.Seed, stringID("outage arrivals"))
-	r := stream(c.Seed, stringID("outage"), stringID(string(s)))
+	arrivals := Stream(c.Seed, StringID("outage arrivals"))
+	r := Stream(c.Seed, StringID("outage"), StringID(string(s)))
 	secs := int(c.Duration / time.Second)
 	seconds := make([]OutageSecond, secs)
 	for i := range seconds {
@@ -281,23 +271,23 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 		return nil
 	}
 	netMean := float64(c.NetMean)
-	net := func() time.Duration { return fromFloat(r.ExpFloat64() * netMean) }
+	net := func() time.Duration { return FromFloat(r.ExpFloat64() * netMean) }
 	var (
-		q          queue[outEvent]
+		q          Queue[outEvent]
 		reqs       []outRequest
 		inProgress int
 		succeeded  int
 		budget     retry.TokenBucket
-		clock      virtualClock
+		clock      VirtualClock
 		br         *breaker.Breaker
 	)
 	if s == Breaker {
-		br = newBreaker(&clock, r)
+		br = NewBreaker(&clock, r)
 	}
-	q.push(nextArrival(0, c, arrivals), outEvent{kind: outArrival})
-	for q.len() > 0 {
-		now, e := q.pop()
-		clock.now = now
+	q.Push(nextArrival(0, c, arrivals), outEvent{kind: outArrival})
+	for q.Len() > 0 {
+		now, e := q.Pop()
+		clock.At = now
 		switch e.kind {
 		case outArrival:
 			if now >= c.Duration {
@@ -305,20 +295,20 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			}
 			at(now).NewRequests++
 			reqs = append(reqs, outRequest{})
-			q.push(now, outEvent{kind: outSend, req: int32(len(reqs) - 1)})
-			q.push(nextArrival(now, c, arrivals), outEvent{kind: outArrival})
+			q.Push(now, outEvent{kind: outSend, req: int32(len(reqs) - 1)})
+			q.Push(nextArrival(now, c, arrivals), outEvent{kind: outArrival})
 		case outSend:
 			rq := &reqs[e.req]
 			rq.attempts++
 			if br != nil {
-				t, ok, wait := admit(br)
+				t, ok, wait := Admit(br)
 				if !ok {
 					// Rejected: an attempt that never reaches the server.
 					// As package retry does with the breaker's hint, wait
 					// until the breaker admits calls again, unless that is
 					// longer than the client would wait for a response.
 					if rq.attempts < c.Attempts && wait <= c.Timeout {
-						q.push(now+wait, outEvent{kind: outSend, req: e.req})
+						q.Push(now+wait, outEvent{kind: outSend, req: e.req})
 					}
 					continue
 				}
@@ -331,9 +321,9 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			d := net()
 			orphan := d >= c.Timeout
 			if orphan {
-				q.push(now+c.Timeout, outEvent{kind: outTimeout, req: e.req})
+				q.Push(now+c.Timeout, outEvent{kind: outTimeout, req: e.req})
 			}
-			q.push(now+d, outEvent{kind: outAtServer, req: e.req, orphan: orphan})
+			q.Push(now+d, outEvent{kind: outAtServer, req: e.req, orphan: orphan})
 		case outAtServer:
 			// A hard outage fails the attempt at once, no work for the
 			// server; otherwise the server works on it.
@@ -341,15 +331,15 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			if !c.inHard(now) {
 				done, answer = now+c.Latency+time.Duration(inProgress)*c.PerRequest, outSuccess
 				inProgress++
-				q.push(done, outEvent{kind: outDepart})
+				q.Push(done, outEvent{kind: outDepart})
 			}
 			if e.orphan {
 				continue
 			}
 			if back, deadline := done+net(), reqs[e.req].sentAt+c.Timeout; back <= deadline {
-				q.push(back, outEvent{kind: answer, req: e.req})
+				q.Push(back, outEvent{kind: answer, req: e.req})
 			} else {
-				q.push(deadline, outEvent{kind: outTimeout, req: e.req})
+				q.Push(deadline, outEvent{kind: outTimeout, req: e.req})
 			}
 		case outDepart:
 			inProgress--
@@ -385,7 +375,7 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 				rq.prev = c.Policy.Sample(rq.attempts, rq.prev, r)
 				wait = rq.prev
 			}
-			q.push(now+wait, outEvent{kind: outSend, req: e.req})
+			q.Push(now+wait, outEvent{kind: outSend, req: e.req})
 		}
 	}
 	return OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
@@ -400,7 +390,7 @@ func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := stream(c.Seed, stringID("outage arrivals"))
+	r := Stream(c.Seed, StringID("outage arrivals"))
 	var out []time.Duration
 	for t := nextArrival(0, &c, r); t < c.Duration; t = nextArrival(t, &c, r) {
 		out = append(out, t)
@@ -421,7 +411,7 @@ func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration
 		case now < spikeEnd:
 			rate, edge = c.SpikeRate, spikeEnd
 		}
-		next := now + fromFloat(r.ExpFloat64()/rate*float64(time.Second))
+		next := now + FromFloat(r.ExpFloat64()/rate*float64(time.Second))
 		if next < now {
 			next = math.MaxInt64 // past the end of time: a rate near 0
 		}

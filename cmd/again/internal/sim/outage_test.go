@@ -18,7 +18,7 @@ import (
 // amplification near 1.
 func TestSimOutageConclusions(t *testing.T) {
 	for seed := range uint64(3) {
-		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: parallel})
+		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: Parallel})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestSimOutageGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = parallel
+	c.Runner = Parallel
 	par, _ := Outage(c)
 	var b strings.Builder
 	for i, r := range serial {
@@ -94,7 +94,7 @@ func TestSimOutageGolden(t *testing.T) {
 			t.Errorf("%s: the parallel run differs from the serial one", s.Strategy)
 		}
 	}
-	golden(t, "outage-seed-1.txt", b.String())
+	Golden(t, "outage-seed-1.txt", b.String())
 }
 
 func TestSimOutageRejects(t *testing.T) {
@@ -175,7 +175,7 @@ func hardScenario(seed uint64) OutageConfig {
 		Rate: 100, SpikeRate: 100, Spike: NoSpike, SpikeStart: 2 * time.Second,
 		HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 12 * time.Second,
 		Latency: time.Millisecond, PerRequest: 1, Timeout: 600 * time.Millisecond, Attempts: 3, NetMean: 1,
-		Policy: backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second}, Seed: seed, Runner: parallel,
+		Policy: backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second}, Seed: seed, Runner: Parallel,
 	}
 }
 
@@ -231,7 +231,7 @@ func TestSimHardOutage(t *testing.T) {
 // for its jittered period after the outage, aside), where a spike of the
 // same length collapses it.
 func TestSimHardOutageNoWork(t *testing.T) {
-	res, err := Outage(OutageConfig{Strategies: []Strategy{NoRetries, Immediate, Backoff, Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: parallel})
+	res, err := Outage(OutageConfig{Strategies: []Strategy{NoRetries, Immediate, Backoff, Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}

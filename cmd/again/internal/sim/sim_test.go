@@ -16,8 +16,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// parallel is a Runner on every core, as the command line's.
-func parallel(n int, f func(i int)) {
+// Parallel is a Runner on every core, as the command line's.
+func Parallel(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
@@ -34,8 +34,8 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+// Golden compares got with testdata/name, or rewrites it with -update.
+func Golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {

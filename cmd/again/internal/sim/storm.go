@@ -99,7 +99,7 @@ func (c StormConfig) check() (StormConfig, error) {
 	if err := c.Policy.Validate(); err != nil {
 		return c, &FieldError{"Policy", err.Error(), "a valid backoff.Policy"}
 	}
-	if err := checkInt("Clients", c.Clients, 1, MaxClients); err != nil {
+	if err := CheckInt("Clients", c.Clients, 1, MaxClients); err != nil {
 		return c, err
 	}
 	if c.Bucket < 0 {
@@ -109,7 +109,7 @@ func (c StormConfig) check() (StormConfig, error) {
 		return c, &FieldError{"Deadline", c.Deadline.String(), "a duration of 0 (none) or more"}
 	}
 	if attempts := c.Policy.MaxAttempts(); attempts > MaxStormAttempts/c.Clients {
-		return c, &FieldError{FieldStormAttempts, product(c.Clients, attempts), fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
+		return c, &FieldError{FieldStormAttempts, Product(c.Clients, attempts), fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
 	}
 	return c, nil
 }
@@ -119,7 +119,7 @@ func (c StormConfig) check() (StormConfig, error) {
 // the jitter from c.Seed's stream in that order, so that every function
 // built on it sees the same storm.
 func (c StormConfig) starts(visit func(n int, t time.Duration)) {
-	r := stream(c.Seed, stringID("storm"))
+	r := Stream(c.Seed, StringID("storm"))
 	retries := stormRetries(c.Policy)
 	for range c.Clients {
 		var t, prev time.Duration

@@ -36,7 +36,7 @@ func TestStormDeadlineIsTheLoops(t *testing.T) {
 				_ = retry.Run(ctx, p, func(context.Context) error {
 					loop = append(loop, time.Since(start))
 					return fmt.Errorf("down")
-				}, retry.WithRand(stream(seed, stringID("storm"))))
+				}, retry.WithRand(Stream(seed, StringID("storm"))))
 			})
 			name := fmt.Sprintf("%v jitter, seed %d, deadline %v", j, seed, dl)
 			if !slices.Equal(model, loop) {

@@ -129,7 +129,7 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 	if d.Attempts == 0 {
 		d.Attempts = 3
 	}
-	if err := checkInt("Attempts", d.Attempts, 1, 100); err != nil {
+	if err := CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
 		return d, err
 	}
 	top := slices.Max(d.Demands)
@@ -163,7 +163,7 @@ func Throttle(c ThrottleConfig) ([]ThrottleRow, error) {
 		return nil, err
 	}
 	rows := make([]ThrottleRow, len(c.Demands)*len(c.Throttlings))
-	c.Runner.run(len(rows), func(i int) {
+	c.Runner.Run(len(rows), func(i int) {
 		rows[i] = throttleRun(&c, c.Demands[i/len(c.Throttlings)], c.Throttlings[i%len(c.Throttlings)])
 	})
 	return rows, nil
@@ -278,9 +278,9 @@ type thrRequest struct {
 }
 
 func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
-	arrivals := stream(c.Seed, stringID("throttle arrivals"), floatID(demand))
-	r := stream(c.Seed, stringID("throttle"), floatID(demand), stringID(string(t)))
-	var clock virtualClock
+	arrivals := Stream(c.Seed, StringID("throttle arrivals"), FloatID(demand))
+	r := Stream(c.Seed, StringID("throttle"), FloatID(demand), StringID(string(t)))
+	var clock VirtualClock
 	g := newGate(t, r, clock.Now())
 	policy := backoff.Default()
 	var budget *retry.TokenBucket
@@ -289,7 +289,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 	}
 	rate := demand * c.Capacity
 	var (
-		q                            queue[thrEvent]
+		q                            Queue[thrEvent]
 		reqs                         []thrRequest
 		asked, rejected, sent, goods int
 		latencies                    []float64
@@ -308,13 +308,13 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		return false
 	}
 	next := func(now time.Duration) time.Duration {
-		return now + fromFloat(arrivals.ExpFloat64()/rate*float64(time.Second))
+		return now + FromFloat(arrivals.ExpFloat64()/rate*float64(time.Second))
 	}
 	const arrival = -1
-	q.push(next(0), thrEvent{req: arrival})
-	for q.len() > 0 {
-		now, e := q.pop()
-		clock.now = now
+	q.Push(next(0), thrEvent{req: arrival})
+	for q.Len() > 0 {
+		now, e := q.Pop()
+		clock.At = now
 		counted := now >= c.Warmup && now < c.Duration
 		if e.req == arrival {
 			if now >= c.Duration {
@@ -322,7 +322,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 			}
 			reqs = append(reqs, thrRequest{arrived: now})
 			e.req = int32(len(reqs) - 1)
-			q.push(next(now), thrEvent{req: arrival})
+			q.Push(next(now), thrEvent{req: arrival})
 		}
 		rq := &reqs[e.req]
 		rq.attempts++
@@ -341,7 +341,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 					wait = policy.Sample(rq.attempts, rq.prev, r)
 					rq.prev = wait
 				}
-				q.push(now+wait, e)
+				q.Push(now+wait, e)
 			}
 			continue
 		}
@@ -363,7 +363,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		if rq.attempts < c.Attempts && (budget == nil || budget.Failure()) {
 			d := policy.Sample(rq.attempts, rq.prev, r)
 			rq.prev = d
-			q.push(now+d, e)
+			q.Push(now+d, e)
 		}
 	}
 	span := (c.Duration - c.Warmup).Seconds() * c.Capacity

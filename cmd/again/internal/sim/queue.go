@@ -30,6 +30,10 @@ func (a *item[E]) before(b *item[E]) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
+// Reset empties q and restarts its tie-breaking order, keeping its storage,
+// so that a model reuses one queue across runs without allocating.
+func (q *Queue[E]) Reset() { q.items, q.seq = q.items[:0], 0 }
+
 // Len returns the number of events scheduled.
 func (q *Queue[E]) Len() int { return len(q.items) }
 

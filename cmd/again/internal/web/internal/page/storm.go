@@ -9,6 +9,7 @@ import (
 
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
 	"github.com/again-go/again/cmd/again/internal/web/internal/catalog"
 )
 
@@ -22,7 +23,7 @@ const DefaultClients = 100
 
 // MaxStormAttempts is the most attempts (clients × attempts per client)
 // the page simulates: about a second of WebAssembly. `again sim storm`
-// takes up to sim.MaxStormAttempts.
+// takes up to storm.MaxStormAttempts.
 const MaxStormAttempts = 200_000
 
 // maxStormBuckets is about the most buckets the storm view draws: one
@@ -94,12 +95,12 @@ func Storm(v map[string]string, l Lang) StormResult {
 		flat = addSat(flat, in.Policy.Delay(n))
 	}
 	bucket := stormBucket(min(time.Duration(rep.Total.P99), flat))
-	c := sim.StormConfig{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed}
-	rows, err := sim.StormTable(c)
+	c := storm.StormConfig{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed}
+	rows, err := storm.StormTable(c)
 	if err != nil {
 		// Too many buckets for the longer storm: size them for it.
 		c.Bucket = stormBucket(max(time.Duration(rep.Total.Max), flat))
-		rows, err = sim.StormTable(c)
+		rows, err = storm.StormTable(c)
 	}
 	if err != nil {
 		return StormResult{Error: err.Error()}

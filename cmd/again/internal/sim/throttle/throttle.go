@@ -1,4 +1,4 @@
-package sim
+package throttle
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/throttle"
 )
@@ -54,7 +55,7 @@ type ThrottleConfig struct {
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the cells; nil runs them one by one.
-	Runner Runner
+	Runner sim.Runner
 }
 
 // ThrottleRow is one throttling at one demand. Its JSON form is a row of
@@ -94,7 +95,7 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 	}
 	for _, t := range d.Throttlings {
 		if !slices.Contains(Throttlings(), t) {
-			return d, &FieldError{"Throttlings", `"` + string(t) + `"`, "none, budget, sent-only, sre-k2, sre-k1.1 or cubic"}
+			return d, &sim.FieldError{Field: "Throttlings", Value: `"` + string(t) + `"`, Accepted: "none, budget, sent-only, sre-k2, sre-k1.1 or cubic"}
 		}
 	}
 	if len(d.Demands) == 0 {
@@ -102,14 +103,14 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 	}
 	for _, x := range d.Demands {
 		if !(x > 0 && x <= MaxDemandRatio) {
-			return d, &FieldError{"Demands", fmt.Sprint(x), fmt.Sprintf("ratios above 0 and up to %d", MaxDemandRatio)}
+			return d, &sim.FieldError{Field: "Demands", Value: fmt.Sprint(x), Accepted: fmt.Sprintf("ratios above 0 and up to %d", MaxDemandRatio)}
 		}
 	}
 	if d.Capacity == 0 {
 		d.Capacity = 100
 	}
-	if !(d.Capacity > 0 && d.Capacity <= MaxRate) {
-		return d, &FieldError{"Capacity", fmt.Sprint(d.Capacity), fmt.Sprintf("a number of requests per second above 0 and up to %d", MaxRate)}
+	if !(d.Capacity > 0 && d.Capacity <= sim.MaxRate) {
+		return d, &sim.FieldError{Field: "Capacity", Value: fmt.Sprint(d.Capacity), Accepted: fmt.Sprintf("a number of requests per second above 0 and up to %d", sim.MaxRate)}
 	}
 	for _, f := range []struct {
 		name string
@@ -119,23 +120,23 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
-		if *f.v < 0 || *f.v > MaxDuration {
-			return d, &FieldError{f.name, f.v.String(), "a duration from 0 to " + MaxDuration.String()}
+		if *f.v < 0 || *f.v > sim.MaxDuration {
+			return d, &sim.FieldError{Field: f.name, Value: f.v.String(), Accepted: "a duration from 0 to " + sim.MaxDuration.String()}
 		}
 	}
 	if d.Warmup >= d.Duration {
-		return d, &FieldError{"Warmup", d.Warmup.String(), "shorter than Duration (" + d.Duration.String() + ")"}
+		return d, &sim.FieldError{Field: "Warmup", Value: d.Warmup.String(), Accepted: "shorter than Duration (" + d.Duration.String() + ")"}
 	}
 	if d.Attempts == 0 {
 		d.Attempts = 3
 	}
-	if err := CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
+	if err := sim.CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
 		return d, err
 	}
 	top := slices.Max(d.Demands)
-	if n := top * d.Capacity * d.Duration.Seconds(); n > MaxRequests {
-		return d, &FieldError{FieldThrottleRequests, fmt.Sprintf("%g × %g/s × %gs = %.0f", top, d.Capacity, d.Duration.Seconds(), n),
-			fmt.Sprintf("at most %d requests", MaxRequests)}
+	if n := top * d.Capacity * d.Duration.Seconds(); n > sim.MaxRequests {
+		return d, &sim.FieldError{Field: FieldThrottleRequests, Value: fmt.Sprintf("%g × %g/s × %gs = %.0f", top, d.Capacity, d.Duration.Seconds(), n),
+			Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
 	}
 	return d, nil
 }
@@ -278,9 +279,9 @@ type thrRequest struct {
 }
 
 func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
-	arrivals := Stream(c.Seed, StringID("throttle arrivals"), FloatID(demand))
-	r := Stream(c.Seed, StringID("throttle"), FloatID(demand), StringID(string(t)))
-	var clock VirtualClock
+	arrivals := sim.Stream(c.Seed, sim.StringID("throttle arrivals"), sim.FloatID(demand))
+	r := sim.Stream(c.Seed, sim.StringID("throttle"), sim.FloatID(demand), sim.StringID(string(t)))
+	var clock sim.VirtualClock
 	g := newGate(t, r, clock.Now())
 	policy := backoff.Default()
 	var budget *retry.TokenBucket
@@ -289,7 +290,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 	}
 	rate := demand * c.Capacity
 	var (
-		q                            Queue[thrEvent]
+		q                            sim.Queue[thrEvent]
 		reqs                         []thrRequest
 		asked, rejected, sent, goods int
 		latencies                    []float64
@@ -308,7 +309,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		return false
 	}
 	next := func(now time.Duration) time.Duration {
-		return now + FromFloat(arrivals.ExpFloat64()/rate*float64(time.Second))
+		return now + sim.FromFloat(arrivals.ExpFloat64()/rate*float64(time.Second))
 	}
 	const arrival = -1
 	q.Push(next(0), thrEvent{req: arrival})

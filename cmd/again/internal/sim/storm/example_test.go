@@ -1,39 +1,18 @@
-package sim_test
+package storm_test
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/again-go/again/backoff"
-	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
 )
-
-// Ten clients contending for one row: without jitter they take several
-// times longer to all write than with full jitter.
-func ExampleOCC() {
-	rows, err := sim.OCC(sim.OCCConfig{
-		Clients:    []int{10},
-		Algorithms: []sim.Algorithm{sim.Exponential, sim.FullJitter},
-		Runs:       50,
-		Seed:       1,
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, r := range rows {
-		fmt.Printf("%-11s %3.0f writes, all done after %4.0f ms\n", r.Algorithm, r.Calls, r.TimeMS)
-	}
-	// Output:
-	// exponential  50 writes, all done after 3380 ms
-	// full         39 writes, all done after  445 ms
-}
 
 // A hundred clients fail at once and retry on 1 s, ×2, four retries: without
 // jitter they come back in waves of 100 at 1, 3, 7 and 15 s; full jitter
 // spreads the same 400 retries (the first attempts are all at 0).
 func ExampleStormTable() {
-	rows, err := sim.StormTable(sim.StormConfig{
+	rows, err := storm.StormTable(storm.StormConfig{
 		Policy:  backoff.Policy{Initial: time.Second, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: backoff.FullJitter},
 		Clients: 100,
 		Bucket:  time.Second,
@@ -71,7 +50,7 @@ func ExampleStormTable() {
 // wave is 100 retries at one instant; full jitter spreads them so that no
 // 100 ms (a tenth of the first delay) holds more than a fraction of that.
 func ExampleStormPeaks() {
-	pk, err := sim.StormPeaks(sim.StormConfig{
+	pk, err := storm.StormPeaks(storm.StormConfig{
 		Policy:  backoff.Policy{Initial: time.Second, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: backoff.FullJitter},
 		Clients: 100,
 		Seed:    1,
@@ -83,21 +62,4 @@ func ExampleStormPeaks() {
 	fmt.Printf("within %v: %d retries without jitter, %d with full jitter\n", pk.Window, pk.NoJitter, pk.Retries)
 	// Output:
 	// within 100ms: 100 retries without jitter, 20 with full jitter
-}
-
-// The Tail at Scale's shape: hedging after the p95 costs about 5 % more
-// requests and cuts the p99.9 several times.
-func ExampleHedge() {
-	rows, err := sim.Hedge(sim.HedgeConfig{Seed: 1, Requests: 20_000, Quantiles: []float64{0, 0.95}})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	plain, hedged := rows[0], rows[1] // normal load: no hedging, then p95 without a budget
-	fmt.Printf("p99.9 %.0f ms -> %.0f ms for %.0f %% more requests\n", plain.P999MS, hedged.P999MS, 100*hedged.ExtraLoad)
-	storm := rows[4] // overloaded, p95 after a fixed delay, no budget
-	fmt.Printf("overloaded without a budget: %.0f %% more requests, p50 %.0f s\n", 100*storm.ExtraLoad, storm.P50MS/1000)
-	// Output:
-	// p99.9 497 ms -> 78 ms for 5 % more requests
-	// overloaded without a budget: 100 % more requests, p50 89 s
 }

@@ -1,4 +1,4 @@
-package sim
+package storm
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
 // StormConfig configures Storm. Zero fields mean the values in brackets.
@@ -28,6 +29,10 @@ type StormConfig struct {
 	// Seed seeds the jitter; every value, 0 included, is a seed.
 	Seed uint64
 }
+
+// FieldStormAttempts is the Field of the *sim.FieldError for a storm of
+// more than MaxStormAttempts attempts.
+const FieldStormAttempts = "Clients × Policy.MaxAttempts()"
 
 // Limits of Storm.
 const (
@@ -83,8 +88,8 @@ func (c StormConfig) buckets() (buckets []int, last time.Duration, ok bool) {
 // tooLong returns the error for a storm whose last attempt starts at last,
 // past MaxStormBuckets buckets of c.Bucket.
 func (c StormConfig) tooLong(last time.Duration) error {
-	return &FieldError{"Bucket", fmt.Sprintf("%v, and the last attempt starts at %v, in bucket %d", c.Bucket, last.Round(time.Microsecond), last/c.Bucket+1),
-		fmt.Sprintf("wide enough to hold the storm in at most %d buckets (or cap the delays)", MaxStormBuckets)}
+	return &sim.FieldError{Field: "Bucket", Value: fmt.Sprintf("%v, and the last attempt starts at %v, in bucket %d", c.Bucket, last.Round(time.Microsecond), last/c.Bucket+1),
+		Accepted: fmt.Sprintf("wide enough to hold the storm in at most %d buckets (or cap the delays)", MaxStormBuckets)}
 }
 
 // check returns c with its zero fields set to their defaults, or why c
@@ -97,19 +102,19 @@ func (c StormConfig) check() (StormConfig, error) {
 		c.Bucket = time.Second
 	}
 	if err := c.Policy.Validate(); err != nil {
-		return c, &FieldError{"Policy", err.Error(), "a valid backoff.Policy"}
+		return c, &sim.FieldError{Field: "Policy", Value: err.Error(), Accepted: "a valid backoff.Policy"}
 	}
-	if err := CheckInt("Clients", c.Clients, 1, MaxClients); err != nil {
+	if err := sim.CheckInt("Clients", c.Clients, 1, sim.MaxClients); err != nil {
 		return c, err
 	}
 	if c.Bucket < 0 {
-		return c, &FieldError{"Bucket", c.Bucket.String(), "a duration above 0"}
+		return c, &sim.FieldError{Field: "Bucket", Value: c.Bucket.String(), Accepted: "a duration above 0"}
 	}
 	if c.Deadline < 0 {
-		return c, &FieldError{"Deadline", c.Deadline.String(), "a duration of 0 (none) or more"}
+		return c, &sim.FieldError{Field: "Deadline", Value: c.Deadline.String(), Accepted: "a duration of 0 (none) or more"}
 	}
 	if attempts := c.Policy.MaxAttempts(); attempts > MaxStormAttempts/c.Clients {
-		return c, &FieldError{FieldStormAttempts, Product(c.Clients, attempts), fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
+		return c, &sim.FieldError{Field: FieldStormAttempts, Value: sim.Product(c.Clients, attempts), Accepted: fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
 	}
 	return c, nil
 }
@@ -119,7 +124,7 @@ func (c StormConfig) check() (StormConfig, error) {
 // the jitter from c.Seed's stream in that order, so that every function
 // built on it sees the same storm.
 func (c StormConfig) starts(visit func(n int, t time.Duration)) {
-	r := Stream(c.Seed, StringID("storm"))
+	r := sim.Stream(c.Seed, sim.StringID("storm"))
 	retries := stormRetries(c.Policy)
 	for range c.Clients {
 		var t, prev time.Duration
@@ -234,7 +239,7 @@ func StormPeaks(c StormConfig, window time.Duration) (StormPeak, error) {
 		window = StormWindow(c.Policy)
 	}
 	if window < 0 {
-		return StormPeak{}, &FieldError{"window", window.String(), "a duration above 0"}
+		return StormPeak{}, &sim.FieldError{Field: "window", Value: window.String(), Accepted: "a duration above 0"}
 	}
 	c, err := c.check()
 	if err != nil {

@@ -1,8 +1,10 @@
-package sim
+package occ
 
 import (
 	"math/bits"
 	"time"
+
+	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
 // occCalendar is the OCC model's event queue when the messages' jitter
@@ -111,7 +113,7 @@ func (c *occCalendar) len() int { return c.n }
 // push schedules an event of client s, which has none queued, at a time no
 // earlier than the last event popped.
 func (c *occCalendar) push(at time.Duration, s int32) {
-	at = EndOfTime(at) // as Queue.Push
+	at = sim.EndOfTime(at) // as Queue.Push
 	c.seq++
 	ev := c.ev
 	x := &ev[s]

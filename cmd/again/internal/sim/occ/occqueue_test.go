@@ -1,10 +1,12 @@
-package sim
+package occ
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
 // FuzzOCCCalendar checks that the calendar pops exactly what the heap
@@ -37,7 +39,7 @@ func FuzzOCCCalendar(f *testing.F) {
 			if !c.reset(n, net, sleep) {
 				return // the heap alone serves this configuration
 			}
-			var q Queue[int32]
+			var q sim.Queue[int32]
 			delay := func() time.Duration {
 				switch r.IntN(8) {
 				case 0:

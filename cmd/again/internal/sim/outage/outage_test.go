@@ -1,4 +1,4 @@
-package sim
+package outage
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simtest"
 )
 
 // TestOutageConclusions asserts the expected picture of a 20 s spike, for
@@ -18,19 +20,19 @@ import (
 // amplification near 1.
 func TestSimOutageConclusions(t *testing.T) {
 	for seed := range uint64(3) {
-		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: Parallel})
+		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: simtest.Parallel})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range res {
 			s := r.Summary
 			switch s.Strategy {
-			case Immediate, Backoff:
+			case sim.Immediate, sim.Backoff:
 				if s.Recovered || s.Amplification < 2.5 || s.SuccessRatio > 0.3 {
 					t.Errorf("seed %d, %s: recovered %v, amplification %.2f, success %.2f; want a collapse: no recovery, amplification >= 2.5, success <= 0.3",
 						seed, s.Strategy, s.Recovered, s.Amplification, s.SuccessRatio)
 				}
-			case NoRetries, Budget, Breaker:
+			case sim.NoRetries, sim.Budget, sim.Breaker:
 				if !s.Recovered || *s.RecoveryS > 15 || s.Amplification > 1.1 || s.SuccessRatio < 0.6 {
 					t.Errorf("seed %d, %s: recovered %v after %v s, amplification %.2f, success %.2f; want recovery within 15 s, amplification <= 1.1, success >= 0.6",
 						seed, s.Strategy, s.Recovered, fmtPtr(s.RecoveryS), s.Amplification, s.SuccessRatio)
@@ -62,7 +64,7 @@ func TestSimOutageSameDemand(t *testing.T) {
 			if want := res[0].Seconds[i].NewRequests; sec.NewRequests != want {
 				t.Errorf("%s, second %d: %d new requests; %s had %d", r.Summary.Strategy, i, sec.NewRequests, res[0].Summary.Strategy, want)
 			}
-			if sec.Attempts < sec.NewRequests && r.Summary.Strategy != Breaker {
+			if sec.Attempts < sec.NewRequests && r.Summary.Strategy != sim.Breaker {
 				t.Errorf("%s, second %d: %d attempts for %d new requests", r.Summary.Strategy, i, sec.Attempts, sec.NewRequests)
 			}
 		}
@@ -84,7 +86,7 @@ func TestSimOutageGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = Parallel
+	c.Runner = simtest.Parallel
 	par, _ := Outage(c)
 	var b strings.Builder
 	for i, r := range serial {
@@ -94,23 +96,23 @@ func TestSimOutageGolden(t *testing.T) {
 			t.Errorf("%s: the parallel run differs from the serial one", s.Strategy)
 		}
 	}
-	Golden(t, "outage-seed-1.txt", b.String())
+	simtest.Golden(t, "outage-seed-1.txt", b.String())
 }
 
 func TestSimOutageRejects(t *testing.T) {
 	for _, c := range []OutageConfig{
-		{Strategies: []Strategy{Shared}},
+		{Strategies: []sim.Strategy{sim.Shared}},
 		{Rate: -1},
-		{SpikeRate: MaxRate + 1},
+		{SpikeRate: sim.MaxRate + 1},
 		{Timeout: -1},
 		{Attempts: 101},
 		{Hard: -1},
 		{HardStart: -1, Hard: time.Second},
-		{Hard: 2 * MaxDuration},
+		{Hard: 2 * sim.MaxDuration},
 		{Policy: backoff.Policy{Multiplier: 0.5}},
 		// Each within its limit, together 36 M requests: minutes and
 		// gigabytes.
-		{Rate: MaxRate, SpikeRate: MaxRate, Duration: MaxDuration, Policy: backoff.Default()},
+		{Rate: sim.MaxRate, SpikeRate: sim.MaxRate, Duration: sim.MaxDuration, Policy: backoff.Default()},
 	} {
 		if _, err := Outage(c); err == nil {
 			t.Errorf("Outage(%+v) returned no error", c)
@@ -138,7 +140,7 @@ func TestSimOutageNoSpike(t *testing.T) {
 // run it admits is admitted, and one more second of demand is not.
 func TestSimOutageRequestLimit(t *testing.T) {
 	// 10 s of spike at 10000/s and 90 s at 10000/s: exactly 1 M requests.
-	at := OutageConfig{Rate: MaxRate, SpikeRate: MaxRate, Spike: 10 * time.Second, Duration: 100 * time.Second}
+	at := OutageConfig{Rate: sim.MaxRate, SpikeRate: sim.MaxRate, Spike: 10 * time.Second, Duration: 100 * time.Second}
 	at.Policy = backoff.Default()
 	d, err := at.withDefaults()
 	if err != nil {
@@ -146,8 +148,8 @@ func TestSimOutageRequestLimit(t *testing.T) {
 	}
 	over := at
 	over.Duration += time.Second
-	if _, err := over.withDefaults(); !errors.Is(err, ErrInvalid) {
-		t.Errorf("101 s at %d/s: got %v, want an error matching ErrInvalid", MaxRate, err)
+	if _, err := over.withDefaults(); !errors.Is(err, sim.ErrInvalid) {
+		t.Errorf("101 s at %d/s: got %v, want an error matching ErrInvalid", sim.MaxRate, err)
 	}
 }
 
@@ -175,7 +177,7 @@ func hardScenario(seed uint64) OutageConfig {
 		Rate: 100, SpikeRate: 100, Spike: NoSpike, SpikeStart: 2 * time.Second,
 		HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 12 * time.Second,
 		Latency: time.Millisecond, PerRequest: 1, Timeout: 600 * time.Millisecond, Attempts: 3, NetMean: 1,
-		Policy: backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second}, Seed: seed, Runner: Parallel,
+		Policy: backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second}, Seed: seed, Runner: simtest.Parallel,
 	}
 }
 
@@ -195,21 +197,21 @@ func TestSimHardOutage(t *testing.T) {
 			s := r.Summary
 			var lo, hi float64
 			switch s.Strategy {
-			case NoRetries:
+			case sim.NoRetries:
 				lo, hi = 1, 1
-			case Immediate:
+			case sim.Immediate:
 				lo, hi = 3, 3
-			case Backoff:
+			case sim.Backoff:
 				lo, hi = 2.7, 3
-			case Budget:
+			case sim.Budget:
 				lo, hi = 1, 1.1
-			case Breaker:
+			case sim.Breaker:
 				lo, hi = 0.3, 0.95
 			}
 			if s.Amplification < lo || s.Amplification > hi {
 				t.Errorf("seed %d, %s: amplification %.3f, want %g to %g", seed, s.Strategy, s.Amplification, lo, hi)
 			}
-			if s.Strategy != Breaker && (!s.Recovered || *s.RecoveryS != 0) {
+			if s.Strategy != sim.Breaker && (!s.Recovered || *s.RecoveryS != 0) {
 				t.Errorf("seed %d, %s: recovered %v after %s s, want at the outage's end", seed, s.Strategy, s.Recovered, fmtPtr(s.RecoveryS))
 			}
 			// During the outage nothing succeeds; before it, everything.
@@ -231,7 +233,7 @@ func TestSimHardOutage(t *testing.T) {
 // for its jittered period after the outage, aside), where a spike of the
 // same length collapses it.
 func TestSimHardOutageNoWork(t *testing.T) {
-	res, err := Outage(OutageConfig{Strategies: []Strategy{NoRetries, Immediate, Backoff, Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: Parallel})
+	res, err := Outage(OutageConfig{Strategies: []sim.Strategy{sim.NoRetries, sim.Immediate, sim.Backoff, sim.Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +267,7 @@ func TestSummarizeOutage(t *testing.T) {
 			}
 		}
 	}
-	if _, err := SummarizeOutage(OutageConfig{Hard: -1, Policy: backoff.Default()}, NoRetries, nil, 0, 0); !errors.Is(err, ErrInvalid) {
+	if _, err := SummarizeOutage(OutageConfig{Hard: -1, Policy: backoff.Default()}, sim.NoRetries, nil, 0, 0); !errors.Is(err, sim.ErrInvalid) {
 		t.Errorf("SummarizeOutage with Hard -1: %v, want an error matching ErrInvalid", err)
 	}
 }

@@ -1,4 +1,4 @@
-package sim
+package occ
 
 import (
 	"bufio"
@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simtest"
 )
 
 // seq is a backoff.Rand that returns fixed values.
@@ -148,7 +151,7 @@ func TestSimOCCMatchesReference(t *testing.T) {
 	}
 	const runs = 200
 	clients := []int{10, 40, 100}
-	rows, err := OCC(OCCConfig{Clients: clients, Runs: runs, Seed: 7, Runner: Parallel})
+	rows, err := OCC(OCCConfig{Clients: clients, Runs: runs, Seed: 7, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +173,7 @@ func TestSimOCCMatchesOriginal(t *testing.T) {
 		t.Skip("the full default table; runs without -short")
 	}
 	want := readOriginal(t)
-	rows, err := OCC(OCCConfig{Seed: 1, Runner: Parallel})
+	rows, err := OCC(OCCConfig{Seed: 1, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +231,7 @@ func TestSimOCCConclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo; runs without -short")
 	}
-	rows, err := OCC(OCCConfig{Clients: []int{20, 50, 100}, Seed: 1, Runner: Parallel})
+	rows, err := OCC(OCCConfig{Clients: []int{20, 50, 100}, Seed: 1, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +275,7 @@ func TestSimOCCREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the full default table; runs without -short")
 	}
-	rows, err := OCC(OCCConfig{Seed: 1, Runner: Parallel})
+	rows, err := OCC(OCCConfig{Seed: 1, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +358,7 @@ func TestSimOCCDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = Parallel
+	c.Runner = simtest.Parallel
 	par, _ := OCC(c)
 	alone, _ := OCC(OCCConfig{Clients: []int{30}, Algorithms: []Algorithm{FullJitter}, Runs: 20, Seed: 3})
 	for i := range serial {
@@ -381,18 +384,18 @@ func TestSimOCCGolden(t *testing.T) {
 	for _, r := range rows {
 		b.WriteString(strconv.Itoa(r.Clients) + "," + string(r.Algorithm) + "," + strconv.FormatFloat(r.Calls, 'f', 1, 64) + "," + strconv.FormatFloat(r.TimeMS, 'f', 3, 64) + "\n")
 	}
-	Golden(t, "occ-10-clients.csv", b.String())
+	simtest.Golden(t, "occ-10-clients.csv", b.String())
 }
 
 func TestSimOCCRejects(t *testing.T) {
 	for _, c := range []OCCConfig{
 		{Clients: []int{0}},
-		{Clients: []int{MaxClients + 1}},
+		{Clients: []int{sim.MaxClients + 1}},
 		{Runs: -1},
 		{Algorithms: []Algorithm{"fast"}},
 		{Base: -time.Second},
 		// Each within its limit, together hours of work.
-		{Clients: []int{MaxClients}, Runs: 1},
+		{Clients: []int{sim.MaxClients}, Runs: 1},
 		{Clients: []int{190}, Runs: MaxRuns},
 	} {
 		if _, err := OCC(c); err == nil {
@@ -410,7 +413,7 @@ func TestSimOCCWorkLimit(t *testing.T) {
 	if _, err := (&OCCConfig{Clients: []int{10_000}, Runs: 1}).withDefaults(); err != nil {
 		t.Errorf("10000 clients, 1 run (exactly the bound): %v", err)
 	}
-	if _, err := (&OCCConfig{Clients: []int{10_000, 1}, Runs: 1}).withDefaults(); !errors.Is(err, ErrInvalid) {
+	if _, err := (&OCCConfig{Clients: []int{10_000, 1}, Runs: 1}).withDefaults(); !errors.Is(err, sim.ErrInvalid) {
 		t.Errorf("one clients² over the bound: got %v, want an error matching ErrInvalid", err)
 	}
 }

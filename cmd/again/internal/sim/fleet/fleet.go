@@ -1,4 +1,4 @@
-package sim
+package fleet
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/retry"
 )
 
@@ -20,7 +21,7 @@ type FleetConfig struct {
 	// [0, 1] [0, 0.1, …, 1].
 	Failures []float64
 	// Strategies lists the strategies to compare [FleetStrategies()].
-	Strategies []Strategy
+	Strategies []sim.Strategy
 	// Rate is the calls per second of the whole fleet [1000], spread evenly
 	// over its clients, for Duration [10 s].
 	Rate     float64
@@ -30,15 +31,15 @@ type FleetConfig struct {
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the cells; nil runs them one by one.
-	Runner Runner
+	Runner sim.Runner
 }
 
 // FleetRow is one cell of the fleet table. Its JSON form is a row of
 // `again sim fleet --format json`.
 type FleetRow struct {
-	Clients  int      `json:"clients"`
-	Failure  float64  `json:"failure"`
-	Strategy Strategy `json:"strategy"`
+	Clients  int          `json:"clients"`
+	Failure  float64      `json:"failure"`
+	Strategy sim.Strategy `json:"strategy"`
 	// Amplification is the attempts that reached the dependency ÷ the
 	// calls: 1 means no retries, Retries+1 every call retried to the end.
 	Amplification float64 `json:"amplification"`
@@ -63,7 +64,7 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 		}
 	}
 	if len(d.Strategies) == 0 {
-		d.Strategies = FleetStrategies()
+		d.Strategies = sim.FleetStrategies()
 	}
 	if d.Rate == 0 {
 		d.Rate = 1000
@@ -78,25 +79,25 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 		d.Retries = 0
 	}
 	for _, n := range d.Clients {
-		if err := CheckInt("Clients", n, 1, MaxClients); err != nil {
+		if err := sim.CheckInt("Clients", n, 1, sim.MaxClients); err != nil {
 			return d, err
 		}
 	}
 	for _, p := range d.Failures {
 		if !(p >= 0 && p <= 1) {
-			return d, &FieldError{"Failures", fmt.Sprint(p), "probabilities from 0 to 1"}
+			return d, &sim.FieldError{Field: "Failures", Value: fmt.Sprint(p), Accepted: "probabilities from 0 to 1"}
 		}
 	}
-	if err := CheckStrategies(d.Strategies, FleetStrategies(), "none, retries, bucket, budget, shared or breaker"); err != nil {
+	if err := sim.CheckStrategies(d.Strategies, sim.FleetStrategies(), "none, retries, bucket, budget, shared or breaker"); err != nil {
 		return d, err
 	}
-	if !(d.Rate > 0 && d.Rate <= MaxRate) {
-		return d, &FieldError{"Rate", fmt.Sprint(d.Rate), fmt.Sprintf("a number of calls per second above 0 and up to %d", MaxRate)}
+	if !(d.Rate > 0 && d.Rate <= sim.MaxRate) {
+		return d, &sim.FieldError{Field: "Rate", Value: fmt.Sprint(d.Rate), Accepted: fmt.Sprintf("a number of calls per second above 0 and up to %d", sim.MaxRate)}
 	}
-	if d.Duration < 0 || d.Duration > MaxDuration {
-		return d, &FieldError{"Duration", d.Duration.String(), "a duration from 0 to " + MaxDuration.String()}
+	if d.Duration < 0 || d.Duration > sim.MaxDuration {
+		return d, &sim.FieldError{Field: "Duration", Value: d.Duration.String(), Accepted: "a duration from 0 to " + sim.MaxDuration.String()}
 	}
-	if err := CheckInt("Retries", d.Retries, 0, 100); err != nil {
+	if err := sim.CheckInt("Retries", d.Retries, 0, 100); err != nil {
 		return d, err
 	}
 	// Each list is within its limit, but together they could ask for
@@ -104,16 +105,22 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 	// cells, and the calls they make in all.
 	nc, nf, ns := len(d.Clients), len(d.Failures), len(d.Strategies)
 	if nc*nf > MaxFleetCells/ns {
-		return d, &FieldError{FieldFleetCells, Product(nc, nf, ns), fmt.Sprintf("at most %d cells", MaxFleetCells)}
+		return d, &sim.FieldError{Field: FieldFleetCells, Value: sim.Product(nc, nf, ns), Accepted: fmt.Sprintf("at most %d cells", MaxFleetCells)}
 	}
 	if calls := d.calls(); calls > 0 && nc*nf*ns > MaxFleetCalls/calls {
-		return d, &FieldError{FieldFleetCalls, Product(nc, nf, ns, calls), fmt.Sprintf("at most %d calls", MaxFleetCalls)}
+		return d, &sim.FieldError{Field: FieldFleetCalls, Value: sim.Product(nc, nf, ns, calls), Accepted: fmt.Sprintf("at most %d calls", MaxFleetCalls)}
 	}
 	return d, nil
 }
 
 // calls returns the calls of one cell: Rate × Duration.
 func (c *FleetConfig) calls() int { return int(math.Round(c.Rate * c.Duration.Seconds())) }
+
+// FieldFleetCells is the Field of the *sim.FieldError for cells above MaxFleetCells.
+const FieldFleetCells = "len(Clients) × len(Failures) × len(Strategies)"
+
+// FieldFleetCalls is the Field of the *sim.FieldError for calls above MaxFleetCalls.
+const FieldFleetCalls = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration"
 
 // Limits of the fleet model.
 const (
@@ -162,41 +169,41 @@ func Fleet(c FleetConfig) ([]FleetRow, error) {
 
 // fleetRun runs one cell. The failures come from a stream shared by every
 // strategy of the cell, so that the strategies face the same luck.
-func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
-	r := Stream(c.Seed, StringID("fleet"), uint64(n), FloatID(p))
+func fleetRun(c *FleetConfig, n int, p float64, s sim.Strategy) FleetRow {
+	r := sim.Stream(c.Seed, sim.StringID("fleet"), uint64(n), sim.FloatID(p))
 	calls := c.calls()
 	var (
 		tokens  []float64           // bucket
 		budgets []retry.TokenBucket // budget
 		shared  retry.TokenBucket
-		clock   VirtualClock
+		clock   sim.VirtualClock
 		gates   []*breaker.Breaker // breaker
 	)
 	switch s {
-	case Bucket:
+	case sim.Bucket:
 		tokens = make([]float64, n)
 		for i := range tokens {
 			tokens[i] = bucketCapacity
 		}
-	case Budget:
+	case sim.Budget:
 		budgets = make([]retry.TokenBucket, n)
-	case Breaker:
+	case sim.Breaker:
 		gates = make([]*breaker.Breaker, n)
 		for i := range gates {
-			gates[i] = NewBreaker(&clock, r)
+			gates[i] = sim.NewBreaker(&clock, r)
 		}
 	}
 	var attempts, succeeded int
 	for j := range calls {
 		client := j % n
-		clock.At = FromFloat(float64(j) / c.Rate * float64(time.Second))
-		if s == Bucket {
+		clock.At = sim.FromFloat(float64(j) / c.Rate * float64(time.Second))
+		if s == sim.Bucket {
 			tokens[client] = min(bucketCapacity, tokens[client]+bucketPerCall)
 		}
 		for try := 0; ; try++ {
 			var ticket breaker.Ticket
-			if s == Breaker {
-				t, ok, _ := Admit(gates[client])
+			if s == sim.Breaker {
+				t, ok, _ := sim.Admit(gates[client])
 				if !ok {
 					break // rejected: the dependency never sees it, and no wait is worth it here
 				}
@@ -206,12 +213,12 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 			ok := r.Float64() >= p
 			var b retry.Budget
 			switch s {
-			case Budget:
+			case sim.Budget:
 				b = &budgets[client]
-			case Shared:
+			case sim.Shared:
 				b = &shared
-			case Breaker:
-				ticket.Record(Outcome(ok))
+			case sim.Breaker:
+				ticket.Record(sim.Outcome(ok))
 			}
 			if ok {
 				if b != nil {
@@ -225,13 +232,13 @@ func fleetRun(c *FleetConfig, n int, p float64, s Strategy) FleetRow {
 			}
 			retryOK := true
 			switch s {
-			case NoRetries:
+			case sim.NoRetries:
 				retryOK = false
-			case Bucket:
+			case sim.Bucket:
 				if retryOK = tokens[client] >= 1; retryOK {
 					tokens[client]--
 				}
-			case Budget, Shared:
+			case sim.Budget, sim.Shared:
 				retryOK = b.Failure()
 			}
 			if !retryOK {

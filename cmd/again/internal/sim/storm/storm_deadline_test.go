@@ -1,4 +1,4 @@
-package sim
+package storm
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/retry"
 )
 
@@ -36,7 +37,7 @@ func TestStormDeadlineIsTheLoops(t *testing.T) {
 				_ = retry.Run(ctx, p, func(context.Context) error {
 					loop = append(loop, time.Since(start))
 					return fmt.Errorf("down")
-				}, retry.WithRand(Stream(seed, StringID("storm"))))
+				}, retry.WithRand(sim.Stream(seed, sim.StringID("storm"))))
 			})
 			name := fmt.Sprintf("%v jitter, seed %d, deadline %v", j, seed, dl)
 			if !slices.Equal(model, loop) {

@@ -1,4 +1,4 @@
-package sim
+package outage
 
 import (
 	"fmt"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/retry"
 )
 
 // OutageConfig configures Outage. Zero fields mean the values in brackets.
 type OutageConfig struct {
 	// Strategies lists the strategies to compare [OutageStrategies()].
-	Strategies []Strategy
+	Strategies []sim.Strategy
 	// Rate is the rate of new requests per second [40]; during the spike
 	// it is SpikeRate [80].
 	Rate, SpikeRate float64
@@ -48,14 +49,14 @@ type OutageConfig struct {
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the strategies; nil runs them one by one.
-	Runner Runner
+	Runner sim.Runner
 }
 
 // OutageSecond is what happened in one second of an outage run. Its JSON
 // form is a row of `again sim outage --per-second --format json`.
 type OutageSecond struct {
-	Strategy Strategy `json:"strategy"`
-	Second   int      `json:"second"`
+	Strategy sim.Strategy `json:"strategy"`
+	Second   int          `json:"second"`
 	// NewRequests arrived in this second (the demand).
 	NewRequests int `json:"new_requests"`
 	// Attempts were sent to the server in this second, first ones included.
@@ -68,7 +69,7 @@ type OutageSecond struct {
 // OutageSummary sums up one strategy's run. Its JSON form is a row of
 // `again sim outage --format json`.
 type OutageSummary struct {
-	Strategy Strategy `json:"strategy"`
+	Strategy sim.Strategy `json:"strategy"`
 	// Amplification is the attempts sent ÷ the new requests, from the end
 	// of the spike to the end of the run: the load retrying multiplies the
 	// demand by once the trigger is gone. With a hard outage (Hard), it is
@@ -103,9 +104,9 @@ const recoveryWindow = 5
 func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	d := *c
 	if len(d.Strategies) == 0 {
-		d.Strategies = OutageStrategies()
+		d.Strategies = sim.OutageStrategies()
 	}
-	if err := CheckStrategies(d.Strategies, OutageStrategies(), "none, immediate, backoff, budget or breaker"); err != nil {
+	if err := sim.CheckStrategies(d.Strategies, sim.OutageStrategies(), "none, immediate, backoff, budget or breaker"); err != nil {
 		return d, err
 	}
 	for _, f := range []struct {
@@ -116,8 +117,8 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
-		if !(*f.v > 0 && *f.v <= MaxRate) {
-			return d, &FieldError{f.name, fmt.Sprint(*f.v), fmt.Sprintf("a number of requests per second above 0 and up to %d", MaxRate)}
+		if !(*f.v > 0 && *f.v <= sim.MaxRate) {
+			return d, &sim.FieldError{Field: f.name, Value: fmt.Sprint(*f.v), Accepted: fmt.Sprintf("a number of requests per second above 0 and up to %d", sim.MaxRate)}
 		}
 	}
 	for _, f := range []struct {
@@ -134,8 +135,8 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 		if *f.v == 0 {
 			*f.v = f.def
 		}
-		if *f.v < 0 || *f.v > MaxDuration {
-			return d, &FieldError{f.name, f.v.String(), "a duration from 0 to " + MaxDuration.String()}
+		if *f.v < 0 || *f.v > sim.MaxDuration {
+			return d, &sim.FieldError{Field: f.name, Value: f.v.String(), Accepted: "a duration from 0 to " + sim.MaxDuration.String()}
 		}
 	}
 	switch {
@@ -143,26 +144,26 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 		d.Spike = 20 * time.Second
 	case d.Spike < 0:
 		d.Spike = 0
-	case d.Spike > MaxDuration:
-		return d, &FieldError{"Spike", d.Spike.String(), "a duration up to " + MaxDuration.String() + ", or NoSpike"}
+	case d.Spike > sim.MaxDuration:
+		return d, &sim.FieldError{Field: "Spike", Value: d.Spike.String(), Accepted: "a duration up to " + sim.MaxDuration.String() + ", or NoSpike"}
 	}
 	if d.Attempts == 0 {
 		d.Attempts = 3
 	}
-	if err := CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
+	if err := sim.CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
 		return d, err
 	}
 	if err := d.Policy.Validate(); err != nil {
-		return d, &FieldError{"Policy", err.Error(), "a valid backoff.Policy"}
+		return d, &sim.FieldError{Field: "Policy", Value: err.Error(), Accepted: "a valid backoff.Policy"}
 	}
 	// Each rate and the duration are within their limits, but together they
 	// could ask for 36 M requests: gigabytes and minutes in a model that
 	// cannot be interrupted. Bound the expected number of new requests.
-	if n := d.expectedRequests(); n > MaxRequests {
+	if n := d.expectedRequests(); n > sim.MaxRequests {
 		spike := d.spikeWithin()
-		return d, &FieldError{FieldOutageRequests,
-			fmt.Sprintf("%g/s × %gs + %g/s × %gs = %.0f", d.Rate, (d.Duration - spike).Seconds(), d.SpikeRate, spike.Seconds(), n),
-			fmt.Sprintf("at most %d requests", MaxRequests)}
+		return d, &sim.FieldError{Field: FieldOutageRequests,
+			Value:    fmt.Sprintf("%g/s × %gs + %g/s × %gs = %.0f", d.Rate, (d.Duration - spike).Seconds(), d.SpikeRate, spike.Seconds(), n),
+			Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
 	}
 	return d, nil
 }
@@ -190,6 +191,10 @@ func (c *OutageConfig) hardEnd() time.Duration {
 func (c *OutageConfig) inHard(t time.Duration) bool {
 	return c.Hard > 0 && t >= c.HardStart && t < c.HardStart+c.Hard
 }
+
+// FieldOutageRequests is the Field of the *sim.FieldError for a run that
+// expects more than sim.MaxRequests requests.
+const FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"
 
 // NoSpike is an OutageConfig.Spike that means no spike at all.
 const NoSpike time.Duration = -1
@@ -256,9 +261,9 @@ type outRequest struct {
 	prev     time.Duration // the last delay, for decorrelated jitter
 }
 
-func outageRun(c *OutageConfig, s Strategy) OutageResult {
-	arrivals := Stream(c.Seed, StringID("outage arrivals"))
-	r := Stream(c.Seed, StringID("outage"), StringID(string(s)))
+func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
+	arrivals := sim.Stream(c.Seed, sim.StringID("outage arrivals"))
+	r := sim.Stream(c.Seed, sim.StringID("outage"), sim.StringID(string(s)))
 	secs := int(c.Duration / time.Second)
 	seconds := make([]OutageSecond, secs)
 	for i := range seconds {
@@ -271,18 +276,18 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 		return nil
 	}
 	netMean := float64(c.NetMean)
-	net := func() time.Duration { return FromFloat(r.ExpFloat64() * netMean) }
+	net := func() time.Duration { return sim.FromFloat(r.ExpFloat64() * netMean) }
 	var (
-		q          Queue[outEvent]
+		q          sim.Queue[outEvent]
 		reqs       []outRequest
 		inProgress int
 		succeeded  int
 		budget     retry.TokenBucket
-		clock      VirtualClock
+		clock      sim.VirtualClock
 		br         *breaker.Breaker
 	)
-	if s == Breaker {
-		br = NewBreaker(&clock, r)
+	if s == sim.Breaker {
+		br = sim.NewBreaker(&clock, r)
 	}
 	q.Push(nextArrival(0, c, arrivals), outEvent{kind: outArrival})
 	for q.Len() > 0 {
@@ -301,7 +306,7 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			rq := &reqs[e.req]
 			rq.attempts++
 			if br != nil {
-				t, ok, wait := Admit(br)
+				t, ok, wait := sim.Admit(br)
 				if !ok {
 					// Rejected: an attempt that never reaches the server.
 					// As package retry does with the breaker's hint, wait
@@ -349,14 +354,14 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 				sec.Successes++
 			}
 			switch s {
-			case Budget:
+			case sim.Budget:
 				budget.Success()
-			case Breaker:
+			case sim.Breaker:
 				reqs[e.req].ticket.Record(breaker.Success)
 			}
 		case outTimeout, outFailure:
 			rq := &reqs[e.req]
-			if s == Breaker {
+			if s == sim.Breaker {
 				rq.ticket.Record(breaker.Failure)
 			}
 			if rq.attempts >= c.Attempts {
@@ -364,14 +369,14 @@ func outageRun(c *OutageConfig, s Strategy) OutageResult {
 			}
 			var wait time.Duration
 			switch s {
-			case NoRetries:
+			case sim.NoRetries:
 				continue
-			case Budget:
+			case sim.Budget:
 				if !budget.Failure() {
 					continue
 				}
 				fallthrough
-			case Backoff, Breaker:
+			case sim.Backoff, sim.Breaker:
 				rq.prev = c.Policy.Sample(rq.attempts, rq.prev, r)
 				wait = rq.prev
 			}
@@ -390,7 +395,7 @@ func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := Stream(c.Seed, StringID("outage arrivals"))
+	r := sim.Stream(c.Seed, sim.StringID("outage arrivals"))
 	var out []time.Duration
 	for t := nextArrival(0, &c, r); t < c.Duration; t = nextArrival(t, &c, r) {
 		out = append(out, t)
@@ -411,7 +416,7 @@ func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration
 		case now < spikeEnd:
 			rate, edge = c.SpikeRate, spikeEnd
 		}
-		next := now + FromFloat(r.ExpFloat64()/rate*float64(time.Second))
+		next := now + sim.FromFloat(r.ExpFloat64()/rate*float64(time.Second))
 		if next < now {
 			next = math.MaxInt64 // past the end of time: a rate near 0
 		}
@@ -427,7 +432,7 @@ func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration
 // server, say) to compare with the model's: succeeded and requests are
 // the run's successes and new requests in all, for SuccessRatio. It
 // returns a *FieldError for an invalid c.
-func SummarizeOutage(c OutageConfig, s Strategy, seconds []OutageSecond, succeeded, requests int) (OutageSummary, error) {
+func SummarizeOutage(c OutageConfig, s sim.Strategy, seconds []OutageSecond, succeeded, requests int) (OutageSummary, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return OutageSummary{}, err
@@ -435,7 +440,7 @@ func SummarizeOutage(c OutageConfig, s Strategy, seconds []OutageSecond, succeed
 	return outageSummary(&c, s, seconds, succeeded, requests), nil
 }
 
-func outageSummary(c *OutageConfig, s Strategy, seconds []OutageSecond, succeeded, requests int) OutageSummary {
+func outageSummary(c *OutageConfig, s sim.Strategy, seconds []OutageSecond, succeeded, requests int) OutageSummary {
 	sum := OutageSummary{Strategy: s}
 	if requests > 0 {
 		sum.SuccessRatio = float64(succeeded) / float64(requests)

@@ -1,10 +1,13 @@
-package sim
+package hedge
 
 import (
 	"errors"
 	"reflect"
 	"runtime"
 	"testing"
+
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simtest"
 )
 
 // hedgeRow returns the row of rows for q, budget and over.
@@ -53,7 +56,7 @@ func checkHedgeShape(t *testing.T, c HedgeConfig) {
 }
 
 func TestSimHedgeShape(t *testing.T) {
-	checkHedgeShape(t, HedgeConfig{Seed: 1, Requests: 30_000, Quantiles: []float64{0, 0.95}, Runner: Parallel})
+	checkHedgeShape(t, HedgeConfig{Seed: 1, Requests: 30_000, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
 }
 
 // The same shape over seeds, at the default size: long Monte Carlo.
@@ -62,12 +65,12 @@ func TestSimHedgeShapeSeeds(t *testing.T) {
 		t.Skip("long Monte Carlo; runs without -short")
 	}
 	for seed := range uint64(3) {
-		checkHedgeShape(t, HedgeConfig{Seed: seed + 2, Quantiles: []float64{0, 0.95}, Runner: Parallel})
+		checkHedgeShape(t, HedgeConfig{Seed: seed + 2, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
 	}
 }
 
 func TestSimHedgeLognormal(t *testing.T) {
-	rows, err := Hedge(HedgeConfig{Seed: 1, Requests: 20_000, Dist: Distribution{Name: Lognormal, Sigma: 1.5}, Quantiles: []float64{0, 0.95}, Runner: Parallel})
+	rows, err := Hedge(HedgeConfig{Seed: 1, Requests: 20_000, Dist: Distribution{Name: Lognormal, Sigma: 1.5}, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +109,7 @@ func TestSimHedgeDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Runner = Parallel
+	c.Runner = simtest.Parallel
 	par, err := Hedge(c)
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +144,8 @@ func TestSimHedgeRejects(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Hedge(tt.c)
-			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, ErrInvalid) {
+			var fe *sim.FieldError
+			if !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, sim.ErrInvalid) {
 				t.Errorf("Hedge = %v; want a *FieldError for %s", err, tt.field)
 			}
 		})

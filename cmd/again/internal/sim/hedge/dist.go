@@ -1,9 +1,10 @@
-package sim
+package hedge
 
 import (
 	"errors"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/fault/latency"
 )
 
@@ -34,7 +35,7 @@ func distDefaults(d *Distribution) error {
 		if field == "Name" {
 			field = "Dist"
 		}
-		return &FieldError{field, fe.Value, fe.Accepted}
+		return &sim.FieldError{Field: field, Value: fe.Value, Accepted: fe.Accepted}
 	}
 	*d = n
 	return err

@@ -1,4 +1,4 @@
-package sim
+package hedge
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retry"
 )
@@ -33,11 +34,14 @@ type HedgeConfig struct {
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the rows; nil runs them one by one.
-	Runner Runner
+	Runner sim.Runner
 }
 
 // MaxHedgeRequests bounds HedgeConfig.Requests.
 const MaxHedgeRequests = 1_000_000
+
+// FieldHedgeAttempts is the Field of the *sim.FieldError for attempts above MaxHedgeAttempts.
+const FieldHedgeAttempts = "len(Quantiles) × Requests × (1 + MaxHedges)"
 
 // MaxHedgeAttempts bounds len(Quantiles) × Requests × (1 + MaxHedges)
 // (FieldHedgeAttempts): the most attempts the table can start, which is
@@ -77,11 +81,11 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 		d.Quantiles = []float64{0, 0.5, 0.9, 0.95, 0.99}
 	}
 	if len(d.Quantiles) == 0 || len(d.Quantiles) > 20 {
-		return d, &FieldError{"Quantiles", fmt.Sprint(len(d.Quantiles)), "1 to 20 quantiles"}
+		return d, &sim.FieldError{Field: "Quantiles", Value: fmt.Sprint(len(d.Quantiles)), Accepted: "1 to 20 quantiles"}
 	}
 	for _, q := range d.Quantiles {
 		if q != 0 && !(q > 0 && q < 1) {
-			return d, &FieldError{"Quantiles", fmt.Sprint(q), "0 (no hedging) or a number in (0, 1)"}
+			return d, &sim.FieldError{Field: "Quantiles", Value: fmt.Sprint(q), Accepted: "0 (no hedging) or a number in (0, 1)"}
 		}
 	}
 	for _, f := range []struct {
@@ -93,31 +97,31 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 			*f.v = f.def
 		}
 		if !(*f.v > 0 && *f.v < 1) {
-			return d, &FieldError{f.name, fmt.Sprint(*f.v), "a utilisation in (0, 1)"}
+			return d, &sim.FieldError{Field: f.name, Value: fmt.Sprint(*f.v), Accepted: "a utilisation in (0, 1)"}
 		}
 	}
 	if d.MaxHedges == 0 {
 		d.MaxHedges = 1
 	}
-	if err := CheckInt("MaxHedges", d.MaxHedges, 1, 3); err != nil {
+	if err := sim.CheckInt("MaxHedges", d.MaxHedges, 1, 3); err != nil {
 		return d, err
 	}
 	if d.BudgetRatio == 0 {
 		d.BudgetRatio = 0.1
 	}
 	if !(d.BudgetRatio >= 0.001 && d.BudgetRatio <= 1) {
-		return d, &FieldError{"BudgetRatio", fmt.Sprint(d.BudgetRatio), "a number from 0.001 to 1"}
+		return d, &sim.FieldError{Field: "BudgetRatio", Value: fmt.Sprint(d.BudgetRatio), Accepted: "a number from 0.001 to 1"}
 	}
 	if d.Requests == 0 {
 		d.Requests = 100_000
 	}
-	if err := CheckInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
+	if err := sim.CheckInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
 		return d, err
 	}
 	// Each size is within its limit, but together they could ask for 80
 	// rows of 4 M attempts each.
 	if nq, per := len(d.Quantiles), d.Requests*(1+d.MaxHedges); nq > MaxHedgeAttempts/per {
-		return d, &FieldError{FieldHedgeAttempts, Product(nq, d.Requests, 1+d.MaxHedges), fmt.Sprintf("at most %d attempts", MaxHedgeAttempts)}
+		return d, &sim.FieldError{Field: FieldHedgeAttempts, Value: sim.Product(nq, d.Requests, 1+d.MaxHedges), Accepted: fmt.Sprintf("at most %d attempts", MaxHedgeAttempts)}
 	}
 	return d, nil
 }
@@ -255,7 +259,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 	if row.Overloaded {
 		overID, load = 1, c.Overload
 	}
-	r := Stream(c.Seed, StringID("hedge"), FloatID(row.HedgeQuantile), budgetID, overID)
+	r := sim.Stream(c.Seed, sim.StringID("hedge"), sim.FloatID(row.HedgeQuantile), budgetID, overID)
 	cost := float64(c.Dist.Quantile(0.5))
 	meanGap := meanWork(&c.Dist, cost) / load // ns between arrivals
 
@@ -284,7 +288,7 @@ func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
 
 	s.reset(c.Requests, c.Requests*(1+c.MaxHedges))
 	var (
-		events Queue[hedgeEvent]
+		events sim.Queue[hedgeEvent]
 		ps     = &s.ps
 		now    time.Duration
 		hedges int
@@ -471,7 +475,7 @@ func (m *marks) before(i, j int) bool {
 
 // push adds the mark at for the attempt id.
 func (m *marks) push(at time.Duration, id int32) {
-	at = EndOfTime(at)
+	at = sim.EndOfTime(at)
 	m.at, m.id = append(m.at, at), append(m.id, id)
 	i := len(m.at) - 1
 	for i > 0 {

@@ -1,4 +1,4 @@
-package sim
+package occ
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
 // Algorithm is one of the backoff algorithms of the AWS Architecture Blog's
@@ -90,7 +91,7 @@ type OCCConfig struct {
 	// |N(NetMean, NetSD)|; 0 means 10 ms and 2 ms.
 	NetMean, NetSD time.Duration
 	// Runner runs the independent runs; nil runs them one by one.
-	Runner Runner
+	Runner sim.Runner
 }
 
 // OCCRow is one cell of the OCC table: the means over the runs. Its JSON
@@ -120,16 +121,16 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 		d.Runs = 100
 	}
 	for _, n := range d.Clients {
-		if err := CheckInt("Clients", n, 1, MaxClients); err != nil {
+		if err := sim.CheckInt("Clients", n, 1, sim.MaxClients); err != nil {
 			return d, err
 		}
 	}
 	for _, a := range d.Algorithms {
 		if _, ok := ParseAlgorithm(string(a)); !ok {
-			return d, &FieldError{"Algorithms", fmt.Sprintf("%q", a), "none, exponential, full, equal or decorrelated"}
+			return d, &sim.FieldError{Field: "Algorithms", Value: fmt.Sprintf("%q", a), Accepted: "none, exponential, full, equal or decorrelated"}
 		}
 	}
-	if err := CheckInt("Runs", d.Runs, 1, MaxRuns); err != nil {
+	if err := sim.CheckInt("Runs", d.Runs, 1, MaxRuns); err != nil {
 		return d, err
 	}
 	// Without backoff every client's write can collide with every other's,
@@ -141,7 +142,7 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 		work += float64(n) * float64(n) * float64(d.Runs)
 	}
 	if work > MaxOCCWork {
-		return d, &FieldError{FieldOCCWork, occWork(d.Clients, d.Runs), fmt.Sprintf("at most %d", MaxOCCWork)}
+		return d, &sim.FieldError{Field: FieldOCCWork, Value: occWork(d.Clients, d.Runs), Accepted: fmt.Sprintf("at most %d", MaxOCCWork)}
 	}
 	for _, f := range []struct {
 		name string
@@ -152,7 +153,7 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 		case *f.v == 0:
 			*f.v = f.def
 		case *f.v < 0 || *f.v > time.Hour:
-			return d, &FieldError{f.name, f.v.String(), "a duration from 0 to 1h"}
+			return d, &sim.FieldError{Field: f.name, Value: f.v.String(), Accepted: "a duration from 0 to 1h"}
 		}
 	}
 	return d, nil
@@ -178,6 +179,19 @@ func occWork(clients []int, runs int) string {
 	}
 	return fmt.Sprintf("(%s) × %d = %.0f × %d = %.0f", strings.Join(terms, " + "), runs, sum, runs, sum*float64(runs))
 }
+
+// Limits of the OCC table.
+const (
+	MaxRuns = 100_000 // runs per cell
+	// MaxOCCWork bounds the OCC table's Σ clients² × runs, its work when
+	// clients do not back off: about 6 s on 2 cores. The default table's is
+	// 24,700,000.
+	MaxOCCWork = 100_000_000
+)
+
+// FieldOCCWork is the Field of the *sim.FieldError for a table whose work
+// exceeds MaxOCCWork.
+const FieldOCCWork = "the sum of Clients² × Runs"
 
 // OCC runs the optimistic-concurrency model of the AWS Architecture Blog
 // post "Exponential Backoff And Jitter" (2015) and of its simulator
@@ -209,7 +223,7 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 	c.Runner.Run(len(res), func(i int) {
 		cell, run := i/c.Runs, i%c.Runs
 		n, a := c.Clients[cell/len(c.Algorithms)], c.Algorithms[cell%len(c.Algorithms)]
-		r := &occRand{s: Mix(c.Seed ^ StreamKey(StringID("occ"), uint64(n), StringID(string(a)), uint64(run)))}
+		r := &occRand{s: sim.Mix(c.Seed ^ sim.StreamKey(sim.StringID("occ"), uint64(n), sim.StringID(string(a)), uint64(run)))}
 		wk := occWorkers.Get().(*occWorker)
 		w, end := occRun(n, &sleeps[cell%len(c.Algorithms)], net, r, wk)
 		occWorkers.Put(wk)
@@ -447,7 +461,7 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes 
 		return s.writes, s.end
 	}
 	q := &w.heap
-	q.items, q.seq = q.items[:0], 0
+	q.Reset()
 	for i := range n {
 		q.Push(s.attempt(int32(i), net.delay(r)), int32(i))
 	}
@@ -472,7 +486,7 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes 
 type occWorker struct {
 	clients []occClient
 	cal     occCalendar
-	heap    Queue[int32]
+	heap    sim.Queue[int32]
 }
 
 var occWorkers = sync.Pool{New: func() any { return new(occWorker) }}

@@ -1,10 +1,12 @@
-package sim
+package throttle
 
 import (
 	"errors"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
 func TestSimThrottle(t *testing.T) {
@@ -72,7 +74,7 @@ func TestSimThrottleRejects(t *testing.T) {
 		{Attempts: 101},
 		{Demands: []float64{100}, Capacity: 10000},
 	} {
-		if _, err := Throttle(c); !errors.Is(err, ErrInvalid) {
+		if _, err := Throttle(c); !errors.Is(err, sim.ErrInvalid) {
 			t.Errorf("Throttle(%+v) = %v, want ErrInvalid", c, err)
 		}
 	}

@@ -1,9 +1,11 @@
 // Package sim is `again sim` and its models (occ, outage, fleet, storm,
 // hedge, throttle).
 //
-// Each model's flags become its simmodel config and an Options, which its
+// Each model's flags become its model's config and an Options, which its
 // run function (occRun, outageRun, ...) runs and writes as a table, CSV,
-// JSON or SVG. The simulator itself is internal/sim (imported as simmodel).
+// JSON or SVG. The simulator itself is internal/sim: a package per model
+// (internal/sim/occ, ...) on what they share, internal/sim itself
+// (imported as simmodel).
 package sim
 
 import (

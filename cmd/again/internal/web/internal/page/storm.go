@@ -34,7 +34,7 @@ const maxStormBuckets = 150
 // StormResult is the storm view: Clients clients fail at once and retry on
 // the schedule; Attempts counts the attempts that start in each Bucket of
 // time with the policy's jitter, NoJitter the same without jitter. The
-// numbers are internal/sim's StormTable, the code of `again sim storm`.
+// numbers are internal/sim/storm's StormTable, the code of `again sim storm`.
 type StormResult struct {
 	Error    string  `json:"error,omitempty"` // in the page's language; nothing else is set
 	Clients  int     `json:"clients"`

@@ -21,8 +21,10 @@
 // its refusals and report its tokens; Admitter and Throttles do the same
 // for client-side throttles (package throttle, fleet.Throttle); Group and
 // Breaker instrument breakers; Hedger counts the hedges of a
-// hedge.Hedger. Transport does all of these for the Transport's own
-// Budget, Breakers, Throttles and Hedge: one line instruments them all.
+// hedge.Hedger; Limits and Limiter report concurrency limits (package
+// limiter). Transport does all of these for the Transport's own
+// Budget, Breakers, Throttles, Limits and Hedge: one line instruments
+// them all.
 //
 // # Metrics
 //
@@ -89,6 +91,16 @@
 //	again.throttle.rate         Gauge (async)  {request}/s  the send rate a throttle.Rate learned,
 //	                                                        once the dependency throttled
 //
+// Per concurrency limit (Limiter), or per key of a limiter.Group (Limits,
+// or a Transport's Limits), with again.limit.name and, for a Group,
+// again.limit.key, read from the Limiters at each collection:
+//
+//	again.limit.limit           Gauge (async)    {call}  the calls it lets in flight at once, now
+//	                                                     (fixed, or where an adaptive limit is)
+//	again.limit.in_flight       Gauge (async)    {call}  calls holding a permit
+//	again.limit.waiting         Gauge (async)    {call}  calls waiting for a permit
+//	again.limit.refused         Counter (async)  {call}  calls refused locally, never sent
+//
 // Per breaker (Breaker), or per key of a Group (Group, or a Transport's
 // Breakers), with again.breaker.name and, for a Group, again.breaker.key:
 //
@@ -102,6 +114,15 @@
 //
 // The state is read from the breaker when the metrics are collected
 // (Breaker.State), not remembered from its last transition.
+//
+// Per server-side shedder (Shedder), with again.shed.name:
+//
+//	again.shed.requests         Counter        {request}  requests shed, with again.shed.criticality
+//	                                                      and again.shed.reason
+//	again.shed.queue.duration   Histogram      s          each queued request's wait, with its class
+//	                                                      and again.shed.reason (admitted if served)
+//	again.shed.in_flight        Gauge (async)  {request}  requests being served
+//	again.shed.queued           Gauge (async)  {request}  requests waiting in the queue
 //
 // # Cardinality
 //

@@ -68,6 +68,7 @@ func (t *Telemetry) Transport(name string, rt *retryhttp.Transport) http.RoundTr
 	}
 	t.Group(name, cp.Breakers)
 	t.Throttles(name, cp.Throttles)
+	t.Limits(name, cp.Limits)
 	t.Hedger(name, cp.Hedge)
 	onRetry, onGiveUp, onSuccess := cp.OnRetry, cp.OnGiveUp, cp.OnSuccess
 	cp.OnRetry = func(e retryhttp.Event) {

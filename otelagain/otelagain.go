@@ -57,6 +57,11 @@ type Telemetry struct {
 	admits  map[string]*observedAdmitter // observed by the throttle gauges, by name and key
 	tgroups map[*throttle.Group]bool     // the throttle Groups instrumented
 	hedgers map[*hedge.Hedger]struct{}   // instrumented already
+
+	lim    limitInstruments
+	limits map[any]string // the *limiter.Group or *limiter.Limiter observed, and its name
+	meter  metric.Meter   // for the instruments made on first use (shed's)
+	sheds  shedInstruments
 }
 
 // Option changes what New uses. The zero Option does nothing.
@@ -122,6 +127,7 @@ func New(opts ...Option) *Telemetry {
 	}
 	m := c.mp.Meter(ScopeName, metric.WithSchemaURL(semconv.SchemaURL))
 	t := &Telemetry{
+		meter:   m,
 		tracer:  c.tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    c.prop,
 		retries: map[string]*retryMetrics{},
@@ -130,6 +136,7 @@ func New(opts ...Option) *Telemetry {
 		admits:  map[string]*observedAdmitter{},
 		tgroups: map[*throttle.Group]bool{},
 		hedgers: map[*hedge.Hedger]struct{}{},
+		limits:  map[any]string{},
 	}
 	var errs []error
 	// keep records an instrument's error; the instrument itself is usable
@@ -181,6 +188,7 @@ func New(opts ...Option) *Telemetry {
 	keep(err)
 	_, err = m.RegisterCallback(t.observe, t.calls, t.tokens, t.breakerState, t.throttleP, t.throttleRate)
 	keep(err)
+	t.newLimitInstruments(m, keep)
 	for _, err := range errs {
 		otel.Handle(err)
 	}

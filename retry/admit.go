@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Admitter decides, before each attempt, whether it may be sent at all:
@@ -27,6 +28,18 @@ type Admitter interface {
 	Done(overloaded bool)
 }
 
+// Releaser is an Admitter whose admission holds something the attempt must
+// give back, such as a permit of a concurrency limit (package limiter),
+// and that learns from how long the attempt took. Do and Run call Release,
+// in place of Done, exactly once for each attempt admitted, even when op
+// panics, so that the permit is never leaked: overloaded as for Done, and
+// took the time op ran, or a negative duration when there is nothing to
+// learn from it (op panicked, or ctx ended during it).
+type Releaser interface {
+	Admitter
+	Release(overloaded bool, took time.Duration)
+}
+
 // IsOverload is the default classification of an attempt's error for an
 // Admitter: true for an overload signal, false for anything else (a
 // success, or a failure that is not the dependency refusing load). The
@@ -41,7 +54,7 @@ func IsOverload(err error) bool {
 	if err == nil {
 		return false
 	}
-	if inspect(err).rejected {
+	if inspect(err).overload {
 		return true
 	}
 	if errors.Is(err, ErrBudget) {
@@ -81,7 +94,8 @@ func hasOverload(err error) bool {
 // it neither spends nor refunds the Budget, and is retried on the
 // policy's schedule, or after its wait hint). After each admitted attempt,
 // overload(err) says whether it was an overload signal, reported with
-// a.Done; a nil overload means IsOverload. A nil a means no admission,
+// a.Done (or, for a Releaser, with a.Release, also when op panics); a nil
+// overload means IsOverload. A nil a means no admission,
 // the default. NewLoop ignores it: code driving a Loop makes the attempts
 // and calls Admit itself, as retryhttp.Transport does.
 func WithAdmitter(a Admitter, overload func(error) bool) Option {
@@ -91,7 +105,8 @@ func WithAdmitter(a Admitter, overload func(error) bool) Option {
 	if overload == nil {
 		overload = IsOverload
 	}
-	return Option{kind: optAdmitter, v: admission{a, overload}}
+	r, _ := a.(Releaser)
+	return Option{kind: optAdmitter, v: admission{a, overload, r}}
 }
 
 // admission is an Admitter and its classification, as WithAdmitter keeps
@@ -99,6 +114,7 @@ func WithAdmitter(a Admitter, overload func(error) bool) Option {
 type admission struct {
 	a        Admitter
 	overload func(error) bool
+	r        Releaser // a, if it is one
 }
 
 // attempt makes one attempt of op through the admission, if any.
@@ -110,7 +126,23 @@ func attempt[T any](ctx context.Context, adm admission, op func(context.Context)
 		var zero T
 		return zero, err
 	}
+	if adm.r != nil {
+		return held(ctx, adm, op)
+	}
 	v, err := op(ctx)
 	adm.a.Done(err != nil && adm.overload(err))
+	return v, err
+}
+
+// held makes an attempt admitted by a Releaser, and releases it however op
+// returns.
+func held[T any](ctx context.Context, adm admission, op func(context.Context) (T, error)) (v T, err error) {
+	start := clock()
+	took := time.Duration(-1)
+	defer func() { adm.r.Release(err != nil && adm.overload(err), took) }()
+	v, err = op(ctx)
+	if ctx.Err() == nil {
+		took = clock() - start
+	}
 	return v, err
 }

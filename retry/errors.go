@@ -269,6 +269,7 @@ type marks struct {
 	hinted    bool
 	permanent bool
 	rejected  bool
+	overload  bool // a rejection that is not a local one (see IsOverload)
 }
 
 // inspect walks err's tree depth-first, as errors.As does, and reports the
@@ -285,6 +286,9 @@ func inspect(err error) (m marks) {
 		}
 		if r, ok := err.(interface{ Rejected() bool }); ok && r.Rejected() {
 			m.rejected = true
+			if o, ok := err.(interface{ Overload() bool }); !ok || o.Overload() {
+				m.overload = true // see IsOverload
+			}
 			// Only rejections are asked, so that other failures pay for no
 			// more type assertions than before.
 			if p, ok := err.(interface{ Permanent() bool }); ok && p.Permanent() {
@@ -302,6 +306,7 @@ func inspect(err error) (m marks) {
 				}
 				m.permanent = m.permanent || im.permanent
 				m.rejected = m.rejected || im.rejected
+				m.overload = m.overload || im.overload
 			}
 			return m
 		case interface{ Unwrap() error }:

@@ -122,6 +122,22 @@
 // NewClientHandler, with grpc.WithStatsHandler): grpc-go runs it for each
 // attempt the Interceptor makes, as siblings under the caller's span.
 //
+// # Shedding load on the server
+//
+// ShedServer's interceptors put a gRPC server behind a shed.Shedder: a
+// concurrency limit, a queue by criticality (again-criticality metadata)
+// under CoDel, deadlines from grpc-timeout, and RESOURCE_EXHAUSTED with a
+// grpc-retry-pushback-ms trailer for what is shed, which the Interceptor
+// obeys. The Interceptor sends, on each attempt of a unary call whose
+// context carries a criticality (shed.WithCriticality), that class and the
+// attempt number:
+//
+//	s, err := shed.New(shed.Config{Limit: 64})
+//	if err != nil {
+//		return err
+//	}
+//	srv := grpc.NewServer((&retrygrpc.ShedServer{Shedder: s}).ServerOptions()...)
+//
 // # Concurrency
 //
 // An Interceptor is safe for concurrent use; the hooks run on the

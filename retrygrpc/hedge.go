@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 )
 
@@ -135,6 +136,11 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 	if err != nil {
 		return err
 	}
+	lim, err := ic.limiterFor(cc, method)
+	if err != nil {
+		return err
+	}
+	var permits []limiter.Permit // the hedges', taken by Prepare
 	c := hedge.Call[hedged]{
 		Key: method,
 		Op: func(ctx context.Context, n int) (hedged, error) {
@@ -147,7 +153,13 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 				h.meta = new(copyMeta)
 				copts = h.meta.rewrite(opts)
 			}
-			o := ic.unaryAttempt(ctx, br, method, req, h.reply, cc, invoker, copts)
+			var held *limiter.Permit
+			if n > 0 && lim != nil {
+				held = &permits[n]
+			}
+			o := ic.limitedAttempt(ctx, lim, held, func(ctx context.Context) outcome {
+				return ic.unaryAttempt(ctx, br, method, req, h.reply, cc, invoker, copts)
+			})
 			if o.err != nil {
 				return hedged{}, &copyError{verdict: ic.hedgeVerdict(ctx, o), o: o, meta: h.meta}
 			}
@@ -164,6 +176,10 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 			return retry.Retryable(err)
 		},
 		Postpone: postponeHedge,
+	}
+	if lim != nil {
+		permits = make([]limiter.Permit, 1+max(ic.Hedger.MaxHedges, 1))
+		c.Prepare = limitHedges(lim, permits)
 	}
 	for {
 		c.Attempt = l.Attempts() + 1

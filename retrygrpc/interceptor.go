@@ -15,6 +15,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/throttle"
 )
@@ -103,6 +104,27 @@ type Interceptor struct {
 	// accepted once it commits: what happens after the commit is not
 	// counted.
 	Throttles *throttle.Group
+	// Limits, if not nil, bounds the attempts in flight per target
+	// (package limiter: a fixed limit, or an adaptive one), unary and
+	// streams, the first check of every attempt, before the throttle and
+	// the breaker. Each attempt, each retry and each hedge holds a permit
+	// of its own: a unary attempt until it returns, a stream's until the
+	// stream ends (RecvMsg returns an error, io.EOF included, or the
+	// call's context ends), never during a backoff wait. A hedge that
+	// finds no free permit is not sent, and the copies already sent go
+	// on. An attempt the limit refuses (at once, or after
+	// Config.MaxWait) is not sent and ends the call at once with a
+	// *LimitedError, code UNAVAILABLE, matching limiter.ErrLimited: the
+	// Budget neither spends nor refunds for it, and the throttle and the
+	// breaker never see it. An adaptive limit learns each attempt's time
+	// (a stream's until its first response), with the attempt's timeout,
+	// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED and UNAVAILABLE as loss
+	// signals.
+	Limits *limiter.Group
+	// LimitKey, if not nil, names the Limiter of a call in Limits: the
+	// method, for per-method limits. Nil means cc.Target(). It must be
+	// safe for concurrent use.
+	LimitKey func(cc *grpc.ClientConn, method string) string
 	// ThrottleKey, if not nil, names the Admitter of a call in Throttles:
 	// the method, for per-method throttling. Nil means cc.Target(). It
 	// must be safe for concurrent use.
@@ -178,8 +200,20 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 	if err != nil {
 		return err
 	}
+	lim, err := ic.limiterFor(cc, method)
+	if err != nil {
+		return err
+	}
 	for {
-		a := ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+		actx := shedMetadata(ctx, l.Attempts()+1)
+		var a outcome
+		if lim == nil {
+			a = ic.unaryAttempt(actx, br, method, req, reply, cc, invoker, opts)
+		} else {
+			a = ic.limitedAttempt(actx, lim, nil, func(ctx context.Context) outcome {
+				return ic.unaryAttempt(ctx, br, method, req, reply, cc, invoker, opts)
+			})
+		}
 		if a.err == nil {
 			l.Succeeded()
 			if ic.OnSuccess != nil {

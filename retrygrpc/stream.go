@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 )
 
@@ -40,7 +41,11 @@ func (ic *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *gr
 	if err != nil {
 		return nil, err
 	}
-	s := &stream{ic: ic, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, loop: l, br: br}
+	lim, err := ic.limiterFor(cc, method)
+	if err != nil {
+		return nil, err
+	}
+	s := &stream{ic: ic, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts, loop: l, br: br, lim: lim}
 	for {
 		o := s.open()
 		if o.err == nil {
@@ -49,7 +54,7 @@ func (ic *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *gr
 		o.stream = true
 		s.record(o)
 		if err := ic.failed(ctx, &s.loop, cc, method, o); err != nil {
-			return nil, err
+			return nil, s.ended(err)
 		}
 	}
 }
@@ -70,8 +75,10 @@ type stream struct {
 	recvMu sync.Mutex
 	loop   retry.Loop // guarded by recvMu once the stream is returned
 	ticket breaker.Ticket
-	ticked bool           // ticket holds an admission not yet recorded
-	adm    retry.Admitter // the attempt's throttle, not yet settled
+	ticked bool             // ticket holds an admission not yet recorded
+	adm    retry.Admitter   // the attempt's throttle, not yet settled
+	lim    *limiter.Limiter // the call's concurrency limit, or nil
+	permit streamPermit
 
 	mu        sync.Mutex
 	cur       grpc.ClientStream
@@ -84,7 +91,11 @@ type stream struct {
 // open opens a new attempt's stream and replays onto it what the caller
 // has sent.
 func (s *stream) open() outcome {
+	if o, ok := s.acquirePermit(); !ok {
+		return o
+	}
 	if o, ok := s.admitAttempt(); !ok {
+		s.recordPermit(o)
 		return o
 	}
 	if s.br != nil {
@@ -116,6 +127,7 @@ func (s *stream) open() outcome {
 
 // record reports an attempt's outcome to its breaker, once.
 func (s *stream) record(o outcome) {
+	s.recordPermit(o)
 	s.settleAttempt(o)
 	if s.ticked {
 		s.ticked = false
@@ -151,7 +163,7 @@ func (s *stream) commit(o outcome) {
 func (s *stream) RecvMsg(m any) error {
 	cur, committed := s.current()
 	if committed {
-		return cur.RecvMsg(m)
+		return s.ended(cur.RecvMsg(m))
 	}
 	s.recvMu.Lock()
 	defer s.recvMu.Unlock()
@@ -159,14 +171,14 @@ func (s *stream) RecvMsg(m any) error {
 		cur, committed = s.current()
 		err := cur.RecvMsg(m)
 		if committed {
-			return err
+			return s.ended(err)
 		}
 		if err == nil || errors.Is(err, io.EOF) {
 			s.succeeded()
-			return err
+			return s.ended(err)
 		}
 		if err := s.retry(outcome{err: err, pushback: pushbackOf(cur.Trailer()), final: s.overflowed(), stream: true}); err != nil {
-			return err
+			return s.ended(err)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 )
 
@@ -22,6 +23,9 @@ type attempt struct {
 	base   http.RoundTripper // sends a hedge's copy, wrapping Base; nil: Base
 	ticket breaker.Ticket    // the breaker's admission; zero without Breakers or when rejected
 	lim    *limit            // its AttemptTimeout, or nil once released
+	// permit is its place under Limits, while it holds one: given back
+	// once nothing is open, or moved into the final response's body.
+	permit limiter.Permit
 
 	// body, if not nil, is the request body the attempt sends, made
 	// before it started (a hedge's, from GetBody); nil: try makes it.
@@ -78,6 +82,12 @@ const (
 // response. It fills the caller's value rather than returning one: the copy
 // would cost every request a few nanoseconds.
 func (c *call) try(ctx context.Context, n int, a *attempt) {
+	if c.conc != nil {
+		if !c.acquire(ctx, a) {
+			return
+		}
+		defer c.settlePermit(a)
+	}
 	if c.adm != nil {
 		if !c.admit(ctx, a) {
 			return
@@ -115,6 +125,7 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 			r = r.WithContext(actx)
 		}
 	}
+	r = c.shedHeaders(r, n, rb)
 	base := a.base
 	if base == nil {
 		base = c.base
@@ -319,7 +330,7 @@ func (c *call) failure(a *attempt) error {
 }
 
 // release drains and closes a's response, if it holds one to retry, and
-// frees its timeout.
+// frees its timeout and its permit.
 func (a *attempt) release() {
 	if a.kind == badStatus && a.resp != nil {
 		drain(a.resp)
@@ -329,4 +340,5 @@ func (a *attempt) release() {
 		a.lim.release()
 		a.lim = nil
 	}
+	a.permit.Release()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 )
 
@@ -48,7 +49,7 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 		// caller closes the response's body, which reads it.
 		KeepWinner: true,
 	}
-	if !c.body.empty() {
+	if !c.body.empty() || c.conc != nil {
 		call.Prepare = hc.prepare
 	}
 	for {
@@ -125,7 +126,8 @@ type hedgedCall struct {
 	op         func(context.Context, int) (struct{}, error)
 	allow      func() bool
 	prepare    func(int) error
-	bodies     []io.ReadCloser // the hedges' bodies, made by prepare
+	bodies     []io.ReadCloser  // the hedges' bodies, made by prepare
+	permits    []limiter.Permit // the hedges' permits, taken by prepare
 }
 
 var hedgedCalls sync.Pool // of *hedgedCall, reset
@@ -151,6 +153,10 @@ func getHedgedCall(rc *call) *hedgedCall {
 		hc.slots = make([]attempt, n)
 		hc.bodies = make([]io.ReadCloser, n)
 	}
+	if n := len(hc.slots); rc.conc != nil && cap(hc.permits) < n {
+		hc.permits = make([]limiter.Permit, n)
+	}
+	hc.permits = hc.permits[:min(len(hc.slots), cap(hc.permits))]
 	hc.first.base = rc.base
 	hc.hedges.base = rc.base
 	if rc.t.HedgeBase != nil {
@@ -166,6 +172,7 @@ func (hc *hedgedCall) put(rc *call) {
 	hc.c = call{}
 	clear(hc.slots)
 	clear(hc.bodies)
+	clear(hc.permits)
 	hc.first.base, hc.hedges.base = nil, nil
 	hedgedCalls.Put(hc)
 }
@@ -186,6 +193,9 @@ func (hc *hedgedCall) copy(ctx context.Context, k int) (struct{}, error) {
 	if k > 0 {
 		a.base = &hc.hedges
 		a.body, hc.bodies[k] = hc.bodies[k], nil
+		if c.conc != nil {
+			a.permit, hc.permits[k] = hc.permits[k], limiter.Permit{}
+		}
 	}
 	c.try(ctx, hc.next+k, a)
 	err := c.verdict(a)
@@ -207,8 +217,17 @@ func (hc *hedgedCall) copy(ctx context.Context, k int) (struct{}, error) {
 // that fails sends no hedge (hedge.Call.Prepare) instead of failing the
 // attempt while its first copy may still succeed.
 func (hc *hedgedCall) prepareHedge(k int) error {
+	if !hc.prepareHedgePermit(k) {
+		return errNoPermit
+	}
+	if hc.c.body.empty() {
+		return nil
+	}
 	rb, err := hc.c.body.next(hc.next + k)
 	if err != nil {
+		if hc.c.conc != nil {
+			hc.permits[k].Release()
+		}
 		return err
 	}
 	hc.bodies[k] = rb
@@ -223,6 +242,9 @@ func (c *call) readWinner(ctx context.Context, a *attempt) error {
 	a.unread, a.resp = false, nil
 	c.readBody(ctx, a.sent, a, resp)
 	a.sent = nil
+	if c.conc != nil {
+		c.settlePermit(a)
+	}
 	if c.br != nil {
 		a.ticket.Record(outcome(a))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/throttle"
 )
@@ -295,6 +296,30 @@ type Transport struct {
 	// (with the port, if any). Get's error fails every RoundTrip.
 	Throttles *throttle.Group
 
+	// Limits, if not nil, bounds the attempts in flight to each host
+	// (package limiter: a fixed limit, or an adaptive one), the first
+	// check of every attempt, before the throttle and the breaker. Each
+	// attempt, each retry and each hedge takes a permit of its own before
+	// it is sent, and gives it back when it ends: on an error, once a
+	// response to retry is drained (so never during a backoff wait), and
+	// for the response RoundTrip returns when its body is read to EOF or
+	// closed (a body never closed keeps its permit until it is garbage
+	// collected: close every body). A hedge that finds no free permit is
+	// not sent, and the copies already sent go on. An attempt the limit
+	// refuses (at once, or after Config.MaxWait) is not sent and ends the
+	// request at once: RoundTrip returns a *retry.Error with Reason
+	// retry.ErrPermanent whose Last is the *limiter.LimitError (matching
+	// limiter.ErrLimited). It is the client's own refusal: the Budget
+	// neither spends nor refunds for it, the throttle and the breaker
+	// never see it, and no hook runs for it (nothing was sent). An adaptive limit learns each attempt's time until
+	// its response's headers (or until ReadBody read the body), with a
+	// timeout (AttemptTimeout, a network timeout, or the request
+	// context's deadline) or a status 429 or 503 as a loss signal, and
+	// nothing from other failures (the caller canceling, say). The key is
+	// the URL's host (with the port, if any). Get's error fails every
+	// RoundTrip.
+	Limits *limiter.Group
+
 	// Hedge, if not nil, hedges each attempt (package hedge): when an
 	// attempt has not answered after the Hedger's delay, a copy of the
 	// request is sent, and the first response that is not retried wins.
@@ -345,6 +370,17 @@ type Transport struct {
 	// error, the attempt, the maximum attempts and the delay or reason.
 	// Headers and bodies are never logged.
 	Logger *slog.Logger
+
+	// ShedHeaders, if true, sends on each attempt what a server behind
+	// package shed sheds by: the attempt number (shed.HeaderAttempt, 1 for
+	// the first), so that retries are shed before first attempts, and the
+	// time left before the request's deadline (shed.HeaderTimeout, in
+	// milliseconds; the earlier of the context's and AttemptTimeout's), so
+	// that a request nobody waits for any more is not served. Off, only the
+	// criticality is sent, and only when the request's context carries
+	// one (shed.WithCriticality). Either way each attempt that sends a
+	// header has a header of its own; the caller's is never modified.
+	ShedHeaders bool
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -476,6 +512,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if c.adm, err = t.admitterFor(req); err != nil {
 		return nil, err
 	}
+	if c.conc, err = t.limiterFor(req); err != nil {
+		return nil, err
+	}
 
 	ctx := req.Context()
 	// The loop keeps AttemptTimeout, or backoff.DeadlineReserve without
@@ -557,6 +596,7 @@ type call struct {
 	req        *http.Request
 	br         *breaker.Breaker // the request's breaker, or nil
 	adm        retry.Admitter   // the request's throttle, or nil
+	conc       *limiter.Limiter // the request's concurrency limit, or nil
 	base       http.RoundTripper
 	header     http.Header // req.Header, or a clone with an Idempotency-Key
 	body       body
@@ -593,7 +633,7 @@ func (c *call) stop(a *attempt, err error) (*http.Response, error) {
 		a.release()
 		return nil, err
 	}
-	return finalResponse(a.resp, a.lim), nil
+	return a.keepPermit(finalResponse(a.resp, a.lim)), nil
 }
 
 // statusError is the failure of an attempt that got a retryable status. It

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/fault"
+	"github.com/again-go/again/shed"
 )
 
 // Config configures a Proxy. To is required; zero fields mean no faults,
@@ -44,6 +45,12 @@ type Config struct {
 	Transport http.RoundTripper
 	// Now is the clock of the faults' timeline; nil means time.Now.
 	Now func() time.Time
+	// Shed, if not nil, protects the upstream with a shed.Shedder of this
+	// configuration (again proxy --shed): the requests the faults let
+	// through are forwarded under its concurrency limit, queued by
+	// priority under CoDel, or shed with a 503 and a Retry-After. What it
+	// sheds is counted in Stats.Shed, by reason.
+	Shed *shed.Config
 }
 
 // The request headers of header control, Envoy's names (HTTP fault
@@ -74,6 +81,7 @@ type Proxy struct {
 
 	requests, upstreamErrors, refused, headerFaults atomic.Int64
 	headerActive, headerSeq                         atomic.Int64
+	shed                                            [shed.Quota + 1]atomic.Int64 // by shed.Reason
 }
 
 // New returns a Proxy for cfg, or an error for an invalid one (no To, an
@@ -120,7 +128,25 @@ func New(cfg Config) (*Proxy, error) {
 		ErrorLog:   discardLog,
 		BufferPool: &bufferPool{},
 	}
-	p.handler = &fault.Handler{Injector: p.in, Next: http.HandlerFunc(p.forward)}
+	var fwd http.Handler = http.HandlerFunc(p.forward)
+	if cfg.Shed != nil {
+		sc := *cfg.Shed
+		prev := sc.OnShed
+		sc.OnShed = func(c shed.Criticality, r shed.Reason) {
+			if int(r) < len(p.shed) {
+				p.shed[r].Add(1)
+			}
+			if prev != nil {
+				prev(c, r)
+			}
+		}
+		s, err := shed.New(sc)
+		if err != nil {
+			return nil, err
+		}
+		fwd = s.Wrap(fwd)
+	}
+	p.handler = &fault.Handler{Injector: p.in, Next: fwd}
 	return p, nil
 }
 
@@ -243,6 +269,10 @@ type Stats struct {
 	// refused.
 	UpstreamErrors int64 `json:"upstream_errors"`
 	Refused        int64 `json:"refused"`
+	// Shed counts the requests the load shedder (Config.Shed) refused, by
+	// shed.Reason's names (queue_full, overload, deadline, timeout,
+	// canceled); absent without --shed.
+	Shed map[string]int64 `json:"shed,omitempty"`
 }
 
 // Stats returns the counts so far.
@@ -251,6 +281,14 @@ func (p *Proxy) Stats() Stats {
 	for _, k := range fault.Kinds() {
 		if n := p.in.Injected(k); n > 0 {
 			s.Faults[k.String()] = n
+		}
+	}
+	if p.cfg.Shed != nil {
+		s.Shed = map[string]int64{}
+		for r := range p.shed {
+			if n := p.shed[r].Load(); n > 0 {
+				s.Shed[shed.Reason(r).String()] = n
+			}
 		}
 	}
 	return s
@@ -274,7 +312,19 @@ func (s Stats) Line() string {
 		fmt.Fprintf(&b, "%d by header, ", s.HeaderFaults)
 	}
 	fmt.Fprintf(&b, "%d upstream errors", s.UpstreamErrors)
+	if s.Shed != nil {
+		fmt.Fprintf(&b, ", %d shed", s.shedTotal())
+	}
 	return b.String()
+}
+
+// shedTotal returns the requests shed, whatever the reason.
+func (s Stats) shedTotal() int64 {
+	var n int64
+	for _, v := range s.Shed {
+		n += v
+	}
+	return n
 }
 
 // Table returns s as the final table, one row per count.
@@ -288,6 +338,14 @@ func (s Stats) Table() string {
 		}
 	}
 	row("faults by header", s.HeaderFaults)
+	if s.Shed != nil {
+		row("shed", s.shedTotal())
+		for r := shed.QueueFull; r <= shed.Quota; r++ {
+			if v := s.Shed[r.String()]; v > 0 {
+				row("shed "+r.String(), v)
+			}
+		}
+	}
 	row("upstream errors", s.UpstreamErrors)
 	row("tunnels refused", s.Refused)
 	return b.String()

@@ -45,6 +45,10 @@ const (
 	MaxRequests = 1_000_000
 )
 
+// MaxDemandRatio bounds a demand ratio, a load offered per the capacity
+// that serves it (the throttle and limit models).
+const MaxDemandRatio = 100
+
 // CheckInt returns a *FieldError unless lo <= v <= hi.
 func CheckInt(field string, v, lo, hi int) error {
 	if v < lo || v > hi {

@@ -19,7 +19,9 @@
 //     without a budget;
 //   - throttle: client-side throttling over a demand sweep, the SRE
 //     book's counting (package throttle) against a budget alone,
-//     failsafe-go's sent-only counting and AWS's CUBIC send rate.
+//     failsafe-go's sent-only counting and AWS's CUBIC send rate;
+//   - limit: a client's concurrency limit (none, fixed, AIMD, Vegas,
+//     Gradient2) on a load ramped past the server's capacity.
 //
 // This package holds what they share: the configuration errors
 // ([FieldError], [ErrInvalid]) and the limits of several models, the

@@ -40,6 +40,8 @@ type Options struct {
 	BreakerURL string               // --breaker-store, "" for none
 	hedge      *hedgeFlags          // --hedge-after, --repeat, ...
 	throttleK  string               // --throttle's K, if given
+	limit      string               // --limit, if given
+	parallel   string               // --parallel
 
 	method, output                 string
 	data, dataRaw, json            []string
@@ -130,6 +132,8 @@ server's text with control characters escaped (\x1b).
 
 ` + throttleHelp + `
 
+` + limitHelp + `
+
 SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
 143 (129, 131) and one line saying so.
 
@@ -151,7 +155,10 @@ or a network failure after all retries, 124 when the --deadline ends it,
   again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
 
   # 500 requests against your own server, throttled on the client's side.
-  again fetch --repeat 500 --throttle http://localhost:8080/health`,
+  again fetch --repeat 500 --throttle http://localhost:8080/health
+
+  # 1000 requests from 50 workers, at most 8 in flight at once.
+  again fetch --repeat 1000 --parallel 50 --limit 8 http://localhost:8080/health`,
 		Args: cobra.ArbitraryArgs,
 	}
 	var f Options
@@ -179,6 +186,7 @@ or a network failure after all retries, 124 when the --deadline ends it,
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
 	hf := addHedgeFlags(fs)
 	addThrottleFlag(fs, &f.throttleK)
+	addLimitFlags(fs, &f.parallel, &f.limit)
 
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f.Env, f.Policy, f.Flags, f.Args = env, pf, fs, args
@@ -211,6 +219,12 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	}
 	if err == nil {
 		tr.Throttles, err = throttles(fs, f.throttleK)
+	}
+	if err == nil {
+		tr.Limits, err = limits(fs, f.limit)
+	}
+	if err == nil {
+		hf.workers, err = parallels(fs, f.parallel)
 	}
 	if err != nil {
 		return err

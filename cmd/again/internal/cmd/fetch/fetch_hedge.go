@@ -39,16 +39,18 @@ off), with a burst of 4; the --repeat summary says how many it denied. A
 too. With -v, a line on stderr says when a hedge is sent and which copy
 answered.
 
---repeat N sends the request N times, one after the other, reads each
-response to its end and prints, instead of the bodies, a summary of the
-latencies on stdout: p50, p90, p99 and max, the hedges launched and won,
-and the failures. A hedge launched as its request answers is called off,
-often before it reaches the server: the server got at most the hedges
-launched. It exits 1 if any request failed.`
+--repeat N sends the request N times, one after the other (or from
+--parallel workers), reads each response to its end and prints, instead
+of the bodies, a summary of the latencies on stdout: p50, p90, p99 and
+max, the hedges launched and won, and the failures. A hedge launched as
+its request answers is called off, often before it reaches the server:
+the server got at most the hedges launched. It exits 1 if any request
+failed.`
 
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
 	after, max, warmup, repeat, budget string
+	workers                            int // --parallel, checked
 }
 
 // defaultHedgeBudget is --hedge-budget's default: hedges at most about
@@ -61,7 +63,7 @@ func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
 	fs.Var(cmdutil.Text(&h.after, "duration|pNN"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
 	fs.Var(cmdutil.Text(&h.max, "n"), "max-hedges", "most copies sent per attempt with --hedge-after, 1 to 10")
 	fs.Var(cmdutil.Text(&h.warmup, "n"), "hedge-warmup", "with --hedge-after pNN: the successful requests observed before hedging")
-	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times in sequence and print a latency summary instead of the bodies")
+	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times (in sequence, unless --parallel) and print a latency summary instead of the bodies")
 	fs.Var(cmdutil.Text(&h.budget, "RATIO|off"), "hedge-budget", "with --hedge-after: hedges at most about this share of the requests (a token bucket with a burst of 4), or off for no budget")
 	return h
 }
@@ -244,7 +246,20 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 	latencies := make([]time.Duration, 0, n)
 	failed := 0
 	var lastErr string
-	for i := range n {
+	// --parallel workers take the requests in turn; mu guards the counts
+	// and stop, set once the context ended (the --deadline passed, or a
+	// signal came): no more requests, and its error is the run's.
+	var mu sync.Mutex
+	var stop error
+	next := 0
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		i := next
+		next++
+		return i, i < n && stop == nil
+	}
+	send := func(i int) error {
 		r := req
 		if i > 0 {
 			r = req.Clone(req.Context())
@@ -280,6 +295,8 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 			}
 			return deadlinePassed(req.Context(), err, false, attempts, last)
 		}
+		mu.Lock()
+		defer mu.Unlock()
 		switch {
 		case err != nil:
 			failed++
@@ -290,9 +307,29 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		default:
 			latencies = append(latencies, took)
 		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for range max(h.workers, 1) {
+		wg.Go(func() {
+			for i, ok := take(); ok; i, ok = take() {
+				if err := send(i); err != nil {
+					mu.Lock()
+					if stop == nil {
+						stop = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if stop != nil {
+		return stop
 	}
 	writeSummary(env.Stdout, n, failed, latencies, rep)
 	writeThrottled(env.Stdout, tr.Throttles)
+	writeLimited(env.Stdout, tr.Limits)
 	if failed > 0 {
 		return fmt.Errorf("%d of %d requests failed (the last: %s)", failed, n, lastErr)
 	}

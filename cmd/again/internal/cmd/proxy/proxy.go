@@ -19,6 +19,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
 	"github.com/again-go/again/fault"
+	"github.com/again-go/again/shed"
 	"github.com/spf13/cobra"
 )
 
@@ -33,6 +34,7 @@ type Options struct {
 	SeedSet       bool             // --seed was given: it overrides the scenario's
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
+	Shed          int              // --shed: the upstream's concurrency limit; 0 none
 	Format        string           // --format: table or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
@@ -87,6 +89,14 @@ with their -percentage headers, and x-again-fault-reset: mid-body); without
 it those headers do nothing. They are never forwarded. --max-active caps
 the faults in progress [1000].
 
+--shed N protects the upstream, whatever it is written in, with package
+shed: at most N requests forwarded at once, the rest queued (128 at most)
+by the criticality of their Again-Criticality header (CRITICAL_PLUS,
+CRITICAL, SHEDDABLE_PLUS, SHEDDABLE; first attempts before retries, by
+Again-Attempt) under CoDel (5ms/100ms, newest first once overloaded), and
+those that cannot be served in time, or whose Again-Timeout-Ms has passed,
+answered at once with a 503 and a jittered Retry-After.
+
 The proxy listens on loopback unless --listen names another host
 (0.0.0.0:8080 for every interface); it never forwards to a host other than
 --to, does not follow redirects, removes hop-by-hop headers, refuses
@@ -104,6 +114,9 @@ did, or JSON with --format json.`,
 
   # A 20 s outage 10 s after the start, and a rate limit of 100 per second.
   again proxy --to http://127.0.0.1:9000 --outage 20s@10s --rate 100/s
+
+  # Keep a service at 64 requests in flight, shedding the excess in time.
+  again proxy --to http://127.0.0.1:9000 --shed 64
 
   # Faults from a file, repeatable with a seed:
   #   {"faults": [{"kind": "status", "status": 503, "times": 2},
@@ -127,6 +140,7 @@ did, or JSON with --format json.`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
+	fs.IntVar(&opts.Shed, "shed", 0, "forward at most N requests at once, queue or shed the rest (503); 0 for none")
 	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "final report: table or json")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		opts.SeedSet = fs.Changed("seed")
@@ -151,7 +165,13 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	if opts.MaxActive < 0 {
 		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
 	}
+	if opts.Shed < 0 {
+		return cfg, cmdutil.Usagef("--shed must be at least 0 (0 for no shedding), got %d", opts.Shed)
+	}
 	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl}
+	if opts.Shed > 0 {
+		cfg.Shed = &shed.Config{Limit: opts.Shed}
+	}
 	if opts.Scenario != "" {
 		data, err := os.ReadFile(opts.Scenario)
 		if err != nil {

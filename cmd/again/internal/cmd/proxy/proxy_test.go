@@ -48,6 +48,7 @@ func TestUsageErrors(t *testing.T) {
 		// TEST-NET-1 (RFC 5737): an address no machine of the test's has.
 		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": cannot listen there (bind: cannot assign requested address): want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080, a host of this machine`},
 		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be table or json, got "xml"`},
+		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, "again proxy: --shed must be at least 0 (0 for no shedding), got -1"},
 		{[]string{"proxy", "--to", "http://x", "--scenario", "/nonexistent.json"}, "again proxy: --scenario: open /nonexistent.json: no such file or directory"},
 	} {
 		cmdtest.WantUsageError(t, run(t, tc.args...), tc.want)
@@ -144,6 +145,64 @@ func TestReport(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(stop()), &s); err != nil || s.Requests != 3 || s.Faults["status"] != 2 {
 		t.Errorf("report %+v, %v; want 3 requests and 2 status faults", s, err)
+	}
+}
+
+// TestShed: with --shed 1, a request that finds the upstream busy and the
+// queue unable to serve it in time is answered by the proxy at once, 503
+// with a Retry-After, and counted in the report; the upstream never sees
+// it.
+func TestShed(t *testing.T) {
+	busy, release := make(chan struct{}), make(chan struct{})
+	var upstream sync.WaitGroup
+	var seen []string
+	var mu sync.Mutex
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path)
+		mu.Unlock()
+		if r.URL.Path == "/slow" {
+			close(busy)
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer up.Close()
+	url, stop := serve(t, &Options{To: up.URL, Shed: 1, Format: "json"})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	upstream.Add(1)
+	go func() {
+		defer upstream.Done()
+		if resp, err := c.Get(url + "/slow"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-busy
+	// An unknown class is never queued: shed at once while the permit is
+	// held.
+	req, _ := http.NewRequest("GET", url+"/shed", nil)
+	req.Header.Set("Again-Criticality", "BULK")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a request shed by the proxy: %d, Retry-After %q; want 503 with one", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(release)
+	upstream.Wait()
+	c.CloseIdleConnections()
+	var s struct {
+		Requests int64            `json:"requests"`
+		Shed     map[string]int64 `json:"shed"`
+	}
+	if err := json.Unmarshal([]byte(stop()), &s); err != nil || s.Requests != 2 || s.Shed["queue_full"] != 1 {
+		t.Errorf("report %+v, %v; want 2 requests, 1 shed for queue_full", s, err)
+	}
+	if !slices.Equal(seen, []string{"/slow"}) {
+		t.Errorf("the upstream saw %q, want only /slow", seen)
 	}
 }
 

@@ -33,6 +33,7 @@ var docImports = map[string]string{
 	"fault":     "github.com/again-go/again/fault",
 	"httptest":  "net/http/httptest",
 	"throttle":  "github.com/again-go/again/throttle",
+	"limiter":   "github.com/again-go/again/limiter",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",

@@ -1,5 +1,5 @@
 // Package sim is `again sim` and its models (occ, outage, fleet, storm,
-// hedge, throttle).
+// hedge, throttle, limit).
 //
 // Each model's flags become its model's config and an Options, which its
 // run function (occRun, outageRun, ...) runs and writes as a table, CSV,
@@ -28,6 +28,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
 	"github.com/again-go/again/cmd/again/internal/sim/fleet"
 	"github.com/again-go/again/cmd/again/internal/sim/hedge"
+	"github.com/again-go/again/cmd/again/internal/sim/limit"
 	"github.com/again-go/again/cmd/again/internal/sim/occ"
 	"github.com/again-go/again/cmd/again/internal/sim/outage"
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
@@ -52,6 +53,7 @@ does. Each model is a subcommand:
   storm     attempts over time when N clients fail at once on one schedule
   hedge     hedged requests against a long tail, and the hedge storm
   throttle  client-side throttling under a demand sweep, per throttler
+  limit     concurrency limits under a load ramped past capacity, per limiter
 
 Results are the same for a --seed on any machine, whatever its number of
 cores; the runs use every core. --format table, csv, json (an array of
@@ -77,7 +79,7 @@ error.`,
 			return cmdutil.Usagef("missing the model; want one of %s (see 'again sim --help')", strings.Join(cmdutil.CommandNames(cmd), ", "))
 		},
 	}
-	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env))
+	cmd.AddCommand(newSimOCCCmd(env), newSimOutageCmd(env), newSimFleetCmd(env), newSimStormCmd(env), newSimHedgeCmd(env), newSimThrottleCmd(env), newSimLimitCmd(env))
 	cmdutil.OnlySubcommands(cmd)
 	return cmd
 }
@@ -229,6 +231,7 @@ func simUsage(err error) error {
 		throttle.FieldThrottleRequests: throttleRequests,
 		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
 		hedge.FieldHedgeAttempts: hedgeAttempts,
+		limit.FieldLimitRequests: limitRequests, "Limitings": "--strategy",
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -246,6 +249,8 @@ const (
 	// throttleRequests: the command keeps the model's Duration of 300 s.
 	throttleRequests = "max(--demand) × --capacity × 300s"
 	hedgeAttempts    = "the number of --quantiles × --requests × (1 + --max-hedges)"
+	// limitRequests: the command keeps the model's Duration of 160 s.
+	limitRequests = "max(--from, --to) × the capacity × 160s"
 )
 
 func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {

@@ -28,8 +28,8 @@ func TestSimUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, occ, outage, storm, throttle (see 'again sim --help')`},
-		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, occ, outage, storm, throttle (see 'again sim --help')`},
+		{[]string{"sim", "storms"}, `again sim: unknown model "storms"; want one of fleet, hedge, limit, occ, outage, storm, throttle (see 'again sim --help')`},
+		{[]string{"sim"}, `again sim: missing the model; want one of fleet, hedge, limit, occ, outage, storm, throttle (see 'again sim --help')`},
 		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
@@ -450,8 +450,8 @@ func TestSimDocCharts(t *testing.T) {
 			}
 		})
 	}
-	if n != 4 {
-		t.Errorf("docs/cli.md shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 4 (one chart per model)", n)
+	if n != 5 {
+		t.Errorf("docs/cli.md shows %d 'go run ./cmd/again sim ... --svg docs/...' commands, want 5 (one chart per model)", n)
 	}
 }
 

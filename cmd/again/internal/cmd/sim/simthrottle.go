@@ -50,7 +50,7 @@ demand; counting only what was sent, it grows with its square root.`,
 	demands, capacity := "1,2,3,5,10,20,30", "100"
 	strategies := strategyList(throttle.Throttlings())
 	limit := fmt.Sprintf("; %s at most %d requests", throttleRequests, simmodel.MaxRequests)
-	fs.Var(cmdutil.Text(&demands, "list"), "demand", fmt.Sprintf("demand ÷ capacity: a list such as 3,10,30 or a range such as 1-30/1, each above 0 and up to %d", throttle.MaxDemandRatio)+limit)
+	fs.Var(cmdutil.Text(&demands, "list"), "demand", fmt.Sprintf("demand ÷ capacity: a list such as 3,10,30 or a range such as 1-30/1, each above 0 and up to %d", simmodel.MaxDemandRatio)+limit)
 	fs.Var(cmdutil.Text(&capacity, "rate"), "capacity", "requests per second the backend accepts"+limit)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "throttlers to compare: "+strings.ReplaceAll(strategies, ",", ", "))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -75,8 +75,8 @@ demand; counting only what was sent, it grows with its square root.`,
 
 // parseDemands parses throttle's --demand: ratios of demand to capacity.
 func parseDemands(s string) ([]float64, error) {
-	return parseList("demand", s, fmt.Sprintf("ratios above 0 and up to %d", throttle.MaxDemandRatio), "1-30/1", parseFloat,
-		func(f float64) bool { return f > 0 && f <= throttle.MaxDemandRatio })
+	return parseList("demand", s, fmt.Sprintf("ratios above 0 and up to %d", simmodel.MaxDemandRatio), "1-30/1", parseFloat,
+		func(f float64) bool { return f > 0 && f <= simmodel.MaxDemandRatio })
 }
 
 // throttleRun runs the throttle model as c says, and writes its rows as

@@ -2,7 +2,6 @@ package throttle
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -81,9 +80,6 @@ type ThrottleRow struct {
 // DefaultThrottleDemands returns the demand ratios of the default sweep.
 func DefaultThrottleDemands() []float64 { return []float64{1, 2, 3, 5, 10, 20, 30} }
 
-// MaxDemandRatio bounds a ThrottleConfig demand ratio.
-const MaxDemandRatio = 100
-
 // FieldThrottleRequests is the Field of the FieldError for too many
 // requests in one cell of Throttle.
 const FieldThrottleRequests = "max(Demands) × Capacity × Duration"
@@ -102,8 +98,8 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 		d.Demands = DefaultThrottleDemands()
 	}
 	for _, x := range d.Demands {
-		if !(x > 0 && x <= MaxDemandRatio) {
-			return d, &sim.FieldError{Field: "Demands", Value: fmt.Sprint(x), Accepted: fmt.Sprintf("ratios above 0 and up to %d", MaxDemandRatio)}
+		if !(x > 0 && x <= sim.MaxDemandRatio) {
+			return d, &sim.FieldError{Field: "Demands", Value: fmt.Sprint(x), Accepted: fmt.Sprintf("ratios above 0 and up to %d", sim.MaxDemandRatio)}
 		}
 	}
 	if d.Capacity == 0 {
@@ -374,16 +370,6 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		row.PReject = float64(rejected) / float64(asked)
 	}
 	slices.Sort(latencies)
-	row.LatencyP50MS, row.LatencyP99MS = percentile(latencies, 0.5), percentile(latencies, 0.99)
+	row.LatencyP50MS, row.LatencyP99MS = sim.Percentile(latencies, 0.5), sim.Percentile(latencies, 0.99)
 	return row
-}
-
-// percentile returns the q-th quantile of sorted xs (nearest rank), 0
-// for none.
-func percentile(xs []float64, q float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(xs)))) - 1
-	return xs[min(max(i, 0), len(xs)-1)]
 }

@@ -1,0 +1,90 @@
+package fetch
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/limiter"
+	"github.com/spf13/pflag"
+)
+
+// limitHelp is fetch's help on --parallel and --limit.
+const limitHelp = `--parallel P, with --repeat, sends the N requests from P workers at once
+(1 by default: one after the other). --limit N bounds the attempts in
+flight to each host at N (retries and hedges included, each holding its
+own permit until its response is read); --limit adaptive lets the bound
+follow the host's latency (Netflix's Gradient2, from 20 and between 1 and
+200, with a loss for a timeout, a 429 or a 503). An attempt over the
+limit is not sent and fails its request at once. The summary then says,
+for each host, how many attempts the limit refused and the limit it
+settled at.`
+
+// maxParallel bounds --parallel: each worker is a goroutine with a
+// request in flight.
+const maxParallel = 10_000
+
+// addLimitFlags registers --parallel and --limit.
+func addLimitFlags(fs *pflag.FlagSet, parallel, limit *string) {
+	*parallel = "1"
+	fs.Var(cmdutil.Text(parallel, "P"), "parallel", "with --repeat: send the requests from P workers at once")
+	fs.Var(cmdutil.Text(limit, "N|adaptive"), "limit", "with --repeat: bound the attempts in flight per host at N, or adaptively (refusing the others at once)")
+}
+
+// parallels returns --parallel's count.
+func parallels(fs *pflag.FlagSet, p string) (int, error) {
+	if !fs.Changed("parallel") {
+		return 1, nil
+	}
+	if !fs.Changed("repeat") {
+		return 0, cmdutil.Usagef("--parallel needs --repeat: a single request is sent once")
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(p))
+	if err != nil || n < 1 || n > maxParallel {
+		return 0, cmdutil.Usagef("--parallel must be a whole number from 1 to %d, got %q", maxParallel, p)
+	}
+	return n, nil
+}
+
+// limits returns the Group of per-host limits that --limit asks for, or
+// nil without it.
+func limits(fs *pflag.FlagSet, v string) (*limiter.Group, error) {
+	if !fs.Changed("limit") {
+		return nil, nil
+	}
+	if !fs.Changed("repeat") {
+		return nil, cmdutil.Usagef("--limit needs --repeat: a single request is never limited")
+	}
+	if strings.TrimSpace(v) == "adaptive" {
+		return &limiter.Group{Config: limiter.Config{Algorithm: limiter.Gradient2{Min: 1}}}, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > maxParallel {
+		return nil, cmdutil.Usagef("--limit must be a whole number from 1 to %d or adaptive, got %q", maxParallel, v)
+	}
+	return &limiter.Group{Config: limiter.Config{Limit: n}}, nil
+}
+
+// writeLimited prints, for each host of g, the attempts its limit refused
+// and the limit at the end. A nil g prints nothing.
+func writeLimited(w io.Writer, g *limiter.Group) {
+	if g == nil {
+		return
+	}
+	type host struct {
+		name string
+		s    limiter.Stats
+	}
+	var hosts []host
+	g.Range(func(key string, l *limiter.Limiter) bool {
+		hosts = append(hosts, host{key, l.Snapshot()})
+		return true
+	})
+	slices.SortFunc(hosts, func(a, b host) int { return strings.Compare(a.name, b.name) })
+	for _, h := range hosts {
+		fmt.Fprintf(w, "limit     %s: %d attempts refused locally, limit %d at the end\n", h.name, h.s.Refused, h.s.Limit)
+	}
+}

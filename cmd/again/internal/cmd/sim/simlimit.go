@@ -1,0 +1,126 @@
+package sim
+
+import (
+	"strings"
+	"time"
+
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/again-go/again/cmd/again/internal/sim/limit"
+	"github.com/again-go/again/fault/latency"
+	"github.com/spf13/cobra"
+)
+
+func newSimLimitCmd(env *cmdutil.Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "limit",
+		Short: "Concurrency limits under a load ramped past capacity, per limiter",
+		Long: `limit runs Envoy's first published run of adaptive concurrency (its issue
+7789) on package limiter's own code, on a virtual clock: a server of
+--workers workers and a first-come first-served queue, a lognormal
+service time (median --median, σ --sigma: by default p90 50 ms and p99
+150 ms), and one client whose Poisson load is ramped over 160 s from
+--from to --to times the server's capacity (workers ÷ mean service
+time). A request unanswered after --timeout fails (the server, which does
+not know, still serves it). Before each request the client takes a
+permit of its limiter, without waiting, and a refused request is not
+sent:
+  none       no limit
+  fixed      a fixed limit of --workers
+  aimd       limiter.AIMD{Min: 1}: learns from timeouts alone
+  vegas      limiter.Vegas{}: from the queue it estimates
+  gradient2  limiter.Gradient2{Min: 1}: from the RTT against its baseline
+
+One row per limiter and 10 s window: offered_ratio, the load offered ÷
+capacity; limit, the limit's mean over the window; goodput_ratio, the
+requests answered within the timeout per second ÷ capacity;
+success_p50_ms and success_p99_ms; refused; timed_out. Without a limit
+the queue grows past the timeout and nothing succeeds; a limit near the
+workers keeps the p99 near the unloaded one.`,
+		Example: `  # The whole run, and its chart.
+  again sim limit --svg limit.svg
+
+  # Gradient2 against a fixed limit, 16 workers, as CSV.
+  again sim limit --workers 16 --strategy fixed,gradient2 --format csv`,
+		Args: cmdutil.NoArgs,
+	}
+	fs := cmd.Flags()
+	sf := addSimFlags(env, fs)
+	workers, median, sigma, timeout, from, to := "8", "13ms", "1.05", "1s", "0.5", "3"
+	strategies := strategyList(limit.Limitings())
+	fs.Var(cmdutil.Text(&workers, "n"), "workers", "requests the server serves at once, 1 to 1000")
+	fs.Var(cmdutil.Text(&median, "duration"), "median", "median service time (lognormal)")
+	fs.Var(cmdutil.Text(&sigma, "float"), "sigma", "standard deviation of the service time's logarithm, above 0 and up to 5")
+	fs.Var(cmdutil.Text(&timeout, "duration"), "timeout", "the client's timeout per request")
+	fs.Var(cmdutil.Text(&from, "ratio"), "from", "offered load at the start ÷ capacity")
+	fs.Var(cmdutil.Text(&to, "ratio"), "to", "offered load at the end ÷ capacity")
+	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "limiters to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		in, err := sf.parse()
+		if err != nil {
+			return err
+		}
+		c := limit.LimitConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "limit")}
+		if c.Workers, err = parseCount("workers", workers, limit.MaxLimitWorkers); err != nil {
+			return err
+		}
+		c.Service.Name = latency.Lognormal
+		if c.Service.Median, err = parseHedgeDuration("median", median); err != nil {
+			return err
+		}
+		if c.Service.Sigma, err = parseFloatIn("sigma", sigma, "a number above 0 and up to 5", func(f float64) bool { return f > 0 && f <= 5 }); err != nil {
+			return err
+		}
+		if c.Timeout, err = parseSimDuration("timeout", timeout, time.Millisecond); err != nil {
+			return err
+		}
+		ratio := func(f float64) bool { return f > 0 && f <= simmodel.MaxDemandRatio }
+		if c.From, err = parseFloatIn("from", from, "a ratio above 0 and up to 100", ratio); err != nil {
+			return err
+		}
+		if c.To, err = parseFloatIn("to", to, "a ratio above 0 and up to 100", ratio); err != nil {
+			return err
+		}
+		if c.Limitings, err = parseStrategies(strategies, limit.Limitings()); err != nil {
+			return err
+		}
+		return runModel(cmd.Context(), sf, func() ([]limit.LimitRow, error) { return limit.Limit(c) }, limitChart)
+	}
+	return cmd
+}
+
+// limitChart draws, against time, each limiter's limit, its goodput and
+// its success p99.
+func limitChart(rows []limit.LimitRow) *chart.Figure {
+	lim := chart.Panel{Title: "Limit", XLabel: "time (s)", YLabel: "calls in flight allowed (log scale)", LogY: true}
+	good := chart.Panel{Title: "Goodput", XLabel: "time (s)", YLabel: "successes ÷ capacity"}
+	p99 := chart.Panel{Title: "Success p99", XLabel: "time (s)", YLabel: "ms (log scale)", LogY: true}
+	index := map[limit.Limiting]int{}
+	for _, r := range rows {
+		i, ok := index[r.Limiter]
+		if !ok {
+			i = len(good.Series)
+			index[r.Limiter] = i
+			for _, p := range []*chart.Panel{&lim, &good, &p99} {
+				p.Series = append(p.Series, chart.Series{Name: string(r.Limiter)})
+			}
+		}
+		if r.Limit > 0 {
+			s := &lim.Series[i]
+			s.X, s.Y = append(s.X, r.TimeS), append(s.Y, r.Limit)
+		}
+		g := &good.Series[i]
+		g.X, g.Y = append(g.X, r.TimeS), append(g.Y, r.GoodputRatio)
+		if r.SuccessP99MS > 0 {
+			s := &p99.Series[i]
+			s.X, s.Y = append(s.X, r.TimeS), append(s.Y, r.SuccessP99MS)
+		}
+	}
+	return &chart.Figure{
+		Title:   "Concurrency limits under a load ramped past capacity (again sim limit)",
+		Note:    "A server of workers and a FIFO queue, a Poisson load ramped past its capacity over 160 s, a client timeout (by default Envoy's setup: 8 workers, p90 50 ms, p99 150 ms, 1 s).",
+		Panels:  []chart.Panel{lim, good, p99},
+		Columns: 3,
+	}
+}

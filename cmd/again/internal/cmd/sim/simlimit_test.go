@@ -1,0 +1,39 @@
+package sim
+
+import "testing"
+
+// TestSimLimit: the command's own rows show, at the end of the ramp, the
+// unlimited client collapsed and Gradient2 settled near the 8 workers.
+func TestSimLimit(t *testing.T) {
+	rows := simJSON(t, "sim", "limit", "--strategy", "none,gradient2", "--seed", "1")
+	if len(rows) != 32 {
+		t.Fatalf("%d rows, want 16 windows × 2 limiters", len(rows))
+	}
+	none, g2 := rows[15], rows[31]
+	if none["limiter"] != "none" || g2["limiter"] != "gradient2" || g2["time_s"] != 160.0 {
+		t.Fatalf("rows %v and %v, want none then gradient2, each ending at 160 s", none, g2)
+	}
+	if good := none["goodput_ratio"].(float64); good > 0.1 {
+		t.Errorf("none at 3 × capacity: goodput_ratio %v, want a collapse", good)
+	}
+	if l := g2["limit"].(float64); l < 6 || l > 10 {
+		t.Errorf("gradient2 at 3 × capacity: limit %v, want within 25 %% of 8", l)
+	}
+}
+
+func TestSimLimitUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workers", "0"}, `again sim limit: --workers must be a whole number from 1 to 1000, got "0"`},
+		{[]string{"--to", "200"}, `again sim limit: --to must be a ratio above 0 and up to 100, got "200"`},
+		{[]string{"--strategy", "x"}, ""},
+		{[]string{"--timeout", "1"}, ""},
+	} {
+		r := run(t, append([]string{"sim", "limit"}, tt.args...)...)
+		if r.Code != 2 || (tt.want != "" && r.Stderr != tt.want+"\n") {
+			t.Errorf("sim limit %v: exit %d, stderr %q; want 2 and %q", tt.args, r.Code, r.Stderr, tt.want)
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package limiter
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/again-go/again/backoff"
+)
+
+// DefaultLimit is the limit of a Config whose Limit and Algorithm are
+// zero: 25, resilience4j's bulkhead's default.
+const DefaultLimit = 25
+
+// Clock tells a Limiter the time. It reads it when a permit is taken and
+// when its call ends (only with an Algorithm: a fixed limit never reads
+// it), so a virtual clock, as in tests and the simulator, drives the
+// adaptive limits completely.
+type Clock interface {
+	Now() time.Time
+}
+
+// Config sets a Limiter's rules. The zero Config is a fixed limit of 25
+// calls in flight, refusing at once the calls beyond it.
+type Config struct {
+	// Limit is the fixed limit: how many calls may be in flight at once.
+	// Zero means DefaultLimit (25); otherwise it must be ≥ 1. It must be
+	// zero when Algorithm is set, which has its own (Initial, Min, Max).
+	Limit int
+	// Algorithm, if not nil, makes the limit adaptive: AIMD, Vegas or
+	// Gradient2, each learning from how the calls end (see Sample).
+	Algorithm Algorithm
+	// MaxWait is how long a call waits for a permit when none is free,
+	// never past its context's deadline. Zero (the default) and negative
+	// values mean no wait: a call beyond the limit is refused at once.
+	MaxWait time.Duration
+	// MaxWaiting bounds the calls waiting at once (when MaxWait is
+	// positive): one more is refused at once. Zero means as many as the
+	// limit (at the time), negative no bound.
+	MaxWaiting int
+	// Clock, if not nil, replaces time.Now for the adaptive limits' RTTs
+	// and probe intervals. Waits (MaxWait) run on real timers.
+	Clock Clock
+	// Rand is the source of the jitter of the adaptive limits' probes;
+	// nil means math/rand/v2's global generator. A Limiter draws under its
+	// lock, so a Rand that is not safe for concurrent use is fine.
+	Rand backoff.Rand
+}
+
+// Validate reports the first field out of range: a *FieldError, which
+// matches ErrInvalid.
+func (c Config) Validate() error {
+	switch {
+	case c.Limit < 0:
+		return &FieldError{"Config.Limit", fmt.Sprint(c.Limit), "≥ 0 (0 means 25)"}
+	case c.Limit != 0 && c.Algorithm != nil:
+		return &FieldError{"Config.Limit", fmt.Sprint(c.Limit), "0 with an Algorithm (set the Algorithm's Initial, Min and Max)"}
+	}
+	if c.Algorithm != nil {
+		return c.Algorithm.validate()
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package shed
+
+import "time"
+
+// codel is folly's Codel (the queue of "Fail at Scale"), a pure state
+// machine: time is a parameter. It is judged each time a request leaves
+// the queue.
+//
+// Each Interval, the queue is judged overloaded if the smallest delay seen
+// in the interval before exceeded Target: a standing queue, which a burst
+// alone does not build (a burst drains, and some request then waits
+// little). While overloaded, a request that waited longer than twice
+// Target is dropped: Facebook found a fixed sloughing threshold to work
+// better for RPC servers than CoDel proper's drops at shrinking intervals.
+// The first request of an interval is never dropped, so that more than
+// one request must arrive in an interval before dropping starts.
+//
+// Unlike folly, an Interval without any request leaving the queue ends
+// the overload: nothing queued then, so no queue stood.
+//
+// The zero codel starts its first interval on its first observation.
+type codel struct {
+	target, interval time.Duration
+
+	end        time.Time     // the current interval's end; zero before the first observation
+	minDelay   time.Duration // the smallest delay seen in the current interval
+	overloaded bool
+}
+
+// observe records, as a request leaves the queue at now, the age of the
+// oldest request then waiting (standing: the one leaving, when the queue
+// serves oldest first). It reports whether this observation started a new
+// interval: the first request of an interval is never dropped, so that
+// more than one request must leave the queue in an interval before
+// dropping starts (folly's rule).
+//
+// folly samples the delay of the request leaving. Sampling the oldest
+// waiting is the same while the queue is FIFO, and keeps the judgment
+// honest while it is LIFO: the newest, served first, waited little even
+// when a queue stands behind them, and sampling them would end the
+// overload after one interval and turn the queue FIFO again, to serve
+// requests that waited a whole interval.
+func (c *codel) observe(now time.Time, standing time.Duration) (first bool) {
+	if c.end.IsZero() || !now.Before(c.end) {
+		// A new interval: judge the one that ended, unless no request left
+		// the queue for a whole interval.
+		c.overloaded = !c.end.IsZero() && now.Before(c.end.Add(c.interval)) && c.minDelay > c.target
+		c.end = now.Add(c.interval)
+		c.minDelay = standing
+		return true
+	}
+	c.minDelay = min(c.minDelay, standing)
+	return false
+}
+
+// sloughs reports whether a request that has waited delay would be dropped
+// if it left the queue now: the queue is overloaded and delay exceeds
+// twice Target. It changes nothing.
+func (c *codel) sloughs(now time.Time, delay time.Duration) bool {
+	return c.isOverloaded(now) && delay > 2*c.target
+}
+
+// isOverloaded reports whether the queue is overloaded at now: the last
+// judgment, unless a whole interval passed since the current one ended
+// with no request leaving the queue.
+func (c *codel) isOverloaded(now time.Time) bool {
+	return c.overloaded && now.Before(c.end.Add(c.interval))
+}
+
+// load is folly's getLoad as a fraction: the smallest delay of the current
+// interval over twice Target, at most 1. It is 0 when idle.
+func (c *codel) load(now time.Time) float64 {
+	if c.end.IsZero() || !now.Before(c.end.Add(c.interval)) {
+		return 0
+	}
+	return min(1, float64(c.minDelay)/float64(2*c.target))
+}

@@ -1,0 +1,70 @@
+// Package shed keeps a server serving its capacity under overload.
+//
+// It admits a request when a concurrency limit allows, holds the rest in
+// a queue managed by CoDel, and sheds what cannot be served in time,
+// cheaply, telling the client when to come back. It is the server's half of what the rest of the
+// module does for clients: under a load many times its capacity, a server
+// that queues everything spends its capacity on requests whose clients
+// have given up, and its goodput falls toward zero; one that sheds keeps
+// serving its capacity.
+//
+// # What a request meets
+//
+//   - The limit: a Fixed one (Config.Limit, 100 by default), or an
+//     adaptive one (Config.Adaptive, any Limit, such as package
+//     limiter's Limiter learning from the handler's latency). A request
+//     that finds a permit free and nobody waiting is served at once: the
+//     path that costs well under a microsecond and allocates nothing.
+//   - The queue (Config.MaxQueue, 128), by priority: the SRE book's
+//     criticality (CRITICAL_PLUS, CRITICAL, SHEDDABLE_PLUS, SHEDDABLE,
+//     from HeaderCriticality or Config.Classify), and within a class
+//     first attempts before retries (HeaderAttempt, as Envoy's
+//     x-envoy-attempt-count). The highest is served first; a full queue
+//     evicts its lowest request for a higher one. A class the server does
+//     not know is served only from spare capacity: never queued.
+//   - CoDel, as folly's Codel and Facebook's "Fail at Scale" run it: the
+//     queue is overloaded when the smallest queueing delay over an
+//     Interval (100 ms) exceeds Target (5 ms). Then a request that waited
+//     more than twice Target is dropped, and the queue serves the newest
+//     first (adaptive LIFO): the oldest are those whose clients have
+//     most likely given up.
+//   - Deadlines: a client sends the time it will still wait in
+//     HeaderTimeout (Again-Timeout-Ms, whole milliseconds;
+//     retryhttp.Transport sends it). A request still queued at its
+//     deadline is dropped, at most DropFraction (20 %) of the requests
+//     over DropWindow (10 s), Finagle's cap, so that wrong deadlines
+//     cannot black-hole a client. Config.IgnoreTimeout turns it off.
+//   - MaxWait (1 s) bounds any wait, for when no request ends.
+//
+// A shed request is answered at once: HTTP 503 with a Retry-After drawn
+// from CoDel's load (1 s at rest, up to 5 s) and jittered up to twice that
+// so that shed clients do not come back in step; 429 when Config.Quota, a
+// per-client quota, refused it. retryhttp.Transport obeys both.
+//
+// A permit is never leaked: it goes back when the handler returns,
+// whatever the handler did (panicked, hijacked the connection, streamed,
+// or outlived a canceled request); a request whose client leaves while it
+// waits leaves the queue.
+//
+// # Quick start
+//
+// One line, with the defaults:
+//
+//	http.ListenAndServe("localhost:8080", shed.Handler(mux))
+//
+// Configured:
+//
+//	s, err := shed.New(shed.Config{Limit: 64, MaxQueue: 256})
+//	if err != nil {
+//		return err // errors.Is(err, shed.ErrInvalid)
+//	}
+//	srv := &http.Server{Addr: "localhost:8080", Handler: s.Wrap(mux)}
+//
+// A client marks what may be shed first:
+//
+//	ctx = shed.WithCriticality(ctx, shed.Sheddable)
+//	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+//	resp, err := retryingClient.Do(req) // retryhttp.Transport sends the headers
+//
+// Other transports (gRPC) use Shedder.Admit and the Permit it returns.
+package shed

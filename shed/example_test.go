@@ -1,0 +1,84 @@
+package shed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/again-go/again/shed"
+)
+
+// The one line: a handler behind a Shedder with the defaults.
+func ExampleHandler() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "hello") })
+	srv := httptest.NewServer(shed.Handler(mux))
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(body))
+	// Output: 200 hello
+}
+
+// A server at its limit sheds what it cannot queue: 503 and when to come
+// back.
+func ExampleShedder_Wrap() {
+	s, err := shed.New(shed.Config{Limit: 1, MaxQueue: -1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	busy, release := make(chan struct{}), make(chan struct{})
+	h := s.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(busy)
+			<-release
+		}
+	}))
+	done := make(chan struct{})
+	go func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/slow", nil)); close(done) }()
+	<-busy
+
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set(shed.HeaderCriticality, "SHEDDABLE")
+	h.ServeHTTP(rec, req)
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After") != "", rec.Body.String())
+	close(release)
+	<-done
+	// Output: 503 true shed: queue_full
+}
+
+// Any transport can use the Shedder: admit, serve, give the permit back.
+func ExampleShedder_Admit() {
+	s, err := shed.New(shed.Config{Limit: 1, MaxQueue: -1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p, err := s.Admit(context.Background(), shed.Request{Criticality: shed.Critical})
+	fmt.Println(err)
+	_, err = s.Admit(context.Background(), shed.Request{Criticality: shed.Sheddable, Attempt: 2})
+	var se *shed.ShedError
+	fmt.Println(errors.Is(err, shed.ErrShed), errors.As(err, &se) && se.Reason == shed.QueueFull)
+	p.Done()
+	// Output:
+	// <nil>
+	// true true
+}
+
+// Invalid configuration is refused with the field and what is accepted.
+func ExampleConfig_Validate() {
+	err := shed.Config{Target: 0, Interval: 0, Default: shed.Unknown}.Validate()
+	fmt.Println(errors.Is(err, shed.ErrInvalid), err)
+	// Output: true shed: Config.Default must be SHEDDABLE, SHEDDABLE_PLUS, CRITICAL or CRITICAL_PLUS (zero means CRITICAL), got UNKNOWN
+}

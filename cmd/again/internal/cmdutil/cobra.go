@@ -25,7 +25,7 @@ import (
 // SilenceUsage) and have FlagError as its flag error function.
 func Execute(ctx context.Context, root *cobra.Command, args []string, env *Env) int {
 	SetStreams(root, env)
-	root.SetArgs(args)
+	root.SetArgs(joinOptionalNumbers(root, args))
 	MarkErrors(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -100,6 +100,10 @@ func FlagError(cmd *cobra.Command, err error) error {
 	if errors.As(err, &ive) {
 		name := ive.GetFlag().Name
 		switch {
+		case errors.As(err, new(*ValueError)):
+			var ve *ValueError
+			errors.As(err, &ve)
+			return Usagef("--%s must be %s, got %q", name, ve.Want, ive.GetValue())
 		case errors.Is(err, errEmpty):
 			return Usagef("--%s must not be empty; leave it out for its default (see '%s --help')", name, cmd.CommandPath())
 		case ive.GetFlag().Value.Type() == "bool":

@@ -2,8 +2,11 @@ package cmdutil
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -58,3 +61,95 @@ func (f repeatedFlag) Set(s string) error {
 }
 
 var _ pflag.Value = repeatedFlag{}
+
+// Alias registers old as a hidden spelling of cmd's flag name, kept so
+// that command lines written for an earlier name still work: a value given
+// to --old is set on --name (which then counts as changed), and the first
+// use writes one line on cmd's stderr naming the new spelling, such as
+// "again web: --addr is now --listen; it still works, but write --listen".
+// Each Alias warns at most once per command line. name must already be
+// registered on cmd's flags.
+func Alias(cmd *cobra.Command, old, name string) {
+	fs := cmd.Flags()
+	target := fs.Lookup(name)
+	if target == nil {
+		panic("cmdutil.Alias: no flag --" + name) // a programming error
+	}
+	a := &aliasValue{Value: target.Value, target: target, warn: func() {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: --%s is now --%s; it still works, but write --%s\n", cmd.CommandPath(), old, name, name)
+	}}
+	f := fs.VarPF(a, old, "", "old spelling of --"+name)
+	f.NoOptDefVal = target.NoOptDefVal
+	f.Hidden = true
+}
+
+// aliasValue is the pflag.Value of an Alias: it sets the target flag's
+// value, marks the target changed, and warns once.
+type aliasValue struct {
+	pflag.Value
+	target *pflag.Flag
+	warn   func()
+	warned bool
+}
+
+func (a *aliasValue) Set(s string) error {
+	if !a.warned {
+		a.warned = true
+		a.warn()
+	}
+	if err := a.target.Value.Set(s); err != nil {
+		return err
+	}
+	a.target.Changed = true
+	return nil
+}
+
+// IsBoolFlag lets an alias of a boolean flag be given without a value.
+func (a *aliasValue) IsBoolFlag() bool {
+	b, ok := a.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// optionalNumber is the annotation of a flag registered with
+// OptionalNumber.
+const optionalNumber = "again-optional-number"
+
+// OptionalNumber gives the flag name on fs a value it takes when given
+// bare (pflag's NoOptDefVal), such as fetch's --throttle [K]. pflag alone
+// would leave "--throttle 1.5 URL" with 1.5 as an argument (the URL, to
+// fetch); Execute joins a bare such flag with a number that follows it
+// ("--throttle=1.5"), so that a number after it is its value, as a person
+// reads it, and anything else is an argument.
+func OptionalNumber(fs *pflag.FlagSet, name, bare string) {
+	f := fs.Lookup(name)
+	f.NoOptDefVal = bare
+	fs.SetAnnotation(name, optionalNumber, []string{"true"})
+}
+
+// joinOptionalNumbers returns args with each bare flag of OptionalNumber,
+// in the command that args run, joined with the number after it, up to a
+// "--".
+func joinOptionalNumbers(root *cobra.Command, args []string) []string {
+	cmd, _, err := root.Find(args)
+	if err != nil || cmd == nil {
+		return args
+	}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if name, ok := strings.CutPrefix(a, "--"); ok && i+1 < len(args) {
+			if f := cmd.Flags().Lookup(name); f != nil && f.Annotations[optionalNumber] != nil {
+				if _, err := strconv.ParseFloat(args[i+1], 64); err == nil {
+					out = append(out, a+"="+args[i+1])
+					i++
+					continue
+				}
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}

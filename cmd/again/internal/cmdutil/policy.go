@@ -64,14 +64,60 @@ func (f *PolicyFlags) Set(field, value string) { *f.values[field] = value }
 
 // Parse validates the flags with calc.Parse. A value it rejects becomes a
 // usage error (exit status 2) naming the flag and what it accepts, such as
-// "--multiplier must be a finite number >= 1, got 0.5".
+// "--multiplier must be a finite number >= 1, got 0.5". A duration needs
+// a unit (see RequireUnit), and a policy that contradicts itself, an
+// --initial above a --max other than 0, is refused (see Contradiction).
 func (f *PolicyFlags) Parse() (calc.Input, error) {
+	for _, field := range []string{calc.FieldInitial, calc.FieldMax, calc.FieldDeadline} {
+		if s, ok := f.values[field]; ok && f.fs.Changed(field) {
+			if err := RequireUnit(field, *s); err != nil {
+				return calc.Input{}, err
+			}
+		}
+	}
 	in, err := f.parse()
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return in, Usage(ie.Message())
+		// calc's message, shared with the page, offers bare milliseconds,
+		// which the command refuses.
+		return in, Usage(strings.Replace(ie.Message(), bareMillis, "", 1))
 	}
-	return in, err
+	if err != nil {
+		return in, err
+	}
+	if _, ok := f.values[calc.FieldMax]; ok {
+		return in, f.Contradiction(in.Policy)
+	}
+	return in, nil
+}
+
+// bareMillis is the part of calc's duration syntax that the command's
+// flags do not take.
+const bareMillis = ", or a bare number of milliseconds"
+
+// Contradiction returns a usage error if p's Initial is above its Max
+// (other than 0, no cap): every delay would be the cap, so one of the two
+// flags does not say what the user meant. It names the default of a flag
+// that was not given; a --max alone below the default --initial is taken,
+// since a lower cap means lower delays. calc, run, fetch, wait and sim
+// refuse it alike.
+func (f *PolicyFlags) Contradiction(p backoff.Policy) error {
+	if p.Max <= 0 || p.Initial <= p.Max {
+		return nil
+	}
+	if !f.fs.Changed(calc.FieldInitial) && f.fs.Changed(calc.FieldMax) {
+		// Only the cap was given, below the default first delay: lowering
+		// the cap lowers every delay, which is what it says.
+		return nil
+	}
+	initial, max := p.Initial.String(), p.Max.String()
+	if !f.fs.Changed(calc.FieldInitial) {
+		initial += " (its default)"
+	}
+	if !f.fs.Changed(calc.FieldMax) {
+		max += " (its default)"
+	}
+	return Usagef("--initial %s is above --max %s: every delay would be %v; lower --initial, or raise --max (0 for no cap)", initial, max, p.Max)
 }
 
 func (f *PolicyFlags) parse() (calc.Input, error) {
@@ -83,27 +129,14 @@ func (f *PolicyFlags) parse() (calc.Input, error) {
 }
 
 // ParseTimed is Parse for commands whose --deadline is a time limit (run,
-// fetch)
-// and so needs a unit (see RequireUnit). There --deadline without
-// --retries retries until the deadline (backoff.UntilDeadline): waiting for
-// a dependency for up to a minute is what --deadline 1m says, and the
-// default of 3 retries would stop after about 1.5 s. With both, whichever
-// comes first ends the retries.
+// fetch, wait). There --deadline without --retries retries until the
+// deadline (backoff.UntilDeadline): waiting for a dependency for up to a
+// minute is what --deadline 1m says, and the default of 3 retries would
+// stop after about 1.5 s. With both, whichever comes first ends the
+// retries.
 func (f *PolicyFlags) ParseTimed() (calc.Input, error) {
-	s := *f.values[calc.FieldDeadline]
-	if err := RequireUnit(calc.FieldDeadline, s); err != nil {
-		return calc.Input{}, err
-	}
-	in, err := f.parse()
-	var ie *calc.InputError
-	switch {
-	case errors.As(err, &ie) && ie.Field == calc.FieldDeadline:
-		// Not calc's message: it offers the bare milliseconds that
-		// RequireUnit has just refused.
-		return in, Usagef("--deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", s)
-	case errors.As(err, &ie):
-		return in, Usage(ie.Message())
-	case err != nil:
+	in, err := f.Parse()
+	if err != nil {
 		return in, err
 	}
 	if in.Deadline > 0 && !f.fs.Changed(calc.FieldRetries) {
@@ -121,15 +154,16 @@ const DeadlineUsage = "deadline for the whole retry loop (default none); the las
 // checks).
 const UntilDeadlineHelp = `--deadline without --retries retries until the deadline, however many
 attempts that takes; with --retries too, whichever comes first ends the
-retries. A wait that would end later than 100ms (or --timeout, if set)
+retries. A wait that would end later than 100ms (or --attempt-timeout, if set)
 before the deadline is shortened to end then, so that one more attempt
 starts in time; retrying stops when no more than that is left (or at once
 when fetch's server asks, with Retry-After, for a wait past the deadline).`
 
 // RequireUnit rejects a bare number other than 0 as the value s of the
-// duration flag name. In run and fetch a bare 30 would be 30 ms to calc's
-// parser but 30 s to users of timeout(1) and curl: rather than guess, ask
-// for the unit.
+// duration flag name: every duration flag of every command takes a unit.
+// A bare 30 would be 30 ms to the calculator's page and to the seed's
+// calculator, but 30 s to users of timeout(1) and curl: rather than guess,
+// ask for the unit, showing both readings.
 func RequireUnit(name, s string) error {
 	t := strings.TrimSpace(s)
 	if !strings.ContainsAny(t, "0123456789") || strings.Trim(t, "0123456789.+-eE") != "" {
@@ -138,7 +172,7 @@ func RequireUnit(name, s string) error {
 	if f, err := strconv.ParseFloat(t, 64); err == nil && f == 0 {
 		return nil // 0 is 0 in every unit
 	}
-	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to calc), got %s", name, t, t, t)
+	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got %s", name, t, t, t)
 }
 
 // DurationFlag parses the duration flag name, which needs a unit unless it

@@ -12,11 +12,12 @@ import (
 )
 
 // AttemptFailed prints the line that run and fetch print for a failed
-// attempt: "again: attempt 2/4 failed (exit status 7); retrying in 400ms".
+// attempt, with the prefix of every line of the command, cmd:
+// "again run: attempt 2/4 failed (exit status 7); retrying in 400ms".
 // why is what went wrong, next what happens now ("retrying in 400ms",
 // "giving up"). Both may hold a server's text, so it is made printable.
-func AttemptFailed(w io.Writer, attempt, maxAttempts int, why, next string) {
-	fmt.Fprintf(w, "again: attempt %s failed (%s); %s\n", AttemptOf(attempt, maxAttempts), Message(why), Message(next))
+func AttemptFailed(w io.Writer, cmd string, attempt, maxAttempts int, why, next string) {
+	fmt.Fprintf(w, "%s: attempt %s failed (%s); %s\n", cmd, AttemptOf(attempt, maxAttempts), Message(why), Message(next))
 }
 
 // AttemptOf renders attempt n of max for the progress lines: "2/4", or "2"
@@ -50,7 +51,7 @@ var packagePrefixes = func() *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }()
 
-// TimedOutAfter is why an attempt failed that its limit d (--timeout)
+// TimedOutAfter is why an attempt failed that its limit d (--attempt-timeout)
 // stopped, in run's lines and fetch's alike: "timed out after 500ms".
 func TimedOutAfter(d time.Duration) string {
 	return "timed out after " + d.String()

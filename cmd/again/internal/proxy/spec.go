@@ -72,7 +72,9 @@ func (fl *Flags) Faults() ([]fault.Fault, error) {
 	if s := fl.RetryAfter; s != "" {
 		d, date := strings.CutPrefix(s, "date:")
 		v, err := time.ParseDuration(d)
-		if err != nil || v <= 0 {
+		// Retry-After carries whole seconds: 1500ms would be sent as 2,
+		// not what was written, so it is refused as the help says.
+		if err != nil || v <= 0 || v%time.Second != 0 {
 			return nil, &SpecError{"--retry-after", s, RetryAfterSyntax}
 		}
 		retryAfter, retryDate = v, date

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	calcmodel "github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 )
 
@@ -24,7 +26,7 @@ func TestCalcFormats(t *testing.T) {
 		want   []string // substrings of stdout
 	}{
 		{"", []string{"retry   delay   min    mean     max  worst total", "  longest:     1 min 32 s\n", "  mean:        45.8 s\n"}},
-		{"table", []string{"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n"}},
+		{"text", []string{"    8   30 s*  0 ms    15 s    30 s   1 min 32 s  |████████████████████████|\n"}},
 		{"json", []string{`"max_human": "1 min 32 s"`, `"mean_human": "45.8 s"`, `"total_max_ms": 91500`}},
 		{"csv", []string{"retry,delay_ms,capped,min_ms,mean_ms,max_ms,total_min_ms,total_mean_ms,total_max_ms\n1,500,false,0,250,500,0,250,500\n", "\n8,30000,true,0,15000,30000,0,45750,91500\n"}},
 		{"markdown", []string{"| 8 | 30 s (capped) | 0 ms | 15 s | 30 s | 1 min 32 s |\n"}},
@@ -111,8 +113,8 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 		// attempt, and shortens the wait that would end later.
 		{"2m", "Deadline 2 min: fits; even the worst case, 1 min 32 s, ends at least 100 ms (kept for the last attempt) before it.\n"},
 		// A deadline is echoed as given, not rounded as the totals are.
-		{"91600", "Deadline 1 min 31.6 s: fits; even the worst case, 1 min 32 s, ends at least 100 ms (kept for the last attempt) before it.\n"},
-		{"91500", "Deadline 1 min 31.5 s: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. The 99th percentile, 1 min 15 s, fits.\n"},
+		{"91.6s", "Deadline 1 min 31.6 s: fits; even the worst case, 1 min 32 s, ends at least 100 ms (kept for the last attempt) before it.\n"},
+		{"91.5s", "Deadline 1 min 31.5 s: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. The 99th percentile, 1 min 15 s, fits.\n"},
 		{"1.5ms", "Deadline 1.5 ms: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case not even the first retry starts in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
 		{"1m", "Deadline 1 min: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. In the worst case only the first 7 of 8 retries start in time. The 99th percentile, 1 min 15 s, does not fit either.\n"},
 		{"80s", "Deadline 1 min 20 s: does not fit; the worst case, 1 min 32 s, leaves less than 100 ms (kept for the last attempt) before it, so the retry loop shortens the wait that would end later. The 99th percentile, 1 min 15 s, fits.\n"},
@@ -134,7 +136,7 @@ func TestCalcDeadlineVerdict(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--deadline", "100"}, "In the worst case not even the first retry starts in time."},
+		{[]string{"--deadline", "100ms"}, "In the worst case not even the first retry starts in time."},
 		{[]string{"--retries", "2", "--initial", "1s", "--deadline", "1050ms"}, "In the worst case only the first of 2 retries starts in time."},
 		{[]string{"--retries", "3", "--initial", "1s", "--deadline", "3s"}, "In the worst case only the first 2 of 3 retries start in time."},
 	} {
@@ -159,14 +161,19 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--multiplier=-Inf"}, `again calc: --multiplier must be a finite number >= 1, got "-Inf"`},
 		{[]string{"--multiplier", "+Inf"}, `again calc: --multiplier must be a finite number >= 1, got "+Inf"`},
 		{[]string{"--multiplier", "1e400"}, "again calc: --multiplier must be a finite number >= 1, got 1e400"},
-		{[]string{"--initial", "1e400"}, "again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 1e400"},
-		{[]string{"--initial", "300y"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "300y"`},
-		{[]string{"--deadline", "0"}, "again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 0"},
+		{[]string{"--initial", "1e400"}, "again calc: --initial needs a unit, such as 1e400s or 1e400ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1e400"},
+		{[]string{"--initial", "500"}, "again calc: --initial needs a unit, such as 500s or 500ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 500"},
+		{[]string{"--max", "30"}, "again calc: --max needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
+		{[]string{"--deadline", "60"}, "again calc: --deadline needs a unit, such as 60s or 60ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 60"},
+		{[]string{"--initial", "5s", "--max", "1s"}, "again calc: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)"},
+		{[]string{"--initial", "1m"}, "again calc: --initial 1m0s is above --max 10s (its default): every delay would be 10s; lower --initial, or raise --max (0 for no cap)"},
+		{[]string{"--initial", "300y"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "300y"`},
+		{[]string{"--deadline", "0"}, "again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got 0"},
 		{[]string{"--seed", "-1"}, "again calc: --seed must be a whole number from 0 to 18446744073709551615, got -1"},
-		{[]string{"--initial", "fast"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "fast"`},
-		{[]string{"--initial=-1s"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "-1s"`},
-		{[]string{"--max", "Inf"}, `again calc: --max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "Inf"`},
-		{[]string{"--deadline", "soon"}, `again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
+		{[]string{"--initial", "fast"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "fast"`},
+		{[]string{"--initial=-1s"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
+		{[]string{"--max", "Inf"}, `again calc: --max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m), got "Inf"`},
+		{[]string{"--deadline", "soon"}, `again calc: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
 		{[]string{"--retries", "-1"}, "again calc: --retries must be a whole number from 0 to 100000, got -1"},
 		{[]string{"--retries", "1000000000"}, "again calc: --retries must be a whole number from 0 to 100000, got 1000000000"},
 		{[]string{"--retries", "three"}, `again calc: --retries must be a whole number from 0 to 100000, got "three"`},
@@ -178,7 +185,7 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--target", "p99", "--deadline", "1m"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--target", "max"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--seed", "x"}, `again calc: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
-		{[]string{"--format", "yaml"}, `again calc: --format must be one of table, json, csv or markdown, got "yaml"`},
+		{[]string{"--format", "yaml"}, `again calc: --format must be one of text, json, csv or markdown, got "yaml"`},
 		{[]string{"--retries"}, "again calc: flag needs an argument: --retries (see 'again calc --help')"},
 		{[]string{"--retries", "3", "--retry", "4"}, "again calc: unknown flag: --retry (see 'again calc --help')"},
 	}
@@ -197,7 +204,7 @@ func TestCalcTenThousandRetries(t *testing.T) {
 		rows   func(out string) int
 		last   string
 	}{
-		{"table", func(out string) int { return strings.Count(out, "|\n") }, "\n10000   10 s*  0 ms     5 s    10 s  "},
+		{"text", func(out string) int { return strings.Count(out, "|\n") }, "\n10000   10 s*  0 ms     5 s    10 s  "},
 		{"json", func(out string) int { return strings.Count(out, `"retry": `) }, `"retry": 10000,`},
 		{"csv", func(out string) int { rows, _, _ := strings.Cut(out, "\n\n"); return strings.Count(rows, "\n") }, "\n10000,10000,true,0,5000,10000,"},
 		{"markdown", func(out string) int { return strings.Count(out, "\n| ") - 1 }, "\n| 10000 | 10 s (capped) | 0 ms | 5 s | 10 s | "},
@@ -221,7 +228,7 @@ func TestCalcTenThousandRetries(t *testing.T) {
 // TestCalcHuge checks the issue's huge case in the CLI: 1 h × 10 for 100
 // retries without a cap saturates in every format, never negative.
 func TestCalcHuge(t *testing.T) {
-	for _, format := range []string{"table", "json", "csv", "markdown"} {
+	for _, format := range []string{"text", "json", "csv", "markdown"} {
 		t.Run(format, func(t *testing.T) {
 			r := run(t, "calc", "--initial", "1h", "--multiplier", "10", "--retries", "100", "--max", "0", "--format", format)
 			if r.Code != 0 || r.Stderr != "" {
@@ -250,7 +257,7 @@ func TestCalcHuge(t *testing.T) {
 // the same policy give identical bytes.
 func TestCalcSamePolicySameCSV(t *testing.T) {
 	r := run(t, withArgs(workedExample, "--format", "csv", "--jitter", "equal")...)
-	r2 := run(t, "calc", "--initial=500", "--multiplier=2.0", "--max=30000", "--retries=8", "--jitter=equal", "--format=csv")
+	r2 := run(t, "calc", "--initial=0.5s", "--multiplier=2.0", "--max=30000ms", "--retries=8", "--jitter=equal", "--format=csv")
 	if r.Stdout != r2.Stdout || !bytes.HasPrefix([]byte(r.Stdout), []byte("retry,")) {
 		t.Errorf("the same policy written two ways printed different CSV:\n%s\n%s", r.Stdout, r2.Stdout)
 	}
@@ -376,7 +383,7 @@ func TestCalcPreset(t *testing.T) {
 	}{
 		{"alone", []string{"--preset", "aws"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "2", "--jitter", "full"}},
 		{"overridden", []string{"--preset", "aws", "--retries", "4", "--jitter=equal"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "4", "--jitter", "equal"}},
-		{"override first", []string{"--max", "1s", "--preset", "polly"}, []string{"--initial", "2s", "--multiplier", "1", "--max", "1s", "--retries", "3", "--jitter", "none"}},
+		{"override first", []string{"--max", "5s", "--preset", "polly"}, []string{"--initial", "2s", "--multiplier", "1", "--max", "5s", "--retries", "3", "--jitter", "none"}},
 		{"with a deadline", []string{"--preset", "example", "--deadline", "1m", "--format", "json"}, withArgs(workedExample[1:], "--jitter", "full", "--deadline", "1m", "--format", "json")},
 	}
 	for _, tt := range tests {
@@ -390,10 +397,38 @@ func TestCalcPreset(t *testing.T) {
 	}
 	wantUsageError(t, run(t, "calc", "--preset", "azure"),
 		`again calc: --preset must be one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl, got "azure"`)
+	// The help names them; the guide shows what each one sets.
 	r := run(t, "calc", "--help")
-	for _, want := range []string{"--preset name", "  aws-throttle  --initial 1s --multiplier 2 --max 20s --retries 2 --jitter full\n", "  curl          --initial 1s"} {
-		if !strings.Contains(r.Stdout, want) {
-			t.Errorf("again calc --help lacks %q:\n%s", want, r.Stdout)
+	guide, err := os.ReadFile("../../../../../docs/calc.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range calcmodel.Presets() {
+		if !strings.Contains(r.Stdout, p.Name) {
+			t.Errorf("again calc --help does not name the preset %s", p.Name)
 		}
+		if line := fmt.Sprintf("| `%s` | `%s` |", p.Name, p.Command()); !strings.Contains(string(guide), line) {
+			t.Errorf("docs/calc.md lacks the row %s", line)
+		}
+	}
+}
+
+// A --max alone below the default first delay is a lower cap, taken: only
+// a policy whose flags contradict each other is refused.
+func TestCalcMaxAloneBelowDefaultInitial(t *testing.T) {
+	r := run(t, "calc", "--max", "100ms", "--jitter", "none")
+	if r.Code != 0 || r.Stderr != "" || !strings.Contains(r.Stdout, "100 ms*") {
+		t.Errorf("calc --max 100ms: exit %d, stderr %q; want 0 and every delay capped at 100 ms:\n%s", r.Code, r.Stderr, r.Stdout)
+	}
+}
+
+// The old name of the text format still works, with one warning however
+// often it is given.
+func TestFormatTableAlias(t *testing.T) {
+	r := run(t, withArgs(workedExample, "--format", "table", "--format", "table")...)
+	text := run(t, withArgs(workedExample, "--format", "text")...)
+	const warn = "again calc: --format table is now --format text; it still works, but write text\n"
+	if r.Code != 0 || r.Stdout != text.Stdout || r.Stderr != warn {
+		t.Errorf("calc --format table: exit %d, stderr %q; want 0, the text output and %q", r.Code, r.Stderr, warn)
 	}
 }

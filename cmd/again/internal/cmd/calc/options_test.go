@@ -34,7 +34,7 @@ func TestCalcRun(t *testing.T) {
 	}{
 		{"json", nil, "json", 0},
 		{"unknown format", nil, "yaml", cmdutil.ExitUsage},
-		{"no answer", map[string]string{calcmodel.FieldInitial: "10s", calcmodel.FieldMax: "0", calcmodel.FieldSolve: "multiplier", calcmodel.FieldDeadline: "1s"}, "table", cmdutil.ExitFailure},
+		{"no answer", map[string]string{calcmodel.FieldInitial: "10s", calcmodel.FieldMax: "0", calcmodel.FieldSolve: "multiplier", calcmodel.FieldDeadline: "1s"}, "text", cmdutil.ExitFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ func TestFetchBudget(t *testing.T) {
 	if n := len(srv.requests("/down")); n != 5 {
 		t.Errorf("a 10-token budget let fetch send %d requests, want 5 (4 retries)", n)
 	}
-	if !strings.Contains(r.Stderr, "again: attempt 5/10 failed (503 Service Unavailable); "+cmdutil.BudgetSpent+"\n") {
+	if !strings.Contains(r.Stderr, "again fetch: attempt 5/10 failed (503 Service Unavailable); "+cmdutil.BudgetSpent+"\n") {
 		t.Errorf("stderr %q does not say the budget stopped the retries", r.Stderr)
 	}
 	if b.Failures != 5 || b.Closed != 1 {

@@ -2,7 +2,7 @@
 // retried safely.
 //
 // It retries with backoff (retryhttp), with curl's flags (fetch_curl.go),
-// an atomic -o (fetch_output.go), --timeout over the body
+// an atomic -o (fetch_output.go), --attempt-timeout over the body
 // (fetch_timeout.go) and hedging (fetch_hedge.go).
 package fetch
 
@@ -48,6 +48,7 @@ type Options struct {
 	headers                        []string
 	include, location              bool
 	timeout, retryOn, maxRetryWait string
+	quiet                          bool // -q, --quiet: no line per retry
 	key                            string
 	curl                           curlFlags
 
@@ -61,90 +62,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fetch [flags] URL",
 		Short: "Send an HTTP request, retrying safely with backoff",
-		Long: `fetch sends one HTTP request, like a small curl, and retries it with
-exponential backoff and jitter when it fails for a reason worth retrying:
-a network failure, or a status in --retry-on (429, 502, 503, 504 by
-default). A server's Retry-After (or, without one, the reset of an
-exhausted quota from RateLimit, RateLimit-Reset or X-RateLimit-Reset, in
-seconds or as a Unix time) replaces the schedule's wait; one longer than
---max-retry-after, or past --deadline, ends retrying at once.
-` + cmdutil.UntilDeadlineHelp + `
-
---timeout bounds each attempt as a whole, the response body included, and
---connect-timeout each connection's setup. A body cut off mid-way (or
-timed out) is retried like any network failure when the request may be
-repeated and the output can start over: a regular -o file is emptied for
-the next attempt; on stdout, what arrived stays and retrying stops.
-
-POST and PATCH requests are retried only with an Idempotency-Key, which
-fetch adds (a random UUID, the same on every attempt) unless
---idempotency-key off; a request that could not connect at all is
-retried whatever its method. Each retry prints one line on stderr: the
-attempt, the status or error, and the wait.
-
-Redirects are not followed unless -L is given. With -L, credentials (-u,
-and Authorization and Cookie headers) are sent after a redirect only while
-the scheme, host and port stay those of URL, as curl does since 7.83: not
-to another port, nor from https to http. --location-trusted follows
-redirects and sends them to every host, as curl's does. No Referer is
-sent after a redirect unless -H gives one, which reaches another origin
-than URL's without its query, fragment and user information. A 101
-Switching Protocols, which fetch never follows, and a status outside 100
-to 599 are errors.
-
-Only the final response's body is written, whatever its status, as curl
---fail-with-body does; with -f/--fail, none is written for a status of
-400 or more. -o FILE is atomic: each attempt writes a temporary file
-beside FILE, created before anything is sent (so a directory that cannot
-be written is a usage error), and renamed over FILE only when the final
-body has arrived whole. A fetch that gets no usable response (a network
-failure, a body cut short, a redirect loop with -L, an error status with
---fail, a signal, even SIGKILL on Linux, where the temporary file has no
-name until it is complete) leaves FILE as it was, or absent. A device
-such as /dev/null is written in place.
-
-As in curl: -d is repeatable, the parts joined with &, and sent as a form
-(Content-Type application/x-www-form-urlencoded unless -H sets another); --json sends JSON
-(repeated: concatenated) with Content-Type and Accept application/json;
--u user:password sends basic authentication; -v prints each attempt's
-request and response headers on stderr, masking the value of any header
-named for a credential (Authorization, Cookie, X-Api-Key, Private-Token:
-token, key, secret, auth, session, password, passwd, cookie, signature or
-credential in its name) and the passwords and query values of the URLs
-in the request line, Location, Content-Location, Referer, Link and
-Refresh; --cacert FILE trusts the authorities in a PEM file.
--d @FILE is opened once and each attempt reads it from the start through
-that descriptor: a file renamed over meanwhile (-o of the same name
-included) does not change what is sent, and one changed in place is not
-sent again. A body from stdin (-d @-) is read first: up to 1 MiB it is
-sent with its length and can be retried and hedged, a larger one is
-streamed once, and neither retried nor hedged.
-Messages print URLs without passwords or query values (?id=…), and a
-server's text with control characters escaped (\x1b).
-
-` + cmdutil.BudgetHelp + `
-
-` + breakerStoreHelp + `
-
-` + cmdutil.TelemetryHelp + `
-
-` + hedgeHelp + `
-
-` + throttleHelp + `
-
-` + limitHelp + `
-
-SIGINT or SIGTERM (or SIGHUP, SIGQUIT) stops the fetch with status 130 or
-143 (129, 131) and one line saying so.
-
-Durations are Go syntax (500ms, 1.5s, 2m); --timeout, --deadline and
---max-retry-after need a unit (a bare 30 is 30 s to curl, 30 ms to calc).
---initial and --max also take a bare number of milliseconds.
-` + cmdutil.DeadlineEndHelp + `
-
-Exit status: 0 for a final 2xx or 3xx response, 1 for a final 4xx or 5xx
-or a network failure after all retries, 124 when the --deadline ends it,
-2 for a usage error, 128+N when signal N stops it.`,
+		Long: `fetch is a small curl that retries: it sends one HTTP request, and again after
+a timeout, a network error or a retryable status, honouring Retry-After.
+Guide: docs/cli.md (fetch).`,
 		Example: `  # GET with the default policy (4 attempts, 500 ms doubling, full jitter).
   again fetch https://api.example.com/items
 
@@ -152,7 +72,7 @@ or a network failure after all retries, 124 when the --deadline ends it,
   again fetch -d @order.json -H 'Content-Type: application/json' -i https://api.example.com/orders
 
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
-  again fetch --retries 6 --deadline 30s --timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
+  again fetch --retries 6 --deadline 30s --attempt-timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
 
   # 500 requests against your own server, throttled on the client's side.
   again fetch --repeat 500 --throttle http://localhost:8080/health
@@ -174,7 +94,8 @@ or a network failure after all retries, 124 when the --deadline ends it,
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := cmdutil.AddPolicyFlags(fs)
-	fs.Var(cmdutil.Text(&f.timeout, "duration"), "timeout", "limit on each attempt, its response body included (default none)")
+	fs.Var(cmdutil.Text(&f.timeout, "duration"), "attempt-timeout", "limit on each attempt, its response body included (default none)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print no line per retry")
 	f.retryOn = "429,502,503,504"
 	fs.Var(cmdutil.Text(&f.retryOn, "list"), "retry-on", "comma-separated HTTP statuses to retry, or none")
 	f.maxRetryWait = "1m"
@@ -188,6 +109,7 @@ or a network failure after all retries, 124 when the --deadline ends it,
 	addThrottleFlag(fs, &f.throttleK)
 	addLimitFlags(fs, &f.parallel, &f.limit)
 
+	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		f.Env, f.Policy, f.Flags, f.Args = env, pf, fs, args
 		f.BudgetURL, f.BreakerURL, f.hedge = *budgetURL, *breakerURL, hf
@@ -264,6 +186,21 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	return f.fetch(req.WithContext(ctx), tr, out, env)
 }
 
+// badURL is the usage error for a URL that is not an absolute http or
+// https one. Without a scheme ("localhost:8080/x", which url.Parse reads
+// as the scheme "localhost"), it shows the whole input, redacted as an
+// http URL would be, and the fix: fetch does not guess a scheme, since
+// http:// would send a request in the clear that may have meant https.
+func badURL(arg string) error {
+	if !strings.Contains(arg, "://") {
+		if u, err := url.Parse("http://" + arg); err == nil && u.Host != "" {
+			shown := strings.TrimPrefix(retryhttp.RedactURL(u.String()), "http://")
+			return cmdutil.Usagef("URL must be an absolute http or https URL, got %q without a scheme; write http://%s or https://%s", shown, shown, shown)
+		}
+	}
+	return cmdutil.Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(arg))
+}
+
 // build validates the command line and returns the request and the
 // transport (without its Base).
 func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in calc.Input) (*http.Request, *retryhttp.Transport, error) {
@@ -276,7 +213,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	}
 	u, err := url.Parse(args[0])
 	if err != nil || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) || u.Host == "" {
-		return nil, nil, cmdutil.Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
+		return nil, nil, badURL(args[0])
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
@@ -284,7 +221,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 		}
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
-	if tr.AttemptTimeout, err = cmdutil.DurationFlag("timeout", f.timeout, true); err != nil {
+	if tr.AttemptTimeout, err = cmdutil.DurationFlag("attempt-timeout", f.timeout, true); err != nil {
 		return nil, nil, err
 	}
 	if tr.MaxRetryAfter, err = cmdutil.DurationFlag("max-retry-after", f.maxRetryWait, false); err != nil {
@@ -528,17 +465,19 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		default:
 			wait += " as " + hintHeader(e) + " asks"
 		}
-		cmdutil.AttemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), wait)
+		if !f.quiet {
+			cmdutil.AttemptFailed(env.Stderr, "again fetch", e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), wait)
+		}
 	}
 	tr.OnGiveUp = func(e retryhttp.Event) {
 		attempts = e.Attempt
 		last = outcome(e, tr.AttemptTimeout)
 		deadlineStop = e.Reason == retry.ErrDeadline
 		unanswered = e.Response == nil && req.Context().Err() != nil
-		if e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
+		if f.quiet || e.Response == nil || e.Reason == retry.ErrExhausted || e.Reason == retry.ErrDeadline && e.HintHeader == "" {
 			return // the final error or status line says it all
 		}
-		cmdutil.AttemptFailed(env.Stderr, e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
+		cmdutil.AttemptFailed(env.Stderr, "again fetch", e.Attempt, e.MaxAttempts, outcome(e, tr.AttemptTimeout), f.giveUpReason(e))
 	}
 	client := &http.Client{Transport: instrument(req.Context(), tr), CheckRedirect: f.checkRedirect}
 	// The output is kept only for a usable response whose body was
@@ -565,12 +504,12 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		return !f.curl.fail || resp.StatusCode < 400
 	}
 	// The body of a response that ends the request is read within its
-	// attempt: --timeout bounds it too, and a body cut off mid-way is
+	// attempt: --attempt-timeout bounds it too, and a body cut off mid-way is
 	// retried like any network failure, if the output can start over.
 	tr.ReadBody = func(resp *http.Response) error {
 		read, own, complete = resp, nil, false
 		if own = checkStatus(resp); own != nil {
-			resp.Body.Close() // a 101's is the connection, never bounded by --timeout
+			resp.Body.Close() // a 101's is the connection, never bounded by --attempt-timeout
 			return own
 		}
 		if f.location && followed(resp) || !usable(resp) {
@@ -594,7 +533,7 @@ func (f *Options) fetch(req *http.Request, tr *retryhttp.Transport, out *output,
 		return err
 	}
 	// Hedged too: the Transport gives ReadBody the winner's body alone,
-	// within the winner's --timeout, so that one copy writes the output
+	// within the winner's --attempt-timeout, so that one copy writes the output
 	// and a winner whose body is cut or stalls is retried.
 	resp, err := client.Do(req)
 	if err != nil {
@@ -907,7 +846,7 @@ func (f *Options) fromStdin() bool {
 }
 
 // outcome is the status or the error of a failed attempt; timeout is
-// --timeout.
+// --attempt-timeout.
 func outcome(e retryhttp.Event, timeout time.Duration) string {
 	switch {
 	case e.Response != nil:
@@ -919,7 +858,7 @@ func outcome(e retryhttp.Event, timeout time.Duration) string {
 }
 
 // timeoutWords returns err, wrapped so that its message says of an attempt
-// that --timeout (timeout) stopped what run says, "timed out after 500ms",
+// that --attempt-timeout (timeout) stopped what run says, "timed out after 500ms",
 // rather than retryhttp's "retryhttp: attempt timed out after 500ms". err
 // without such an attempt is returned as it is.
 func timeoutWords(err error, timeout time.Duration) error {
@@ -1034,16 +973,3 @@ func instrument(ctx context.Context, tr *retryhttp.Transport) http.RoundTripper 
 // handful of attempts, far fewer than a failure ratio's minimum of calls,
 // so a run of failures trips it.
 func fetchBreaker() breaker.Config { return breaker.Config{ConsecutiveFailures: 3} }
-
-// breakerStoreHelp is the paragraph of fetch's help about --breaker-store.
-const breakerStoreHelp = `--breaker-store redis://HOST:PORT/DB?key=NAME puts a circuit breaker in
-front of each host, shared by every again fetch given the same Redis and
-key: once 3 attempts in a row to a host have failed (a network failure or
-a --retry-on status) in one of them, the host's breaker opens for all for
-up to 5 s (doubling after each failed probe, up to 1 min), attempts to it
-are not sent, and one probe for the whole fleet decides when it closes; a
-fetch waits for that probe like a Retry-After, or stops at once when it is
-further off than --max-retry-after or the --deadline. The URL takes the
-same TLS, password, timeout and connect_timeout options as --budget's.
-When Redis cannot be used, each fetch's breakers decide alone, with the
-same rules.`

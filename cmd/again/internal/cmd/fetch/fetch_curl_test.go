@@ -146,7 +146,7 @@ func TestFetchVerbose(t *testing.T) {
 		"> Authorization: (masked)\n",
 		"> Cookie: (masked)\n",
 		"< HTTP/1.1 503 Service Unavailable\n",
-		"again: attempt 1/4 failed (503 Service Unavailable); retrying in 0s\n",
+		"again fetch: attempt 1/4 failed (503 Service Unavailable); retrying in 0s\n",
 		"< HTTP/1.1 200 OK\n",
 		"< Set-Cookie: (masked)\n",
 		"< X-Reply: yes\n",
@@ -343,7 +343,7 @@ func TestFetchConnectTimeout(t *testing.T) {
 		}
 	})
 	r := run(t, append(withArgs(fast, "--connect-timeout", "50ms", "--retries", "1"), "https://"+ln.Addr().String()+"/")...)
-	if r.Code != 1 || !strings.Contains(r.Stderr, "again: attempt 1/2 failed (TLS handshake timeout); retrying in 0s\n") {
+	if r.Code != 1 || !strings.Contains(r.Stderr, "again fetch: attempt 1/2 failed (TLS handshake timeout); retrying in 0s\n") {
 		t.Errorf("exit %d, stderr %q; want 1 after two attempts that timed out in the handshake", r.Code, r.Stderr)
 	}
 	mu.Lock()
@@ -353,7 +353,7 @@ func TestFetchConnectTimeout(t *testing.T) {
 	}
 }
 
-// --timeout bounds the whole attempt, body included: a server that sends
+// --attempt-timeout bounds the whole attempt, body included: a server that sends
 // its headers and then stalls in the body fails the attempt at the limit,
 // and the attempt is retried.
 func TestFetchTimeoutCoversBody(t *testing.T) {
@@ -369,8 +369,8 @@ func timeoutCoversBody(t *testing.T, extra []string) {
 	srv := newFetchServer(t, map[string][]answer{"/slow": {{body: "x", stall: true}}})
 	// --deadline only keeps a failing test short.
 	out := filepath.Join(t.TempDir(), "out")
-	r := run(t, append(withArgs(fast, append(extra, "-o", out, "--timeout", "200ms", "--retries", "1", "--deadline", "20s")...), srv.URL+"/slow")...)
-	pattern := regexp.MustCompile(`^again: attempt 1/2 failed \(timed out after 200ms\); retrying in 0s
+	r := run(t, append(withArgs(fast, append(extra, "-o", out, "--attempt-timeout", "200ms", "--retries", "1", "--deadline", "20s")...), srv.URL+"/slow")...)
+	pattern := regexp.MustCompile(`^again fetch: attempt 1/2 failed \(timed out after 200ms\); retrying in 0s
 again fetch: retries exhausted after 2 attempts in ([^\n]+): timed out after 200ms
 $`)
 	m := pattern.FindStringSubmatch(r.Stderr)
@@ -395,7 +395,7 @@ func TestFetchCutBodyRetried(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			r := run(t, append(withArgs(fast, append(hedged, "-o", out)...), srv.URL+"/")...)
 			got, _ := os.ReadFile(out)
-			want := "again: attempt 1/4 failed (reading the response body: unexpected EOF); retrying in 0s\n"
+			want := "again fetch: attempt 1/4 failed (reading the response body: unexpected EOF); retrying in 0s\n"
 			if r.Code != 0 || string(got) != "whole" || r.Stderr != want {
 				t.Errorf("-o: exit %d, file %q, stderr %q; want 0, %q, %q", r.Code, got, r.Stderr, "whole", want)
 			}

@@ -19,34 +19,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// hedgeHelp is fetch's help on hedging and --repeat.
-const hedgeHelp = `--hedge-after sends a copy of a request that has not answered after a
-delay, and takes the first response: a duration, or pNN (p95) for the
-observed NNth percentile of the latencies of earlier successful requests,
-which needs --hedge-warmup samples (20 by default) first, so it matters
-with --repeat. --max-hedges copies at most (1 by default). Only requests
-that may run twice at once are hedged: GET, HEAD, OPTIONS, TRACE and
-QUERY, and any method with an Idempotency-Key (a POST's or PATCH's
-automatic one, --idempotency-key given explicitly, or a -H header); each
-copy sends the same body and the same key. A PUT or DELETE without a key
-is retried but not hedged. A body from stdin over 1 MiB, streamed once, is
-neither retried nor hedged. A hedged request keeps the rules of retries:
-a winner whose body is cut off or outlasts --timeout is retried, as an
-unhedged request is, when the output can start over. Hedges
-spend a budget, 10 % of the requests by default (--hedge-budget RATIO, or
-off), with a burst of 4; the --repeat summary says how many it denied. A
-429, a 503 or a Retry-After stops a request's hedging, for its retries
-too. With -v, a line on stderr says when a hedge is sent and which copy
-answered.
-
---repeat N sends the request N times, one after the other (or from
---parallel workers), reads each response to its end and prints, instead
-of the bodies, a summary of the latencies on stdout: p50, p90, p99 and
-max, the hedges launched and won, and the failures. A hedge launched as
-its request answers is called off, often before it reaches the server:
-the server got at most the hedges launched. It exits 1 if any request
-failed.`
-
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
 	after, max, warmup, repeat, budget string
@@ -204,7 +176,7 @@ func (r *hedgeReport) watch(h *hedge.Hedger) {
 			if e.Err != nil {
 				why = "an earlier copy failed"
 			}
-			fmt.Fprintf(r.verbose, "again: attempt %d: sending hedge %d (%s)\n", e.Attempt, e.Hedge, why)
+			fmt.Fprintf(r.verbose, "again fetch: attempt %d: sending hedge %d (%s)\n", e.Attempt, e.Hedge, why)
 		}
 	}
 }
@@ -225,7 +197,7 @@ func (r *hedgeReport) answered(e retryhttp.Event) {
 	if e.Hedge > 0 {
 		who = "hedge " + strconv.Itoa(e.Hedge)
 	}
-	fmt.Fprintf(r.verbose, "again: attempt %d answered by %s\n", e.Attempt, who)
+	fmt.Fprintf(r.verbose, "again fetch: attempt %d answered by %s\n", e.Attempt, who)
 }
 
 // repeatRequest sends req n times through tr, reading each response to its end,
@@ -237,7 +209,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		req.Body.Close()
 		return cmdutil.Usagef("--repeat needs a request body that can be sent again; one from stdin over 1 MiB is streamed once (send a file with -d @FILE instead)")
 	}
-	boundBodies(tr) // --timeout bounds each body, as in a fetch
+	boundBodies(tr) // --attempt-timeout bounds each body, as in a fetch
 	tr.OnSuccess = rep.answered
 	// Instrumented as a single fetch is: each request's span and metrics
 	// are exported when the environment asks for them. The instrumented

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	"go.uber.org/goleak"
 )
 
@@ -44,7 +45,7 @@ func TestFetchHedgeAfter(t *testing.T) {
 	if r.Code != 0 || r.Stdout != "answer 2\n" {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want the hedge's answer", r.Code, r.Stdout, r.Stderr)
 	}
-	for _, want := range []string{"again: attempt 1: sending hedge 1 (no answer after ", "again: attempt 1 answered by hedge 1\n"} {
+	for _, want := range []string{"again fetch: attempt 1: sending hedge 1 (no answer after ", "again fetch: attempt 1 answered by hedge 1\n"} {
 		if !strings.Contains(r.Stderr, want) {
 			t.Errorf("-v stderr lacks %q:\n%s", want, r.Stderr)
 		}
@@ -227,7 +228,7 @@ func TestFetchHedgeUsageErrors(t *testing.T) {
 		{[]string{"--hedge-after", "-1s"}, `again fetch: --hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got "-1s"`},
 		{[]string{"--hedge-after", "10ms", "--hedge-budget", "0"}, `again fetch: --hedge-budget must be a ratio from 0.001 to 1 or off, got "0"`},
 		{[]string{"--hedge-budget", "0.2"}, `again fetch: --hedge-budget needs --hedge-after`},
-		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 20`},
+		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 20`},
 		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges must be a whole number from 1 to 10, got "0"`},
 		{[]string{"--max-hedges", "2"}, `again fetch: --max-hedges needs --hedge-after`},
 		{[]string{"--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after`},
@@ -281,7 +282,7 @@ func TestFetchRepeatStopped(t *testing.T) {
 func TestFetchRepeatFailureWords(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/hang": {{hang: true}}})
-	args := []string{"fetch", "--retries", "0", "--timeout", "20ms", srv.URL + "/hang?token=SECRET"}
+	args := []string{"fetch", "--retries", "0", "--attempt-timeout", "20ms", srv.URL + "/hang?token=SECRET"}
 	single := run(t, args...)
 	r := run(t, append([]string{"fetch", "--repeat", "2"}, args[1:]...)...)
 	want := "again fetch: 2 of 2 requests failed (the last: " + strings.TrimPrefix(strings.TrimSuffix(single.Stderr, "\n"), "again fetch: ") + ")\n"
@@ -314,7 +315,7 @@ func trickling(t *testing.T) string {
 	return srv.URL
 }
 
-// --timeout bounds the response body with --hedge-after and --repeat too,
+// --attempt-timeout bounds the response body with --hedge-after and --repeat too,
 // as without them: the winner's body and each repeated request's are
 // read within the attempt's limit.
 func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
@@ -331,11 +332,11 @@ func TestFetchTimeoutCoversBodyHedgedRepeated(t *testing.T) {
 		{"--hedge-after", []string{"--hedge-after", "50ms", "--retries", "0"}, "",
 			"again fetch: reading the response body: attempt timed out after 200ms (not retried: the output cannot start over)\n"},
 		{"--repeat", []string{"--repeat", "1"}, "",
-			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --timeout 200ms)\n"},
+			"again fetch: 1 of 1 requests failed (the last: reading the response body: timed out after --attempt-timeout 200ms)\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := run(t, append(append([]string{"fetch", "--timeout", "200ms"}, tt.args...), url)...)
+			r := run(t, append(append([]string{"fetch", "--attempt-timeout", "200ms"}, tt.args...), url)...)
 			if r.Code != 1 || r.Stderr != tt.stderr {
 				t.Errorf("exit %d, stderr %q; want 1, %q", r.Code, r.Stderr, tt.stderr)
 			}
@@ -378,7 +379,7 @@ func TestFetchHedgeStdin(t *testing.T) {
 	if code != cmdutil.ExitUsage || errOut.String() != want {
 		t.Errorf("--repeat with a large stdin: exit %d, stderr %q; want 2, %q", code, errOut.String(), want)
 	}
-	help := run(t, "fetch", "--help").Stdout
+	help := run(t, "fetch", "--help").Stdout + cmdtest.Guide(t) // the help, or the guide it points to
 	for _, want := range []string{
 		"stdin over 1 MiB, streamed once, is neither retried nor hedged",
 		"@- for stdin (retried and hedged only if at most 1 MiB)",
@@ -388,7 +389,7 @@ func TestFetchHedgeStdin(t *testing.T) {
 			t.Errorf("again fetch --help lacks %q", want)
 		}
 	}
-	if strings.Contains(help, "never hedged") {
+	if strings.Contains(run(t, "fetch", "--help").Stdout, "never hedged") {
 		t.Errorf("again fetch --help still says a body from stdin is never hedged")
 	}
 }

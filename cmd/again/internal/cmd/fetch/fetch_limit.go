@@ -12,17 +12,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// limitHelp is fetch's help on --parallel and --limit.
-const limitHelp = `--parallel P, with --repeat, sends the N requests from P workers at once
-(1 by default: one after the other). --limit N bounds the attempts in
-flight to each host at N (retries and hedges included, each holding its
-own permit until its response is read); --limit adaptive lets the bound
-follow the host's latency (Netflix's Gradient2, from 20 and between 1 and
-200, with a loss for a timeout, a 429 or a 503). An attempt over the
-limit is not sent and fails its request at once. The summary then says,
-for each host, how many attempts the limit refused and the limit it
-settled at.`
-
 // maxParallel bounds --parallel: each worker is a goroutine with a
 // request in flight.
 const maxParallel = 10_000

@@ -72,7 +72,7 @@ func TestFetchEscapesServerText(t *testing.T) {
 		t.Errorf("stderr holds raw control characters: %q", r.Stderr)
 	}
 	for _, want := range []string{
-		`again: attempt 1/2 failed (503 \x1b]0;owned\x07\x1b[2J); retrying in 0s` + "\n",
+		`again fetch: attempt 1/2 failed (503 \x1b]0;owned\x07\x1b[2J); retrying in 0s` + "\n",
 		`again fetch: server answered 503 \x1b]0;owned\x07\x1b[2J after 2 attempts` + "\n",
 		`< HTTP/1.1 503 \x1b]0;owned\x07\x1b[2J` + "\n",
 		`< X-Evil: a\x9b31mred` + "\n",
@@ -90,7 +90,7 @@ type fakeTimeout struct{ d time.Duration }
 func (e fakeTimeout) Error() string        { return "retryhttp: attempt timed out after " + e.d.String() }
 func (e fakeTimeout) Is(target error) bool { return target == retryhttp.ErrAttemptTimeout }
 
-// TestTimeoutWords: fetch says of an attempt that --timeout stopped what
+// TestTimeoutWords: fetch says of an attempt that --attempt-timeout stopped what
 // run says, "timed out after 500ms", wherever retryhttp's error is in the
 // error's tree, and the error still matches retryhttp.ErrAttemptTimeout.
 func TestTimeoutWords(t *testing.T) {
@@ -163,7 +163,7 @@ func TestFetchRateLimitResetPast(t *testing.T) {
 	reset := strconv.FormatInt(time.Now().Unix()-1, 10)
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 429, header: map[string]string{"X-RateLimit-Reset": reset}}, {body: "ok"}}})
 	r := run(t, append(withArgs(fast), srv.URL+"/")...)
-	want := "again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s\n"
+	want := "again fetch: attempt 1/4 failed (429 Too Many Requests); retrying in 0s\n"
 	if r.Code != 0 || r.Stdout != "ok" || r.Stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0, ok, %q", r.Code, r.Stdout, r.Stderr, want)
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	"go.uber.org/goleak"
 )
 
@@ -129,55 +130,55 @@ func TestFetch(t *testing.T) {
 	}{
 		{"success", []string{"/ok"}, 0, "hello\n", ""},
 		{"503 and a reset, then success", []string{"/flaky"}, 0, "done\n",
-			"again: attempt 1/4 failed (…); retrying in 0s\n" +
-				"again: attempt 2/4 failed (503 Service Unavailable); retrying in 0s\n"},
+			"again fetch: attempt 1/4 failed (…); retrying in 0s\n" +
+				"again fetch: attempt 2/4 failed (503 Service Unavailable); retrying in 0s\n"},
 		{"Retry-After sets the wait", []string{"/ra0"}, 0, "done\n",
-			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as Retry-After: 0 asks\n"},
+			"again fetch: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as Retry-After: 0 asks\n"},
 		{"a hint shorter than --initial waits --initial", []string{"--initial", "20ms", "/ra0-again"}, 0, "done\n",
-			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 20ms (Retry-After: 0 asks for 0 ms, less than the first delay)\n"},
+			"again fetch: attempt 1/4 failed (429 Too Many Requests); retrying in 20ms (Retry-After: 0 asks for 0 ms, less than the first delay)\n"},
 		{"RateLimit sets the wait", []string{"/ratelimit"}, 0, "done\n",
-			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as RateLimit: \"default\";r=0;t=0 asks\n"},
+			"again fetch: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as RateLimit: \"default\";r=0;t=0 asks\n"},
 		{"X-RateLimit-Reset sets the wait", []string{"/xreset"}, 0, "done\n",
-			"again: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as X-RateLimit-Reset: 0 asks\n"},
+			"again fetch: attempt 1/4 failed (429 Too Many Requests); retrying in 0s as X-RateLimit-Reset: 0 asks\n"},
 		{"RateLimit-Reset above --max-retry-after", []string{"/reset"}, 1, "quota",
-			"again: attempt 1/4 failed (503 Service Unavailable); giving up: RateLimit-Reset: 120 asks for 2 min, more than --max-retry-after 1m\n" +
+			"again fetch: attempt 1/4 failed (503 Service Unavailable); giving up: RateLimit-Reset: 120 asks for 2 min, more than --max-retry-after 1m\n" +
 				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"retries exhausted", []string{"--retries", "2", "/down"}, 1, "still busy",
-			"again: attempt 1/3 failed (503 Service Unavailable); retrying in 0s\n" +
-				"again: attempt 2/3 failed (503 Service Unavailable); retrying in 0s\n" +
+			"again fetch: attempt 1/3 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: attempt 2/3 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again fetch: server answered 503 Service Unavailable after 3 attempts\n"},
 		{"404 is final", []string{"/missing"}, 1, "no such thing",
 			"again fetch: server answered 404 Not Found after 1 attempt\n"},
 		{"redirect not followed", []string{"/moved"}, 0, "", ""},
 		{"redirect followed with -L", []string{"-L", "/moved"}, 0, "hello\n", ""},
 		{"attempts counted per hop with -L", []string{"-L", "/hop"}, 1, "no such thing",
-			"again: attempt 1/4 failed (503 Service Unavailable); retrying in 0s\n" +
+			"again fetch: attempt 1/4 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again fetch: server answered 404 Not Found after 1 attempt\n"},
 		{"Retry-After above --max-retry-after", []string{"/long"}, 1, "come back later",
-			"again: attempt 1/4 failed (503 Service Unavailable); giving up: Retry-After: 120 asks for 2 min, more than --max-retry-after 1m\n" +
+			"again fetch: attempt 1/4 failed (503 Service Unavailable); giving up: Retry-After: 120 asks for 2 min, more than --max-retry-after 1m\n" +
 				"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"Retry-After above a given --max-retry-after", []string{"--max-retry-after", "10s", "/later"}, 1, "later",
-			"again: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, more than --max-retry-after 10s\n" +
+			"again fetch: attempt 1/4 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, more than --max-retry-after 10s\n" +
 				"again fetch: server answered 429 Too Many Requests after 1 attempt\n"},
 		{"--deadline without --retries retries until the deadline", []string{"--deadline", "1m", "/waking"}, 0, "up\n",
-			"again: attempt 1 failed (503 Service Unavailable); retrying in 0s\n" +
-				"again: attempt 2 failed (503 Service Unavailable); retrying in 0s\n" +
-				"again: attempt 3 failed (503 Service Unavailable); retrying in 0s\n" +
-				"again: attempt 4 failed (503 Service Unavailable); retrying in 0s\n" +
-				"again: attempt 5 failed (503 Service Unavailable); retrying in 0s\n"},
+			"again fetch: attempt 1 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: attempt 2 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: attempt 3 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: attempt 4 failed (503 Service Unavailable); retrying in 0s\n" +
+				"again fetch: attempt 5 failed (503 Service Unavailable); retrying in 0s\n"},
 		{"--retries and --deadline: whichever comes first", []string{"--retries", "1", "--deadline", "1m", "/down"}, 1, "still busy",
-			"again: attempt 1/2 failed (503 Service Unavailable); retrying in 0s\n" +
+			"again fetch: attempt 1/2 failed (503 Service Unavailable); retrying in 0s\n" +
 				"again fetch: server answered 503 Service Unavailable after 2 attempts\n"},
 		{"Retry-After past the deadline", []string{"--deadline", "10s", "/later"}, 124, "later",
-			"again: attempt 1 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
+			"again fetch: attempt 1 failed (429 Too Many Requests); giving up: Retry-After: 30 asks for 30 s, past the --deadline\n" +
 				"again fetch: stopped by the --deadline 10s after 1 attempt: 429 Too Many Requests\n"},
-		{"--timeout ends each attempt", []string{"--timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
-			"again: attempt 1/2 failed (timed out after 10ms); retrying in 0s\n" +
+		{"--attempt-timeout ends each attempt", []string{"--attempt-timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
+			"again fetch: attempt 1/2 failed (timed out after 10ms); retrying in 0s\n" +
 				"again fetch: retries exhausted after 2 attempts in …: timed out after 10ms\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",
 			"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"--retry-on 404", []string{"--retry-on", "404", "--retries", "1", "/missing"}, 1, "no such thing",
-			"again: attempt 1/2 failed (404 Not Found); retrying in 0s\n" +
+			"again fetch: attempt 1/2 failed (404 Not Found); retrying in 0s\n" +
 				"again fetch: server answered 404 Not Found after 2 attempts\n"},
 	}
 	for _, tt := range tests {
@@ -312,7 +313,7 @@ func TestFetchNoKeyNoRetry(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after the servers close
 	srv := newFetchServer(t, map[string][]answer{"/": {{status: 503, body: "busy"}, {body: "ok"}}})
 	r := run(t, append(withArgs(fast, "-d", "x", "--idempotency-key", "off"), srv.URL+"/")...)
-	want := "again: attempt 1/4 failed (503 Service Unavailable); not retried: POST without Idempotency-Key may have reached the server\n" +
+	want := "again fetch: attempt 1/4 failed (503 Service Unavailable); not retried: POST without Idempotency-Key may have reached the server\n" +
 		"again fetch: server answered 503 Service Unavailable after 1 attempt\n"
 	if r.Code != 1 || r.Stdout != "busy" || r.Stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, %q, stderr:\n%s", r.Code, r.Stdout, r.Stderr, "busy", want)
@@ -330,7 +331,7 @@ func TestFetchNetworkFailure(t *testing.T) {
 	if r.Code != 1 || r.Stdout != "" || len(lines) != 2 {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s\nwant exit 1, nothing on stdout, a retry line and an error line", r.Code, r.Stdout, r.Stderr)
 	}
-	if !strings.HasPrefix(lines[0], "again: attempt 1/2 failed (dial tcp "+addr) || !strings.HasSuffix(lines[0], "); retrying in 0s") {
+	if !strings.HasPrefix(lines[0], "again fetch: attempt 1/2 failed (dial tcp "+addr) || !strings.HasSuffix(lines[0], "); retrying in 0s") {
 		t.Errorf("retry line %q, want the dial error and the wait", lines[0])
 	}
 	if !strings.HasPrefix(lines[1], "again fetch: retries exhausted after 2 attempts") {
@@ -348,7 +349,10 @@ func TestFetchUsageErrors(t *testing.T) {
 	}{
 		{[]string{"fetch"}, `again fetch: missing URL; usage: again fetch [flags] URL (see 'again fetch --help')`},
 		{[]string{"fetch", "http://a/", "http://b/"}, `again fetch: unexpected argument "http://b/"; fetch takes one URL (see 'again fetch --help')`},
-		{[]string{"fetch", "example.com"}, `again fetch: URL must be an absolute http or https URL, got "example.com"`},
+		{[]string{"fetch", "example.com"}, `again fetch: URL must be an absolute http or https URL, got "example.com" without a scheme; write http://example.com or https://example.com`},
+		// Read by url.Parse as the scheme "localhost": the whole input is shown, with the fix.
+		{[]string{"fetch", "localhost:8080/x"}, `again fetch: URL must be an absolute http or https URL, got "localhost:8080/x" without a scheme; write http://localhost:8080/x or https://localhost:8080/x`},
+		{[]string{"fetch", "user:secret@localhost:8080/x?token=secret"}, `again fetch: URL must be an absolute http or https URL, got "user:…@localhost:8080/x?token=…" without a scheme; write http://user:…@localhost:8080/x?token=… or https://user:…@localhost:8080/x?token=…`},
 		{[]string{"fetch", "ftp://example.com/"}, `again fetch: URL must be an absolute http or https URL, got "ftp://example.com/"`},
 		{[]string{"fetch", "http://"}, `again fetch: URL must be an absolute http or https URL, got "http://"`},
 		{[]string{"fetch", "http://example.com:99999/"}, `again fetch: URL port must be from 1 to 65535, got 99999`},
@@ -357,10 +361,10 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL must be an absolute http or https URL, got "http://a b/"`},
 		{[]string{"fetch", "http://user:secret@a b/?token=secret"}, `again fetch: URL must be an absolute http or https URL, got "http://…@a b/?…"`},
 		{[]string{"fetch", "http://user:se/cret@host:port/"}, `again fetch: URL must be an absolute http or https URL, got "http://…@host:port/"`},
-		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
+		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "5xx"`},
 		{[]string{"fetch", "--retry-on", "503,600", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "503,600"`},
-		{[]string{"fetch", "--timeout", "-1s", "http://a/"}, `again fetch: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
+		{[]string{"fetch", "--attempt-timeout", "-1s", "http://a/"}, `again fetch: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
 		{[]string{"fetch", "--max-retry-after", "soon", "http://a/"}, `again fetch: --max-retry-after must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
 		{[]string{"fetch", "--retries", "-1", "http://a/"}, `again fetch: --retries must be a whole number from 0 to 100000, got -1`},
 		{[]string{"fetch", "-H", "NoColon", "http://a/"}, `again fetch: --header must be 'Name: value' with a valid header name and no control characters, got "NoColon"`},
@@ -387,6 +391,7 @@ func TestFetchUsageErrors(t *testing.T) {
 
 func TestFetchHelp(t *testing.T) {
 	r := run(t, "fetch", "--help")
+	r.Stdout += cmdtest.Guide(t) // the help, or the guide it points to
 	for _, want := range []string{"Examples:", "again fetch -d @order.json", "--retry-on list", "--idempotency-key auto|off|KEY", "--max-retry-after duration", "--initial duration", "Exit status: 0"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("again fetch --help lacks %q:\n%s", want, r.Stdout)

@@ -14,21 +14,11 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// throttleHelp is fetch's help on --throttle.
-const throttleHelp = `--throttle [K], with --repeat, throttles the requests on the client's side,
-per host, as Google's SRE book describes: each attempt is rejected
-locally, never sent, with probability max(0, (requests - K×accepts) /
-(requests + 1)) over the last 2 minutes, where requests counts the
-attempts rejected too (except while no attempt is accepted, so that the
-host's recovery is seen at once) and accepts those not refused with 429
-or 503. K is 2 when only --throttle is given. The summary then says how
-many attempts each host's throttle rejected, and its p at the end.`
-
 // addThrottleFlag registers --throttle, whose value is K, 2 when the flag
 // is given bare.
 func addThrottleFlag(fs *pflag.FlagSet, k *string) {
 	fs.Var(cmdutil.Text(k, "K"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through K per accepted one (default 2 when given bare)")
-	fs.Lookup("throttle").NoOptDefVal = strconv.Itoa(throttle.DefaultK)
+	cmdutil.OptionalNumber(fs, "throttle", strconv.Itoa(throttle.DefaultK))
 }
 
 // throttles returns the Group of per-host throttles that --throttle

@@ -27,6 +27,8 @@ func TestFetchRepeatThrottle(t *testing.T) {
 	}{
 		{"bare", []string{"--throttle"}},
 		{"K", []string{"--throttle=1.5"}},
+		// A number after the bare flag is its value, not the URL.
+		{"K spaced", []string{"--throttle", "1.5"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			hits.Store(0)
@@ -56,6 +58,7 @@ func TestFetchThrottleUsageErrors(t *testing.T) {
 		{[]string{"--throttle"}, `again fetch: --throttle needs --repeat: a single request is never throttled`},
 		{[]string{"--repeat", "2", "--throttle=0.5"}, `again fetch: --throttle must be a finite number K >= 1, got "0.5"`},
 		{[]string{"--repeat", "2", "--throttle=x"}, `again fetch: --throttle must be a finite number K >= 1, got "x"`},
+		{[]string{"--repeat", "2", "--throttle", "0.5"}, `again fetch: --throttle must be a finite number K >= 1, got "0.5"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)

@@ -10,7 +10,7 @@ import (
 	"github.com/again-go/again/retryhttp"
 )
 
-// boundBodies makes tr's AttemptTimeout (--timeout) bound the body of each
+// boundBodies makes tr's AttemptTimeout (--attempt-timeout) bound the body of each
 // response, from the start of the attempt that got it, where tr.ReadBody
 // does not read the body within its attempt: with --hedge-after, where the
 // winner's body is written after RoundTrip, and with --repeat. The
@@ -100,9 +100,11 @@ type timedRWBody struct {
 
 func (b *timedRWBody) Write(p []byte) (int, error) { return b.w.Write(p) }
 
-// bodyTimeoutError is a response body that --timeout cut off.
+// bodyTimeoutError is a response body that --attempt-timeout cut off.
 type bodyTimeoutError struct{ limit time.Duration }
 
-func (e *bodyTimeoutError) Error() string   { return "timed out after --timeout " + e.limit.String() }
+func (e *bodyTimeoutError) Error() string {
+	return "timed out after --attempt-timeout " + e.limit.String()
+}
 func (e *bodyTimeoutError) Timeout() bool   { return true }
 func (e *bodyTimeoutError) Temporary() bool { return true }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,8 +35,9 @@ type Options struct {
 	SeedSet       bool             // --seed was given: it overrides the scenario's
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
+	Quiet         bool             // -q, --quiet: no start line, no live line
 	Shed          int              // --shed: the upstream's concurrency limit; 0 none
-	Format        string           // --format: table or json
+	Format        string           // --format: text or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
 	Listener net.Listener
@@ -50,61 +52,13 @@ const DefaultMaxActive = 1000
 
 // NewCmd returns `again proxy`.
 func NewCmd(env *cmdutil.Env) *cobra.Command {
-	opts := &Options{Env: env, Listen: "127.0.0.1:8080", Format: "table", MaxActive: DefaultMaxActive}
+	opts := &Options{Env: env, Listen: "127.0.0.1:8080", MaxActive: DefaultMaxActive}
 	cmd := &cobra.Command{
 		Use:   "proxy --to URL [faults]",
 		Short: "Forward HTTP to a service through injected faults: statuses, resets, latency, outages",
-		Long: `proxy forwards every request it receives to --to, and only there, injecting
-faults on the way: the failures that retry, hedge and breaker code reacts to.
-Put it in front of a service and point a client at it to see how the client
-copes.
-
-Faults (each flag may be repeated; a request gets at most one fault, tried
-in this order: outage, rate, fail, reset, cut, stall, latency):
-  --outage DURATION@START  503s for DURATION from START after the proxy starts
-  --rate N/UNIT            429s with the IETF RateLimit fields beyond N per UNIT
-  --fail RATE[:STATUS]     answer STATUS [503], from 200 to 599, to that
-                           share of the requests
-  --reset STAGE[:RATE]     reset the connection before-headers, after-headers
-                           or mid-body: after half the body, or of a body of
-                           unknown length (chunked) after 1 to 4096 bytes
-                           drawn with the seed
-  --cut RATE               a Content-Length longer than the body sent (half
-                           of it, or as mid-body for an unknown length)
-  --stall RATE             no answer until the client gives up
-  --latency DELAY          a fixed delay (50ms) or one drawn from a
-                           distribution, the words of again sim hedge:
-                           lognormal:MEDIAN,SIGMA or pareto:SCALE,ALPHA
---retry-after adds a Retry-After to outages, rates and failures (2s, or
-date:2s for an HTTP date), and --match narrows every fault to matching
-requests (method=GET, path=/api/, host=H, header=NAME[:VALUE]).
---scenario FILE reads faults from a JSON file (see the example), before
-those of the flags. --seed makes the choice of requests and the drawn
-delays repeatable: the same seed, the same requests in the same order, the
-same faults.
-
---header-control lets clients ask for faults with Envoy's headers
-(x-envoy-fault-abort-request: 503, x-envoy-fault-delay-request: 200 in ms,
-with their -percentage headers, and x-again-fault-reset: mid-body); without
-it those headers do nothing. They are never forwarded. --max-active caps
-the faults in progress [1000].
-
---shed N protects the upstream, whatever it is written in, with package
-shed: at most N requests forwarded at once, the rest queued (128 at most)
-by the criticality of their Again-Criticality header (CRITICAL_PLUS,
-CRITICAL, SHEDDABLE_PLUS, SHEDDABLE; first attempts before retries, by
-Again-Attempt) under CoDel (5ms/100ms, newest first once overloaded), and
-those that cannot be served in time, or whose Again-Timeout-Ms has passed,
-answered at once with a 503 and a jittered Retry-After.
-
-The proxy listens on loopback unless --listen names another host
-(0.0.0.0:8080 for every interface); it never forwards to a host other than
---to, does not follow redirects, removes hop-by-hop headers, refuses
-Upgrade and CONNECT, and streams bodies. What it does not fault passes
-through as it came, headers and bytes: it asks the upstream for no
-compression the client did not ask for. On a terminal it prints a live
-summary line on stderr; when stopped (Ctrl-C) it prints a table of what it
-did, or JSON with --format json.`,
+		Long: `proxy forwards every request to --to, and only there, injecting faults on
+the way (statuses, resets, cut bodies, stalls, latency, outages, rate
+limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 		Example: `  # 20 % of requests fail with a 503 asking for a 2 s wait.
   again proxy --to http://127.0.0.1:9000 --fail 0.2:503 --retry-after 2s
 
@@ -118,9 +72,7 @@ did, or JSON with --format json.`,
   # Keep a service at 64 requests in flight, shedding the excess in time.
   again proxy --to http://127.0.0.1:9000 --shed 64
 
-  # Faults from a file, repeatable with a seed:
-  #   {"faults": [{"kind": "status", "status": 503, "times": 2},
-  #               {"kind": "reset", "stage": "mid-body", "rate": 0.05}]}
+  # Faults from a file (docs/fault.md has the format), repeatable with a seed.
   again proxy --to http://127.0.0.1:9000 --scenario storm.json --seed 7`,
 		Args: cmdutil.NoArgs,
 	}
@@ -129,7 +81,7 @@ did, or JSON with --format json.`,
 	fs.Var(cmdutil.Text(&opts.To, "url"), "to", "the upstream's URL: every request goes there (required)")
 	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "rate[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Latency, "delay"), "latency", "delay requests: "+proxymodel.LatencySyntax)
-	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax+fmt.Sprintf("; mid-body after half the body, or after 1 to %d bytes of a chunked one", fault.MaxDrawnBytes))
 	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "d@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Rate, "n/unit"), "rate", "rate-limit: "+proxymodel.RateSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "rate"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
@@ -141,7 +93,8 @@ did, or JSON with --format json.`,
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
 	fs.IntVar(&opts.Shed, "shed", 0, "forward at most N requests at once, queue or shed the rest (503); 0 for none")
-	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "final report: table or json")
+	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")
+	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		opts.SeedSet = fs.Changed("seed")
 		return proxyRun(cmd.Context(), opts)
@@ -158,9 +111,6 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	to, err := url.Parse(opts.To)
 	if err != nil || to.Host == "" || (to.Scheme != "http" && to.Scheme != "https") {
 		return cfg, cmdutil.Usagef("--to %q: want an http or https URL with a host, such as http://127.0.0.1:9000", opts.To)
-	}
-	if opts.Format != "table" && opts.Format != "json" {
-		return cfg, cmdutil.Usagef("--format must be table or json, got %q", opts.Format)
 	}
 	if opts.MaxActive < 0 {
 		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
@@ -188,6 +138,9 @@ func (opts *Options) config() (proxymodel.Config, error) {
 		if sc.MaxActive > 0 {
 			cfg.MaxActive = sc.MaxActive
 		}
+	}
+	if err := requireUnits(opts.Flags); err != nil {
+		return cfg, err
 	}
 	faults, err := opts.Flags.Faults()
 	if err != nil {
@@ -225,11 +178,14 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	case 1:
 		faults = "1 fault"
 	}
-	fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %s\n", ln.Addr(), cfg.To.Redacted(), faults)
+	if !opts.Quiet {
+		fmt.Fprintf(env.Stderr, "again proxy: forwarding %s to %s with %s\n", ln.Addr(), cfg.To.Redacted(), faults)
+	}
+	// A warning, not progress: -q keeps it.
 	if ip, ok := ln.Addr().(*net.TCPAddr); ok && !ip.IP.IsLoopback() {
 		fmt.Fprintf(env.Stderr, "again proxy: listening on %s, beyond this machine\n", ln.Addr())
 	}
-	live := opts.Live != nil && *opts.Live || opts.Live == nil && cmdutil.IsTerminal(env.Stderr)
+	live := !opts.Quiet && (opts.Live != nil && *opts.Live || opts.Live == nil && cmdutil.IsTerminal(env.Stderr))
 	var liveLine func(proxymodel.Stats)
 	if live {
 		liveLine = func(s proxymodel.Stats) { fmt.Fprintf(env.Stderr, "\r\033[Kagain proxy: %s", s.Line()) }
@@ -239,13 +195,49 @@ func proxyRun(ctx context.Context, opts *Options) error {
 		fmt.Fprint(env.Stderr, "\r\033[K")
 	}
 	s := p.Stats()
-	if opts.Format == "json" {
+	if opts.Format == cmdutil.FormatJSON {
 		b, _ := json.Marshal(s)
 		fmt.Fprintf(env.Stdout, "%s\n", b)
 	} else {
 		fmt.Fprint(env.Stdout, s.Table())
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Stopped by a signal, the usual end of a proxy: its report first,
+	// then 128+N as every command, so that a script or supervisor sees
+	// that it did not end by itself.
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "")
+	}
+	return nil
+}
+
+// requireUnits refuses a bare number in a duration of the fault flags, as
+// every duration flag of every command does (cmdutil.RequireUnit), rather
+// than the syntax alone.
+func requireUnits(fl proxymodel.Flags) error {
+	check := func(flag string, values ...string) error {
+		for _, v := range values {
+			if err := cmdutil.RequireUnit(flag, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := check("latency", fl.Latency...); err != nil {
+		return err
+	}
+	if err := check("retry-after", strings.TrimPrefix(fl.RetryAfter, "date:")); err != nil {
+		return err
+	}
+	for _, o := range fl.Outage {
+		d, start, _ := strings.Cut(o, "@")
+		if err := check("outage", d, start); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // specMessage returns err's message for the command's line, which has its

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,7 +48,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--to", "http://x", "--listen", "host:"}, `again proxy: --listen "host:": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
 		// TEST-NET-1 (RFC 5737): an address no machine of the test's has.
 		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": cannot listen there (bind: cannot assign requested address): want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080, a host of this machine`},
-		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be table or json, got "xml"`},
+		// Retry-After carries whole seconds, as the help says.
+		{[]string{"proxy", "--to", "http://x", "--retry-after", "1500ms"}, `again proxy: --retry-after "1500ms": want a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date`},
+		// A duration needs a unit, as in every command.
+		{[]string{"proxy", "--to", "http://x", "--latency", "50"}, `again proxy: --latency needs a unit, such as 50s or 50ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 50`},
+		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after needs a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 2`},
+		{[]string{"proxy", "--to", "http://x", "--outage", "20s@10"}, `again proxy: --outage needs a unit, such as 10s or 10ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 10`},
+		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be one of text or json, got "xml"`},
 		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, "again proxy: --shed must be at least 0 (0 for no shedding), got -1"},
 		{[]string{"proxy", "--to", "http://x", "--scenario", "/nonexistent.json"}, "again proxy: --scenario: open /nonexistent.json: no such file or directory"},
 	} {
@@ -57,7 +64,8 @@ func TestUsageErrors(t *testing.T) {
 
 // The help's figures are the fault package's.
 func TestHelpFigures(t *testing.T) {
-	long := NewCmd(&cmdutil.Env{}).Long
+	cmd := NewCmd(&cmdutil.Env{})
+	long := cmd.Long + cmd.Flags().FlagUsages()
 	for _, want := range []string{
 		fmt.Sprintf("from %d to %d", fault.MinStatus, fault.MaxStatus),
 		fmt.Sprintf("after 1 to %d bytes", fault.MaxDrawnBytes),
@@ -97,7 +105,7 @@ func serve(t *testing.T, opts *Options) (string, func() string) {
 	opts.Env = &cmdutil.Env{Stdout: &out, Stderr: &errb}
 	opts.Listener = ln
 	if opts.Format == "" {
-		opts.Format = "table"
+		opts.Format = "text"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -269,7 +277,7 @@ func TestLiveLine(t *testing.T) {
 	}
 	var out, errb lockedBuffer
 	live := true
-	opts := &Options{Env: &cmdutil.Env{Stdout: &out, Stderr: &errb}, Listener: ln, To: up.URL, Format: "table", Live: &live,
+	opts := &Options{Env: &cmdutil.Env{Stdout: &out, Stderr: &errb}, Listener: ln, To: up.URL, Format: "text", Live: &live,
 		Flags: proxymodel.Flags{Fail: []string{"1:503"}}}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -509,5 +517,46 @@ func TestCurlConnectRefused(t *testing.T) {
 	}
 	if report := stop(); !strings.Contains(report, "tunnels refused      1") {
 		t.Errorf("report:\n%s\nwant 1 tunnel refused", report)
+	}
+}
+
+// A signal, the usual end of a proxy, still prints the report, then ends
+// with 128+N as every command does, not with 0 as if it had finished.
+func TestSignalStatus(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	opts := &Options{Env: &cmdutil.Env{Stdout: &out, Stderr: &errb}, Listener: ln, To: "http://127.0.0.1:9", Format: "json"}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGINT})
+	err = proxyRun(ctx, opts)
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != 130 || err.Error() != "stopped: received SIGINT" {
+		t.Errorf("proxyRun stopped by SIGINT: %v, want exit 130 and \"stopped: received SIGINT\"", err)
+	}
+	if !json.Valid(out.Bytes()) {
+		t.Errorf("stdout %q, want the JSON report before the status", out.String())
+	}
+}
+
+// -q leaves stderr to errors, as in every command: no start line, no live
+// line even on a terminal; the report is still printed.
+func TestQuiet(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	live := true
+	opts := &Options{Env: &cmdutil.Env{Stdout: &out, Stderr: &errb}, Listener: ln, To: "http://127.0.0.1:9", Format: "json", Quiet: true, Live: &live}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := proxyRun(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	if errb.Len() != 0 || !json.Valid(out.Bytes()) {
+		t.Errorf("proxy -q: stderr %q, stdout %q; want nothing on stderr and the JSON report", errb.String(), out.String())
 	}
 }

@@ -49,6 +49,7 @@ func TestBudgetHelp(t *testing.T) {
 		{"fetch", append(common, "--breaker-store url", "--breaker-store redis://HOST:PORT/DB?key=NAME", "one probe for the whole fleet")},
 	} {
 		r := run(t, tt.sub, "--help")
+		r.Stdout += cmdtest.Guide(t) // the help, or the guide it points to
 		for _, want := range tt.want {
 			if !strings.Contains(r.Stdout, want) {
 				t.Errorf("again %s --help lacks %q", tt.sub, want)

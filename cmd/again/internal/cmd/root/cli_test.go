@@ -42,14 +42,25 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"help", "run", "extra"}, `again help: unknown help topic "run extra"; want one of calc, completion, fetch, proxy, run, sim, wait, web (see 'again --help')`},
 		{[]string{"fetch", "-X", "", "http://127.0.0.1:1/"}, `again fetch: --method must not be empty; leave it out for its default (see 'again fetch --help')`},
 		{[]string{"fetch", "-o", "", "http://127.0.0.1:1/"}, `again fetch: --output must not be empty; leave it out for its default (see 'again fetch --help')`},
-		// A bare number is seconds to timeout and curl, milliseconds to calc.
-		{[]string{"run", "--timeout", "30", "--", "true"}, `again run: --timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
-		{[]string{"run", "--deadline", "1.5", "--", "true"}, `again run: --deadline needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 1.5`},
-		{[]string{"fetch", "--timeout", "30", "http://127.0.0.1:1/"}, `again fetch: --timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
-		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30`},
+		// A duration needs a unit in every flag of every command: a bare number is
+		// seconds to timeout and curl, milliseconds to the calculator page.
+		{[]string{"run", "--attempt-timeout", "30", "--", "true"}, `again run: --attempt-timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"run", "--deadline", "1.5", "--", "true"}, `again run: --deadline needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1.5`},
+		{[]string{"fetch", "--attempt-timeout", "30", "http://127.0.0.1:1/"}, `again fetch: --attempt-timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"run", "--initial", "1.5", "--", "true"}, `again run: --initial needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1.5`},
+		{[]string{"run", "--max", "30", "--", "true"}, `again run: --max needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
+		{[]string{"wait", "--deadline", "5", "db:1"}, `again wait: --deadline needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 5`},
+		{[]string{"calc", "--deadline", "60"}, `again calc: --deadline needs a unit, such as 60s or 60ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 60`},
+		// A policy that contradicts itself is refused alike everywhere.
+		{[]string{"calc", "--initial", "5s", "--max", "1s"}, `again calc: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"run", "--initial", "5s", "--max", "1s", "--", "true"}, `again run: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"fetch", "--initial", "5s", "--max", "1s", "http://127.0.0.1:1/"}, `again fetch: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"wait", "--initial", "5s", "db:1"}, `again wait: --initial 5s is above --max 2s (its default): every delay would be 2s; lower --initial, or raise --max (0 for no cap)`},
+		{[]string{"sim", "storm", "--initial", "5s", "--max", "1s"}, `again sim storm: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
 		// A very long value is echoed shortened.
 		{[]string{"run", "--retry-on-exit", strings.Repeat("9", 100000), "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "` + strings.Repeat("9", 184) + `"… (100000 bytes)`},
-		{[]string{"run", "--timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "` + strings.Repeat("x", 184) + `"… (1000 bytes)`},
+		{[]string{"run", "--attempt-timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "` + strings.Repeat("x", 184) + `"… (1000 bytes)`},
 		{[]string{"calc", "--multiplier", strings.Repeat("y", 1000)}, `again calc: --multiplier must be a finite number >= 1, got "` + strings.Repeat("y", 48) + `"… (1000 bytes)`},
 		{[]string{strings.Repeat("z", 300)}, `again: unknown command "` + strings.Repeat("z", 184) + `"… (300 bytes); want one of calc, completion, fetch, proxy, run, sim, wait, web (see 'again --help')`},
 	}
@@ -60,11 +71,11 @@ func TestFrameworkUsageErrors(t *testing.T) {
 	}
 }
 
-// --timeout takes 0 without a unit: it is 0 in every unit.
+// --attempt-timeout takes 0 without a unit: it is 0 in every unit.
 func TestBareZeroLimits(t *testing.T) {
 	for _, args := range [][]string{
-		{"run", "--timeout", "0", "--", "true"},
-		{"fetch", "--timeout", "0", "--retries", "0", "http://127.0.0.1:1/"},
+		{"run", "--attempt-timeout", "0", "--", "true"},
+		{"fetch", "--attempt-timeout", "0", "--retries", "0", "http://127.0.0.1:1/"},
 	} {
 		if r := run(t, args...); r.Code == cmdutil.ExitUsage {
 			t.Errorf("again %q: usage error %q, want 0 accepted", args, r.Stderr)
@@ -258,3 +269,38 @@ func TestHelpDefaultsOnce(t *testing.T) {
 // The test binary is also the again program, and run's child command, in
 // the processes that the tests start (see cmdtest.Main).
 func init() { cmdtest.Main(RunEnv) }
+
+// One name per idea across the commands; the old spellings still work,
+// each with one warning: run's and fetch's --timeout is --attempt-timeout,
+// wait's --timeout (wait4x's overall limit) is --deadline, web's --addr is
+// --listen. The warning comes before what the command then says.
+func TestOldSpellings(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--timeout", "5", "--", "true"}, "again run: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain run: --attempt-timeout needs a unit"},
+		{[]string{"fetch", "--timeout", "5", "http://127.0.0.1:1/"}, "again fetch: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain fetch: --attempt-timeout needs a unit"},
+		{[]string{"wait", "--timeout", "5", "db:1"}, "again wait: --timeout is now --deadline; it still works, but write --deadline\nagain wait: --deadline needs a unit"},
+		{[]string{"web", "--addr", "x:y"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --listen \"x:y\""},
+	} {
+		r := run(t, tt.args...)
+		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, tt.want) {
+			t.Errorf("again %q: exit %d, stderr %q; want 2 and a start %q", tt.args, r.Code, r.Stderr, tt.want)
+		}
+	}
+}
+
+// -q/--quiet in every command with progress lines: fetch's silences its
+// retry lines, as run's does, and leaves the final line.
+func TestQuietEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"fetch", "-q", "--initial", "0", "--retries", "2", "http://127.0.0.1:1/"},
+		{"run", "-q", "--initial", "0", "--retries", "2", "--", "false"},
+	} {
+		r := run(t, args...)
+		if r.Code != 1 || strings.Contains(r.Stderr, "attempt 1/3 failed") || strings.Count(r.Stderr, "\n") > 1 {
+			t.Errorf("again %q: exit %d, stderr %q; want 1 and at most the final line", args, r.Code, r.Stderr)
+		}
+	}
+}

@@ -243,7 +243,7 @@ func TestTelemetryFetchRepeat(t *testing.T) {
 	defer target.Close()
 	r := runOtel(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+c.URL, nil, "fetch", "-v", "--repeat", "3", "--initial", "1ms", "--hedge-after", "100ms", target.URL)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "requests  3 (0 failed)") || !strings.Contains(r.Stdout, "1 won") ||
-		!strings.Contains(r.Stderr, "again: attempt 1 answered by hedge 1") {
+		!strings.Contains(r.Stderr, "again fetch: attempt 1 answered by hedge 1") {
 		t.Fatalf("exit %d, stdout %q; want 3 requests and 1 hedge won, said on stderr; stderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	calls, retries := c.Point("again.retry.calls", "again.retry.name=fetch"), c.Point("again.retry.retries", "again.retry.name=fetch")

@@ -77,9 +77,9 @@ func newRoot(subs ...*cobra.Command) *cobra.Command {
 		Long: `again retries failed operations with exponential backoff and jitter, and
 computes what a retry schedule costs before you ship it.
 
-Durations are Go syntax (500ms, 1.5s, 2m). calc, and the schedule flags
---initial and --max everywhere, also take a bare number of milliseconds;
-the time limits of run and fetch (--timeout, --deadline) need a unit.
+Durations are Go syntax (500ms, 1.5s, 2m), with a unit in every flag of
+every command: a bare 30 would be 30 s to timeout and curl but 30 ms to the
+calculator page, so it is refused with both readings; 0 needs none.
 Exit status: 0 success, 1 failure, 2 usage error (run and fetch say more).
 
 Install with: go install github.com/again-go/again/cmd/again@latest`,

@@ -30,7 +30,7 @@ func TestRunBudget(t *testing.T) {
 	if n, _ := strconv.Atoi(string(data)); n != 6 {
 		t.Errorf("two runs sharing a 10-token budget made %d attempts, want 6 (5, then 1)", n)
 	}
-	if want := "again: attempt 1/10 failed (exit status 1); " + cmdutil.BudgetSpent; last != want {
+	if want := "again run: attempt 1/10 failed (exit status 1); " + cmdutil.BudgetSpent; last != want {
 		t.Errorf("the second run's last line is %q, want %q", last, want)
 	}
 	if b.URL != cmdtest.BudgetURL || b.Closed != 2 {

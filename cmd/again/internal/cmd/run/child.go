@@ -139,11 +139,11 @@ type exitInfo struct {
 
 // judgeExit is the verdict on an attempt whose command ended as e: nil for
 // a success, an *attemptError otherwise, wrapped with retry.Permanent when
-// its status is not to be retried. timedOut says that --timeout (timeout)
+// its status is not to be retried. timedOut says that --attempt-timeout (timeout)
 // or the --deadline (atDeadline) stopped it while it ran; retryOn is
 // --retry-on-exit's set, nil for every status but those notRetried names.
 //
-// Whatever its status, a command stopped by --timeout or --deadline
+// Whatever its status, a command stopped by --attempt-timeout or --deadline
 // failed, with status 124 as GNU timeout has it; and it is retried even
 // with --retry-on-exit, as documented (--deadline leaves no time for a
 // retry anyway). A command killed by signal N has status 128+N.

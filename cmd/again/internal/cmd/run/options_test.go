@@ -11,7 +11,7 @@ import (
 
 // TestRunRun runs run's Options without cobra: the command's status
 // becomes again's, its retries print their lines unless Quiet, and a bad
-// --timeout is a usage error before anything runs.
+// --attempt-timeout is a usage error before anything runs.
 func TestRunRun(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -20,7 +20,7 @@ func TestRunRun(t *testing.T) {
 		wantCode   int
 		wantStderr string
 	}{
-		{"status and lines", "", false, 3, "again: attempt 1/2 failed (exit status 3); retrying in 0s\nagain: attempt 2/2 failed (exit status 3); giving up\n"},
+		{"status and lines", "", false, 3, "again run: attempt 1/2 failed (exit status 3); retrying in 0s\nagain run: attempt 2/2 failed (exit status 3); giving up\n"},
 		{"quiet", "", true, 3, ""},
 		{"bad timeout", "30", false, cmdutil.ExitUsage, ""},
 	}

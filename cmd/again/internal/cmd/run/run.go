@@ -27,7 +27,7 @@ import (
 
 // Exit statuses of `again run` besides the child's own, as shells use them.
 const (
-	// ExitTimedOut: --timeout stopped the last attempt, or the --deadline
+	// ExitTimedOut: --attempt-timeout stopped the last attempt, or the --deadline
 	// ended the run (cmdutil.ExitDeadline), as GNU timeout exits; a
 	// SIGTERM from outside gives 143 (128+15).
 	ExitTimedOut      = cmdutil.ExitDeadline
@@ -36,7 +36,7 @@ const (
 )
 
 // killGrace is how long a child has after SIGTERM before it gets SIGKILL:
-// one that overstays its --timeout (or the --deadline), what is left of a
+// one that overstays its --attempt-timeout (or the --deadline), what is left of a
 // failed attempt, and a command to which again forwarded a signal
 // (cmdutil.Env.KillGrace replaces it in tests).
 const killGrace = 2 * time.Second
@@ -47,68 +47,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [flags] -- CMD [ARGS...]",
 		Short: "Run a command, retrying it with exponential backoff while it fails",
-		Long: `run runs CMD with ARGS and, while it exits with a non-zero status, runs it
-again after a backoff delay drawn from the policy flags, at most --retries
-times. The command inherits again's stdin, stdout and stderr unbuffered.
-Every attempt reads the same stdin from where the previous one stopped:
-input that an attempt consumed is not given again to the next (redirect
-from a file inside the command, sh -c 'cmd < file', to give each attempt
-all of it).
-
-Each retry prints one line on stderr, such as
-  again: attempt 2/4 failed (exit status 7); retrying in 400ms
-and --quiet silences them.
-
-Each attempt runs in a process group of its own. --timeout limits each
-attempt: the group (the command and everything it started) gets SIGTERM,
-then SIGKILL once the command has exited or 2s have passed, and the
-attempt counts as failed, whatever its status. --deadline limits the whole
-run: again never starts a wait that would end after it, and stops a
-command still running when it passes, in the same way.
-` + cmdutil.UntilDeadlineHelp + `
-
-What survives run: nothing of a failed attempt. When an attempt fails by
-itself, what is left of its group (sh -c 'daemon & exit 3') gets SIGTERM,
-then SIGKILL after 2s, before the next wait and after the last attempt.
-What a successful attempt started in the background is left running, as
-someone starting a daemon expects. On Linux and FreeBSD the command also
-dies (SIGKILL) when again dies, even of SIGKILL (timeout -s KILL); the
-processes the command started are then left, as after any SIGKILL.
-
---retry-on-exit retries only the listed exit statuses (a command killed
-by signal N has status 128+N), and a timed-out attempt. By default every
-non-zero status is retried but 130, 131 and 141 (killed by SIGINT, SIGQUIT
-or SIGPIPE: someone stopped it, or nothing reads its output any more).
-
-SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to again are passed on to the
-command's group and no further attempt is made. If the command has not
-exited 2s later, its group gets SIGKILL; a second such signal sends
-SIGKILL at once (as timeout --kill-after, or docker stop). again then
-exits 128+N for the first signal N it received (130 for SIGINT, 143 for
-SIGTERM), whatever the command's status, with one line such as
-  again run: stopped: received SIGTERM (attempt 1/4: killed by SIGKILL)
-When again runs in the foreground of a terminal (its stdin, stdout or
-stderr), each attempt gets the terminal: it can read it, Ctrl-Z stops it
-and again together (fg continues both), and Ctrl-C reaches it once, from
-the terminal, ending the retries if the command dies of it or exits 130.
-Otherwise Ctrl-C reaches again alone, which passes it on (a second Ctrl-C
-kills the command). (Windows has no process groups: there a timeout or a
-signal stops the command but not what it started.)
-
-` + cmdutil.BudgetHelp + `
-
-` + cmdutil.TelemetryHelp + `
-
-` + cmdutil.DeadlineEndHelp + `
-
-Exit status: the last attempt's (128+N if signal N killed it), 124 if
---timeout stopped the last attempt or the --deadline ended the run (as
-GNU timeout), 128+N when signal N sent to again stops it, 127 if the
-command is not found, 126 if it cannot be executed, 2 for a usage error.
-
-Durations are Go syntax: 500ms, 1.5s, 2m. --timeout and --deadline need a
-unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
---initial and --max also take a bare number of milliseconds.`,
+		Long: `run runs a command and runs it again while it fails, on a backoff schedule and
+within an optional --deadline; it exits with the last attempt's status. Guide:
+docs/cli.md (run).`,
 		Example: `  # Wait for a database in a container entrypoint for up to a minute.
   again run --deadline 1m -- pg_isready -h db
 
@@ -116,7 +57,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
   again run --retries 10 --deadline 30s -- pg_isready -h db
 
   # Retry a flaky download, each attempt limited to 20 s.
-  again run --timeout 20s -- curl -fsS -o data.json https://example.com/data.json
+  again run --attempt-timeout 20s -- curl -fsS -o data.json https://example.com/data.json
 
   # Retry only exit status 75 (EX_TEMPFAIL), without the progress lines.
   again run --retry-on-exit 75 --quiet -- ./sync.sh
@@ -135,11 +76,12 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 	fs.SetInterspersed(false)
 	pf := cmdutil.AddPolicyFlags(fs)
 	timeout := ""
-	fs.Var(cmdutil.Text(&timeout, "duration"), "timeout", "limit on each attempt, after which the command is stopped (default none)")
+	fs.Var(cmdutil.Text(&timeout, "duration"), "attempt-timeout", "limit on each attempt, after which the command is stopped (default none)")
 	retryOn := ""
 	fs.Var(cmdutil.Text(&retryOn, "list"), "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero but 130, 131 and 141)")
-	quiet := fs.Bool("quiet", false, "print no line per retry")
+	quiet := fs.BoolP("quiet", "q", false, "print no line per retry")
 	budgetURL := cmdutil.AddBudgetFlag(fs)
+	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runRun(cmd.Context(), &Options{Env: env, Policy: pf, Timeout: timeout, RetryOnExit: retryOn,
 			Quiet: *quiet, BudgetURL: *budgetURL, Command: args})
@@ -152,7 +94,7 @@ unit (a bare 30 is 30 seconds to timeout(1) and curl, 30 ms to calc);
 type Options struct {
 	Env         *cmdutil.Env
 	Policy      *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
-	Timeout     string               // --timeout, "" for none
+	Timeout     string               // --attempt-timeout, "" for none
 	RetryOnExit string               // --retry-on-exit, "" for the default
 	Quiet       bool                 // --quiet
 	BudgetURL   string               // --budget, "" for none
@@ -175,7 +117,7 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if env.KillGrace > 0 {
 		r.grace = env.KillGrace
 	}
-	if r.timeout, err = cmdutil.DurationFlag("timeout", opts.Timeout, true); err != nil {
+	if r.timeout, err = cmdutil.DurationFlag("attempt-timeout", opts.Timeout, true); err != nil {
 		return err
 	}
 	if r.retryOn, err = parseExitList(opts.RetryOnExit); err != nil {
@@ -356,7 +298,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 		return cmdutil.DeadlinePassed(r.deadline, re.Attempts, why)
 	}
 	if !r.quiet {
-		cmdutil.AttemptFailed(r.env.Stderr, re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re))
+		cmdutil.AttemptFailed(r.env.Stderr, "again run", re.Attempts, p.MaxAttempts(), last.why, r.stopReason(re))
 	}
 	return cmdutil.Exit(last.status, nil)
 }
@@ -419,7 +361,7 @@ func (r *runner) stopReason(re *retry.Error) string {
 // report prints the line for a retry.
 func (r *runner) report(e retry.Event) {
 	if !r.quiet {
-		cmdutil.AttemptFailed(r.env.Stderr, e.Attempt, e.MaxAttempts, e.Err.Error(), cmdutil.RetryingIn(e.Delay))
+		cmdutil.AttemptFailed(r.env.Stderr, "again run", e.Attempt, e.MaxAttempts, e.Err.Error(), cmdutil.RetryingIn(e.Delay))
 	}
 }
 
@@ -494,14 +436,14 @@ func (r *runner) setProc(c *child) (signalled bool) {
 // retry.Permanent if its status is not to be retried (see judgeExit).
 //
 // The command runs in a process group of its own (see child). An attempt
-// stopped by the --timeout, the --deadline or a signal leaves nothing
+// stopped by the --attempt-timeout, the --deadline or a signal leaves nothing
 // behind: the group gets SIGTERM (or the signal), then SIGKILL when the
 // command has exited or the grace has passed, whichever comes first. An
 // attempt that fails by itself leaves nothing either: its group gets
 // SIGTERM as it ends, then SIGKILL once empty or after the grace. What a
 // successful attempt started in the background is left running.
 func (r *runner) attempt(procCtx context.Context) error {
-	// One timer per attempt, at the earlier of its --timeout and the
+	// One timer per attempt, at the earlier of its --attempt-timeout and the
 	// --deadline, decided now: what stopped the attempt never depends on
 	// which of two timers fired first.
 	ctx, atDeadline := procCtx, true
@@ -540,7 +482,7 @@ func (r *runner) attempt(procCtx context.Context) error {
 	}
 	stdin.started()
 	r.setProc(c)
-	// At the --timeout or the --deadline the group gets SIGTERM, then
+	// At the --attempt-timeout or the --deadline the group gets SIGTERM, then
 	// SIGKILL after the grace. cancelled records that this happened while
 	// the command ran, rather than just after it exited by itself.
 	var cancelled, exited atomic.Bool

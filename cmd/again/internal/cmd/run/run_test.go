@@ -42,39 +42,39 @@ func TestRunStatusAndLines(t *testing.T) {
 	}{
 		{"success", zero, []string{"exit", "0"}, 0, "", ""},
 		{"always fails", zero, []string{"exit", "7"}, 7, cmdtest.Lines(
-			"again: attempt 1/3 failed (exit status 7); retrying in 0s",
-			"again: attempt 2/3 failed (exit status 7); retrying in 0s",
-			"again: attempt 3/3 failed (exit status 7); giving up"), ""},
+			"again run: attempt 1/3 failed (exit status 7); retrying in 0s",
+			"again run: attempt 2/3 failed (exit status 7); retrying in 0s",
+			"again run: attempt 3/3 failed (exit status 7); giving up"), ""},
 		{"quiet", append(zero, "--quiet"), []string{"exit", "7"}, 7, "", ""},
 		{"succeeds on the third attempt", []string{"run", "--initial", "0", "--retries", "5"}, []string{"count", filepath.Join(dir, "third"), "3"}, 0, cmdtest.Lines(
-			"again: attempt 1/6 failed (exit status 1); retrying in 0s",
-			"again: attempt 2/6 failed (exit status 1); retrying in 0s"), "3"},
+			"again run: attempt 1/6 failed (exit status 1); retrying in 0s",
+			"again run: attempt 2/6 failed (exit status 1); retrying in 0s"), "3"},
 		{"status not in --retry-on-exit", append(zero, "--retry-on-exit", "3,75"), []string{"exit", "7"}, 7, cmdtest.Lines(
-			"again: attempt 1/3 failed (exit status 7); not retrying: status not in --retry-on-exit"), ""},
+			"again run: attempt 1/3 failed (exit status 7); not retrying: status not in --retry-on-exit"), ""},
 		{"status in --retry-on-exit", append(zero, "--retry-on-exit", "3, 75"), []string{"exit", "75"}, 75, cmdtest.Lines(
-			"again: attempt 1/3 failed (exit status 75); retrying in 0s",
-			"again: attempt 2/3 failed (exit status 75); retrying in 0s",
-			"again: attempt 3/3 failed (exit status 75); giving up"), ""},
+			"again run: attempt 1/3 failed (exit status 75); retrying in 0s",
+			"again run: attempt 2/3 failed (exit status 75); retrying in 0s",
+			"again run: attempt 3/3 failed (exit status 75); giving up"), ""},
 		{"killed by a signal", []string{"run", "--initial", "0", "--retries", "1"}, []string{"kill-self"}, 128 + 9, cmdtest.Lines(
-			"again: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
-			"again: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
-		// --timeout is the time kept for an attempt before the deadline: a
+			"again run: attempt 1/2 failed (killed by SIGKILL); retrying in 0s",
+			"again run: attempt 2/2 failed (killed by SIGKILL); giving up"), ""},
+		// --attempt-timeout is the time kept for an attempt before the deadline: a
 		// 1 h deadline leaves less than that after the first attempt.
-		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h", "--timeout", "1h"}, []string{"exit", "1"}, 124, cmdtest.Lines(
+		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h", "--attempt-timeout", "1h"}, []string{"exit", "1"}, 124, cmdtest.Lines(
 			"again run: stopped by the --deadline 1h0m0s after 1 attempt: exit status 1"), ""},
 		{"--deadline without --retries retries until the deadline", []string{"run", "--initial", "0", "--deadline", "1m"}, []string{"count", filepath.Join(dir, "sixth"), "6"}, 0, cmdtest.Lines(
-			"again: attempt 1 failed (exit status 1); retrying in 0s",
-			"again: attempt 2 failed (exit status 1); retrying in 0s",
-			"again: attempt 3 failed (exit status 1); retrying in 0s",
-			"again: attempt 4 failed (exit status 1); retrying in 0s",
-			"again: attempt 5 failed (exit status 1); retrying in 0s"), "6"},
+			"again run: attempt 1 failed (exit status 1); retrying in 0s",
+			"again run: attempt 2 failed (exit status 1); retrying in 0s",
+			"again run: attempt 3 failed (exit status 1); retrying in 0s",
+			"again run: attempt 4 failed (exit status 1); retrying in 0s",
+			"again run: attempt 5 failed (exit status 1); retrying in 0s"), "6"},
 		{"--retries and --deadline: whichever comes first", append(zero, "--deadline", "1m"), []string{"exit", "7"}, 7, cmdtest.Lines(
-			"again: attempt 1/3 failed (exit status 7); retrying in 0s",
-			"again: attempt 2/3 failed (exit status 7); retrying in 0s",
-			"again: attempt 3/3 failed (exit status 7); giving up"), ""},
+			"again run: attempt 1/3 failed (exit status 7); retrying in 0s",
+			"again run: attempt 2/3 failed (exit status 7); retrying in 0s",
+			"again run: attempt 3/3 failed (exit status 7); giving up"), ""},
 		{"real delays", []string{"run", "--initial", "1ms", "--multiplier", "1", "--retries", "1", "--jitter", "none"}, []string{"exit", "7"}, 7, cmdtest.Lines(
-			"again: attempt 1/2 failed (exit status 7); retrying in 1ms",
-			"again: attempt 2/2 failed (exit status 7); giving up"), ""},
+			"again run: attempt 1/2 failed (exit status 7); retrying in 1ms",
+			"again run: attempt 2/2 failed (exit status 7); giving up"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestRunStatusAndLines(t *testing.T) {
 func TestRunWithoutDash(t *testing.T) {
 	// Flags after the command belong to it: --quiet goes to the child.
 	code, _, stderr := runAgain(t.Context(), nil, append([]string{"run", "--retries", "0"}, cmdtest.Helper(t, "exit", "7", "--quiet")...)...)
-	if want := cmdtest.Lines("again: attempt 1/1 failed (exit status 7); giving up"); code != 7 || stderr != want {
+	if want := cmdtest.Lines("again run: attempt 1/1 failed (exit status 7); giving up"); code != 7 || stderr != want {
 		t.Errorf("status %d, stderr %q; want 7, %q", code, stderr, want)
 	}
 }
@@ -162,7 +162,7 @@ func TestRunCommandVanishes(t *testing.T) {
 	}
 	code, stdout, stderr := runAgain(t.Context(), nil, "run", "--initial", "0", "--retries", "2", "--", script)
 	want := cmdtest.Lines(
-		"again: attempt 1/3 failed (exit status 1); retrying in 0s",
+		"again run: attempt 1/3 failed (exit status 1); retrying in 0s",
 		"again run: "+script+": command not found")
 	if code != ExitNotFound || stderr != want || stdout != "" {
 		t.Errorf("status %d, stderr %q, stdout %q; want 127, %q, nothing", code, stderr, stdout, want)
@@ -177,15 +177,15 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{"no command", []string{"run"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
 		{"only dash", []string{"run", "--"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
-		{"bad timeout", []string{"run", "--timeout", "soon", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
-		{"negative timeout", []string{"run", "--timeout", "-1s", "--", "true"}, `again run: --timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
+		{"bad timeout", []string{"run", "--attempt-timeout", "soon", "--", "true"}, `again run: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
+		{"negative timeout", []string{"run", "--attempt-timeout", "-1s", "--", "true"}, `again run: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
 		{"zero exit code", []string{"run", "--retry-on-exit", "0", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "0"`},
 		{"exit code too big", []string{"run", "--retry-on-exit", "1,256", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,256"`},
 		{"not a number", []string{"run", "--retry-on-exit", "1,,2", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,,2"`},
 		{"bad policy", []string{"run", "--retries", "-1", "--", "true"}, "again run: --retries must be a whole number from 0 to 100000, got -1"},
 		{"unknown flag", []string{"run", "--retry", "3", "--", "true"}, "again run: unknown flag: --retry (see 'again run --help')"},
-		{"bad deadline", []string{"run", "--deadline", "abc", "--", "true"}, `again run: --deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
-		{"zero deadline", []string{"run", "--deadline", "0s", "--", "true"}, `again run: --deadline must be a duration above 0 and up to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "0s"`},
+		{"bad deadline", []string{"run", "--deadline", "abc", "--", "true"}, `again run: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
+		{"zero deadline", []string{"run", "--deadline", "0s", "--", "true"}, `again run: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "0s"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,8 +216,8 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("status %d, want 124 (timed out)", code)
 	}
 	want := cmdtest.Lines(
-		"again: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
-		"again: attempt 2/2 failed (timed out after 100ms); giving up")
+		"again run: attempt 1/2 failed (timed out after 100ms); retrying in 0s",
+		"again run: attempt 2/2 failed (timed out after 100ms); giving up")
 	if stderr.String() != want {
 		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
 	}
@@ -234,12 +234,12 @@ func TestRunTimeoutKill(t *testing.T) {
 	if code, _ := cmdutil.ExitCode(err); code != ExitTimedOut {
 		t.Errorf("status %d, want 124 (timed out, even when SIGKILL ended it)", code)
 	}
-	if want := cmdtest.Lines("again: attempt 1/1 failed (timed out after 1s); giving up"); stderr.String() != want {
+	if want := cmdtest.Lines("again run: attempt 1/1 failed (timed out after 1s); giving up"); stderr.String() != want {
 		t.Errorf("stderr = %q, want %q", stderr.String(), want)
 	}
 }
 
-// A command that exits 0 when --timeout sends it SIGTERM has still failed:
+// A command that exits 0 when --attempt-timeout sends it SIGTERM has still failed:
 // it is retried, and a last attempt that timed out exits 124, never 0.
 func TestRunTimeoutExitZero(t *testing.T) {
 	defer goleak.VerifyNone(t)
@@ -253,8 +253,8 @@ func TestRunTimeoutExitZero(t *testing.T) {
 		t.Errorf("status %d, want 124 (timed out)", code)
 	}
 	want := cmdtest.Lines(
-		"again: attempt 1/2 failed (timed out after 500ms); retrying in 0s",
-		"again: attempt 2/2 failed (timed out after 500ms); giving up")
+		"again run: attempt 1/2 failed (timed out after 500ms); retrying in 0s",
+		"again run: attempt 2/2 failed (timed out after 500ms); giving up")
 	if stderr.String() != want {
 		t.Errorf("stderr =\n%s\nwant\n%s", stderr.String(), want)
 	}
@@ -325,7 +325,7 @@ func TestRunSignalDuringWait(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	code, stderr := signalled(t, []string{"--initial", "1h", "--max", "0", "--jitter", "none"}, "retrying", syscall.SIGTERM, "exit", "3")
 	want := cmdtest.Lines(
-		"again: attempt 1/4 failed (exit status 3); retrying in 1h0m0s",
+		"again run: attempt 1/4 failed (exit status 3); retrying in 1h0m0s",
 		"again run: stopped: received SIGTERM")
 	if code != 128+15 || stderr != want {
 		t.Errorf("SIGTERM during a wait: status %d, stderr %q; want 143, %q", code, stderr, want)
@@ -433,7 +433,7 @@ func TestRunRetryOnExitDefaultHelp(t *testing.T) {
 	if want := "(default any non-zero but " + list + ")"; !strings.HasSuffix(flag, want) {
 		t.Errorf("again run --help: %q, want it to end with %q", flag, want)
 	}
-	if want := "non-zero status is retried but " + list; !strings.Contains(strings.Join(strings.Fields(help), " "), want) {
+	if want := "non-zero status is retried but " + list; !strings.Contains(strings.Join(strings.Fields(help+cmdtest.Guide(t)), " "), want) {
 		t.Errorf("again run --help does not say %q", want)
 	}
 }
@@ -447,10 +447,10 @@ func TestRunSIGPIPENotRetried(t *testing.T) {
 		flags  []string
 		stderr string
 	}{
-		{nil, cmdtest.Lines("again: attempt 1/4 failed (killed by SIGPIPE); not retrying: nothing reads its output any more (list 141 in --retry-on-exit to retry it)")},
+		{nil, cmdtest.Lines("again run: attempt 1/4 failed (killed by SIGPIPE); not retrying: nothing reads its output any more (list 141 in --retry-on-exit to retry it)")},
 		{[]string{"--retry-on-exit", "141", "--retries", "1"}, cmdtest.Lines(
-			"again: attempt 1/2 failed (killed by SIGPIPE); retrying in 0s",
-			"again: attempt 2/2 failed (killed by SIGPIPE); giving up")},
+			"again run: attempt 1/2 failed (killed by SIGPIPE); retrying in 0s",
+			"again run: attempt 2/2 failed (killed by SIGPIPE); giving up")},
 	} {
 		r, w, err := os.Pipe()
 		if err != nil {
@@ -485,23 +485,23 @@ func TestRunStdinAcrossAttempts(t *testing.T) {
 	}
 }
 
-// Whether --timeout or --deadline fires first, a run that the deadline ends
+// Whether --attempt-timeout or --deadline fires first, a run that the deadline ends
 // says so in the same words, and exits 124.
 func TestRunDeadlineMessageWhicheverTimer(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	for _, timeout := range []string{"150ms", "200ms", "190ms", "1h"} {
 		t.Run(timeout, func(t *testing.T) {
-			args := append([]string{"run", "--initial", "0", "--retries", "5", "--timeout", timeout, "--deadline", "200ms", "--"}, cmdtest.Helper(t, "block", "0")...)
+			args := append([]string{"run", "--initial", "0", "--retries", "5", "--attempt-timeout", timeout, "--deadline", "200ms", "--"}, cmdtest.Helper(t, "block", "0")...)
 			code, _, stderr := runAgain(t.Context(), nil, args...)
 			// The last attempt was stopped at the deadline ("the command
-			// was still running"), or by its --timeout with too little of
+			// was still running"), or by its --attempt-timeout with too little of
 			// the deadline left for another ("timed out after 150ms").
 			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 			last := lines[len(lines)-1]
 			const want = "again run: stopped by the --deadline 200ms after "
 			if code != ExitTimedOut || !strings.HasPrefix(last, want) ||
 				!strings.HasSuffix(last, ": the command was still running") && !strings.HasSuffix(last, ": timed out after "+timeout) {
-				t.Errorf("--timeout %s --deadline 200ms: status %d, stderr %q; want 124 and a last line starting %q", timeout, code, stderr, want)
+				t.Errorf("--attempt-timeout %s --deadline 200ms: status %d, stderr %q; want 124 and a last line starting %q", timeout, code, stderr, want)
 			}
 		})
 	}

@@ -100,7 +100,7 @@ const (
 	stubbornTreeScript = `(trap '' TERM; exec sleep 1000) & echo "$$ $!"; wait`
 )
 
-// A --timeout stops the whole tree of each attempt, not just its first
+// A --attempt-timeout stops the whole tree of each attempt, not just its first
 // process: nothing of an attempt runs beside the next one, or after again.
 func TestRunTimeoutStopsTree(t *testing.T) {
 	defer goleak.VerifyNone(t)

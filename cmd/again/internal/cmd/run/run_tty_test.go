@@ -68,7 +68,7 @@ func TestRunInteractiveTerminal(t *testing.T) {
 	err := cmd.Wait()
 	<-copied
 	got := strings.ReplaceAll(out.String(), "\r\n", "\n")
-	if strings.Contains(got, "interrupted again") || !strings.Contains(got, "again: attempt 1/4 failed (exit status 130); not retrying: interrupted (list 130 in --retry-on-exit to retry it)") {
+	if strings.Contains(got, "interrupted again") || !strings.Contains(got, "again run: attempt 1/4 failed (exit status 130); not retrying: interrupted (list 130 in --retry-on-exit to retry it)") {
 		t.Errorf("output %q; want one interrupt and no retry", got)
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 130 {

@@ -70,7 +70,7 @@ func startStorm(t testing.TB, n int, url string, wait time.Duration, load bool) 
 			for sc.Scan() {
 				line := sc.Text()
 				all.WriteString(line + "\n")
-				if strings.HasPrefix(line, "again: attempt 1/") && s.first.Add(1) == int64(n) {
+				if strings.HasPrefix(line, "again run: attempt 1/") && s.first.Add(1) == int64(n) {
 					close(s.firsts)
 				}
 				if strings.Contains(line, "; retrying in ") {
@@ -233,8 +233,8 @@ func splitRetries(log string) (shared, local int) {
 // per-process bound rests on.
 func TestSplitRetries(t *testing.T) {
 	const (
-		retry  = "again: attempt 1/4 failed (exit status 1); retrying in 1s\n"
-		stop   = "again: attempt 2/4 failed (exit status 1); not retrying: the --budget has too few tokens left\n"
+		retry  = "again run: attempt 1/4 failed (exit status 1); retrying in 1s\n"
+		stop   = "again run: attempt 2/4 failed (exit status 1); not retrying: the --budget has too few tokens left\n"
 		lost   = "again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget storm)\n"
 		resume = "again: fleet: Redis can be used again; retry decisions use the shared budget (budget storm)\n"
 	)

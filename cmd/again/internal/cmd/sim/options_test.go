@@ -8,7 +8,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 // TestStormRun runs a model's run function without cobra: the rows of the
@@ -16,7 +16,7 @@ import (
 // attempt (30).
 func TestStormRun(t *testing.T) {
 	var out bytes.Buffer
-	opts := addSimFlags(&cmdutil.Env{Stdout: &out}, pflag.NewFlagSet("storm", pflag.ContinueOnError))
+	opts := addSimFlags(&cmdutil.Env{Stdout: &out}, &cobra.Command{Use: "storm"})
 	opts.format = "json"
 	p := backoff.Policy{Initial: 0, Retries: 2, Multiplier: 2, Jitter: backoff.NoJitter}
 	c := storm.StormConfig{Policy: p, Clients: 10, Bucket: 1e9}

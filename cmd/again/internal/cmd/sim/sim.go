@@ -34,7 +34,6 @@ import (
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
 	"github.com/again-go/again/cmd/again/internal/sim/throttle"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // NewCmd returns `again sim`, which runs only its models.
@@ -43,24 +42,8 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 		Use:   "sim",
 		Short: "Simulate many clients retrying: request storms, budgets and breakers",
 		Long: `sim runs discrete-event simulations of many clients retrying against a shared
-dependency, with the library's own backoff schedules, retry budget and
-circuit breaker on a virtual clock, so that what it shows is what that code
-does. Each model is a subcommand:
-
-  occ       the AWS Architecture Blog's "Exponential Backoff And Jitter" (2015)
-  outage    a load spike that leaves a server collapsed, and what prevents it
-  fleet     retry amplification across a fleet of clients, per strategy
-  storm     attempts over time when N clients fail at once on one schedule
-  hedge     hedged requests against a long tail, and the hedge storm
-  throttle  client-side throttling under a demand sweep, per throttler
-  limit     concurrency limits under a load ramped past capacity, per limiter
-
-Results are the same for a --seed on any machine, whatever its number of
-cores; the runs use every core. --format table, csv, json (an array of
-flat objects, numbers as numbers) or svg (the chart, on standard output);
---svg FILE also writes the chart to FILE.
-Exit status: 0 success, 1 failure (such as an unwritable --svg), 2 usage
-error.`,
+dependency, with the library's own code on a virtual clock; each model is a
+subcommand. Guide: docs/cli.md (sim).`,
 		Example: `  # The AWS post's table: calls and completion time per algorithm.
   again sim occ
 
@@ -97,8 +80,9 @@ type Options struct {
 // addSimFlags registers the shared flags, and the policy flags named in
 // policy (calc.FieldInitial, ...) with the calculator's defaults and
 // messages.
-func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options {
-	f := &Options{Env: env, pf: cmdutil.NewPolicyFlags(fs), format: "table"}
+func addSimFlags(env *cmdutil.Env, cmd *cobra.Command, policy ...string) *Options {
+	fs := cmd.Flags()
+	f := &Options{Env: env, pf: cmdutil.NewPolicyFlags(fs)}
 	usage := map[string][2]string{
 		calc.FieldInitial:    {"duration", "delay before the first retry"},
 		calc.FieldMultiplier: {"float", "growth factor between delays, a finite number >= 1"},
@@ -111,7 +95,7 @@ func addSimFlags(env *cmdutil.Env, fs *pflag.FlagSet, policy ...string) *Options
 		f.pf.Add(fs, field, usage[field][0], usage[field][1])
 	}
 	f.pf.Add(fs, calc.FieldSeed, "n", "seed of the random streams: the same seed gives the same results")
-	fs.Var(cmdutil.Text(&f.format, "format"), "format", "output format: "+simFormats)
+	cmdutil.AddFormat(cmd, &f.format, cmdutil.FormatText, cmdutil.FormatCSV, cmdutil.FormatJSON, cmdutil.FormatSVG)
 	fs.Var(cmdutil.Text(&f.svg, "file"), "svg", "also write a chart to this SVG file")
 	return f
 }
@@ -122,7 +106,7 @@ func (f *Options) parse() (calc.Input, error) {
 	if err != nil {
 		return in, err
 	}
-	return in, checkSimFormat(f.format)
+	return in, nil
 }
 
 // output writes rows in the chosen format to stdout and, with --svg, the
@@ -258,23 +242,8 @@ func newSimOCCCmd(env *cmdutil.Env) *cobra.Command {
 		Use:   "occ",
 		Short: "The AWS backoff post's optimistic-concurrency model",
 		Long: `occ reproduces the AWS Architecture Blog's "Exponential Backoff And Jitter"
-(2015) and its simulator (aws-samples/aws-arch-backoff-simulator): a
-database holds one row with a version number; each of C clients reads the
-version, then writes conditionally on it; a write with a stale version
-fails and the client sleeps, then reads again, until its write succeeds.
-Every message takes |N(10 ms, 2 ms)| one way; base 5 ms, cap 2 s; all
-clients start at t = 0 and a run ends when every client has written.
-
-The algorithms are the post's, sampled by backoff.Policy:
-  none          no sleep
-  exponential   expo(n) = min(cap, base·2ⁿ) after the n-th failure, no jitter
-  full          uniform in [0, expo(n)]
-  equal         expo(n)/2 + uniform in [0, expo(n)/2]
-  decorrelated  min(cap, uniform(base, 3·previous sleep)), from base
-
-Each row is the mean over --runs runs: calls, the writes per run (failed
-ones included: the work the database did), and time_ms, the time until the
-last client had written.`,
+(2015): clients contend to update one row, per backoff algorithm. Guide:
+docs/cli.md (sim occ).`,
 		Example: `  # The post's full table (19 client counts, 5 algorithms, 100 runs).
   again sim occ
 
@@ -286,7 +255,7 @@ last client had written.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
 	work := fmt.Sprintf("%s at most %d", occWork, occ.MaxOCCWork)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)

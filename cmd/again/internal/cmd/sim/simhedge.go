@@ -18,36 +18,9 @@ func newSimHedgeCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hedge",
 		Short: "Hedged requests against a long-tailed latency, and the hedge storm",
-		Long: `hedge shows what hedging does (sending a copy of a slow request and taking the
-first answer), after Dean and Barroso's "The Tail at Scale" (2013), and what
-it does to a server that is slow because it is overloaded.
-
-Requests arrive as a Poisson process at a server whose latency, when idle,
-follows --dist: pareto (--scale, the least latency, and --alpha, the tail
-index) or lognormal (--median and --sigma). Of each request's latency, up to
-the median is work, shared with the other attempts in progress (processor
-sharing), so it slows down as the load grows; the rest is a stall that load
-does not change (a disk, a lock, a pause). The server runs at --load
-utilisation in the normal rows and at --overload in the overloaded rows,
-from the requests alone: hedges add to it. A request is hedged (up to
---max-hedges copies) once it has waited the delay; the first answer wins and
-the other copies are canceled, freeing their share of the server.
-
-The delay: in the normal rows, the hedge quantile of recent successful
-latencies, by the library's hedge.Hedger (window 1000, warm-up 100); in the
-overloaded rows, a fixed delay, that quantile of the idle latency, as a
-client tuned in good times would set it. The budget rows spend from a
-retry.TokenBucket with TokenRatio --budget-ratio.
-
-One row per load, hedge quantile (0: no hedging) and budget: extra_load, the
-hedges per request; p50_ms, p99_ms and p999_ms, the latency from arrival to
-the first answer; budget; overloaded. Without a budget the overloaded
-server collapses: nearly every request is hedged, the load doubles, and the
-latency grows without bound.
-
-The table's size is bounded: the number of --quantiles × --requests ×
-(1 + --max-hedges) is at most ` + strconv.Itoa(hedge.MaxHedgeAttempts) + ` attempts (about 6 s of CPU and
-170 MB at the bound), though each flag alone allows more.`,
+		Long: `hedge shows what hedging does against a long tail, after Dean and Barroso's
+"The Tail at Scale" (2013), and to an overloaded server, with and without a
+budget. Guide: docs/cli.md (sim hedge).`,
 		Example: `  # The table: the tail cut at normal load, the storm when overloaded.
   again sim hedge
 
@@ -59,7 +32,7 @@ The table's size is bounded: the number of --quantiles × --requests ×
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	dist, scale, alpha, median, sigma := "pareto", "5ms", "1.5", "10ms", "1"
 	quantiles, load, overload, maxHedges, ratio, requests := "0,0.5,0.9,0.95,0.99", "0.3", "0.8", "1", "0.1", "100000"
 	fs.Var(cmdutil.Text(&dist, "name"), "dist", "latency distribution on an idle server: pareto or lognormal")

@@ -16,28 +16,9 @@ func newSimLimitCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "limit",
 		Short: "Concurrency limits under a load ramped past capacity, per limiter",
-		Long: `limit runs Envoy's first published run of adaptive concurrency (its issue
-7789) on package limiter's own code, on a virtual clock: a server of
---workers workers and a first-come first-served queue, a lognormal
-service time (median --median, σ --sigma: by default p90 50 ms and p99
-150 ms), and one client whose Poisson load is ramped over 160 s from
---from to --to times the server's capacity (workers ÷ mean service
-time). A request unanswered after --timeout fails (the server, which does
-not know, still serves it). Before each request the client takes a
-permit of its limiter, without waiting, and a refused request is not
-sent:
-  none       no limit
-  fixed      a fixed limit of --workers
-  aimd       limiter.AIMD{Min: 1}: learns from timeouts alone
-  vegas      limiter.Vegas{}: from the queue it estimates
-  gradient2  limiter.Gradient2{Min: 1}: from the RTT against its baseline
-
-One row per limiter and 10 s window: offered_ratio, the load offered ÷
-capacity; limit, the limit's mean over the window; goodput_ratio, the
-requests answered within the timeout per second ÷ capacity;
-success_p50_ms and success_p99_ms; refused; timed_out. Without a limit
-the queue grows past the timeout and nothing succeeds; a limit near the
-workers keeps the p99 near the unloaded one.`,
+		Long: `limit runs Envoy's first published run of adaptive concurrency on package
+limiter's code: a load ramped past a server's capacity, per limiter (none,
+fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 		Example: `  # The whole run, and its chart.
   again sim limit --svg limit.svg
 
@@ -46,13 +27,14 @@ workers keeps the p99 near the unloaded one.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	workers, median, sigma, timeout, from, to := "8", "13ms", "1.05", "1s", "0.5", "3"
 	strategies := strategyList(limit.Limitings())
 	fs.Var(cmdutil.Text(&workers, "n"), "workers", "requests the server serves at once, 1 to 1000")
 	fs.Var(cmdutil.Text(&median, "duration"), "median", "median service time (lognormal)")
 	fs.Var(cmdutil.Text(&sigma, "float"), "sigma", "standard deviation of the service time's logarithm, above 0 and up to 5")
-	fs.Var(cmdutil.Text(&timeout, "duration"), "timeout", "the client's timeout per request")
+	fs.Var(cmdutil.Text(&timeout, "duration"), "attempt-timeout", "the client's timeout per request")
+	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	fs.Var(cmdutil.Text(&from, "ratio"), "from", "offered load at the start ÷ capacity")
 	fs.Var(cmdutil.Text(&to, "ratio"), "to", "offered load at the end ÷ capacity")
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "limiters to compare: "+strings.ReplaceAll(strategies, ",", ", "))
@@ -72,7 +54,7 @@ workers keeps the p99 near the unloaded one.`,
 		if c.Service.Sigma, err = parseFloatIn("sigma", sigma, "a number above 0 and up to 5", func(f float64) bool { return f > 0 && f <= 5 }); err != nil {
 			return err
 		}
-		if c.Timeout, err = parseSimDuration("timeout", timeout, time.Millisecond); err != nil {
+		if c.Timeout, err = parseSimDuration("attempt-timeout", timeout, time.Millisecond); err != nil {
 			return err
 		}
 		ratio := func(f float64) bool { return f > 0 && f <= simmodel.MaxDemandRatio }

@@ -29,7 +29,8 @@ func TestSimLimitUsageErrors(t *testing.T) {
 		{[]string{"--workers", "0"}, `again sim limit: --workers must be a whole number from 1 to 1000, got "0"`},
 		{[]string{"--to", "200"}, `again sim limit: --to must be a ratio above 0 and up to 100, got "200"`},
 		{[]string{"--strategy", "x"}, ""},
-		{[]string{"--timeout", "1"}, ""},
+		{[]string{"--attempt-timeout", "1"}, ""},
+		{[]string{"--timeout", "1"}, ""}, // the old spelling, warned of
 	} {
 		r := run(t, append([]string{"sim", "limit"}, tt.args...)...)
 		if r.Code != 2 || (tt.want != "" && r.Stderr != tt.want+"\n") {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
@@ -48,35 +47,9 @@ func newSimOutageCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "outage",
 		Short: "A load spike that leaves a server collapsed, and what prevents it",
-		Long: `outage simulates a metastable failure, after Marc Brooker's posts: requests
-arrive as a Poisson process at --rate per second, at --spike-rate during a
-spike of --spike from t = 20 s; the server works on every request at once
-and takes 1 s + 10 ms × (requests in progress) for each; clients time out
-after 3 s and make up to 3 attempts; the one-way network delay is
-exponential with mean 100 ms; requests arrive for --duration.
-
-Strategies (--strategy, several at once; every one sees the same arrivals):
-  none       one attempt per request
-  immediate  retry at once after a timeout
-  backoff    retry after the schedule of --initial, --multiplier, --max, --jitter
-  budget     backoff, and a retry.TokenBucket shared by all clients
-  breaker    backoff, and a circuit breaker shared by all clients (an
-             attempt it rejects never reaches the server; the client waits
-             for the breaker to admit calls again, or gives up if that is
-             longer than the 3 s timeout)
-
-One row per strategy: amplification, the attempts ÷ the new requests after
-the spike; recovered and recovery_s, whether and how many seconds after
-the spike the goodput came back to 90 % of the demand over a 5 s window
-(recovery_s empty, or null in JSON, if never); success_ratio, the share of
-requests that succeeded. --per-second prints each second instead:
-new_requests, attempts sent and successes (the goodput).
-
---outage DURATION@START adds a hard outage, what again proxy --outage
-makes: every attempt reaching the server during that window fails at once
-(a 503 that costs the server no work). It replaces the spike unless
---spike is given too; the summary is then about the outage: amplification
-over its seconds, recovery from its end.`,
+		Long: `outage simulates a metastable failure: a load spike, or an --outage, against a
+server that slows down with its work, per client strategy. Guide: docs/cli.md
+(sim outage).`,
 		Example: `  # The summary, and the chart of attempts and goodput over time.
   again sim outage --svg outage.svg
 
@@ -88,7 +61,7 @@ over its seconds, recovery from its end.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
+	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(simmodel.OutageStrategies())
 	perSecond := false
@@ -224,22 +197,9 @@ func newSimFleetCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fleet",
 		Short: "Retry amplification across a fleet of clients, per strategy",
-		Long: `fleet reproduces Marc Brooker's "Fixing retries with token buckets and
-circuit breakers" (2022): a fleet of --clients clients shares 1000 calls
-per second for 10 s, spread evenly; each attempt fails independently with
-probability --failure; a failed attempt is retried at once, up to 3 times,
-as the strategy allows:
-  none     never
-  retries  always
-  bucket   Brooker's per-client token bucket: +0.1 per call, capacity 5
-           (starting full), a retry costs 1
-  budget   a retry.TokenBucket per client
-  shared   one retry.TokenBucket for the whole fleet
-  breaker  a circuit breaker per client
-
-One row per fleet size, failure probability and strategy: amplification,
-the attempts that reached the dependency ÷ the calls, and success_ratio,
-the share of calls that eventually succeeded.`,
+		Long: `fleet reproduces Marc Brooker's "Fixing retries with token buckets and circuit
+breakers" (2022): retry amplification across a fleet, per strategy. Guide:
+docs/cli.md (sim fleet).`,
 		Example: `  # The whole table, and its chart.
   again sim fleet --svg fleet.svg
 
@@ -248,7 +208,7 @@ the share of calls that eventually succeeded.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(simmodel.FleetStrategies())
 	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, fleet.MaxFleetCells)
@@ -291,19 +251,8 @@ func newSimStormCmd(env *cmdutil.Env) *cobra.Command {
 		Use:   "storm",
 		Short: "Attempts over time when many clients fail at once on one schedule",
 		Long: `storm answers "what does this schedule do to my server when 100 clients fail
-at once?": --clients clients make their first attempt at t = 0, every
-attempt fails, and each retries on the policy of --initial, --multiplier,
---max, --retries and --jitter (the flags and defaults of calc) until its
-retries run out or, with --deadline, until its deadline, which it meets as
-the retry loops do: a wait that would end later than ` + backoff.DeadlineReserve.String() + ` before it is
-shortened to end then, and the client stops once no more is left. Attempts
-take no time.
-
-One row per --bucket of time from the failure: start_ms, when the bucket
-starts; attempts, the attempts that start in it with the policy's jitter;
-no_jitter, the same without jitter, the synchronised waves that jitter
-spreads. The calculator page's storm view computes the same numbers with
-the same code.`,
+at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
+(sim storm).`,
 		Example: `  # The default policy, 100 clients, per second.
   again sim storm
 
@@ -312,7 +261,7 @@ the same code.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldDeadline)
+	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldDeadline)
 	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, storm.MaxStormAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"

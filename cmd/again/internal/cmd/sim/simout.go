@@ -14,18 +14,6 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 )
 
-// simFormats lists the values of `again sim --format`.
-const simFormats = "table, csv, json or svg"
-
-// checkSimFormat returns a usage error unless format is one of simFormats.
-func checkSimFormat(format string) error {
-	switch format {
-	case "table", "csv", "json", "svg":
-		return nil
-	}
-	return cmdutil.Usagef("--format must be one of %s, got %q", simFormats, format)
-}
-
 // writeRows writes rows, a slice of flat structs, in format. The columns
 // are the structs' JSON field names, so that the table, the CSV and the
 // JSON of a model always name the same things: the JSON is the struct's own
@@ -58,7 +46,7 @@ func writeRows(w io.Writer, format string, rows any) error {
 	for i := range cells {
 		row := v.Index(i)
 		for j := range names {
-			cells[i] = append(cells[i], cellText(row.Field(j), format == "table", whole[j]))
+			cells[i] = append(cells[i], cellText(row.Field(j), format == cmdutil.FormatText, whole[j]))
 		}
 	}
 	if format == "csv" {

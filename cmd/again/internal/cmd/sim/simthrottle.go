@@ -16,28 +16,9 @@ func newSimThrottleCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "throttle",
 		Short: "Client-side throttling under a demand sweep, per throttler",
-		Long: `throttle sweeps the demand on a backend of fixed capacity (--capacity
-requests per second, 503 at once above it) from 1 to 30 times that
-capacity. One client offers the demand as Poisson arrivals and retries a
-refused attempt up to 3 attempts on the default schedule, with a retry
-budget (except none), holding its attempts back as the throttler says,
-with the library's own code on a virtual clock:
-  none       nothing: retries without a budget
-  budget     a retry.TokenBucket only: every first attempt is sent
-  sent-only  failsafe-go's AdaptiveThrottler at its defaults: it counts
-             only the requests sent (p capped at 0.9, over a minute)
-  sre-k2     throttle.Throttler, K = 2 (the SRE book's): it counts the
-             requests it rejected too
-  sre-k1.1   throttle.Throttler, K = 1.1
-  cubic      throttle.Rate, AWS's adaptive send rate (CUBIC)
-
-One row per demand and throttler, over the run's last 150 s of 300 s:
-p_reject, the share of attempts rejected locally; backend_load_ratio, the
-attempts that reached the backend per second ÷ its capacity;
-goodput_ratio, the requests that succeeded per second ÷ capacity; and
-latency_p50_ms and latency_p99_ms of the successful requests. With the
-SRE counting the backend's load stays near K × capacity whatever the
-demand; counting only what was sent, it grows with its square root.`,
+		Long: `throttle sweeps the demand on a backend of fixed capacity from 1 to 30 times
+that and compares client-side throttlers, the SRE book's among them. Guide:
+docs/cli.md (sim throttle).`,
 		Example: `  # The whole sweep, and its chart.
   again sim throttle --svg throttle.svg
 
@@ -46,7 +27,7 @@ demand; counting only what was sent, it grows with its square root.`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
-	sf := addSimFlags(env, fs)
+	sf := addSimFlags(env, cmd)
 	demands, capacity := "1,2,3,5,10,20,30", "100"
 	strategies := strategyList(throttle.Throttlings())
 	limit := fmt.Sprintf("; %s at most %d requests", throttleRequests, simmodel.MaxRequests)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	"github.com/again-go/again/cmd/again/internal/ready"
 )
 
@@ -175,7 +176,7 @@ func TestWaitSeesLateServer(t *testing.T) {
 
 // TestHelpMargin keeps the help's margin over the deadline that of the code.
 func TestHelpMargin(t *testing.T) {
-	long := NewCmd(&cmdutil.Env{}).Long
+	long := NewCmd(&cmdutil.Env{}).Long + cmdtest.Guide(t) // the help, or the guide it points to
 	if !strings.Contains(long, "within "+cmdutil.DeadlineOverrun.String()+" of the deadline") {
 		t.Errorf("wait's help does not give the margin cmdutil.DeadlineOverrun = %v", cmdutil.DeadlineOverrun)
 	}

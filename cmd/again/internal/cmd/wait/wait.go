@@ -22,7 +22,6 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/ready"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // ExitDeadline is the exit status when the --deadline passes before every
@@ -41,68 +40,9 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait [flags] TARGET... [-- COMMAND [ARG...]]",
 		Short: "Wait until databases, brokers and services are ready, then run a command",
-		Long: `wait checks every TARGET at once until each is ready, with jittered
-exponential backoff and a deadline, then exits 0, or with -- COMMAND
-replaces itself with COMMAND (exec: the command keeps again's PID and gets
-its signals, as PID 1 of a container must).
-
-A TARGET is a URL, or a bare HOST:PORT (tcp):
-  tcp://HOST:PORT          a connection is accepted
-  http://, https://        GET answers 2xx after redirects (see --status)
-  grpc://HOST:PORT[/SVC]   grpc.health.v1 Check is SERVING (grpcs:// TLS)
-  postgres://, postgresql://USER:PASS@HOST:PORT/DB
-                           connected, authenticated, SELECT 1 on DB
-  mysql://USER:PASS@HOST:PORT/DB[?tls=true]
-  mysql://USER:PASS@tcp(HOST:PORT)/DB (go-sql-driver's DSN form)
-                           connected, authenticated, SELECT 1 on DB
-  redis://, rediss://      AUTH if given, then PING (LOADING is not ready)
-  amqp://, amqps://        a connection and a channel on the vhost
-  kafka://[USER:PASS@]HOST:PORT[,HOST:PORT...]
-                           metadata naming a broker (SASL PLAIN if given)
-  nats://                  a connection and a flush
-  unix:///PATH, unix:/PATH the socket accepts a connection
-  file:///PATH, file:/PATH the path exists
-
-Not up yet, waited for: refused or reset connections, timeouts, a
-PostgreSQL starting up, a Redis LOADING, a gRPC service NOT_SERVING, a
-port that speaks another protocol. Permanent, ending the wait at once with
-exit 1 and a line naming the target and the cause: wrong credentials, an
-unknown database or vhost, a TLS certificate that does not verify.
-
---cacert FILE trusts the authorities in a PEM file instead of the
-system's, wherever a target verifies a certificate: https, grpcs, rediss,
-amqps, NATS when the server requires TLS, PostgreSQL with
-sslmode=verify-ca or verify-full, MySQL with tls=true. It changes neither
-whether a target uses TLS nor whether it verifies (sslmode=require,
-skip_verify=true and tls=skip-verify still do not), and a URL's own
-sslrootcert wins.
-
-The schedule is run's flags with defaults fit for waiting: 250ms doubling
-up to 2s, full jitter (waiters that started together do not poll in
-step), until the --deadline (1m by default: never an unbounded wait; as
-in run, again never starts a wait that would end after it), each check
-within --attempt-timeout.
-
-Output, on stderr: one line per target as soon as it is ready, with its
-attempts and time (-q: none); on a terminal, a live line per target
-instead. When the wait fails, one line per target not ready with its last
-error; for the deadline, "TARGET not ready: stopped by the --deadline 5s
-after 9 attempts: LAST ERROR". --format json also prints one JSON object
-per target at the end, on stdout: target, ready, reason (ready, deadline,
-permanent or stopped), attempts, elapsed_ms, deadline_ms (with deadline),
-last_error. Passwords and secret query values never appear: they are
-shown as xxxxx.
-
-Exit status: 0 when every target is ready (then COMMAND's, which replaces
-again), 1 for a permanent failure, 124 when the deadline passes, 2 for a
-usage error or a TARGET that cannot be parsed, 127 if COMMAND is not
-found, 126 if it cannot be executed, 128+N when signal N stops the wait.
-No check outlives the deadline: each ends within --attempt-timeout or at
-the deadline, whichever comes first, whatever its driver's own timeouts,
-and the wait ends within 100ms of the deadline.
-
-Durations are Go syntax: 500ms, 1.5s, 2m. --deadline and --attempt-timeout
-need a unit; --initial and --max also take a bare number of milliseconds.`,
+		Long: `wait waits until databases, brokers and services accept real requests, all at
+once, then exits 0 or runs COMMAND in its place. Guide: docs/cli.md (wait) and
+docs/startup.md.`,
 		Example: `  # A container's entrypoint: wait for the database and the cache, then run the app.
   again wait postgres://app:$PGPASSWORD@db:5432/app redis://cache:6379 -- ./app
 
@@ -127,7 +67,10 @@ need a unit; --initial and --max also take a bare number of milliseconds.`,
 			return nil
 		},
 	}
-	opts := newOptions(env, cmd.Flags())
+	opts := newOptions(env, cmd)
+	// wait4x calls the overall limit --timeout; here it is --deadline, as
+	// in every command, and --attempt-timeout is the limit on each check.
+	cmdutil.Alias(cmd, "timeout", "deadline")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o := *opts
 		o.Targets, o.Command = args, nil
@@ -141,7 +84,8 @@ need a unit; --initial and --max also take a bare number of milliseconds.`,
 
 // newOptions registers wait's flags on fs and returns the Options that
 // they fill in, with waiting's defaults and the system's exec.
-func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
+func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
+	fs := cmd.Flags()
 	pf := cmdutil.AddPolicyFlags(fs)
 	// Waiting's defaults, in the flags' help too.
 	p := ready.DefaultPolicy()
@@ -161,7 +105,7 @@ func newOptions(env *cmdutil.Env, fs *pflag.FlagSet) *Options {
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no line per ready target")
-	fs.Var(cmdutil.Text(&opts.Format, "format"), "format", "text, or json: one object per target at the end, on stdout")
+	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	fs.Var(cmdutil.Text(&opts.Status, "list"), "status", "http(s): the statuses that count as ready, such as 200,204 or 200-399 (default 200-299)")
 	fs.Var(cmdutil.Text(&opts.Body, "regexp"), "body", "http(s): a regexp (RE2) that the body must match")
 	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "header", "http(s): a response header that must be present, and match the regexp if given")
@@ -215,7 +159,7 @@ func waitRun(ctx context.Context, opts *Options) error {
 		return cmdutil.Usagef("--attempt-timeout must be above 0, got %q", opts.AttemptTimeout)
 	}
 	if opts.Format != "text" && opts.Format != "json" {
-		return cmdutil.Usagef("--format must be text or json, got %q", opts.Format)
+		return cmdutil.Usagef("--format must be one of text or json, got %q", opts.Format)
 	}
 	checks, err := parseOptions(opts)
 	if err != nil {

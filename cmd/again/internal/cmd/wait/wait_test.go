@@ -25,7 +25,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	"github.com/again-go/again/fleet/fleettest"
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 )
 
 func httpServer(t *testing.T) *httptest.Server {
@@ -56,13 +56,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "db"}, `again wait: invalid target: "db": address db: missing port in address (a TARGET is a URL such as tcp://db:5432 or unix:/run/app.sock, or HOST:PORT)`},
 		{[]string{"wait", "unix:run/app.sock"}, `again wait: invalid target: "unix:run/app.sock": not a unix TARGET (want unix:///ABSOLUTE/PATH or unix:/ABSOLUTE/PATH)`},
 		{[]string{"wait", "mysql://app:hunter2@tcp(db)x/app"}, `again wait: invalid target: mysql://app:xxxxx@tcp(db)x/app: "tcp(db)x" is not a host (want mysql://USER:PASS@HOST[:PORT]/DB[?tls=true] or mysql://USER:PASS@tcp(HOST:PORT)/DB)`},
-		{[]string{"wait", "--format", "yaml", "db:1"}, `again wait: --format must be text or json, got "yaml"`},
+		{[]string{"wait", "--format", "yaml", "db:1"}, `again wait: --format must be one of text or json, got "yaml"`},
 		{[]string{"wait", "--table", "t", srv.URL}, "again wait: --table applies to postgres or mysql targets, and no TARGET is one"},
 		{[]string{"wait", "--key", "k", srv.URL}, "again wait: --key applies to redis or rediss targets, and no TARGET is one"},
 		{[]string{"wait", "--status", "200-", srv.URL}, `again wait: --status: HTTP status "200-": want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399`},
 		{[]string{"wait", "--body", "(", srv.URL}, "again wait: --body must be a regexp (RE2 syntax): error parsing regexp: missing closing ): `(`"},
 		{[]string{"wait", "--attempt-timeout", "0", "db:1"}, `again wait: --attempt-timeout must be above 0, got "0"`},
-		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to calc), got 30"},
+		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
 		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier must be a finite number >= 1, got 0.5"},
 		{[]string{"wait", "--cacert", "/nonexistent/ca.pem", srv.URL}, `again wait: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
 		{[]string{"wait", "--cacert", notPEM, srv.URL}, `again wait: --cacert must name a file of PEM certificates, found none in "` + notPEM + `"`},
@@ -195,8 +195,9 @@ func waitWith(t *testing.T, args, command []string, exec func(string, []string, 
 	t.Helper()
 	var stderr bytes.Buffer
 	env := &cmdutil.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr}
-	fs := pflag.NewFlagSet("wait", pflag.ContinueOnError)
-	opts := newOptions(env, fs)
+	cmd := &cobra.Command{Use: "wait"}
+	opts := newOptions(env, cmd)
+	fs := cmd.Flags()
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

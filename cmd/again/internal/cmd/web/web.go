@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
 	webmodel "github.com/again-go/again/cmd/again/internal/web"
 	"github.com/spf13/cobra"
 )
@@ -33,26 +34,14 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "web",
 		Short: "Serve the backoff calculator page, or write it out as static files",
-		Long: `web serves the backoff calculator page: the schedule, total wait,
-percentiles, deadline check, solver and Go code for a policy, computed in the
-browser by the same Go code as 'again calc', compiled to WebAssembly. The
-page sends nothing anywhere; its Content-Security-Policy forbids it to.
-
-It listens on 127.0.0.1:8080 unless --addr says otherwise, prints the URL and
-serves until interrupted (Ctrl-C). Port 0 picks a free port. --open also
-opens the page in the default browser.
-
-With --export DIR it writes the page's files into DIR instead, to host on
-any static file server, and exits. DIR must be new or empty: one that
-holds anything is refused, naming what is there, unless --force, which
-replaces the page's files (index.html, app.js, ...) and leaves the rest.
-Each file is written beside its name and renamed over it, so a symbolic
-link in DIR is replaced, never written through.`,
+		Long: `web serves the backoff calculator page, 'again calc' compiled to WebAssembly
+and run in your browser, until Ctrl-C; or --export writes it out as static
+files. Guide: docs/cli.md (web).`,
 		Example: `  # Serve the page on http://127.0.0.1:8080/ and open it.
   again web --open
 
   # Any free port; the URL is printed.
-  again web --addr 127.0.0.1:0
+  again web --listen 0
 
   # Write the page out for a static host.
   again web --export ./site`,
@@ -61,30 +50,36 @@ link in DIR is replaced, never written through.`,
 	addr := defaultWebAddr
 	var open bool
 	var export string
-	var force bool
+	var force, quiet bool
 	flags := cmd.Flags()
-	flags.StringVar(&addr, "addr", addr, "host:port to listen on; loopback unless you choose otherwise")
+	flags.Var(cmdutil.Text(&addr, "addr"), "listen", "address to listen on; a bare port is loopback")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
 	flags.StringVar(&export, "export", "", "write the page's files into this new or empty directory and exit instead of serving")
-	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files")
+	flags.BoolVarP(&quiet, "quiet", "q", false, "print not the URL, only warnings and errors")
+	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files (renamed over, never written through)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {
 				return cmdutil.Usagef("--export must name a directory, got \"\"")
 			}
-			if cmd.Flags().Changed("addr") || open {
-				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --addr or --open")
+			if cmd.Flags().Changed("listen") || open {
+				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --listen or --open")
 			}
 			return webRun(cmd.Context(), &Options{Env: env, Export: export, Force: force})
 		}
 		if force {
 			return cmdutil.Usagef("--force goes with --export DIR; serving writes nothing")
 		}
-		if _, port, err := net.SplitHostPort(addr); err != nil || !validPort(port) {
-			return cmdutil.Usagef("--addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got %q", addr)
+		// The same address rules as proxy's --listen: one flag, one meaning.
+		listen, err := proxymodel.ListenAddr(addr)
+		if err != nil {
+			var se *proxymodel.SpecError
+			errors.As(err, &se)
+			return cmdutil.Usage(se.Message()) // proxy's words for the same flag
 		}
-		return webRun(cmd.Context(), &Options{Env: env, Addr: addr, Open: open})
+		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open, Quiet: quiet})
 	}
+	cmdutil.Alias(cmd, "addr", "listen")
 	return cmd
 }
 
@@ -92,17 +87,18 @@ link in DIR is replaced, never written through.`,
 // Export, or Addr and Open.
 type Options struct {
 	Env    *cmdutil.Env
-	Addr   string // --addr: where to serve the page
+	Addr   string // --listen: where to serve the page, host:port
 	Open   bool   // --open: open the page in the default browser
 	Export string // --export: the directory to write the page into instead; "" to serve
 	Force  bool   // --force: write into a directory that is not empty
+	Quiet  bool   // -q, --quiet: no URL lines
 }
 
 // webRun writes the page into opts.Export, or serves it on opts.Addr until
 // ctx is done.
 func webRun(ctx context.Context, opts *Options) error {
 	if opts.Export == "" {
-		return serveWeb(ctx, opts.Env, opts.Addr, opts.Open)
+		return serveWeb(ctx, opts.Env, opts.Addr, opts.Open, opts.Quiet)
 	}
 	if !opts.Force {
 		if err := refuseNonEmpty(opts.Export); err != nil {
@@ -148,7 +144,7 @@ func refuseNonEmpty(dir string) error {
 
 // serveWeb serves the page on addr until ctx is done, then shuts down,
 // letting requests in flight finish for up to five seconds.
-func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) error {
+func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open, quiet bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		// The *net.OpError's own text repeats the address as "listen tcp
@@ -171,9 +167,11 @@ func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) err
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	if ip := ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
-		fmt.Fprintf(env.Stderr, "again web: listening on %s, beyond this machine; use --addr 127.0.0.1:PORT to keep the page local\n", ln.Addr())
+		fmt.Fprintf(env.Stderr, "again web: listening on %s, beyond this machine; use --listen PORT to keep the page local\n", ln.Addr())
 	}
-	fmt.Fprintf(env.Stdout, "Serving the backoff calculator at %s\nPress Ctrl-C to stop.\n", url)
+	if !quiet {
+		fmt.Fprintf(env.Stdout, "Serving the backoff calculator at %s\nPress Ctrl-C to stop.\n", url)
+	}
 	if open {
 		if err := openBrowser(url); err != nil {
 			fmt.Fprintf(env.Stderr, "again web: could not open a browser (%v); open %s yourself\n", err, url)
@@ -190,17 +188,15 @@ func serveWeb(ctx context.Context, env *cmdutil.Env, addr string, open bool) err
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) && serr != nil {
 		return serr
 	}
-	return err
-}
-
-// validPort reports whether port is a decimal port number net.Listen
-// accepts, or a service name such as "http" that it looks up itself.
-func validPort(port string) bool {
-	if port != "" && ('a' <= port[0] && port[0] <= 'z' || 'A' <= port[0] && port[0] <= 'Z') {
-		return true // a service name: net.Listen says if it knows it
+	if err != nil {
+		return err
 	}
-	_, err := strconv.ParseUint(port, 10, 16) // fails above 65535
-	return err == nil
+	// Stopped by a signal: 128+N, as every other command, so that a
+	// script or supervisor sees that the server did not end by itself.
+	if sig := cmdutil.SignalCause(ctx); sig != nil {
+		return cmdutil.Stopped(sig, "")
+	}
+	return nil
 }
 
 // pageURL returns the URL a browser on this machine reaches the listener

@@ -37,7 +37,7 @@ func TestWebOpen(t *testing.T) {
 	var stderr strings.Builder
 	done := make(chan int, 1)
 	go func() {
-		done <- againRun(ctx, []string{"web", "--addr", "127.0.0.1:0", "--open"}, strings.NewReader(""), pw, &stderr)
+		done <- againRun(ctx, []string{"web", "--listen", "127.0.0.1:0", "--open"}, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()
 	first, err := bufio.NewReader(pr).ReadString('\n')

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
@@ -27,7 +28,7 @@ func TestWebServes(t *testing.T) {
 	var stderr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- againRun(ctx, []string{"web", "--addr", "127.0.0.1:0"}, strings.NewReader(""), pw, &stderr)
+		done <- againRun(ctx, []string{"web", "--listen", "127.0.0.1:0"}, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()
 	first, err := bufio.NewReader(pr).ReadString('\n')
@@ -86,11 +87,13 @@ func TestWebUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"web", "--addr", "localhost"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got "localhost"`},
-		{[]string{"web", "--addr", "127.0.0.1:99999"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got "127.0.0.1:99999"`},
-		{[]string{"web", "--addr", "127.0.0.1:-1"}, `again web: --addr must be host:port with a port from 0 to 65535, such as 127.0.0.1:8080 or 127.0.0.1:0 (any free port), got "127.0.0.1:-1"`},
-		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
-		{[]string{"web", "--export", "x", "--addr", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --addr or --open`},
+		{[]string{"web", "--listen", "localhost"}, `again web: --listen "localhost": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"web", "--listen", "127.0.0.1:99999"}, `again web: --listen "127.0.0.1:99999": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"web", "--listen", "127.0.0.1:-1"}, `again web: --listen "127.0.0.1:-1": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --listen or --open`},
+		{[]string{"web", "--export", "x", "--listen", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --listen or --open`},
+		// The old spelling still works, with its warning first.
+		{[]string{"web", "--export", "x", "--addr", ":0"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --export writes files and serves nothing; it cannot be combined with --listen or --open"},
 		{[]string{"web", "--export", ""}, `again web: --export must name a directory, got ""`},
 		{[]string{"web", "now"}, `again web: unexpected argument "now"; web takes only flags (see 'again web --help')`},
 	} {
@@ -102,7 +105,7 @@ func TestWebUsageErrors(t *testing.T) {
 
 func TestWebListenError(t *testing.T) {
 	// 192.0.2.1 (TEST-NET-1) is never an address of this machine.
-	r := run(t, "web", "--addr", "192.0.2.1:0")
+	r := run(t, "web", "--listen", "192.0.2.1:0")
 	if r.Code != cmdutil.ExitFailure || !strings.HasPrefix(r.Stderr, "again web: cannot listen on 192.0.2.1:0: ") || r.Stdout != "" {
 		t.Errorf("again web on a foreign address: exit %d, stdout %q, stderr %q; want exit 1 and the listen error", r.Code, r.Stdout, r.Stderr)
 	}
@@ -165,5 +168,44 @@ func TestLineWriter(t *testing.T) {
 	want := "again web: TLS handshake error from 127.0.0.1:1: \\x1b[2J\nagain web: two\nagain web: lines\n"
 	if b.String() != want {
 		t.Errorf("lines %q, want %q", b.String(), want)
+	}
+}
+
+// TestWebSignalStatus: a signal ends the server with 128+N and one line,
+// as it ends every other command, not with 0 as if it had finished.
+func TestWebSignalStatus(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGINT})
+	var stdout, stderr bytes.Buffer
+	code := againRun(ctx, []string{"web", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 130 || stderr.String() != "again web: stopped: received SIGINT\n" {
+		t.Errorf("again web stopped by SIGINT: exit %d, stderr %q; want 130 and %q", code, stderr.String(), "again web: stopped: received SIGINT\n")
+	}
+}
+
+// TestWebAddrAlias: the old --addr still serves where it says, warning
+// once, however often it is given.
+func TestWebAddrAlias(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGTERM})
+	var stdout, stderr bytes.Buffer
+	code := againRun(ctx, []string{"web", "--addr", "127.0.0.1:1", "--addr", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+	want := "again web: --addr is now --listen; it still works, but write --listen\nagain web: stopped: received SIGTERM\n"
+	if code != 143 || stderr.String() != want || !strings.Contains(stdout.String(), "http://127.0.0.1:") {
+		t.Errorf("again web --addr twice: exit %d, stdout %q, stderr %q; want 143, the URL and %q", code, stdout.String(), stderr.String(), want)
+	}
+}
+
+// -q prints no URL lines, as -q silences progress in every command.
+func TestWebQuiet(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(&cmdutil.SignalError{Signal: syscall.SIGINT})
+	var stdout, stderr bytes.Buffer
+	code := againRun(ctx, []string{"web", "-q", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 130 || stdout.Len() != 0 {
+		t.Errorf("again web -q: exit %d, stdout %q; want 130 and nothing", code, stdout.String())
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -93,4 +94,17 @@ func WantUsageError(t *testing.T, r Result, want string) {
 	if r.Code != cmdutil.ExitUsage || r.Stdout != "" || r.Stderr != want+"\n" {
 		t.Errorf("exit %d, stdout %q, stderr %q;\nwant exit 2, no stdout, stderr %q", r.Code, r.Stdout, r.Stderr, want+"\n")
 	}
+}
+
+// Guide returns docs/cli.md, the guide that holds what a command's help,
+// cut to a screen, leaves out, for a test of a command's package
+// (cmd/again/internal/cmd/NAME) that checks what the help or the guide
+// promises.
+func Guide(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../../../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

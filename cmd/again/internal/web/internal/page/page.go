@@ -503,9 +503,28 @@ func command(v map[string]string) string {
 		if !ok || strings.TrimSpace(s) == "" || f == calc.FieldTarget || f == FieldTimeout {
 			continue
 		}
-		b.WriteString(" --" + f + " " + shellQuote(normalize(f, s)))
+		b.WriteString(" --" + f + " " + shellQuote(withUnit(f, normalize(f, s))))
 	}
 	return b.String()
+}
+
+// withUnit returns s, the text of field f, with a unit if it is a bare
+// number of milliseconds other than 0, which the page takes but the
+// command's flags refuse as ambiguous: "500" is --initial 500ms.
+func withUnit(f, s string) string {
+	switch f {
+	case calc.FieldInitial, calc.FieldMax, calc.FieldDeadline:
+	default:
+		return s
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n == 0 {
+		return s
+	}
+	if d, err := calc.ParseDuration(s); err == nil {
+		return d.String()
+	}
+	return s
 }
 
 // shellQuote quotes s for a POSIX shell unless it is plainly safe.

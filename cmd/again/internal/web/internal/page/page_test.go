@@ -128,6 +128,14 @@ func TestCommandKeepsWhatWasTyped(t *testing.T) {
 	if got != want {
 		t.Errorf("Command = %q, want %q", got, want)
 	}
+	// The page takes bare milliseconds; the command's flags refuse them
+	// as ambiguous, so its command line says the unit.
+	in = map[string]string{"initial": "500", "max": "30000", "deadline": "91500", "retries": "0"}
+	got = Compute(in, English).Command
+	want = "again calc --initial 500ms --max 30s --retries 0 --deadline 1m31.5s"
+	if !strings.HasPrefix(got, "again calc --initial 500ms") || !strings.Contains(got, " --max 30s ") || !strings.HasSuffix(got, " --deadline 1m31.5s") {
+		t.Errorf("Command with bare milliseconds = %q, want the units written, as in %q", got, want)
+	}
 	if got := shellQuote("a b'c"); got != `'a b'\''c'` {
 		t.Errorf("shellQuote(%q) = %q", "a b'c", got)
 	}
@@ -521,7 +529,8 @@ func BenchmarkCompute(b *testing.B) {
 // TestMessagesAreTheCLIs runs `again calc` in-process with the same wrong
 // values and checks that the page shows what the command prints, word for
 // word, a quoted value in the page's quotation marks (“fast”) where the
-// terminal has Go's ("fast").
+// terminal has Go's ("fast"), and bare milliseconds offered only where they
+// are taken, on the page.
 func TestMessagesAreTheCLIs(t *testing.T) {
 	for _, tc := range []struct{ field, value string }{
 		{"initial", "fast"},
@@ -536,6 +545,8 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 		e := Compute(map[string]string{tc.field: tc.value}, English).Errors[0]
 		page := "--" + e.Field + " " + strings.ToLower(e.Text[:1]) + strings.TrimSuffix(e.Text[1:], ".")
 		page = strings.Replace(page, "“"+tc.value+"”", strconv.Quote(tc.value), 1)
+		// The page takes bare milliseconds; the command's flags want a unit.
+		page = strings.Replace(page, ", or a bare number of milliseconds", "", 1)
 		if code != cmdutil.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
 			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
 		}
@@ -577,7 +588,7 @@ func TestExportIsTheCLIs(t *testing.T) {
 		var args []string
 		for _, f := range Fields() {
 			if s, ok := in[f]; ok {
-				args = append(args, "--"+f, s)
+				args = append(args, "--"+f, withUnit(f, s)) // as the page's command writes it
 			}
 		}
 		for _, format := range []string{"csv", "json"} {

@@ -10,8 +10,12 @@ import (
 )
 
 // VirtualClock is a breaker.Clock that the models move: the breaker reads
-// the time only when it decides, so this drives it completely.
-type VirtualClock struct{ At time.Duration }
+// the time only when it decides, so this drives it completely. The zero
+// value is the start of a run. A VirtualClock belongs to one run: it is not
+// safe for concurrent use.
+type VirtualClock struct {
+	At time.Duration // the virtual time since the start of the run
+}
 
 // Now returns the virtual time as an instant after an arbitrary epoch.
 func (c *VirtualClock) Now() time.Time { return time.Unix(1e9, 0).Add(c.At) }

@@ -8,7 +8,10 @@
 // v5, github.com/sethvargo/go-retry and github.com/failsafe-go/failsafe-go;
 // the breaker package with github.com/sony/gobreaker/v2 and failsafe-go's
 // circuitbreaker; and retrygrpc with go-grpc-middleware v2's retry
-// interceptors and grpc-go's own retry policy.
+// interceptors and grpc-go's own retry policy; and the shed package, on a
+// server under overload, with go-zero's adaptive shedder
+// (github.com/zeromicro/go-zero/core/load), Kratos aegis's BBR
+// (github.com/go-kratos/aegis) and failsafe-go's failsafehttp handler.
 //
 // It is a separate module so that the main module's go.mod never lists the
 // peers. Run it with

@@ -435,8 +435,9 @@ var _ = row(fromAvast, "`Attempts(0)`, `UntilSucceeded()` (until success or `Con
 			}
 		}
 	})
-	// Until the context ends: both stop at the deadline, having retried
-	// every second until then.
+	// Until the context ends: all retry every second until then; again
+	// also shortens the wait that would end past the deadline, so that one
+	// more attempt starts 100 ms (backoff.DeadlineReserve) before it.
 	bubble(t, func(t *testing.T) {
 		const limit = 10*time.Second + time.Second/2
 		c4, c5, a := &counter{fail: -1}, &counter{fail: -1}, &counter{fail: -1}
@@ -451,7 +452,7 @@ var _ = row(fromAvast, "`Attempts(0)`, `UntilSucceeded()` (until success or `Con
 		erra := retry.Run(ctxa, fixed(time.Second, backoff.UntilDeadline), a.ctxErrOp)
 		wantCalls(t, "retry-go v4 Attempts(0), 10.5s context", c4.calls, 11)
 		wantCalls(t, "retry-go v5 Attempts(0), 10.5s context", c5.calls, 11)
-		wantCalls(t, "again UntilDeadline, 10.5s deadline", a.calls, 11)
+		wantCalls(t, "again UntilDeadline, 10.5s deadline", a.calls, 12)
 		if !errors.Is(erra, retry.ErrDeadline) {
 			t.Errorf("again UntilDeadline at the deadline: %v, want retry.ErrDeadline", erra)
 		}

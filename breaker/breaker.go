@@ -121,6 +121,15 @@ func (b *Breaker) state() State { return State(b.sg.Load() & 3) }
 
 // Ticket is a call admitted by Allow. Report its outcome exactly once, with
 // Done or Record, from any goroutine. The zero Ticket ignores reports.
+//
+// A Ticket belongs to the round of the breaker that issued it: the state
+// and its generation at admission. A report is stale, and dropped, when
+// the breaker has left that round by the time it arrives (it tripped,
+// closed, reopened, was reset or isolated, or, for a half-open probe, the
+// probe was already counted as failed after Config.ProbeTimeout): the
+// outcome describes the dependency as it was before a decision that has
+// since been taken, as in sony/gobreaker's generations. Config.OnStale is
+// told of each dropped report, and otelagain counts them.
 type Ticket struct {
 	b     *Breaker
 	sg    uint64        // state and generation at admission
@@ -206,7 +215,8 @@ func (t Ticket) Record(o Outcome) {
 
 // success counts a closed call's success: no clock, no lock.
 func (b *Breaker) success(sg uint64) {
-	if b.sg.Load() != sg {
+	if now := b.sg.Load(); now != sg {
+		b.stale(Success, sg, now)
 		return
 	}
 	if b.run.Load() != 0 {
@@ -233,13 +243,29 @@ func (t Ticket) record(o Outcome) {
 	if t.start != untimed && o == Success && b.s.slow > 0 && now-t.start >= b.s.slow {
 		o = Failure
 	}
+	counted := true
 	switch current := b.sg.Load() == t.sg; {
 	case t.probe != 0:
-		b.probeDone(t.probe, o, now, current)
+		counted = b.probeDone(t.probe, o, now, current)
 	case current:
 		b.closedDone(o, now)
+	default:
+		counted = false
 	}
+	sg := b.sg.Load()
 	b.unlock(context.Background())
+	if !counted {
+		b.stale(o, t.sg, sg)
+	}
+}
+
+// stale tells Config.OnStale that a report of o, from a call admitted in
+// round admitted, was dropped while the breaker was in round now. Called
+// without b.mu held.
+func (b *Breaker) stale(o Outcome, admitted, now uint64) {
+	if f := b.s.onStale; f != nil {
+		f(Stale{Outcome: o, Admitted: State(admitted & 3), Now: State(now & 3)})
+	}
 }
 
 // unlock releases b.mu, then tells the shared store about this process's

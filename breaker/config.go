@@ -30,6 +30,24 @@ type Change struct {
 	Wait time.Duration
 }
 
+// Stale describes a report that a breaker dropped, passed to
+// Config.OnStale: the outcome of a call (Ticket.Done or Record) that
+// arrived after the breaker had moved on from the round that admitted the
+// call. A report is stale when the breaker changed state (or was reset or
+// isolated) between the call's admission and its report, or, for a
+// half-open probe, when the probe had already been counted as a failure
+// after Config.ProbeTimeout. It is a plain value, safe to copy and to
+// keep.
+type Stale struct {
+	// Outcome is what the call reported, as the breaker judged it.
+	Outcome Outcome
+	// Admitted is the state that admitted the call: Closed, or HalfOpen
+	// for a probe.
+	Admitted State
+	// Now is the breaker's state when the report arrived.
+	Now State
+}
+
 // Config sets a breaker's rules. Every field follows the module's rule for
 // zero and negative values, stated on backoff.Policy (here "none" reads
 // "off"). The zero Config is the recommended breaker.
@@ -127,6 +145,12 @@ type Config struct {
 	// safe for concurrent use and should be quick; the error is the one
 	// the caller gets, not to be modified.
 	OnReject func(*OpenError)
+	// OnStale, if set, is called with each report the breaker drops as
+	// stale (see Stale and Ticket), on the reporting goroutine, after
+	// Done or Record has done its work and never while a lock is held:
+	// so that a result lost to a state change is at least counted. It
+	// must be safe for concurrent use and should be quick.
+	OnStale func(Stale)
 	// Clock is the breaker's time. Nil means the real clock (monotonic).
 	Clock Clock
 
@@ -275,6 +299,7 @@ type settings struct {
 	classify       func(error) Outcome
 	onChange       func(Change)
 	onReject       func(*OpenError)
+	onStale        func(Stale)
 	refresh        time.Duration // < 0: transitions only
 }
 
@@ -293,6 +318,7 @@ func (c Config) settings() settings {
 		classify:     c.Classify,
 		onChange:     c.OnStateChange,
 		onReject:     c.OnReject,
+		onStale:      c.OnStale,
 		refresh:      c.SharedRefresh,
 	}
 	if s.window == 0 {

@@ -125,3 +125,22 @@ func ExampleCall() {
 	fmt.Println(user, b.State())
 	// Output: from the cache open
 }
+
+// A two-step call (Allow, then Done) whose result arrives after the
+// breaker changed state is dropped as stale; OnStale says so.
+func ExampleConfig_onStale() {
+	b, err := breaker.New(breaker.Config{
+		MinCalls: -1, // trip at the first failure, for the example
+		OnStale: func(s breaker.Stale) {
+			fmt.Printf("dropped a %v admitted while %v, reported while %v\n", s.Outcome, s.Admitted, s.Now)
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	slow, _ := b.Allow(ctx) // a long call starts
+	_ = b.Do(ctx, func(context.Context) error { return errors.New("boom") })
+	slow.Done(nil) // it succeeds, but the breaker has opened meanwhile
+	// Output: dropped a success admitted while closed, reported while open
+}

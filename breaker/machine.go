@@ -84,15 +84,16 @@ func (b *Breaker) closedDone(o Outcome, now time.Duration) {
 }
 
 // probeDone frees a probe's slot and, if it is of the current round,
-// counts its outcome. Called with b.mu held.
-func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration, current bool) {
+// counts its outcome; it returns false for a stale report (see Ticket).
+// Called with b.mu held.
+func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration, current bool) (counted bool) {
 	i := slices.IndexFunc(b.probes, func(p probe) bool { return p.id == id })
 	if i < 0 {
-		return // timed out already, or the breaker closed or was isolated
+		return false // timed out already, or the breaker closed or was isolated
 	}
 	b.probes = slices.Delete(b.probes, i, i+1)
 	if !current {
-		return // an earlier round's: the breaker has moved on since
+		return false // an earlier round's: the breaker has moved on since
 	}
 	switch o {
 	case Success:
@@ -103,6 +104,7 @@ func (b *Breaker) probeDone(id uint64, o Outcome, now time.Duration, current boo
 	case Failure:
 		b.reopen(now)
 	}
+	return true
 }
 
 // trip opens the breaker for step n of the open schedule. Called with b.mu held.

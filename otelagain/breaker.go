@@ -36,17 +36,17 @@ func stateIndex(s breaker.State) int {
 // breakerMetrics are the bound attribute sets of one breaker: its name,
 // and its key in a Group.
 type breakerMetrics struct {
-	t        *Telemetry
-	base     []attribute.KeyValue
-	rejected [len(states)]bound                  // by the state that rejected
-	state    [len(states)][]metric.ObserveOption // the gauge's series, by state
+	t       *Telemetry
+	base    []attribute.KeyValue
+	byState [len(states)]bound                  // rejections by the state that rejected, stale reports by the one that admitted
+	state   [len(states)][]metric.ObserveOption // the gauge's series, by state
 }
 
 func (t *Telemetry) breakerMetrics(base ...attribute.KeyValue) *breakerMetrics {
 	m := &breakerMetrics{t: t, base: base}
 	for i, s := range states {
 		kv := append(append([]attribute.KeyValue(nil), base...), BreakerStateKey.String(stateName(s)))
-		m.rejected[i] = bind(kv...)
+		m.byState[i] = bind(kv...)
 		m.state[i] = []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(kv...))}
 	}
 	return m
@@ -54,7 +54,7 @@ func (t *Telemetry) breakerMetrics(base ...attribute.KeyValue) *breakerMetrics {
 
 // hook adds the metrics' hooks to cfg, keeping cfg's own.
 func (m *breakerMetrics) hook(cfg *breaker.Config) {
-	change, reject := cfg.OnStateChange, cfg.OnReject
+	change, reject, stale := cfg.OnStateChange, cfg.OnReject, cfg.OnStale
 	cfg.OnStateChange = func(c breaker.Change) {
 		// Transitions are rare: the attribute set is built for each.
 		kv := append(append([]attribute.KeyValue(nil), m.base...),
@@ -65,9 +65,15 @@ func (m *breakerMetrics) hook(cfg *breaker.Config) {
 		}
 	}
 	cfg.OnReject = func(e *breaker.OpenError) {
-		m.t.breakerRejections.Add(context.Background(), 1, m.rejected[stateIndex(e.State)].add...)
+		m.t.breakerRejections.Add(context.Background(), 1, m.byState[stateIndex(e.State)].add...)
 		if reject != nil {
 			reject(e)
+		}
+	}
+	cfg.OnStale = func(s breaker.Stale) {
+		m.t.breakerStale.Add(context.Background(), 1, m.byState[stateIndex(s.Admitted)].add...)
+		if stale != nil {
+			stale(s)
 		}
 	}
 }
@@ -113,7 +119,7 @@ func (og *observedGroup) observe(o metric.Observer, gauge metric.Int64Observable
 // Group instruments every breaker of g under name (the again.breaker.name
 // attribute), each with its key (again.breaker.key): it sets g.Configure
 // (calling the one g had, if any, first) so that each breaker made from
-// then on counts its transitions and rejections, and reports the state of
+// then on counts its transitions, rejections and stale reports, and reports the state of
 // each breaker (read from the breaker when the metrics are collected) in
 // the again.breaker.state gauge. Call it before g's first use: breakers
 // made earlier are not instrumented. Calling it again for the same g does
@@ -149,9 +155,10 @@ func (t *Telemetry) Group(name string, g *breaker.Group) {
 }
 
 // Breaker returns breaker.New(cfg) with cfg's hooks extended to count its
-// transitions and rejections under name (the again.breaker.name attribute),
-// and reports its state in the again.breaker.state gauge. The Config's own
-// OnStateChange and OnReject are still called. One gauge series is kept
+// transitions, rejections and stale reports under name (the
+// again.breaker.name attribute), and reports its state in the
+// again.breaker.state gauge. The Config's own OnStateChange, OnReject and
+// OnStale are still called. One gauge series is kept
 // per name: the latest breaker wins.
 func (t *Telemetry) Breaker(name string, cfg breaker.Config) (*breaker.Breaker, error) {
 	m := t.breakerMetrics(BreakerNameKey.String(name))

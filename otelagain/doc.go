@@ -111,6 +111,10 @@
 //	                                                         and again.breaker.to (states as above)
 //	again.breaker.rejections    Counter        {call}        calls rejected, with again.breaker.state,
 //	                                                         the state that rejected them
+//	again.breaker.stale         Counter        {report}      outcomes dropped because they arrived after
+//	                                                         a state change (breaker.Stale), with
+//	                                                         again.breaker.state, the state that
+//	                                                         admitted the call
 //
 // The state is read from the breaker when the metrics are collected
 // (Breaker.State), not remembered from its last transition.
@@ -131,7 +135,8 @@
 // forgets a key, and retryhttp keys its breakers by host: a client that
 // calls an unbounded set of hosts should set retryhttp.Transport.BreakerKey
 // to map them onto a bounded one (the API's name, or "other"), which caps
-// the breaker series at 4 states + 16 transitions + 3 rejections per key.
+// the breaker series at 4 states + 16 transitions + 3 rejections + 2 stale
+// reports per key.
 // The SDK's own cardinality limit (sdk/metric's WithCardinalityLimit,
 // 2000 per instrument by default) is the last guard: series beyond it
 // fold into one marked otel.metric.overflow.

@@ -194,6 +194,30 @@ func TestBreakerMetrics(t *testing.T) {
 	}
 }
 
+// TestBreakerStale checks that a report dropped for arriving after a state
+// change is counted, by the state that admitted the call, and still
+// reaches the Config's own OnStale.
+func TestBreakerStale(t *testing.T) {
+	s := newSDK(t)
+	var own []breaker.Stale
+	b, err := s.tel.Breaker("db", breaker.Config{MinCalls: -1, OnStale: func(st breaker.Stale) { own = append(own, st) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := b.Allow(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Do(context.Background(), func(context.Context) error { return errFlaky }) // trips the breaker
+	tk.Done(nil)                                                                    // from the closed round: stale
+	if got, want := show(s.points(t, "again.breaker.stale")), "{again.breaker.name=db,again.breaker.state=closed}=1"; got != want {
+		t.Errorf("again.breaker.stale = %s, want %s", got, want)
+	}
+	if len(own) != 1 || own[0] != (breaker.Stale{Outcome: breaker.Success, Admitted: breaker.Closed, Now: breaker.Open}) {
+		t.Errorf("the Config's own OnStale saw %+v, want one success admitted closed, dropped open", own)
+	}
+}
+
 // TestHedgeMetrics checks the hedges sent and won, for attempts whose
 // first copy is slow and whose hedge answers at once.
 func TestHedgeMetrics(t *testing.T) {

@@ -49,6 +49,7 @@ type Telemetry struct {
 	breakerState       metric.Int64ObservableGauge
 	breakerTransitions metric.Int64Counter
 	breakerRejections  metric.Int64Counter
+	breakerStale       metric.Int64Counter
 
 	mu      sync.Mutex
 	retries map[string]*retryMetrics // by name
@@ -179,6 +180,7 @@ func New(opts ...Option) *Telemetry {
 	keep(err)
 	t.breakerTransitions = counter("again.breaker.transitions", "{transition}", "State changes of the breakers.")
 	t.breakerRejections = counter("again.breaker.rejections", "{call}", "Calls the breakers rejected.")
+	t.breakerStale = counter("again.breaker.stale", "{report}", "Reports the breakers dropped, arriving after a state change.")
 	t.throttleRejections = counter("again.throttle.rejections", "{request}", "Requests the throttles rejected locally, unsent.")
 	t.throttleP, err = m.Float64ObservableGauge("again.throttle.p", metric.WithUnit("1"),
 		metric.WithDescription("Probability with which each throttle rejects its next request."))

@@ -131,11 +131,25 @@ func (b *TokenBucket) Tokens() float64 {
 
 // Failure takes one token, leaving at least zero, and reports whether a
 // retry may be made: more than half the tokens remain.
-func (b *TokenBucket) Failure() bool {
+func (b *TokenBucket) Failure() bool { return b.failure(milli) }
+
+// FailureCost is Failure for a failure that costs cost tokens instead of
+// one (see Class.Cost): it takes them, leaving at least zero, and reports
+// whether a retry may be made. A cost that is not a number > 0 takes
+// nothing.
+func (b *TokenBucket) FailureCost(cost float64) bool {
+	if !(cost > 0) {
+		return b.failure(0)
+	}
+	return b.failure(int64(math.Min(cost, math.MaxInt64/(4*milli)) * milli))
+}
+
+// failure takes m milli-tokens.
+func (b *TokenBucket) failure(m int64) bool {
 	c := b.capacity()
 	for {
 		u := b.used.Load()
-		n := min(u+milli, c)
+		n := min(u+m, c)
 		if n == u || b.used.CompareAndSwap(u, n) {
 			return c-n > c/2
 		}

@@ -139,18 +139,36 @@ func TestTokenBucketValidate(t *testing.T) {
 	}
 }
 
-// Elapsed counts from the start of the call: two attempts of 200 ms each,
-// with a 100 ms wait between them, took 500 ms.
-func TestElapsedIncludesFirstAttempt(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Retries: 1, Jitter: backoff.NoJitter}
-		err := retry.Run(t.Context(), p, func(context.Context) error {
-			time.Sleep(200 * time.Millisecond) // the attempt's own work, on the fake clock
-			return errFlaky
+// Elapsed counts from the first failure for Do (two attempts of 200 ms
+// each with a 100 ms wait between them: the wait and the second attempt,
+// 300 ms) and from NewLoop for a Loop (all of it, 500 ms).
+func TestElapsed(t *testing.T) {
+	p := backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Retries: 1, Jitter: backoff.NoJitter}
+	work := func(context.Context) error {
+		time.Sleep(200 * time.Millisecond) // the attempt's own work, on the fake clock
+		return errFlaky
+	}
+	t.Run("Do", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			re := checkError(t, retry.Run(t.Context(), p, work), retry.ErrExhausted, 2, errFlaky)
+			if re.Elapsed != 300*time.Millisecond {
+				t.Errorf("Elapsed = %v, want 300ms", re.Elapsed)
+			}
 		})
-		re := checkError(t, err, retry.ErrExhausted, 2, errFlaky)
-		if re.Elapsed != 500*time.Millisecond {
-			t.Errorf("Elapsed = %v, want 500ms", re.Elapsed)
-		}
+	})
+	t.Run("Loop", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			l, err := retry.NewLoop(t.Context(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for err == nil {
+				err = l.Failed(t.Context(), work(t.Context()))
+			}
+			re := checkError(t, err, retry.ErrExhausted, 2, errFlaky)
+			if re.Elapsed != 500*time.Millisecond {
+				t.Errorf("Elapsed = %v, want 500ms", re.Elapsed)
+			}
+		})
 	})
 }

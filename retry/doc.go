@@ -13,10 +13,10 @@
 //	}
 //
 // Run is the same for an operation that returns only an error. Options
-// (WithClassifier, WithBudget, WithAdmitter, WithMaxRetryAfter,
-// WithMaxRejectedWait, WithRestartAfterHint, WithDeadlineReserve,
-// WithOnRetry, WithLogger, WithRand, WithObserver) change how it retries or
-// report what it does.
+// (WithClassifier, WithClasses, WithBudget, WithAdmitter,
+// WithMaxRetryAfter, WithMaxRejectedWait, WithRestartAfterHint,
+// WithDeadlineReserve, WithOnRetry, WithLogger, WithRand, WithObserver)
+// change how it retries or report what it does.
 // Loop is the same loop for code that makes its attempts itself;
 // retryhttp.Transport is built on it.
 //

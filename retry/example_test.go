@@ -210,3 +210,39 @@ func ExampleDo_untilDeadline() {
 	// <nil> 5
 	// true
 }
+
+// tooMany is an HTTP 429 as an error: its Overload method puts it in the
+// overload class (see IsOverload).
+type tooMany struct{}
+
+func (tooMany) Error() string  { return "429 Too Many Requests" }
+func (tooMany) Overload() bool { return true }
+
+// 429s wait a slow schedule and a dropped connection a fast one, in one
+// call (microseconds here, seconds in earnest); each class has its own
+// cap on attempts.
+func ExampleWithClasses() {
+	classes := retry.WithClasses( // made once, reused by every call
+		retry.Class{Name: "overload", Match: retry.IsOverload,
+			Policy: backoff.Policy{Initial: 100 * time.Microsecond, Max: time.Second, Retries: 3, Jitter: backoff.NoJitter}},
+		retry.Class{Name: "transient",
+			Policy: backoff.Policy{Initial: time.Microsecond, Max: time.Second, Retries: 5, Jitter: backoff.NoJitter}},
+	)
+	errs := []error{errors.New("connection reset"), tooMany{}, tooMany{}, errors.New("connection reset")}
+	attempt := 0
+	v, err := retry.Do(context.Background(), backoff.Policy{Retries: 6}, func(context.Context) (string, error) {
+		if attempt++; attempt <= len(errs) {
+			return "", errs[attempt-1]
+		}
+		return "done", nil
+	}, classes, retry.WithOnRetry(func(e retry.Event) {
+		fmt.Printf("%v (%s): retry in %v\n", e.Err, e.Class, e.Delay)
+	}))
+	fmt.Println(v, err)
+	// Output:
+	// connection reset (transient): retry in 1µs
+	// 429 Too Many Requests (overload): retry in 100µs
+	// 429 Too Many Requests (overload): retry in 200µs
+	// connection reset (transient): retry in 2µs
+	// done <nil>
+}

@@ -46,7 +46,8 @@ func TestObserver(t *testing.T) {
 		{"exhausted", context.Background(), zero, 5, errFlaky, 2, 1, 3, retry.ErrExhausted},
 		{"permanent", context.Background(), zero, 5, retry.Permanent(errFlaky), 0, 1, 1, retry.ErrPermanent},
 		{"canceled before the first attempt", done, zero, 0, errFlaky, 0, 1, 0, retry.ErrCanceled},
-		{"invalid policy: no call", context.Background(), backoff.Policy{Multiplier: 0.5}, 0, errFlaky, 0, 0, 0, nil},
+		{"invalid policy: success observed", context.Background(), backoff.Policy{Multiplier: 0.5}, 0, errFlaky, 0, 1, 1, nil},
+		{"invalid policy: failure not observed", context.Background(), backoff.Policy{Multiplier: 0.5}, 5, errFlaky, 0, 0, 0, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -39,6 +39,7 @@ const (
 	optAdmitter
 	optRestartAfterHint
 	optDeadlineReserve
+	optClasses
 )
 
 // Event describes a failed attempt that is about to be retried. It is passed
@@ -56,6 +57,9 @@ type Event struct {
 	Delay time.Duration
 	// Err is the error the attempt returned.
 	Err error
+	// Class is the Name of the failure's class (see WithClasses), or ""
+	// when no class matched it and the call's policy set the wait.
+	Class string
 }
 
 // WithClassifier sets the classifier: an error for which retryable returns
@@ -163,8 +167,9 @@ type Observer interface {
 	// OnEnd is called once when the call ends: err is nil after a
 	// success, with attempts the attempts it took, or else the *Error that
 	// Do returns (attempts is then its Attempts; 0 when ctx was done
-	// before the first attempt). It is not called when the policy or the
-	// budget is invalid: no call was made.
+	// before the first attempt). It is not called when the budget is
+	// invalid (no call was made) nor when Do returns the error of an
+	// invalid policy after the first attempt (see Do).
 	OnEnd(ctx context.Context, attempts int, err error)
 }
 
@@ -187,6 +192,7 @@ type config struct {
 	observer      Observer
 	restart       bool          // a server's hint restarts the schedule
 	reserve       time.Duration // kept for an attempt before the deadline; <= 0: backoff.DeadlineReserve
+	classes       []Class
 }
 
 func newConfig(opts []Option) config {
@@ -206,6 +212,8 @@ func newConfig(opts []Option) config {
 			c.restart = true
 		case optDeadlineReserve:
 			c.reserve = o.d
+		case optClasses:
+			c.classes, _ = o.v.([]Class)
 		case optBudget:
 			c.budget, _ = o.v.(Budget)
 		case optOnRetry:
@@ -230,33 +238,31 @@ type globalRand struct{}
 
 func (globalRand) Float64() float64 { return rand.Float64() }
 
-// budgetOf returns the Budget and the Observer among opts (the last of
-// each given) without applying the other options.
-func budgetOf(opts []Option) (Budget, Observer) {
+// scan returns the Budget, the Observer and the admission among opts
+// (the last of each given) in one pass, without applying the other
+// options: all that the first attempt of a call needs.
+func scan(opts []Option) (Budget, Observer, admission) {
 	var b Budget
 	var ob Observer
+	var adm admission
 	for _, o := range opts {
 		switch o.kind {
 		case optBudget:
 			b, _ = o.v.(Budget)
 		case optObserver:
 			ob, _ = o.v.(Observer)
-		}
-	}
-	return b, ob
-}
-
-// admitterOf returns the admission among opts (the last given), without
-// applying the other options.
-func admitterOf(opts []Option) admission {
-	var adm admission
-	for _, o := range opts {
-		if o.kind == optAdmitter {
+		case optAdmitter:
 			adm, _ = o.v.(admission)
 		}
 	}
-	return adm
+	return b, ob, adm
 }
+
+// scanCall is scan, called: Do calls it only when options were given, so
+// that a call without options does not set up the loop.
+//
+//go:noinline
+func scanCall(opts []Option) (Budget, Observer, admission) { return scan(opts) }
 
 // Retryable reports whether a Loop made with opts would retry err, judging
 // by the error alone: false for an error wrapped with Permanent and for one

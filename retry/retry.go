@@ -40,6 +40,10 @@ import (
 //     WithMaxRejectedWait (ErrRejected);
 //   - the Budget given with WithBudget allows no more retries (ErrBudget).
 //
+// With WithClasses, a failure of a class waits on the class's schedule
+// (hints floored at its first delay), counts against its cap as well as
+// p's, and costs the Budget the class's Cost; see Class.
+//
 // An error whose chain holds an error with a method Rejected() bool that
 // returns true (a circuit breaker or a limiter refused the attempt, so the
 // dependency was never called) counts as an attempt and is retried like
@@ -56,37 +60,71 @@ import (
 // ErrCanceled, if the deadline passes during an attempt), and returns
 // ErrNoDeadline without calling op if ctx has no deadline.
 //
-// Do never waits after the last attempt. If p is invalid (see
-// backoff.Policy.Validate) or the Budget is (see TokenBucket.Validate), Do
-// returns that error without calling op.
+// Do never waits after the last attempt. If the Budget is invalid (see
+// TokenBucket.Validate), Do returns that error without calling op. If p is
+// invalid (see backoff.Policy.Validate), Do returns that error, which
+// matches backoff.ErrInvalid, in place of the first retry: the first
+// attempt runs, and its success is returned as under any policy, but no
+// failed call goes on with a policy that means nothing. Validating the
+// policy where it is built (as the command does) reports it sooner;
+// NewLoop validates it before the first attempt.
 //
-// On success Do allocates nothing; a failed attempt costs no allocation
-// beyond op's own error, except one timer for the first non-zero wait of
-// the call.
+// On success Do allocates nothing, reads no clock and validates nothing
+// but the context: the policy is validated, the options applied and the
+// clock that Error.Elapsed counts from started only once the first attempt
+// has failed. A first-try success is the common case, and it costs about
+// a function call. A failed attempt costs no allocation beyond op's own
+// error, except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
-	start := clock()
-	if err := begin(ctx, p, opts, start); err != nil {
-		return zero, err
+	var b Budget
+	var ob Observer
+	var adm admission
+	if len(opts) > 0 {
+		b, ob, adm = scanCall(opts)
 	}
-	adm := admitterOf(opts)
-	v, err := attempt(ctx, adm, op)
-	if err == nil {
-		// The common case: the options are not even applied.
-		b, ob := budgetOf(opts)
-		if b != nil {
-			b.Success()
-		}
-		if ob != nil {
-			ob.OnEnd(ctx, 1, nil)
-		}
-		return v, nil
-	}
-	l := Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}
-	for {
-		if err = l.Failed(ctx, err); err != nil {
+	// begin, called only if one of its checks has something to check:
+	// the common call, without a budget, pays for ctx.Err alone.
+	if b != nil || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {
+		if err := begin(ctx, p, b, ob); err != nil {
 			return zero, err
 		}
+	}
+	var v T
+	var err error
+	if adm.a == nil {
+		v, err = op(ctx)
+	} else {
+		v, err = attempt(ctx, adm, op)
+	}
+	if err != nil {
+		if err := validate(p, opts); err != nil {
+			return zero, err
+		}
+		return retryFailed(ctx, p, op, opts, adm, err)
+	}
+	if b != nil {
+		b.Success()
+	}
+	if ob != nil {
+		ob.OnEnd(ctx, 1, nil)
+	}
+	return v, nil
+}
+
+// retryFailed is Do after a failed first attempt, which failed with err.
+// It is a function of its own so that Do's frame stays small: the Loop
+// and its wait are set up only for a call that needs them.
+func retryFailed[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, err error) (T, error) {
+	// The clock starts here (see Error.Elapsed), and the options are
+	// applied.
+	l := Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}
+	for {
+		if err = l.Failed(ctx, err); err != nil {
+			var zero T
+			return zero, err
+		}
+		var v T
 		if v, err = attempt(ctx, adm, op); err == nil {
 			l.Succeeded()
 			return v, nil
@@ -125,13 +163,17 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Duration   // when the call began, on clock()
+	start    time.Duration   // on clock(): when NewLoop began the call, or Do's first attempt failed
 	attempts int             // attempts made so far
 	prev     time.Duration   // the policy's previous wait, for decorrelated jitter
 	hintedAt int             // attempts when a hint last set the wait, under WithRestartAfterHint
 	last     error           // the latest attempt's error
 	timer    *time.Timer     // created at the first non-zero wait, then reused
 	ctx      context.Context // the call's, for the Observer (which needs it in Succeeded)
+	class    int             // the latest failure's class, an index of cfg.classes, or -1
+
+	classFails [maxClasses]int           // failures of each class so far
+	classPrev  [maxClasses]time.Duration // each class's previous wait, for decorrelated jitter
 }
 
 // NewLoop begins a call with the policy p and the options opts. It returns
@@ -140,22 +182,31 @@ type Loop struct {
 // no deadline, and an *Error with Reason ErrCanceled and no attempt if ctx is
 // already done.
 func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error) {
-	start := clock()
-	if err := begin(ctx, p, opts, start); err != nil {
+	if err := validate(p, opts); err != nil {
+		return Loop{}, err
+	}
+	b, ob, _ := scan(opts)
+	if err := begin(ctx, p, b, ob); err != nil {
 		return Loop{}, err
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	return Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}, nil
+	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}, nil
 }
 
-// begin checks what must hold before a call's first attempt: a valid
-// policy and budget, and a context not done yet.
-func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Duration) error {
+// validate checks the call's policy and the classes of opts.
+func validate(p backoff.Policy, opts []Option) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	b, ob := budgetOf(opts)
+	return validClasses(opts)
+}
+
+// begin checks what must hold before a call's first attempt besides a
+// valid policy: a valid budget b, a deadline for backoff.UntilDeadline,
+// and a context not done yet (ob is told if it is).
+// It reads no clock unless the context is done.
+func begin(ctx context.Context, p backoff.Policy, b Budget, ob Observer) error {
 	if v, ok := b.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
 			return err
@@ -167,10 +218,17 @@ func begin(ctx context.Context, p backoff.Policy, opts []Option, start time.Dura
 		}
 	}
 	if ctx.Err() != nil {
-		l := Loop{p: p, start: start, cfg: config{observer: ob}}
-		return l.canceled(ctx, nil)
+		return canceledBefore(ctx, &p, ob)
 	}
 	return nil
+}
+
+// canceledBefore returns the *Error of a call whose context was done
+// before its first attempt, and tells ob. Its Loop lives in its own frame,
+// not in begin's, which every call runs.
+func canceledBefore(ctx context.Context, p *backoff.Policy, ob Observer) error {
+	l := Loop{p: *p, start: clock(), cfg: config{observer: ob}}
+	return l.canceled(ctx, nil)
 }
 
 // Attempts returns the number of attempts recorded so far with Failed and
@@ -201,7 +259,7 @@ func (l *Loop) Failed(ctx context.Context, err error) error {
 		return l.stopped(ctx, err)
 	}
 	if l.cfg.onRetry != nil || l.cfg.logger != nil || l.cfg.observer != nil {
-		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last})
+		l.notify(ctx, Event{Attempt: l.attempts, MaxAttempts: l.p.MaxAttempts(), Delay: d, Err: l.last, Class: l.className()})
 	}
 	if err := l.Wait(ctx, d); err != nil {
 		return l.stopped(ctx, err)
@@ -236,11 +294,12 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	if m.permanent || (l.cfg.classifier != nil && !l.cfg.classifier(err)) {
 		return 0, l.give(ErrPermanent, err)
 	}
+	l.class = l.classOf(err)
 	allowed := true
 	if l.cfg.budget != nil && !m.rejected {
-		allowed = l.cfg.budget.Failure()
+		allowed = l.spend(l.class)
 	}
-	if l.attempts >= l.p.MaxAttempts() {
+	if classDone := l.failClass(l.class); l.attempts >= l.p.MaxAttempts() || classDone {
 		return 0, l.give(ErrExhausted, err)
 	}
 	if !allowed {
@@ -268,11 +327,13 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			// storm retrying exists to avoid. A rejection's hint is kept as
 			// is: nothing was sent, and it is the time until the
 			// breaker admits a probe.
-			d = max(d, l.p.Delay(1))
+			d = max(d, l.firstDelay(l.class))
 			if l.cfg.restart {
 				l.hintedAt, l.prev = l.attempts, 0
 			}
 		}
+	} else if l.class >= 0 {
+		d = l.classWait(l.class)
 	} else {
 		// A hint replaces one wait, not the schedule: decorrelated jitter
 		// grows from the policy's own previous wait, not the server's.
@@ -382,7 +443,6 @@ func (l *Loop) canceled(ctx context.Context, last error) error {
 var epoch = time.Now()
 
 // clock returns the time elapsed since epoch. time.Since reads only the
-// monotonic clock, where time.Now reads the wall clock too: on the success
-// path, which reads the clock once so that Error.Elapsed can count the
-// first attempt, that halves the cost of the read.
+// monotonic clock, where time.Now reads the wall clock too, at half the
+// cost. Do reads it only once an attempt has failed.
 func clock() time.Duration { return time.Since(epoch) }

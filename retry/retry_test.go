@@ -143,14 +143,34 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
+// An invalid policy is reported in place of the first retry: the first
+// attempt runs (a success is returned as under any policy), and a failure
+// never goes on with a policy that means nothing. NewLoop reports it
+// before the first attempt.
 func TestInvalidPolicy(t *testing.T) {
-	called := false
-	err := retry.Run(context.Background(), backoff.Policy{Multiplier: 0.5}, func(context.Context) error { called = true; return nil })
-	if !errors.Is(err, backoff.ErrInvalid) {
-		t.Errorf("Run with Multiplier 0.5 = %v, want backoff.ErrInvalid", err)
+	invalid := backoff.Policy{Multiplier: 0.5}
+	tests := []struct {
+		name    string
+		err     error // the first attempt's
+		wantErr bool
+	}{
+		{"first attempt succeeds", nil, false},
+		{"first attempt fails", errFlaky, true},
 	}
-	if called {
-		t.Error("Run called the operation with an invalid policy")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			err := retry.Run(context.Background(), invalid, func(context.Context) error { calls++; return tt.err })
+			if calls != 1 {
+				t.Errorf("Run with Multiplier 0.5 made %d attempts, want 1", calls)
+			}
+			if got := errors.Is(err, backoff.ErrInvalid); got != tt.wantErr || (!tt.wantErr && err != nil) {
+				t.Errorf("Run with Multiplier 0.5 = %v; want backoff.ErrInvalid: %v", err, tt.wantErr)
+			}
+		})
+	}
+	if _, err := retry.NewLoop(context.Background(), invalid); !errors.Is(err, backoff.ErrInvalid) {
+		t.Errorf("NewLoop with Multiplier 0.5 = %v, want backoff.ErrInvalid", err)
 	}
 }
 

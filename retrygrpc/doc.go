@@ -28,7 +28,8 @@
 // # What is retried
 //
 //   - UNAVAILABLE, by default; Codes lists others instead.
-//   - RESOURCE_EXHAUSTED only when the server sent a pushback, or when Codes
+//   - RESOURCE_EXHAUSTED only when the server sent a pushback (or a
+//     RetryInfo), or when Codes
 //     lists it: a quota that ran out does not come back by itself, unless
 //     the server says when.
 //   - A grpc-retry-pushback-ms trailer is honoured as A6 says: a value is a
@@ -39,6 +40,11 @@
 //     retry that a pushback drove, the policy's schedule starts over: the
 //     next retry without a pushback waits the policy's first delay, as
 //     A6 and grpc-go's retries do.
+//   - A google.rpc.RetryInfo status detail, which Google's APIs send with
+//     RESOURCE_EXHAUSTED and UNAVAILABLE, is honoured as the trailer is:
+//     its retry_delay is a lower bound on the wait, floored and limited
+//     alike, in unary calls, streams and hedged calls, and it makes
+//     RESOURCE_EXHAUSTED retryable (see Pushback.RetryInfo).
 //   - The call's deadline is kept both ways: retries go on until it and
 //     never past it. A policy's wait that would end later than the reserve
 //     before the deadline is shortened to end then (the reserve is
@@ -128,9 +134,11 @@
 // concurrency limit, a queue by criticality (again-criticality metadata)
 // under CoDel, deadlines from grpc-timeout, and RESOURCE_EXHAUSTED with a
 // grpc-retry-pushback-ms trailer for what is shed, which the Interceptor
-// obeys. The Interceptor sends, on each attempt of a unary call whose
-// context carries a criticality (shed.WithCriticality), that class and the
-// attempt number:
+// obeys. The Interceptor sends, on each attempt of a call whose context
+// carries a criticality (shed.WithCriticality), that class and the attempt
+// number: each attempt of a unary call, each copy of a hedged one (with
+// its attempt's number: a hedge is not a retry), and each opening of a
+// stream, a retried one included:
 //
 //	s, err := shed.New(shed.Config{Limit: 64})
 //	if err != nil {

@@ -29,8 +29,9 @@ type Event struct {
 	// OnSuccess, UNAVAILABLE for an attempt an open breaker refused.
 	Code codes.Code
 	// Pushback is the attempt's grpc-retry-pushback-ms trailer, if it had
-	// one, as the server sent it: in OnRetry, Delay is then Pushback.Wait,
-	// or the policy's first delay if that is longer.
+	// one, as the server sent it, or its google.rpc.RetryInfo (then
+	// Pushback.RetryInfo is true): in OnRetry, Delay is then
+	// Pushback.Wait, or the policy's first delay if that is longer.
 	Pushback Pushback
 	// Hedges is the number of hedged attempts the call sent besides the
 	// first (hedged calls only; 0 otherwise).

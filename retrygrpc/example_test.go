@@ -7,10 +7,12 @@ import (
 	"log"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
@@ -113,5 +115,37 @@ func ExampleInterceptor_hedging() {
 	fmt.Println(reply, err)
 	// Output:
 	// /grpctest.Test/Unary succeeded with 1 hedge(s)
+	// attempt 2 <nil>
+}
+
+// A Google-style API answers RESOURCE_EXHAUSTED with a google.rpc.RetryInfo
+// status detail; the retry waits its retry_delay.
+func ExampleInterceptor_retryInfo() {
+	srv, err := grpctest.NewServer()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Stop()
+	srv.Script(grpctest.Unary, grpctest.Step{
+		Code:      codes.ResourceExhausted,
+		RetryInfo: &errdetails.RetryInfo{RetryDelay: durationpb.New(30 * time.Millisecond)},
+	})
+
+	ic := &retrygrpc.Interceptor{
+		Policy: backoff.Policy{Initial: 10 * time.Millisecond, Retries: 2},
+		OnRetry: func(_ context.Context, e retrygrpc.Event) {
+			fmt.Printf("%v; retrying in %v (RetryInfo: %v)\n", e.Code, e.Delay, e.Pushback.RetryInfo)
+		},
+	}
+	conn, err := grpc.NewClient(srv.Addr, append(ic.DialOptions(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer conn.Close()
+	reply, err := grpctest.CallUnary(context.Background(), conn, "hello")
+	fmt.Println(reply, err)
+	// Output:
+	// ResourceExhausted; retrying in 30ms (RetryInfo: true)
 	// attempt 2 <nil>
 }

@@ -141,6 +141,11 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 		return err
 	}
 	var permits []limiter.Permit // the hedges', taken by Prepare
+	// attempt is the retry loop's attempt that the copies belong to: each
+	// copy sends its number, as retryhttp's hedges do, and its call's
+	// criticality. hedge.Attempt waits for every copy, so no copy reads it
+	// as the next attempt sets it.
+	attempt := 0
 	c := hedge.Call[hedged]{
 		Key: method,
 		Op: func(ctx context.Context, n int) (hedged, error) {
@@ -157,7 +162,7 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 			if n > 0 && lim != nil {
 				held = &permits[n]
 			}
-			o := ic.limitedAttempt(ctx, lim, held, func(ctx context.Context) outcome {
+			o := ic.limitedAttempt(shedMetadata(ctx, attempt), lim, held, func(ctx context.Context) outcome {
 				return ic.unaryAttempt(ctx, br, method, req, h.reply, cc, invoker, copts)
 			})
 			if o.err != nil {
@@ -182,7 +187,8 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 		c.Prepare = limitHedges(lim, permits)
 	}
 	for {
-		c.Attempt = l.Attempts() + 1
+		attempt = l.Attempts() + 1
+		c.Attempt = attempt
 		r := hedge.Attempt(ctx, ic.Hedger, c)
 		if r.Err == nil {
 			l.Succeeded()

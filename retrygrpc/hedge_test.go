@@ -113,22 +113,26 @@ func TestHedge(t *testing.T) {
 // asked before the next hedged attempt (longer than the policy's first
 // delay, which it replaces).
 func TestHedgePushbackAppliesToAll(t *testing.T) {
-	var sent atomic.Int32
-	ic := hedged(&hedge.Hedger{After: time.Hour, MaxHedges: 3}, &sent)
-	ic.Policy = backoff.Policy{Initial: time.Millisecond, Max: time.Hour, Retries: 1}
-	var delays []time.Duration
-	ic.OnRetry = func(_ context.Context, e retrygrpc.Event) { delays = append(delays, e.Delay) }
-	srv, cc := setup(t, ic)
-	srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"5"}})
-	reply, err := grpctest.CallUnary(t.Context(), cc, "req")
-	if err != nil || reply != "attempt 2" {
-		t.Fatalf("got %q, %v: want the retry's reply", reply, err)
-	}
-	if sent.Load() != 0 {
-		t.Errorf("%d hedges sent after the pushback, want 0", sent.Load())
-	}
-	if len(delays) != 1 || delays[0] != 5*time.Millisecond {
-		t.Errorf("waits %v, want the pushback's [5ms]", delays)
+	for _, a := range asks {
+		t.Run(a.name, func(t *testing.T) {
+			var sent atomic.Int32
+			ic := hedged(&hedge.Hedger{After: time.Hour, MaxHedges: 3}, &sent)
+			ic.Policy = backoff.Policy{Initial: time.Millisecond, Max: time.Hour, Retries: 1}
+			var delays []time.Duration
+			ic.OnRetry = func(_ context.Context, e retrygrpc.Event) { delays = append(delays, e.Delay) }
+			srv, cc := setup(t, ic)
+			srv.Script(grpctest.Unary, a.ask(grpctest.Step{Code: codes.Unavailable}, 5*time.Millisecond))
+			reply, err := grpctest.CallUnary(t.Context(), cc, "req")
+			if err != nil || reply != "attempt 2" {
+				t.Fatalf("got %q, %v: want the retry's reply", reply, err)
+			}
+			if sent.Load() != 0 {
+				t.Errorf("%d hedges sent after the pushback, want 0", sent.Load())
+			}
+			if len(delays) != 1 || delays[0] != 5*time.Millisecond {
+				t.Errorf("waits %v, want the pushback's [5ms]", delays)
+			}
+		})
 	}
 }
 
@@ -186,33 +190,37 @@ func TestHedgeCallOptions(t *testing.T) {
 // after, not at once, and not never (the call does not wait for its slow
 // first copy).
 func TestHedgePushbackDelaysTheNextHedge(t *testing.T) {
-	var sent atomic.Int32
-	h := &hedge.Hedger{After: 50 * time.Millisecond, MaxHedges: 3}
-	ic := hedged(h, &sent)
-	var at []time.Duration // when each hedge was sent, since the call began
-	onHedge := h.OnHedge
-	h.OnHedge = func(e hedge.Event) {
-		onHedge(e)
-		if !e.Won {
-			at = append(at, e.Delay)
-		}
-	}
-	srv, cc := setup(t, ic)
-	srv.Script(grpctest.Unary, stall, grpctest.Step{Code: codes.Unavailable, Pushback: []string{"300"}}, grpctest.Step{})
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	start := time.Now()
-	reply, err := grpctest.CallUnary(ctx, cc, "req")
-	took := time.Since(start)
-	if err != nil || reply != "attempt 3" {
-		t.Fatalf("got %q, %v after %v: want the second hedge's reply", reply, err, took)
-	}
-	// The first hedge is sent after 50 ms and fails at once; the second
-	// must wait its 300 ms.
-	if len(at) != 2 || at[1]-at[0] < 300*time.Millisecond {
-		t.Errorf("hedges sent at %v; want two, the second at least 300 ms after the first", at)
-	}
-	if took > 10*time.Second {
-		t.Errorf("the call took %v; want it to end with the second hedge, not with the stalled first copy", took)
+	for _, a := range asks {
+		t.Run(a.name, func(t *testing.T) {
+			var sent atomic.Int32
+			h := &hedge.Hedger{After: 50 * time.Millisecond, MaxHedges: 3}
+			ic := hedged(h, &sent)
+			var at []time.Duration // when each hedge was sent, since the call began
+			onHedge := h.OnHedge
+			h.OnHedge = func(e hedge.Event) {
+				onHedge(e)
+				if !e.Won {
+					at = append(at, e.Delay)
+				}
+			}
+			srv, cc := setup(t, ic)
+			srv.Script(grpctest.Unary, stall, a.ask(grpctest.Step{Code: codes.Unavailable}, 300*time.Millisecond), grpctest.Step{})
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			start := time.Now()
+			reply, err := grpctest.CallUnary(ctx, cc, "req")
+			took := time.Since(start)
+			if err != nil || reply != "attempt 3" {
+				t.Fatalf("got %q, %v after %v: want the second hedge's reply", reply, err, took)
+			}
+			// The first hedge is sent after 50 ms and fails at once; the second
+			// must wait its 300 ms.
+			if len(at) != 2 || at[1]-at[0] < 300*time.Millisecond {
+				t.Errorf("hedges sent at %v; want two, the second at least 300 ms after the first", at)
+			}
+			if took > 10*time.Second {
+				t.Errorf("the call took %v; want it to end with the second hedge, not with the stalled first copy", took)
+			}
+		})
 	}
 }

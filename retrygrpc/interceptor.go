@@ -46,6 +46,15 @@ type Interceptor struct {
 	// come back.
 	Codes []codes.Code
 
+	// Classes, if not empty, gives failures a retry schedule per class
+	// (see retry.Class and retry.WithClasses): match overloads with
+	// IsOverload (RESOURCE_EXHAUSTED, UNAVAILABLE, and a breaker's or a
+	// throttle's rejection). A failure that no class matches waits on
+	// Policy's schedule, and Policy still caps every attempt. Nil, the
+	// default, is Policy alone. With classes, each call costs one
+	// allocation more.
+	Classes []retry.Class
+
 	// MaxRetryAfter is the longest pushback honoured: a server asking for
 	// a longer wait ends the call at once with retry.ErrRetryAfterTooLong.
 	// (A shorter one is waited at least the Policy's first delay.)
@@ -233,7 +242,8 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 // call's deadline: AttemptTimeout for unary calls, which it bounds, and 0
 // (backoff.DeadlineReserve) for streams.
 func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method string, reserve time.Duration) (retry.Loop, *breaker.Breaker, error) {
-	l, err := retry.NewLoop(ctx, ic.Policy, ic.loopOptions(reserve)...)
+	opts := ic.loopOptions(reserve)
+	l, err := retry.NewLoop(ctx, ic.Policy, opts[:]...)
 	if err != nil {
 		return retry.Loop{}, nil, err
 	}
@@ -244,11 +254,16 @@ func (ic *Interceptor) begin(ctx context.Context, cc *grpc.ClientConn, method st
 	return l, br, nil
 }
 
-// loopOptions returns the options of a call's retry loop.
-func (ic *Interceptor) loopOptions(reserve time.Duration) []retry.Option {
+// loopOptions returns the options of a call's retry loop, in an array
+// that stays on the caller's stack.
+func (ic *Interceptor) loopOptions(reserve time.Duration) [5]retry.Option {
 	// A6 and grpc-go restart the backoff after a pushback: the next
 	// retry that no pushback drives waits the policy's first delay.
-	return []retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint(), retry.WithDeadlineReserve(reserve)}
+	opts := [...]retry.Option{retry.WithBudget(ic.Budget), retry.WithMaxRetryAfter(ic.MaxRetryAfter), retry.WithRestartAfterHint(), retry.WithDeadlineReserve(reserve), {}}
+	if len(ic.Classes) > 0 {
+		opts[4] = retry.WithClasses(ic.Classes...)
+	}
+	return opts
 }
 
 // outcome is what one attempt came to.
@@ -292,7 +307,7 @@ func (ic *Interceptor) unaryAttempt(ctx context.Context, br *breaker.Breaker, me
 	err := invoker(actx, method, req, reply, cc, st.opts...)
 	o = outcome{err: err}
 	if err != nil {
-		o.pushback = pushbackOf(st.trailer)
+		o.pushback = hintOf(st.trailer, err)
 		o.timedOut = cancel != nil && ctx.Err() == nil && attemptExpired(actx, err)
 	}
 	if cancel != nil {

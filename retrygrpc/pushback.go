@@ -2,9 +2,15 @@ package retrygrpc
 
 import (
 	"math"
+	"strings"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/again-go/again/retry"
 )
 
 // PushbackKey is the trailer in which a gRPC server asks its clients to
@@ -12,8 +18,9 @@ import (
 const PushbackKey = "grpc-retry-pushback-ms"
 
 // Pushback is what a server's grpc-retry-pushback-ms trailer asks for, as
-// ParsePushback reads it. The zero Pushback is "no trailer": the retry
-// policy decides. It is a plain value, safe to copy.
+// ParsePushback reads it, or the retry_delay of a google.rpc.RetryInfo
+// detail of the attempt's status (see RetryInfo). The zero Pushback is "no
+// trailer": the retry policy decides. It is a plain value, safe to copy.
 type Pushback struct {
 	// Present reports that the trailer was sent.
 	Present bool
@@ -27,6 +34,64 @@ type Pushback struct {
 	// retries. Values too large for a time.Duration saturate at the
 	// largest one (which MaxRetryAfter then refuses).
 	Wait time.Duration
+	// RetryInfo reports that Wait is, or includes, the retry_delay of a
+	// google.rpc.RetryInfo status detail: Google's APIs answer
+	// RESOURCE_EXHAUSTED and UNAVAILABLE with one ("wait at least
+	// retry_delay, then back off from it", AIP-194). The Interceptor
+	// honours it as it honours the trailer: a lower bound on the wait,
+	// floored at the policy's first delay and limited by MaxRetryAfter
+	// (as retryhttp honours Retry-After); and RESOURCE_EXHAUSTED with it
+	// is retried as with a trailer. When a response carries both, the
+	// longer wait counts, and a trailer asking not to retry wins.
+	RetryInfo bool
+}
+
+// IsOverload reports whether a failed attempt's error says the server is
+// overloaded: a status of RESOURCE_EXHAUSTED or UNAVAILABLE, or whatever
+// retry.IsOverload matches (a breaker's or a throttle's rejection). It is
+// the Match of a retry.Class of overloads in Interceptor.Classes.
+func IsOverload(err error) bool {
+	switch status.Code(err) {
+	case codes.ResourceExhausted, codes.Unavailable:
+		return true
+	}
+	return retry.IsOverload(err)
+}
+
+// retryInfoType is the type URL's last element of a RetryInfo detail.
+const retryInfoType = "/google.rpc.RetryInfo"
+
+// hintOf is the pushback of a failed attempt: its trailer's, or its
+// status's RetryInfo, or the longer of the two. A RetryInfo whose
+// retry_delay is missing, negative or not a valid duration is no hint
+// (the trailer's "do not retry" has no equivalent in RetryInfo).
+func hintOf(md metadata.MD, err error) Pushback {
+	pb := pushbackOf(md)
+	if pb.Present && !pb.Retry {
+		return pb
+	}
+	st, ok := status.FromError(err)
+	if !ok || st == nil {
+		return pb
+	}
+	// Proto copies the status: read only the details, and decode only a
+	// RetryInfo.
+	for _, d := range st.Proto().GetDetails() {
+		if !strings.HasSuffix(d.GetTypeUrl(), retryInfoType) {
+			continue
+		}
+		var ri errdetails.RetryInfo
+		if d.UnmarshalTo(&ri) != nil {
+			continue
+		}
+		rd := ri.GetRetryDelay()
+		if rd == nil || rd.CheckValid() != nil || rd.AsDuration() < 0 {
+			continue
+		}
+		wait := rd.AsDuration() // saturates, as the trailer's does
+		return Pushback{Present: true, Retry: true, Wait: max(wait, pb.Wait), RetryInfo: true}
+	}
+	return pb
 }
 
 // ParsePushback reads the grpc-retry-pushback-ms values of a response's

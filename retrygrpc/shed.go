@@ -25,7 +25,8 @@ const (
 	previousAttemptsKey = "grpc-previous-rpc-attempts"
 )
 
-// shedMetadata returns ctx carrying, for attempt n of a unary call, the
+// shedMetadata returns ctx carrying, for attempt n of a call (each copy of
+// a hedged attempt, and each stream opened again, alike), the
 // criticality ctx carries (shed.WithCriticality) and the attempt number,
 // as outgoing metadata for a server behind a ShedServer; ctx itself when
 // it carries no criticality, so that calls without one pay nothing.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retrygrpc"
 	"github.com/again-go/again/retrygrpc/grpctest"
 	"github.com/again-go/again/shed"
@@ -122,19 +123,46 @@ func TestShedServerPushbackObeyed(t *testing.T) {
 	}
 }
 
+// shedSeen records, for each call the server receives, the class and
+// attempt metadata it carries, as "CLASS N".
+type shedSeen struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (s *shedSeen) record(ctx context.Context) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	s.mu.Lock()
+	s.seen = append(s.seen, strings.Join(md.Get(retrygrpc.CriticalityKey), ",")+" "+strings.Join(md.Get(retrygrpc.AttemptKey), ","))
+	s.mu.Unlock()
+}
+
+func (s *shedSeen) get() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
+// options returns server options that record the metadata of unary calls
+// and streams.
+func (s *shedSeen) options() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			s.record(ctx)
+			return h(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			s.record(ss.Context())
+			return h(srv, ss)
+		}),
+	}
+}
+
 // TestShedMetadataSent: a unary call whose context carries a criticality
 // sends it, with the attempt number, on each attempt.
 func TestShedMetadataSent(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	record := grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-		md, _ := metadata.FromIncomingContext(ctx)
-		mu.Lock()
-		seen = append(seen, strings.Join(md.Get(retrygrpc.CriticalityKey), ",")+" "+strings.Join(md.Get(retrygrpc.AttemptKey), ","))
-		mu.Unlock()
-		return h(ctx, req)
-	})
-	srv := grpctest.Start(t, record)
+	var rec shedSeen
+	srv := grpctest.Start(t, rec.options()...)
 	srv.Script(grpctest.Unary, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{}, grpctest.Step{})
 	ic := &retrygrpc.Interceptor{Policy: fast}
 	cc := srv.Dial(t, ic.DialOptions()...)
@@ -145,7 +173,61 @@ func TestShedMetadataSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"SHEDDABLE_PLUS 1", "SHEDDABLE_PLUS 2", " "}
-	if !slices.Equal(seen, want) {
+	if seen := rec.get(); !slices.Equal(seen, want) {
 		t.Errorf("metadata of the attempts %q, want %q", seen, want)
+	}
+}
+
+// TestShedMetadataSentByStreams: a stream whose context carries a
+// criticality sends it and the attempt number each time it is opened, a
+// retried one too, server-streaming or bidirectional; a stream without
+// one sends neither.
+func TestShedMetadataSentByStreams(t *testing.T) {
+	for _, method := range []string{grpctest.Stream, grpctest.Bidi} {
+		t.Run(method, func(t *testing.T) {
+			var rec shedSeen
+			srv := grpctest.Start(t, rec.options()...)
+			srv.Script(method, grpctest.Step{Code: codes.Unavailable}, grpctest.Step{Messages: 1}, grpctest.Step{Messages: 1})
+			ic := &retrygrpc.Interceptor{Policy: fast}
+			cc := srv.Dial(t, ic.DialOptions()...)
+			for _, ctx := range []context.Context{shed.WithCriticality(t.Context(), shed.Sheddable), t.Context()} {
+				var cs grpc.ClientStream
+				var err error
+				if method == grpctest.Stream {
+					cs, err = grpctest.OpenStream(ctx, cc, "hello")
+				} else if cs, err = grpctest.OpenBidi(ctx, cc); err == nil {
+					err = cs.CloseSend()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := grpctest.ReceiveAll(cs); err != nil || len(got) != 1 {
+					t.Fatalf("the stream's messages %q, %v; want one after a retry", got, err)
+				}
+			}
+			want := []string{"SHEDDABLE 1", "SHEDDABLE 2", " "}
+			if seen := rec.get(); !slices.Equal(seen, want) {
+				t.Errorf("metadata of the streams opened %q, want %q", seen, want)
+			}
+		})
+	}
+}
+
+// TestShedMetadataSentByHedges: each copy of a hedged attempt sends the
+// call's criticality and the retry loop's attempt number, as retryhttp's
+// hedges do: a hedge is not a retry.
+func TestShedMetadataSentByHedges(t *testing.T) {
+	var rec shedSeen
+	srv := grpctest.Start(t, rec.options()...)
+	srv.Script(grpctest.Unary, grpctest.Step{Stall: true}, grpctest.Step{})
+	ic := &retrygrpc.Interceptor{Policy: fast, Hedger: &hedge.Hedger{After: 10 * time.Millisecond},
+		Idempotent: retrygrpc.Methods(grpctest.Unary)}
+	cc := srv.Dial(t, ic.DialOptions()...)
+	if _, err := grpctest.CallUnary(shed.WithCriticality(t.Context(), shed.CriticalPlus), cc, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"CRITICAL_PLUS 1", "CRITICAL_PLUS 1"}
+	if seen := rec.get(); !slices.Equal(seen, want) {
+		t.Errorf("metadata of the copies %q, want %q (the stalled copy and the hedge)", seen, want)
 	}
 }

@@ -105,7 +105,7 @@ func (s *stream) open() outcome {
 		}
 		s.ticket, s.ticked = tk, true
 	}
-	cs, err := s.streamer(s.ctx, s.desc, s.cc, s.method, s.opts...)
+	cs, err := s.streamer(shedMetadata(s.ctx, s.loop.Attempts()+1), s.desc, s.cc, s.method, s.opts...)
 	if err != nil {
 		return outcome{err: err}
 	}
@@ -177,7 +177,7 @@ func (s *stream) RecvMsg(m any) error {
 			s.succeeded()
 			return s.ended(err)
 		}
-		if err := s.retry(outcome{err: err, pushback: pushbackOf(cur.Trailer()), final: s.overflowed(), stream: true}); err != nil {
+		if err := s.retry(outcome{err: err, pushback: hintOf(cur.Trailer(), err), final: s.overflowed(), stream: true}); err != nil {
 			return s.ended(err)
 		}
 	}

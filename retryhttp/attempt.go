@@ -156,7 +156,7 @@ func (c *call) try(ctx context.Context, n int, a *attempt) {
 		} else if stop != nil {
 			drain(resp)
 			a.release()
-			a.kind, a.err = broken, &attemptError{err: &statusError{status: resp.Status}, also: stop}
+			a.kind, a.err = broken, &attemptError{err: &statusError{status: resp.Status, code: resp.StatusCode}, also: stop}
 			return
 		}
 	} else {
@@ -276,7 +276,7 @@ func (c *call) failure(a *attempt) error {
 	case broken:
 		return retry.Permanent(a.err)
 	case badStatus:
-		se := &statusError{status: a.resp.Status, why: a.stop}
+		se := &statusError{status: a.resp.Status, code: a.resp.StatusCode, why: a.stop}
 		switch {
 		case c.max == 1:
 			// No retry is planned: the loop reports exhaustion, which is

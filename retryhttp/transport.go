@@ -120,6 +120,15 @@ type Transport struct {
 	// retries no status. Ignored when CheckRetry is set.
 	RetryStatuses []int
 
+	// Classes, if not empty, gives failures a retry schedule per class
+	// (see retry.Class and retry.WithClasses): a 429 or 503 answer and a
+	// breaker's or a throttle's rejection are overloads (retry.IsOverload
+	// matches them), a network failure or another retried status is not.
+	// A failure that no class matches waits on Policy's schedule, and
+	// Policy still caps every attempt. Nil, the default, is Policy alone.
+	// With classes, each request costs one allocation more.
+	Classes []retry.Class
+
 	// CheckRetry, if not nil, decides after each attempt whether it failed
 	// in a way worth retrying, in place of RetryStatuses and the built-in
 	// network error rules (DefaultCheckRetry applies those, to build on
@@ -519,7 +528,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	// The loop keeps AttemptTimeout, or backoff.DeadlineReserve without
 	// one, for the last attempt before the request's deadline.
-	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget), retry.WithDeadlineReserve(t.AttemptTimeout), {}}
+	opts := [...]retry.Option{retry.WithMaxRetryAfter(t.MaxRetryAfter), retry.WithBudget(t.Budget), retry.WithDeadlineReserve(t.AttemptTimeout), {}, {}}
+	if len(t.Classes) > 0 {
+		opts[4] = retry.WithClasses(t.Classes...)
+	}
 	if c.br != nil {
 		wait := t.BreakerWait
 		if wait <= 0 {
@@ -640,8 +652,15 @@ func (c *call) stop(a *attempt, err error) (*http.Response, error) {
 // describes the response; the attempt keeps the response itself.
 type statusError struct {
 	status  string
+	code    int
 	refused error // why it may not be retried, or nil
 	why     error // CheckRetry's error with its true answer, or nil
+}
+
+// Overload reports whether the answer says the server is overloaded (429
+// or 503), for retry.IsOverload: a retry.Class of overloads matches it.
+func (e *statusError) Overload() bool {
+	return e.code == http.StatusTooManyRequests || e.code == http.StatusServiceUnavailable
 }
 
 func (e *statusError) Error() string {

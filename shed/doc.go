@@ -60,6 +60,13 @@
 //	}
 //	srv := &http.Server{Addr: "localhost:8080", Handler: s.Wrap(mux)}
 //
+// With a limit that learns the handler's latency (package limiter's
+// Gradient2; the Limiter's MaxWait stays zero, the Shedder queues):
+//
+//	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Min: 1}})
+//	...
+//	s, err := shed.New(shed.Config{Adaptive: l})
+//
 // A client marks what may be shed first:
 //
 //	ctx = shed.WithCriticality(ctx, shed.Sheddable)

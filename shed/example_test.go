@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/shed"
 )
 
@@ -27,6 +28,42 @@ func ExampleHandler() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println(resp.StatusCode, string(body))
 	// Output: 200 hello
+}
+
+// An adaptive limit: package limiter's Gradient2 learns the handler's
+// latency, from the time each request spent in it, and lowers the limit
+// when that latency grows beyond its baseline (see the limiter package).
+// A request beyond the limit is queued and shed as with a fixed one.
+func ExampleConfig_adaptive() {
+	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Min: 1}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := shed.New(shed.Config{Adaptive: l})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := httptest.NewServer(s.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "hello")
+	})))
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, string(body))
+	// One request in flight teaches a limit of 20 nothing: the server,
+	// not the handler, limited it.
+	fmt.Println("limit", l.Limit(), "in flight", l.Snapshot().InFlight)
+	// Output:
+	// 200 hello
+	// limit 20 in flight 0
 }
 
 // A server at its limit sheds what it cannot queue: 503 and when to come

@@ -29,6 +29,7 @@ import (
 	"sync"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -58,6 +59,10 @@ type Step struct {
 	// Pushback, if not nil, is sent as the grpc-retry-pushback-ms
 	// trailer's values (any strings, so that malformed ones can be tested).
 	Pushback []string
+	// RetryInfo, if not nil, is sent as a google.rpc.RetryInfo detail of
+	// the status, as Google's APIs send it with RESOURCE_EXHAUSTED and
+	// UNAVAILABLE. It is sent only with a Code other than OK.
+	RetryInfo *errdetails.RetryInfo
 	// Stall makes the call wait until its context ends (the client
 	// cancelled it or its deadline passed) before anything else: it then
 	// ends with the context's status, and counts in Canceled.
@@ -210,7 +215,14 @@ func (s *Server) finish(ctx context.Context, method string, st Step) error {
 		}
 	}
 	if st.Code != codes.OK {
-		return status.Errorf(st.Code, "grpctest: scripted %v", st.Code)
+		s := status.Newf(st.Code, "grpctest: scripted %v", st.Code)
+		if st.RetryInfo != nil {
+			var err error
+			if s, err = s.WithDetails(st.RetryInfo); err != nil {
+				return err
+			}
+		}
+		return s.Err()
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ type Options struct {
 	BreakerURL string               // --breaker-store, "" for none
 	hedge      *hedgeFlags          // --hedge-after, --repeat, ...
 	throttleK  string               // --throttle's K, if given
+	classes    *cmdutil.ClassFlags  // --on-overload, --on-transient
 	limit      string               // --limit, if given
 	parallel   string               // --parallel
 
@@ -74,11 +75,11 @@ Guide: docs/cli.md (fetch).`,
   # Up to 6 retries within 30 s overall, 5 s per attempt, also on 500.
   again fetch --retries 6 --deadline 30s --attempt-timeout 5s --retry-on 429,500,502,503,504 -o out.json https://example.com/data
 
-  # 500 requests against your own server, throttled on the client's side.
-  again fetch --repeat 500 --throttle http://localhost:8080/health
+  # 429s and 503s back off from 1 s, network errors retry after 50 ms.
+  again fetch --on-overload initial=1s,max=30s --on-transient initial=50ms --retries 6 https://api.example.com/items
 
-  # 1000 requests from 50 workers, at most 8 in flight at once.
-  again fetch --repeat 1000 --parallel 50 --limit 8 http://localhost:8080/health`,
+  # 1000 requests from 50 workers, at most 8 in flight, throttled client-side.
+  again fetch --repeat 1000 --parallel 50 --limit 8 --throttle http://localhost:8080/health`,
 		Args: cobra.ArbitraryArgs,
 	}
 	var f Options
@@ -94,6 +95,7 @@ Guide: docs/cli.md (fetch).`,
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := cmdutil.AddPolicyFlags(fs)
+	f.classes = cmdutil.AddClassFlags(fs)
 	fs.Var(cmdutil.Text(&f.timeout, "duration"), "attempt-timeout", "limit on each attempt, its response body included (default none)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print no line per retry")
 	f.retryOn = "429,502,503,504"
@@ -221,6 +223,11 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 		}
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
+	if f.classes != nil {
+		if tr.Classes, err = f.classes.Parse(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if tr.AttemptTimeout, err = cmdutil.DurationFlag("attempt-timeout", f.timeout, true); err != nil {
 		return nil, nil, err
 	}

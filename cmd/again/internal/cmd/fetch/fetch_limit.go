@@ -47,8 +47,8 @@ func limits(fs *pflag.FlagSet, v string) (*limiter.Group, error) {
 	if !fs.Changed("repeat") {
 		return nil, cmdutil.Usagef("--limit needs --repeat: a single request is never limited")
 	}
-	if strings.TrimSpace(v) == "adaptive" {
-		return &limiter.Group{Config: limiter.Config{Algorithm: limiter.Gradient2{Min: 1}}}, nil
+	if strings.TrimSpace(v) == cmdutil.Adaptive {
+		return &limiter.Group{Config: limiter.Config{Algorithm: cmdutil.AdaptiveLimit()}}, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxParallel {

@@ -120,6 +120,7 @@ func TestFetch(t *testing.T) {
 		"/later":     {{status: 429, header: map[string]string{"Retry-After": "30"}, body: "later"}},
 		"/hang":      {{hang: true}},
 		"/waking":    {{status: 503}, {status: 503}, {status: 503}, {status: 503}, {status: 503}, {body: "up\n"}},
+		"/classes":   {{reset: true}, {status: 503}, {status: 502}, {body: "done\n"}},
 	})
 	tests := []struct {
 		name       string
@@ -175,6 +176,14 @@ func TestFetch(t *testing.T) {
 		{"--attempt-timeout ends each attempt", []string{"--attempt-timeout", "10ms", "--retries", "1", "/hang"}, 1, "",
 			"again fetch: attempt 1/2 failed (timed out after 10ms); retrying in 0s\n" +
 				"again fetch: retries exhausted after 2 attempts in …: timed out after 10ms\n"},
+		{"--on-overload and --on-transient: a schedule each", []string{"--on-overload", "initial=5ms,jitter=none", "--on-transient", "initial=2ms,jitter=none", "/classes"}, 0, "done\n",
+			"again fetch: attempt 1/4 failed (…); retrying in 2ms\n" +
+				"again fetch: attempt 2/4 failed (503 Service Unavailable); retrying in 5ms\n" +
+				"again fetch: attempt 3/4 failed (502 Bad Gateway); retrying in 4ms\n"},
+		{"--on-overload with an unknown key", []string{"--on-overload", "speed=1", "/ok"}, 2, "",
+			"again fetch: --on-overload takes KEY=VALUE pairs with keys initial, multiplier, max, retries, jitter, got \"speed=1\"\n"},
+		{"--on-transient with a bad value", []string{"--on-transient", "multiplier=0.5", "/ok"}, 2, "",
+			"again fetch: --on-transient: multiplier must be a finite number >= 1, got 0.5\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",
 			"again fetch: server answered 503 Service Unavailable after 1 attempt\n"},
 		{"--retry-on 404", []string{"--retry-on", "404", "--retries", "1", "/missing"}, 1, "no such thing",

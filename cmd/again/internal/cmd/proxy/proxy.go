@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	proxymodel "github.com/again-go/again/cmd/again/internal/proxy"
 	"github.com/again-go/again/fault"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/shed"
 	"github.com/spf13/cobra"
 )
@@ -36,7 +38,7 @@ type Options struct {
 	MaxActive     int              // --max-active
 	HeaderControl bool             // --header-control
 	Quiet         bool             // -q, --quiet: no start line, no live line
-	Shed          int              // --shed: the upstream's concurrency limit; 0 none
+	Shed          string           // --shed: N, adaptive, or "" (or 0) for none
 	Format        string           // --format: text or json
 	// Listener, if not nil, is used in place of listening on Listen
 	// (tests).
@@ -92,7 +94,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
-	fs.IntVar(&opts.Shed, "shed", 0, "forward at most N requests at once, queue or shed the rest (503); 0 for none")
+	fs.Var(cmdutil.Text(&opts.Shed, "N|adaptive"), "shed", "forward at most N requests at once, or adaptively, queue or shed the rest (503); 0 for none")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -115,13 +117,11 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	if opts.MaxActive < 0 {
 		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
 	}
-	if opts.Shed < 0 {
-		return cfg, cmdutil.Usagef("--shed must be at least 0 (0 for no shedding), got %d", opts.Shed)
+	sc, err := shedConfig(opts.Shed)
+	if err != nil {
+		return cfg, err
 	}
-	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl}
-	if opts.Shed > 0 {
-		cfg.Shed = &shed.Config{Limit: opts.Shed}
-	}
+	cfg = proxymodel.Config{To: to, Seed: opts.Seed, MaxActive: opts.MaxActive, HeaderControl: opts.HeaderControl, Shed: sc}
 	if opts.Scenario != "" {
 		data, err := os.ReadFile(opts.Scenario)
 		if err != nil {
@@ -148,6 +148,31 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	cfg.Faults = append(cfg.Faults, faults...)
 	return cfg, nil
+}
+
+// shedConfig returns the shed.Config of --shed v, nil for none ("" or 0),
+// or a usage error.
+func shedConfig(v string) (*shed.Config, error) {
+	v = strings.TrimSpace(v)
+	if v == cmdutil.Adaptive {
+		// MaxWait zero: the Shedder queues, the limit only admits.
+		l, err := limiter.New(limiter.Config{Algorithm: cmdutil.AdaptiveLimit()})
+		if err != nil {
+			return nil, err
+		}
+		return &shed.Config{Adaptive: l}, nil
+	}
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return nil, cmdutil.Usagef("--shed must be a whole number (0 for no shedding) or %s, got %q", cmdutil.Adaptive, v)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	return &shed.Config{Limit: n}, nil
 }
 
 // proxyRun serves until ctx ends (Ctrl-C), then reports.

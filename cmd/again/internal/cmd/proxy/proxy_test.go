@@ -55,7 +55,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after needs a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 2`},
 		{[]string{"proxy", "--to", "http://x", "--outage", "20s@10"}, `again proxy: --outage needs a unit, such as 10s or 10ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 10`},
 		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be one of text or json, got "xml"`},
-		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, "again proxy: --shed must be at least 0 (0 for no shedding), got -1"},
+		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, `again proxy: --shed must be a whole number (0 for no shedding) or adaptive, got "-1"`},
+		{[]string{"proxy", "--to", "http://x", "--shed", "gradient2"}, `again proxy: --shed must be a whole number (0 for no shedding) or adaptive, got "gradient2"`},
 		{[]string{"proxy", "--to", "http://x", "--scenario", "/nonexistent.json"}, "again proxy: --scenario: open /nonexistent.json: no such file or directory"},
 	} {
 		cmdtest.WantUsageError(t, run(t, tc.args...), tc.want)
@@ -176,7 +177,7 @@ func TestShed(t *testing.T) {
 		io.WriteString(w, "ok")
 	}))
 	defer up.Close()
-	url, stop := serve(t, &Options{To: up.URL, Shed: 1, Format: "json"})
+	url, stop := serve(t, &Options{To: up.URL, Shed: "1", Format: "json"})
 	c := &http.Client{Transport: &http.Transport{}}
 	defer c.CloseIdleConnections()
 	upstream.Add(1)
@@ -189,28 +190,87 @@ func TestShed(t *testing.T) {
 	<-busy
 	// An unknown class is never queued: shed at once while the permit is
 	// held.
-	req, _ := http.NewRequest("GET", url+"/shed", nil)
-	req.Header.Set("Again-Criticality", "BULK")
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	resp := unknownClass(t, c, url+"/shed")
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("a request shed by the proxy: %d, Retry-After %q; want 503 with one", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	close(release)
 	upstream.Wait()
 	c.CloseIdleConnections()
+	wantShedReport(t, stop(), 2)
+	if !slices.Equal(seen, []string{"/slow"}) {
+		t.Errorf("the upstream saw %q, want only /slow", seen)
+	}
+}
+
+// TestShedAdaptive: --shed adaptive admits as many requests as the
+// adaptive limit's initial 20 at once; one more of a class the proxy does
+// not know, which is never queued, is shed; all are counted.
+func TestShedAdaptive(t *testing.T) {
+	const initial = 20
+	arrived, release := make(chan struct{}, initial), make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			arrived <- struct{}{}
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer up.Close()
+	url, stop := serve(t, &Options{To: up.URL, Shed: "adaptive", Format: "json"})
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	var wg sync.WaitGroup
+	for range initial {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, err := c.Get(url + "/slow"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range initial {
+		<-arrived
+	}
+	if resp := unknownClass(t, c, url+"/shed"); resp.StatusCode != 503 {
+		t.Errorf("a request beyond the adaptive limit's initial %d: %d, want 503", initial, resp.StatusCode)
+	}
+	close(release)
+	wg.Wait()
+	if resp, err := c.Get(url + "/after"); err != nil || resp.StatusCode != 200 {
+		t.Errorf("a request once the upstream is free: %v, %v; want 200", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	c.CloseIdleConnections()
+	wantShedReport(t, stop(), initial+2)
+}
+
+// unknownClass sends c a GET of url in a class the proxy does not know,
+// which is never queued, and returns its response, body closed.
+func unknownClass(t *testing.T, c *http.Client, url string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Again-Criticality", "BULK")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// wantShedReport checks that the JSON report counts requests and one
+// request shed for a full queue.
+func wantShedReport(t *testing.T, report string, requests int64) {
+	t.Helper()
 	var s struct {
 		Requests int64            `json:"requests"`
 		Shed     map[string]int64 `json:"shed"`
 	}
-	if err := json.Unmarshal([]byte(stop()), &s); err != nil || s.Requests != 2 || s.Shed["queue_full"] != 1 {
-		t.Errorf("report %+v, %v; want 2 requests, 1 shed for queue_full", s, err)
-	}
-	if !slices.Equal(seen, []string{"/slow"}) {
-		t.Errorf("the upstream saw %q, want only /slow", seen)
+	if err := json.Unmarshal([]byte(report), &s); err != nil || s.Requests != requests || s.Shed["queue_full"] != 1 {
+		t.Errorf("report %+v, %v; want %d requests, 1 shed for queue_full", s, err, requests)
 	}
 }
 

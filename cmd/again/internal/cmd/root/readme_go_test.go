@@ -34,6 +34,7 @@ var docImports = map[string]string{
 	"httptest":  "net/http/httptest",
 	"throttle":  "github.com/again-go/again/throttle",
 	"limiter":   "github.com/again-go/again/limiter",
+	"shed":      "github.com/again-go/again/shed",
 	"context":   "context",
 	"errors":    "errors",
 	"fmt":       "fmt",
@@ -75,6 +76,7 @@ var (
 	id       string
 	attempts recorder
 	client   usersClient
+	mux      *http.ServeMux
 )
 
 func fetchUser(ctx context.Context, id string) (*User, error) { return nil, nil }

@@ -1,0 +1,102 @@
+package cmdutil
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
+	"github.com/again-go/again/retry"
+)
+
+// classKeys are the keys of a class spec: the policy flags' names. (A
+// class's cost to the budget is not among them: the fleet budget of
+// --budget charges every failure one token.)
+var classKeys = []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter}
+
+// ClassSyntax describes a class spec in the help of the flags that take one.
+const ClassSyntax = "comma-separated KEY=VALUE with keys initial, multiplier, max, retries and jitter, valued as those flags; unset keys take the flags' defaults"
+
+// ClassFlags holds the text of --on-overload and --on-transient, the
+// retry policies of two classes of failure (see retry.Class), in the
+// grammar of the policy flags: each spec is the same names and values as
+// the flags, such as "initial=1s,max=30s,retries=5".
+type ClassFlags struct {
+	overload, transient string
+}
+
+// AddClassFlags registers --on-overload and --on-transient on fs.
+func AddClassFlags(fs *pflag.FlagSet) *ClassFlags {
+	f := &ClassFlags{}
+	fs.Var(Text(&f.overload, "spec"), "on-overload", "policy of overloads (429, 503, throttle and breaker rejections), "+ClassSyntax)
+	fs.Var(Text(&f.transient, "spec"), "on-transient", "policy of the other retried failures (network errors, other statuses), as --on-overload")
+	return f
+}
+
+// Parse returns the classes the flags give, overloads first: none when
+// neither flag is given. A spec it rejects is a usage error naming the
+// flag, the key and what it accepts.
+func (f *ClassFlags) Parse() ([]retry.Class, error) {
+	var cs []retry.Class
+	if f.overload != "" {
+		c, err := ParseClass("on-overload", f.overload)
+		if err != nil {
+			return nil, err
+		}
+		c.Name, c.Match = "overload", retry.IsOverload
+		cs = append(cs, c)
+	}
+	if f.transient != "" {
+		c, err := ParseClass("on-transient", f.transient)
+		if err != nil {
+			return nil, err
+		}
+		c.Name, c.Match = "transient", func(err error) bool { return !retry.IsOverload(err) }
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// ParseClass parses the spec of the class flag name: comma-separated
+// KEY=VALUE pairs whose keys are initial, multiplier, max, retries and
+// jitter, valued as their flags and checked by calc.Parse with the same
+// messages. It returns a class with that Policy and a Cost of 1.
+func ParseClass(name, spec string) (retry.Class, error) {
+	v := calc.DefaultValues()
+	seen := map[string]bool{}
+	for _, pair := range strings.Split(spec, ",") {
+		key, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		key = strings.TrimSpace(key)
+		if !ok || !slices.Contains(classKeys, key) {
+			return retry.Class{}, Usagef("--%s takes KEY=VALUE pairs with keys %s, got %q", name, strings.Join(classKeys, ", "), pair)
+		}
+		if seen[key] {
+			return retry.Class{}, Usagef("--%s gives %s twice", name, key)
+		}
+		seen[key] = true
+		value = strings.TrimSpace(value)
+		if key == calc.FieldInitial || key == calc.FieldMax {
+			// The same rule as the policy flags: a bare number is refused,
+			// since it reads as seconds to some and milliseconds to others.
+			if err := RequireUnit(name+" "+key, value); err != nil {
+				return retry.Class{}, err
+			}
+		}
+		v[key] = value
+	}
+	in, err := calc.Parse(v)
+	var ie *calc.InputError
+	if errors.As(err, &ie) {
+		return retry.Class{}, Usagef("--%s: %s %s", name, ie.Field, strings.Replace(ie.Detail(), bareMillis, "", 1))
+	}
+	if err != nil {
+		return retry.Class{}, err
+	}
+	if p := in.Policy; p.Max > 0 && p.Initial > p.Max {
+		// As PolicyFlags.Contradiction: every delay would be the cap.
+		return retry.Class{}, Usagef("--%s: initial %v is above max %v, so every delay would be %v: lower initial or raise max", name, p.Initial, p.Max, p.Max)
+	}
+	return retry.Class{Policy: in.Policy, Cost: 1}, nil
+}

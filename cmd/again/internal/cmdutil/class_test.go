@@ -1,0 +1,75 @@
+package cmdutil
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/again-go/again/backoff"
+)
+
+func TestParseClass(t *testing.T) {
+	tests := []struct {
+		spec    string
+		initial time.Duration
+		max     time.Duration
+		retries int
+		cost    float64
+		err     string // a part of the usage error; "" for none
+	}{
+		{spec: "initial=1s,max=30s", initial: time.Second, max: 30 * time.Second, retries: 3, cost: 1},
+		{spec: " initial = 50ms , retries=2", initial: 50 * time.Millisecond, max: 10 * time.Second, retries: 2, cost: 1},
+		{spec: "initial=1s,max=0", initial: time.Second, max: backoff.NoCap, retries: 3, cost: 1},
+		{spec: "speed=1", err: "keys initial, multiplier, max, retries, jitter"},
+		{spec: "cost=5", err: "keys initial, multiplier, max, retries, jitter"},
+		{spec: "1s", err: `got "1s"`},
+		{spec: "initial=1s,initial=2s", err: "initial twice"},
+		{spec: "multiplier=0.5", err: "--on-overload: multiplier must be"},
+		// The policy flags' rules: a unit, and no first delay above the cap.
+		{spec: "initial=500", err: "--on-overload initial needs a unit, such as 500s or 500ms"},
+		{spec: "max=30", err: "--on-overload max needs a unit"},
+		{spec: "initial=5s,max=1s", err: "initial 5s is above max 1s"},
+	}
+	for _, tt := range tests {
+		c, err := ParseClass("on-overload", tt.spec)
+		if tt.err != "" {
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseClass(%q) = %v, want a usage error containing %q", tt.spec, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseClass(%q): %v", tt.spec, err)
+			continue
+		}
+		if c.Policy.Delay(1) != tt.initial || c.Policy.MaxAttempts() != tt.retries+1 || c.Cost != tt.cost {
+			t.Errorf("ParseClass(%q) = first delay %v, %d attempts, cost %v; want %v, %d, %v", tt.spec, c.Policy.Delay(1), c.Policy.MaxAttempts(), c.Cost, tt.initial, tt.retries+1, tt.cost)
+		}
+		if tt.max != backoff.NoCap && c.Policy.Delay(20) != tt.max {
+			t.Errorf("ParseClass(%q): Delay(20) = %v, want the cap %v", tt.spec, c.Policy.Delay(20), tt.max)
+		}
+	}
+}
+
+// FuzzParseClass checks that any spec is either a usage error or a class
+// with a valid policy.
+func FuzzParseClass(f *testing.F) {
+	for _, s := range []string{"initial=1s,max=30s", "retries=2", "jitter=proportional:0.5", "x", "initial=", ",,", "max=1e400"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		c, err := ParseClass("on-overload", spec)
+		if err != nil {
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Code != ExitUsage {
+				t.Fatalf("ParseClass(%q) = %v, want a usage error", spec, err)
+			}
+			return
+		}
+		if err := c.Policy.Validate(); err != nil || c.Cost != 1 {
+			t.Fatalf("ParseClass(%q) = %+v: policy %v, cost %v", spec, c, err, c.Cost)
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/outage"
 	"github.com/again-go/again/fault"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/retryhttp"
@@ -27,7 +28,7 @@ import (
 // during a 4 s spike from 4 s, a server taking 200 ms + 8 ms per request
 // in progress, clients waiting 600 ms an attempt, 3 attempts, no network
 // delay (loopback).
-var outageScenario = simmodel.OutageConfig{
+var outageScenario = outage.OutageConfig{
 	Rate: 50, SpikeRate: 100, SpikeStart: 4 * time.Second, Spike: 4 * time.Second, Duration: 24 * time.Second,
 	Latency: 200 * time.Millisecond, PerRequest: 8 * time.Millisecond, Timeout: 600 * time.Millisecond,
 	Attempts: 3, NetMean: 1, // 1 ns: none, as on loopback
@@ -40,7 +41,7 @@ var outageScenario = simmodel.OutageConfig{
 // does, and reports each strategy's amplification and recovery beside
 // the simulator's. Run it once: -bench OutageAgainstSim -benchtime 1x.
 func BenchmarkOutageAgainstSim(b *testing.B) {
-	sims, err := simmodel.Outage(outageScenario)
+	sims, err := outage.Outage(outageScenario)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func BenchmarkOutageAgainstSim(b *testing.B) {
 			for seed := uint64(2); seed <= 20; seed++ {
 				c := outageScenario
 				c.Seed, c.Strategies = seed, []simmodel.Strategy{s.Summary.Strategy}
-				r, err := simmodel.Outage(c)
+				r, err := outage.Outage(c)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -78,7 +79,7 @@ func recovery(s *float64) string {
 
 // realOutage runs c for strategy s with real clients, proxy and server,
 // and sums it up as the simulator does.
-func realOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) simmodel.OutageSummary {
+func realOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) outage.OutageSummary {
 	secs := int(c.Duration / time.Second)
 	var newReqs, attempts, successes = make([]atomic.Int64, secs), make([]atomic.Int64, secs), make([]atomic.Int64, secs)
 	start := time.Now()
@@ -196,7 +197,7 @@ func realOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) simm
 
 	// The simulator's summary: amplification from the spike's end, and
 	// the first 5 s window after it whose successes reach 90 % of demand.
-	sum := simmodel.OutageSummary{Strategy: s}
+	sum := outage.OutageSummary{Strategy: s}
 	from := int((spikeEnd + time.Second - 1) / time.Second)
 	var att, news int64
 	for i := from; i < secs; i++ {
@@ -223,8 +224,8 @@ func realOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) simm
 // behind `again proxy --outage 3s@2s`, 100 new requests per second for 14 s,
 // clients waiting 600 ms an attempt, 3 attempts, no network delay
 // (loopback). It is `again sim outage --outage 3s@2s` with these rates.
-var hardOutageScenario = simmodel.OutageConfig{
-	Rate: 100, SpikeRate: 100, SpikeStart: 2 * time.Second, Spike: simmodel.NoSpike,
+var hardOutageScenario = outage.OutageConfig{
+	Rate: 100, SpikeRate: 100, SpikeStart: 2 * time.Second, Spike: outage.NoSpike,
 	HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 14 * time.Second,
 	Latency: time.Millisecond, PerRequest: 1, // 1 ns: a server that load does not slow
 	Timeout: 600 * time.Millisecond, Attempts: 3, NetMean: 1, // 1 ns: none, as on loopback
@@ -242,11 +243,11 @@ var hardOutageScenario = simmodel.OutageConfig{
 // -benchtime 1x.
 func BenchmarkHardOutageAgainstSim(b *testing.B) {
 	c := hardOutageScenario
-	sims, err := simmodel.Outage(c)
+	sims, err := outage.Outage(c)
 	if err != nil {
 		b.Fatal(err)
 	}
-	reals := make([]simmodel.OutageSummary, len(sims))
+	reals := make([]outage.OutageSummary, len(sims))
 	var wg sync.WaitGroup
 	for i, s := range sims {
 		wg.Go(func() { reals[i] = realHardOutage(b, c, s.Summary.Strategy) })
@@ -265,12 +266,12 @@ func BenchmarkHardOutageAgainstSim(b *testing.B) {
 
 // simSpread returns the least, the largest and the mean amplification of
 // strategy s in c over seeds 1 to 20.
-func simSpread(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) (lo, hi, mean float64) {
+func simSpread(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) (lo, hi, mean float64) {
 	c.Strategies = []simmodel.Strategy{s}
 	var sum float64
 	for seed := uint64(1); seed <= 20; seed++ {
 		c.Seed = seed
-		r, err := simmodel.Outage(c)
+		r, err := outage.Outage(c)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -288,7 +289,7 @@ func simSpread(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) (lo, 
 // at once (immediate) or after c.Policy's delays, with one
 // retry.TokenBucket (budget) or one breaker per host with its defaults,
 // waiting for it as long as an attempt would (breaker).
-func strategyTransport(c simmodel.OutageConfig, s simmodel.Strategy, base http.RoundTripper) *retryhttp.Transport {
+func strategyTransport(c outage.OutageConfig, s simmodel.Strategy, base http.RoundTripper) *retryhttp.Transport {
 	t := &retryhttp.Transport{Base: base, AttemptTimeout: c.Timeout, Policy: c.Policy}
 	t.Policy.Retries = c.Attempts - 1
 	switch s {
@@ -306,7 +307,7 @@ func strategyTransport(c simmodel.OutageConfig, s simmodel.Strategy, base http.R
 
 // realHardOutage runs c for strategy s with real clients, proxy and
 // server, and sums it up with the simulator's SummarizeOutage.
-func realHardOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) simmodel.OutageSummary {
+func realHardOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) outage.OutageSummary {
 	secs := int(c.Duration / time.Second)
 	var newReqs, attempts, successes = make([]atomic.Int64, secs), make([]atomic.Int64, secs), make([]atomic.Int64, secs)
 	var start time.Time
@@ -359,7 +360,7 @@ func realHardOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) 
 		}
 	}
 	// The simulator's own arrivals: the same demand, request for request.
-	arrivals, err := simmodel.OutageArrivals(c)
+	arrivals, err := outage.OutageArrivals(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -371,12 +372,12 @@ func realHardOutage(b *testing.B, c simmodel.OutageConfig, s simmodel.Strategy) 
 		wg.Go(request)
 	}
 	wg.Wait()
-	seconds := make([]simmodel.OutageSecond, secs)
+	seconds := make([]outage.OutageSecond, secs)
 	for i := range seconds {
-		seconds[i] = simmodel.OutageSecond{Strategy: s, Second: i,
+		seconds[i] = outage.OutageSecond{Strategy: s, Second: i,
 			NewRequests: int(newReqs[i].Load()), Attempts: int(attempts[i].Load()), Successes: int(successes[i].Load())}
 	}
-	sum, err := simmodel.SummarizeOutage(c, s, seconds, int(succeeded.Load()), int(requests.Load()))
+	sum, err := outage.SummarizeOutage(c, s, seconds, int(succeeded.Load()), int(requests.Load()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+	"time"
 )
 
 // ErrInvalid is matched by errors.Is for every error a model returns for a
@@ -14,25 +15,13 @@ var ErrInvalid = errors.New("sim: invalid configuration")
 
 // FieldError reports a configuration field outside its accepted range, or
 // fields each within its own range whose combination exceeds a limit:
-// Field is then the expression limited, one of the Field constants. It
-// matches ErrInvalid with errors.Is.
+// Field is then the expression limited, one of the models' Field constants,
+// such as storm.FieldStormAttempts. It matches ErrInvalid with errors.Is.
 type FieldError struct {
 	Field    string // the configuration field, such as "Clients", or a Field constant
 	Value    string // the rejected value, formatted; for a Field constant, its terms and result
 	Accepted string // what is accepted, such as "a whole number from 1 to 10000"
 }
-
-// The Fields of the FieldErrors for limits on several fields together,
-// such as "sim: Clients × Policy.MaxAttempts() must be at most 10000000
-// attempts, got 100 × 100001 = 10000100".
-const (
-	FieldStormAttempts  = "Clients × Policy.MaxAttempts()"                                   // MaxStormAttempts
-	FieldOCCWork        = "the sum of Clients² × Runs"                                       // MaxOCCWork
-	FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"                    // MaxRequests
-	FieldFleetCells     = "len(Clients) × len(Failures) × len(Strategies)"                   // MaxFleetCells
-	FieldFleetCalls     = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration" // MaxFleetCalls
-	FieldHedgeAttempts  = "len(Quantiles) × Requests × (1 + MaxHedges)"                      // MaxHedgeAttempts
-)
 
 // Error returns "sim: FIELD must be ACCEPTED, got VALUE".
 func (e *FieldError) Error() string {
@@ -44,26 +33,33 @@ func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
 
 // Limits on the sizes a model accepts. They keep one run within seconds and
 // its memory within megabytes; the command line reports them in its errors.
+const MaxClients = 100_000 // clients in one run of any model
+
+// Limits of the outage, fleet and throttle models.
 const (
-	MaxClients = 100_000 // clients in one run of any model
-	MaxRuns    = 100_000 // runs per cell of the OCC table
-	// MaxOCCWork bounds the OCC table's Σ clients² × runs, its work when
-	// clients do not back off: about 6 s on 2 cores. The default table's is
-	// 24,700,000.
-	MaxOCCWork = 100_000_000
+	MaxRate     = 10_000        // requests per second
+	MaxDuration = 1 * time.Hour // of a run, and of any of its delays
+	// MaxRequests bounds the new requests a run expects from its rates
+	// and duration: a million keep it within seconds and a few hundred
+	// megabytes per strategy.
+	MaxRequests = 1_000_000
 )
 
-// checkInt returns a *FieldError unless lo <= v <= hi.
-func checkInt(field string, v, lo, hi int) error {
+// MaxDemandRatio bounds a demand ratio, a load offered per the capacity
+// that serves it (the throttle and limit models).
+const MaxDemandRatio = 100
+
+// CheckInt returns a *FieldError unless lo <= v <= hi.
+func CheckInt(field string, v, lo, hi int) error {
 	if v < lo || v > hi {
 		return &FieldError{field, fmt.Sprint(v), fmt.Sprintf("a whole number from %d to %d", lo, hi)}
 	}
 	return nil
 }
 
-// product formats the product of the factors, each at least 0, as
+// Product formats the product of the factors, each at least 0, as
 // "2 × 3 × 4 = 24", or without " = …" if it exceeds the largest int.
-func product(factors ...int) string {
+func Product(factors ...int) string {
 	terms := make([]string, len(factors))
 	p, overflow := uint64(1), false
 	for i, f := range factors {

@@ -1,10 +1,34 @@
-// Package sim holds the models behind `again sim`: simulations of request
-// storms.
+// Package sim holds what the models behind `again sim` share.
 //
-// They are discrete-event simulations of many clients retrying against a
-// shared dependency, driven by the library's own schedules
-// ([backoff.Policy]), retry budgets and circuit breakers, so that what they
-// show is what that code does.
+// The models, one package each, are discrete-event simulations of many
+// clients retrying against a shared dependency, driven by the library's own
+// schedules ([backoff.Policy]), retry budgets and circuit breakers, so that
+// what they show is what that code does:
+//
+//   - occ: the optimistic-concurrency model of the AWS Architecture Blog's
+//     "Exponential Backoff And Jitter" (2015), backoff algorithms compared;
+//   - outage: a load spike that leaves a server collapsed unless a retry
+//     budget or a circuit breaker limits the retries;
+//   - fleet: retry amplification across a fleet, per-client and shared
+//     budgets, buckets and breakers;
+//   - storm: the attempts per time bucket when N clients fail at once on
+//     one policy, with and without jitter (the calculator page's storm
+//     view);
+//   - hedge: hedged requests against a long-tailed latency (The Tail at
+//     Scale), and the hedge storm on an overloaded server, with and
+//     without a budget;
+//   - throttle: client-side throttling over a demand sweep, the SRE
+//     book's counting (package throttle) against a budget alone,
+//     failsafe-go's sent-only counting and AWS's CUBIC send rate;
+//   - limit: a client's concurrency limit (none, fixed, AIMD, Vegas,
+//     Gradient2) on a load ramped past the server's capacity.
+//
+// This package holds what they share: the configuration errors
+// ([FieldError], [ErrInvalid]) and the limits of several models, the
+// [Runner] of independent runs and their random streams ([Stream]), the
+// event [Queue], the breaker's virtual clock ([VirtualClock]) and the retry
+// [Strategy] of the outage and fleet models. Models import it and never
+// each other; the command and the page import the models.
 //
 // Every model is a pure function of its configuration and a seed: it runs on
 // a virtual clock (an event queue), reads no wall clock, starts no goroutine
@@ -15,27 +39,9 @@
 // the order in which runs execute: a [Runner] may run them on every core and
 // the results do not change.
 //
-// The models:
-//
-//   - [OCC]: the optimistic-concurrency model of the AWS Architecture Blog's
-//     "Exponential Backoff And Jitter" (2015), backoff algorithms compared;
-//   - [Outage]: a load spike that leaves a server collapsed unless a retry
-//     budget or a circuit breaker limits the retries;
-//   - [Fleet]: retry amplification across a fleet, per-client and shared
-//     budgets, buckets and breakers;
-//   - [Storm] and [StormTable]: the attempts per time bucket when N clients
-//     fail at once on one policy, with and without jitter (the calculator
-//     page's storm view);
-//   - [Hedge]: hedged requests against a long-tailed latency (The Tail at
-//     Scale), and the hedge storm on an overloaded server, with and
-//     without a budget;
-//   - [Throttle]: client-side throttling over a demand sweep, the SRE
-//     book's counting (package throttle) against a budget alone,
-//     failsafe-go's sent-only counting and AWS's CUBIC send rate.
-//
 // Quick start:
 //
-//	rows, err := sim.OCC(sim.OCCConfig{Clients: []int{50}, Seed: 1})
+//	rows, err := occ.OCC(occ.OCCConfig{Clients: []int{50}, Seed: 1})
 //	if err != nil {
 //		return err // a *sim.FieldError naming the field
 //	}

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// queue is the event queue of a model: a min-heap of events ordered by
+// Queue is the event queue of a model: a min-heap of events ordered by
 // time, ties broken by the order in which they were pushed, so that a run
 // never depends on the heap's internal layout and any correct heap pops
 // the same sequence. E is the model's event payload, kept small and free
@@ -15,7 +15,7 @@ import (
 // of sift steps' comparisons, and a node's children share a cache line.
 // Models whose every event schedules the next (most of OCC's) use top and
 // replace, one sift instead of a pop's and a push's.
-type queue[E any] struct {
+type Queue[E any] struct {
 	items []item[E]
 	seq   uint64
 }
@@ -30,15 +30,20 @@ func (a *item[E]) before(b *item[E]) bool {
 	return a.at < b.at || (a.at == b.at && a.seq < b.seq)
 }
 
-func (q *queue[E]) len() int { return len(q.items) }
+// Reset empties q and restarts its tie-breaking order, keeping its storage,
+// so that a model reuses one queue across runs without allocating.
+func (q *Queue[E]) Reset() { q.items, q.seq = q.items[:0], 0 }
 
-// push schedules e at time at. Every model's clock starts at 0 and only
+// Len returns the number of events scheduled.
+func (q *Queue[E]) Len() int { return len(q.items) }
+
+// Push schedules e at time at. Every model's clock starts at 0 and only
 // adds waits and delays to it, so a negative at is a sum that overflowed,
 // from a wait as long as a time.Duration can be (a multiplier of 1e308, a
 // rate of 1e-20 requests per second): it is the end of time, after every
 // other event, rather than a time before the start.
-func (q *queue[E]) push(at time.Duration, e E) {
-	at = endOfTime(at)
+func (q *Queue[E]) Push(at time.Duration, e E) {
+	at = EndOfTime(at)
 	q.seq++
 	q.items = append(q.items, item[E]{at, q.seq, e})
 	h := q.items
@@ -55,14 +60,14 @@ func (q *queue[E]) push(at time.Duration, e E) {
 	h[i] = x
 }
 
-// top returns the earliest event without removing it. The queue must not
+// Top returns the earliest event without removing it. The queue must not
 // be empty.
-func (q *queue[E]) top() (time.Duration, E) {
+func (q *Queue[E]) Top() (time.Duration, E) {
 	return q.items[0].at, q.items[0].e
 }
 
-// pop removes and returns the earliest event. The queue must not be empty.
-func (q *queue[E]) pop() (time.Duration, E) {
+// Pop removes and returns the earliest event. The queue must not be empty.
+func (q *Queue[E]) Pop() (time.Duration, E) {
 	h := q.items
 	top := h[0]
 	n := len(h) - 1
@@ -74,17 +79,17 @@ func (q *queue[E]) pop() (time.Duration, E) {
 	return top.at, top.e
 }
 
-// replace removes the earliest event and schedules e at time at: pop then
+// Replace removes the earliest event and schedules e at time at: pop then
 // push, in one sift. The queue must not be empty.
-func (q *queue[E]) replace(at time.Duration, e E) {
-	at = endOfTime(at)
+func (q *Queue[E]) Replace(at time.Duration, e E) {
+	at = EndOfTime(at)
 	q.seq++
 	q.down(item[E]{at, q.seq, e})
 }
 
 // down places x at the root, the root's old item being gone, and sifts it
 // down to its place.
-func (q *queue[E]) down(x item[E]) {
+func (q *Queue[E]) down(x item[E]) {
 	h := q.items
 	n := len(h)
 	i := 0
@@ -108,28 +113,28 @@ func (q *queue[E]) down(x item[E]) {
 	h[i] = x
 }
 
-// peek returns the time of the earliest event, and false if the queue is
+// Peek returns the time of the earliest event, and false if the queue is
 // empty.
-func (q *queue[E]) peek() (time.Duration, bool) {
+func (q *Queue[E]) Peek() (time.Duration, bool) {
 	if len(q.items) == 0 {
 		return 0, false
 	}
 	return q.items[0].at, true
 }
 
-// endOfTime maps a negative event time, a sum that overflowed, to the end
+// EndOfTime maps a negative event time, a sum that overflowed, to the end
 // of time (see push).
-func endOfTime(at time.Duration) time.Duration {
+func EndOfTime(at time.Duration) time.Duration {
 	if at < 0 {
 		return math.MaxInt64
 	}
 	return at
 }
 
-// fromFloat converts a number of nanoseconds to a Duration, saturating at
+// FromFloat converts a number of nanoseconds to a Duration, saturating at
 // the largest one: a float too large for an int64 would otherwise convert
 // to any value, negative ones included, depending on the machine.
-func fromFloat(ns float64) time.Duration {
+func FromFloat(ns float64) time.Duration {
 	if !(ns < math.MaxInt64) { // NaN included
 		return math.MaxInt64
 	}

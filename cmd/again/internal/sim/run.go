@@ -20,7 +20,8 @@ func Serial(n int, f func(i int)) {
 	}
 }
 
-func (r Runner) run(n int, f func(i int)) {
+// Run calls r(n, f), or Serial(n, f) if r is nil.
+func (r Runner) Run(n int, f func(i int)) {
 	if r == nil {
 		Serial(n, f)
 		return
@@ -28,38 +29,38 @@ func (r Runner) run(n int, f func(i int)) {
 	r(n, f)
 }
 
-// stream returns the random source of one run: a PCG seeded with seed and a
+// Stream returns the random source of one run: a PCG seeded with seed and a
 // hash of the values that identify the run. Deriving it from the run's
 // identity rather than its position means a row of a table is the same
 // whether it is computed alone or among others.
-func stream(seed uint64, id ...uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, streamKey(id...)))
+func Stream(seed uint64, id ...uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, StreamKey(id...)))
 }
 
-// streamKey hashes the values that identify a run.
-func streamKey(id ...uint64) uint64 {
+// StreamKey hashes the values that identify a run.
+func StreamKey(id ...uint64) uint64 {
 	h := uint64(0x9e3779b97f4a7c15)
 	for _, v := range id {
-		h = mix(h ^ v)
+		h = Mix(h ^ v)
 	}
 	return h
 }
 
-// mix is splitmix64's finaliser: a bijection that spreads every input bit
+// Mix is splitmix64's finaliser: a bijection that spreads every input bit
 // over the whole word.
-func mix(x uint64) uint64 {
+func Mix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
 
-// floatID turns a probability or rate into a stream identifier.
-func floatID(f float64) uint64 { return math.Float64bits(f) }
+// FloatID turns a probability or rate into a stream identifier.
+func FloatID(f float64) uint64 { return math.Float64bits(f) }
 
-// stringID turns a name into a stream identifier (FNV-1a), the same in
+// StringID turns a name into a stream identifier (FNV-1a), the same in
 // every process.
-func stringID(s string) uint64 {
+func StringID(s string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])

@@ -1,57 +1,18 @@
-package sim
+package sim_test
 
 import (
 	"errors"
-	"flag"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/fleet"
+	"github.com/again-go/again/cmd/again/internal/sim/occ"
+	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// parallel is a Runner on every core, as the command line's.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for i := range next {
-				f(i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run the test with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s changed:\n got:\n%s\nwant:\n%s\n(run with -update if the change is intended)", name, got, want)
-	}
-}
 
 // TestSimLimitMessages checks the errors for limits on several fields
 // together: each names the expression limited, not one of its fields, and
@@ -64,42 +25,42 @@ func TestSimLimitMessages(t *testing.T) {
 		want string
 	}{
 		{"storm attempts", func() error {
-			_, err := Storm(StormConfig{Policy: backoff.Policy{Retries: 100_000}})
+			_, err := storm.Storm(storm.StormConfig{Policy: backoff.Policy{Retries: 100_000}})
 			return err
 		}, "sim: Clients × Policy.MaxAttempts() must be at most 10000000 attempts, got 100 × 100001 = 10000100"},
 		{"storm attempts past the largest int", func() error {
-			_, err := Storm(StormConfig{Policy: backoff.Policy{Retries: math.MaxInt}, Clients: 2})
+			_, err := storm.Storm(storm.StormConfig{Policy: backoff.Policy{Retries: math.MaxInt}, Clients: 2})
 			return err
 		}, "sim: Clients × Policy.MaxAttempts() must be at most 10000000 attempts, got 2 × 9223372036854775807"},
 		{"storm buckets", func() error {
-			_, err := Storm(StormConfig{Policy: uncapped, Clients: 1})
+			_, err := storm.Storm(storm.StormConfig{Policy: uncapped, Clients: 1})
 			return err
 		}, "sim: Bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1s, and the last attempt starts at 2562047h47m16.854775807s, in bucket 9223372037"},
 		// The table reports the later of the storms with and without
 		// jitter: here the one without.
 		{"storm table buckets", func() error {
-			_, err := StormTable(StormConfig{Policy: backoff.Policy{Initial: time.Second, Retries: 20}, Bucket: time.Millisecond})
+			_, err := storm.StormTable(storm.StormConfig{Policy: backoff.Policy{Initial: time.Second, Retries: 20}, Bucket: time.Millisecond})
 			return err
 		}, "sim: Bucket must be wide enough to hold the storm in at most 100000 buckets (or cap the delays), got 1ms, and the last attempt starts at 2m55s, in bucket 175001"},
 		{"occ work", func() error {
-			_, err := OCC(OCCConfig{Clients: []int{1000, 2000}})
+			_, err := occ.OCC(occ.OCCConfig{Clients: []int{1000, 2000}})
 			return err
 		}, "sim: the sum of Clients² × Runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000"},
 		{"occ work, one client count", func() error {
-			_, err := OCC(OCCConfig{Clients: []int{100_000}, Runs: 1})
+			_, err := occ.OCC(occ.OCCConfig{Clients: []int{100_000}, Runs: 1})
 			return err
 		}, "sim: the sum of Clients² × Runs must be at most 100000000, got 100000² × 1 = 10000000000"},
 		{"occ work, many client counts", func() error {
-			_, err := OCC(OCCConfig{Clients: []int{10, 20, 30, 40, 5000}, Runs: 10})
+			_, err := occ.OCC(occ.OCCConfig{Clients: []int{10, 20, 30, 40, 5000}, Runs: 10})
 			return err
 		}, "sim: the sum of Clients² × Runs must be at most 100000000, got (10² + 20² + … + 5000²) × 10 = 25003000 × 10 = 250030000"},
 		{"outage requests", func() error {
-			_, err := Outage(OutageConfig{Rate: 10_000, Duration: time.Hour, Policy: backoff.Default()})
+			_, err := outage.Outage(outage.OutageConfig{Rate: 10_000, Duration: time.Hour, Policy: backoff.Default()})
 			return err
 		}, "sim: Rate × (Duration − Spike) + SpikeRate × Spike must be at most 1000000 requests, got 10000/s × 3580s + 80/s × 20s = 35801600"},
 		// Only the part of the spike within Duration counts.
 		{"outage requests, spike past the end", func() error {
-			_, err := Outage(OutageConfig{SpikeRate: 10_000, Spike: time.Hour, Duration: 10 * time.Minute, Policy: backoff.Default()})
+			_, err := outage.Outage(outage.OutageConfig{SpikeRate: 10_000, Spike: time.Hour, Duration: 10 * time.Minute, Policy: backoff.Default()})
 			return err
 		}, "sim: Rate × (Duration − Spike) + SpikeRate × Spike must be at most 1000000 requests, got 40/s × 20s + 10000/s × 580s = 5800800"},
 		{"fleet cells", func() error {
@@ -107,18 +68,18 @@ func TestSimLimitMessages(t *testing.T) {
 			for i := range clients {
 				clients[i] = i + 1
 			}
-			_, err := Fleet(FleetConfig{Clients: clients, Failures: make([]float64, 101)})
+			_, err := fleet.Fleet(fleet.FleetConfig{Clients: clients, Failures: make([]float64, 101)})
 			return err
 		}, "sim: len(Clients) × len(Failures) × len(Strategies) must be at most 100000 cells, got 1000 × 101 × 6 = 606000"},
 		{"fleet calls", func() error {
-			_, err := Fleet(FleetConfig{Clients: []int{10, 100}, Rate: 10_000, Duration: time.Hour})
+			_, err := fleet.Fleet(fleet.FleetConfig{Clients: []int{10, 100}, Rate: 10_000, Duration: time.Hour})
 			return err
 		}, "sim: len(Clients) × len(Failures) × len(Strategies) × Rate × Duration must be at most 1000000000 calls, got 2 × 11 × 6 × 36000000 = 4752000000"},
 	}
 	for _, tt := range tests {
 		err := tt.run()
-		var fe *FieldError
-		if !errors.As(err, &fe) || !errors.Is(err, ErrInvalid) {
+		var fe *sim.FieldError
+		if !errors.As(err, &fe) || !errors.Is(err, sim.ErrInvalid) {
 			t.Errorf("%s: %v; want a *FieldError", tt.name, err)
 			continue
 		}

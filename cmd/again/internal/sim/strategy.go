@@ -28,8 +28,8 @@ func FleetStrategies() []Strategy {
 	return []Strategy{NoRetries, Retries, Bucket, Budget, Shared, Breaker}
 }
 
-// checkStrategies returns a *FieldError naming the first of ss not in valid.
-func checkStrategies(ss, valid []Strategy, accepted string) error {
+// CheckStrategies returns a *FieldError naming the first of ss not in valid.
+func CheckStrategies(ss, valid []Strategy, accepted string) error {
 	for _, s := range ss {
 		if !slices.Contains(valid, s) {
 			return &FieldError{"Strategies", `"` + string(s) + `"`, accepted}

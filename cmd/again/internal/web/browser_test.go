@@ -1329,7 +1329,7 @@ func TestLooks(t *testing.T) {
 	}
 }
 
-// Point 6: the storm view draws internal/sim's numbers, the code of
+// Point 6: the storm view draws internal/sim/storm's numbers, the code of
 // `again sim storm` (TestStormIsSim in package page compares the two).
 func TestStormView(t *testing.T) {
 	bctx, origin := startBrowser(t)

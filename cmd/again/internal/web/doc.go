@@ -16,8 +16,8 @@
 // types anywhere, and its Content-Security-Policy forbids it to.
 //
 // The maths is web/internal/page (and through it internal/calc and
-// backoff, the code of `again calc`, and internal/sim, the code of `again
-// sim storm`) compiled to WebAssembly by web/wasm, so the page and the
+// backoff, the code of `again calc`, and internal/sim/storm, the code of
+// `again sim storm`) compiled to WebAssembly by web/wasm, so the page and the
 // command line cannot disagree. The page runs it in a Web Worker
 // (static/worker.js), so that typing never waits for a long schedule; every
 // number, message and gridline label it shows comes from that Go code, in

@@ -7,7 +7,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
-	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
 	"github.com/spf13/cobra"
 )
 
@@ -19,7 +19,7 @@ func TestStormRun(t *testing.T) {
 	opts := addSimFlags(&cmdutil.Env{Stdout: &out}, &cobra.Command{Use: "storm"})
 	opts.format = "json"
 	p := backoff.Policy{Initial: 0, Retries: 2, Multiplier: 2, Jitter: backoff.NoJitter}
-	c := simmodel.StormConfig{Policy: p, Clients: 10, Bucket: 1e9}
+	c := storm.StormConfig{Policy: p, Clients: 10, Bucket: 1e9}
 	if err := stormRun(opts, c, "none"); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
 // Package sim is `again sim` and its models (occ, outage, fleet, storm,
-// hedge, throttle).
+// hedge, throttle, limit).
 //
-// Each model's flags become its simmodel config and an Options, which its
+// Each model's flags become its model's config and an Options, which its
 // run function (occRun, outageRun, ...) runs and writes as a table, CSV,
-// JSON or SVG. The simulator itself is internal/sim (imported as simmodel).
+// JSON or SVG. The simulator itself is internal/sim: a package per model
+// (internal/sim/occ, ...) on what they share, internal/sim itself
+// (imported as simmodel).
 package sim
 
 import (
@@ -24,6 +26,13 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/again-go/again/cmd/again/internal/sim/fleet"
+	"github.com/again-go/again/cmd/again/internal/sim/hedge"
+	"github.com/again-go/again/cmd/again/internal/sim/limit"
+	"github.com/again-go/again/cmd/again/internal/sim/occ"
+	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
+	"github.com/again-go/again/cmd/again/internal/sim/throttle"
 	"github.com/spf13/cobra"
 )
 
@@ -199,14 +208,14 @@ func simUsage(err error) error {
 	}
 	flags := map[string]string{
 		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure",
-		simmodel.FieldStormAttempts:    stormAttempts,
-		simmodel.FieldOCCWork:          occWork,
-		simmodel.FieldOutageRequests:   outageRequests,
-		simmodel.FieldFleetCells:       fleetCells,
-		simmodel.FieldThrottleRequests: throttleRequests,
+		storm.FieldStormAttempts:       stormAttempts,
+		occ.FieldOCCWork:               occWork,
+		outage.FieldOutageRequests:     outageRequests,
+		fleet.FieldFleetCells:          fleetCells,
+		throttle.FieldThrottleRequests: throttleRequests,
 		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
-		simmodel.FieldHedgeAttempts: hedgeAttempts,
-		simmodel.FieldLimitRequests: limitRequests, "Limitings": "--strategy",
+		hedge.FieldHedgeAttempts: hedgeAttempts,
+		limit.FieldLimitRequests: limitRequests, "Limitings": "--strategy",
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -215,7 +224,7 @@ func simUsage(err error) error {
 }
 
 // The limits on several flags together, in the terms of the flags: each
-// the simmodel.Field constant of the same name.
+// the model's Field constant of the same name.
 const (
 	stormAttempts  = "--clients × (--retries + 1)"
 	occWork        = "the sum of --clients² × --runs"
@@ -248,27 +257,27 @@ docs/cli.md (sim occ).`,
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd)
 	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
-	work := fmt.Sprintf("%s at most %d", occWork, simmodel.MaxOCCWork)
+	work := fmt.Sprintf("%s at most %d", occWork, occ.MaxOCCWork)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)
 	fs.Var(cmdutil.Text(&algs, "list"), "algorithms", "algorithms to compare: none, exponential, full, equal, decorrelated")
-	fs.Var(cmdutil.Text(&runs, "n"), "runs", fmt.Sprintf("runs averaged per cell, 1 to %d; %s", simmodel.MaxRuns, work))
+	fs.Var(cmdutil.Text(&runs, "n"), "runs", fmt.Sprintf("runs averaged per cell, 1 to %d; %s", occ.MaxRuns, work))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {
 			return err
 		}
-		c := simmodel.OCCConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "occ")}
+		c := occ.OCCConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "occ")}
 		if c.Clients, err = parseClients(clients); err != nil {
 			return err
 		}
 		for a := range strings.SplitSeq(algs, ",") {
-			alg, ok := simmodel.ParseAlgorithm(strings.TrimSpace(a))
+			alg, ok := occ.ParseAlgorithm(strings.TrimSpace(a))
 			if !ok {
 				return cmdutil.Usagef("--algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got %q", algs)
 			}
 			c.Algorithms = append(c.Algorithms, alg)
 		}
-		if c.Runs, err = parseCount("runs", runs, simmodel.MaxRuns); err != nil {
+		if c.Runs, err = parseCount("runs", runs, occ.MaxRuns); err != nil {
 			return err
 		}
 		return occRun(cmd.Context(), sf, c)
@@ -277,8 +286,8 @@ docs/cli.md (sim occ).`,
 }
 
 // occRun runs the occ model as c says, and writes its rows as opts says.
-func occRun(ctx context.Context, opts *Options, c simmodel.OCCConfig) error {
-	return runModel(ctx, opts, func() ([]simmodel.OCCRow, error) { return simmodel.OCC(c) }, occChart)
+func occRun(ctx context.Context, opts *Options, c occ.OCCConfig) error {
+	return runModel(ctx, opts, func() ([]occ.OCCRow, error) { return occ.OCC(c) }, occChart)
 }
 
 // runModel runs a model (model calls it on its config) and writes its rows

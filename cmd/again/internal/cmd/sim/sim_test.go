@@ -15,12 +15,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/spf13/pflag"
-	"go.uber.org/goleak"
-
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
+	"github.com/spf13/pflag"
+	"go.uber.org/goleak"
 )
 
 func TestSimUsageErrors(t *testing.T) {
@@ -254,13 +254,13 @@ func TestSimSVG(t *testing.T) {
 	}
 }
 
-// TestSimStormIsStormTable checks that the command prints simmodel.StormTable's
+// TestSimStormIsStormTable checks that the command prints storm.StormTable's
 // numbers for the policy its flags describe: the page's storm view calls
 // the same function, so the two agree.
 func TestSimStormIsStormTable(t *testing.T) {
 	rows := simJSON(t, "sim", "storm", "--initial", "200ms", "--multiplier", "3", "--max", "5s", "--retries", "5",
 		"--jitter", "equal", "--clients", "40", "--bucket", "250ms", "--seed", "9")
-	want, err := simmodel.StormTable(simmodel.StormConfig{
+	want, err := storm.StormTable(storm.StormConfig{
 		Policy:  backoff.Policy{Initial: 200 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 5, Jitter: backoff.EqualJitter},
 		Clients: 40, Bucket: 250 * time.Millisecond, Seed: 9,
 	})

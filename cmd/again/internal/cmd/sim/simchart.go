@@ -4,18 +4,21 @@ import (
 	"fmt"
 	"strconv"
 
-	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/again-go/again/cmd/again/internal/sim/fleet"
+	"github.com/again-go/again/cmd/again/internal/sim/occ"
+	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
 )
 
 // occChart draws the OCC table as the post does: calls and completion time
 // against the number of clients, one line per algorithm. Time is on a log
 // axis: exponential backoff without jitter takes ten times longer than the
 // others, which a linear axis would flatten to nothing.
-func occChart(rows []simmodel.OCCRow) *chart.Figure {
+func occChart(rows []occ.OCCRow) *chart.Figure {
 	calls := chart.Panel{Title: "Work: writes per run", XLabel: "clients", YLabel: "calls (mean writes per run)"}
 	times := chart.Panel{Title: "Completion time", XLabel: "clients", YLabel: "time until the last write (ms, log scale)", LogY: true}
-	index := map[simmodel.Algorithm]int{}
+	index := map[occ.Algorithm]int{}
 	for _, r := range rows {
 		i, ok := index[r.Algorithm]
 		if !ok {
@@ -38,7 +41,7 @@ func occChart(rows []simmodel.OCCRow) *chart.Figure {
 
 // outageChart draws, for each strategy, the new requests, the attempts
 // sent and the successes per second, on one time axis, the spike shaded.
-func outageChart(res []simmodel.OutageResult, shade outageShade) *chart.Figure {
+func outageChart(res []outage.OutageResult, shade outageShade) *chart.Figure {
 	spike := shade.spike
 	title := fmt.Sprintf("A %g s spike", spike.Seconds())
 	switch {
@@ -99,7 +102,7 @@ func outageChart(res []simmodel.OutageResult, shade outageShade) *chart.Figure {
 
 // fleetChart draws the amplification against the failure probability, one
 // panel per fleet size and one line per strategy.
-func fleetChart(rows []simmodel.FleetRow) *chart.Figure {
+func fleetChart(rows []fleet.FleetRow) *chart.Figure {
 	f := &chart.Figure{
 		Title:   "Retry amplification across a fleet (again sim fleet)",
 		Note:    "1000 calls/s shared by the fleet for 10 s, each attempt failing with the given probability, up to 3 retries.",
@@ -134,7 +137,7 @@ func fleetChart(rows []simmodel.FleetRow) *chart.Figure {
 }
 
 // stormChart draws the attempts per bucket with and without jitter.
-func stormChart(rows []simmodel.StormRow, jitter string, c simmodel.StormConfig) *chart.Figure {
+func stormChart(rows []storm.StormRow, jitter string, c storm.StormConfig) *chart.Figure {
 	p := chart.Panel{
 		Title:  strconv.Itoa(c.Clients) + " clients failing at t = 0, attempts per " + c.Bucket.String(),
 		XLabel: "time since the failure (s)", YLabel: "attempts starting",

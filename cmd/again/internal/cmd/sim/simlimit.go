@@ -7,6 +7,8 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/again-go/again/cmd/again/internal/sim/limit"
+	"github.com/again-go/again/fault/latency"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +29,7 @@ fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd)
 	workers, median, sigma, timeout, from, to := "8", "13ms", "1.05", "1s", "0.5", "3"
-	strategies := strategyList(simmodel.Limitings())
+	strategies := strategyList(limit.Limitings())
 	fs.Var(cmdutil.Text(&workers, "n"), "workers", "requests the server serves at once, 1 to 1000")
 	fs.Var(cmdutil.Text(&median, "duration"), "median", "median service time (lognormal)")
 	fs.Var(cmdutil.Text(&sigma, "float"), "sigma", "standard deviation of the service time's logarithm, above 0 and up to 5")
@@ -41,11 +43,11 @@ fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 		if err != nil {
 			return err
 		}
-		c := simmodel.LimitConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "limit")}
-		if c.Workers, err = parseCount("workers", workers, simmodel.MaxLimitWorkers); err != nil {
+		c := limit.LimitConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "limit")}
+		if c.Workers, err = parseCount("workers", workers, limit.MaxLimitWorkers); err != nil {
 			return err
 		}
-		c.Service.Name = simmodel.Lognormal
+		c.Service.Name = latency.Lognormal
 		if c.Service.Median, err = parseHedgeDuration("median", median); err != nil {
 			return err
 		}
@@ -62,21 +64,21 @@ fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 		if c.To, err = parseFloatIn("to", to, "a ratio above 0 and up to 100", ratio); err != nil {
 			return err
 		}
-		if c.Limitings, err = parseStrategies(strategies, simmodel.Limitings()); err != nil {
+		if c.Limitings, err = parseStrategies(strategies, limit.Limitings()); err != nil {
 			return err
 		}
-		return runModel(cmd.Context(), sf, func() ([]simmodel.LimitRow, error) { return simmodel.Limit(c) }, limitChart)
+		return runModel(cmd.Context(), sf, func() ([]limit.LimitRow, error) { return limit.Limit(c) }, limitChart)
 	}
 	return cmd
 }
 
 // limitChart draws, against time, each limiter's limit, its goodput and
 // its success p99.
-func limitChart(rows []simmodel.LimitRow) *chart.Figure {
+func limitChart(rows []limit.LimitRow) *chart.Figure {
 	lim := chart.Panel{Title: "Limit", XLabel: "time (s)", YLabel: "calls in flight allowed (log scale)", LogY: true}
 	good := chart.Panel{Title: "Goodput", XLabel: "time (s)", YLabel: "successes ÷ capacity"}
 	p99 := chart.Panel{Title: "Success p99", XLabel: "time (s)", YLabel: "ms (log scale)", LogY: true}
-	index := map[simmodel.Limiting]int{}
+	index := map[limit.Limiting]int{}
 	for _, r := range rows {
 		i, ok := index[r.Limiter]
 		if !ok {

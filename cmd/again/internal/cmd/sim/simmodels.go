@@ -12,6 +12,9 @@ import (
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/fleet"
+	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/storm"
 	"github.com/spf13/cobra"
 )
 
@@ -76,7 +79,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		if err != nil {
 			return err
 		}
-		c := simmodel.OutageConfig{Policy: in.Policy, Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "outage")}
+		c := outage.OutageConfig{Policy: in.Policy, Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "outage")}
 		if c.Strategies, err = parseStrategies(strategies, simmodel.OutageStrategies()); err != nil {
 			return err
 		}
@@ -109,7 +112,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		}
 		shade := outageShade{spike: c.Spike, hardStart: c.HardStart, hard: c.Hard}
 		if c.Spike == 0 {
-			c.Spike = simmodel.NoSpike
+			c.Spike = outage.NoSpike
 		}
 		return outageRun(cmd.Context(), sf, c, shade, perSecond)
 	}
@@ -144,8 +147,8 @@ type outageShade struct {
 // outageRun runs the outage model as c says, and writes its rows as opts
 // says: a summary per strategy, or with perSecond every second of each.
 // shade is the trigger, for the chart.
-func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, shade outageShade, perSecond bool) error {
-	res, err := simmodel.Outage(c)
+func outageRun(ctx context.Context, opts *Options, c outage.OutageConfig, shade outageShade, perSecond bool) error {
+	res, err := outage.Outage(c)
 	if err != nil {
 		return simUsage(err)
 	}
@@ -154,13 +157,13 @@ func outageRun(ctx context.Context, opts *Options, c simmodel.OutageConfig, shad
 	}
 	svg := func(w io.Writer) error { return outageChart(res, shade).Render(w) }
 	if perSecond {
-		var rows []simmodel.OutageSecond
+		var rows []outage.OutageSecond
 		for _, r := range res {
 			rows = append(rows, r.Seconds...)
 		}
 		return opts.output(rows, svg)
 	}
-	rows := make([]simmodel.OutageSummary, len(res))
+	rows := make([]outage.OutageSummary, len(res))
 	for i, r := range res {
 		rows[i] = r.Summary
 	}
@@ -208,7 +211,7 @@ docs/cli.md (sim fleet).`,
 	sf := addSimFlags(env, cmd)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(simmodel.FleetStrategies())
-	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, simmodel.MaxFleetCells)
+	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, fleet.MaxFleetCells)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP"+cells)
 	fs.Var(cmdutil.Text(&failures, "list"), "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1"+cells)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", ")+cells)
@@ -217,7 +220,7 @@ docs/cli.md (sim fleet).`,
 		if err != nil {
 			return err
 		}
-		c := simmodel.FleetConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "fleet")}
+		c := fleet.FleetConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "fleet")}
 		if c.Clients, err = parseClients(clients); err != nil {
 			return err
 		}
@@ -233,8 +236,8 @@ docs/cli.md (sim fleet).`,
 }
 
 // fleetRun runs the fleet model as c says, and writes its rows as opts says.
-func fleetRun(ctx context.Context, opts *Options, c simmodel.FleetConfig) error {
-	return runModel(ctx, opts, func() ([]simmodel.FleetRow, error) { return simmodel.Fleet(c) }, fleetChart)
+func fleetRun(ctx context.Context, opts *Options, c fleet.FleetConfig) error {
+	return runModel(ctx, opts, func() ([]fleet.FleetRow, error) { return fleet.Fleet(c) }, fleetChart)
 }
 
 // parseFailures parses fleet's --failure: probabilities from 0 to 1.
@@ -259,17 +262,17 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldDeadline)
-	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, simmodel.MaxStormAttempts)
+	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, storm.MaxStormAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
 	fs.Var(cmdutil.Text(&clients, "n"), "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", simmodel.MaxClients, attempts))
-	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", simmodel.MaxStormBuckets))
+	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", storm.MaxStormBuckets))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {
 			return err
 		}
-		c := simmodel.StormConfig{Policy: in.Policy, Seed: in.Seed, Deadline: in.Deadline}
+		c := storm.StormConfig{Policy: in.Policy, Seed: in.Seed, Deadline: in.Deadline}
 		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
 			return err
 		}
@@ -283,8 +286,8 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 
 // stormRun runs the storm model as c says, and writes its rows as opts
 // says; jitter names the schedule's jitter in the chart.
-func stormRun(opts *Options, c simmodel.StormConfig, jitter string) error {
-	rows, err := simmodel.StormTable(c)
+func stormRun(opts *Options, c storm.StormConfig, jitter string) error {
+	rows, err := storm.StormTable(c)
 	if err != nil {
 		return simUsage(err)
 	}

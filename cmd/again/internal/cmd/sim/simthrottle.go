@@ -8,6 +8,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/again-go/again/cmd/again/internal/sim/throttle"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +29,7 @@ docs/cli.md (sim throttle).`,
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd)
 	demands, capacity := "1,2,3,5,10,20,30", "100"
-	strategies := strategyList(simmodel.Throttlings())
+	strategies := strategyList(throttle.Throttlings())
 	limit := fmt.Sprintf("; %s at most %d requests", throttleRequests, simmodel.MaxRequests)
 	fs.Var(cmdutil.Text(&demands, "list"), "demand", fmt.Sprintf("demand ÷ capacity: a list such as 3,10,30 or a range such as 1-30/1, each above 0 and up to %d", simmodel.MaxDemandRatio)+limit)
 	fs.Var(cmdutil.Text(&capacity, "rate"), "capacity", "requests per second the backend accepts"+limit)
@@ -38,14 +39,14 @@ docs/cli.md (sim throttle).`,
 		if err != nil {
 			return err
 		}
-		c := simmodel.ThrottleConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "throttle")}
+		c := throttle.ThrottleConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "throttle")}
 		if c.Demands, err = parseDemands(demands); err != nil {
 			return err
 		}
 		if c.Capacity, err = parseRate("capacity", capacity); err != nil {
 			return err
 		}
-		if c.Throttlings, err = parseStrategies(strategies, simmodel.Throttlings()); err != nil {
+		if c.Throttlings, err = parseStrategies(strategies, throttle.Throttlings()); err != nil {
 			return err
 		}
 		return throttleRun(cmd.Context(), sf, c)
@@ -61,17 +62,17 @@ func parseDemands(s string) ([]float64, error) {
 
 // throttleRun runs the throttle model as c says, and writes its rows as
 // opts says.
-func throttleRun(ctx context.Context, opts *Options, c simmodel.ThrottleConfig) error {
-	return runModel(ctx, opts, func() ([]simmodel.ThrottleRow, error) { return simmodel.Throttle(c) }, throttleChart)
+func throttleRun(ctx context.Context, opts *Options, c throttle.ThrottleConfig) error {
+	return runModel(ctx, opts, func() ([]throttle.ThrottleRow, error) { return throttle.Throttle(c) }, throttleChart)
 }
 
 // throttleChart draws, against the demand, the backend's load and the
 // goodput per capacity, one line per throttler: the SRE counting's flat
 // K × capacity against the others' growth.
-func throttleChart(rows []simmodel.ThrottleRow) *chart.Figure {
+func throttleChart(rows []throttle.ThrottleRow) *chart.Figure {
 	load := chart.Panel{Title: "Load on the backend", XLabel: "demand ÷ capacity", YLabel: "attempts received ÷ capacity (log scale)", LogY: true}
 	good := chart.Panel{Title: "Goodput", XLabel: "demand ÷ capacity", YLabel: "successes ÷ capacity"}
-	index := map[simmodel.Throttling]int{}
+	index := map[throttle.Throttling]int{}
 	for _, r := range rows {
 		i, ok := index[r.Throttler]
 		if !ok {

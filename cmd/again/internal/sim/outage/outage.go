@@ -1,0 +1,485 @@
+package outage
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker"
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/retry"
+)
+
+// OutageConfig configures Outage. Zero fields mean the values in brackets.
+type OutageConfig struct {
+	// Strategies lists the strategies to compare [OutageStrategies()].
+	Strategies []sim.Strategy
+	// Rate is the rate of new requests per second [40]; during the spike
+	// it is SpikeRate [80].
+	Rate, SpikeRate float64
+	// SpikeStart [20 s] and Spike [20 s] place the spike; a negative Spike
+	// (NoSpike) means none, the summary then covering what follows
+	// SpikeStart. Duration [120 s]
+	// is how long new requests arrive. They must expect at most MaxRequests
+	// requests: Rate × (Duration − Spike) + SpikeRate × Spike, counting
+	// only the part of the spike within Duration.
+	SpikeStart, Spike, Duration time.Duration
+	// HardStart [0] and Hard, if Hard is positive, add a hard outage, what
+	// `again proxy --outage Hard@HardStart` does: every attempt that
+	// reaches the server in [HardStart, HardStart+Hard) fails at once, a
+	// 503 that costs the server no work, its answer reaching the client
+	// after the network delay back. The summary is then about the outage,
+	// not the spike (see OutageSummary). Zero Hard means none.
+	HardStart, Hard time.Duration
+	// Latency [1 s] plus PerRequest [10 ms] for every request in progress is
+	// the server's time for a request that arrives.
+	Latency, PerRequest time.Duration
+	// Timeout [3 s] is how long a client waits for an attempt's response.
+	Timeout time.Duration
+	// Attempts [3] is the most attempts per request, the first included.
+	Attempts int
+	// NetMean [100 ms] is the mean of the exponential one-way network delay.
+	NetMean time.Duration
+	// Policy is the schedule of the backoff, budget and breaker strategies
+	// (its Retries is ignored: Attempts decides). Give it explicitly, such
+	// as backoff.Default().
+	Policy backoff.Policy
+	// Seed seeds the random streams; every value, 0 included, is a seed.
+	Seed uint64
+	// Runner runs the strategies; nil runs them one by one.
+	Runner sim.Runner
+}
+
+// OutageSecond is what happened in one second of an outage run. Its JSON
+// form is a row of `again sim outage --per-second --format json`.
+type OutageSecond struct {
+	Strategy sim.Strategy `json:"strategy"`
+	Second   int          `json:"second"`
+	// NewRequests arrived in this second (the demand).
+	NewRequests int `json:"new_requests"`
+	// Attempts were sent to the server in this second, first ones included.
+	Attempts int `json:"attempts"`
+	// Successes are the requests whose response reached the client in this
+	// second, in time (the goodput).
+	Successes int `json:"successes"`
+}
+
+// OutageSummary sums up one strategy's run. Its JSON form is a row of
+// `again sim outage --format json`.
+type OutageSummary struct {
+	Strategy sim.Strategy `json:"strategy"`
+	// Amplification is the attempts sent ÷ the new requests, from the end
+	// of the spike to the end of the run: the load retrying multiplies the
+	// demand by once the trigger is gone. With a hard outage (Hard), it is
+	// the same ratio over the outage's seconds, from the one it starts in
+	// to the last it covers: the load retrying multiplies the demand by
+	// while the server fails, a fast server having nothing left to
+	// recover from once the outage ends.
+	Amplification float64 `json:"amplification"`
+	// Recovered reports that goodput came back to 90 % of demand after the
+	// spike (or the hard outage): in some 5 s window that starts at or
+	// after its end (the first one starts RecoveryS after it), the
+	// successes were at least 90 % of the new requests. A window, not a
+	// second: at 40 requests per second one second's count varies by
+	// ±16 %.
+	Recovered bool `json:"recovered"`
+	// RecoveryS is the seconds from the end of the spike (or the hard
+	// outage) until the recovery, or nil if the goodput never recovered.
+	RecoveryS *float64 `json:"recovery_s"`
+	// SuccessRatio is the share of all new requests that succeeded.
+	SuccessRatio float64 `json:"success_ratio"`
+}
+
+// OutageResult is one strategy's run: its summary and its seconds.
+type OutageResult struct {
+	Summary OutageSummary
+	Seconds []OutageSecond
+}
+
+// recoveryWindow is the seconds over which goodput is compared with demand.
+const recoveryWindow = 5
+
+func (c *OutageConfig) withDefaults() (OutageConfig, error) {
+	d := *c
+	if len(d.Strategies) == 0 {
+		d.Strategies = sim.OutageStrategies()
+	}
+	if err := sim.CheckStrategies(d.Strategies, sim.OutageStrategies(), "none, immediate, backoff, budget or breaker"); err != nil {
+		return d, err
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+		def  float64
+	}{{"Rate", &d.Rate, 40}, {"SpikeRate", &d.SpikeRate, 80}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if !(*f.v > 0 && *f.v <= sim.MaxRate) {
+			return d, &sim.FieldError{Field: f.name, Value: fmt.Sprint(*f.v), Accepted: fmt.Sprintf("a number of requests per second above 0 and up to %d", sim.MaxRate)}
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"SpikeStart", &d.SpikeStart, 20 * time.Second},
+		{"Duration", &d.Duration, 120 * time.Second}, {"Latency", &d.Latency, time.Second},
+		{"PerRequest", &d.PerRequest, 10 * time.Millisecond}, {"Timeout", &d.Timeout, 3 * time.Second},
+		{"NetMean", &d.NetMean, 100 * time.Millisecond},
+		{"HardStart", &d.HardStart, 0}, {"Hard", &d.Hard, 0},
+	} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 || *f.v > sim.MaxDuration {
+			return d, &sim.FieldError{Field: f.name, Value: f.v.String(), Accepted: "a duration from 0 to " + sim.MaxDuration.String()}
+		}
+	}
+	switch {
+	case d.Spike == 0:
+		d.Spike = 20 * time.Second
+	case d.Spike < 0:
+		d.Spike = 0
+	case d.Spike > sim.MaxDuration:
+		return d, &sim.FieldError{Field: "Spike", Value: d.Spike.String(), Accepted: "a duration up to " + sim.MaxDuration.String() + ", or NoSpike"}
+	}
+	if d.Attempts == 0 {
+		d.Attempts = 3
+	}
+	if err := sim.CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
+		return d, err
+	}
+	if err := d.Policy.Validate(); err != nil {
+		return d, &sim.FieldError{Field: "Policy", Value: err.Error(), Accepted: "a valid backoff.Policy"}
+	}
+	// Each rate and the duration are within their limits, but together they
+	// could ask for 36 M requests: gigabytes and minutes in a model that
+	// cannot be interrupted. Bound the expected number of new requests.
+	if n := d.expectedRequests(); n > sim.MaxRequests {
+		spike := d.spikeWithin()
+		return d, &sim.FieldError{Field: FieldOutageRequests,
+			Value:    fmt.Sprintf("%g/s × %gs + %g/s × %gs = %.0f", d.Rate, (d.Duration - spike).Seconds(), d.SpikeRate, spike.Seconds(), n),
+			Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
+	}
+	return d, nil
+}
+
+// expectedRequests returns the mean number of new requests in a run.
+func (c *OutageConfig) expectedRequests() float64 {
+	spike := c.spikeWithin()
+	return c.Rate*(c.Duration-spike).Seconds() + c.SpikeRate*spike.Seconds()
+}
+
+// spikeWithin returns how much of the spike falls within Duration.
+func (c *OutageConfig) spikeWithin() time.Duration {
+	return min(c.SpikeStart+c.Spike, c.Duration) - min(c.SpikeStart, c.Duration)
+}
+
+// hardEnd returns the end of the hard outage, 0 if there is none.
+func (c *OutageConfig) hardEnd() time.Duration {
+	if c.Hard <= 0 {
+		return 0
+	}
+	return c.HardStart + c.Hard
+}
+
+// inHard reports whether t falls within the hard outage.
+func (c *OutageConfig) inHard(t time.Duration) bool {
+	return c.Hard > 0 && t >= c.HardStart && t < c.HardStart+c.Hard
+}
+
+// FieldOutageRequests is the Field of the *sim.FieldError for a run that
+// expects more than sim.MaxRequests requests.
+const FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"
+
+// NoSpike is an OutageConfig.Spike that means no spike at all.
+const NoSpike time.Duration = -1
+
+// Outage runs the metastable-failure model of Marc Brooker's posts on
+// metastability: requests arrive as a Poisson process at Rate, at
+// SpikeRate during the spike; the server works on every request at once
+// and takes Latency + PerRequest × (requests in progress) for each, so
+// the more it has in progress the slower it gets; a client waits Timeout
+// for a response, then retries as its strategy says, up to Attempts
+// attempts; the server still works on requests whose client gave up. Every
+// message takes an exponential one-way network delay of mean NetMean.
+//
+// With retries that do nothing to limit the load, a spike longer than the
+// timeout leaves the server collapsed after it ends: every request times
+// out, so every request becomes Attempts requests, which keeps the server
+// slow. A retry budget (one retry.TokenBucket for all clients) or a circuit
+// breaker (one breaker.Breaker with its recommended rules, on the model's
+// clock) cuts the extra attempts, and the server recovers. An attempt the
+// breaker rejects never reaches the server; the client waits for the
+// breaker's hint (RetryAfter) as package retry does, or gives up when the
+// hint is longer than Timeout.
+//
+// With a hard outage (Hard) the trigger is a server that fails every
+// attempt at once for a while, as `again proxy --outage` makes one: a
+// failure answered at once is retried at once by immediate retries, so
+// they multiply the load by Attempts while it lasts, where backoff
+// spreads the retries out, a budget stops most of them and a breaker,
+// once open, keeps even first attempts away.
+//
+// Every strategy sees the same arrivals. Outage returns one result per
+// strategy, in the order of c.Strategies, or a *FieldError.
+func Outage(c OutageConfig) ([]OutageResult, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	res := make([]OutageResult, len(c.Strategies))
+	c.Runner.Run(len(res), func(i int) { res[i] = outageRun(&c, c.Strategies[i]) })
+	return res, nil
+}
+
+// The events of the outage model.
+const (
+	outArrival  uint8 = iota // a new request arrives at the clients
+	outSend                  // a client sends an attempt
+	outAtServer              // an attempt reaches the server
+	outDepart                // the server finishes an attempt
+	outSuccess               // a response reaches its client in time
+	outTimeout               // a client gives up waiting for an attempt
+	outFailure               // a failure (a hard outage's 503) reaches its client
+)
+
+type outEvent struct {
+	kind   uint8
+	orphan bool // outAtServer: the client has already timed out
+	req    int32
+}
+
+type outRequest struct {
+	ticket   breaker.Ticket // the breaker's ticket for the attempt in flight
+	attempts int
+	sentAt   time.Duration
+	prev     time.Duration // the last delay, for decorrelated jitter
+}
+
+func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
+	arrivals := sim.Stream(c.Seed, sim.StringID("outage arrivals"))
+	r := sim.Stream(c.Seed, sim.StringID("outage"), sim.StringID(string(s)))
+	secs := int(c.Duration / time.Second)
+	seconds := make([]OutageSecond, secs)
+	for i := range seconds {
+		seconds[i] = OutageSecond{Strategy: s, Second: i}
+	}
+	at := func(t time.Duration) *OutageSecond {
+		if i := int(t / time.Second); i < secs {
+			return &seconds[i]
+		}
+		return nil
+	}
+	netMean := float64(c.NetMean)
+	net := func() time.Duration { return sim.FromFloat(r.ExpFloat64() * netMean) }
+	var (
+		q          sim.Queue[outEvent]
+		reqs       []outRequest
+		inProgress int
+		succeeded  int
+		budget     retry.TokenBucket
+		clock      sim.VirtualClock
+		br         *breaker.Breaker
+	)
+	if s == sim.Breaker {
+		br = sim.NewBreaker(&clock, r)
+	}
+	q.Push(nextArrival(0, c, arrivals), outEvent{kind: outArrival})
+	for q.Len() > 0 {
+		now, e := q.Pop()
+		clock.At = now
+		switch e.kind {
+		case outArrival:
+			if now >= c.Duration {
+				continue
+			}
+			at(now).NewRequests++
+			reqs = append(reqs, outRequest{})
+			q.Push(now, outEvent{kind: outSend, req: int32(len(reqs) - 1)})
+			q.Push(nextArrival(now, c, arrivals), outEvent{kind: outArrival})
+		case outSend:
+			rq := &reqs[e.req]
+			rq.attempts++
+			if br != nil {
+				t, ok, wait := sim.Admit(br)
+				if !ok {
+					// Rejected: an attempt that never reaches the server.
+					// As package retry does with the breaker's hint, wait
+					// until the breaker admits calls again, unless that is
+					// longer than the client would wait for a response.
+					if rq.attempts < c.Attempts && wait <= c.Timeout {
+						q.Push(now+wait, outEvent{kind: outSend, req: e.req})
+					}
+					continue
+				}
+				rq.ticket = t
+			}
+			rq.sentAt = now
+			if sec := at(now); sec != nil {
+				sec.Attempts++
+			}
+			d := net()
+			orphan := d >= c.Timeout
+			if orphan {
+				q.Push(now+c.Timeout, outEvent{kind: outTimeout, req: e.req})
+			}
+			q.Push(now+d, outEvent{kind: outAtServer, req: e.req, orphan: orphan})
+		case outAtServer:
+			// A hard outage fails the attempt at once, no work for the
+			// server; otherwise the server works on it.
+			done, answer := now, outFailure
+			if !c.inHard(now) {
+				done, answer = now+c.Latency+time.Duration(inProgress)*c.PerRequest, outSuccess
+				inProgress++
+				q.Push(done, outEvent{kind: outDepart})
+			}
+			if e.orphan {
+				continue
+			}
+			if back, deadline := done+net(), reqs[e.req].sentAt+c.Timeout; back <= deadline {
+				q.Push(back, outEvent{kind: answer, req: e.req})
+			} else {
+				q.Push(deadline, outEvent{kind: outTimeout, req: e.req})
+			}
+		case outDepart:
+			inProgress--
+		case outSuccess:
+			succeeded++
+			if sec := at(now); sec != nil {
+				sec.Successes++
+			}
+			switch s {
+			case sim.Budget:
+				budget.Success()
+			case sim.Breaker:
+				reqs[e.req].ticket.Record(breaker.Success)
+			}
+		case outTimeout, outFailure:
+			rq := &reqs[e.req]
+			if s == sim.Breaker {
+				rq.ticket.Record(breaker.Failure)
+			}
+			if rq.attempts >= c.Attempts {
+				continue
+			}
+			var wait time.Duration
+			switch s {
+			case sim.NoRetries:
+				continue
+			case sim.Budget:
+				if !budget.Failure() {
+					continue
+				}
+				fallthrough
+			case sim.Backoff, sim.Breaker:
+				rq.prev = c.Policy.Sample(rq.attempts, rq.prev, r)
+				wait = rq.prev
+			}
+			q.Push(now+wait, outEvent{kind: outSend, req: e.req})
+		}
+	}
+	return OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
+}
+
+// OutageArrivals returns the times at which the new requests of c arrive,
+// in order: the demand every strategy of Outage faces, for a run made
+// elsewhere (real clients) to face the same one. It returns a *FieldError
+// for an invalid c.
+func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := sim.Stream(c.Seed, sim.StringID("outage arrivals"))
+	var out []time.Duration
+	for t := nextArrival(0, &c, r); t < c.Duration; t = nextArrival(t, &c, r) {
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// nextArrival returns the arrival after now of a Poisson process whose rate
+// changes at the spike's edges: a gap that crosses an edge is redrawn from
+// the edge at the new rate, which memorylessness makes exact.
+func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration {
+	spikeEnd := c.SpikeStart + c.Spike
+	for {
+		rate, edge := c.Rate, time.Duration(math.MaxInt64)
+		switch {
+		case now < c.SpikeStart:
+			edge = c.SpikeStart
+		case now < spikeEnd:
+			rate, edge = c.SpikeRate, spikeEnd
+		}
+		next := now + sim.FromFloat(r.ExpFloat64()/rate*float64(time.Second))
+		if next < now {
+			next = math.MaxInt64 // past the end of time: a rate near 0
+		}
+		if next < edge || edge == math.MaxInt64 {
+			return next
+		}
+		now = edge
+	}
+}
+
+// SummarizeOutage sums up the seconds of one strategy's run of c as
+// Outage does, for runs made elsewhere (real clients against a real
+// server, say) to compare with the model's: succeeded and requests are
+// the run's successes and new requests in all, for SuccessRatio. It
+// returns a *FieldError for an invalid c.
+func SummarizeOutage(c OutageConfig, s sim.Strategy, seconds []OutageSecond, succeeded, requests int) (OutageSummary, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return OutageSummary{}, err
+	}
+	return outageSummary(&c, s, seconds, succeeded, requests), nil
+}
+
+func outageSummary(c *OutageConfig, s sim.Strategy, seconds []OutageSecond, succeeded, requests int) OutageSummary {
+	sum := OutageSummary{Strategy: s}
+	if requests > 0 {
+		sum.SuccessRatio = float64(succeeded) / float64(requests)
+	}
+	end := c.SpikeStart + c.Spike
+	from := min(int((end+time.Second-1)/time.Second), len(seconds))
+	to := len(seconds)
+	if c.Hard > 0 {
+		// The outage's seconds, from the one it starts in to the last one
+		// it covers; recovery from its end.
+		end = c.hardEnd()
+		to = min(int((end+time.Second-1)/time.Second), len(seconds))
+		from = min(int(c.HardStart/time.Second), to)
+	}
+	var attempts, news int
+	for _, sec := range seconds[from:to] {
+		attempts += sec.Attempts
+		news += sec.NewRequests
+	}
+	if news > 0 {
+		sum.Amplification = float64(attempts) / float64(news)
+	}
+	from = min(int((end+time.Second-1)/time.Second), len(seconds))
+	recovery := -1
+	for w := from; w+recoveryWindow <= len(seconds); w++ {
+		var good, demand int
+		for _, sec := range seconds[w : w+recoveryWindow] {
+			good += sec.Successes
+			demand += sec.NewRequests
+		}
+		if float64(good) >= 0.9*float64(demand) {
+			recovery = w
+			break
+		}
+	}
+	if recovery >= 0 {
+		sum.Recovered = true
+		d := float64(recovery) - end.Seconds()
+		sum.RecoveryS = &d
+	}
+	return sum
+}

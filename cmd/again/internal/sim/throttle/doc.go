@@ -1,0 +1,9 @@
+// Package throttle models client-side throttling over a demand sweep.
+//
+// [Throttle] compares the SRE book's counting (the library's package
+// throttle) against a budget alone, failsafe-go's sent-only counting and
+// AWS's CUBIC send rate.
+//
+// Like every model of package sim, it is a pure function of its
+// configuration and a seed, on a virtual clock.
+package throttle

@@ -1,0 +1,375 @@
+package throttle
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/retry"
+	"github.com/again-go/again/throttle"
+)
+
+// Throttling is how the client of the throttle model holds its requests
+// back before they are sent.
+type Throttling string
+
+// The throttlings that Throttle compares. Every one retries on the same
+// policy; all but ThrottleNone with a retry.TokenBucket.
+const (
+	ThrottleNone     Throttling = "none"      // retries, nothing to limit them
+	ThrottleBudget   Throttling = "budget"    // a retry budget only: first attempts all sent
+	ThrottleSentOnly Throttling = "sent-only" // failsafe-go's formula: counts only the requests sent
+	ThrottleSRE      Throttling = "sre-k2"    // throttle.Throttler, K = 2
+	ThrottleSRE11    Throttling = "sre-k1.1"  // throttle.Throttler, K = 1.1
+	ThrottleCUBIC    Throttling = "cubic"     // throttle.Rate, AWS's adaptive send rate
+)
+
+// Throttlings returns the throttlings of Throttle, in order.
+func Throttlings() []Throttling {
+	return []Throttling{ThrottleNone, ThrottleBudget, ThrottleSentOnly, ThrottleSRE, ThrottleSRE11, ThrottleCUBIC}
+}
+
+// ThrottleConfig configures Throttle. Zero fields mean the values in
+// brackets.
+type ThrottleConfig struct {
+	// Throttlings lists what to compare [Throttlings()].
+	Throttlings []Throttling
+	// Demands lists the demand ratios D / a, each above 0 and up to 100
+	// [1, 2, 3, 5, 10, 20, 30].
+	Demands []float64
+	// Capacity is the requests per second the backend accepts, a [100];
+	// it answers the others at once with an overload signal (503).
+	Capacity float64
+	// Duration [5 min] is how long requests arrive; the figures cover
+	// what follows Warmup [2.5 min], once the throttles' windows (2 min)
+	// have filled.
+	Duration, Warmup time.Duration
+	// Latency [20 ms] is the backend's time for a request it accepts.
+	Latency time.Duration
+	// Attempts [3] is the most attempts per request, the first included;
+	// a local rejection counts as one, as in retry.Do.
+	Attempts int
+	// Seed seeds the random streams; every value, 0 included, is a seed.
+	Seed uint64
+	// Runner runs the cells; nil runs them one by one.
+	Runner sim.Runner
+}
+
+// ThrottleRow is one throttling at one demand. Its JSON form is a row of
+// `again sim throttle --format json`.
+type ThrottleRow struct {
+	DemandRatio float64    `json:"demand_ratio"`
+	Throttler   Throttling `json:"throttler"`
+	// PReject is the share of the attempts asked for that the client
+	// rejected locally.
+	PReject float64 `json:"p_reject"`
+	// BackendLoadRatio is the attempts that reached the backend per
+	// second, ÷ its capacity.
+	BackendLoadRatio float64 `json:"backend_load_ratio"`
+	// GoodputRatio is the requests that succeeded per second ÷ capacity.
+	GoodputRatio float64 `json:"goodput_ratio"`
+	// LatencyP50MS and LatencyP99MS are percentiles of the time from a
+	// successful request's arrival to its response, retries and waits
+	// included, in milliseconds.
+	LatencyP50MS float64 `json:"latency_p50_ms"`
+	LatencyP99MS float64 `json:"latency_p99_ms"`
+}
+
+// DefaultThrottleDemands returns the demand ratios of the default sweep.
+func DefaultThrottleDemands() []float64 { return []float64{1, 2, 3, 5, 10, 20, 30} }
+
+// FieldThrottleRequests is the Field of the FieldError for too many
+// requests in one cell of Throttle.
+const FieldThrottleRequests = "max(Demands) × Capacity × Duration"
+
+func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
+	d := *c
+	if len(d.Throttlings) == 0 {
+		d.Throttlings = Throttlings()
+	}
+	for _, t := range d.Throttlings {
+		if !slices.Contains(Throttlings(), t) {
+			return d, &sim.FieldError{Field: "Throttlings", Value: `"` + string(t) + `"`, Accepted: "none, budget, sent-only, sre-k2, sre-k1.1 or cubic"}
+		}
+	}
+	if len(d.Demands) == 0 {
+		d.Demands = DefaultThrottleDemands()
+	}
+	for _, x := range d.Demands {
+		if !(x > 0 && x <= sim.MaxDemandRatio) {
+			return d, &sim.FieldError{Field: "Demands", Value: fmt.Sprint(x), Accepted: fmt.Sprintf("ratios above 0 and up to %d", sim.MaxDemandRatio)}
+		}
+	}
+	if d.Capacity == 0 {
+		d.Capacity = 100
+	}
+	if !(d.Capacity > 0 && d.Capacity <= sim.MaxRate) {
+		return d, &sim.FieldError{Field: "Capacity", Value: fmt.Sprint(d.Capacity), Accepted: fmt.Sprintf("a number of requests per second above 0 and up to %d", sim.MaxRate)}
+	}
+	for _, f := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{{"Duration", &d.Duration, 5 * time.Minute}, {"Warmup", &d.Warmup, 150 * time.Second}, {"Latency", &d.Latency, 20 * time.Millisecond}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 || *f.v > sim.MaxDuration {
+			return d, &sim.FieldError{Field: f.name, Value: f.v.String(), Accepted: "a duration from 0 to " + sim.MaxDuration.String()}
+		}
+	}
+	if d.Warmup >= d.Duration {
+		return d, &sim.FieldError{Field: "Warmup", Value: d.Warmup.String(), Accepted: "shorter than Duration (" + d.Duration.String() + ")"}
+	}
+	if d.Attempts == 0 {
+		d.Attempts = 3
+	}
+	if err := sim.CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
+		return d, err
+	}
+	top := slices.Max(d.Demands)
+	if n := top * d.Capacity * d.Duration.Seconds(); n > sim.MaxRequests {
+		return d, &sim.FieldError{Field: FieldThrottleRequests, Value: fmt.Sprintf("%g × %g/s × %gs = %.0f", top, d.Capacity, d.Duration.Seconds(), n),
+			Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
+	}
+	return d, nil
+}
+
+// Throttle runs the client-side throttling model: one client offers
+// D × Capacity new requests per second (Poisson) to a backend that accepts
+// Capacity per second (a token bucket holding a tenth of a second's) and
+// answers the rest at once with an overload signal. The client retries an
+// overloaded attempt on backoff.Default()'s schedule, up to Attempts
+// attempts, through a retry.TokenBucket (except ThrottleNone), and holds
+// attempts back as its throttling says: the library's throttle.Throttler
+// on the model's clock (K 2 or 1.1), its throttle.Rate (a local rejection
+// then waits for the token, as retry.Do waits a rejection's hint), or
+// failsafe-go's AdaptiveThrottler at its defaults,
+// p = min(0.9, max(0, (sent − accepts/0.9) / (sent + 1))) over a minute,
+// which counts only the requests sent.
+//
+// With the SRE counting the backend's load stays near K × Capacity
+// whatever the demand; counting only the requests sent, it grows with
+// the square root of the demand. Throttle returns one row per demand and
+// throttling, demand-major, or a *FieldError.
+func Throttle(c ThrottleConfig) ([]ThrottleRow, error) {
+	c, err := c.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]ThrottleRow, len(c.Demands)*len(c.Throttlings))
+	c.Runner.Run(len(rows), func(i int) {
+		rows[i] = throttleRun(&c, c.Demands[i/len(c.Throttlings)], c.Throttlings[i%len(c.Throttlings)])
+	})
+	return rows, nil
+}
+
+// gate is a throttling as the model drives it: ask at a time, report.
+type gate interface {
+	// admit reports whether an attempt may be sent at now, and if not,
+	// how long until one may (0: no hint, the policy's delay applies).
+	admit(now time.Time) (wait time.Duration, ok bool)
+	done(now time.Time, overloaded bool)
+}
+
+type noGate struct{}
+
+func (noGate) admit(time.Time) (time.Duration, bool) { return 0, true }
+func (noGate) done(time.Time, bool)                  {}
+
+type sreGate struct{ t *throttle.Throttler }
+
+func (g sreGate) admit(now time.Time) (time.Duration, bool) { return 0, g.t.AdmitAt(now) == nil }
+func (g sreGate) done(_ time.Time, overloaded bool)         { g.t.Done(overloaded) }
+
+type rateGate struct{ r *throttle.Rate }
+
+func (g rateGate) admit(now time.Time) (time.Duration, bool) { return g.r.AcquireAt(now) }
+func (g rateGate) done(now time.Time, overloaded bool)       { g.r.DoneAt(now, overloaded) }
+
+// sentOnly is failsafe-go's AdaptiveThrottler's counting (and Finagle's):
+// p = min(0.9, max(0, (sent − accepts/threshold) / (sent + 1))), sent
+// counting only the requests that were sent, over failsafe-go's default
+// period of a minute, here in 6 buckets of 10 s.
+type sentOnly struct {
+	threshold float64
+	r         backoff.Rand
+	b         [6]struct{ sent, acc int64 }
+	epoch     int64
+}
+
+// failsafe-go's defaults: its successRateThreshold and maxRejectionRate.
+const (
+	sentOnlyThreshold = 0.9
+	sentOnlyMaxP      = 0.9
+)
+
+func (g *sentOnly) roll(now time.Time) *struct{ sent, acc int64 } {
+	e := now.UnixNano() / int64(10*time.Second)
+	for ; g.epoch < e; g.epoch++ {
+		g.b[(g.epoch+1)%int64(len(g.b))] = struct{ sent, acc int64 }{}
+	}
+	return &g.b[e%int64(len(g.b))]
+}
+
+func (g *sentOnly) admit(now time.Time) (time.Duration, bool) {
+	cur := g.roll(now)
+	var sent, acc int64
+	for _, b := range g.b {
+		sent, acc = sent+b.sent, acc+b.acc
+	}
+	p := min(sentOnlyMaxP, max(0, (float64(sent)-float64(acc)/g.threshold)/float64(sent+1)))
+	if p > 0 && g.r.Float64() < p {
+		return 0, false
+	}
+	cur.sent++
+	return 0, true
+}
+
+func (g *sentOnly) done(now time.Time, overloaded bool) {
+	if !overloaded {
+		g.roll(now).acc++
+	}
+}
+
+// newGate makes the throttling t on the model's random stream.
+func newGate(t Throttling, r backoff.Rand, start time.Time) gate {
+	switch t {
+	case ThrottleSRE, ThrottleSRE11:
+		k := 2.0
+		if t == ThrottleSRE11 {
+			k = 1.1
+		}
+		th, err := throttle.New(throttle.Config{K: k, Rand: r})
+		if err != nil {
+			panic("sim: " + err.Error())
+		}
+		return sreGate{th}
+	case ThrottleCUBIC:
+		rt, err := throttle.NewRate(throttle.RateConfig{FailFast: true, Clock: fixedClock(start)})
+		if err != nil {
+			panic("sim: " + err.Error())
+		}
+		return rateGate{rt}
+	case ThrottleSentOnly:
+		return &sentOnly{threshold: sentOnlyThreshold, r: r, epoch: start.UnixNano() / int64(10*time.Second)}
+	}
+	return noGate{}
+}
+
+// fixedClock is the time a Rate starts at.
+type fixedClock time.Time
+
+func (c fixedClock) Now() time.Time { return time.Time(c) }
+
+type thrEvent struct {
+	req int32
+}
+
+type thrRequest struct {
+	arrived  time.Duration
+	attempts int
+	prev     time.Duration
+}
+
+func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
+	arrivals := sim.Stream(c.Seed, sim.StringID("throttle arrivals"), sim.FloatID(demand))
+	r := sim.Stream(c.Seed, sim.StringID("throttle"), sim.FloatID(demand), sim.StringID(string(t)))
+	var clock sim.VirtualClock
+	g := newGate(t, r, clock.Now())
+	policy := backoff.Default()
+	var budget *retry.TokenBucket
+	if t != ThrottleNone {
+		budget = &retry.TokenBucket{}
+	}
+	rate := demand * c.Capacity
+	var (
+		q                            sim.Queue[thrEvent]
+		reqs                         []thrRequest
+		asked, rejected, sent, goods int
+		latencies                    []float64
+	)
+	// The backend: a token bucket of Capacity per second, a tenth of a
+	// second's worth deep.
+	depth := max(c.Capacity/10, 1)
+	tokens, filled := depth, time.Duration(0)
+	accept := func(now time.Duration) bool {
+		tokens = min(depth, tokens+(now-filled).Seconds()*c.Capacity)
+		filled = now
+		if tokens >= 1 {
+			tokens--
+			return true
+		}
+		return false
+	}
+	next := func(now time.Duration) time.Duration {
+		return now + sim.FromFloat(arrivals.ExpFloat64()/rate*float64(time.Second))
+	}
+	const arrival = -1
+	q.Push(next(0), thrEvent{req: arrival})
+	for q.Len() > 0 {
+		now, e := q.Pop()
+		clock.At = now
+		counted := now >= c.Warmup && now < c.Duration
+		if e.req == arrival {
+			if now >= c.Duration {
+				continue
+			}
+			reqs = append(reqs, thrRequest{arrived: now})
+			e.req = int32(len(reqs) - 1)
+			q.Push(next(now), thrEvent{req: arrival})
+		}
+		rq := &reqs[e.req]
+		rq.attempts++
+		if counted {
+			asked++
+		}
+		wait, ok := g.admit(clock.Now())
+		if !ok {
+			if counted {
+				rejected++
+			}
+			// A rejection spends no budget; it is retried after its hint,
+			// or the policy's delay.
+			if rq.attempts < c.Attempts {
+				if wait == 0 {
+					wait = policy.Sample(rq.attempts, rq.prev, r)
+					rq.prev = wait
+				}
+				q.Push(now+wait, e)
+			}
+			continue
+		}
+		if counted {
+			sent++
+		}
+		if accept(now) {
+			g.done(clock.Now(), false)
+			if budget != nil {
+				budget.Success()
+			}
+			if counted {
+				goods++
+				latencies = append(latencies, float64(now-rq.arrived+c.Latency)/float64(time.Millisecond))
+			}
+			continue
+		}
+		g.done(clock.Now(), true)
+		if rq.attempts < c.Attempts && (budget == nil || budget.Failure()) {
+			d := policy.Sample(rq.attempts, rq.prev, r)
+			rq.prev = d
+			q.Push(now+d, e)
+		}
+	}
+	span := (c.Duration - c.Warmup).Seconds() * c.Capacity
+	row := ThrottleRow{DemandRatio: demand, Throttler: t,
+		BackendLoadRatio: float64(sent) / span, GoodputRatio: float64(goods) / span}
+	if asked > 0 {
+		row.PReject = float64(rejected) / float64(asked)
+	}
+	slices.Sort(latencies)
+	row.LatencyP50MS, row.LatencyP99MS = sim.Percentile(latencies, 0.5), sim.Percentile(latencies, 0.99)
+	return row
+}

@@ -217,8 +217,16 @@ type globalRand struct{}
 func (globalRand) Float64() float64 { return rand.Float64() }
 
 // epoch0 is the origin of the times a Throttler counts in: durations
-// since it, read from the monotonic clock when no Clock is given.
-var epoch0 = time.Now()
+// since it, read from the monotonic clock when no Clock is given. Its wall
+// time is the Unix epoch, so that a bucket's edges are whole multiples of
+// its width in Unix time: the same in every process, which a simulation
+// on a virtual clock (AdmitAt, DoneAt) needs to give the same result on
+// every run. Add keeps the monotonic reading of time.Now, so durations
+// since epoch0 of real times still come from the monotonic clock.
+var epoch0 = func() time.Time {
+	now := time.Now()
+	return now.Add(-time.Duration(now.UnixNano()))
+}()
 
 func (t *Throttler) now() time.Duration {
 	if t.clock != nil {

@@ -251,3 +251,28 @@ func TestAdmitFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestBucketEdgesInUnixTime checks that a bucket's edges are multiples of
+// its width in Unix time, whatever the process's start: a model on a
+// virtual clock (again sim throttle, the page) then gives the same counts
+// on every run. An accept at an edge leaves the window exactly one window
+// later.
+func TestBucketEdgesInUnixTime(t *testing.T) {
+	const width = DefaultWindow / DefaultBuckets
+	for _, edge := range []time.Time{time.Unix(1_700_000_000, 0), time.Unix(1_800_000_010, 0), time.Unix(-30, 0)} {
+		if edge.UnixNano()%int64(width) != 0 {
+			t.Fatalf("%v is not an edge of a %v bucket", edge, width)
+		}
+		var th Throttler
+		if err := th.AdmitAt(edge); err != nil {
+			t.Fatalf("AdmitAt(%v) = %v, want nil", edge, err)
+		}
+		th.DoneAt(edge, false)
+		if s := th.SnapshotAt(edge.Add(DefaultWindow - 1)); s.Requests != 1 || s.Accepts != 1 {
+			t.Errorf("SnapshotAt(edge + window - 1ns) = %d requests, %d accepts; want 1, 1 (still in the window)", s.Requests, s.Accepts)
+		}
+		if s := th.SnapshotAt(edge.Add(DefaultWindow)); s.Requests != 0 || s.Accepts != 0 {
+			t.Errorf("SnapshotAt(edge + window) = %d requests, %d accepts; want 0, 0 (the edge's bucket left the window)", s.Requests, s.Accepts)
+		}
+	}
+}

@@ -49,15 +49,19 @@ func AddBudgetFlag(fs *pflag.FlagSet) *string {
 	return &url
 }
 
-// OpenBudget opens the budget that --budget names, or returns nils when it
-// was not given. The caller closes the Closer when the command ends.
-func OpenBudget(env *Env, url string) (retry.Budget, io.Closer, error) {
+// OpenBudget opens the budget that command's --budget names, or returns
+// nils when it was not given. The caller closes the Closer when the
+// command ends. The fleet's lines start as the command's own do ("again
+// run: fleet: ...").
+func OpenBudget(env *Env, command, url string) (retry.Budget, io.Closer, error) {
 	if url == "" {
 		return nil, nil, nil
 	}
 	open := env.OpenBudget
 	if open == nil {
-		open = openFleetBudget
+		open = func(url string, log io.Writer) (retry.Budget, io.Closer, error) {
+			return openFleetBudget(url, log, command)
+		}
 	}
 	b, c, err := open(url, env.Stderr)
 	if err != nil {
@@ -83,8 +87,8 @@ const BudgetSpent = "not retrying: the --budget has too few tokens left"
 // openFleetBudget opens the fleet.Budget that url names. Its lines (Redis
 // cannot be used, and why; then can be used again) go to log without a
 // time stamp, like again's own lines.
-func openFleetBudget(url string, log io.Writer) (retry.Budget, io.Closer, error) {
-	b, err := fleet.OpenBudget(url, fleetLogger(log))
+func openFleetBudget(url string, log io.Writer, command string) (retry.Budget, io.Closer, error) {
+	b, err := fleet.OpenBudget(url, fleetLogger(log, command))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,22 +102,23 @@ func openFleetBudget(url string, log io.Writer) (retry.Budget, io.Closer, error)
 // cannot be used. That logger is go-redis's global: it is set once, before
 // the first client is made, because again is the program and go-redis
 // reads it unguarded.
-func fleetLogger(log io.Writer) *slog.Logger {
+func fleetLogger(log io.Writer, command string) *slog.Logger {
 	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
-	return slog.New(&fleetLines{w: log, mu: new(sync.Mutex)})
+	return slog.New(&fleetLines{w: log, mu: new(sync.Mutex), start: "again " + command + ": "})
 }
 
 // fleetLines is a slog.Handler that writes each record at level Info or
-// above as one of again's lines: "again: ", the message, then its
+// above as one of the command's lines: "again run: ", the message, then its
 // attributes in parentheses, the error's text as it is and the others as
 // "key value", such as
 //
-//	again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget db-wait; dial tcp 127.0.0.1:6379: connect: connection refused)
+//	again run: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget db-wait; dial tcp 127.0.0.1:6379: connect: connection refused)
 //
 // It has no time and no level: again's other lines have neither. The
 // fleet module's messages and error texts never hold a Redis password.
 type fleetLines struct {
 	w      io.Writer
+	start  string      // what every line starts with: "again run: "
 	mu     *sync.Mutex // shared by the handlers WithAttrs and WithGroup derive
 	attrs  []string    // from WithAttrs, formatted
 	prefix string      // from WithGroup: "group." for each group
@@ -134,7 +139,7 @@ func (h *fleetLines) Handle(_ context.Context, r slog.Record) error {
 	line = printable.String(strings.NewReplacer("\r\n", "; ", "\n", "; ", "\r", "; ").Replace(strings.TrimSpace(line)))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, err := io.WriteString(h.w, "again: "+line+"\n")
+	_, err := io.WriteString(h.w, h.start+line+"\n")
 	return err
 }
 
@@ -197,11 +202,11 @@ func AddBreakerStoreFlag(fs *pflag.FlagSet) *string {
 // OpenBreakers returns the per-host breakers, with the rule cfg, that
 // --breaker-store's url shares, and what closes their store, or nils when
 // it was not given (url ""). An error is a usage error.
-func OpenBreakers(env *Env, url string, cfg breaker.Config) (*breaker.Group, io.Closer, error) {
+func OpenBreakers(env *Env, command, url string, cfg breaker.Config) (*breaker.Group, io.Closer, error) {
 	if url == "" {
 		return nil, nil, nil
 	}
-	store, err := fleet.OpenBreakerStore(url, fleetLogger(env.Stderr))
+	store, err := fleet.OpenBreakerStore(url, fleetLogger(env.Stderr, command))
 	if err != nil {
 		// As for --budget: the message has no password, and the URL is
 		// not repeated.

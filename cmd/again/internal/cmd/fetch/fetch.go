@@ -155,11 +155,11 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 	}
 	defer f.closeBody()
 	tr.Base = rt
-	budget, closer, err := cmdutil.OpenBudget(env, f.BudgetURL)
+	budget, closer, err := cmdutil.OpenBudget(env, "fetch", f.BudgetURL)
 	var breakers *breaker.Group
 	var breakerCloser io.Closer
 	if err == nil {
-		breakers, breakerCloser, err = cmdutil.OpenBreakers(env, f.BreakerURL, fetchBreaker())
+		breakers, breakerCloser, err = cmdutil.OpenBreakers(env, "fetch", f.BreakerURL, fetchBreaker())
 	}
 	var out *output
 	if err == nil {

@@ -74,7 +74,7 @@ func TestCLIBudgetRedisRefused(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Run()
-	want := "again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget refused; dial tcp " + addr + ": connect: connection refused)\n"
+	want := "again run: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget refused; dial tcp " + addr + ": connect: connection refused)\n"
 	if code := cmd.ProcessState.ExitCode(); code != 1 || strings.Count(stderr.String(), want) != 1 || strings.Contains(stderr.String(), "hunter2") || strings.Contains(stderr.String(), "level=") {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and once, without the password:\n%s", code, stderr.String(), want)
 	}

@@ -126,7 +126,7 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if r.path, err = lookPath(args[0]); err != nil {
 		return err
 	}
-	budget, closer, err := cmdutil.OpenBudget(env, opts.BudgetURL)
+	budget, closer, err := cmdutil.OpenBudget(env, "run", opts.BudgetURL)
 	if err != nil {
 		return err
 	}

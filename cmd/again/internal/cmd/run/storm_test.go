@@ -235,8 +235,8 @@ func TestSplitRetries(t *testing.T) {
 	const (
 		retry  = "again run: attempt 1/4 failed (exit status 1); retrying in 1s\n"
 		stop   = "again run: attempt 2/4 failed (exit status 1); not retrying: the --budget has too few tokens left\n"
-		lost   = "again: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget storm)\n"
-		resume = "again: fleet: Redis can be used again; retry decisions use the shared budget (budget storm)\n"
+		lost   = "again run: fleet: Redis cannot be used (connection refused); retry decisions use a local budget of at most one retry until it can (budget storm)\n"
+		resume = "again run: fleet: Redis can be used again; retry decisions use the shared budget (budget storm)\n"
 	)
 	for _, tt := range []struct {
 		name          string

@@ -3,50 +3,14 @@ package ready
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-)
 
-// silent listens on a loopback port (or a Unix socket) and accepts every
-// connection without ever answering or closing it: a server that hangs,
-// or a port of a protocol that waits for the client to speak first.
-func silent(t *testing.T, network, addr string) string {
-	t.Helper()
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
-}
+	"github.com/again-go/again/cmd/again/internal/ready/readytest"
+)
 
 // checkOverrun is how long after its context's end a check may return: the
 // time to unwind a driver's call, not a driver's own timeout.
@@ -58,8 +22,8 @@ const checkOverrun = 250 * time.Millisecond
 // driver's own timeouts (go-redis's 3 s read timeout, nats.go's 2 s
 // connect, ...), and the timeout is reported as one.
 func TestCheckSilentPort(t *testing.T) {
-	addr := silent(t, "tcp", "127.0.0.1:0")
-	sock := silent(t, "unix", filepath.Join(t.TempDir(), "s.sock"))
+	addr := readytest.Silent(t, "tcp", "127.0.0.1:0")
+	sock := readytest.Silent(t, "unix", filepath.Join(t.TempDir(), "s.sock"))
 	_ = os.WriteFile(filepath.Join(t.TempDir(), "x"), nil, 0o600)
 	const limit = 300 * time.Millisecond
 	for _, target := range []string{

@@ -13,46 +13,12 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
 	"github.com/again-go/again/cmd/again/internal/ready"
+	"github.com/again-go/again/cmd/again/internal/ready/readytest"
 )
 
 // slack is what a loaded machine (the race detector, parallel tests)
 // adds to the time of a command, beyond the margin it promises.
 const slack = 400 * time.Millisecond
-
-// silentPort listens on loopback and accepts every connection without
-// ever answering or closing it, until the test ends.
-func silentPort(t *testing.T, network, addr string) string {
-	t.Helper()
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
 
 // TestWaitNoOverrun checks that a wait for a target of every scheme on a
 // port that accepts and never answers ends at its --deadline, within
@@ -61,7 +27,7 @@ func silentPort(t *testing.T, network, addr string) string {
 // --attempt-timeout is shorter than the deadline or longer, no driver's own
 // timeout wins.
 func TestWaitNoOverrun(t *testing.T) {
-	addr := silentPort(t, "tcp", "127.0.0.1:0")
+	addr := readytest.Silent(t, "tcp", "127.0.0.1:0")
 	var targets []string
 	for _, s := range ready.Schemes() {
 		switch s {

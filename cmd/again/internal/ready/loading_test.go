@@ -33,7 +33,7 @@ func TestRealStartingUp(t *testing.T) {
 		}
 		c := redis.NewClient(&redis.Options{Addr: src.Addr, Password: readytest.Password})
 		ctx := context.Background()
-		err = c.Do(ctx, "DEBUG", "POPULATE", 10000).Err()
+		err = c.Do(ctx, "DEBUG", "POPULATE", 20000).Err()
 		if err == nil {
 			err = c.Save(ctx).Err()
 		}
@@ -45,8 +45,11 @@ func TestRealStartingUp(t *testing.T) {
 		if port, err = readytest.FreePort(); err != nil {
 			t.Fatal(err)
 		}
-		// 10,000 keys at 500 µs each: five seconds of loading at least,
-		// answering clients every KiB read.
+		// 20,000 keys at 500 µs each: ten seconds of loading at least,
+		// answering clients every KiB read. The first wait's deadline is
+		// half of that: long enough for a loaded machine (CI's race
+		// detector) to get a first answer within one attempt, short
+		// enough to end while loading still goes on.
 		s, err := readytest.StartRedisOn(port, "--dir", data, "--key-load-delay", "500",
 			"--loading-process-events-interval-bytes", "1024")
 		if err != nil {
@@ -54,7 +57,7 @@ func TestRealStartingUp(t *testing.T) {
 		}
 		t.Cleanup(s.Stop)
 		url := "redis://:" + readytest.Password + "@" + s.Addr + "/0"
-		checkResult(t, waitFor(t, url, nil, 2*time.Second), "not ready", "loading its dataset")
+		checkResult(t, waitFor(t, url, nil, 5*time.Second), "not ready", "loading its dataset")
 		checkResult(t, waitFor(t, url, nil, 2*time.Minute), "ready", "")
 	})
 	t.Run("postgres not accepting connections", func(t *testing.T) {

@@ -151,8 +151,8 @@ func TestElapsed(t *testing.T) {
 	t.Run("Do", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			re := checkError(t, retry.Run(t.Context(), p, work), retry.ErrExhausted, 2, errFlaky)
-			if re.Elapsed != 300*time.Millisecond {
-				t.Errorf("Elapsed = %v, want 300ms", re.Elapsed)
+			if re.Elapsed != 500*time.Millisecond {
+				t.Errorf("Elapsed = %v, want 500ms: both attempts' 200ms and the 100ms wait", re.Elapsed)
 			}
 		})
 	})

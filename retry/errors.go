@@ -75,11 +75,9 @@ type Error struct {
 	// Attempts is how many times the operation ran (0 if the context was
 	// done before the first attempt).
 	Attempts int
-	// Elapsed is the time retrying took, until it stopped: since NewLoop
-	// for a Loop, and for Do and Run since the first attempt failed (the
-	// waits and the later attempts, not the first attempt's own time: Do
-	// reads no clock before an attempt fails, so that a success costs
-	// nothing). Time the call yourself for its whole duration.
+	// Elapsed is the time the call took until it stopped, on the
+	// monotonic clock: since Do or Run began, the first attempt included,
+	// or since NewLoop for a Loop.
 	Elapsed time.Duration
 	// Last is the error the last attempt returned, exactly as the operation
 	// returned it (still wrapped by Permanent or After, whose hint

@@ -69,12 +69,13 @@ import (
 // policy where it is built (as the command does) reports it sooner;
 // NewLoop validates it before the first attempt.
 //
-// On success Do allocates nothing, reads no clock and validates nothing
-// but the context: the policy is validated, the options applied and the
-// clock that Error.Elapsed counts from started only once the first attempt
-// has failed. A first-try success is the common case, and it costs about
-// a function call. A failed attempt costs no allocation beyond op's own
-// error, except one timer for the first non-zero wait of the call.
+// On success Do allocates nothing and validates nothing but the context:
+// it reads the monotonic clock once (Error.Elapsed counts the whole call,
+// the first attempt included), and the policy is validated and the
+// options applied only once the first attempt has failed. A first-try
+// success is the common case, and it costs a clock read and a function
+// call. A failed attempt costs no allocation beyond op's own error,
+// except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	var b Budget
@@ -90,6 +91,9 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 			return zero, err
 		}
 	}
+	// The one clock read of a success: what a retry.Error reports as
+	// Elapsed is the whole call, as it has always been.
+	start := clock()
 	var v T
 	var err error
 	if adm.a == nil {
@@ -101,7 +105,7 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 		if err := validate(p, opts); err != nil {
 			return zero, err
 		}
-		return retryFailed(ctx, p, op, opts, adm, err)
+		return retryFailed(ctx, p, op, opts, adm, start, err)
 	}
 	if b != nil {
 		b.Success()
@@ -112,13 +116,13 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 	return v, nil
 }
 
-// retryFailed is Do after a failed first attempt, which failed with err.
+// retryFailed is Do after a failed first attempt, which began at start
+// and failed with err.
 // It is a function of its own so that Do's frame stays small: the Loop
 // and its wait are set up only for a call that needs them.
-func retryFailed[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, err error) (T, error) {
-	// The clock starts here (see Error.Elapsed), and the options are
-	// applied.
-	l := Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}
+func retryFailed[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, start time.Duration, err error) (T, error) {
+	// The options are applied only now.
+	l := Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}
 	for {
 		if err = l.Failed(ctx, err); err != nil {
 			var zero T
@@ -163,7 +167,7 @@ func Run(ctx context.Context, p backoff.Policy, op func(context.Context) error, 
 type Loop struct {
 	p        backoff.Policy
 	cfg      config
-	start    time.Duration   // on clock(): when NewLoop began the call, or Do's first attempt failed
+	start    time.Duration   // on clock(): when NewLoop or Do began the call
 	attempts int             // attempts made so far
 	prev     time.Duration   // the policy's previous wait, for decorrelated jitter
 	hintedAt int             // attempts when a hint last set the wait, under WithRestartAfterHint
@@ -444,5 +448,5 @@ var epoch = time.Now()
 
 // clock returns the time elapsed since epoch. time.Since reads only the
 // monotonic clock, where time.Now reads the wall clock too, at half the
-// cost. Do reads it only once an attempt has failed.
+// cost.
 func clock() time.Duration { return time.Since(epoch) }

@@ -78,8 +78,9 @@ Guide: docs/cli.md (fetch).`,
   # 429s and 503s back off from 1 s, network errors retry after 50 ms.
   again fetch --on-overload initial=1s,max=30s --on-transient initial=50ms --retries 6 https://api.example.com/items
 
-  # 1000 requests from 50 workers, at most 8 in flight, throttled client-side.
-  again fetch --repeat 1000 --parallel 50 --limit 8 --throttle http://localhost:8080/health`,
+  # 1000 requests from 50 workers, at most 8 in flight, throttled client-side;
+  # the summary as JSON.
+  again fetch --repeat 1000 --parallel 50 --limit 8 --throttle --format json http://localhost:8080/health`,
 		Args: cobra.ArbitraryArgs,
 	}
 	var f Options
@@ -110,6 +111,8 @@ Guide: docs/cli.md (fetch).`,
 	hf := addHedgeFlags(fs)
 	addThrottleFlag(fs, &f.throttleK)
 	addLimitFlags(fs, &f.parallel, &f.limit)
+	cmdutil.AddFormat(cmd, &hf.format, cmdutil.FormatText, cmdutil.FormatJSON)
+	fs.Lookup("format").Usage = "with --repeat: the summary's format, text or json (one object on stdout)"
 
 	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {

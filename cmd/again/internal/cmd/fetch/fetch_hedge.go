@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +21,8 @@ import (
 // hedgeFlags are fetch's hedging and --repeat flags.
 type hedgeFlags struct {
 	after, max, warmup, repeat, budget string
-	workers                            int // --parallel, checked
+	format                             string // --format: the summary's
+	workers                            int    // --parallel, checked
 }
 
 // defaultHedgeBudget is --hedge-budget's default: hedges at most about
@@ -215,8 +215,7 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 	// are exported when the environment asks for them. The instrumented
 	// transport is a copy of tr, made now: tr is complete by then.
 	client := &http.Client{Transport: instrument(req.Context(), tr), CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	latencies := make([]time.Duration, 0, n)
-	failed := 0
+	sum := &summary{Requests: n, latencies: make([]time.Duration, 0, n), statuses: map[int]int{}}
 	var lastErr string
 	// --parallel workers take the requests in turn; mu guards the counts
 	// and stop, set once the context ended (the --deadline passed, or a
@@ -271,13 +270,16 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 		defer mu.Unlock()
 		switch {
 		case err != nil:
-			failed++
+			sum.Failed++
+			sum.Errors++
 			lastErr = err.Error()
 		case resp.StatusCode >= 400:
-			failed++
+			sum.Failed++
+			sum.statuses[resp.StatusCode]++
 			lastErr = "server answered " + resp.Status
 		default:
-			latencies = append(latencies, took)
+			sum.statuses[resp.StatusCode]++
+			sum.latencies = append(sum.latencies, took)
 		}
 		return nil
 	}
@@ -299,35 +301,14 @@ func (h *hedgeFlags) repeatRequest(req *http.Request, tr *retryhttp.Transport, n
 	if stop != nil {
 		return stop
 	}
-	writeSummary(env.Stdout, n, failed, latencies, rep)
-	writeThrottled(env.Stdout, tr.Throttles)
-	writeLimited(env.Stdout, tr.Limits)
-	if failed > 0 {
-		return fmt.Errorf("%d of %d requests failed (the last: %s)", failed, n, lastErr)
+	sum.report(rep, tr)
+	if err := sum.write(env.Stdout, h.format); err != nil {
+		return err
+	}
+	if sum.Failed > 0 {
+		return fmt.Errorf("%d of %d requests failed (the last: %s)", sum.Failed, n, lastErr)
 	}
 	return nil
-}
-
-// writeSummary prints the latencies of the successful requests and the
-// hedges.
-func writeSummary(w io.Writer, n, failed int, latencies []time.Duration, rep *hedgeReport) {
-	slices.Sort(latencies)
-	pct := func(p float64) string {
-		if len(latencies) == 0 {
-			return "-"
-		}
-		i := int(float64(len(latencies))*p+0.999999) - 1
-		return roundLatency(latencies[max(0, min(i, len(latencies)-1))])
-	}
-	fmt.Fprintf(w, "requests  %d (%d failed)\n", n, failed)
-	fmt.Fprintf(w, "latency   p50 %s  p90 %s  p99 %s  max %s\n", pct(0.5), pct(0.9), pct(0.99), pct(1))
-	rep.mu.Lock()
-	defer rep.mu.Unlock()
-	fmt.Fprintf(w, "hedges    %d launched (%.1f %% of requests), %d won", rep.launched, 100*float64(rep.launched)/float64(n), rep.won)
-	if denied, ok := deniedBy(rep.hedger); ok {
-		fmt.Fprintf(w, ", %d denied by the budget", denied)
-	}
-	fmt.Fprintln(w)
 }
 
 // roundLatency shows d with three or four significant digits.
@@ -347,6 +328,9 @@ func (f *Options) hedging(fs *pflag.FlagSet, h *hedgeFlags, tr *retryhttp.Transp
 	var err error
 	if tr.Hedge, err = h.hedger(fs); err != nil {
 		return err
+	}
+	if fs.Changed("format") && !fs.Changed("repeat") {
+		return cmdutil.Usagef("--format needs --repeat: it is the summary's format, and a single fetch writes the response body as it came")
 	}
 	if fs.Changed("repeat") {
 		if _, err := h.repeats(); err != nil {

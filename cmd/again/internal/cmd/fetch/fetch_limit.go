@@ -57,23 +57,34 @@ func limits(fs *pflag.FlagSet, v string) (*limiter.Group, error) {
 	return &limiter.Group{Config: limiter.Config{Limit: n}}, nil
 }
 
-// writeLimited prints, for each host of g, the attempts its limit refused
-// and the limit at the end. A nil g prints nothing.
-func writeLimited(w io.Writer, g *limiter.Group) {
+// limitedHost is one host's limit in the --repeat summary, and its
+// object in --format json's "limit" list.
+type limitedHost struct {
+	Host    string `json:"host"`
+	Refused int64  `json:"refused"` // attempts refused locally, never sent
+	Limit   int    `json:"limit"`   // the limit at the end
+}
+
+// limitedHosts returns the limit of each host of g, sorted by host; none
+// for a nil g.
+func limitedHosts(g *limiter.Group) []limitedHost {
+	hosts := []limitedHost{}
 	if g == nil {
-		return
+		return hosts
 	}
-	type host struct {
-		name string
-		s    limiter.Stats
-	}
-	var hosts []host
 	g.Range(func(key string, l *limiter.Limiter) bool {
-		hosts = append(hosts, host{key, l.Snapshot()})
+		s := l.Snapshot()
+		hosts = append(hosts, limitedHost{Host: key, Refused: s.Refused, Limit: s.Limit})
 		return true
 	})
-	slices.SortFunc(hosts, func(a, b host) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(hosts, func(a, b limitedHost) int { return strings.Compare(a.Host, b.Host) })
+	return hosts
+}
+
+// writeLimited prints, for each host, the attempts its limit refused and
+// the limit at the end.
+func writeLimited(w io.Writer, hosts []limitedHost) {
 	for _, h := range hosts {
-		fmt.Fprintf(w, "limit     %s: %d attempts refused locally, limit %d at the end\n", h.name, h.s.Refused, h.s.Limit)
+		fmt.Fprintf(w, "limit     %s: %d attempts refused locally, limit %d at the end\n", h.Host, h.Refused, h.Limit)
 	}
 }

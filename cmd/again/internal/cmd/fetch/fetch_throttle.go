@@ -38,25 +38,37 @@ func throttles(fs *pflag.FlagSet, k string) (*throttle.Group, error) {
 	return &throttle.Group{New: func(string) (retry.Admitter, error) { return throttle.New(cfg) }}, nil
 }
 
-// writeThrottled prints, for each host of g, the attempts its throttle
-// rejected and its p now. A nil g prints nothing.
-func writeThrottled(w io.Writer, g *throttle.Group) {
+// throttledHost is one host's throttle in the --repeat summary, and its
+// object in --format json's "throttle" list.
+type throttledHost struct {
+	Host     string  `json:"host"`
+	Rejected int64   `json:"rejected"` // attempts rejected locally, never sent
+	Attempts int64   `json:"attempts"` // attempts asked for while the window held them
+	P        float64 `json:"p"`        // the probability of rejecting the next one
+}
+
+// throttledHosts returns the throttle of each host of g, sorted by host;
+// none for a nil g.
+func throttledHosts(g *throttle.Group) []throttledHost {
+	hosts := []throttledHost{}
 	if g == nil {
-		return
+		return hosts
 	}
-	type host struct {
-		name string
-		s    throttle.Stats
-	}
-	var hosts []host
 	g.Range(func(key string, a retry.Admitter) bool {
 		if th, ok := a.(*throttle.Throttler); ok {
-			hosts = append(hosts, host{key, th.Snapshot()})
+			s := th.Snapshot()
+			hosts = append(hosts, throttledHost{Host: key, Rejected: s.Rejected, Attempts: s.Requests + s.Uncounted, P: s.P})
 		}
 		return true
 	})
-	slices.SortFunc(hosts, func(a, b host) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(hosts, func(a, b throttledHost) int { return strings.Compare(a.Host, b.Host) })
+	return hosts
+}
+
+// writeThrottled prints, for each host, the attempts its throttle
+// rejected and its p now.
+func writeThrottled(w io.Writer, hosts []throttledHost) {
 	for _, h := range hosts {
-		fmt.Fprintf(w, "throttle  %s: %d of %d attempts rejected locally, p %.2f now\n", h.name, h.s.Rejected, h.s.Requests+h.s.Uncounted, h.s.P)
+		fmt.Fprintf(w, "throttle  %s: %d of %d attempts rejected locally, p %.2f now\n", h.Host, h.Rejected, h.Attempts, h.P)
 	}
 }

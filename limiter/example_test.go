@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker/breakertest"
 	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retry"
 )
@@ -30,16 +31,11 @@ func ExampleLimiter() {
 	// 0 in flight, 1 refused
 }
 
-// stepClock is a virtual clock that each call moves on.
-type stepClock struct{ t time.Time }
-
-func (c *stepClock) Now() time.Time { return c.t }
-
 // An AIMD limit under a dependency that takes 10 calls at once and times
 // out the others: the limit saws around that capacity, each success of a
 // busy round adding 1 and each timeout taking 10 %.
 func ExampleAIMD() {
-	clk := &stepClock{t: time.Unix(0, 0)}
+	clk := breakertest.NewClock(time.Unix(0, 0)) // a clock that moves only when told
 	l, _ := limiter.New(limiter.Config{Algorithm: limiter.AIMD{Min: 1}, Clock: clk})
 	lo, hi := 1000, 0
 	for round := range 1000 {
@@ -54,7 +50,7 @@ func ExampleAIMD() {
 			}
 			held = append(held, p)
 		}
-		clk.t = clk.t.Add(10 * time.Millisecond)
+		clk.Advance(10 * time.Millisecond)
 		for i := range held {
 			if i < 10 {
 				held[i].Done(limiter.Success)

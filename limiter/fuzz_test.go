@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/again-go/again/breaker/breakertest"
 )
 
 // FuzzLimiter drives a Limiter of each kind with calls that take, end
@@ -23,7 +25,7 @@ func FuzzLimiter(f *testing.F) {
 		}
 		algs := []Algorithm{nil, AIMD{Min: 1, Max: 30}, Vegas{Max: 50, ProbeMultiplier: 1}, Gradient2{Min: 1, Max: 40, ProbeInterval: time.Second, ProbeSamples: 3}}
 		alg := algs[int(ops[0])%len(algs)]
-		cfg := Config{Algorithm: alg, Clock: &fakeClock{t: time.Unix(0, 0)}, Rand: rand.New(rand.NewPCG(1, 2))}
+		cfg := Config{Algorithm: alg, Clock: breakertest.NewClock(time.Unix(0, 0)), Rand: rand.New(rand.NewPCG(1, 2))}
 		hi := DefaultLimit
 		if alg == nil {
 			cfg.Limit = 1 + int(ops[0])%7
@@ -32,11 +34,11 @@ func FuzzLimiter(f *testing.F) {
 			hi = []int{0, 30, 50, 40}[int(ops[0])%len(algs)]
 		}
 		l := mustNew(t, cfg)
-		clk := cfg.Clock.(*fakeClock)
+		clk := cfg.Clock.(*breakertest.Clock)
 		var held []Permit
 		for i := 1; i < len(ops); i++ {
 			b := ops[i]
-			clk.Add(time.Duration(b) * time.Millisecond)
+			clk.Advance(time.Duration(b) * time.Millisecond)
 			switch {
 			case b%4 == 0 || len(held) == 0:
 				p, err := l.Acquire(context.Background())

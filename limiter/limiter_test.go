@@ -9,29 +9,12 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/breaker/breakertest"
 	"github.com/again-go/again/retry"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// fakeClock is a virtual clock that moves only when told to.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // checkIdle fails t unless l holds no permit and no waiter: nothing leaked.
 func checkIdle(t *testing.T, l *Limiter) {
@@ -267,10 +250,10 @@ func TestPermitNeverLeaked(t *testing.T) {
 func TestAdaptiveLimitMoves(t *testing.T) {
 	// A Limiter feeds each Done to its rule: AIMD's drops cut the limit,
 	// and waiters are woken when it grows.
-	clk := &fakeClock{t: time.Unix(0, 0)}
+	clk := breakertest.NewClock(time.Unix(0, 0))
 	l := mustNew(t, Config{Algorithm: AIMD{Min: 1, Initial: 10}, Clock: clk})
 	p, _ := l.Acquire(context.Background())
-	clk.Add(10 * time.Millisecond)
+	clk.Advance(10 * time.Millisecond)
 	p.Done(Dropped)
 	if got := l.Limit(); got != 9 {
 		t.Errorf("Limit() after a drop from 10 = %d, want ⌊10 × 0.9⌋ = 9", got)

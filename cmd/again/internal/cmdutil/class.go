@@ -94,9 +94,8 @@ func ParseClass(name, spec string) (retry.Class, error) {
 	if err != nil {
 		return retry.Class{}, err
 	}
-	if p := in.Policy; p.Max > 0 && p.Initial > p.Max {
-		// As PolicyFlags.Contradiction: every delay would be the cap.
-		return retry.Class{}, Usagef("--%s: initial %v is above max %v, so every delay would be %v: lower initial or raise max", name, p.Initial, p.Max, p.Max)
+	if err := contradiction(in.Policy, "--"+name+": ", calc.FieldInitial, calc.FieldMax, seen[calc.FieldInitial], seen[calc.FieldMax]); err != nil {
+		return retry.Class{}, err
 	}
 	return retry.Class{Policy: in.Policy, Cost: 1}, nil
 }

@@ -102,22 +102,29 @@ const bareMillis = ", or a bare number of milliseconds"
 // since a lower cap means lower delays. calc, run, fetch, wait and sim
 // refuse it alike.
 func (f *PolicyFlags) Contradiction(p backoff.Policy) error {
+	return contradiction(p, "", "--initial", "--max", f.fs.Changed(calc.FieldInitial), f.fs.Changed(calc.FieldMax))
+}
+
+// contradiction is Contradiction's rule for a policy whose first delay and
+// cap were given (or not) under the names initial and max, its message
+// starting with prefix: the flags' and the class specs' (ParseClass).
+func contradiction(p backoff.Policy, prefix, initial, max string, initialGiven, maxGiven bool) error {
 	if p.Max <= 0 || p.Initial <= p.Max {
 		return nil
 	}
-	if !f.fs.Changed(calc.FieldInitial) && f.fs.Changed(calc.FieldMax) {
+	if !initialGiven && maxGiven {
 		// Only the cap was given, below the default first delay: lowering
 		// the cap lowers every delay, which is what it says.
 		return nil
 	}
-	initial, max := p.Initial.String(), p.Max.String()
-	if !f.fs.Changed(calc.FieldInitial) {
-		initial += " (its default)"
+	iv, mv := p.Initial.String(), p.Max.String()
+	if !initialGiven {
+		iv += " (its default)"
 	}
-	if !f.fs.Changed(calc.FieldMax) {
-		max += " (its default)"
+	if !maxGiven {
+		mv += " (its default)"
 	}
-	return Usagef("--initial %s is above --max %s: every delay would be %v; lower --initial, or raise --max (0 for no cap)", initial, max, p.Max)
+	return Usagef("%s%s %s is above %s %s: every delay would be %v; lower %s, or raise %s (0 for no cap)", prefix, initial, iv, max, mv, p.Max, initial, max)
 }
 
 func (f *PolicyFlags) parse() (calc.Input, error) {

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"flag"
@@ -50,15 +51,11 @@ func run(in, svg, note string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	out, err := os.Create(svg)
-	if err != nil {
+	var b bytes.Buffer
+	if err := f.Render(&b); err != nil {
 		return err
 	}
-	if err := f.Render(out); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return os.WriteFile(svg, b.Bytes(), 0o644)
 }
 
 // columns are limit.csv's, in order.

@@ -1,7 +1,7 @@
-// Command limitchart draws the bench module's TestLimitEnvoySetup: each
-// limiter's limit, goodput and success p99 over the ramp, from the
-// limit.csv that the test writes with -limit.out.
+// Command limitchart draws the bench module's TestLimitEnvoySetup.
 //
+// It draws each limiter's limit, goodput and success p99 over the ramp,
+// from the limit.csv that the test writes with -limit.out.
 // BENCHMARKS.md reports the run (issue 40). It is a program in the
 // cmd/again module because it draws with sim's chart package, internal to
 // this module, which the bench module cannot import. No package imports it

@@ -38,9 +38,10 @@ import (
 // limiter, 30 s by default (CI runs it under -race), Envoy's 160 s with
 // -limit.ramp. Run it with
 //
-//	go test -run TestLimitEnvoySetup -v -count 1 . [-limit.ramp 160s] [-limit.out DIR]
+//	go test -run TestLimitEnvoySetup -v -count 1 . [-limit.ramp 160s -timeout 30m] [-limit.out DIR]
 //
-// (skipped under -short). With -limit.out it also writes DIR/limit.csv,
+// (skipped under -short; a ramp longer than go test's -timeout allows is
+// refused at the start). With -limit.out it also writes DIR/limit.csv,
 // each limiter's limit, goodput and success p99 over time, which
 // cmd/again/internal/benchchart draws (BENCHMARKS.md).
 
@@ -281,6 +282,12 @@ func writeLimitSeries(dir string, runs []limitResult) error {
 func TestLimitEnvoySetup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real ramp of 30 s (-limit.ramp) per limiter")
+	}
+	// Each limiter's ramp, then its last requests' timeout, and a margin
+	// for the servers' and clients' setup.
+	need := time.Duration(6) * (*limitRamp + 2*limitTimeout)
+	if d, ok := t.Deadline(); ok && time.Until(d) < need {
+		t.Fatalf("-limit.ramp %v needs about %v for its 6 limiters, more than go test's -timeout leaves (%v): raise -timeout", *limitRamp, need, time.Until(d).Round(time.Second))
 	}
 	newTransport := func() *http.Transport {
 		tr := http.DefaultTransport.(*http.Transport).Clone()

@@ -258,12 +258,6 @@ func scan(opts []Option) (Budget, Observer, admission) {
 	return b, ob, adm
 }
 
-// scanCall is scan, called: Do calls it only when options were given, so
-// that a call without options does not set up the loop.
-//
-//go:noinline
-func scanCall(opts []Option) (Budget, Observer, admission) { return scan(opts) }
-
 // Retryable reports whether a Loop made with opts would retry err, judging
 // by the error alone: false for an error wrapped with Permanent and for one
 // that the classifier of WithClassifier rejects, true for any other non-nil

@@ -77,34 +77,37 @@ import (
 // call. A failed attempt costs no allocation beyond op's own error,
 // except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
-	var zero T
-	var b Budget
-	var ob Observer
-	var adm admission
-	if len(opts) > 0 {
-		b, ob, adm = scanCall(opts)
+	// A call without options, on a live context, has nothing to check
+	// before its first attempt: it pays for ctx.Err, the clock read that
+	// Error.Elapsed needs and op, in a frame that holds little more than
+	// its arguments. Anything else takes doWith, the same call with the
+	// options' checks and hooks around the first attempt.
+	if len(opts) > 0 || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {
+		return doWith(ctx, &p, op, opts)
 	}
-	// begin, called only if one of its checks has something to check:
-	// the common call, without a budget, pays for ctx.Err alone.
-	if b != nil || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {
-		if err := begin(ctx, p, b, ob); err != nil {
-			return zero, err
-		}
+	start := clock()
+	v, err := op(ctx)
+	if err != nil {
+		return retryFailed(ctx, &p, op, nil, admission{}, start, err)
+	}
+	return v, nil
+}
+
+// doWith is Do for a call with options, with backoff.UntilDeadline or on
+// a context already done: the checks of begin, then the first attempt
+// through the Admitter, if any, and a success reported to the Budget and
+// the Observer.
+func doWith[T any](ctx context.Context, p *backoff.Policy, op func(context.Context) (T, error), opts []Option) (T, error) {
+	var zero T
+	b, ob, adm := scan(opts)
+	if err := begin(ctx, *p, b, ob); err != nil {
+		return zero, err
 	}
 	// The one clock read of a success: what a retry.Error reports as
 	// Elapsed is the whole call, as it has always been.
 	start := clock()
-	var v T
-	var err error
-	if adm.a == nil {
-		v, err = op(ctx)
-	} else {
-		v, err = attempt(ctx, adm, op)
-	}
+	v, err := attempt(ctx, adm, op)
 	if err != nil {
-		if err := validate(p, opts); err != nil {
-			return zero, err
-		}
 		return retryFailed(ctx, p, op, opts, adm, start, err)
 	}
 	if b != nil {
@@ -117,15 +120,19 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 }
 
 // retryFailed is Do after a failed first attempt, which began at start
-// and failed with err.
-// It is a function of its own so that Do's frame stays small: the Loop
-// and its wait are set up only for a call that needs them.
-func retryFailed[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, start time.Duration, err error) (T, error) {
-	// The options are applied only now.
-	l := Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}
+// and failed with err: it validates the policy and the classes, applies
+// the options and retries. It is a function of its own so that Do's frame
+// stays small: the Loop and its wait are set up only for a call that
+// needs them, and p comes by pointer, so that calling it costs Do no
+// copy of the policy.
+func retryFailed[T any](ctx context.Context, p *backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, start time.Duration, err error) (T, error) {
+	var zero T
+	if err := validate(*p, opts); err != nil {
+		return zero, err
+	}
+	l := Loop{p: *p, cfg: newConfig(opts), start: start, ctx: ctx}
 	for {
 		if err = l.Failed(ctx, err); err != nil {
-			var zero T
 			return zero, err
 		}
 		var v T

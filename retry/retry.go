@@ -183,8 +183,9 @@ type Loop struct {
 	ctx      context.Context // the call's, for the Observer (which needs it in Succeeded)
 	class    int             // the latest failure's class, an index of cfg.classes, or -1
 
-	classFails [maxClasses]int           // failures of each class so far
-	classPrev  [maxClasses]time.Duration // each class's previous wait, for decorrelated jitter
+	classFails  [maxClasses]int           // failures of each class so far
+	classPrev   [maxClasses]time.Duration // each class's previous wait, for decorrelated jitter
+	classHinted [maxClasses]int           // classFails when a hint last set the class's wait, under WithRestartAfterHint
 }
 
 // NewLoop begins a call with the policy p and the options opts. It returns
@@ -340,7 +341,7 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			// breaker admits a probe.
 			d = max(d, l.firstDelay(l.class))
 			if l.cfg.restart {
-				l.hintedAt, l.prev = l.attempts, 0
+				l.restart(l.class)
 			}
 		}
 	} else if l.class >= 0 {

@@ -273,3 +273,47 @@ func TestClassRestartAfterHint(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopClass checks Loop.Class, what retryhttp and retrygrpc report as
+// their Event's Class: the latest failure's class, kept after a success,
+// and "" before any failure, without classes, for an unmatched failure
+// and for one that ends the call before it is classed.
+func TestLoopClass(t *testing.T) {
+	p := backoff.Policy{Initial: -1, Retries: 10}
+	type step struct {
+		err  error // nil: Succeeded
+		want string
+	}
+	tests := []struct {
+		name    string
+		classes []retry.Class
+		steps   []step
+	}{
+		{"each failure its class", []retry.Class{slow, fast},
+			[]step{{errOverload, "overload"}, {errReset, "transient"}, {nil, "transient"}}},
+		{"unmatched", []retry.Class{slow}, []step{{errOverload, "overload"}, {errReset, ""}}},
+		{"no classes", nil, []step{{errOverload, ""}, {nil, ""}}},
+		{"a permanent error has none", []retry.Class{slow, fast}, []step{{errReset, "transient"}, {retry.Permanent(errReset), ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := retry.NewLoop(t.Context(), p, retry.WithClasses(tt.classes...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Class(); got != "" {
+				t.Errorf("Class() before any attempt = %q, want \"\"", got)
+			}
+			for i, s := range tt.steps {
+				if s.err == nil {
+					l.Succeeded()
+				} else {
+					_, _ = l.Next(t.Context(), s.err)
+				}
+				if got := l.Class(); got != s.want {
+					t.Errorf("Class() after step %d (%v) = %q, want %q", i+1, s.err, got, s.want)
+				}
+			}
+		})
+	}
+}

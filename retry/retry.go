@@ -130,7 +130,7 @@ func retryFailed[T any](ctx context.Context, p *backoff.Policy, op func(context.
 	if err := validate(*p, opts); err != nil {
 		return zero, err
 	}
-	l := Loop{p: *p, cfg: newConfig(opts), start: start, ctx: ctx}
+	l := Loop{p: *p, cfg: newConfig(opts), start: start, ctx: ctx, class: -1}
 	for {
 		if err = l.Failed(ctx, err); err != nil {
 			return zero, err
@@ -203,7 +203,7 @@ func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}, nil
+	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx, class: -1}, nil
 }
 
 // validate checks the call's policy and the classes of opts.
@@ -239,13 +239,23 @@ func begin(ctx context.Context, p backoff.Policy, b Budget, ob Observer) error {
 // before its first attempt, and tells ob. Its Loop lives in its own frame,
 // not in begin's, which every call runs.
 func canceledBefore(ctx context.Context, p *backoff.Policy, ob Observer) error {
-	l := Loop{p: *p, start: clock(), cfg: config{observer: ob}}
+	l := Loop{p: *p, start: clock(), cfg: config{observer: ob}, class: -1}
 	return l.canceled(ctx, nil)
 }
 
 // Attempts returns the number of attempts recorded so far with Failed and
 // Succeeded.
 func (l *Loop) Attempts() int { return l.attempts }
+
+// Class returns the Name of the class (see WithClasses) of the latest
+// failure recorded with Next or Failed: the class whose policy set the
+// wait after it (Event.Class), or whose cap ended the call. After
+// Succeeded it is still the class of the failure before the successful
+// attempt, whose policy set the wait before it. It is "" before any
+// failure, when the call has no classes, when no class matched the
+// failure, and when the failure ended the call before it was classed (a
+// Permanent error, one the classifier rejects, or ctx's end).
+func (l *Loop) Class() string { return l.className() }
 
 // Succeeded records that the latest attempt succeeded: it refunds the
 // Budget, if any.
@@ -297,6 +307,7 @@ func (l *Loop) stopped(ctx context.Context, err error) error {
 func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	l.attempts++
 	l.last = err
+	l.class = -1 // until err is classed: a permanent error or ctx's end has no class
 	if ctx.Err() != nil {
 		// The failure is ctx's error, or a consequence of ctx ending: either
 		// way no retry can succeed.

@@ -73,8 +73,9 @@ import (
 // it reads the monotonic clock once (Error.Elapsed counts the whole call,
 // the first attempt included), and the policy is validated and the
 // options applied only once the first attempt has failed. A first-try
-// success is the common case, and it costs a clock read and a function
-// call. A failed attempt costs no allocation beyond op's own error,
+// success is the common case: without options it costs ctx.Err, a clock
+// read and the call of op; options add one pass over them, for a Budget,
+// an Observer and an Admitter, and their calls. A failed attempt costs no allocation beyond op's own error,
 // except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	// A call without options, on a live context, has nothing to check

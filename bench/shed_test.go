@@ -126,7 +126,7 @@ type shedRun struct {
 }
 
 const (
-	shedBin      = 250 * time.Millisecond // of the goodput over time
+	shedBin      = 500 * time.Millisecond // of the goodput over time
 	shedWindow   = 500 * time.Millisecond // judged for the time back, sliding
 	shedSlide    = 100 * time.Millisecond
 	shedCritical = 0.2 // of the requests, in the run with classes
@@ -403,9 +403,17 @@ func (s *statusWriter) WriteHeader(code int) {
 // cannot import): `go run ./cmd/again/internal/sim/chart/svg` draws it.
 var shedChart = flag.String("shed.chart", "", "write TestShedOverload's chart to this file, as JSON for cmd/again/internal/sim/chart/svg")
 
-// The contenders the chart draws: as many as it has styles.
-var shedCharted = []string{"bare net/http", "again shed, limit 4 only", "again shed, limit 4 + CoDel/LIFO",
-	"again shed, Gradient2 + CoDel/LIFO", "go-zero shedder, CPU threshold 0", "aegis BBR, CPU threshold 0", "failsafe-go AdaptiveLimiter"}
+// The contenders the chart draws, as many as it has styles, under names
+// short enough for its legend.
+var shedCharted = []struct{ name, short string }{
+	{"bare net/http", "bare net/http"},
+	{"again shed, limit 4 only", "again, limit only"},
+	{shedAgain, "again, CoDel/LIFO"},
+	{"again shed, Gradient2 + CoDel/LIFO", "again, Gradient2"},
+	{"go-zero shedder, CPU threshold 0", "go-zero, CPU 0"},
+	{"aegis BBR, CPU threshold 0", "aegis BBR, CPU 0"},
+	{"failsafe-go AdaptiveLimiter", "failsafe-go"},
+}
 
 const (
 	shedAgain   = "again shed, limit 4 + CoDel/LIFO"
@@ -529,12 +537,12 @@ type (
 func writeShedChart(name string, runs map[string]shedRun) error {
 	byLoad := chartPanel{Title: "Goodput against offered load", XLabel: "offered load ÷ capacity C",
 		YLabel: "successes within 1 s ÷ C", YMax: 1.2}
-	overTime := chartPanel{Title: "Goodput over time (by send time, 250 ms bins)", XLabel: "seconds",
+	overTime := chartPanel{Title: "Goodput over time (by send time, 500 ms bins)", XLabel: "seconds",
 		YLabel: "successes within 1 s ÷ C", YMax: 1.2, ShadeLabel: "4 × C"}
 	four := slices.Index(shedLoads, 4)
 	overTime.Shade = [][2]float64{{float64(four) * shedStep.Seconds(), float64(four+1) * shedStep.Seconds()}}
-	for _, name := range shedCharted {
-		run := runs[name]
+	for _, c := range shedCharted {
+		run, name := runs[c.name], c.short
 		var s chartSeries
 		for _, r := range run.steps[:four+1] {
 			s.X, s.Y = append(s.X, r.load), append(s.Y, r.goodput)
@@ -548,7 +556,7 @@ func writeShedChart(name string, runs map[string]shedRun) error {
 	}
 	f := chartFigure{
 		Title: "Server-side shedding at 0.5, 1, 2 and 4 × capacity, then back to 0.5 ×, on loopback",
-		Note: fmt.Sprintf("%d workers, lognormal service (median 35 ms, σ 0.5), C = %.0f requests/s; clients time out at 1 s, no retry (bench: TestShedOverload, %s)",
+		Note: fmt.Sprintf("%d workers, lognormal service (median 35 ms, σ 0.5), C = %.0f requests/s; clients time out at 1 s, no retry (TestShedOverload under -race, %s)",
 			shedWorkers, shedCapacity(), time.Now().UTC().Format("2006-01-02")),
 		Panels:  []chartPanel{byLoad, overTime},
 		Columns: 2,

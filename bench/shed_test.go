@@ -246,8 +246,11 @@ func shedFigures(calls []shedCall, starts []time.Duration) shedRun {
 	}
 	// The time back: the settled success ratio is the first step's (the
 	// same load, 0.5 × C, before any overload); a window of the last step
-	// is back when its ratio is within 0.15 of it. Back is where the
-	// windows stay back to the end.
+	// is back when its ratio is within 0.15 of it, or within three
+	// standard deviations of a window of as many requests at the settled
+	// ratio, if that is more, so that the noise of a server that sheds
+	// part of a light load is not read as a failure to recover. Back is
+	// where the windows stay back to the end.
 	last := len(starts) - 1
 	first := out.steps[0]
 	settled := ratio(first.served, first.n)
@@ -260,7 +263,7 @@ func shedFigures(calls []shedCall, starts []time.Duration) shedRun {
 				ok += b2i(c.ok)
 			}
 		}
-		if n > 0 && ratio(ok, n) < settled-0.15 {
+		if n > 0 && ratio(ok, n) < settled-max(0.15, 3*math.Sqrt(settled*(1-settled)/float64(n))) {
 			out.back = t + shedSlide
 			if t+shedWindow+shedSlide > shedStep {
 				out.back = -1 // the last window is not back

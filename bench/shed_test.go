@@ -500,8 +500,8 @@ func shedGoals(t *testing.T, runs map[string]shedRun) {
 	if r.goodput < 0.5 {
 		t.Errorf("%s at 4 × C: goodput %.2f of C, want at least 0.5 (the goal is 0.9)", shedAgain, r.goodput)
 	}
-	if r.p99 > unloaded+400*time.Millisecond {
-		t.Errorf("%s at 4 × C: success p99 %v, want at most the unloaded %v + 400ms (the goal is + 10ms)", shedAgain, r.p99, unloaded)
+	if r.p99 > unloaded+600*time.Millisecond {
+		t.Errorf("%s at 4 × C: success p99 %v, want at most the unloaded %v + 600ms (the goal is + 10ms)", shedAgain, r.p99, unloaded)
 	}
 	if c := classes.steps[four]; !(c.critical >= 2*c.sheddable && c.critical >= c.sheddable+0.2) {
 		t.Errorf("%s at 4 × C: the critical class %.3f available, the sheddable %.3f; want the critical at least twice the sheddable and 0.2 above it",

@@ -52,14 +52,17 @@ func AddClassFlags(fs *pflag.FlagSet, overloads, others string) *ClassFlags {
 	return f
 }
 
-// OnOverload reports whether --on-overload was given.
-func (f *ClassFlags) OnOverload() bool { return f.overload != "" }
+// OnOverload reports whether --on-overload was given (false for a nil f).
+func (f *ClassFlags) OnOverload() bool { return f != nil && f.overload != "" }
 
 // Parse returns the classes the flags give, overloads first: none when
-// neither flag is given. A spec it rejects is a usage error naming the
-// flag, the key and what it accepts.
+// neither flag is given, or f is nil. A spec it rejects is a usage error
+// naming the flag, the key and what it accepts.
 func (f *ClassFlags) Parse() ([]retry.Class, error) {
 	var cs []retry.Class
+	if f == nil {
+		return nil, nil
+	}
 	if f.overload != "" {
 		c, err := ParseClass("on-overload", f.overload)
 		if err != nil {

@@ -97,16 +97,15 @@ docs/cli.md (run).`,
 // Options is what one `again run` was asked: its flags as given, and the
 // command to run.
 type Options struct {
-	Env         *cmdutil.Env
-	Policy      *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
-	Timeout     string               // --attempt-timeout, "" for none
-	RetryOnExit string               // --retry-on-exit, "" for the default
-	// OverloadExit is --overload-exit, "" for the default (75).
-	OverloadExit string
-	Classes      *cmdutil.ClassFlags // --on-overload, --on-transient; nil for neither
-	Quiet        bool                // --quiet
-	BudgetURL    string              // --budget, "" for none
-	Command      []string            // CMD and its ARGS; not empty
+	Env          *cmdutil.Env
+	Policy       *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
+	Timeout      string               // --attempt-timeout, "" for none
+	RetryOnExit  string               // --retry-on-exit, "" for the default
+	OverloadExit string               // --overload-exit, "" for the default (75)
+	Classes      *cmdutil.ClassFlags  // --on-overload, --on-transient; nil for neither
+	Quiet        bool                 // --quiet
+	BudgetURL    string               // --budget, "" for none
+	Command      []string             // CMD and its ARGS; not empty
 }
 
 // runRun validates opts and runs the command, retrying it, within ctx (its
@@ -131,13 +130,11 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if r.exits.retryOn, err = parseExitList("retry-on-exit", opts.RetryOnExit); err != nil {
 		return err
 	}
-	var classes []retry.Class
-	if opts.Classes != nil {
-		if classes, err = opts.Classes.Parse(); err != nil {
-			return err
-		}
+	classes, err := opts.Classes.Parse()
+	if err != nil {
+		return err
 	}
-	if r.exits.overload, err = r.exits.overloads(opts.OverloadExit, classes, opts.Classes != nil && opts.Classes.OnOverload()); err != nil {
+	if r.exits.overload, err = r.exits.overloads(opts.OverloadExit, classes, opts.Classes.OnOverload()); err != nil {
 		return err
 	}
 	r.classes = retry.WithClasses(classes...)

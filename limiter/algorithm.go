@@ -45,6 +45,9 @@ type rule interface {
 	// update returns the limit after sample s, from limit; rnd gives the
 	// uniform draws in [0, 1) of the jitter, drawn only when needed.
 	update(limit float64, s Sample, rnd backoff.Rand) float64
+	// clocked reports whether the rule learns from RTTs or times: if not,
+	// its samples carry neither, and the Limiter never reads its clock.
+	clocked() bool
 }
 
 // log10i is Netflix's Log10RootIntFunction: ⌊log10 n⌋, at least 1 below
@@ -144,6 +147,9 @@ type aimd struct {
 
 func (r *aimd) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
 
+// clocked: AIMD needs an RTT only to compare it with its Timeout.
+func (r *aimd) clocked() bool { return r.timeout > 0 }
+
 func (r *aimd) update(limit float64, s Sample, _ backoff.Rand) float64 {
 	switch {
 	case s.Dropped || r.timeout > 0 && s.RTT > r.timeout:
@@ -236,6 +242,8 @@ type vegas struct {
 }
 
 func (r *vegas) bounds() (float64, float64, float64) { return r.init, 1, r.hi }
+
+func (r *vegas) clocked() bool { return true }
 
 func (r *vegas) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if s.RTT <= 0 {
@@ -422,6 +430,8 @@ type gradient2 struct {
 }
 
 func (r *gradient2) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
+
+func (r *gradient2) clocked() bool { return true }
 
 func (r *gradient2) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if r.probing {

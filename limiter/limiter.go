@@ -42,7 +42,8 @@ type Limiter struct {
 	// state packs the calls in flight (its low 32 bits) and the count of
 	// permits ever taken (its high 32 bits, wrapping around), so that the
 	// compare-and-swap that counts a permit in flight also numbers it for
-	// sampling, at no extra cost.
+	// sampling, at no extra cost. (2³² calls in flight at once would
+	// overflow into the count: they would need as many goroutines.)
 	state   atomic.Uint64
 	skip    atomic.Uint32 // a permit is measured if its number & skip is 0
 	waiting atomic.Int64  // len(waiters), readable without mu

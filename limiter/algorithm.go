@@ -115,7 +115,10 @@ type AIMD struct {
 	// must be in [0.5, 1).
 	Backoff float64
 	// Timeout is the RTT above which a call counts as dropped; zero means
-	// 5 s, negative none.
+	// 5 s, negative none. When calls are frequent only the measured ones
+	// are compared with it (see the package doc's Sampling); a call that
+	// ended Dropped (the integrations' timeouts) always counts. Without
+	// it, AIMD learns from every call and never reads the clock.
 	Timeout time.Duration
 }
 

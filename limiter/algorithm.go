@@ -48,6 +48,11 @@ type rule interface {
 	// clocked reports whether the rule learns from RTTs or times: if not,
 	// its samples carry neither, and the Limiter never reads its clock.
 	clocked() bool
+	// idle reports that s would leave the rule's state and limit as they
+	// are, so that the Limiter need not take its lock to feed it. Only a
+	// rule whose whole state is its limit (one not clocked) may say so;
+	// limit is the Limiter's, read without the lock.
+	idle(s Sample, limit float64) bool
 }
 
 // log10i is Netflix's Log10RootIntFunction: ⌊log10 n⌋, at least 1 below
@@ -153,6 +158,13 @@ func (r *aimd) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi 
 // clocked: AIMD needs an RTT only to compare it with its Timeout.
 func (r *aimd) clocked() bool { return r.timeout > 0 }
 
+// idle: without a Timeout, a success leaves the limit where it is while
+// fewer than half of it are in flight, or at Max (the limit is a whole
+// number within [Min, Max], so the Limiter's is AIMD's own).
+func (r *aimd) idle(s Sample, limit float64) bool {
+	return r.timeout <= 0 && !s.Dropped && (float64(s.InFlight)*2 < limit || limit >= r.hi)
+}
+
 func (r *aimd) update(limit float64, s Sample, _ backoff.Rand) float64 {
 	switch {
 	case s.Dropped || r.timeout > 0 && s.RTT > r.timeout:
@@ -246,7 +258,8 @@ type vegas struct {
 
 func (r *vegas) bounds() (float64, float64, float64) { return r.init, 1, r.hi }
 
-func (r *vegas) clocked() bool { return true }
+func (r *vegas) clocked() bool             { return true }
+func (r *vegas) idle(Sample, float64) bool { return false }
 
 func (r *vegas) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if s.RTT <= 0 {
@@ -434,7 +447,8 @@ type gradient2 struct {
 
 func (r *gradient2) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
 
-func (r *gradient2) clocked() bool { return true }
+func (r *gradient2) clocked() bool             { return true }
+func (r *gradient2) idle(Sample, float64) bool { return false }
 
 func (r *gradient2) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if r.probing {

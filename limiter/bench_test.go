@@ -32,8 +32,10 @@ func BenchmarkFixedAdmitted(b *testing.B) { benchPermits(b, mustNew(b, Config{Li
 // update rule run on the calls it measures: at this rate one in
 // DefaultSampleEvery (two clock reads, one lock), the others costing a
 // fixed limit's. AIMDNoTimeout learns from every call without a clock
-// read (one lock each); Gradient2EveryCall measures every call
-// (SampleEvery 1), the cost of one measured call.
+// read: here, one in flight, under half its limit, a success leaves it
+// as it is and takes no lock (at half the limit or more, each takes the
+// lock once). Gradient2EveryCall measures every call (SampleEvery 1), the
+// cost of one measured call.
 func BenchmarkAdaptiveAdmitted(b *testing.B) {
 	for _, c := range []struct {
 		name  string

@@ -396,6 +396,9 @@ func (p *Permit) learn(o Outcome) {
 	s := Sample{InFlight: int(p.inflight), Dropped: o == Dropped}
 	switch {
 	case !l.clocked:
+		if l.rule.idle(s, float64(l.limit.Load())) {
+			return
+		}
 	case p.flags&measured != 0:
 		s.Now = l.now()
 		s.RTT = max(s.Now-p.start, 1)

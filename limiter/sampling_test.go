@@ -24,6 +24,7 @@ type recorderRule struct{ recorder }
 
 func (*recorderRule) bounds() (float64, float64, float64) { return 1000, 1, 1000 }
 func (r *recorderRule) clocked() bool                     { return !r.clockless }
+func (*recorderRule) idle(Sample, float64) bool           { return false }
 func (r *recorderRule) update(limit float64, s Sample, _ backoff.Rand) float64 {
 	*r.samples = append(*r.samples, s)
 	return limit

@@ -33,9 +33,7 @@ func NewCmd(env *cmdutil.Env) *cobra.Command {
 		Short: "Show a backoff schedule, its total wait and whether it fits a deadline",
 		Long: `calc shows the schedule a retry policy produces, its total wait with
 percentiles and whether it fits a --deadline; --solve finds the largest
-first delay, multiplier or number of retries that does. With --on-overload
-or --on-transient (or --preset aws) it also shows the schedule each class of
-failure follows, within the call's --retries. Guide: docs/calc.md.`,
+first delay, multiplier or number of retries that does. Guide: docs/calc.md.`,
 		Example: `  # The worked example: 500 ms doubling up to 30 s, 8 retries, full jitter.
   again calc --initial 500ms --multiplier 2 --max 30s --retries 8
 
@@ -45,10 +43,7 @@ failure follows, within the call's --retries. Guide: docs/calc.md.`,
   # The largest first delay that keeps 5 retries within 10 s in the worst case.
   again calc --retries 5 --solve initial --deadline 10s
 
-  # AWS SDKs' standard mode, with 4 retries instead of its 2.
-  again calc --preset aws --retries 4
-
-  # 429s and 503s on a slow schedule, network errors on a fast one, 5 retries in all.
+  # 429s on a slow schedule, network errors on a fast one (--preset aws: AWS's two).
   again calc --retries 5 --on-overload initial=1s,max=30s --on-transient initial=50ms,retries=2
 
   # Decorrelated jitter, machine-readable.

@@ -45,8 +45,11 @@ type Result struct {
 	Retries  int       `json:"retries"`        // how many retries the schedule has
 	MoreRows string    `json:"moreRows,omitempty"`
 	Chart    *Chart    `json:"chart,omitempty"`
-	Command  string    `json:"command,omitempty"` // the equivalent `again calc` command
-	Snippet  string    `json:"snippet,omitempty"` // Go code configuring package retry
+	// Classes are the schedules of the classes of failure the per-class
+	// inputs give (see ClassFields), overloads first; none without them.
+	Classes []ClassResult `json:"classes,omitempty"`
+	Command string        `json:"command,omitempty"` // the equivalent `again calc` command
+	Snippet string        `json:"snippet,omitempty"` // Go code configuring package retry
 	// Announce is the one sentence a screen reader hears after an edit:
 	// the headline and the verdict, or the first error.
 	Announce string `json:"announce"`
@@ -200,6 +203,8 @@ func parse(v map[string]string, l Lang) (input, []Message) {
 		}
 		timeout = d
 	}
+	classes, cerrs := parseClasses(v, l)
+	errs = append(errs, cerrs...)
 	if len(errs) > 0 {
 		return input{}, errs
 	}
@@ -207,6 +212,7 @@ func parse(v map[string]string, l Lang) (input, []Message) {
 	if err != nil {
 		return input{}, []Message{message(err, v, l)}
 	}
+	in.Classes = classes
 	return input{Input: in, timeout: timeout}, nil
 }
 
@@ -228,21 +234,27 @@ func Compute(v map[string]string, l Lang) Result {
 		Rows:    make([]Row, min(len(rep.Retries), MaxRows)),
 		Retries: len(rep.Retries),
 		Chart:   chart(in, rep, a, s.Verdict, l),
-		Command: command(v),
+		Classes: classResults(rep, a, l),
+		Command: command(v) + classCommand(v),
 		Snippet: snippet(in),
 	}
 	for i, x := range rep.Retries[:len(r.Rows)] {
-		r.Rows[i] = Row{
-			Retry: x.Retry, Delay: l.Duration(time.Duration(x.Delay)), Capped: x.Capped,
-			Min: l.Duration(time.Duration(x.Min)), Mean: l.Duration(time.Duration(x.Mean)), Max: l.Duration(time.Duration(x.Max)),
-			TotalMax: l.Duration(addSat(time.Duration(x.TotalMax), a.before(x.Retry))),
-		}
+		r.Rows[i] = row(x, a, l)
 	}
 	if r.Retries > len(r.Rows) {
 		r.MoreRows = l.f("go.moreRows", len(r.Rows), l.retriesOf(r.Retries))
 	}
 	r.Announce = s.announce(l)
 	return r
+}
+
+// row returns the table's row of the retry x; a is the attempts' own time.
+func row(x calc.RetryReport, a attempts, l Lang) Row {
+	return Row{
+		Retry: x.Retry, Delay: l.Duration(time.Duration(x.Delay)), Capped: x.Capped,
+		Min: l.Duration(time.Duration(x.Min)), Mean: l.Duration(time.Duration(x.Mean)), Max: l.Duration(time.Duration(x.Max)),
+		TotalMax: l.Duration(addSat(time.Duration(x.TotalMax), a.before(x.Retry))),
+	}
 }
 
 // summary returns the headline, the details and the verdict.
@@ -375,6 +387,11 @@ func Export(v map[string]string, format string) Download {
 		}
 		return Download{Error: err.Error()}
 	}
+	classes, errs := parseClasses(v, English)
+	if len(errs) > 0 {
+		return Download{Error: "--" + strings.Replace(errs[0].Field, ".", " ", 1) + ": " + errs[0].Text}
+	}
+	in.Classes = classes
 	rep, err := calc.Compute(in)
 	if err != nil {
 		return Download{Error: err.Error()}
@@ -531,7 +548,7 @@ func withUnit(f, s string) string {
 func shellQuote(s string) string {
 	safe := s != ""
 	for _, c := range s {
-		if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:_-+", c) {
+		if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:_-+=,", c) {
 			safe = false
 			break
 		}

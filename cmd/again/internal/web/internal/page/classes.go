@@ -1,6 +1,7 @@
 package page
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -161,4 +162,21 @@ func classCommand(v map[string]string) string {
 		b.WriteString(" --" + c.flag + " " + shellQuote(strings.Join(pairs, ",")))
 	}
 	return b.String()
+}
+
+// writeClasses writes the snippet's retry.WithClasses option for cs, the
+// classes of the per-class inputs, matched as again fetch matches them:
+// overloads by retry.IsOverload, the other failures by its negation.
+func writeClasses(b *strings.Builder, cs []retry.Class) {
+	b.WriteString("classes := retry.WithClasses(\n")
+	for _, c := range cs {
+		match := "retry.IsOverload"
+		if c.Name != "overload" {
+			match = "func(err error) bool { return !retry.IsOverload(err) }"
+		}
+		fmt.Fprintf(b, "\tretry.Class{Name: %q, Match: %s, Policy: backoff.Policy{\n", c.Name, match)
+		writePolicyFields(b, c.Policy, "\t\t")
+		b.WriteString("\t}},\n")
+	}
+	b.WriteString(")\n")
 }

@@ -79,3 +79,23 @@ func TestClassErrorsByField(t *testing.T) {
 		t.Errorf("Compute(%v) errors %v; want exactly the three wrong fields", v, r.Errors)
 	}
 }
+
+// The Go code gives the call the classes the page shows: each with its own
+// policy, matched as again fetch matches them (TestSnippetCompiles
+// type-checks it).
+func TestSnippetClasses(t *testing.T) {
+	s := Compute(classInputs, English).Snippet
+	for _, want := range []string{
+		"classes := retry.WithClasses(\n\tretry.Class{Name: \"overload\", Match: retry.IsOverload, Policy: backoff.Policy{\n\t\tInitial:    time.Second,\n",
+		"\t\tMax:        30 * time.Second,\n\t\tRetries:    6,\n\t\tJitter:     backoff.NoJitter,\n\t}},\n",
+		"retry.Class{Name: \"transient\", Match: func(err error) bool { return !retry.IsOverload(err) }, Policy: backoff.Policy{\n\t\tInitial:    50 * time.Millisecond,\n",
+		"}, classes)\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("snippet lacks %q:\n%s", want, s)
+		}
+	}
+	if s := Compute(map[string]string{"retries": "4"}, English).Snippet; strings.Contains(s, "WithClasses") {
+		t.Errorf("snippet without per-class inputs gives classes:\n%s", s)
+	}
+}

@@ -603,36 +603,50 @@ func snippet(in input) string {
 	var b strings.Builder
 	b.WriteString("// import \"github.com/again-go/again/backoff\"\n// import \"github.com/again-go/again/retry\"\n")
 	b.WriteString("policy := backoff.Policy{\n")
-	// The calculator's 0 means none; in Go a zero field means its default,
-	// so none is written as a negative value (see backoff.Policy).
-	if p.Initial < 0 {
-		b.WriteString("\tInitial:    -1, // negative: no wait\n")
-	} else {
-		fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
-	}
-	fmt.Fprintf(&b, "\tMultiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
-	if p.Max < 0 {
-		b.WriteString("\tMax:        backoff.NoCap,\n")
-	} else {
-		fmt.Fprintf(&b, "\tMax:        %s,\n", goDuration(p.Max))
-	}
-	if p.Retries < 0 {
-		b.WriteString("\tRetries:    backoff.NoRetries,\n")
-	} else {
-		fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
-	}
-	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst(p.Jitter))
-	if p.Jitter == backoff.ProportionalJitter || p.Jitter == backoff.GRPCJitter {
-		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
-	}
+	writePolicyFields(&b, p, "\t")
 	b.WriteString("}\n")
 	if in.Deadline > 0 {
 		fmt.Fprintf(&b, "ctx, cancel := context.WithTimeout(ctx, %s)\ndefer cancel()\n", goDuration(in.Deadline))
+	}
+	if len(in.Classes) > 0 {
+		writeClasses(&b, in.Classes)
 	}
 	b.WriteString("err := retry.Run(ctx, policy, func(ctx context.Context) error {\n")
 	if in.timeout > 0 {
 		fmt.Fprintf(&b, "\tctx, cancel := context.WithTimeout(ctx, %s) // each attempt's own limit\n\tdefer cancel()\n", goDuration(in.timeout))
 	}
-	b.WriteString("\treturn callTheService(ctx) // your operation\n})\n")
+	b.WriteString("\treturn callTheService(ctx) // your operation\n")
+	if len(in.Classes) > 0 {
+		b.WriteString("}, classes)\n")
+	} else {
+		b.WriteString("})\n")
+	}
 	return b.String()
+}
+
+// writePolicyFields writes p's fields as the lines of a backoff.Policy
+// literal, each line starting with indent.
+func writePolicyFields(b *strings.Builder, p backoff.Policy, indent string) {
+	// The calculator's 0 means none; in Go a zero field means its default,
+	// so none is written as a negative value (see backoff.Policy).
+	if p.Initial < 0 {
+		b.WriteString(indent + "Initial:    -1, // negative: no wait\n")
+	} else {
+		fmt.Fprintf(b, indent+"Initial:    %s,\n", goDuration(p.Initial))
+	}
+	fmt.Fprintf(b, indent+"Multiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
+	if p.Max < 0 {
+		b.WriteString(indent + "Max:        backoff.NoCap,\n")
+	} else {
+		fmt.Fprintf(b, indent+"Max:        %s,\n", goDuration(p.Max))
+	}
+	if p.Retries < 0 {
+		b.WriteString(indent + "Retries:    backoff.NoRetries,\n")
+	} else {
+		fmt.Fprintf(b, indent+"Retries:    %d,\n", p.Retries)
+	}
+	fmt.Fprintf(b, indent+"Jitter:     %s,\n", jitterConst(p.Jitter))
+	if p.Jitter == backoff.ProportionalJitter || p.Jitter == backoff.GRPCJitter {
+		fmt.Fprintf(b, indent+"JitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
+	}
 }

@@ -35,9 +35,7 @@ func classReports(cs []retry.Class, call backoff.Policy, seed uint64) []ClassRep
 	for i, c := range cs {
 		p := resolve(c.Policy)
 		own := min(p.MaxAttempts()-1, MaxRetries)
-		q := p
-		q.Retries = fromUser(min(own, callRetries), backoff.NoRetries)
-		s := plan.Analyze(q, seed)
+		s := plan.Analyze(ClassPolicy(c, call), seed)
 		cost := c.Cost
 		if cost == 0 {
 			cost = 1 // retry.Class's zero rule
@@ -55,6 +53,18 @@ func classReports(cs []retry.Class, call backoff.Policy, seed uint64) []ClassRep
 		}
 	}
 	return out
+}
+
+// ClassPolicy returns the schedule that failures of class c alone follow
+// in a call on the policy call: the class's own policy, its zero fields
+// spelled out, with no more retries than its own cap or the call's,
+// whichever is fewer (see retry.Class). `again calc` shows it, and `again
+// sim storm --fail-as` runs its clients on it.
+func ClassPolicy(c retry.Class, call backoff.Policy) backoff.Policy {
+	p := resolve(c.Policy)
+	n := min(p.MaxAttempts()-1, call.MaxAttempts()-1, MaxRetries)
+	p.Retries = fromUser(n, backoff.NoRetries)
+	return p
 }
 
 // resolve spells out the zero fields of p that backoff.Policy reads as

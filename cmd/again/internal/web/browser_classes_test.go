@@ -49,6 +49,20 @@ func TestBrowserClasses(t *testing.T) {
 		tb.screenshot(strconv.FormatInt(w, 10) + "px")
 	}
 
+	// In Russian, whose words are longer, the section still fits a phone.
+	tb.do(chromedp.EmulateViewport(375, 900))
+	tb.click("#lang-ru")
+	tb.idle()
+	if got := eval[string](tb, `document.querySelector('#class-list h4').textContent`); !strings.HasPrefix(got, "Перегрузка") {
+		t.Errorf("in Russian the overloads' title is %q", got)
+	}
+	if over := eval[bool](tb, `document.documentElement.scrollWidth > window.innerWidth`); over {
+		t.Errorf("in Russian at 375 px the page scrolls sideways")
+	}
+	tb.screenshot("375px-ru")
+	tb.click("#lang-en")
+	tb.idle()
+
 	set := func(id, value string) {
 		t.Helper()
 		tb.do(chromedp.Evaluate[chromedp.Void](`(e => { e.value = ` + jsString(value) + `; e.dispatchEvent(new Event('input', {bubbles: true})); })(document.getElementById(` + jsString(id) + `))`))

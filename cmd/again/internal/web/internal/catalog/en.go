@@ -9,6 +9,7 @@ var english = map[string]string{
     <li>Pick the kind of jitter and read the totals, the chart and the table. Add a deadline to see whether the schedule fits it, and let the page solve for a parameter that does.</li>
     <li>If each attempt can itself take a while, give its timeout: the totals and the verdict then include the attempts’ own time.</li>
     <li>The storm view shows what the schedule does to a server when many clients fail at once, with and without jitter.</li>
+    <li>Under “Per class of failure”, give overloads (429, 503, throttling) and network errors schedules of their own, as AWS’s SDKs do since 2026: each class’s schedule and totals then appear below the table.</li>
   </ol>
   <p>The address bar always holds your inputs, so a link reproduces the schedule.</p>
 

@@ -75,6 +75,28 @@ func TestBrowserClasses(t *testing.T) {
 	if got := eval[string](tb, `document.querySelector('#class-list .class-totals').textContent`); !strings.HasPrefix(got, "2 retries") || strings.Contains(got, "stop this class") {
 		t.Errorf("overloads after retries=2: %q, want 2 retries within the call's 4", got)
 	}
+	// The aws preset is a policy with AWS's two classes: it fills both
+	// classes' inputs (retry.AWSClasses'), and another preset clears them.
+	tb.choosePreset("aws")
+	for f, want := range map[string]string{"on-overload.initial": "1s", "on-transient.initial": "50ms", "on-overload.max": "20s", "on-transient.retries": "3"} {
+		if got := eval[string](tb, `document.getElementById(`+jsString(f)+`).value`); got != want {
+			t.Errorf("after the aws preset %s = %q, want %q", f, got, want)
+		}
+	}
+	if got := eval[[]string](tb, `[...document.querySelectorAll('#class-list h4')].map(e => e.textContent)`); len(got) != 2 {
+		t.Errorf("after the aws preset the classes shown are %q, want two", got)
+	}
+	if got := eval[string](tb, `document.getElementById('preset').value`); got != "aws" {
+		t.Errorf("after the aws preset the menu shows %q", got)
+	}
+	set("on-overload.initial", "2s")
+	if got := eval[string](tb, `document.getElementById('preset').value`); got != "" {
+		t.Errorf("after editing a class the menu shows preset %q, want custom", got)
+	}
+	tb.choosePreset("again")
+	if got := eval[string](tb, `document.getElementById('on-overload.initial').value + document.getElementById('on-transient.initial').value`); got != "" || !eval[bool](tb, `document.getElementById('classes-out').hidden`) {
+		t.Errorf("after the again preset the classes' inputs hold %q, want none shown", got)
+	}
 	set("on-transient.multiplier", "0.5")
 	if msg := tb.text("#on-transient\\.multiplier-err"); !strings.Contains(msg, "1") {
 		t.Errorf("a multiplier of 0.5 for network errors: message %q under its field", msg)

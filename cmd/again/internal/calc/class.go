@@ -84,15 +84,16 @@ func resolve(p backoff.Policy) backoff.Policy {
 	return p
 }
 
-// classWhat says in English which failures a class of the command line
-// (cmdutil's --on-overload and --on-transient) or of retry.AWSClasses
-// holds, or "" for a name it does not know.
-func classWhat(name string) string {
+// ClassWhat says in English which failures a class of the command line
+// (cmdutil's --on-overload and --on-transient, named "overload" and
+// "transient") or of retry.AWSClasses holds, or "" for a name it does not
+// know: calc's reports and the help of calc's and sim's class flags say it.
+func ClassWhat(name string) string {
 	switch name {
 	case "overload", "throttling":
 		return "429, 503, RESOURCE_EXHAUSTED, throttle and breaker rejections"
 	case "transient":
-		return "network errors and the other retried failures"
+		return "network errors, timeouts, other statuses"
 	}
 	return ""
 }

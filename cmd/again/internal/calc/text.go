@@ -267,7 +267,7 @@ func (r *Report) writeClasses(w *bufio.Writer, strong string) {
 		strong, strong, r.Policy.Retries)
 	for _, c := range r.Classes {
 		what := ""
-		if s := classWhat(c.Name); s != "" {
+		if s := ClassWhat(c.Name); s != "" {
 			what = " (" + s + ")"
 		}
 		fmt.Fprintf(w, "\n%s%s%s%s: %s%s%s", strong, c.Name, strong, what, code, c.Policy.flags(), code)

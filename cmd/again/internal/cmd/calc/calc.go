@@ -55,7 +55,7 @@ first delay, multiplier or number of retries that does. Guide: docs/calc.md.`,
 	pf.Add(fs, calcmodel.FieldSolve, "param", "find the largest initial, multiplier or retries that fits --deadline")
 	pf.Add(fs, calcmodel.FieldTarget, "stat", "with --solve: what it keeps within the deadline, max (worst case) or p99")
 	pf.Add(fs, calcmodel.FieldSeed, "n", "seed for the Monte Carlo estimates of decorrelated jitter")
-	classes := cmdutil.AddClassFlags(fs)
+	classes := cmdutil.AddClassFlags(fs, calcmodel.ClassWhat("overload"), calcmodel.ClassWhat("transient"))
 	preset := ""
 	fs.Var(cmdutil.Text(&preset, "name"), calcmodel.FieldPreset, "start from a named policy, one of "+strings.Join(calcmodel.PresetNames(), ", ")+"; flags given with it override its fields")
 	var format string

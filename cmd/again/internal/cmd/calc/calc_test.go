@@ -16,9 +16,10 @@ import (
 )
 
 // classExample gives overloads a slow schedule with more retries than the
-// call allows, and network errors a fast one, all without jitter.
+// call allows and a cost of 5, and network errors a fast one, all without
+// jitter.
 var classExample = []string{"calc", "--retries", "4", "--jitter", "none",
-	"--on-overload", "initial=1s,max=30s,retries=6,jitter=none", "--on-transient", "initial=50ms,retries=2,jitter=none"}
+	"--on-overload", "initial=1s,max=30s,retries=6,jitter=none,cost=5", "--on-transient", "initial=50ms,retries=2,jitter=none"}
 
 var workedExample = []string{"calc", "--initial", "500ms", "--multiplier", "2", "--max", "30s", "--retries", "8"}
 
@@ -492,8 +493,8 @@ func TestCalcClassesJSON(t *testing.T) {
 		t.Fatalf("%d classes, want 2 (overload, transient)", len(got))
 	}
 	o, tr := got[0], got[1]
-	if o.Name != "overload" || o.Policy.Initial != "1000" || o.Policy.Max != "30000" || o.Policy.Retries != 6 || o.Cost != 1 || !o.CallCapped {
-		t.Errorf("overload = %+v; want initial_ms 1000, max_ms 30000, retries 6, cost 1, call_capped", o)
+	if o.Name != "overload" || o.Policy.Initial != "1000" || o.Policy.Max != "30000" || o.Policy.Retries != 6 || o.Cost != 5 || !o.CallCapped {
+		t.Errorf("overload = %+v; want initial_ms 1000, max_ms 30000, retries 6, cost 5, call_capped", o)
 	}
 	// The call's --retries 4 stops the overloads' 6: four waits, 1+2+4+8 s.
 	if len(o.Retries) != 4 || o.Total.Max != "15000" || o.Total.Min != "15000" || o.Total.MaxHuman != "15 s" {

@@ -271,7 +271,7 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 	clients, bucket := "100", "1s"
 	fs.Var(cmdutil.Text(&clients, "n"), "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", simmodel.MaxClients, attempts))
 	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", storm.MaxStormBuckets))
-	classes := cmdutil.AddClassFlags(fs)
+	classes := cmdutil.AddClassFlags(fs, calc.ClassWhat("overload"), calc.ClassWhat("transient"))
 	failAs := ""
 	fs.Var(cmdutil.Text(&failAs, "class"), "fail-as", "with --on-overload or --on-transient: every failure is an overload or a transient failure, retried on that class's schedule within --retries")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -177,8 +177,9 @@
 // "canceled: another attempt answered first" and error.type canceled.
 //
 // An attempt that is retried gets the event again.retry.wait, with
-// again.retry.wait.duration (seconds) and, when the server asked for the
-// wait, again.retry.hint_header. The span of the attempt that ends the
+// again.retry.wait.duration (seconds), when the server asked for the
+// wait, again.retry.hint_header, and, when one of the Transport's Classes
+// set the wait, again.retry.class, the class's name. The span of the attempt that ends the
 // call gets, when the call gave up, the status Error with the reason's
 // message and the attribute again.retry.reason. A span with a response
 // ends when the response's body is read to its end or closed (retryhttp

@@ -237,7 +237,8 @@ type Core struct {
 // from origin, and which tells decide each queued request's fate: Admitted
 // (a permit taken for it: give it back with Done) or the Reason it was
 // shed. decide runs inside the Core's methods, once per queued request,
-// possibly before Arrive returns; it must not call the Core. It returns
+// possibly before Arrive returns; it may read the Core (RetryAfter,
+// Snapshot) but not call Arrive, Done or Leave. It returns
 // cfg.Validate's error.
 func NewCore(cfg Config, origin time.Time, decide func(w *Waiter, r Reason)) (*Core, error) {
 	if err := cfg.Validate(); err != nil {

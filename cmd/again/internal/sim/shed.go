@@ -1,0 +1,74 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/limiter"
+	"github.com/again-go/again/shed"
+)
+
+// Shed is how a simulated server sheds load: with package shed's Core, the
+// code of its middleware, on the model's clock; what `again proxy --shed
+// N|adaptive` puts in front of a service. Requests beyond the limit wait
+// in its queue, by attempt (first attempts before retries), under CoDel
+// (5 ms / 100 ms), and those that cannot be served in time are answered
+// at once with a 503 and a jittered Retry-After. The zero Shed sheds
+// nothing: the server takes every request.
+type Shed struct {
+	// Limit is a fixed concurrency limit: at most Limit requests served
+	// at once. Zero: none, unless Adaptive.
+	Limit int
+	// Adaptive, if not nil, replaces Limit: a limiter.Limiter of this
+	// algorithm, on the model's clock, learns the limit from the
+	// server's latency (again proxy --shed adaptive uses Gradient2{Min:
+	// 1}).
+	Adaptive limiter.Algorithm
+}
+
+// On reports whether s sheds.
+func (s Shed) On() bool { return s.Limit > 0 || s.Adaptive != nil }
+
+// MaxShedLimit bounds Shed.Limit.
+const MaxShedLimit = 100_000
+
+// Check returns a *FieldError for a Limit out of range.
+func (s Shed) Check() error {
+	if s.Adaptive == nil {
+		return CheckInt("Shed.Limit", s.Limit, 0, MaxShedLimit)
+	}
+	return nil
+}
+
+// NewShedder returns the Core of s on clock, drawing Retry-After's jitter
+// from r and telling decide each queued request's fate (shed.NewCore).
+// s must shed (On).
+func NewShedder(s Shed, clock *VirtualClock, r backoff.Rand, decide func(*shed.Waiter, shed.Reason)) *shed.Core {
+	cfg := shed.Config{Limit: s.Limit, Rand: r}
+	if s.Adaptive != nil {
+		l, err := limiter.New(limiter.Config{Algorithm: s.Adaptive, Clock: clock, Rand: r})
+		if err != nil {
+			panic(fmt.Sprintf("sim: the limiter of %+v: %v", s, err))
+		}
+		cfg.Adaptive = l
+	}
+	c, err := shed.NewCore(cfg, clock.Now(), decide)
+	if err != nil {
+		panic("sim: " + err.Error())
+	}
+	return c
+}
+
+// HintFloor returns the wait before a retry that a server's Retry-After
+// of hint asks for, as package retry waits it: never less than the
+// policy's first delay (a hint replaces one wait, not the schedule).
+func HintFloor(hint time.Duration, p backoff.Policy) time.Duration {
+	return max(hint, p.Delay(1))
+}
+
+// ShedHint returns the Retry-After that core tells a client shed at the
+// clock's time, in the header's whole seconds.
+func ShedHint(core *shed.Core, clock *VirtualClock) time.Duration {
+	return time.Duration(shed.RetryAfterSeconds(core.RetryAfter(clock.Now()))) * time.Second
+}

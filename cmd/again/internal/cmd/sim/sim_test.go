@@ -48,6 +48,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
+		{[]string{"sim", "throttle", "--shed", "some"}, `again sim throttle: --shed must be a whole number (0 for no shedding) or adaptive, got "some"`},
 		{[]string{"sim", "outage", "--shed", "-3"}, `again sim outage: --shed must be a whole number (0 for no shedding) or adaptive, got "-3"`},
 		{[]string{"sim", "outage", "--shed", "100001"}, `again sim outage: --shed must be at most 100000, got "100001"`},
 		{[]string{"sim", "outage", "--outage", "20s"}, `again sim outage: --outage must be DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax), got "20s"`},
@@ -156,6 +157,7 @@ func TestSimJSONFields(t *testing.T) {
 		{[]string{"sim", "storm", "--retries", "2", "--initial", "1s", "--max", "1s", "--jitter", "none"}, 3, []string{"attempts", "no_jitter", "start_ms"}},
 		{[]string{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.95"}, 6, []string{"budget", "extra_load", "hedge_quantile", "overloaded", "p50_ms", "p999_ms", "p99_ms"}},
 		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "throttler"}},
+		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget", "--shed", "1"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "queue_delay_ms", "shed_ratio", "throttler"}},
 	}
 	for _, tt := range tests {
 		rows := simJSON(t, tt.args...)
@@ -488,9 +490,16 @@ func TestSimOutageHardChart(t *testing.T) {
 	}
 }
 
-// The chart of a shedding server draws what it shed, and its note says
+// The charts of a shedding server draw what it shed, and the outage note says
 // how it sheds; without --shed it draws no such line.
-func TestSimOutageShedChart(t *testing.T) {
+func TestSimShedCharts(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "throttle.svg")
+	if r := run(t, "sim", "throttle", "--shed", "1", "--demand", "2", "--capacity", "20", "--strategy", "budget", "--svg", file); r.Code != 0 {
+		t.Fatalf("again sim throttle --shed 1 --svg: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), ">Shed by the backend</text>") {
+		t.Errorf("again sim throttle --shed 1 --svg: the chart lacks the panel of what the backend shed")
+	}
 	for _, tt := range []struct {
 		shed string
 		want bool

@@ -215,9 +215,6 @@ type Waiter struct {
 	ch       chan Reason // a Shedder's: buffered, the decision
 }
 
-// Since returns when w was queued.
-func (w *Waiter) Since() time.Time { return w.since }
-
 // Core is a Shedder's decisions without a clock, goroutines or blocking:
 // every method takes the time it acts at, and a queued request's fate
 // comes back through the function given to NewCore, once. A Shedder runs

@@ -42,12 +42,14 @@ func (s Shed) Check() error {
 }
 
 // NewShedder returns the Core of s on clock, drawing Retry-After's jitter
-// from r and telling decide each queued request's fate (shed.NewCore).
-// s must shed (On).
-func NewShedder(s Shed, clock *VirtualClock, r backoff.Rand, decide func(*shed.Waiter, shed.Reason)) *shed.Core {
-	cfg := shed.Config{Limit: s.Limit, Rand: r}
+// from jitter and an adaptive limit's probes from probes, and telling
+// decide each queued request's fate (shed.NewCore). Two streams, so that
+// the limit's draws depend only on the requests it admits and releases, as
+// a middleware's do. s must shed (On).
+func NewShedder(s Shed, clock *VirtualClock, jitter, probes backoff.Rand, decide func(*shed.Waiter, shed.Reason)) *shed.Core {
+	cfg := shed.Config{Limit: s.Limit, Rand: jitter}
 	if s.Adaptive != nil {
-		l, err := limiter.New(limiter.Config{Algorithm: s.Adaptive, Clock: clock, Rand: r})
+		l, err := limiter.New(limiter.Config{Algorithm: s.Adaptive, Clock: clock, Rand: probes})
 		if err != nil {
 			panic(fmt.Sprintf("sim: the limiter of %+v: %v", s, err))
 		}

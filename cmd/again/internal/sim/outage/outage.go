@@ -379,7 +379,8 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 	}
 	if c.Shed.On() {
 		waits, begun = make([]float64, secs), make([]int, secs)
-		core = sim.NewShedder(c.Shed, &clock, sim.Stream(c.Seed, sim.StringID("outage shed"), sim.StringID(string(s))),
+		jitter, probes := shedStreams(c, s)
+		core = sim.NewShedder(c.Shed, &clock, jitter, probes,
 			func(w *shed.Waiter, why shed.Reason) {
 				if why == shed.Admitted {
 					serve(int32(w.Tag), clock.At)
@@ -539,6 +540,13 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 		}
 	}
 	return res, atts
+}
+
+// shedStreams returns the random streams of strategy s's shedding server:
+// Retry-After's jitter, and an adaptive limit's probes.
+func shedStreams(c *OutageConfig, s sim.Strategy) (jitter, probes *rand.Rand) {
+	return sim.Stream(c.Seed, sim.StringID("outage shed"), sim.StringID(string(s))),
+		sim.Stream(c.Seed, sim.StringID("outage shed probes"), sim.StringID(string(s)))
 }
 
 // outShedArrive is an attempt's arrival at a server behind core: a hard

@@ -38,7 +38,7 @@ func TestShedIsTheMiddlewares(t *testing.T) {
 			}
 			_, atts := outageAttempts(&c, s)
 			name := fmt.Sprintf("--shed %s, %s", shedName(sh), s)
-			got := replay(t, &c, atts)
+			got := replay(t, &c, s, atts)
 			var reached, bad, shedCount int
 			for i, a := range atts {
 				if !a.reached {
@@ -74,26 +74,26 @@ func shedName(sh sim.Shed) string {
 // replay sends the attempts that reached the server through the
 // middleware, and returns how it decided each: "admitted@T" with T the
 // time its handler started, or "REASON@T" when it was shed.
-func replay(t *testing.T, c *OutageConfig, atts []outAttempt) []string {
+func replay(t *testing.T, c *OutageConfig, s sim.Strategy, atts []outAttempt) []string {
 	got := make([]string, len(atts))
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		cfg := shed.Config{Limit: c.Shed.Limit}
 		if c.Shed.Adaptive != nil {
-			// The model's limiter draws from its own stream: Gradient2
-			// draws nothing, so none is needed to match it.
-			l, err := limiter.New(limiter.Config{Algorithm: c.Shed.Adaptive})
+			// The model's limiter's probes, drawn from the same stream.
+			_, probes := shedStreams(c, s)
+			l, err := limiter.New(limiter.Config{Algorithm: c.Shed.Adaptive, Rand: probes})
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg.Adaptive = l
 		}
-		s, err := shed.New(cfg)
+		sh, err := shed.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
-		h := s.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		h := sh.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			i, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
 			mu.Lock()
 			got[i] = fmt.Sprintf("admitted@%v", time.Since(start))

@@ -481,7 +481,8 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 		busy++
 		q.Push(now+service, shedEvent{kind: shedServed, req: i})
 	}
-	core = newShedCore(c, clock, r, func(i int32, why shed.Reason) {
+	probes := sim.Stream(c.Seed, sim.StringID("throttle shed probes"), sim.FloatID(demand), sim.StringID(string(t)))
+	core = newShedCore(c, clock, r, probes, func(i int32, why shed.Reason) {
 		now := clock.At
 		rq := reqs[i]
 		if why != shed.Admitted {
@@ -586,9 +587,9 @@ type shedCore struct {
 	decide func(int32, shed.Reason)
 }
 
-func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r backoff.Rand, decide func(int32, shed.Reason)) *shedCore {
+func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, shed.Reason)) *shedCore {
 	sc := &shedCore{clock: clock, decide: decide}
-	sc.Core = sim.NewShedder(c.Shed, clock, r, func(w *shed.Waiter, why shed.Reason) { decide(int32(w.Tag), why) })
+	sc.Core = sim.NewShedder(c.Shed, clock, r, probes, func(w *shed.Waiter, why shed.Reason) { decide(int32(w.Tag), why) })
 	return sc
 }
 

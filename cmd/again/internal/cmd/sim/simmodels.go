@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
@@ -327,7 +328,10 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
   again sim storm
 
   # Without jitter every client retries in the same 100 ms.
-  again sim storm --initial 1s --max 30s --retries 6 --bucket 100ms --svg storm.svg`,
+  again sim storm --initial 1s --max 30s --retries 6 --bucket 100ms --svg storm.svg
+
+  # Every client gets a 429, retried on the overloads' own schedule.
+  again sim storm --retries 6 --on-overload initial=2s,max=1m --fail-as overload`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -337,21 +341,54 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 	clients, bucket := "100", "1s"
 	fs.Var(cmdutil.Text(&clients, "n"), "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", simmodel.MaxClients, attempts))
 	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", storm.MaxStormBuckets))
+	classes := cmdutil.AddClassFlags(fs, calc.ClassWhat("overload"), calc.ClassWhat("transient"))
+	failAs := ""
+	fs.Var(cmdutil.Text(&failAs, "class"), "fail-as", "with --on-overload or --on-transient: every failure is an overload or a transient failure, retried on that class's schedule within --retries")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {
 			return err
 		}
-		c := storm.StormConfig{Policy: in.Policy, Seed: in.Seed, Deadline: in.Deadline}
+		p, err := stormPolicy(classes, failAs, in.Policy)
+		if err != nil {
+			return err
+		}
+		c := storm.StormConfig{Policy: p, Seed: in.Seed, Deadline: in.Deadline}
 		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
 			return err
 		}
 		if c.Bucket, err = parseSimDuration("bucket", bucket, time.Microsecond); err != nil {
 			return err
 		}
-		return stormRun(sf, c, in.Policy.JitterText())
+		return stormRun(sf, c, p.JitterText())
 	}
 	return cmd
+}
+
+// stormPolicy returns the schedule the storm's clients follow: the call's
+// policy, or with --fail-as the class's that the flags give, within the
+// call's retries, as retry.WithClasses retries that failure. A failure of
+// a class without a flag (--fail-as transient with only --on-overload)
+// has no class and follows the call's policy, as in a real call.
+func stormPolicy(flags *cmdutil.ClassFlags, failAs string, call backoff.Policy) (backoff.Policy, error) {
+	cs, err := flags.Parse()
+	if err != nil {
+		return call, err
+	}
+	switch {
+	case failAs == "" && len(cs) == 0:
+		return call, nil
+	case failAs == "":
+		return call, cmdutil.Usagef("--on-overload and --on-transient need --fail-as overload or --fail-as transient: the kind of failure every client gets")
+	case failAs != "overload" && failAs != "transient":
+		return call, cmdutil.Usagef("--fail-as must be overload or transient, got %q", failAs)
+	}
+	for _, c := range cs {
+		if c.Name == failAs {
+			return calc.ClassPolicy(c, call), nil
+		}
+	}
+	return call, nil
 }
 
 // stormRun runs the storm model as c says, and writes its rows as opts

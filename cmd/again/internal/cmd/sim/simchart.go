@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
 	"github.com/again-go/again/cmd/again/internal/sim/fleet"
 	"github.com/again-go/again/cmd/again/internal/sim/occ"
 	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
 )
 
@@ -43,7 +43,7 @@ func occChart(rows []occ.OCCRow) *chart.Figure {
 
 // outageChart draws, for each strategy, the new requests, the attempts
 // sent and the successes per second, on one time axis, the spike shaded.
-func outageChart(res []outage.OutageResult, shade outageShade, sh simmodel.Shed) *chart.Figure {
+func outageChart(res []outage.OutageResult, shade outageShade, sh simshed.Config) *chart.Figure {
 	spike := shade.spike
 	title := fmt.Sprintf("A %g s spike", spike.Seconds())
 	switch {
@@ -170,7 +170,7 @@ func stormChart(rows []storm.StormRow, jitter string, c storm.StormConfig) *char
 }
 
 // shedNote says how sh sheds, for a chart's note.
-func shedNote(sh simmodel.Shed) string {
+func shedNote(sh simshed.Config) string {
 	if sh.Adaptive != nil {
 		return "--shed adaptive"
 	}

@@ -15,6 +15,7 @@ import (
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/fleet"
 	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -227,18 +228,18 @@ func addShedFlag(fs *pflag.FlagSet, v *string) {
 
 // parseShed parses --shed as again proxy does: N, adaptive (Gradient2, as
 // again proxy --shed adaptive), or 0 for none.
-func parseShed(v string) (simmodel.Shed, error) {
+func parseShed(v string) (simshed.Config, error) {
 	n, adaptive, err := cmdutil.ParseShed(v)
 	if err != nil {
-		return simmodel.Shed{}, err
+		return simshed.Config{}, err
 	}
 	if adaptive {
-		return simmodel.Shed{Adaptive: cmdutil.AdaptiveLimit()}, nil
+		return simshed.Config{Adaptive: cmdutil.AdaptiveLimit()}, nil
 	}
-	if n > simmodel.MaxShedLimit {
-		return simmodel.Shed{}, cmdutil.Usagef("--shed must be at most %d, got %q", simmodel.MaxShedLimit, v)
+	if n > simshed.MaxLimit {
+		return simshed.Config{}, cmdutil.Usagef("--shed must be at most %d, got %q", simshed.MaxLimit, v)
 	}
-	return simmodel.Shed{Limit: n}, nil
+	return simshed.Config{Limit: n}, nil
 }
 
 // parseRate parses a rate per second above 0 and up to simmodel.MaxRate.

@@ -8,6 +8,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/throttle"
 	"github.com/spf13/cobra"
 )
@@ -98,7 +99,7 @@ type throttleClientRow struct {
 // throttleChart draws, against the demand, the backend's load and the
 // goodput per capacity, one line per throttler: the SRE counting's flat
 // K × capacity against the others' growth.
-func throttleChart(rows []throttle.ThrottleRow, sh simmodel.Shed) *chart.Figure {
+func throttleChart(rows []throttle.ThrottleRow, sh simshed.Config) *chart.Figure {
 	load := chart.Panel{Title: "Load on the backend", XLabel: "demand ÷ capacity", YLabel: "attempts received ÷ capacity (log scale)", LogY: true}
 	good := chart.Panel{Title: "Goodput", XLabel: "demand ÷ capacity", YLabel: "successes ÷ capacity"}
 	shed := chart.Panel{Title: "Shed by the backend", XLabel: "demand ÷ capacity", YLabel: "attempts shed ÷ capacity"}

@@ -9,6 +9,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/shed"
 )
@@ -55,7 +56,7 @@ type OutageConfig struct {
 	// first delay); immediate retries ignore it. A client that gives up
 	// leaves the queue, as a request whose context ends does. The zero
 	// Shed sheds nothing [none].
-	Shed sim.Shed
+	Shed simshed.Config
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the strategies; nil runs them one by one.
@@ -373,14 +374,14 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 			sec.Shed++
 		}
 		if why != shed.Canceled {
-			atts[a].hint = sim.ShedHint(core, &clock)
+			atts[a].hint = simshed.Hint(core, &clock)
 			q.Push(now+net(), outEvent{kind: outShed, att: a})
 		}
 	}
 	if c.Shed.On() {
 		waits, begun = make([]float64, secs), make([]int, secs)
 		jitter, probes := shedStreams(c, s)
-		core = sim.NewShedder(c.Shed, &clock, jitter, probes,
+		core = simshed.New(c.Shed, &clock, jitter, probes,
 			func(w *shed.Waiter, why shed.Reason) {
 				if why == shed.Admitted {
 					serve(int32(w.Tag), clock.At)
@@ -518,7 +519,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 				if e.kind == outShed {
 					// The server's Retry-After, as package retry waits it:
 					// it replaces one wait, not the schedule.
-					wait = sim.HintFloor(atts[e.att].hint, c.Policy)
+					wait = simshed.HintFloor(atts[e.att].hint, c.Policy)
 					break
 				}
 				rq.prev = c.Policy.Sample(rq.attempts, rq.prev, r)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/simtest"
 	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/shed"
@@ -29,7 +30,7 @@ import (
 // when the model did, or sheds it when the model did and for the same
 // reason.
 func TestShedIsTheMiddlewares(t *testing.T) {
-	for _, sh := range []sim.Shed{{Limit: 30}, {Limit: 100}, {Adaptive: limiter.Gradient2{Min: 1}}} {
+	for _, sh := range []simshed.Config{{Limit: 30}, {Limit: 100}, {Adaptive: limiter.Gradient2{Min: 1}}} {
 		for _, s := range []sim.Strategy{sim.NoRetries, sim.Immediate, sim.Backoff} {
 			c := OutageConfig{Seed: 3, Policy: backoff.Default(), Shed: sh, Duration: 45 * time.Second, Strategies: []sim.Strategy{s}}
 			c, err := c.withDefaults()
@@ -64,7 +65,7 @@ func TestShedIsTheMiddlewares(t *testing.T) {
 	}
 }
 
-func shedName(sh sim.Shed) string {
+func shedName(sh simshed.Config) string {
 	if sh.Adaptive != nil {
 		return "adaptive"
 	}
@@ -136,7 +137,7 @@ func TestSimOutageShedConclusions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: sim.Shed{Limit: 100}})
+	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: simshed.Config{Limit: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +150,14 @@ func TestSimOutageShedConclusions(t *testing.T) {
 			t.Errorf("backoff's success ratio %.3f with --shed 100, %.3f without; want at least 0.5 more", s.SuccessRatio, plain[0].Summary.SuccessRatio)
 		}
 	}
-	if _, err := Outage(OutageConfig{Policy: backoff.Default(), Shed: sim.Shed{Limit: -1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
+	if _, err := Outage(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Limit: -1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
 		t.Errorf("Outage with Shed.Limit -1 = %v, want an error naming Shed.Limit", err)
 	}
 }
 
 func TestSimOutageShedGolden(t *testing.T) {
 	var b strings.Builder
-	for _, sh := range []sim.Shed{{Limit: 100}, {Adaptive: limiter.Gradient2{Min: 1}}} {
+	for _, sh := range []simshed.Config{{Limit: 100}, {Adaptive: limiter.Gradient2{Min: 1}}} {
 		c := OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: sh}
 		serial, err := Outage(c)
 		if err != nil {

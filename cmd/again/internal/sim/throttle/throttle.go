@@ -9,6 +9,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/retry"
 	"github.com/again-go/again/shed"
 	"github.com/again-go/again/throttle"
@@ -63,7 +64,7 @@ type ThrottleConfig struct {
 	// 503 and a Retry-After, which every client waits as package retry
 	// does (never less than its policy's first delay). The zero Shed
 	// sheds nothing [none].
-	Shed sim.Shed
+	Shed simshed.Config
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the cells; nil runs them one by one.
@@ -489,9 +490,9 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 			if counted(now) {
 				shedN++
 			}
-			hint := sim.ShedHint(core.Core, clock)
+			hint := simshed.Hint(core.Core, clock)
 			g.done(clock.Now(), true)
-			retryAfter(now, i, sim.HintFloor(hint, policy))
+			retryAfter(now, i, simshed.HintFloor(hint, policy))
 			return
 		}
 		rq.start = now
@@ -589,7 +590,7 @@ type shedCore struct {
 
 func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, shed.Reason)) *shedCore {
 	sc := &shedCore{clock: clock, decide: decide}
-	sc.Core = sim.NewShedder(c.Shed, clock, r, probes, func(w *shed.Waiter, why shed.Reason) { decide(int32(w.Tag), why) })
+	sc.Core = simshed.New(c.Shed, clock, r, probes, func(w *shed.Waiter, why shed.Reason) { decide(int32(w.Tag), why) })
 	return sc
 }
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/simtest"
 	"github.com/again-go/again/limiter"
 )
@@ -17,7 +17,7 @@ import (
 // clients' throttling lets through, and what it sheds is the rest of it.
 func TestSimThrottleShed(t *testing.T) {
 	c := ThrottleConfig{Demands: []float64{10}, Seed: 1, Capacity: 50, Duration: 200 * time.Second, Warmup: 100 * time.Second,
-		Throttlings: []Throttling{ThrottleNone, ThrottleBudget, ThrottleSRE}, Shed: sim.Shed{Limit: 1}}
+		Throttlings: []Throttling{ThrottleNone, ThrottleBudget, ThrottleSRE}, Shed: simshed.Config{Limit: 1}}
 	rows, err := Throttle(c)
 	if err != nil {
 		t.Fatal(err)
@@ -40,14 +40,14 @@ func TestSimThrottleShed(t *testing.T) {
 	if sre, none := rows[2], rows[0]; sre.ShedRatio > none.ShedRatio/5 {
 		t.Errorf("sre-k2 makes the server shed %.3f, none %.3f: want far less", sre.ShedRatio, none.ShedRatio)
 	}
-	if _, err := Throttle(ThrottleConfig{Shed: sim.Shed{Limit: sim.MaxShedLimit + 1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
-		t.Errorf("Throttle with Shed.Limit %d = %v, want an error naming Shed.Limit", sim.MaxShedLimit+1, err)
+	if _, err := Throttle(ThrottleConfig{Shed: simshed.Config{Limit: simshed.MaxLimit + 1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
+		t.Errorf("Throttle with Shed.Limit %d = %v, want an error naming Shed.Limit", simshed.MaxLimit+1, err)
 	}
 }
 
 func TestSimThrottleShedGolden(t *testing.T) {
 	var b strings.Builder
-	for _, sh := range []sim.Shed{{Limit: 2}, {Adaptive: limiter.Gradient2{Min: 1}}} {
+	for _, sh := range []simshed.Config{{Limit: 2}, {Adaptive: limiter.Gradient2{Min: 1}}} {
 		c := ThrottleConfig{Demands: []float64{1, 10}, Seed: 1, Capacity: 50, Duration: 100 * time.Second, Warmup: 50 * time.Second, Shed: sh}
 		serial, err := Throttle(c)
 		if err != nil {

@@ -26,6 +26,20 @@
 // Budget, Breakers, Throttles, Limits and Hedge: one line instruments
 // them all.
 //
+// A gRPC client's policies (package retrygrpc, a module of its own, which
+// otelagain does not import) are the same types, each instrumented in one
+// line from the Interceptor's fields, per the key the Interceptor gives
+// them (the target, or what its LimitKey, BreakerKey or ThrottleKey
+// returns, such as the method). Throttles and Group must come before the
+// Interceptor's first call; Limits reads the Limiters as they are, and
+// may come at any time:
+//
+//	ic := &retrygrpc.Interceptor{Budget: tel.Budget("orders", budget),
+//		Limits: &limiter.Group{Config: limiter.Config{Algorithm: limiter.Gradient2{}}}}
+//	tel.Limits("orders", ic.Limits)       // again.limit.*, per target
+//	tel.Throttles("orders", ic.Throttles) // again.throttle.*, if set
+//	tel.Group("orders", ic.Breakers)      // again.breaker.*, if set
+//
 // # Metrics
 //
 // No semantic convention covers retries, budgets or breakers yet; the

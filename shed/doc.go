@@ -74,4 +74,13 @@
 //	resp, err := retryingClient.Do(req) // retryhttp.Transport sends the headers
 //
 // Other transports (gRPC) use Shedder.Admit and the Permit it returns.
+//
+// # The decisions without a clock
+//
+// Core is a Shedder's decisions as functions of the times passed in, with
+// no clock, goroutine or blocking: a request arrives (admitted, queued or
+// shed), a permit comes back, a queued request leaves, and the queued
+// requests' fates come back through a function. A Shedder runs the same
+// code under real time; `again sim outage --shed` and `again sim throttle
+// --shed` run it on their virtual clock.
 package shed

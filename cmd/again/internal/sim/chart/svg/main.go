@@ -1,6 +1,8 @@
-// Command svg draws a chart.Figure given as JSON: the way a harness that
-// cannot import the chart package (the bench module's tests, which
-// cmd/again's internal packages are closed to) draws its chart with it.
+// Command svg draws a chart.Figure given as JSON as an SVG.
+//
+// It is how a harness that cannot import the chart package (the bench
+// module's tests, which cmd/again's internal packages are closed to)
+// draws its chart with it.
 //
 // The JSON is a chart.Figure, its fields by name (Title, Note, Columns,
 // Panels with Title, XLabel, YLabel, Series of Name, X and Y, and

@@ -100,6 +100,39 @@ func TestCoreCoDel(t *testing.T) {
 			t.Errorf("Snapshot(112ms) = %+v, want overloaded, 1 in flight, none queued", s)
 		}
 	})
+	t.Run("while lower classes wait, a critical request is not sloughed: the sheddable ones are", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		crit := Request{Criticality: Critical, Attempt: 1}
+		low := Request{Criticality: Sheddable, Attempt: 1}
+		r.arrive(0, "a", crit)
+		r.arrive(0, "w1", crit)
+		r.arrive(0, "w2", crit)
+		r.done(8 * ms)  // w1 after 8ms: the interval's minimum, until 108ms
+		r.done(50 * ms) // w2 after 50ms
+		r.arrive(60*ms, "crit1", crit)
+		r.arrive(60*ms, "crit2", crit)
+		r.arrive(60*ms, "s0", low)
+		r.arrive(105*ms, "s1", low)
+		r.arrive(109*ms, "s2", low)
+		// Overloaded from 110ms; the interval's first request, the newest
+		// critical, is served.
+		r.done(110 * ms)
+		// crit1 waited 51ms, over 2 × 5ms, but sheddable requests wait
+		// below it: it is served, not sloughed.
+		r.done(111 * ms)
+		r.done(112 * ms) // s2, the newest sheddable (LIFO), waited 3ms
+		r.done(113 * ms) // s1 waited 8ms; s0, 53ms and the lowest, is sloughed next
+		r.done(114 * ms)
+		want := map[string]string{
+			"crit2": "admitted@110ms", "crit1": "admitted@111ms",
+			"s2": "admitted@112ms", "s1": "admitted@113ms", "s0": "overload@114ms",
+		}
+		for n, f := range want {
+			if r.fate[n] != f {
+				t.Errorf("%s: %q, want %q (all: %v)", n, r.fate[n], f, r.fate)
+			}
+		}
+	})
 	t.Run("a burst whose minimum stays under 5ms stays FIFO and sheds nothing", func(t *testing.T) {
 		r := newCoreRun(t, Config{Limit: 1})
 		r.arrive(0, "a", Request{})

@@ -27,7 +27,9 @@
 //     Interval (100 ms) exceeds Target (5 ms). Then a request that waited
 //     more than twice Target is dropped, and the queue serves the newest
 //     first (adaptive LIFO): the oldest are those whose clients have
-//     most likely given up.
+//     most likely given up. Lower levels go first: a request is dropped
+//     so only while no request of a lower level waits, so that critical
+//     requests next in line are not dropped with the sheddable ones.
 //   - Deadlines: a client sends the time it will still wait in
 //     HeaderTimeout (Again-Timeout-Ms, whole milliseconds;
 //     retryhttp.Transport sends it). A request still queued at its

@@ -2,11 +2,15 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -20,8 +24,10 @@ import (
 	"github.com/zeromicro/go-zero/core/logx"
 	"github.com/zeromicro/go-zero/core/stat"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/fault/latency"
 	"github.com/again-go/again/limiter"
+	"github.com/again-go/again/retryhttp"
 	"github.com/again-go/again/shed"
 )
 
@@ -30,18 +36,20 @@ import (
 // first served, and are served even after their client gave up, as
 // net/http serves them), a lognormal service time from fault/latency, so
 // a capacity C of about 100 requests a second; and one client whose
-// Poisson load steps through 0.5, 1, 2 and 4 × C, shedStep each, every
-// request with a 1 s timeout and no retry. In front of the workers: nothing
-// (bare net/http), again's shed (a limit of W only; W with the CoDel queue
-// that turns LIFO; Gradient2), go-zero's adaptive shedder, Kratos aegis's
-// BBR (each at its defaults, which shed only above a CPU threshold, and
-// with the threshold at 0, so that they judge by throughput and latency
+// Poisson load steps through 0.5, 1, 2 and 4 × C and then back to 0.5 × C,
+// shedStep each, every request with a 1 s timeout and no retry. In front
+// of the workers: nothing (bare net/http), again's shed (a limit of W
+// only; W with the CoDel queue that turns LIFO, also with two classes of
+// requests, a fifth CRITICAL and the rest SHEDDABLE, sent by again's
+// client; Gradient2), go-zero's adaptive shedder, Kratos aegis's BBR
+// (each at its defaults, which shed only above a CPU threshold, and with
+// the threshold at 0, so that they judge by throughput and latency
 // alone), and failsafe-go's handler with its AdaptiveLimiter. Bounded:
-// 4 × shedStep per server. Run it with
+// 5 × shedStep per server, and the requests' 1 s timeout. Run it with
 //
 //	cd bench && go test -run TestShedOverload -v -count 1 .
 //
-// (skipped under -short).
+// (skipped under -short), and with -shed.chart=FILE to write its chart.
 
 const (
 	shedWorkers = 4
@@ -51,7 +59,7 @@ const (
 )
 
 // shedLoads are the offered loads, in order, as multiples of C.
-var shedLoads = []float64{0.5, 1, 2, 4}
+var shedLoads = []float64{0.5, 1, 2, 4, 0.5}
 
 // shedService is the service time: median 35 ms, p99 about 112 ms.
 var shedService = latency.Distribution{Name: latency.Lognormal, Median: 35 * time.Millisecond, Sigma: 0.5}
@@ -84,6 +92,16 @@ func workers(stop <-chan struct{}) http.Handler {
 	})
 }
 
+// shedCall is one request of a run.
+type shedCall struct {
+	sent     time.Duration // since the run began, as scheduled
+	step     int
+	critical bool // the run with classes: sent CRITICAL, else SHEDDABLE
+	ok       bool // answered 200 within the timeout
+	shed     bool // answered 429 or 503
+	took     time.Duration
+}
+
 // shedResult is one load step's figures, over its counted part.
 type shedResult struct {
 	load      float64
@@ -92,113 +110,241 @@ type shedResult struct {
 	shedPerS  float64 // answers 429 or 503 per second
 	timedOut  int
 	n, served int
+	// critical and sheddable are each class's availability (successes
+	// over requests sent), in the run with classes only.
+	critical, sheddable float64
 }
 
-// runShed offers the staircase of shedLoads to url and returns each
-// step's figures.
-func runShed(url string) []shedResult {
-	capacity := shedCapacity()
+// shedRun is one server's run: each step's figures, the time back to
+// stable goodput after the step from 4 × C to 0.5 × C (-1: not back by
+// the end of the run), and the goodput over time, per shedBin by send
+// time, over C.
+type shedRun struct {
+	steps    []shedResult
+	back     time.Duration
+	overTime []float64
+}
+
+const (
+	shedBin      = 500 * time.Millisecond // of the goodput over time
+	shedWindow   = 500 * time.Millisecond // judged for the time back, sliding
+	shedSlide    = 100 * time.Millisecond
+	shedCritical = 0.2 // of the requests, in the run with classes
+)
+
+// runShed offers the staircase of shedLoads to url and returns its
+// figures. With classes, the requests go through again's client
+// (retryhttp.Transport, no retry), which sends the class of each
+// request's context (shed.WithCriticality) in shed.HeaderCriticality:
+// shedCritical of them CRITICAL, the others SHEDDABLE.
+func runShed(url string, classes bool) shedRun {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 2000
-	c := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
-	r := rand.New(rand.NewPCG(1, 2))
-	type step struct {
-		mu       sync.Mutex
-		lat      []time.Duration
-		shed, to int
-		n        int
+	var rt http.RoundTripper = tr
+	if classes {
+		rt = &retryhttp.Transport{Base: tr, Policy: backoff.Policy{Retries: backoff.NoRetries}}
 	}
-	steps := make([]*step, len(shedLoads))
-	var wg sync.WaitGroup
+	c := &http.Client{Transport: rt}
+	r := rand.New(rand.NewPCG(1, 2))
+	var (
+		mu    sync.Mutex
+		calls []shedCall
+		wg    sync.WaitGroup
+	)
+	begin := time.Now()
+	starts := make([]time.Duration, len(shedLoads))
 	for i, load := range shedLoads {
-		s := &step{}
-		steps[i] = s
-		start := time.Now()
-		for now := start; now.Sub(start) < shedStep; now = time.Now() {
-			time.Sleep(time.Duration(r.ExpFloat64() / (load * capacity) * float64(time.Second)))
-			counted := time.Since(start) >= shedWarmup
+		start := begin.Add(time.Duration(i) * shedStep)
+		starts[i] = start.Sub(begin)
+		// Arrivals at fixed times: a sleep that overran on the loaded
+		// machine is made up at once, so that the load offered is the
+		// one named.
+		for next := start; ; {
+			next = next.Add(time.Duration(r.ExpFloat64() / (load * shedCapacity()) * float64(time.Second)))
+			if next.Sub(start) >= shedStep {
+				break
+			}
+			time.Sleep(time.Until(next))
+			call := shedCall{sent: next.Sub(begin), step: i, critical: classes && r.Float64() < shedCritical}
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), shedTimeout)
 				defer cancel()
-				began := time.Now()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-				resp, err := c.Do(req)
-				status := 0
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					status = resp.StatusCode
+				if classes {
+					class := shed.Sheddable
+					if call.critical {
+						class = shed.Critical
+					}
+					ctx = shed.WithCriticality(ctx, class)
 				}
-				took := time.Since(began)
-				if !counted {
-					return
-				}
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				s.n++
-				switch {
-				case err == nil && status == http.StatusOK && took <= shedTimeout:
-					s.lat = append(s.lat, took)
-				case err == nil && (status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests):
-					s.shed++
-				default:
-					s.to++
-				}
+				sent := time.Now()
+				status, err := shedGet(ctx, c, url)
+				call.took = time.Since(sent)
+				call.ok = err == nil && status == http.StatusOK && call.took <= shedTimeout
+				call.shed = err == nil && (status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests)
+				mu.Lock()
+				calls = append(calls, call)
+				mu.Unlock()
 			})
 		}
 	}
 	wg.Wait()
+	return shedFigures(calls, starts)
+}
+
+// shedGet sends a GET to url and reads the answer.
+func shedGet(ctx context.Context, c *http.Client, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, err
+}
+
+// shedFigures sums up a run's calls, the steps having started at starts.
+func shedFigures(calls []shedCall, starts []time.Duration) shedRun {
+	capacity := shedCapacity()
 	window := (shedStep - shedWarmup).Seconds()
-	out := make([]shedResult, len(steps))
-	for i, s := range steps {
-		slices.Sort(s.lat)
-		q := func(p float64) time.Duration {
-			if len(s.lat) == 0 {
-				return 0
+	out := shedRun{steps: make([]shedResult, len(starts)), back: -1}
+	for i := range starts {
+		var lat []time.Duration
+		var crit, critOK, shd, shdOK int
+		res := shedResult{load: shedLoads[i]}
+		for _, c := range calls {
+			if c.step != i || c.sent-starts[i] < shedWarmup {
+				continue
 			}
-			return s.lat[min(len(s.lat)-1, int(math.Ceil(p*float64(len(s.lat))))-1)]
+			res.n++
+			switch {
+			case c.ok:
+				lat = append(lat, c.took)
+			case c.shed:
+				res.shedPerS++
+			default:
+				res.timedOut++
+			}
+			if c.critical {
+				crit++
+				critOK += b2i(c.ok)
+			} else {
+				shd++
+				shdOK += b2i(c.ok)
+			}
 		}
-		out[i] = shedResult{load: shedLoads[i], goodput: float64(len(s.lat)) / window / capacity,
-			p50: q(0.5), p99: q(0.99), shedPerS: float64(s.shed) / window, timedOut: s.to, n: s.n, served: len(s.lat)}
+		res.served = len(lat)
+		res.goodput = float64(len(lat)) / window / capacity
+		res.p50, res.p99 = shedQuantile(lat, 0.5), shedQuantile(lat, 0.99)
+		res.shedPerS /= window
+		res.critical, res.sheddable = ratio(critOK, crit), ratio(shdOK, shd)
+		out.steps[i] = res
+	}
+	// The time back: the settled success ratio is the first step's (the
+	// same load, 0.5 × C, before any overload); a window of the last step
+	// is back when its ratio is within 0.15 of it, or within three
+	// standard deviations of a window of as many requests at the settled
+	// ratio, if that is more, so that the noise of a server that sheds
+	// part of a light load is not read as a failure to recover. Back is
+	// where the windows stay back to the end.
+	last := len(starts) - 1
+	first := out.steps[0]
+	settled := ratio(first.served, first.n)
+	out.back = 0
+	for t := time.Duration(0); t+shedWindow <= shedStep; t += shedSlide {
+		n, ok := 0, 0
+		for _, c := range calls {
+			if at := c.sent - starts[last]; c.step == last && at >= t && at < t+shedWindow {
+				n++
+				ok += b2i(c.ok)
+			}
+		}
+		if n > 0 && ratio(ok, n) < settled-max(0.15, 3*math.Sqrt(settled*(1-settled)/float64(n))) {
+			out.back = t + shedSlide
+			if t+shedWindow+shedSlide > shedStep {
+				out.back = -1 // the last window is not back
+			}
+		}
+	}
+	bins := int((starts[last] + shedStep + shedBin - 1) / shedBin)
+	out.overTime = make([]float64, bins)
+	for _, c := range calls {
+		if b := int(c.sent / shedBin); c.ok && b < bins {
+			out.overTime[b]++
+		}
+	}
+	for i := range out.overTime {
+		out.overTime[i] /= capacity * shedBin.Seconds()
 	}
 	return out
 }
 
+// shedQuantile returns the p quantile of d, which it sorts.
+func shedQuantile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return d[min(len(d)-1, int(math.Ceil(p*float64(len(d))))-1)]
+}
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // The servers compared: each wraps the workers' handler.
+// With classes, the clients send each request's class (see runShed).
 var shedServers = []struct {
-	name string
-	wrap func(t *testing.T, h http.Handler) http.Handler
+	name    string
+	wrap    func(t *testing.T, h http.Handler) http.Handler
+	classes bool
 }{
-	{"bare net/http", func(_ *testing.T, h http.Handler) http.Handler { return h }},
+	{"bare net/http", func(_ *testing.T, h http.Handler) http.Handler { return h }, false},
 	{"again shed, limit 4 only", func(t *testing.T, h http.Handler) http.Handler {
 		return againShed(t, shed.Config{Limit: shedWorkers, MaxQueue: -1}, h)
-	}},
+	}, false},
 	{"again shed, limit 4 + CoDel/LIFO", func(t *testing.T, h http.Handler) http.Handler {
 		return againShed(t, shed.Config{Limit: shedWorkers}, h)
-	}},
+	}, false},
+	{"again shed, limit 4 + CoDel/LIFO, 2 classes", func(t *testing.T, h http.Handler) http.Handler {
+		return againShed(t, shed.Config{Limit: shedWorkers}, h)
+	}, true},
 	{"again shed, Gradient2 + CoDel/LIFO", func(t *testing.T, h http.Handler) http.Handler {
 		l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Min: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return againShed(t, shed.Config{Adaptive: l}, h)
-	}},
+	}, false},
 	{"go-zero shedder, defaults", func(_ *testing.T, h http.Handler) http.Handler {
 		return goZero(load.NewAdaptiveShedder(), h)
-	}},
+	}, false},
 	{"go-zero shedder, CPU threshold 0", func(_ *testing.T, h http.Handler) http.Handler {
 		return goZero(load.NewAdaptiveShedder(load.WithCpuThreshold(0)), h)
-	}},
+	}, false},
 	{"aegis BBR, defaults", func(_ *testing.T, h http.Handler) http.Handler {
 		return aegis(bbr.NewLimiter(), h)
-	}},
+	}, false},
 	{"aegis BBR, CPU threshold 0", func(_ *testing.T, h http.Handler) http.Handler {
 		return aegis(bbr.NewLimiter(bbr.WithCPUThreshold(0)), h)
-	}},
+	}, false},
 	{"failsafe-go AdaptiveLimiter", func(_ *testing.T, h http.Handler) http.Handler {
 		return failsafehttp.NewHandler(h, adaptivelimiter.NewWithDefaults[*http.Response]())
-	}},
+	}, false},
 }
 
 func againShed(t *testing.T, cfg shed.Config, h http.Handler) http.Handler {
@@ -255,31 +401,173 @@ func (s *statusWriter) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// shedChart, when set, is where TestShedOverload writes its chart, as the
+// JSON of a chart.Figure (cmd/again/internal/sim/chart, which this module
+// cannot import): `go run ./cmd/again/internal/sim/chart/svg` draws it.
+var shedChart = flag.String("shed.chart", "", "write TestShedOverload's chart to this file, as JSON for cmd/again/internal/sim/chart/svg")
+
+// The contenders the chart draws, as many as it has styles, under names
+// short enough for its legend.
+var shedCharted = []struct{ name, short string }{
+	{"bare net/http", "bare net/http"},
+	{"again shed, limit 4 only", "again, limit only"},
+	{shedAgain, "again, CoDel/LIFO"},
+	{"again shed, Gradient2 + CoDel/LIFO", "again, Gradient2"},
+	{"go-zero shedder, CPU threshold 0", "go-zero, CPU 0"},
+	{"aegis BBR, CPU threshold 0", "aegis BBR, CPU 0"},
+	{"failsafe-go AdaptiveLimiter", "failsafe-go"},
+}
+
+const (
+	shedAgain   = "again shed, limit 4 + CoDel/LIFO"
+	shedClasses = "again shed, limit 4 + CoDel/LIFO, 2 classes"
+)
+
 func TestShedOverload(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a real staircase of 4 × 2 s per server")
+		t.Skip("a real staircase of 5 × 2 s per server")
 	}
 	logx.Disable() // go-zero logs every request it drops
 	t.Logf("capacity C = %.1f requests/s (%d workers, %s); the unloaded success p99 is about %v",
 		shedCapacity(), shedWorkers, shedService, shedService.Quantile(0.99).Round(time.Millisecond))
-	at4 := map[string]shedResult{}
+	runs := map[string]shedRun{}
 	for _, s := range shedServers {
 		stop := make(chan struct{})
 		srv := httptest.NewServer(s.wrap(t, workers(stop)))
-		res := runShed(srv.URL)
+		run := runShed(srv.URL, s.classes)
 		close(stop)
 		srv.Close()
 		// go-zero's and aegis's defaults shed only above a CPU
 		// threshold (90 %, 80 %), of the machine as they read it.
-		t.Logf("%-36s CPU as go-zero reads it: %d ‰", s.name, stat.CpuUsage())
-		for _, r := range res {
-			t.Logf("%-36s %.1fx  goodput %.2f  p50 %6.1fms  p99 %7.1fms  shed %6.1f/s  timed out %4d  of %d",
-				s.name, r.load, r.goodput, ms(r.p50), ms(r.p99), r.shedPerS, r.timedOut, r.n)
+		t.Logf("%-44s CPU as go-zero reads it: %d ‰", s.name, stat.CpuUsage())
+		for i, r := range run.steps {
+			load := fmt.Sprintf("%.1fx", r.load)
+			if i == len(run.steps)-1 {
+				load = "→" + load
+			}
+			classes := ""
+			if s.classes {
+				classes = fmt.Sprintf("  critical %.4f  sheddable %.3f", r.critical, r.sheddable)
+			}
+			t.Logf("%-44s %5s  goodput %.2f  p50 %6.1fms  p99 %7.1fms  shed %6.1f/s  timed out %4d  of %4d%s",
+				s.name, load, r.goodput, ms(r.p50), ms(r.p99), r.shedPerS, r.timedOut, r.n, classes)
 		}
-		at4[s.name] = res[len(res)-1]
+		t.Logf("%-44s back to stable goodput %s after the step from 4x to 0.5x", s.name, shedBack(run.back))
+		runs[s.name] = run
 	}
-	bare, again := at4["bare net/http"], at4["again shed, limit 4 + CoDel/LIFO"]
-	if again.goodput <= bare.goodput {
-		t.Errorf("at 4 × C: goodput behind again's shed %.2f of C, bare net/http %.2f; want again's above", again.goodput, bare.goodput)
+	shedGoals(t, runs)
+	if *shedChart != "" {
+		if err := writeShedChart(*shedChart, runs); err != nil {
+			t.Fatal(err)
+		}
 	}
+}
+
+func shedBack(d time.Duration) string {
+	if d < 0 {
+		return "not before the run's end"
+	}
+	return d.String()
+}
+
+// shedGoals logs the issue's goals at 4 × C for every server, and asserts
+// again's with the room a loaded 2-core machine under -race needs: what
+// they catch is a regression to queueing everything (goodput toward 0, a
+// p99 toward the timeout), to classes that no longer count, or to a
+// queue that does not drain after the step. The critical class's goal
+// (above 0.99) is logged, not asserted: with 4 permits and a 35 ms median
+// service, a permit frees every 10 ms or so when all are busy, which is
+// CoDel's sloughing threshold (2 × Target), so CoDel sloughs critical
+// requests too (BENCHMARKS.md).
+func shedGoals(t *testing.T, runs map[string]shedRun) {
+	four := slices.Index(shedLoads, 4)
+	for _, s := range shedServers {
+		run := runs[s.name]
+		r, unloaded := run.steps[four], run.steps[0].p99
+		crit := ""
+		if s.classes {
+			crit = fmt.Sprintf("; critical %.4f available (goal above 0.99), sheddable %.3f", r.critical, r.sheddable)
+		}
+		over := "none succeeded"
+		if r.served > 0 {
+			over = (r.p99 - unloaded).Round(time.Millisecond).String()
+		}
+		t.Logf("%-44s at 4x: goodput %.2f of C (goal 0.90); p99 over the unloaded %v: %s (goal 10ms)%s",
+			s.name, r.goodput, unloaded.Round(time.Millisecond), over, crit)
+	}
+	again, classes := runs[shedAgain], runs[shedClasses]
+	r, unloaded := again.steps[four], again.steps[0].p99
+	if r.goodput < 0.5 {
+		t.Errorf("%s at 4 × C: goodput %.2f of C, want at least 0.5 (the goal is 0.9)", shedAgain, r.goodput)
+	}
+	if r.p99 > unloaded+600*time.Millisecond {
+		t.Errorf("%s at 4 × C: success p99 %v, want at most the unloaded %v + 600ms (the goal is + 10ms)", shedAgain, r.p99, unloaded)
+	}
+	if c := classes.steps[four]; !(c.critical >= 2*c.sheddable && c.critical >= c.sheddable+0.2) {
+		t.Errorf("%s at 4 × C: the critical class %.3f available, the sheddable %.3f; want the critical at least twice the sheddable and 0.2 above it",
+			shedClasses, c.critical, c.sheddable)
+	}
+	if after := again.steps[len(again.steps)-1]; after.goodput < 0.3 {
+		t.Errorf("%s: goodput %.2f of C after the step from 4 × C to 0.5 × C (back to stable goodput %s), want at least 0.3",
+			shedAgain, after.goodput, shedBack(again.back))
+	}
+	if bare := runs["bare net/http"].steps[four]; r.goodput <= bare.goodput {
+		t.Errorf("at 4 × C: goodput behind again's shed %.2f of C, bare net/http %.2f; want again's above", r.goodput, bare.goodput)
+	}
+}
+
+// The chart's JSON: chart.Figure's fields, by name.
+type (
+	chartFigure struct {
+		Title, Note string
+		Panels      []chartPanel
+		Columns     int
+	}
+	chartPanel struct {
+		Title, XLabel, YLabel string
+		Series                []chartSeries
+		YMax                  float64      `json:",omitempty"`
+		Shade                 [][2]float64 `json:",omitempty"`
+		ShadeLabel            string       `json:",omitempty"`
+	}
+	chartSeries struct {
+		Name string
+		X, Y []float64
+	}
+)
+
+// writeShedChart writes the chart of runs to name: goodput against the
+// offered load, and goodput over time through the staircase and the step.
+func writeShedChart(name string, runs map[string]shedRun) error {
+	byLoad := chartPanel{Title: "Goodput against offered load", XLabel: "offered load ÷ capacity C",
+		YLabel: "successes within 1 s ÷ C", YMax: 1.2}
+	overTime := chartPanel{Title: "Goodput over time (by send time, 500 ms bins)", XLabel: "seconds",
+		YLabel: "successes within 1 s ÷ C", YMax: 1.2, ShadeLabel: "4 × C"}
+	four := slices.Index(shedLoads, 4)
+	overTime.Shade = [][2]float64{{float64(four) * shedStep.Seconds(), float64(four+1) * shedStep.Seconds()}}
+	for _, c := range shedCharted {
+		run, name := runs[c.name], c.short
+		var s chartSeries
+		for _, r := range run.steps[:four+1] {
+			s.X, s.Y = append(s.X, r.load), append(s.Y, r.goodput)
+		}
+		byLoad.Series = append(byLoad.Series, chartSeries{Name: name, X: s.X, Y: s.Y})
+		t := chartSeries{Name: name}
+		for i, g := range run.overTime {
+			t.X, t.Y = append(t.X, (time.Duration(i)*shedBin+shedBin/2).Seconds()), append(t.Y, g)
+		}
+		overTime.Series = append(overTime.Series, t)
+	}
+	f := chartFigure{
+		Title: "Server-side shedding at 0.5, 1, 2 and 4 × capacity, then back to 0.5 ×, on loopback",
+		Note: fmt.Sprintf("%d workers, lognormal service (median 35 ms, σ 0.5), C = %.0f requests/s; clients time out at 1 s, no retry (TestShedOverload under -race, %s)",
+			shedWorkers, shedCapacity(), time.Now().UTC().Format("2006-01-02")),
+		Panels:  []chartPanel{byLoad, overTime},
+		Columns: 2,
+	}
+	b, err := json.MarshalIndent(f, "", "\t")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(name, append(b, '\n'), 0o644)
 }

@@ -101,10 +101,13 @@ type BudgetConfig struct {
 // Redis and Key: gRPC A6's token bucket (retry.TokenBucket's rule), held
 // in Redis so that a fleet of N processes retries as much as one process
 // would, not N times as much. It implements retry.Budget (Success and
-// Failure), and Take, which package hedge asks for a hedge's token, so that
-// hedges refused by a spent bucket cost the fleet nothing.
+// Failure); FailureCost, through which retry charges a class of failure
+// its own cost (retry.Class.Cost: a class of cost 5 takes 5 tokens from
+// the bucket every process shares, as from a retry.TokenBucket); and
+// Take, which package hedge asks for a hedge's token, so that hedges
+// refused by a spent bucket cost the fleet nothing.
 //
-// Costs: Success never waits for Redis; successes are counted in memory
+// Round trips: Success never waits for Redis; successes are counted in memory
 // and sent every FlushInterval in one round trip by a goroutine that Close
 // stops. Failure, a retry decision, costs at most one round trip: one Lua
 // script on one key, atomic on the server, which also carries this
@@ -317,7 +320,15 @@ func (b *Budget) Success() {
 // connection is ready, whichever is later. Concurrent calls share round
 // trips: while one is in flight, the calls that arrive meanwhile are
 // decided together by the next.
-func (b *Budget) Failure() bool { return b.ask(failure) }
+func (b *Budget) Failure() bool { return b.ask(failure, milli) }
+
+// FailureCost is Failure for a failure that costs cost tokens instead of
+// one, as retry.TokenBucket.FailureCost: retry charges a class's Cost
+// (retry.Class.Cost) through it, so that a class of cost 5 takes 5 tokens
+// from the shared bucket, seen by every process of the fleet, and from the
+// local bucket while Redis cannot be used. A cost that is not a number > 0
+// takes nothing. It waits, shares round trips and falls back as Failure.
+func (b *Budget) FailureCost(cost float64) bool { return b.ask(failure, costMilli(cost)) }
 
 // Take takes one token from the shared bucket if more than half the tokens
 // remain after it, and reports whether it did: retry.TokenBucket.Take's
@@ -325,7 +336,7 @@ func (b *Budget) Failure() bool { return b.ask(failure) }
 // refusal takes nothing, so a bucket that refuses hedges refills with the
 // successes. It waits, shares round trips and falls back to the local
 // bucket as Failure does, and a Take decided locally is not sent to Redis.
-func (b *Budget) Take() bool { return b.ask(take) }
+func (b *Budget) Take() bool { return b.ask(take, milli) }
 
 // The kinds of decision a batch carries, as indexes of its counts.
 const (
@@ -333,10 +344,10 @@ const (
 	take           // Take: a token taken only if one may be
 )
 
-// ask decides a Failure or a Take, by kind.
-func (b *Budget) ask(kind int) bool {
+// ask decides a Failure or a Take, by kind; a failure costs m milli-tokens.
+func (b *Budget) ask(kind int, m int64) bool {
 	if b.closed.Load() {
-		return b.local.decide(kind)
+		return b.local.decide(kind, m)
 	}
 	now := time.Now()
 	if now.Before(b.connectBy) {
@@ -354,12 +365,12 @@ func (b *Budget) ask(kind int) bool {
 		deadline = b.connectBy
 	}
 	if !b.shared.Load() {
-		return b.local.decide(kind)
+		return b.local.decide(kind, m)
 	}
-	allow, err := b.decide(deadline, kind)
+	allow, err := b.decide(deadline, kind, m)
 	if err != nil {
 		b.fallBack(err)
-		return b.local.decide(kind)
+		return b.local.decide(kind, m)
 	}
 	return allow
 }
@@ -384,33 +395,36 @@ func awaitWarm(warm <-chan struct{}, by time.Time, done <-chan struct{}) {
 	}
 }
 
-// batch is one round trip's worth of decisions: n[failure] failures, of
-// which the first allowed[failure] may be retried, and n[take] takes, of
-// which the first allowed[take] got a token (the bucket only empties along
-// a batch, so the allowed ones come first, as they would one by one).
+// batch is one round trip's worth of decisions: n[failure] failures, the
+// ith costing costs[i] milli-tokens, of which the first allowed[failure]
+// may be retried, and n[take] takes, of which the first allowed[take] got
+// a token (the bucket only empties along a batch, so the allowed ones come
+// first, as they would one by one).
 type batch struct {
 	n       [2]int
+	costs   []int64 // of the failures, in order
 	allowed [2]int
 	err     error
 	done    chan struct{} // closed when allowed and err are set
 }
 
-// decide adds one decision of kind to the batch that will be sent next and
-// waits for its answer, until deadline at most. At most one batch is in flight
+// decide adds one decision of kind (a failure costing m milli-tokens, or
+// a take) to the batch that will be sent next and waits for its answer,
+// until deadline at most. At most one batch is in flight
 // and one is open to joiners, so that concurrent decisions cost one round
 // trip per batch instead of one each, and a decision waits for at most the
 // round trip in flight and its own.
-func (b *Budget) decide(deadline time.Time, kind int) (bool, error) {
+func (b *Budget) decide(deadline time.Time, kind int, m int64) (bool, error) {
 	b.batchMu.Lock()
 	if bt := b.open; bt != nil {
 		i := bt.n[kind]
-		bt.n[kind]++
+		bt.add(kind, m)
 		b.batchMu.Unlock()
 		<-bt.done
 		return i < bt.allowed[kind], bt.err
 	}
 	bt := &batch{done: make(chan struct{})}
-	bt.n[kind] = 1
+	bt.add(kind, m)
 	if prev := b.running; prev != nil {
 		// Lead the next batch: collect joiners until the one in flight ends.
 		b.open = bt
@@ -425,12 +439,12 @@ func (b *Budget) decide(deadline time.Time, kind int) (bool, error) {
 		b.open = nil
 	}
 	b.running = bt
-	n := bt.n
+	costs, takes := bt.costs, bt.n[take]
 	b.batchMu.Unlock()
 
 	successes := b.pending.Swap(0)
 	if time.Now().Before(deadline) {
-		bt.allowed, bt.err = b.eval(deadline, successes, n)
+		bt.allowed, bt.err = b.eval(deadline, successes, costs, takes)
 	} else {
 		bt.err = fmt.Errorf("the previous round trip took the whole wait: %w", context.DeadlineExceeded)
 	}
@@ -444,6 +458,15 @@ func (b *Budget) decide(deadline time.Time, kind int) (bool, error) {
 	b.batchMu.Unlock()
 	close(bt.done)
 	return 0 < bt.allowed[kind], bt.err
+}
+
+// add counts one decision of kind, a failure costing m milli-tokens or a
+// take, with the Budget's batchMu held.
+func (bt *batch) add(kind int, m int64) {
+	bt.n[kind]++
+	if kind == failure {
+		bt.costs = append(bt.costs, m)
+	}
 }
 
 // Shared reports whether the Budget's decisions currently use the shared
@@ -478,7 +501,7 @@ func (b *Budget) Close() error {
 		b.closed.Store(true) // decisions from now on are local
 		b.flushMu.Lock()
 		if n := b.pending.Swap(0); n > 0 && b.shared.Load() {
-			if _, err := b.eval(time.Now().Add(b.timeout), n, [2]int{}); err != nil {
+			if _, err := b.eval(time.Now().Add(b.timeout), n, nil, 0); err != nil {
 				b.closeErr = b.secrets.err(fmt.Errorf("fleet: flushing %d successes on Close: %w", n, err))
 			}
 		}
@@ -523,7 +546,7 @@ func (b *Budget) warmUp() {
 	defer cancel()
 	err := budgetScript.Load(ctx, b.client).Err()
 	if err == nil {
-		_, err = b.evalCtx(ctx, 0, [2]int{})
+		_, err = b.evalCtx(ctx, 0, nil, 0)
 	}
 	if err != nil && b.ctx.Err() == nil {
 		b.fallBack(err)
@@ -541,7 +564,7 @@ func (b *Budget) flush() {
 	if n == 0 && shared {
 		return
 	}
-	if _, err := b.eval(time.Now().Add(b.timeout), n, [2]int{}); err != nil {
+	if _, err := b.eval(time.Now().Add(b.timeout), n, nil, 0); err != nil {
 		b.pending.Add(n)
 		b.fallBack(err)
 		return
@@ -596,18 +619,24 @@ func (b *Budget) describe(err error) string {
 	return c
 }
 
-// eval runs the budget script with successes and n decisions of each kind
-// until deadline, and returns how many of each were allowed.
-func (b *Budget) eval(deadline time.Time, successes int64, n [2]int) ([2]int, error) {
+// eval runs the budget script with successes, failures of the given
+// costs (milli-tokens) and takes, until deadline, and returns how many of
+// each kind of decision were allowed.
+func (b *Budget) eval(deadline time.Time, successes int64, costs []int64, takes int) ([2]int, error) {
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	return b.evalCtx(ctx, successes, n)
+	return b.evalCtx(ctx, successes, costs, takes)
 }
 
 // evalCtx is eval bounded by ctx. Each answer sets the local bucket's
 // level to the shared one, the level it falls back from.
-func (b *Budget) evalCtx(ctx context.Context, successes int64, n [2]int) ([2]int, error) {
-	v, err := budgetScript.Run(ctx, b.client, b.keys, b.capArg, b.refund, successes, n[failure], n[take]).Int64Slice()
+func (b *Budget) evalCtx(ctx context.Context, successes int64, costs []int64, takes int) ([2]int, error) {
+	args := make([]any, 5, 5+len(costs))
+	args[0], args[1], args[2], args[3], args[4] = b.capArg, b.refund, successes, len(costs), takes
+	for _, c := range costs {
+		args = append(args, c)
+	}
+	v, err := budgetScript.Run(ctx, b.client, b.keys, args...).Int64Slice()
 	if err != nil {
 		return [2]int{}, err
 	}

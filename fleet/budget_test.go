@@ -242,37 +242,45 @@ func TestScriptReloaded(t *testing.T) {
 }
 
 // TestConcurrentDecisions: decisions that share round trips allow exactly
-// what one-by-one decisions allow.
+// what one-by-one decisions allow, for failures of one token (Failure) and
+// of a class's cost (FailureCost).
 func TestConcurrentDecisions(t *testing.T) {
 	s := startServer(t)
-	var rt atomic.Int64
-	b := newTestBudget(t, BudgetConfig{Client: s.client(&rt), MaxTokens: 100, Timeout: 5 * time.Second, FlushInterval: time.Hour})
-	const goroutines, each = 64, 20
-	var allowed atomic.Int64
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				if b.Failure() {
-					allowed.Add(1)
+	for _, tt := range []struct {
+		name    string
+		cost    float64
+		allowed int64 // on 100 tokens: down to more than 50 left
+	}{{"Failure", 1, 49}, {"FailureCost(2.5)", 2.5, 19}} {
+		var rt atomic.Int64
+		b := newTestBudget(t, BudgetConfig{Client: s.client(&rt), Key: tt.name, MaxTokens: 100, Timeout: 5 * time.Second, FlushInterval: time.Hour})
+		fail := b.Failure
+		if tt.cost != 1 {
+			fail = func() bool { return b.FailureCost(tt.cost) }
+		}
+		const goroutines, each = 64, 20
+		var allowed atomic.Int64
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				for range each {
+					if fail() {
+						allowed.Add(1)
+					}
 				}
-			}
-		}()
+			})
+		}
+		wg.Wait()
+		if got := allowed.Load(); got != tt.allowed {
+			t.Errorf("%d concurrent %s on 100 tokens: %d allowed, want %d", goroutines*each, tt.name, got, tt.allowed)
+		}
+		if !b.Shared() {
+			t.Errorf("%s: Shared() = false: some decisions fell back", tt.name)
+		}
+		if got, _ := b.SharedTokens(context.Background()); got != 0 {
+			t.Errorf("%s: SharedTokens = %v after %d failures, want 0", tt.name, got, goroutines*each)
+		}
+		t.Logf("%s: %d decisions in %d round trips", tt.name, goroutines*each, rt.Load())
 	}
-	wg.Wait()
-	// 100 tokens: failures are allowed down to 51 tokens left.
-	if got := allowed.Load(); got != 49 {
-		t.Errorf("%d concurrent failures on 100 tokens: %d allowed, want 49", goroutines*each, got)
-	}
-	if !b.Shared() {
-		t.Error("Shared() = false: some decisions fell back")
-	}
-	if got, _ := b.SharedTokens(context.Background()); got != 0 {
-		t.Errorf("SharedTokens = %v after %d failures, want 0", got, goroutines*each)
-	}
-	t.Logf("%d decisions in %d round trips", goroutines*each, rt.Load())
 }
 
 // TestConcurrentTakes: takes and failures that share round trips allow

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/again-go/again/retry"
@@ -9,7 +10,19 @@ import (
 var (
 	_ retry.Budget             = (*Budget)(nil)
 	_ interface{ Take() bool } = (*Budget)(nil) // what package hedge asks a Budget for
+	// What retry asks a Budget for to charge a class's cost (retry.Class.Cost).
+	_ interface{ FailureCost(float64) bool } = (*Budget)(nil)
 )
+
+// costMilli is a failure's cost in milli-tokens, as retry.TokenBucket's
+// FailureCost counts it: a cost that is not a number > 0 takes nothing,
+// and one beyond any real bucket is clamped as the capacity is.
+func costMilli(cost float64) int64 {
+	if !(cost > 0) {
+		return 0
+	}
+	return int64(math.Min(cost, math.MaxInt64/(4*milli)) * milli)
+}
 
 // localBucket is the bucket a Budget decides with while Redis cannot be
 // used: gRPC A6's rule, exactly as the script and retry.TokenBucket apply
@@ -35,12 +48,12 @@ func (l *localBucket) success() {
 	}
 }
 
-// failure takes one token, never below zero, and reports whether more than
-// half the tokens remain, the retry rule.
-func (l *localBucket) failure() bool {
+// failure takes m milli-tokens (a failure's cost), never below zero, and
+// reports whether more than half the tokens remain, the retry rule.
+func (l *localBucket) failure(m int64) bool {
 	for {
 		u := l.used.Load()
-		next := min(u+milli, l.capArg)
+		next := min(u+m, l.capArg)
 		if l.used.CompareAndSwap(u, next) {
 			return l.capArg-next > l.capArg/2
 		}
@@ -62,12 +75,13 @@ func (l *localBucket) take() bool {
 	}
 }
 
-// decide makes a decision of kind (failure or take) on the local bucket.
-func (l *localBucket) decide(kind int) bool {
+// decide makes a decision of kind (failure or take) on the local bucket;
+// a failure costs m milli-tokens.
+func (l *localBucket) decide(kind int, m int64) bool {
 	if kind == take {
 		return l.take()
 	}
-	return l.failure()
+	return l.failure(m)
 }
 
 // set makes the level the one Redis just reported.

@@ -11,12 +11,14 @@ import (
 )
 
 // FuzzLocalBucket: the fallback bucket follows retry.TokenBucket's rules
-// (Failure and Take) exactly on any sequence of outcomes (from any level both can start at),
+// (Failure, FailureCost and Take) exactly on any sequence of outcomes (from any level both can start at),
 // and from the fallback level it allows at most one retry before a
 // success.
 func FuzzLocalBucket(f *testing.F) {
-	// Byte%3: 0 a success, 1 a failure, 2 a take (0x30 '0', 0x31 '1', 0x32 '2').
+	// Below 0x80, byte%3: 0 a success, 1 a failure, 2 a take (0x30 '0',
+	// 0x31 '1', 0x32 '2'); from 0x80, a failure costing (byte-0x80)/4 tokens.
 	f.Add(10.0, 0.1, []byte("1111110000000000112222"))
+	f.Add(500.0, 1.0, []byte("\x94\x94\xb8\xb800000\x94\x80\x812"))
 	f.Add(3.0, 1.0, []byte("10101111222022"))
 	f.Add(0.001, 0.001, []byte("112002"))
 	f.Fuzz(func(t *testing.T, maxTokens, ratio float64, seq []byte) {
@@ -31,12 +33,21 @@ func FuzzLocalBucket(f *testing.F) {
 		ref := &retry.TokenBucket{MaxTokens: float64(capArg) / milli, TokenRatio: float64(max(1, refund)) / milli}
 		l := newLocalBucket(capArg, max(1, refund))
 		for i, o := range seq {
+			if o >= 0x80 {
+				// A failure of a class's cost (retry.Class.Cost): 0 to 31.75
+				// tokens, 0 taking nothing.
+				cost := float64(o&0x7f) / 4
+				if got, want := l.failure(costMilli(cost)), ref.FailureCost(cost); got != want {
+					t.Fatalf("cap %d refund %d, outcome %d of %q: failure of cost %v = %v, retry.TokenBucket.FailureCost says %v", capArg, refund, i, seq, cost, got, want)
+				}
+				continue
+			}
 			switch o % 3 {
 			case 0:
 				l.success()
 				ref.Success()
 			case 1:
-				if got, want := l.failure(), ref.Failure(); got != want {
+				if got, want := l.failure(milli), ref.Failure(); got != want {
 					t.Fatalf("cap %d refund %d, outcome %d of %q: failure() = %v, retry.TokenBucket says %v", capArg, refund, i, seq, got, want)
 				}
 			case 2:
@@ -48,7 +59,7 @@ func FuzzLocalBucket(f *testing.F) {
 		l.clamp()
 		allowed := 0
 		for range 3 {
-			if l.failure() {
+			if l.failure(milli) {
 				allowed++
 			}
 		}

@@ -6,7 +6,8 @@ import "github.com/redis/go-redis/v9"
 // failures and takes to the shared bucket, and reports how many of the
 // failures may be retried and how many takes got their token. It is gRPC
 // A6's rule, exactly as retry's local bucket applies it: a failure takes
-// one token (never below zero), a success refunds TokenRatio (never above
+// its cost, one token unless a class says otherwise (retry.Class.Cost,
+// never below zero), a success refunds TokenRatio (never above
 // MaxTokens), and a retry is allowed while more than half the tokens remain
 // after the failure. A take (retry.TokenBucket.Take, which hedges spend)
 // takes one token only if more than half remain after it, and nothing
@@ -23,11 +24,12 @@ import "github.com/redis/go-redis/v9"
 //
 // KEYS[1]: the bucket. ARGV[1]: capacity in milli-tokens; ARGV[2]: refund
 // per success in milli-tokens; ARGV[3]: the number of successes; ARGV[4]:
-// the number of failures asking for a retry; ARGV[5]: the number of takes
-// (both 0 for a flush of successes only). Returns {allowed, used, taken}:
+// the number of failures asking for a retry, n; ARGV[5]: the number of
+// takes (both 0 for a flush of successes only); ARGV[6] to ARGV[5+n]: each
+// failure's cost in milli-tokens, in order (1000 for one token). Returns {allowed, used, taken}:
 // how many of the failures may be retried and how many takes got a token
-// (as the bucket only empties along them, the allowed ones are the first
-// of each kind), and the milli-tokens missing from the bucket afterwards,
+// (as the bucket only empties along them, whatever the costs, the allowed
+// ones are the first of each kind), and the milli-tokens missing from the bucket afterwards,
 // the level the process falls back from if Redis stops answering.
 var budgetScript = redis.NewScript(`
 local cap = tonumber(ARGV[1])
@@ -35,8 +37,8 @@ local half = math.floor(cap / 2)
 local used = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 used = math.max(0, math.min(used, cap) - tonumber(ARGV[2]) * tonumber(ARGV[3]))
 local allowed = 0
-for _ = 1, tonumber(ARGV[4]) do
-	used = math.min(used + 1000, cap)
+for i = 1, tonumber(ARGV[4]) do
+	used = math.min(used + tonumber(ARGV[5 + i]), cap)
 	if cap - used > half then allowed = allowed + 1 end
 end
 local taken = 0

@@ -45,6 +45,14 @@ type rule interface {
 	// update returns the limit after sample s, from limit; rnd gives the
 	// uniform draws in [0, 1) of the jitter, drawn only when needed.
 	update(limit float64, s Sample, rnd backoff.Rand) float64
+	// clocked reports whether the rule learns from RTTs or times: if not,
+	// its samples carry neither, and the Limiter never reads its clock.
+	clocked() bool
+	// idle reports that s would leave the rule's state and limit as they
+	// are, so that the Limiter need not take its lock to feed it. Only a
+	// rule whose whole state is its limit (one not clocked) may say so;
+	// limit is the Limiter's, read without the lock.
+	idle(s Sample, limit float64) bool
 }
 
 // log10i is Netflix's Log10RootIntFunction: ⌊log10 n⌋, at least 1 below
@@ -112,7 +120,10 @@ type AIMD struct {
 	// must be in [0.5, 1).
 	Backoff float64
 	// Timeout is the RTT above which a call counts as dropped; zero means
-	// 5 s, negative none.
+	// 5 s, negative none. When calls are frequent only the measured ones
+	// are compared with it (see the package doc's Sampling); a call that
+	// ended Dropped (the integrations' timeouts) always counts. Without
+	// it, AIMD learns from every call and never reads the clock.
 	Timeout time.Duration
 }
 
@@ -143,6 +154,16 @@ type aimd struct {
 }
 
 func (r *aimd) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
+
+// clocked: AIMD needs an RTT only to compare it with its Timeout.
+func (r *aimd) clocked() bool { return r.timeout > 0 }
+
+// idle: without a Timeout, a success leaves the limit where it is while
+// fewer than half of it are in flight, or at Max (the limit is a whole
+// number within [Min, Max], so the Limiter's is AIMD's own).
+func (r *aimd) idle(s Sample, limit float64) bool {
+	return r.timeout <= 0 && !s.Dropped && (float64(s.InFlight)*2 < limit || limit >= r.hi)
+}
 
 func (r *aimd) update(limit float64, s Sample, _ backoff.Rand) float64 {
 	switch {
@@ -236,6 +257,9 @@ type vegas struct {
 }
 
 func (r *vegas) bounds() (float64, float64, float64) { return r.init, 1, r.hi }
+
+func (r *vegas) clocked() bool             { return true }
+func (r *vegas) idle(Sample, float64) bool { return false }
 
 func (r *vegas) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if s.RTT <= 0 {
@@ -422,6 +446,9 @@ type gradient2 struct {
 }
 
 func (r *gradient2) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
+
+func (r *gradient2) clocked() bool             { return true }
+func (r *gradient2) idle(Sample, float64) bool { return false }
 
 func (r *gradient2) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	if r.probing {

@@ -214,3 +214,24 @@ func TestLog10i(t *testing.T) {
 		}
 	}
 }
+
+func TestAIMDIdle(t *testing.T) {
+	// Without a Timeout, AIMD says a sample is idle (so the Limiter skips
+	// its lock) only if its update would leave the limit as it is, and
+	// never for a drop.
+	r := AIMD{Min: 1, Max: 10, Timeout: -1}.newRule()
+	for limit := 1.0; limit <= 10; limit++ {
+		for inflight := range 12 {
+			for _, dropped := range []bool{false, true} {
+				s := Sample{InFlight: inflight, Dropped: dropped}
+				idle := r.idle(s, limit)
+				if same := r.update(limit, s, half{}) == limit; idle && !same || !idle && !dropped && same && limit < 10 {
+					t.Errorf("limit %v, %+v: idle = %v, but update moves the limit: %v", limit, s, idle, !same)
+				}
+			}
+		}
+	}
+	if (AIMD{}).newRule().idle(Sample{InFlight: 1}, 20) {
+		t.Error("AIMD with a Timeout: idle = true, want false (its samples carry RTTs)")
+	}
+}

@@ -29,13 +29,23 @@ func benchPermits(b *testing.B, l *Limiter) {
 func BenchmarkFixedAdmitted(b *testing.B) { benchPermits(b, mustNew(b, Config{Limit: 8})) }
 
 // BenchmarkAdaptiveAdmitted is each adaptive limit's admitted call, its
-// update rule run on the sample (two clock reads, one lock).
+// update rule run on the calls it measures: at this rate one in
+// DefaultSampleEvery (two clock reads, one lock), the others costing a
+// fixed limit's. AIMDNoTimeout learns from every call without a clock
+// read: here, one in flight, under half its limit, a success leaves it
+// as it is and takes no lock (at half the limit or more, each takes the
+// lock once). Gradient2EveryCall measures every call (SampleEvery 1), the
+// cost of one measured call.
 func BenchmarkAdaptiveAdmitted(b *testing.B) {
 	for _, c := range []struct {
-		name string
-		alg  Algorithm
-	}{{"AIMD", AIMD{}}, {"Vegas", Vegas{}}, {"Gradient2", Gradient2{}}} {
-		b.Run(c.name, func(b *testing.B) { benchPermits(b, mustNew(b, Config{Algorithm: c.alg})) })
+		name  string
+		alg   Algorithm
+		every int
+	}{
+		{"AIMD", AIMD{}, 0}, {"Vegas", Vegas{}, 0}, {"Gradient2", Gradient2{}, 0},
+		{"AIMDNoTimeout", AIMD{Timeout: -1}, 0}, {"Gradient2EveryCall", Gradient2{}, 1},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchPermits(b, mustNew(b, Config{Algorithm: c.alg, SampleEvery: c.every})) })
 	}
 }
 
@@ -94,7 +104,7 @@ func mustNew(tb testing.TB, cfg Config) *Limiter {
 
 var sinkDuration time.Duration
 
-// BenchmarkTwoClockReads is the floor under an adaptive limit's admitted
+// BenchmarkTwoClockReads is the floor under an adaptive limit's measured
 // call: the two monotonic clock reads that measure its RTT.
 func BenchmarkTwoClockReads(b *testing.B) {
 	for b.Loop() {

@@ -38,6 +38,32 @@
 // and UNAVAILABLE in gRPC; the RTT is measured until the response's
 // headers, not while its body is read.
 //
+// # Sampling
+//
+// Measuring a call's RTT costs two clock reads, more than the rest of an
+// admitted call. So when calls are frequent an adaptive limit measures
+// only a sample of them: every call up to MinSampleRate (10,000) calls a
+// second per Limiter, and above it one in N, N the largest power of two
+// ≤ rate ÷ 10,000 and ≤ Config.SampleEvery (16 by default). The rate is
+// measured over windows of 10 ms on the Limiter's clock, at the measured
+// calls' ends; after it falls, N follows within 2N calls. The rule so
+// learns from at least 10,000 RTTs a second (or rate ÷ SampleEvery, past
+// 160,000 calls a second), which its windows need: Gradient2's baseline
+// averages 600 samples and a probe 50, Vegas re-probes after 30 × limit
+// samples, so they take at most N times more calls, and still well under
+// a second. A call's number is given by the compare-and-swap that counts
+// it in flight, so the unmeasured calls cost a fixed limit's, and the
+// admitted call about twice a fixed limit's on average (BENCHMARKS.md).
+//
+// Only RTTs are sampled. Every call counts in flight, and every drop
+// reaches the rule, measured or not (an unmeasured drop carries the time
+// it came and no RTT): a loss is never missed, and under losses drops
+// weigh up to N times more than the successes sampled beside them, so a
+// sampled limit errs low, never high. AIMD without a Timeout needs no
+// RTT: it learns from every call and never reads the clock. The update
+// rules stay exact for the samples they get; Config.SampleEvery = 1
+// measures every call, as a test on a virtual clock may need.
+//
 // Group keeps one Limiter per key (per host in retryhttp.Transport), with
 // a bound on the keys.
 //

@@ -11,14 +11,22 @@ import (
 
 // FuzzLimiter drives a Limiter of each kind with calls that take, end
 // (succeeding, dropped or ignored) and release permits on a virtual clock,
-// and checks the invariants: 1 ≤ limit ≤ the algorithm's maximum, a permit
-// is granted only under the limit, and when every call has ended no
-// permit is left in use.
+// rare or frequent enough to be sampled, and checks the invariants: 1 ≤
+// limit ≤ the algorithm's maximum, a permit is granted only under the
+// limit, and when every call has ended no permit is left in use.
 func FuzzLimiter(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1, 5, 1, 9, 2, 3})
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 1, 200, 1, 1})
 	f.Add([]byte{2, 0, 0, 1, 10, 1, 250, 0, 2, 7, 3, 0, 1, 1})
 	f.Add([]byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1})
+	// Gradient2, calls every 7 µs for 21 ms, each a success: one in 8
+	// measured after the first 10 ms (ops[0]'s bit 2 makes the clock's
+	// steps µs, not ms).
+	sampled := []byte{4 | 3}
+	for range 3000 {
+		sampled = append(sampled, 4, 3)
+	}
+	f.Add(sampled)
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) == 0 {
 			return
@@ -35,10 +43,14 @@ func FuzzLimiter(f *testing.F) {
 		}
 		l := mustNew(t, cfg)
 		clk := cfg.Clock.(*breakertest.Clock)
+		unit := time.Millisecond
+		if ops[0]&4 != 0 {
+			unit = time.Microsecond // frequent calls: sampled
+		}
 		var held []Permit
 		for i := 1; i < len(ops); i++ {
 			b := ops[i]
-			clk.Advance(time.Duration(b) * time.Millisecond)
+			clk.Advance(time.Duration(b) * unit)
 			switch {
 			case b%4 == 0 || len(held) == 0:
 				p, err := l.Acquire(context.Background())

@@ -2,7 +2,6 @@ package limiter
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -26,26 +25,50 @@ import (
 // The zero Limiter is ready to use, with the zero Config's rules (a fixed
 // limit of 25, no wait). A Limiter is safe for concurrent use; an admitted
 // call costs one compare-and-swap and one atomic add with a fixed limit,
-// plus two clock reads and one short lock with an adaptive one, and no
-// allocation either way.
+// and no allocation. An adaptive limit adds, for the calls it measures,
+// two clock reads and one short lock; when calls are frequent it measures
+// only a sample of them (see Config.SampleEvery), so that its admitted
+// call costs about twice a fixed limit's on average.
 type Limiter struct {
 	cfg      Config
 	once     sync.Once
 	adaptive bool // set by init, before limit is stored
+	clocked  bool // the rule learns from RTTs: calls are measured, sampled
+	every    uint32
 	clock    Clock
 	rand     backoff.Rand
 
-	limit    atomic.Int64 // the limit now; 0 until init
-	inflight atomic.Int64
-	waiting  atomic.Int64 // len(waiters), readable without mu
-	refused  atomic.Int64
-	queued   atomic.Int64
+	limit atomic.Int64 // the limit now; 0 until init
+	// state packs the calls in flight (its low 32 bits) and the count of
+	// permits ever taken (its high 32 bits, wrapping around), so that the
+	// compare-and-swap that counts a permit in flight also numbers it for
+	// sampling, at no extra cost. (2³² calls in flight at once would
+	// overflow into the count: they would need as many goroutines.)
+	state   atomic.Uint64
+	skip    atomic.Uint32 // a permit is measured if its number & skip is 0
+	waiting atomic.Int64  // len(waiters), readable without mu
+	refused atomic.Int64
+	queued  atomic.Int64
 
 	mu       sync.Mutex
 	waiters  []*waiter // first come, first served
 	rule     rule      // nil for a fixed limit
 	estimate float64   // the rule's limit, before it is rounded down
+	// The window over which the rate of permits is measured, to choose
+	// skip: since when, and the permits taken until then.
+	winOpen  bool
+	winStart time.Duration
+	winTaken uint32
 }
+
+// The halves of Limiter.state.
+const (
+	oneInFlight = 1
+	oneTaken    = 1 << 32
+)
+
+// inFlight returns the calls in flight of a state word.
+func inFlight(s uint64) int64 { return int64(uint32(s)) }
 
 // waiter is a call waiting for a permit. mu guards granted.
 type waiter struct {
@@ -80,8 +103,10 @@ func (l *Limiter) init() {
 		if l.cfg.Algorithm != nil {
 			l.adaptive = true
 			l.rule = l.cfg.Algorithm.newRule()
+			l.clocked = l.rule.clocked()
 			limit, _, _ = l.rule.bounds()
 		}
+		l.every = uint32(orDefault(l.cfg.SampleEvery, DefaultSampleEvery))
 		l.estimate = limit
 		l.limit.Store(int64(max(limit, 1)))
 	})
@@ -136,10 +161,19 @@ func (o Outcome) String() string {
 // concurrent use. The zero Permit holds nothing: its methods do nothing.
 type Permit struct {
 	l        *Limiter
-	start    time.Duration // when it was taken; adaptive limits only
-	inflight int32         // calls in flight once it was taken
-	recorded bool
+	start    time.Duration // when it was taken, if measured
+	inflight uint32        // calls in flight once it was taken
+	// flags: recorded, measured. Four fields, not five: the compiler keeps
+	// a struct of at most four in registers, and a fixed limit's Acquire
+	// and Done then never store it to memory and load it back.
+	flags uint8
 }
+
+// Permit.flags.
+const (
+	recorded uint8 = 1 << iota // Record (or Done) was called
+	measured                   // its RTT is a sample: start was read
+)
 
 // Acquire takes a permit for one call: at once if fewer calls than the
 // limit are in flight, otherwise after waiting for one to end, if
@@ -153,8 +187,8 @@ type Permit struct {
 // ctx is read only when the call has to wait. The returned Permit must be
 // given back (Permit.Done, or Permit.Release).
 func (l *Limiter) Acquire(ctx context.Context) (Permit, error) {
-	if n, ok := l.tryAcquire(); ok {
-		return l.permit(n), nil
+	if s, ok := l.tryAcquire(); ok {
+		return l.permit(s), nil
 	}
 	return l.acquireSlow(ctx)
 }
@@ -173,27 +207,43 @@ func (l *Limiter) TryAcquire() (Permit, bool) {
 	return l.permit(n), true
 }
 
-// tryAcquire takes a permit if one is free, returning the calls then in
-// flight.
-func (l *Limiter) tryAcquire() (int64, bool) {
+// tryAcquire takes a permit if one is free, returning the state word
+// with it taken (see Limiter.state).
+func (l *Limiter) tryAcquire() (uint64, bool) {
 	for {
-		n := l.inflight.Load()
-		if n >= l.limit.Load() {
-			return n, false
+		s := l.state.Load()
+		if inFlight(s) >= l.limit.Load() {
+			return s, false
 		}
-		if l.inflight.CompareAndSwap(n, n+1) {
-			return n + 1, true
+		if l.state.CompareAndSwap(s, s+oneTaken+oneInFlight) {
+			return s + oneTaken + oneInFlight, true
 		}
 	}
 }
 
-func (l *Limiter) permit(inflight int64) Permit {
-	p := Permit{l: l, inflight: int32(min(inflight, math.MaxInt32))}
-	if l.adaptive {
-		p.start = l.now()
+// permit is the Permit of state word s, measured (its start read) if the
+// rule learns from RTTs and s numbers it for a sample. It inlines, and
+// builds a fixed limit's Permit in registers: a fixed limit's Acquire
+// calls nothing and stores nothing but its compare-and-swap.
+func (l *Limiter) permit(s uint64) Permit {
+	if l.clocked {
+		return l.sample(s)
 	}
-	return p
+	return Permit{l: l, inflight: uint32(s)}
 }
+
+// sample is the Permit of state word s, measured if s numbers it for a
+// sample.
+func (l *Limiter) sample(s uint64) Permit {
+	if l.sampled(s) {
+		return Permit{l: l, inflight: uint32(s), start: l.now(), flags: measured}
+	}
+	return Permit{l: l, inflight: uint32(s)}
+}
+
+// sampled reports whether the permit numbered in state word s is one of
+// the sample whose RTT is measured.
+func (l *Limiter) sampled(s uint64) bool { return uint32(s>>32)&l.skip.Load() == 0 }
 
 func (l *Limiter) acquireSlow(ctx context.Context) (Permit, error) {
 	l.init()
@@ -211,9 +261,9 @@ func (l *Limiter) acquireSlow(ctx context.Context) (Permit, error) {
 			wait = 0 // ctx's deadline ends the wait first
 		}
 	}
-	w, n, ok := l.enqueue()
+	w, s, ok := l.enqueue()
 	if ok {
-		return l.permit(n), nil
+		return l.permit(s), nil
 	}
 	if w == nil {
 		return Permit{}, l.refuse(0)
@@ -229,7 +279,7 @@ func (l *Limiter) acquireSlow(ctx context.Context) (Permit, error) {
 	select {
 	case <-w.ch:
 		l.queued.Add(1)
-		return l.permit(l.inflight.Load()), nil
+		return l.permit(l.state.Load()), nil
 	case <-timeout:
 	case <-ctx.Done():
 		err = context.Cause(ctx)
@@ -244,7 +294,7 @@ func (l *Limiter) acquireSlow(ctx context.Context) (Permit, error) {
 	case granted && err == nil:
 		// Granted as the wait ran out: the permit is the call's.
 		l.queued.Add(1)
-		return l.permit(l.inflight.Load()), nil
+		return l.permit(l.state.Load()), nil
 	case granted:
 		l.release() // granted as ctx ended: pass it on
 		return Permit{}, err
@@ -257,9 +307,9 @@ func (l *Limiter) acquireSlow(ctx context.Context) (Permit, error) {
 // enqueue queues a waiter, unless MaxWaiting calls wait already (nil). It
 // tries once more for a permit once queued, under the lock: a permit given
 // back between the first try and the queueing finds no waiter to hand it
-// to, so the waiter must see it (ok: the permit is taken, n calls are in
-// flight, and nothing is queued).
-func (l *Limiter) enqueue() (w *waiter, n int64, ok bool) {
+// to, so the waiter must see it (ok: the permit is taken, with state word
+// s, and nothing is queued).
+func (l *Limiter) enqueue() (w *waiter, s uint64, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	maxWaiting := int64(l.cfg.MaxWaiting)
@@ -272,9 +322,9 @@ func (l *Limiter) enqueue() (w *waiter, n int64, ok bool) {
 	w = &waiter{ch: make(chan struct{}, 1)}
 	l.waiters = append(l.waiters, w)
 	l.waiting.Add(1)
-	if n, ok = l.tryAcquire(); ok {
+	if s, ok = l.tryAcquire(); ok {
 		l.remove(w)
-		return nil, n, true
+		return nil, s, true
 	}
 	return w, 0, false
 }
@@ -294,12 +344,12 @@ func (l *Limiter) remove(w *waiter) {
 
 func (l *Limiter) refuse(waited time.Duration) error {
 	l.refused.Add(1)
-	return &LimitError{Limit: int(l.limit.Load()), InFlight: int(l.inflight.Load()), Waited: waited}
+	return &LimitError{Limit: int(l.limit.Load()), InFlight: int(inFlight(l.state.Load())), Waited: waited}
 }
 
 // release gives a permit back, to the first waiter if any.
 func (l *Limiter) release() {
-	l.inflight.Add(-1)
+	l.state.Add(^uint64(oneInFlight - 1)) // minus one in flight
 	if l.waiting.Load() > 0 {
 		l.handOff()
 	}
@@ -328,15 +378,36 @@ func (l *Limiter) handOff() {
 // while its body is still to be read: Record at the headers, Release when
 // the body is closed. Only the first Record (or Done) counts.
 func (p *Permit) Record(o Outcome) {
-	if p.l == nil || p.recorded {
+	if p.l == nil || p.flags&recorded != 0 {
 		return
 	}
-	p.recorded = true
-	if !p.l.adaptive || o == Ignored {
+	p.flags |= recorded
+	if p.l.adaptive && o != Ignored {
+		p.learn(o)
+	}
+}
+
+// learn feeds the rule how the permit's call ended: its RTT if it was
+// measured, or without one if the rule needs none; a drop always, with
+// the time it came but no RTT if the call was not measured; and nothing
+// for an unmeasured success, which sampling skipped.
+func (p *Permit) learn(o Outcome) {
+	l := p.l
+	s := Sample{InFlight: int(p.inflight), Dropped: o == Dropped}
+	switch {
+	case !l.clocked:
+		if l.rule.idle(s, float64(l.limit.Load())) {
+			return
+		}
+	case p.flags&measured != 0:
+		s.Now = l.now()
+		s.RTT = max(s.Now-p.start, 1)
+	case s.Dropped:
+		s.Now = l.now()
+	default:
 		return
 	}
-	now := p.l.now()
-	p.l.record(Sample{Now: now, RTT: max(now-p.start, 1), InFlight: int(p.inflight), Dropped: o == Dropped})
+	l.record(s, p.flags&measured != 0)
 }
 
 // Release gives the permit back, to a waiting call if there is one. A
@@ -353,13 +424,25 @@ func (p *Permit) Release() {
 
 // Done is Record(o), then Release: the usual way to give a permit back.
 func (p *Permit) Done(o Outcome) {
-	p.Record(o)
-	p.Release()
+	l := p.l
+	if l == nil {
+		return
+	}
+	if l.adaptive && p.flags&recorded == 0 && o != Ignored {
+		p.learn(o)
+	}
+	p.l = nil
+	l.release()
 }
 
-// record feeds s to the rule, and wakes waiters if the limit grew.
-func (l *Limiter) record(s Sample) {
+// record feeds s to the rule, and wakes waiters if the limit grew;
+// measured says s has an RTT of a sampled call, whose time also measures
+// the rate of calls for the sampling.
+func (l *Limiter) record(s Sample, measured bool) {
 	l.mu.Lock()
+	if measured && l.every > 1 {
+		l.resample(s.Now)
+	}
 	l.estimate = l.rule.update(l.estimate, s, l.rand)
 	n := int64(max(l.estimate, 1))
 	grew := n > l.limit.Swap(n) && len(l.waiters) > 0
@@ -367,6 +450,29 @@ func (l *Limiter) record(s Sample) {
 	if grew {
 		l.handOff()
 	}
+}
+
+// resample chooses how sparsely calls are measured, at a measured call's
+// end (now), once per sampleWindow: one in N, N the largest power of two
+// that is at most the permits taken a second ÷ MinSampleRate, and at most
+// SampleEvery. l.mu is held.
+func (l *Limiter) resample(now time.Duration) {
+	taken := uint32(l.state.Load() >> 32)
+	if !l.winOpen {
+		l.winOpen, l.winStart, l.winTaken = true, now, taken
+		return
+	}
+	d := now - l.winStart
+	if d < sampleWindow {
+		return
+	}
+	rate := float64(taken-l.winTaken) / d.Seconds()
+	n := uint32(1)
+	for n < l.every && float64(2*n)*MinSampleRate <= rate {
+		n *= 2
+	}
+	l.skip.Store(n - 1)
+	l.winStart, l.winTaken = now, taken
 }
 
 // Admit takes a permit for one attempt, as Acquire does, for
@@ -386,7 +492,11 @@ func (l *Limiter) Admit(ctx context.Context) error {
 // Release instead.
 func (l *Limiter) Done(overloaded bool) {
 	if overloaded && l.adaptive {
-		l.record(Sample{Now: l.now(), InFlight: int(l.inflight.Load()), Dropped: true})
+		s := Sample{InFlight: int(inFlight(l.state.Load())), Dropped: true}
+		if l.clocked {
+			s.Now = l.now()
+		}
+		l.record(s, false)
 	}
 	l.release()
 }
@@ -394,10 +504,24 @@ func (l *Limiter) Done(overloaded bool) {
 // Release gives back a permit taken with Admit, after an attempt that
 // took took (negative: not measured, as after a panic), and was an
 // overload signal if overloaded: the retry.Releaser that retry.Do and
-// retry.Run call in place of Done.
+// retry.Run call in place of Done. When calls are frequent, an adaptive
+// limit learns the RTT of a sample of them (see Config.SampleEvery: those
+// released while the count of permits taken is a multiple of N), and
+// every overload.
 func (l *Limiter) Release(overloaded bool, took time.Duration) {
 	if l.adaptive && (took >= 0 || overloaded) {
-		l.record(Sample{Now: l.now(), RTT: max(took, 0), InFlight: int(l.inflight.Load()), Dropped: overloaded})
+		st := l.state.Load()
+		s := Sample{InFlight: int(inFlight(st)), Dropped: overloaded}
+		timed := l.clocked && took >= 0 && l.sampled(st)
+		if timed {
+			s.RTT = took
+		}
+		if timed || l.clocked && overloaded {
+			s.Now = l.now()
+		}
+		if timed || !l.clocked || overloaded {
+			l.record(s, timed)
+		}
 	}
 	l.release()
 }
@@ -416,7 +540,7 @@ type Stats struct {
 // Snapshot returns the limiter's state now.
 func (l *Limiter) Snapshot() Stats {
 	l.init()
-	return Stats{Limit: int(l.limit.Load()), InFlight: int(l.inflight.Load()), Waiting: int(l.waiting.Load()),
+	return Stats{Limit: int(l.limit.Load()), InFlight: int(inFlight(l.state.Load())), Waiting: int(l.waiting.Load()),
 		Refused: l.refused.Load(), Queued: l.queued.Load()}
 }
 

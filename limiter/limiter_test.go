@@ -96,6 +96,11 @@ func TestValidate(t *testing.T) {
 		{Config{Algorithm: Gradient2{LongWindow: -1}}, "Gradient2.LongWindow"},
 		{Config{Algorithm: Gradient2{Min: 1, Initial: 0, Max: 10}}, ""}, // Initial 20 is capped at Max
 		{Config{Algorithm: Gradient2{ProbeSamples: -1}}, "Gradient2.ProbeSamples"},
+		{Config{Algorithm: Vegas{}, SampleEvery: 12}, "Config.SampleEvery"},
+		{Config{Algorithm: Vegas{}, SampleEvery: -1}, "Config.SampleEvery"},
+		{Config{Algorithm: Vegas{}, SampleEvery: 2048}, "Config.SampleEvery"},
+		{Config{Algorithm: Vegas{}, SampleEvery: 1024}, ""},
+		{Config{Algorithm: Vegas{}, SampleEvery: 1}, ""},
 	} {
 		err := c.cfg.Validate()
 		var fe *FieldError

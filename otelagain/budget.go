@@ -15,7 +15,8 @@ import (
 // fleet.Budget (a method SharedTokens(ctx) (float64, error), read when
 // the metrics are collected, within the collection's context). A budget
 // with neither reports no tokens. Give the returned Budget, not b, to
-// retry.WithBudget or retryhttp.Transport. It forwards Validate to b.
+// retry.WithBudget or retryhttp.Transport. It forwards Validate to b, and
+// a class's cost (retry.Class.Cost) to b's FailureCost if b has one.
 //
 // One gauge series is kept per name, the latest budget given wins: make
 // one per budget, with a name from a bounded set. A nil b is returned as
@@ -52,8 +53,21 @@ type observedBudget struct {
 
 func (b *observedBudget) Success() { b.b.Success() }
 
-func (b *observedBudget) Failure() bool {
-	ok := b.b.Failure()
+func (b *observedBudget) Failure() bool { return b.counted(b.b.Failure()) }
+
+// FailureCost charges b a class's cost (retry.Class.Cost) if b takes
+// costs, as a *retry.TokenBucket and a fleet.Budget do; otherwise it is
+// Failure, as retry would call it on b itself. Without it the class's
+// cost would be lost behind the observer.
+func (b *observedBudget) FailureCost(cost float64) bool {
+	if cb, ok := b.b.(interface{ FailureCost(float64) bool }); ok {
+		return b.counted(cb.FailureCost(cost))
+	}
+	return b.Failure()
+}
+
+// counted counts a refused retry and returns ok.
+func (b *observedBudget) counted(ok bool) bool {
 	if !ok {
 		b.t.budgetRejections.Add(context.Background(), 1, b.attrs.add...)
 	}

@@ -26,6 +26,20 @@
 // Budget, Breakers, Throttles, Limits and Hedge: one line instruments
 // them all.
 //
+// A gRPC client's policies (package retrygrpc, a module of its own, which
+// otelagain does not import) are the same types, each instrumented in one
+// line from the Interceptor's fields, per the key the Interceptor gives
+// them (the target, or what its LimitKey, BreakerKey or ThrottleKey
+// returns, such as the method). Throttles and Group must come before the
+// Interceptor's first call; Limits reads the Limiters as they are, and
+// may come at any time:
+//
+//	ic := &retrygrpc.Interceptor{Budget: tel.Budget("orders", budget),
+//		Limits: &limiter.Group{Config: limiter.Config{Algorithm: limiter.Gradient2{}}}}
+//	tel.Limits("orders", ic.Limits)       // again.limit.*, per target
+//	tel.Throttles("orders", ic.Throttles) // again.throttle.*, if set
+//	tel.Group("orders", ic.Breakers)      // again.breaker.*, if set
+//
 // # Metrics
 //
 // No semantic convention covers retries, budgets or breakers yet; the
@@ -163,8 +177,9 @@
 // "canceled: another attempt answered first" and error.type canceled.
 //
 // An attempt that is retried gets the event again.retry.wait, with
-// again.retry.wait.duration (seconds) and, when the server asked for the
-// wait, again.retry.hint_header. The span of the attempt that ends the
+// again.retry.wait.duration (seconds), when the server asked for the
+// wait, again.retry.hint_header, and, when one of the Transport's Classes
+// set the wait, again.retry.class, the class's name. The span of the attempt that ends the
 // call gets, when the call gave up, the status Error with the reason's
 // message and the attribute again.retry.reason. A span with a response
 // ends when the response's body is read to its end or closed (retryhttp

@@ -133,6 +133,9 @@ func (h *httpTransport) retrying(e retryhttp.Event) {
 	if e.HintHeader != "" {
 		attrs = append(attrs, WaitHintHeaderKey.String(e.HintHeader))
 	}
+	if e.Class != "" {
+		attrs = append(attrs, WaitClassKey.String(e.Class))
+	}
 	st.retrying(trace.WithAttributes(attrs...))
 }
 
@@ -148,6 +151,11 @@ const (
 	// is never shorter than the policy's first delay, may be longer than
 	// it asked.
 	WaitHintHeaderKey = attribute.Key("again.retry.hint_header")
+	// WaitClassKey is the name of the class whose schedule set the wait
+	// (retryhttp.Event.Class; see Transport.Classes), when a class
+	// matched the failure: one of the caller's own few names, never a
+	// value drawn from the request.
+	WaitClassKey = attribute.Key("again.retry.class")
 )
 
 type stateKey struct{}

@@ -354,3 +354,37 @@ func TestTransportRedirectResend(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestTransportWaitClass checks that the wait event of a retried attempt
+// names the class whose schedule set the wait, and has no class
+// attribute when no class matched: a 503 is an overload, a 502 no class's.
+func TestTransportWaitClass(t *testing.T) {
+	s := newSDK(t)
+	srv := newServer(t, 503, 502, 200)
+	overload := retry.Class{Name: "overload", Match: retry.IsOverload, Policy: fast}
+	rt := s.tel.Transport("api", &retryhttp.Transport{Policy: fast, Classes: []retry.Class{overload}})
+	if _, resp, err := get(t, s, rt, srv.URL); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET: %v, %v", resp, err)
+	}
+	spans := attempts(t, s)
+	if len(spans) != 3 {
+		t.Fatalf("%d CLIENT spans, want 3 (one per attempt)", len(spans))
+	}
+	for i, want := range []string{"overload", ""} {
+		var class []string
+		for _, ev := range spans[i].Events() {
+			if ev.Name != "again.retry.wait" {
+				continue
+			}
+			set := attribute.NewSet(ev.Attributes...)
+			v, ok := set.Value("again.retry.class")
+			if ok && v.AsString() == "" {
+				t.Errorf("attempt %d: again.retry.class set to \"\", want it unset when no class matched", i+1)
+			}
+			class = append(class, v.AsString())
+		}
+		if len(class) != 1 || class[0] != want {
+			t.Errorf("attempt %d: again.retry.class of its wait events %q, want one %q (\"\": unset)", i+1, class, want)
+		}
+	}
+}

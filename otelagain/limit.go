@@ -14,8 +14,10 @@ import (
 // reads the Limiters' own counts (limiter.Limiter.Snapshot), so it wraps
 // nothing and may be called at any time, before or after g's first use.
 // Calling it again for the same g renames it. Transport calls it for the
-// Transport's Limits. A Group bounds its keys (limiter.Group's MaxKeys),
-// and so the series. A nil g does nothing.
+// Transport's Limits; for a gRPC client, give it the
+// retrygrpc.Interceptor's Limits (keyed by target, or by its LimitKey). A
+// Group bounds its keys (limiter.Group's MaxKeys), and so the series. A
+// nil g does nothing.
 func (t *Telemetry) Limits(name string, g *limiter.Group) {
 	if g == nil {
 		return
@@ -96,6 +98,6 @@ const (
 	// Limiter or Transport.
 	LimitNameKey = attribute.Key("again.limit.name")
 	// LimitKeyKey is a Limiter's key in its limiter.Group (a host in
-	// retryhttp).
+	// retryhttp, a target or method in retrygrpc).
 	LimitKeyKey = attribute.Key("again.limit.key")
 )

@@ -128,6 +128,26 @@ func TestBudgetMetrics(t *testing.T) {
 	}
 }
 
+// TestBudgetClassCost: an observed budget charges a class's cost to the
+// budget it observes, as the budget itself would be charged, and counts
+// the retry the cost makes it refuse.
+func TestBudgetClassCost(t *testing.T) {
+	s := newSDK(t)
+	tb := &retry.TokenBucket{MaxTokens: 20}
+	b := s.tel.Budget("api", tb)
+	overload := retry.Class{Name: "overload", Cost: 5, Policy: backoff.Policy{Initial: -1, Retries: 5}}
+	_ = retry.Run(context.Background(), backoff.Policy{Initial: -1, Retries: 5},
+		func(context.Context) error { return errFlaky }, retry.WithClasses(overload), retry.WithBudget(b))
+	// 20 tokens, 5 a failure: 15 (retry), then 10 (no more than half:
+	// refused).
+	if got := tb.Tokens(); got != 10 {
+		t.Errorf("Tokens() = %v after two failures of cost 5 from 20, want 10", got)
+	}
+	if got := show(s.points(t, "again.budget.rejections")); got != "{again.budget.name=api}=1" {
+		t.Errorf("again.budget.rejections = %s, want 1", got)
+	}
+}
+
 // TestGroupMetrics checks a Group's breaker metrics, per key: the state
 // gauge, the transitions and the rejections.
 func TestGroupMetrics(t *testing.T) {

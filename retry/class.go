@@ -52,7 +52,10 @@ const maxClasses = 8
 // error decides the wait, counts the failure against its own cap and
 // charges its Cost to the Budget; a failure no class matches is retried on
 // the call's policy at a cost of 1, as without classes (its wait is the
-// policy's for the attempt's number). At most 8 classes;
+// policy's for the attempt's number). A class's schedule counts the
+// class's own failures: a failure of another class neither advances nor
+// restarts it, and under WithRestartAfterHint a server's hint restarts the
+// schedule of its own class alone. At most 8 classes;
 // more, or a class whose Policy or Cost is invalid, is reported as
 // an ErrInvalid error where an invalid policy is (see Do and NewLoop). No
 // classes, the default, is the behaviour without this option.
@@ -169,9 +172,22 @@ func (l *Loop) firstDelay(c int) time.Duration {
 // class's schedule, with decorrelated jitter growing from the class's own
 // previous wait.
 func (l *Loop) classWait(c int) time.Duration {
-	d := l.cfg.classes[c].Policy.Sample(l.classFails[c], l.classPrev[c], l.cfg.rand)
+	d := l.cfg.classes[c].Policy.Sample(l.classFails[c]-l.classHinted[c], l.classPrev[c], l.cfg.rand)
 	l.classPrev[c] = d
 	return d
+}
+
+// restart starts the schedule of class c (-1: the call's policy) over
+// after a server's hint set the wait of its latest failure, under
+// WithRestartAfterHint: its next wait is its first delay. The schedules of
+// the other classes, and their failures counted against their caps, go on
+// as they were.
+func (l *Loop) restart(c int) {
+	if c < 0 {
+		l.hintedAt, l.prev = l.attempts, 0
+		return
+	}
+	l.classHinted[c], l.classPrev[c] = l.classFails[c], 0
 }
 
 // className is the Name of the latest failure's class, or "".

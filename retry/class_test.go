@@ -198,3 +198,122 @@ func TestClassesAllocs(t *testing.T) {
 		t.Errorf("%v allocations per call failing twice with classes, want 0", a)
 	}
 }
+
+// TestClassRestartAfterHint checks WithRestartAfterHint with classes: a
+// server's hint restarts the schedule of the class whose failure carried
+// it (its next wait is its first delay), and only that one: the other
+// classes' schedules, the call's own for unmatched failures, and every
+// class's count against its cap go on as they were. The waits are those
+// of Do's Events, and the attempts start after them on synctest's clock.
+func TestClassRestartAfterHint(t *testing.T) {
+	nojit := func(initial time.Duration) backoff.Policy {
+		return backoff.Policy{Initial: initial, Multiplier: 2, Max: time.Hour, Retries: 10, Jitter: backoff.NoJitter}
+	}
+	over := retry.Class{Name: "overload", Match: retry.IsOverload, Policy: nojit(time.Second)}
+	trans := retry.Class{Name: "transient", Policy: nojit(10 * time.Millisecond)}
+	call := nojit(100 * time.Millisecond)
+	call.Retries = 20
+	overHint := retry.After(5*time.Second, errOverload)
+	resetHint := retry.After(3*time.Second, errReset)
+	type wait struct {
+		class string
+		d     time.Duration
+	}
+	restart := []retry.Option{retry.WithRestartAfterHint()}
+	tests := []struct {
+		name    string
+		opts    []retry.Option
+		classes []retry.Class
+		errs    []error
+		waits   []wait
+		reason  error // nil: success after errs
+	}{
+		{"by default a class's schedule goes on", nil, []retry.Class{over, trans},
+			[]error{errOverload, errOverload, overHint, errOverload, errReset},
+			[]wait{{"overload", time.Second}, {"overload", 2 * time.Second}, {"overload", 5 * time.Second}, {"overload", 8 * time.Second}, {"transient", 10 * time.Millisecond}}, nil},
+		{"the hinted class starts over, the other goes on", restart, []retry.Class{over, trans},
+			[]error{errReset, errReset, errOverload, overHint, errOverload, errReset},
+			[]wait{{"transient", 10 * time.Millisecond}, {"transient", 20 * time.Millisecond}, {"overload", time.Second}, {"overload", 5 * time.Second}, {"overload", time.Second}, {"transient", 40 * time.Millisecond}}, nil},
+		{"each hint restarts its own class", restart, []retry.Class{over, trans},
+			[]error{errOverload, errReset, resetHint, errOverload, errReset, overHint, errOverload, errReset},
+			[]wait{{"overload", time.Second}, {"transient", 10 * time.Millisecond}, {"transient", 3 * time.Second}, {"overload", 2 * time.Second}, {"transient", 10 * time.Millisecond},
+				{"overload", 5 * time.Second}, {"overload", time.Second}, {"transient", 20 * time.Millisecond}}, nil},
+		{"an unmatched hint restarts the call's schedule, not the class's", restart, []retry.Class{over},
+			[]error{errReset, errOverload, errReset, resetHint, errReset, errOverload},
+			[]wait{{"", 100 * time.Millisecond}, {"overload", time.Second}, {"", 400 * time.Millisecond}, {"", 3 * time.Second}, {"", 100 * time.Millisecond}, {"overload", 2 * time.Second}}, nil},
+		{"a restarted class still counts against its cap", restart, []retry.Class{slow, trans},
+			[]error{errOverload, overHint, errOverload},
+			[]wait{{"overload", time.Second}, {"overload", 5 * time.Second}}, retry.ErrExhausted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var waits []wait
+				s := newScript(tt.errs...)
+				opts := append([]retry.Option{retry.WithClasses(tt.classes...),
+					retry.WithOnRetry(func(e retry.Event) { waits = append(waits, wait{e.Class, e.Delay}) })}, tt.opts...)
+				_, err := retry.Do(t.Context(), call, s.op, opts...)
+				if tt.reason == nil && err != nil {
+					t.Fatalf("Do: %v, want success", err)
+				}
+				if tt.reason != nil {
+					checkError(t, err, tt.reason, len(tt.errs), nil)
+				}
+				if !slices.Equal(waits, tt.waits) {
+					t.Errorf("waits (class, delay) %v, want %v", waits, tt.waits)
+				}
+				at := []time.Duration{0}
+				for _, w := range tt.waits {
+					at = append(at, at[len(at)-1]+w.d)
+				}
+				if !equalDurations(s.at, at) {
+					t.Errorf("attempts at %v, want %v", s.at, at)
+				}
+			})
+		})
+	}
+}
+
+// TestLoopClass checks Loop.Class, what retryhttp and retrygrpc report as
+// their Event's Class: the latest failure's class, kept after a success,
+// and "" before any failure, without classes, for an unmatched failure
+// and for one that ends the call before it is classed.
+func TestLoopClass(t *testing.T) {
+	p := backoff.Policy{Initial: -1, Retries: 10}
+	type step struct {
+		err  error // nil: Succeeded
+		want string
+	}
+	tests := []struct {
+		name    string
+		classes []retry.Class
+		steps   []step
+	}{
+		{"each failure its class", []retry.Class{slow, fast},
+			[]step{{errOverload, "overload"}, {errReset, "transient"}, {nil, "transient"}}},
+		{"unmatched", []retry.Class{slow}, []step{{errOverload, "overload"}, {errReset, ""}}},
+		{"no classes", nil, []step{{errOverload, ""}, {nil, ""}}},
+		{"a permanent error has none", []retry.Class{slow, fast}, []step{{errReset, "transient"}, {retry.Permanent(errReset), ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := retry.NewLoop(t.Context(), p, retry.WithClasses(tt.classes...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Class(); got != "" {
+				t.Errorf("Class() before any attempt = %q, want \"\"", got)
+			}
+			for i, s := range tt.steps {
+				if s.err == nil {
+					l.Succeeded()
+				} else {
+					_, _ = l.Next(t.Context(), s.err)
+				}
+				if got := l.Class(); got != s.want {
+					t.Errorf("Class() after step %d (%v) = %q, want %q", i+1, s.err, got, s.want)
+				}
+			}
+		})
+	}
+}

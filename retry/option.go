@@ -100,7 +100,11 @@ func WithMaxRejectedWait(d time.Duration) Option {
 // and grpc-go reset their backoff after a pushback ("the backoff ... is
 // reset to the initial backoff"). By default a hint replaces one wait and
 // the schedule goes on from the attempt's number. A breaker's rejection
-// is not a server's hint and restarts nothing.
+// is not a server's hint and restarts nothing. With WithClasses, the hint
+// restarts the schedule of the class whose failure carried it (the call's
+// policy if no class matched it) and no other: each other class's next
+// wait is the one it would have had, and every class's failures still
+// count against its cap.
 func WithRestartAfterHint() Option {
 	return Option{kind: optRestartAfterHint}
 }
@@ -257,12 +261,6 @@ func scan(opts []Option) (Budget, Observer, admission) {
 	}
 	return b, ob, adm
 }
-
-// scanCall is scan, called: Do calls it only when options were given, so
-// that a call without options does not set up the loop.
-//
-//go:noinline
-func scanCall(opts []Option) (Budget, Observer, admission) { return scan(opts) }
 
 // Retryable reports whether a Loop made with opts would retry err, judging
 // by the error alone: false for an error wrapped with Permanent and for one

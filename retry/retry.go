@@ -73,38 +73,42 @@ import (
 // it reads the monotonic clock once (Error.Elapsed counts the whole call,
 // the first attempt included), and the policy is validated and the
 // options applied only once the first attempt has failed. A first-try
-// success is the common case, and it costs a clock read and a function
-// call. A failed attempt costs no allocation beyond op's own error,
+// success is the common case: without options it costs ctx.Err, a clock
+// read and the call of op; options add one pass over them, for a Budget,
+// an Observer and an Admitter, and their calls. A failed attempt costs no allocation beyond op's own error,
 // except one timer for the first non-zero wait of the call.
 func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts ...Option) (T, error) {
-	var zero T
-	var b Budget
-	var ob Observer
-	var adm admission
-	if len(opts) > 0 {
-		b, ob, adm = scanCall(opts)
+	// A call without options, on a live context, has nothing to check
+	// before its first attempt: it pays for ctx.Err, the clock read that
+	// Error.Elapsed needs and op, in a frame that holds little more than
+	// its arguments. Anything else takes doWith, the same call with the
+	// options' checks and hooks around the first attempt.
+	if len(opts) > 0 || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {
+		return doWith(ctx, &p, op, opts)
 	}
-	// begin, called only if one of its checks has something to check:
-	// the common call, without a budget, pays for ctx.Err alone.
-	if b != nil || p.Retries == backoff.UntilDeadline || ctx.Err() != nil {
-		if err := begin(ctx, p, b, ob); err != nil {
-			return zero, err
-		}
+	start := clock()
+	v, err := op(ctx)
+	if err != nil {
+		return retryFailed(ctx, &p, op, nil, admission{}, start, err)
+	}
+	return v, nil
+}
+
+// doWith is Do for a call with options, with backoff.UntilDeadline or on
+// a context already done: the checks of begin, then the first attempt
+// through the Admitter, if any, and a success reported to the Budget and
+// the Observer.
+func doWith[T any](ctx context.Context, p *backoff.Policy, op func(context.Context) (T, error), opts []Option) (T, error) {
+	var zero T
+	b, ob, adm := scan(opts)
+	if err := begin(ctx, *p, b, ob); err != nil {
+		return zero, err
 	}
 	// The one clock read of a success: what a retry.Error reports as
 	// Elapsed is the whole call, as it has always been.
 	start := clock()
-	var v T
-	var err error
-	if adm.a == nil {
-		v, err = op(ctx)
-	} else {
-		v, err = attempt(ctx, adm, op)
-	}
+	v, err := attempt(ctx, adm, op)
 	if err != nil {
-		if err := validate(p, opts); err != nil {
-			return zero, err
-		}
 		return retryFailed(ctx, p, op, opts, adm, start, err)
 	}
 	if b != nil {
@@ -117,15 +121,19 @@ func Do[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (
 }
 
 // retryFailed is Do after a failed first attempt, which began at start
-// and failed with err.
-// It is a function of its own so that Do's frame stays small: the Loop
-// and its wait are set up only for a call that needs them.
-func retryFailed[T any](ctx context.Context, p backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, start time.Duration, err error) (T, error) {
-	// The options are applied only now.
-	l := Loop{p: p, cfg: newConfig(opts), start: start, ctx: ctx}
+// and failed with err: it validates the policy and the classes, applies
+// the options and retries. It is a function of its own so that Do's frame
+// stays small: the Loop and its wait are set up only for a call that
+// needs them, and p comes by pointer, so that calling it costs Do no
+// copy of the policy.
+func retryFailed[T any](ctx context.Context, p *backoff.Policy, op func(context.Context) (T, error), opts []Option, adm admission, start time.Duration, err error) (T, error) {
+	var zero T
+	if err := validate(*p, opts); err != nil {
+		return zero, err
+	}
+	l := Loop{p: *p, cfg: newConfig(opts), start: start, ctx: ctx, class: -1}
 	for {
 		if err = l.Failed(ctx, err); err != nil {
-			var zero T
 			return zero, err
 		}
 		var v T
@@ -176,8 +184,9 @@ type Loop struct {
 	ctx      context.Context // the call's, for the Observer (which needs it in Succeeded)
 	class    int             // the latest failure's class, an index of cfg.classes, or -1
 
-	classFails [maxClasses]int           // failures of each class so far
-	classPrev  [maxClasses]time.Duration // each class's previous wait, for decorrelated jitter
+	classFails  [maxClasses]int           // failures of each class so far
+	classPrev   [maxClasses]time.Duration // each class's previous wait, for decorrelated jitter
+	classHinted [maxClasses]int           // classFails when a hint last set the class's wait, under WithRestartAfterHint
 }
 
 // NewLoop begins a call with the policy p and the options opts. It returns
@@ -195,7 +204,7 @@ func NewLoop(ctx context.Context, p backoff.Policy, opts ...Option) (Loop, error
 	}
 	// The Loop keeps the options applied, not opts itself: a Loop that
 	// referred to the caller's slice would make it escape to the heap.
-	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx}, nil
+	return Loop{p: p, cfg: newConfig(opts), start: clock(), ctx: ctx, class: -1}, nil
 }
 
 // validate checks the call's policy and the classes of opts.
@@ -231,13 +240,23 @@ func begin(ctx context.Context, p backoff.Policy, b Budget, ob Observer) error {
 // before its first attempt, and tells ob. Its Loop lives in its own frame,
 // not in begin's, which every call runs.
 func canceledBefore(ctx context.Context, p *backoff.Policy, ob Observer) error {
-	l := Loop{p: *p, start: clock(), cfg: config{observer: ob}}
+	l := Loop{p: *p, start: clock(), cfg: config{observer: ob}, class: -1}
 	return l.canceled(ctx, nil)
 }
 
 // Attempts returns the number of attempts recorded so far with Failed and
 // Succeeded.
 func (l *Loop) Attempts() int { return l.attempts }
+
+// Class returns the Name of the class (see WithClasses) of the latest
+// failure recorded with Next or Failed: the class whose policy set the
+// wait after it (Event.Class), or whose cap ended the call. After
+// Succeeded it is still the class of the failure before the successful
+// attempt, whose policy set the wait before it. It is "" before any
+// failure, when the call has no classes, when no class matched the
+// failure, and when the failure ended the call before it was classed (a
+// Permanent error, one the classifier rejects, or ctx's end).
+func (l *Loop) Class() string { return l.className() }
 
 // Succeeded records that the latest attempt succeeded: it refunds the
 // Budget, if any.
@@ -289,6 +308,7 @@ func (l *Loop) stopped(ctx context.Context, err error) error {
 func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 	l.attempts++
 	l.last = err
+	l.class = -1 // until err is classed: a permanent error or ctx's end has no class
 	if ctx.Err() != nil {
 		// The failure is ctx's error, or a consequence of ctx ending: either
 		// way no retry can succeed.
@@ -333,7 +353,7 @@ func (l *Loop) Next(ctx context.Context, err error) (time.Duration, error) {
 			// breaker admits a probe.
 			d = max(d, l.firstDelay(l.class))
 			if l.cfg.restart {
-				l.hintedAt, l.prev = l.attempts, 0
+				l.restart(l.class)
 			}
 		}
 	} else if l.class >= 0 {

@@ -118,7 +118,10 @@
 // (which carries the caller's span) and what gRPC's telemetry conventions
 // name: rpc.system is System ("grpc"), rpc.method is Event.Method (see
 // SplitMethod for rpc.service), rpc.grpc.status_code is int(Event.Code), and
-// Event.Err is the attempt's status error. Event embeds retry.Event, so
+// Event.Err is the attempt's status error; Event.Class names the class of
+// Classes whose schedule set the wait, "" when none did (as an attribute,
+// add it only when it is not empty: otelagain's again.retry.class). Event
+// embeds retry.Event, so
 // that a hook written for retry.WithOnRetry, such as an OpenTelemetry
 // module's, takes e.Event unchanged. The metrics of gRPC's proposal A96
 // follow from the events: grpc.client.call.retries is OnSuccess's or

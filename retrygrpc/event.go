@@ -14,11 +14,21 @@ const System = "grpc"
 
 // Event describes an attempt of a call, for the OnRetry, OnGiveUp and
 // OnSuccess hooks. It embeds the retry package's Event (Attempt,
-// MaxAttempts, Delay, Err), so that a hook written for retry.WithOnRetry
-// takes e.Event as it is, and adds what gRPC telemetry names: the
-// attributes rpc.system (System), rpc.method (Method) and
+// MaxAttempts, Delay, Err, Class), so that a hook written for
+// retry.WithOnRetry takes e.Event as it is, and adds what gRPC telemetry
+// names: the attributes rpc.system (System), rpc.method (Method) and
 // rpc.grpc.status_code (int(Code)). The zero Event describes nothing; it is
 // a plain value, safe to copy and keep.
+//
+// Class is the Name of the class (see Interceptor.Classes) of the failure
+// the event is about: the class whose policy set Delay (OnRetry) or whose
+// cap may have ended the call (OnGiveUp); in OnSuccess, that of the
+// failure before the successful attempt, whose policy set the wait
+// before it (see retry.Loop.Class). It is "" when Interceptor.Classes is
+// empty, when no class matched the failure (Policy set the wait), after a
+// first-try success, and for a failure that ended the call before it was
+// classed: a code that is not retried, the context's end, an open breaker
+// failing the call fast.
 type Event struct {
 	retry.Event
 	// Method is the full method name, "/package.Service/Method".

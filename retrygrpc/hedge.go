@@ -197,7 +197,7 @@ func (ic *Interceptor) hedge(ctx context.Context, method string, req, reply any,
 			}
 			r.Value.meta.deliver(opts)
 			if ic.OnSuccess != nil {
-				e := ic.event(cc, method, l.Attempts(), outcome{})
+				e := ic.event(cc, method, l.Attempts(), l.Class(), outcome{})
 				e.Hedges = r.Hedges
 				ic.OnSuccess(ctx, e)
 			}

@@ -226,7 +226,7 @@ func (ic *Interceptor) Unary(ctx context.Context, method string, req, reply any,
 		if a.err == nil {
 			l.Succeeded()
 			if ic.OnSuccess != nil {
-				ic.OnSuccess(ctx, ic.event(cc, method, l.Attempts(), a))
+				ic.OnSuccess(ctx, ic.event(cc, method, l.Attempts(), l.Class(), a))
 			}
 			return nil
 		}
@@ -395,7 +395,7 @@ func (ic *Interceptor) verdict(ctx context.Context, o outcome) error {
 // the hooks.
 func (ic *Interceptor) failed(ctx context.Context, l *retry.Loop, cc *grpc.ClientConn, method string, o outcome) error {
 	if o.rejected && !ic.waitsFor(o.err) {
-		ic.giveUp(ctx, cc, method, l.Attempts()+1, o, breaker.ErrOpen)
+		ic.giveUp(ctx, cc, method, l.Attempts()+1, "", o, breaker.ErrOpen) // not classed: the loop never saw it
 		return o.err
 	}
 	d, err := l.Next(ctx, ic.verdict(ctx, o))
@@ -405,7 +405,7 @@ func (ic *Interceptor) failed(ctx context.Context, l *retry.Loop, cc *grpc.Clien
 		if errors.As(err, &re) {
 			reason = re.Reason
 		}
-		ic.giveUp(ctx, cc, method, l.Attempts(), o, reason)
+		ic.giveUp(ctx, cc, method, l.Attempts(), l.Class(), o, reason)
 		if l.Attempts() == 1 && (reason == retry.ErrPermanent || reason == retry.ErrCanceled) {
 			err = o.err // nothing was retried: the attempt's own error
 		}
@@ -415,7 +415,7 @@ func (ic *Interceptor) failed(ctx context.Context, l *retry.Loop, cc *grpc.Clien
 		return err
 	}
 	if ic.OnRetry != nil {
-		e := ic.event(cc, method, l.Attempts(), o)
+		e := ic.event(cc, method, l.Attempts(), l.Class(), o)
 		e.Delay = d
 		ic.OnRetry(ctx, e)
 	}
@@ -456,20 +456,22 @@ func (e *endedError) Error() string              { return e.err.Error() }
 func (e *endedError) Unwrap() error              { return e.err }
 func (e *endedError) GRPCStatus() *status.Status { return status.New(e.code, e.err.Error()) }
 
-// giveUp calls OnGiveUp.
-func (ic *Interceptor) giveUp(ctx context.Context, cc *grpc.ClientConn, method string, attempt int, o outcome, reason error) {
+// giveUp calls OnGiveUp about attempt number attempt, whose failure is of
+// class class.
+func (ic *Interceptor) giveUp(ctx context.Context, cc *grpc.ClientConn, method string, attempt int, class string, o outcome, reason error) {
 	if ic.OnGiveUp == nil {
 		return
 	}
-	e := ic.event(cc, method, attempt, o)
+	e := ic.event(cc, method, attempt, class, o)
 	e.Reason = reason
 	ic.OnGiveUp(ctx, e)
 }
 
-// event describes attempt number n of a call.
-func (ic *Interceptor) event(cc *grpc.ClientConn, method string, n int, o outcome) Event {
+// event describes attempt number n of a call, with the class of the
+// latest failure (retry.Loop.Class).
+func (ic *Interceptor) event(cc *grpc.ClientConn, method string, n int, class string, o outcome) Event {
 	e := Event{
-		Event:    retry.Event{Attempt: n, MaxAttempts: ic.Policy.MaxAttempts(), Err: o.err},
+		Event:    retry.Event{Attempt: n, MaxAttempts: ic.Policy.MaxAttempts(), Err: o.err, Class: class},
 		Method:   method,
 		Code:     status.Code(o.err),
 		Pushback: o.pushback,

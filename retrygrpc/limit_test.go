@@ -139,3 +139,42 @@ func TestLimitHedges(t *testing.T) {
 		waitFor(t, func() bool { return inFlight(t, g, grpctest.Unary) == 0 })
 	}
 }
+
+// TestLimitsObservable: the Interceptor's Limits, a limiter.Group, shows
+// each target's calls as they happen, which is what a metrics reader such
+// as otelagain's Telemetry.Limits reports (per key, from Group.Range and
+// Limiter.Snapshot): the call in flight while the server holds it, the
+// call refused beside it, and nothing in flight once it ended.
+func TestLimitsObservable(t *testing.T) {
+	g := &limiter.Group{Config: limiter.Config{Limit: 1}}
+	ic := &retrygrpc.Interceptor{Limits: g}
+	entered := make(chan struct{})
+	srv := grpctest.Start(t, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		close(entered)
+		return h(ctx, req)
+	}))
+	srv.Script(grpctest.Unary, grpctest.Step{Stall: true})
+	cc := srv.Dial(t, ic.DialOptions()...)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { _, err := grpctest.CallUnary(ctx, cc, "held"); done <- err }()
+	<-entered
+	if _, err := grpctest.CallUnary(t.Context(), cc, "refused"); !errors.Is(err, limiter.ErrLimited) {
+		t.Errorf("a second call beside the held one: %v, want a refusal matching limiter.ErrLimited", err)
+	}
+	snapshots := func() map[string]limiter.Stats {
+		m := map[string]limiter.Stats{}
+		g.Range(func(key string, l *limiter.Limiter) bool { m[key] = l.Snapshot(); return true })
+		return m
+	}
+	want := limiter.Stats{Limit: 1, InFlight: 1, Refused: 1}
+	if got := snapshots(); len(got) != 1 || got[cc.Target()] != want {
+		t.Errorf("Limits while a call is held: %+v, want {%s: %+v}", got, cc.Target(), want)
+	}
+	cancel()
+	<-done
+	want.InFlight = 0
+	if got := snapshots(); got[cc.Target()] != want {
+		t.Errorf("Limits after the held call ended: %+v, want {%s: %+v}", got, cc.Target(), want)
+	}
+}

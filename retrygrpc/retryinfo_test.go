@@ -147,3 +147,60 @@ func TestClasses(t *testing.T) {
 		t.Errorf("waits %v, want %v", delays, want)
 	}
 }
+
+// TestEventClass checks Event.Class against a grpc-go server on loopback,
+// in unary and streaming calls: each hook is told the class of the
+// failure (the class before the success in OnSuccess), and "" without
+// classes, when no class matched, and for a code that is not retried.
+func TestEventClass(t *testing.T) {
+	noWait := func(name string, match func(error) bool, retries int) retry.Class {
+		return retry.Class{Name: name, Match: match, Policy: backoff.Policy{Initial: -1, Retries: retries}}
+	}
+	overload := noWait("overload", retrygrpc.IsOverload, 5)
+	transient := noWait("transient", nil, 5)
+	unavailable, aborted := grpctest.Step{Code: codes.Unavailable}, grpctest.Step{Code: codes.Aborted}
+	tests := []struct {
+		name    string
+		classes []retry.Class
+		steps   []grpctest.Step // the last one, if it fails, ends the call
+		events  []string        // "hook class" of each event, in order
+	}{
+		{"an overload, then another failure", []retry.Class{overload, transient}, []grpctest.Step{unavailable, aborted, {}},
+			[]string{"retry overload", "retry transient", "success transient"}},
+		{"no classes", nil, []grpctest.Step{unavailable, aborted, {}},
+			[]string{"retry ", "retry ", "success "}},
+		{"no class matched", []retry.Class{overload}, []grpctest.Step{unavailable, aborted, {}},
+			[]string{"retry overload", "retry ", "success "}},
+		{"a class's cap ends the call", []retry.Class{overload, noWait("transient", nil, 1)}, []grpctest.Step{unavailable, aborted, aborted},
+			[]string{"retry overload", "retry transient", "give up transient"}},
+		{"a code not retried", []retry.Class{overload, transient}, []grpctest.Step{unavailable, {Code: codes.InvalidArgument}},
+			[]string{"retry overload", "give up "}},
+		{"first-try success", []retry.Class{overload, transient}, []grpctest.Step{{}}, []string{"success "}},
+	}
+	for _, tt := range tests {
+		for _, stream := range []bool{false, true} {
+			t.Run(tt.name+" stream="+strconv.FormatBool(stream), func(t *testing.T) {
+				var events []string
+				record := func(hook string) func(context.Context, retrygrpc.Event) {
+					return func(_ context.Context, e retrygrpc.Event) { events = append(events, hook+" "+e.Class) }
+				}
+				ic := &retrygrpc.Interceptor{Policy: backoff.Policy{Initial: -1, Retries: 5},
+					Codes: []codes.Code{codes.Unavailable, codes.Aborted}, Classes: tt.classes,
+					OnRetry: record("retry"), OnGiveUp: record("give up"), OnSuccess: record("success")}
+				srv, cc := setup(t, ic)
+				if stream {
+					srv.Script(grpctest.Stream, tt.steps...)
+					if cs, err := grpctest.OpenStream(t.Context(), cc, "req"); err == nil {
+						_, _ = grpctest.ReceiveAll(cs)
+					}
+				} else {
+					srv.Script(grpctest.Unary, tt.steps...)
+					_, _ = grpctest.CallUnary(t.Context(), cc, "req")
+				}
+				if !slices.Equal(events, tt.events) {
+					t.Errorf("events %q, want %q", events, tt.events)
+				}
+			})
+		}
+	}
+}

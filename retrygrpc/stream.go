@@ -206,7 +206,7 @@ func (s *stream) succeeded() {
 	s.commit(outcome{})
 	s.loop.Succeeded()
 	if s.ic.OnSuccess != nil {
-		s.ic.OnSuccess(s.ctx, s.ic.event(s.cc, s.method, s.loop.Attempts(), outcome{stream: true}))
+		s.ic.OnSuccess(s.ctx, s.ic.event(s.cc, s.method, s.loop.Attempts(), s.loop.Class(), outcome{stream: true}))
 	}
 }
 

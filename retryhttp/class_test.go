@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -42,4 +43,52 @@ func TestClasses(t *testing.T) {
 			t.Errorf("waits %v, want %v", waits, want)
 		}
 	})
+}
+
+// TestEventClass checks Event.Class against a real server that answers
+// 503, then drops the connection: each hook is told the class of the
+// failure (the class before the success in OnSuccess), and "" without
+// classes or when no class matched.
+func TestEventClass(t *testing.T) {
+	noWaitClass := func(name string, match func(error) bool, retries int) retry.Class {
+		return retry.Class{Name: name, Match: match, Policy: backoff.Policy{Initial: -1, Retries: retries}}
+	}
+	overload := noWaitClass("overload", retry.IsOverload, 5)
+	transient := noWaitClass("transient", nil, 5)
+	tests := []struct {
+		name    string
+		steps   []step
+		classes []retry.Class
+		events  []string // "hook class" of each event, in order
+	}{
+		{"503 then a reset", []step{status(503), {reset: true}, status(200)}, []retry.Class{overload, transient},
+			[]string{"retry overload", "retry transient", "success transient"}},
+		{"no classes", []step{status(503), {reset: true}, status(200)}, nil,
+			[]string{"retry ", "retry ", "success "}},
+		{"no class matched the reset", []step{status(503), {reset: true}, status(200)}, []retry.Class{overload},
+			[]string{"retry overload", "retry ", "success "}},
+		{"a class's cap ends the call", []step{status(503), {reset: true}, {reset: true}}, []retry.Class{overload, noWaitClass("transient", nil, 1)},
+			[]string{"retry overload", "retry transient", "give up transient"}},
+		{"first-try success", []step{status(200)}, []retry.Class{overload, transient}, []string{"success "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, base := newServer(t, map[string][]step{"/": tt.steps})
+			var events []string
+			record := func(hook string) func(retryhttp.Event) {
+				return func(e retryhttp.Event) { events = append(events, hook+" "+e.Class) }
+			}
+			tr := &retryhttp.Transport{Base: base, Policy: backoff.Policy{Initial: -1, Retries: 5}, Classes: tt.classes,
+				OnRetry: record("retry"), OnGiveUp: record("give up"), OnSuccess: record("success")}
+			// PUT: retried as idempotent, but not replayed by net/http itself
+			// on a reused connection, so the reset reaches the Transport.
+			req, _ := http.NewRequest("PUT", srv.url("/"), strings.NewReader("body"))
+			if resp, err := tr.RoundTrip(req); err == nil {
+				readBody(t, resp)
+			}
+			if !slices.Equal(events, tt.events) {
+				t.Errorf("events %q, want %q", events, tt.events)
+			}
+		})
+	}
 }

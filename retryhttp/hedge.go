@@ -85,18 +85,18 @@ func (rc *call) hedged(ctx context.Context, l *retry.Loop) (*http.Response, erro
 		if err == nil {
 			a.resp.Body = newReleasingBody(a.resp.Body, r.Release)
 			l.Succeeded()
-			c.succeeded(a, l.Attempts())
+			c.succeeded(a, l)
 			return a.resp, nil
 		}
 		d, err := l.Next(ctx, err)
 		if err == nil {
-			c.retrying(a, l.Attempts(), d)
+			c.retrying(a, l, d)
 			a.release()
 			r.Release()
 			err = l.Wait(ctx, d)
 		}
 		if err != nil {
-			resp, err := c.stop(a, err)
+			resp, err := c.stop(a, err, l.Class())
 			if resp != nil {
 				resp.Body = newReleasingBody(resp.Body, r.Release)
 			} else {

@@ -8,13 +8,13 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-// retrying tells the hook and the log that attempt a failed and the request
-// is retried after d.
-func (c *call) retrying(a *attempt, attempts int, d time.Duration) {
+// retrying tells the hook and the log that attempt a, the latest of l,
+// failed and the request is retried after d.
+func (c *call) retrying(a *attempt, l *retry.Loop, d time.Duration) {
 	if c.t.OnRetry == nil && c.t.Logger == nil {
 		return
 	}
-	ev := c.event(a, attempts)
+	ev := c.event(a, l.Attempts(), l.Class())
 	ev.Delay = d
 	if c.t.OnRetry != nil {
 		c.t.OnRetry(ev)
@@ -28,20 +28,22 @@ func (c *call) retrying(a *attempt, attempts int, d time.Duration) {
 	}
 }
 
-// succeeded reports a response that ends the call.
-func (c *call) succeeded(a *attempt, attempts int) {
+// succeeded reports a response, that of attempt a, the latest of l, that
+// ends the call.
+func (c *call) succeeded(a *attempt, l *retry.Loop) {
 	if c.t.OnSuccess != nil {
-		ev := Event{Request: c.req, Attempt: attempts, MaxAttempts: c.max, Response: a.resp, Hedge: a.hedge}
+		ev := Event{Request: c.req, Attempt: l.Attempts(), MaxAttempts: c.max, Response: a.resp, Hedge: a.hedge, Class: l.Class()}
 		c.t.OnSuccess(ev)
 	}
 }
 
-// giveUp reports the end of retrying after attempt a failed.
-func (c *call) giveUp(a *attempt, re *retry.Error) {
+// giveUp reports the end of retrying after attempt a, of class class,
+// failed.
+func (c *call) giveUp(a *attempt, re *retry.Error, class string) {
 	if (c.t.OnGiveUp == nil && c.t.Logger == nil) || re.Attempts == 0 {
 		return // no hook, or no attempt failed: the context ended first
 	}
-	ev := c.event(a, re.Attempts)
+	ev := c.event(a, re.Attempts, class)
 	ev.Reason = re.Reason
 	if re.Reason == retry.ErrPermanent {
 		var r *refusal
@@ -62,9 +64,10 @@ func (c *call) giveUp(a *attempt, re *retry.Error) {
 	}
 }
 
-// event describes failed attempt a, the attempt-th of the call.
-func (c *call) event(a *attempt, attempt int) Event {
-	ev := Event{Request: c.req, Attempt: attempt, MaxAttempts: c.max, Hedge: a.hedge}
+// event describes failed attempt a, the attempt-th of the call, whose
+// failure is of class class.
+func (c *call) event(a *attempt, attempt int, class string) Event {
+	ev := Event{Request: c.req, Attempt: attempt, MaxAttempts: c.max, Hedge: a.hedge, Class: class}
 	switch {
 	case a.resp != nil && a.kind == badStatus:
 		ev.Response, ev.HintHeader, ev.Hint = a.resp, a.hintHeader, a.hint

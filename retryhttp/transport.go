@@ -452,6 +452,16 @@ type Event struct {
 	// is the copy that won; in OnRetry and OnGiveUp the copy whose failure
 	// is the attempt's (see hedge.Result.Err).
 	Hedge int
+	// Class is the Name of the class (see Transport.Classes) of the
+	// failure the event is about, the class whose policy set Delay (in
+	// OnRetry) or whose cap may have ended the call (in OnGiveUp); in
+	// OnSuccess, that of the failure before the successful attempt, whose
+	// policy set the wait before it. It is "" (the zero value) when
+	// Transport.Classes is empty, when no class matched the failure (the
+	// Policy set the wait), after a first-try success, and for a failure
+	// that ended the call before it was classed (a status or error that is
+	// not retried, the context's end). See retry.Loop.Class.
+	Class string
 	// Reason is why retrying stopped (OnGiveUp only): retry.ErrExhausted,
 	// retry.ErrRetryAfterTooLong, retry.ErrRejected (an open breaker),
 	// retry.ErrDeadline, retry.ErrBudget, retry.ErrCanceled, or an error
@@ -558,17 +568,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		err := c.verdict(&a)
 		if err == nil {
 			l.Succeeded()
-			c.succeeded(&a, l.Attempts())
+			c.succeeded(&a, &l)
 			return a.resp, nil
 		}
 		d, err := l.Next(ctx, err)
 		if err == nil {
-			c.retrying(&a, l.Attempts(), d)
+			c.retrying(&a, &l, d)
 			a.release() // free the connection rather than hold it during the wait
 			err = l.Wait(ctx, d)
 		}
 		if err != nil {
-			return c.stop(&a, err)
+			return c.stop(&a, err, l.Class())
 		}
 	}
 }
@@ -635,12 +645,12 @@ func (c *call) clone(ctx context.Context, rb io.ReadCloser) *http.Request {
 // stop ends a call on err, the *retry.Error of the loop, after attempt a:
 // it returns a's response of a retryable status as it is, unless the
 // caller's context ended, and otherwise err.
-func (c *call) stop(a *attempt, err error) (*http.Response, error) {
+func (c *call) stop(a *attempt, err error, class string) (*http.Response, error) {
 	re, _ := err.(*retry.Error)
 	if re == nil {
 		return nil, err // not from the loop: cannot happen, but stay honest
 	}
-	c.giveUp(a, re)
+	c.giveUp(a, re, class)
 	if a.resp == nil || re.Reason == retry.ErrCanceled {
 		a.release()
 		return nil, err

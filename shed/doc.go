@@ -27,7 +27,9 @@
 //     Interval (100 ms) exceeds Target (5 ms). Then a request that waited
 //     more than twice Target is dropped, and the queue serves the newest
 //     first (adaptive LIFO): the oldest are those whose clients have
-//     most likely given up.
+//     most likely given up. Lower levels go first: a request is dropped
+//     so only while no request of a lower level waits, so that critical
+//     requests next in line are not dropped with the sheddable ones.
 //   - Deadlines: a client sends the time it will still wait in
 //     HeaderTimeout (Again-Timeout-Ms, whole milliseconds;
 //     retryhttp.Transport sends it). A request still queued at its
@@ -74,4 +76,13 @@
 //	resp, err := retryingClient.Do(req) // retryhttp.Transport sends the headers
 //
 // Other transports (gRPC) use Shedder.Admit and the Permit it returns.
+//
+// # The decisions without a clock
+//
+// Core is a Shedder's decisions as functions of the times passed in, with
+// no clock, goroutine or blocking: a request arrives (admitted, queued or
+// shed), a permit comes back, a queued request leaves, and the queued
+// requests' fates come back through a function. A Shedder runs the same
+// code under real time; `again sim outage --shed` and `again sim throttle
+// --shed` run it on their virtual clock.
 package shed

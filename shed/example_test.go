@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/shed"
@@ -118,4 +119,35 @@ func ExampleConfig_Validate() {
 	err := shed.Config{Target: 0, Interval: 0, Default: shed.Unknown}.Validate()
 	fmt.Println(errors.Is(err, shed.ErrInvalid), err)
 	// Output: true shed: Config.Default must be SHEDDABLE, SHEDDABLE_PLUS, CRITICAL or CRITICAL_PLUS (zero means CRITICAL), got UNKNOWN
+}
+
+// A Core decides on explicit times, as a simulator's events call it: one
+// permit, two requests waiting, the first of them whose client leaves,
+// then the permit back.
+func ExampleCore() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
+	names := []string{"a", "b", "c"}
+	c, err := shed.NewCore(shed.Config{Limit: 1}, start, func(w *shed.Waiter, r shed.Reason) {
+		fmt.Println(names[w.Tag], r)
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ws := []*shed.Waiter{{Tag: 0}, {Tag: 1}, {Tag: 2}}
+	for i := range ws {
+		queued, r := c.Arrive(at(i), shed.Request{}, ws[i])
+		fmt.Println(names[i], "queued:", queued, r)
+	}
+	c.Leave(ws[1], shed.Canceled) // b's client goes away
+	c.Done(at(20), 20*time.Millisecond)
+	fmt.Printf("%+v\n", c.Snapshot(at(20)))
+	// Output:
+	// a queued: false admitted
+	// b queued: true admitted
+	// c queued: true admitted
+	// b canceled
+	// c admitted
+	// {InFlight:1 Queued:0 Overloaded:false Load:1}
 }

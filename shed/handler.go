@@ -87,11 +87,10 @@ func first(h http.Header, k string) string {
 	return ""
 }
 
-// refuse answers a shed request: status, a Retry-After of wait rounded to
-// the nearest whole second (at least 1: rounding up would turn the jitter
-// of a wait between 1s and 2s into 2s for everyone), a one-line body.
+// refuse answers a shed request: status, a Retry-After of wait in whole
+// seconds (RetryAfterSeconds), a one-line body.
 func (s *Shedder) refuse(w http.ResponseWriter, status int, c Criticality, why Reason, wait time.Duration) {
-	secs := max(1, int64(wait.Round(time.Second)/time.Second))
+	secs := RetryAfterSeconds(wait)
 	h := w.Header()
 	h["Retry-After"] = []string{strconv.FormatInt(secs, 10)}
 	h["Content-Type"] = []string{"text/plain; charset=utf-8"}
@@ -101,4 +100,12 @@ func (s *Shedder) refuse(w http.ResponseWriter, status int, c Criticality, why R
 	if s.cfg.OnShed != nil {
 		s.cfg.OnShed(c, why)
 	}
+}
+
+// RetryAfterSeconds returns the whole seconds of the Retry-After header
+// that tells a client to wait wait: wait rounded to the nearest second, at
+// least 1 (rounding up would turn the jitter of a wait between 1s and 2s
+// into 2s for everyone). A simulated server tells its clients the same.
+func RetryAfterSeconds(wait time.Duration) int64 {
+	return max(1, int64(wait.Round(time.Second)/time.Second))
 }

@@ -16,16 +16,6 @@ func level(c Criticality, attempt int) int {
 	return l
 }
 
-// waiter is one request waiting in the queue. Its fields other than ch
-// are guarded by the Shedder's mutex.
-type waiter struct {
-	since    time.Time // when it was queued
-	deadline time.Time // zero: none
-	level    int
-	queued   bool        // still in the queue
-	ch       chan Reason // buffered: the decision, Admitted with a permit taken for it
-}
-
 // queue holds the waiting requests by level, each level in arrival order.
 // It serves the highest level first: its oldest request while the queue is
 // not overloaded (FIFO), its newest while it is (LIFO, "adaptive LIFO" of
@@ -33,11 +23,11 @@ type waiter struct {
 // still wait). It evicts the oldest request of the lowest level. The zero
 // queue is empty; it is not safe for concurrent use.
 type queue struct {
-	lv [levels][]*waiter
+	lv [levels][]*Waiter
 	n  int
 }
 
-func (q *queue) push(w *waiter) {
+func (q *queue) push(w *Waiter) {
 	q.lv[w.level] = append(q.lv[w.level], w)
 	w.queued = true
 	q.n++
@@ -45,7 +35,7 @@ func (q *queue) push(w *waiter) {
 
 // pop removes and returns the next request to serve (nil if none): the
 // highest level's newest if lifo, else its oldest.
-func (q *queue) pop(lifo bool) *waiter {
+func (q *queue) pop(lifo bool) *Waiter {
 	for l := levels - 1; l >= 0; l-- {
 		s := q.lv[l]
 		if len(s) == 0 {
@@ -84,8 +74,18 @@ func (q *queue) lowest() int {
 	return -1
 }
 
+// below reports whether a request of a level lower than l waits.
+func (q *queue) below(l int) bool {
+	for i := range l {
+		if len(q.lv[i]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // removeAt removes the i-th request of level l, keeping the order.
-func (q *queue) removeAt(l, i int) *waiter {
+func (q *queue) removeAt(l, i int) *Waiter {
 	s := q.lv[l]
 	w := s[i]
 	copy(s[i:], s[i+1:])
@@ -94,14 +94,14 @@ func (q *queue) removeAt(l, i int) *waiter {
 	return q.done(w)
 }
 
-func (q *queue) done(w *waiter) *waiter {
+func (q *queue) done(w *Waiter) *Waiter {
 	w.queued = false
 	q.n--
 	return w
 }
 
 // remove takes w out of the queue, if it is in it.
-func (q *queue) remove(w *waiter) {
+func (q *queue) remove(w *Waiter) {
 	if !w.queued {
 		return
 	}
@@ -116,7 +116,7 @@ func (q *queue) remove(w *waiter) {
 // sweep removes, and passes to drop, the requests that drop reports would
 // be dropped if they left the queue now, oldest first in each level; it
 // stops in a level at the first request drop keeps.
-func (q *queue) sweep(drop func(*waiter) Reason, shed func(*waiter, Reason)) {
+func (q *queue) sweep(drop func(*Waiter) Reason, shed func(*Waiter, Reason)) {
 	for l := range levels {
 		for len(q.lv[l]) > 0 {
 			w := q.lv[l][0]

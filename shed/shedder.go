@@ -4,10 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/again-go/again/backoff"
 )
 
 // Request is what a Shedder knows of a request before it admits it. The
@@ -31,25 +28,15 @@ type Request struct {
 // priority under CoDel, and sheds what cannot be served in time (see the
 // package documentation). Make one with New; the zero Shedder is not
 // usable. A Shedder is safe for concurrent use.
+//
+// Its decisions are a Core's, under real time: the path of a request that
+// is not overloaded takes no lock, every other takes mu.
 type Shedder struct {
-	limit        Limit
-	maxQueue     int
-	maxWait      time.Duration
-	def          Criticality
-	trustTimeout bool
-	measure      bool // the limit learns from latency: not a *Fixed
-	retryAfter   time.Duration
-	cfg          Config // for the HTTP fields: Classify, Quota, OnShed
-	rand         backoff.Rand
-	origin       time.Time
-	drops        dropCap
+	core
+	measure bool   // the limit learns from latency: not a *Fixed
+	cfg     Config // for the HTTP fields: Classify, Quota, OnShed, OnQueued
 
-	waiting  atomic.Int64 // q.n, read without the lock by the fast path
-	inflight atomic.Int64 // requests holding a permit
-
-	mu    sync.Mutex
-	q     queue
-	codel codel
+	mu sync.Mutex // guards the core's queue and CoDel
 }
 
 // New returns a Shedder configured by cfg, or cfg.Validate's error.
@@ -57,36 +44,15 @@ func New(cfg Config) (*Shedder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Shedder{
-		limit:        cfg.Adaptive,
-		maxQueue:     orDefault(cfg.MaxQueue, DefaultMaxQueue),
-		maxWait:      orDefault(cfg.MaxWait, DefaultMaxWait),
-		def:          orDefault(cfg.Default, Critical),
-		trustTimeout: !cfg.IgnoreTimeout,
-		retryAfter:   orDefault(cfg.RetryAfter, DefaultRetryAfter),
-		cfg:          cfg,
-		rand:         cfg.Rand,
-		origin:       time.Now(),
-		codel:        codel{target: orDefault(cfg.Target, DefaultTarget), interval: orDefault(cfg.Interval, DefaultInterval)},
-		drops: dropCap{
-			slice:    orDefault(cfg.DropWindow, DefaultDropWindow) / capBuckets,
-			fraction: orDefault(cfg.DropFraction, DefaultDropFraction),
-		},
-	}
-	if s.limit == nil {
-		s.limit = NewFixed(orDefault(cfg.Limit, DefaultLimit))
-	}
+	s := &Shedder{cfg: cfg}
+	s.init(cfg, time.Now(), decide)
 	_, fixed := s.limit.(*Fixed)
 	s.measure = !fixed
-	s.drops.advance(0)
-	if s.maxQueue < 0 {
-		s.maxQueue = 0
-	}
-	if s.rand == nil {
-		s.rand = globalRand{}
-	}
 	return s, nil
 }
+
+// decide hands a queued request its fate, through its channel.
+func decide(w *Waiter, r Reason) { w.ch <- r }
 
 type globalRand struct{}
 
@@ -142,21 +108,10 @@ func (s *Shedder) Admit(ctx context.Context, req Request) (Permit, error) {
 	return p, nil
 }
 
-func (s *Shedder) class(c Criticality) Criticality {
-	if c == Unspecified {
-		return s.def
-	}
-	return c
-}
-
 // admit is Admit without the error: the fast path allocates nothing, and
 // reads the clock only for a limit that learns from latency.
 func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
-	if s.trustTimeout {
-		s.drops.arrive()
-	}
-	if s.waiting.Load() == 0 && s.limit.Admit(ctx) == nil {
-		s.inflight.Add(1)
+	if s.admitNow(ctx) {
 		p := Permit{s: s}
 		if s.measure {
 			p.start = time.Now()
@@ -164,21 +119,16 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 		return p, Admitted
 	}
 	c := s.class(req.Criticality)
-	if c < Sheddable || c > CriticalPlus {
+	if !s.queues(c) {
 		return Permit{}, QueueFull // Unknown: spare capacity only
 	}
-	if s.maxQueue == 0 {
-		return Permit{}, QueueFull
-	}
 	now := time.Now()
-	w := &waiter{since: now, level: level(c, req.Attempt), ch: make(chan Reason, 1)}
-	if s.trustTimeout {
-		w.deadline = req.Deadline
-		if req.Timeout > 0 && (w.deadline.IsZero() || now.Add(req.Timeout).Before(w.deadline)) {
-			w.deadline = now.Add(req.Timeout)
-		}
-	}
-	if !s.enqueue(now, w) {
+	w := &Waiter{ch: make(chan Reason, 1)}
+	s.prepare(now, c, req, w)
+	s.mu.Lock()
+	queued := s.enqueue(now, w)
+	s.mu.Unlock()
+	if !queued {
 		return Permit{}, QueueFull
 	}
 	p, r := s.wait(ctx, w)
@@ -190,7 +140,7 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 
 // wait waits for queued w's decision, or leaves the queue when ctx ends
 // or MaxWait passes.
-func (s *Shedder) wait(ctx context.Context, w *waiter) (Permit, Reason) {
+func (s *Shedder) wait(ctx context.Context, w *Waiter) (Permit, Reason) {
 	timer := time.NewTimer(s.maxWait)
 	defer timer.Stop()
 	var why Reason
@@ -203,13 +153,11 @@ func (s *Shedder) wait(ctx context.Context, w *waiter) (Permit, Reason) {
 		why = Timeout
 	}
 	s.mu.Lock()
-	if w.queued {
-		s.q.remove(w)
-		s.waiting.Store(int64(s.q.n))
-		s.mu.Unlock()
+	left := s.leave(w, why)
+	s.mu.Unlock()
+	if left {
 		return Permit{}, why
 	}
-	s.mu.Unlock()
 	// Decided meanwhile: the decision is in the channel.
 	return s.decided(<-w.ch, why)
 }
@@ -221,7 +169,6 @@ func (s *Shedder) decided(r, why Reason) (Permit, Reason) {
 	if r != Admitted {
 		return Permit{}, r
 	}
-	s.inflight.Add(1)
 	if why == Canceled {
 		s.release(false, -1)
 		return Permit{}, Canceled
@@ -229,89 +176,12 @@ func (s *Shedder) decided(r, why Reason) (Permit, Reason) {
 	return Permit{s: s, start: time.Now()}, Admitted
 }
 
-// enqueue queues w, making room by evicting a request of a lower level,
-// and serves the queue if permits are free. It reports false if the queue
-// is full of requests at w's level or above.
-func (s *Shedder) enqueue(now time.Time, w *waiter) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.drops.advance(now.Sub(s.origin))
-	s.q.sweep(func(x *waiter) Reason { return s.stale(now, x) }, decide)
-	if s.q.n >= s.maxQueue {
-		lo := s.q.lowest()
-		if lo < 0 || lo >= w.level {
-			s.waiting.Store(int64(s.q.n))
-			return false
-		}
-		decide(s.q.removeAt(lo, 0), Overload)
-	}
-	s.q.push(w)
-	// Publish the queue's length before trying the limit: a request that
-	// ends now either sees it and serves the queue, or freed its permit
-	// before dispatch tries the limit.
-	s.waiting.Store(int64(s.q.n))
-	s.dispatch()
-	return true
-}
-
-// stale reports why w, queued, should be dropped at now without a
-// permit, or Admitted to keep it: CoDel would slough it, or its deadline
-// passed (within the cap; a drop is counted).
-func (s *Shedder) stale(now time.Time, w *waiter) Reason {
-	if s.codel.sloughs(now, now.Sub(w.since)) {
-		return Overload
-	}
-	return s.expired(now, w)
-}
-
-// expired reports Deadline if w's deadline passed at now and the cap
-// allows one more drop (which it counts), else Admitted.
-func (s *Shedder) expired(now time.Time, w *waiter) Reason {
-	if !w.deadline.IsZero() && !now.Before(w.deadline) && s.drops.allow(now.Sub(s.origin)) {
-		return Deadline
-	}
-	return Admitted
-}
-
-func decide(w *waiter, r Reason) { w.ch <- r }
-
-// dispatch hands free permits to queued requests, highest level first,
-// FIFO or LIFO as CoDel judges, dropping those CoDel sloughs or whose
-// deadline passed. s.mu is held.
-func (s *Shedder) dispatch() {
-	for s.q.n > 0 && s.limit.Admit(context.Background()) == nil {
-		served := false
-		for s.q.n > 0 {
-			now := time.Now()
-			first := s.codel.observe(now, now.Sub(s.q.oldest()))
-			w := s.q.pop(s.codel.isOverloaded(now))
-			why := s.stale(now, w)
-			if why == Overload && first {
-				// The interval's first request is never sloughed.
-				why = s.expired(now, w)
-			}
-			if why != Admitted {
-				decide(w, why)
-				continue
-			}
-			decide(w, Admitted)
-			served = true
-			break
-		}
-		if !served {
-			s.limit.Release(false, -1)
-		}
-	}
-	s.waiting.Store(int64(s.q.n))
-}
-
 // release gives a permit back and serves the queue.
 func (s *Shedder) release(overloaded bool, took time.Duration) {
-	s.inflight.Add(-1)
-	s.limit.Release(overloaded, took)
-	if s.waiting.Load() > 0 {
+	if s.core.release(overloaded, took) {
+		now := time.Now()
 		s.mu.Lock()
-		s.dispatch()
+		s.dispatch(now)
 		s.mu.Unlock()
 	}
 }
@@ -319,11 +189,11 @@ func (s *Shedder) release(overloaded bool, took time.Duration) {
 // RetryAfter returns the wait a shed client is told now: Config.RetryAfter
 // times 1 + 4 × CoDel's load, jittered uniformly up to twice that.
 func (s *Shedder) RetryAfter() time.Duration {
+	now := time.Now()
 	s.mu.Lock()
-	load := s.codel.load(time.Now())
+	load := s.codel.load(now)
 	s.mu.Unlock()
-	base := float64(s.retryAfter) * (1 + 4*load)
-	return time.Duration(base * (1 + s.rand.Float64()))
+	return s.retryAfterAt(load)
 }
 
 // Stats is a Shedder's state, as Snapshot returns it: a plain value.
@@ -344,5 +214,5 @@ func (s *Shedder) Snapshot() Stats {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Stats{InFlight: int(s.inflight.Load()), Queued: s.q.n, Overloaded: s.codel.isOverloaded(now), Load: s.codel.load(now)}
+	return s.snapshot(now)
 }

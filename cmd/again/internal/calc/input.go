@@ -12,6 +12,7 @@ import (
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/backoff/plan"
+	"github.com/again-go/again/retry"
 )
 
 // The names of the input fields. They are the flag names of `again calc`
@@ -308,6 +309,12 @@ type Input struct {
 	Target plan.Target
 	// Seed seeds the Monte Carlo estimates (decorrelated jitter).
 	Seed uint64
+	// Classes are the classes of failure whose schedules the report
+	// shows beside the call's (see retry.Class): each class's own policy
+	// and cost, within the call's Policy.Retries. Parse leaves it nil;
+	// `again calc` fills it from --on-overload and --on-transient, a
+	// preset from its Classes. Only Name, Policy and Cost are read.
+	Classes []retry.Class
 }
 
 // Parse validates v and returns the Input it describes. The first field in

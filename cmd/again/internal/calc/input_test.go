@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestParseDefaults(t *testing.T) {
 			t.Fatalf("Parse(%v) error: %v", v, err)
 		}
 		want := Input{Policy: backoff.Default(), Seed: plan.DefaultSeed}
-		if in != want {
+		if !reflect.DeepEqual(in, want) {
 			t.Errorf("Parse(%v) = %+v, want %+v", v, in, want)
 		}
 	}
@@ -157,7 +158,7 @@ func TestParse(t *testing.T) {
 		},
 		Deadline: time.Minute, Solve: true, Param: plan.ParamMultiplier, Target: plan.TargetP99, Seed: math.MaxUint64,
 	}
-	if in != want {
+	if !reflect.DeepEqual(in, want) {
 		t.Errorf("Parse = %+v, want %+v", in, want)
 	}
 	for _, tt := range []struct {

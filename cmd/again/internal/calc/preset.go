@@ -2,7 +2,10 @@ package calc
 
 import (
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/again-go/again/retry"
 )
 
 // Preset is a named retry policy to start from: the documented defaults of
@@ -26,6 +29,11 @@ type Preset struct {
 	// again's backoff.Default(), which the calculator computes from the
 	// code itself), whose values no date can make stale.
 	AsOf string
+	// Classes are the preset's classes of failure, each with a schedule
+	// of its own (see retry.Class and Input.Classes), or nil when the
+	// preset has one schedule for every failure. The aws preset's are
+	// retry.AWSClasses.
+	Classes []retry.Class
 }
 
 // PolicyFields returns the fields a preset sets, in the command line's
@@ -46,11 +54,21 @@ func Presets() []Preset {
 			FieldInitial: initial, FieldMultiplier: multiplier, FieldMax: max, FieldRetries: retries, FieldJitter: jitter,
 		}}
 	}
+	// AWS's two schedules are retry.AWSClasses', one fact in one place:
+	// the call's policy is the transient one, and the classes show both.
+	aws := func(name string, c retry.Class) Preset {
+		pr := resolve(c.Policy)
+		return p(name, pr.Initial.String(), strconv.FormatFloat(pr.Multiplier, 'g', -1, 64), pr.Max.String(),
+			strconv.Itoa(retry.AWSMaxAttempts-1), pr.JitterText(), "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html")
+	}
+	awsClasses := retry.AWSClasses()
+	withClasses := aws("aws", awsClasses[1])
+	withClasses.Classes = awsClasses
 	return []Preset{
 		p("example", "500ms", "2", "30s", "8", "full", ""),
 		p("again", "500ms", "2", "10s", "3", "full", "https://pkg.go.dev/github.com/again-go/again/backoff#Default"),
-		p("aws", "50ms", "2", "20s", "2", "full", "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"),
-		p("aws-throttle", "1s", "2", "20s", "2", "full", "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"),
+		withClasses,
+		aws("aws-throttle", awsClasses[0]),
 		p("grpc-retry", "100ms", "2", "1s", "3", "full", "https://github.com/grpc/proposal/blob/master/A6-client-retries.md"),
 		// grpc-go's internal/backoff: the first wait is BaseDelay, without
 		// jitter, and the ±20 % follows the cap (waits reach 144 s): the

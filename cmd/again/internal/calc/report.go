@@ -65,8 +65,11 @@ func (m Millis) MarshalJSON() ([]byte, error) { return m.append(nil), nil }
 //	 "deadline": {"deadline_ms": 60000, "deadline_human": "1 min", "worst_case_fits": false,
 //	              "p99_fits": false, "retries_within_deadline": 7}}
 //
+//	 "classes": [{"name": "overload", "policy": {...}, "cost": 1, "attempts": 6,
+//	              "call_capped": true, "retries": [...], "total": {...}}, ...]}
+//
 // with "solved" only when the input asked to solve, "deadline" only when it
-// gave one and "monte_carlo" only when some value is estimated ("estimated"
+// gave one, "classes" only when it gave classes (see ClassReport) and "monte_carlo" only when some value is estimated ("estimated"
 // names which: "mean", "p50", "p90", "p99"; a row whose mean is estimated
 // has "mean_estimated": true). The CLI's table and Markdown and the web page
 // render this one value, so they cannot disagree about what is estimated or
@@ -77,6 +80,9 @@ type Report struct {
 	Retries  []RetryReport   `json:"retries"`
 	Total    TotalReport     `json:"total"`
 	Deadline *DeadlineReport `json:"deadline,omitempty"`
+	// Classes has one entry per class of Input.Classes, in their order:
+	// the schedule each class of failure follows.
+	Classes []ClassReport `json:"classes,omitempty"`
 
 	input Input
 }
@@ -249,7 +255,6 @@ func Compute(in Input) (*Report, error) {
 		p = sp
 	}
 	s := plan.Analyze(p, in.Seed)
-	st := s.Total
 	r := &Report{
 		Policy: PolicyReport{
 			Initial:    Millis(toUser(p.Initial)),
@@ -259,33 +264,13 @@ func Compute(in Input) (*Report, error) {
 			Jitter:     p.JitterText(),
 		},
 		Solved:  solved,
-		Retries: make([]RetryReport, len(s.Retries)),
-		Total: TotalReport{
-			Min: Millis(s.Total.Min), Mean: Millis(s.Total.Mean), Max: Millis(s.Total.Max),
-			P50: Millis(s.Total.P50), P90: Millis(s.Total.P90), P99: Millis(s.Total.P99),
-			MinHuman: Human(st.Min), MeanHuman: Human(st.Mean), MaxHuman: Human(st.Max),
-			P50Human: Human(st.P50), P90Human: Human(st.P90), P99Human: Human(st.P99),
-			Estimated: []string{},
-		},
-		input: in,
+		Retries: retryRows(s),
+		Total:   totalReport(s, in.Seed),
+		input:   in,
 	}
 	r.input.Policy = p
-	for i, rs := range s.Retries {
-		r.Retries[i] = RetryReport{
-			Retry: rs.Retry, Delay: Millis(rs.Delay), Capped: rs.Capped,
-			Min: Millis(rs.Min), Mean: Millis(rs.Mean), Max: Millis(rs.Max),
-			TotalMin: Millis(rs.TotalMin), TotalMean: Millis(rs.TotalMean), TotalMax: Millis(rs.TotalMax),
-			MeanEstimated: st.Estimated && rs.Capped,
-		}
-	}
-	if st.Estimated {
-		// The mean is simulated only where the cap clamps decorrelated
-		// delays (StdErr > 0); without that it is exact, as plan.Total says.
-		if st.StdErr > 0 {
-			r.Total.Estimated = append(r.Total.Estimated, EstimatedMean)
-		}
-		r.Total.Estimated = append(r.Total.Estimated, EstimatedP50, EstimatedP90, EstimatedP99)
-		r.Total.MonteCarlo = &MonteCarloReport{Seed: in.Seed, MeanStdErr: Millis(st.StdErr)}
+	if len(in.Classes) > 0 {
+		r.Classes = classReports(in.Classes, p, in.Seed)
 	}
 	if in.Deadline > 0 {
 		f := s.Deadline(in.Deadline)
@@ -295,6 +280,43 @@ func Compute(in Input) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// retryRows returns the rows of the analysed schedule s.
+func retryRows(s plan.Stats) []RetryReport {
+	rows := make([]RetryReport, len(s.Retries))
+	for i, rs := range s.Retries {
+		rows[i] = RetryReport{
+			Retry: rs.Retry, Delay: Millis(rs.Delay), Capped: rs.Capped,
+			Min: Millis(rs.Min), Mean: Millis(rs.Mean), Max: Millis(rs.Max),
+			TotalMin: Millis(rs.TotalMin), TotalMean: Millis(rs.TotalMean), TotalMax: Millis(rs.TotalMax),
+			MeanEstimated: s.Total.Estimated && rs.Capped,
+		}
+	}
+	return rows
+}
+
+// totalReport returns the totals of the analysed schedule s, whose Monte
+// Carlo estimates, if any, were drawn with seed.
+func totalReport(s plan.Stats, seed uint64) TotalReport {
+	st := s.Total
+	t := TotalReport{
+		Min: Millis(st.Min), Mean: Millis(st.Mean), Max: Millis(st.Max),
+		P50: Millis(st.P50), P90: Millis(st.P90), P99: Millis(st.P99),
+		MinHuman: Human(st.Min), MeanHuman: Human(st.Mean), MaxHuman: Human(st.Max),
+		P50Human: Human(st.P50), P90Human: Human(st.P90), P99Human: Human(st.P99),
+		Estimated: []string{},
+	}
+	if st.Estimated {
+		// The mean is simulated only where the cap clamps decorrelated
+		// delays (StdErr > 0); without that it is exact, as plan.Total says.
+		if st.StdErr > 0 {
+			t.Estimated = append(t.Estimated, EstimatedMean)
+		}
+		t.Estimated = append(t.Estimated, EstimatedP50, EstimatedP90, EstimatedP99)
+		t.MonteCarlo = &MonteCarloReport{Seed: seed, MeanStdErr: Millis(st.StdErr)}
+	}
+	return t
 }
 
 // shortMultiplier returns the solved multiplier sp.Multiplier, an exact
@@ -381,27 +403,47 @@ const CSVSummaryHeader = "field,value"
 // value of the rest of the report, named by its JSON path: "total.mean_ms",
 // "total.p99_ms", "total.estimated" (the names of the estimated values,
 // separated by spaces), "total.monte_carlo.seed", "deadline.p99_fits",
-// "solved.value" and so on, each only when the JSON has it. Lines end with
-// "\n"; no value needs quoting.
+// "solved.value", "classes.0.total.max_ms" and so on, each only when the
+// JSON has it. With classes a third table follows, after another empty
+// line: CSVClassHeader and each class's rows, led by its name. Lines end
+// with "\n"; no value needs quoting (a class's name is one of
+// cmdutil's or retry.AWSClasses', plain words).
 func (r *Report) WriteCSV(w io.Writer) error {
 	b := make([]byte, 0, 64*(len(r.Retries)+1)+512)
 	b = append(b, CSVHeader+"\n"...)
 	for _, x := range r.Retries {
-		b = strconv.AppendInt(b, int64(x.Retry), 10)
-		b = x.Delay.append(append(b, ','))
-		b = append(append(b, ','), strconv.FormatBool(x.Capped)...)
-		for _, m := range [...]Millis{x.Min, x.Mean, x.Max, x.TotalMin, x.TotalMean, x.TotalMax} {
-			b = m.append(append(b, ','))
-		}
-		b = append(b, '\n')
+		b = appendCSVRow(b, x)
 	}
 	b = append(b, "\n"+CSVSummaryHeader+"\n"...)
 	for _, kv := range r.summary() {
 		b = append(append(append(append(b, kv[0]...), ','), kv[1]...), '\n')
 	}
+	if len(r.Classes) > 0 {
+		b = append(b, "\n"+CSVClassHeader+"\n"...)
+		for _, c := range r.Classes {
+			for _, x := range c.Retries {
+				b = appendCSVRow(append(append(b, c.Name...), ','), x)
+			}
+		}
+	}
 	_, err := w.Write(b)
 	return err
 }
+
+// appendCSVRow appends the CSV line of the retry x.
+func appendCSVRow(b []byte, x RetryReport) []byte {
+	b = strconv.AppendInt(b, int64(x.Retry), 10)
+	b = x.Delay.append(append(b, ','))
+	b = append(append(b, ','), strconv.FormatBool(x.Capped)...)
+	for _, m := range [...]Millis{x.Min, x.Mean, x.Max, x.TotalMin, x.TotalMean, x.TotalMax} {
+		b = m.append(append(b, ','))
+	}
+	return append(b, '\n')
+}
+
+// CSVClassHeader starts WriteCSV's third table, the classes' rows, when
+// the report has classes: a row of the first table led by the class's name.
+const CSVClassHeader = "class," + CSVHeader
 
 // summary returns the report's values other than the rows as pairs of
 // JSON path and text, in the JSON's order, for WriteCSV.
@@ -425,6 +467,22 @@ func (r *Report) summary() [][2]string {
 	if s := r.Solved; s != nil {
 		out = append(out, [2]string{"solved.parameter", s.Parameter},
 			[2]string{"solved.value", strconv.FormatFloat(s.Value, 'f', -1, 64)})
+	}
+	for i, c := range r.Classes {
+		k := "classes." + strconv.Itoa(i) + "."
+		p, t := c.Policy, c.Total
+		out = append(out, [2]string{k + "name", c.Name},
+			[2]string{k + "policy.initial_ms", p.Initial.String()},
+			[2]string{k + "policy.multiplier", strconv.FormatFloat(p.Multiplier, 'f', -1, 64)},
+			[2]string{k + "policy.max_ms", p.Max.String()},
+			[2]string{k + "policy.retries", strconv.Itoa(p.Retries)},
+			[2]string{k + "policy.jitter", p.Jitter},
+			[2]string{k + "cost", strconv.FormatFloat(c.Cost, 'f', -1, 64)},
+			[2]string{k + "call_capped", strconv.FormatBool(c.CallCapped)},
+			[2]string{k + "total.min_ms", t.Min.String()}, [2]string{k + "total.mean_ms", t.Mean.String()},
+			[2]string{k + "total.max_ms", t.Max.String()}, [2]string{k + "total.p50_ms", t.P50.String()},
+			[2]string{k + "total.p90_ms", t.P90.String()}, [2]string{k + "total.p99_ms", t.P99.String()},
+			[2]string{k + "total.estimated", strings.Join(t.Estimated, " ")})
 	}
 	return out
 }

@@ -23,34 +23,44 @@ const barWidth = 24
 func (r *Report) WriteTable(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	r.writeHeader(bw, "")
-	if len(r.Retries) > 0 {
-		head := []string{"retry", "delay", "min", "mean", "max", "worst total"}
-		rows := r.cells()
-		width := make([]int, len(head))
-		for i, h := range head {
-			width[i] = len(h)
-		}
-		for _, row := range rows {
-			for i, c := range row {
-				width[i] = max(width[i], len([]rune(c)))
-			}
-		}
-		scale := r.barScale()
-		writeRow(bw, head, width)
-		fmt.Fprintf(bw, "  min..max on 0 to %s\n", human(scale))
-		for i, row := range rows {
-			writeRow(bw, row, width)
-			x := r.Retries[i]
-			fmt.Fprintf(bw, "  |%s|\n", bar(float64(x.Min), float64(x.Max), float64(scale)))
-		}
-		if r.anyCapped() {
-			fmt.Fprintf(bw, "* capped at --max %s\n", time.Duration(r.Policy.Max))
-		}
-		bw.WriteString("\n")
-	}
+	writeTableRows(bw, r.Retries, r.Policy.Max, "")
 	r.writeTotals(bw, "  ")
 	r.writeVerdict(bw, "")
+	r.writeClasses(bw, "")
 	return bw.Flush()
+}
+
+// writeTableRows writes the terminal's table of the retries xs, whose
+// delays are capped at maxDelay, each line starting with indent.
+func writeTableRows(bw *bufio.Writer, xs []RetryReport, maxDelay Millis, indent string) {
+	if len(xs) == 0 {
+		return
+	}
+	head := []string{"retry", "delay", "min", "mean", "max", "worst total"}
+	rows := cells(xs)
+	width := make([]int, len(head))
+	for i, h := range head {
+		width[i] = len(h)
+	}
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	scale := barScale(xs)
+	bw.WriteString(indent)
+	writeRow(bw, head, width)
+	fmt.Fprintf(bw, "  min..max on 0 to %s\n", human(scale))
+	for i, row := range rows {
+		bw.WriteString(indent)
+		writeRow(bw, row, width)
+		x := xs[i]
+		fmt.Fprintf(bw, "  |%s|\n", bar(float64(x.Min), float64(x.Max), float64(scale)))
+	}
+	if anyCapped(xs) {
+		fmt.Fprintf(bw, "%s* capped at --max %s\n", indent, time.Duration(maxDelay))
+	}
+	bw.WriteString("\n")
 }
 
 // WriteMarkdown writes the report as Markdown, to paste into a design
@@ -59,23 +69,30 @@ func (r *Report) WriteTable(w io.Writer) error {
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	r.writeHeader(bw, "**")
-	if len(r.Retries) > 0 {
-		bw.WriteString("| Retry | Delay | Min | Mean | Max | Worst-case total |\n|---:|---:|---:|---:|---:|---:|\n")
-		for _, row := range r.cells() {
-			row[1] = strings.Replace(row[1], "*", " (capped)", 1)
-			bw.WriteString("| " + strings.Join(row, " | ") + " |\n")
-		}
-		bw.WriteString("\n")
-	}
+	writeMarkdownRows(bw, r.Retries)
 	r.writeTotals(bw, "- ")
 	r.writeVerdict(bw, "**")
+	r.writeClasses(bw, "**")
 	return bw.Flush()
 }
 
+// writeMarkdownRows writes the Markdown table of the retries xs.
+func writeMarkdownRows(bw *bufio.Writer, xs []RetryReport) {
+	if len(xs) == 0 {
+		return
+	}
+	bw.WriteString("| Retry | Delay | Min | Mean | Max | Worst-case total |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, row := range cells(xs) {
+		row[1] = strings.Replace(row[1], "*", " (capped)", 1)
+		bw.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	bw.WriteString("\n")
+}
+
 // cells returns the human-form cells of every retry's row.
-func (r *Report) cells() [][]string {
-	rows := make([][]string, len(r.Retries))
-	for i, x := range r.Retries {
+func cells(xs []RetryReport) [][]string {
+	rows := make([][]string, len(xs))
+	for i, x := range xs {
 		delay := human(x.Delay)
 		if x.Capped {
 			delay += "*"
@@ -87,8 +104,8 @@ func (r *Report) cells() [][]string {
 
 func human(m Millis) string { return Human(time.Duration(m)) }
 
-func (r *Report) anyCapped() bool {
-	for _, x := range r.Retries {
+func anyCapped(xs []RetryReport) bool {
+	for _, x := range xs {
 		if x.Capped {
 			return true
 		}
@@ -109,9 +126,9 @@ func writeRow(w *bufio.Writer, row []string, width []int) {
 
 // barScale returns the largest max delay of any retry: the right end of
 // every bar.
-func (r *Report) barScale() Millis {
+func barScale(xs []RetryReport) Millis {
 	var s Millis
-	for _, x := range r.Retries {
+	for _, x := range xs {
 		s = max(s, x.Max)
 	}
 	return s
@@ -137,13 +154,12 @@ func bar(lo, hi, scale float64) string {
 // reproduce it.
 func (r *Report) writeHeader(w *bufio.Writer, strong string) {
 	p := r.input.Policy
-	initial, maxDelay := time.Duration(r.Policy.Initial), time.Duration(r.Policy.Max)
+	initial := time.Duration(r.Policy.Initial)
 	code := ""
 	if strong != "" {
 		code = "`"
 	}
-	fmt.Fprintf(w, "%sPolicy:%s %s--initial %s --multiplier %s --max %s --retries %d --jitter %s%s\n",
-		strong, strong, code, initial, strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64), maxDelay, r.Policy.Retries, p.JitterText(), code)
+	fmt.Fprintf(w, "%sPolicy:%s %s%s%s\n", strong, strong, code, r.Policy.flags(), code)
 	if r.Solved != nil {
 		var v string
 		switch r.input.Param {
@@ -228,4 +244,66 @@ func retriesInTime(within, n int) string {
 		return fmt.Sprintf("In the worst case only the first of %d retries starts in time.", n)
 	}
 	return fmt.Sprintf("In the worst case only the first %d of %d retries start in time.", within, n)
+}
+
+// flags returns the policy as the flags that give it: "--initial 500ms
+// --multiplier 2 --max 30s --retries 8 --jitter full".
+func (p PolicyReport) flags() string {
+	return fmt.Sprintf("--initial %s --multiplier %s --max %s --retries %d --jitter %s",
+		time.Duration(p.Initial), strconv.FormatFloat(p.Multiplier, 'g', -1, 64), time.Duration(p.Max), p.Retries, p.Jitter)
+}
+
+// writeClasses writes each class's policy, its table and its totals
+// after the call's; strong marks Markdown (see writeHeader).
+func (r *Report) writeClasses(w *bufio.Writer, strong string) {
+	if len(r.Classes) == 0 {
+		return
+	}
+	code := ""
+	if strong != "" {
+		code = "`"
+	}
+	fmt.Fprintf(w, "\n%sPer class of failure:%s a failure of a class waits on the class's schedule, up to the class's own --retries; the call's --retries %d still caps every retry, and a failure no class holds waits on the policy above.\n",
+		strong, strong, r.Policy.Retries)
+	for _, c := range r.Classes {
+		what := ""
+		if s := ClassWhat(c.Name); s != "" {
+			what = " (" + s + ")"
+		}
+		fmt.Fprintf(w, "\n%s%s%s%s: %s%s%s", strong, c.Name, strong, what, code, c.Policy.flags(), code)
+		if c.Cost != 1 {
+			fmt.Fprintf(w, ", cost %s per retry", strconv.FormatFloat(c.Cost, 'g', -1, 64))
+		}
+		w.WriteString("\n\n")
+		if strong != "" {
+			writeMarkdownRows(w, c.Retries)
+		} else {
+			writeTableRows(w, c.Retries, c.Policy.Max, "  ")
+		}
+		prefix := "  "
+		if strong != "" {
+			prefix = "- "
+		}
+		t := c.Total
+		if len(c.Retries) == 0 {
+			fmt.Fprintf(w, "%sno retries: a failure of this class ends the call\n", prefix)
+			continue
+		}
+		fmt.Fprintf(w, "%s%s, if every attempt fails this way: shortest %s, mean %s, longest %s\n",
+			prefix, retriesOf(len(c.Retries)), t.MinHuman, t.MeanHuman, t.MaxHuman)
+		if c.CallCapped {
+			fmt.Fprintf(w, "%sthe call's --retries %d stops this class before its own %d\n", prefix, r.Policy.Retries, c.Policy.Retries)
+		}
+		if t.MeanEstimated() || t.PercentilesEstimated() {
+			fmt.Fprintf(w, "%sthe estimates use --seed %d\n", prefix, t.MonteCarlo.Seed)
+		}
+	}
+}
+
+// retriesOf returns "1 retry" or "n retries".
+func retriesOf(n int) string {
+	if n == 1 {
+		return "1 retry"
+	}
+	return strconv.Itoa(n) + " retries"
 }

@@ -19,8 +19,9 @@ import (
 // BudgetHelp is the paragraph about --budget for the help of a command
 // that takes it (run, fetch).
 const BudgetHelp = `--budget redis://HOST:PORT/DB?key=NAME shares one retry budget (gRPC's
-token bucket: 10 tokens, a failure takes one, a success gives back 0.1,
-retries only while more than half remain) among every again, and every
+token bucket: 10 tokens, a failure takes one, or its class's cost=, a
+success gives back 0.1, retries only while more than half remain) among
+every again, and every
 program using the fleet module, given the same Redis and key: a thousand
 containers waiting for the same database retry as much as one would. When
 the budget refuses, retrying stops. The URL: rediss:// for TLS (with

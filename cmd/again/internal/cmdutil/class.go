@@ -2,22 +2,37 @@ package cmdutil
 
 import (
 	"errors"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/retry"
 )
 
-// classKeys are the keys of a class spec: the policy flags' names. (A
-// class's cost to the budget is not among them: the fleet budget of
-// --budget charges every failure one token.)
-var classKeys = []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter}
+// classKeys are the keys of a class spec: the policy flags' names, and
+// cost, the class's cost to the --budget (retry.Class.Cost).
+var classKeys = []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, costKey}
+
+// costKey is the key of a class spec for the tokens a retry of the class
+// takes from the --budget.
+const costKey = "cost"
+
+// MinCost is the least cost a class spec accepts: the budget counts
+// thousandths of a token (retry.TokenBucket and fleet.Budget alike), so a
+// smaller cost would take nothing, which is not what a cost says.
+const MinCost = 0.001
+
+// CostAccepted is what a class spec's cost accepts, for its help and its
+// error.
+const CostAccepted = "a number from 0.001 up (the budget counts thousandths of a token)"
 
 // ClassSyntax describes a class spec in the help of the flags that take one.
-const ClassSyntax = "comma-separated KEY=VALUE with keys initial, multiplier, max, retries and jitter, valued as those flags; unset keys take the flags' defaults"
+const ClassSyntax = "comma-separated KEY=VALUE with keys initial, multiplier, max, retries and jitter, valued as those flags (unset keys take the flags' defaults), and cost, the tokens each retry of the class takes from a retry budget: " + CostAccepted + ", default 1"
 
 // ClassFlags holds the text of --on-overload and --on-transient, the
 // retry policies of two classes of failure (see retry.Class), in the
@@ -27,19 +42,28 @@ type ClassFlags struct {
 	overload, transient string
 }
 
-// AddClassFlags registers --on-overload and --on-transient on fs.
-func AddClassFlags(fs *pflag.FlagSet) *ClassFlags {
+// AddClassFlags registers --on-overload and --on-transient on fs. The
+// command says, for their help, what its overloads are and what its other
+// retried failures are: fetch's "429, 503, throttle and breaker
+// rejections" and "network errors, other statuses".
+func AddClassFlags(fs *pflag.FlagSet, overloads, others string) *ClassFlags {
 	f := &ClassFlags{}
-	fs.Var(Text(&f.overload, "spec"), "on-overload", "policy of overloads (429, 503, throttle and breaker rejections), "+ClassSyntax)
-	fs.Var(Text(&f.transient, "spec"), "on-transient", "policy of the other retried failures (network errors, other statuses), as --on-overload")
+	fs.Var(Text(&f.overload, "spec"), "on-overload", "policy of overloads ("+overloads+"), "+ClassSyntax)
+	fs.Var(Text(&f.transient, "spec"), "on-transient", "policy of the other retried failures ("+others+"), as --on-overload")
 	return f
 }
 
+// OnOverload reports whether --on-overload was given (false for a nil f).
+func (f *ClassFlags) OnOverload() bool { return f != nil && f.overload != "" }
+
 // Parse returns the classes the flags give, overloads first: none when
-// neither flag is given. A spec it rejects is a usage error naming the
-// flag, the key and what it accepts.
+// neither flag is given, or f is nil. A spec it rejects is a usage error
+// naming the flag, the key and what it accepts.
 func (f *ClassFlags) Parse() ([]retry.Class, error) {
 	var cs []retry.Class
+	if f == nil {
+		return nil, nil
+	}
 	if f.overload != "" {
 		c, err := ParseClass("on-overload", f.overload)
 		if err != nil {
@@ -59,12 +83,45 @@ func (f *ClassFlags) Parse() ([]retry.Class, error) {
 	return cs, nil
 }
 
+// ParseTimed is Parse for run and fetch, whose call has the policy call
+// from PolicyFlags.ParseTimed: a spec without retries takes the call's
+// when the call retries until its --deadline (backoff.UntilDeadline),
+// since that is then what an absent --retries means. Without it,
+// `--deadline 1m --on-overload initial=5s` would stop after 3 overloads,
+// well before the minute the deadline promises to keep trying for.
+func (f *ClassFlags) ParseTimed(call backoff.Policy) ([]retry.Class, error) {
+	cs, err := f.Parse()
+	if err != nil || call.Retries != backoff.UntilDeadline {
+		return cs, err
+	}
+	specs := map[string]string{"overload": f.overload, "transient": f.transient}
+	for i := range cs {
+		if !specHas(specs[cs[i].Name], calc.FieldRetries) {
+			cs[i].Policy.Retries = backoff.UntilDeadline
+		}
+	}
+	return cs, nil
+}
+
+// specHas reports whether the class spec, one ParseClass accepted, gives
+// key.
+func specHas(spec, key string) bool {
+	for _, pair := range strings.Split(spec, ",") {
+		if k, _, _ := strings.Cut(pair, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
 // ParseClass parses the spec of the class flag name: comma-separated
 // KEY=VALUE pairs whose keys are initial, multiplier, max, retries and
 // jitter, valued as their flags and checked by calc.Parse with the same
-// messages. It returns a class with that Policy and a Cost of 1.
+// messages, and cost, a number of tokens (see CostAccepted). It returns a
+// class with that Policy and Cost (1 unless given).
 func ParseClass(name, spec string) (retry.Class, error) {
 	v := calc.DefaultValues()
+	cost := 1.0
 	seen := map[string]bool{}
 	for _, pair := range strings.Split(spec, ",") {
 		key, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
@@ -77,6 +134,14 @@ func ParseClass(name, spec string) (retry.Class, error) {
 		}
 		seen[key] = true
 		value = strings.TrimSpace(value)
+		if key == costKey {
+			c, err := strconv.ParseFloat(value, 64)
+			if err != nil || !(c >= MinCost) || math.IsInf(c, 1) {
+				return retry.Class{}, Usagef("--%s: cost must be %s, got %q", name, CostAccepted, value)
+			}
+			cost = c
+			continue
+		}
 		if key == calc.FieldInitial || key == calc.FieldMax {
 			// The same rule as the policy flags: a bare number is refused,
 			// since it reads as seconds to some and milliseconds to others.
@@ -97,5 +162,5 @@ func ParseClass(name, spec string) (retry.Class, error) {
 	if err := contradiction(in.Policy, "--"+name+": ", calc.FieldInitial, calc.FieldMax, seen[calc.FieldInitial], seen[calc.FieldMax]); err != nil {
 		return retry.Class{}, err
 	}
-	return retry.Class{Policy: in.Policy, Cost: 1}, nil
+	return retry.Class{Policy: in.Policy, Cost: cost}, nil
 }

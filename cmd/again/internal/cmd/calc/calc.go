@@ -43,8 +43,8 @@ first delay, multiplier or number of retries that does. Guide: docs/calc.md.`,
   # The largest first delay that keeps 5 retries within 10 s in the worst case.
   again calc --retries 5 --solve initial --deadline 10s
 
-  # AWS SDKs' standard mode, with 4 retries instead of its 2.
-  again calc --preset aws --retries 4
+  # 429s on a slow schedule, network errors on a fast one (--preset aws: AWS's two).
+  again calc --retries 5 --on-overload initial=1s,max=30s --on-transient initial=50ms,retries=2
 
   # Decorrelated jitter, machine-readable.
   again calc --jitter decorrelated --multiplier 3 --format json`,
@@ -55,11 +55,16 @@ first delay, multiplier or number of retries that does. Guide: docs/calc.md.`,
 	pf.Add(fs, calcmodel.FieldSolve, "param", "find the largest initial, multiplier or retries that fits --deadline")
 	pf.Add(fs, calcmodel.FieldTarget, "stat", "with --solve: what it keeps within the deadline, max (worst case) or p99")
 	pf.Add(fs, calcmodel.FieldSeed, "n", "seed for the Monte Carlo estimates of decorrelated jitter")
+	classes := cmdutil.AddClassFlags(fs, calcmodel.ClassWhat("overload"), calcmodel.ClassWhat("transient"))
 	preset := ""
 	fs.Var(cmdutil.Text(&preset, "name"), calcmodel.FieldPreset, "start from a named policy, one of "+strings.Join(calcmodel.PresetNames(), ", ")+"; flags given with it override its fields")
 	var format string
 	cmdutil.AddFormat(cmd, &format, cmdutil.FormatText, cmdutil.FormatJSON, cmdutil.FormatCSV, cmdutil.FormatMarkdown)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		cs, err := classes.Parse()
+		if err != nil {
+			return err
+		}
 		if fs.Changed(calcmodel.FieldPreset) {
 			p, err := calcmodel.PresetByName(preset)
 			var ie *calcmodel.InputError
@@ -70,6 +75,11 @@ first delay, multiplier or number of retries that does. Guide: docs/calc.md.`,
 				if !fs.Changed(f) {
 					pf.Set(f, p.Values[f])
 				}
+			}
+			if cs == nil {
+				// The class flags replace a preset's classes, as the
+				// policy flags replace its fields.
+				cs = p.Classes
 			}
 		}
 		in, err := pf.Parse()
@@ -82,6 +92,7 @@ first delay, multiplier or number of retries that does. Guide: docs/calc.md.`,
 		if fs.Changed(calcmodel.FieldTarget) && !in.Solve {
 			return cmdutil.Usagef("--target requires --solve: it says what the solver keeps within --deadline")
 		}
+		in.Classes = cs
 		return calcRun(&Options{Env: env, Input: in, Format: format})
 	}
 	return cmd

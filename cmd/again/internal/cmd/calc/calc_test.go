@@ -12,7 +12,14 @@ import (
 
 	calcmodel "github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/retry"
 )
+
+// classExample gives overloads a slow schedule with more retries than the
+// call allows and a cost of 5, and network errors a fast one, all without
+// jitter.
+var classExample = []string{"calc", "--retries", "4", "--jitter", "none",
+	"--on-overload", "initial=1s,max=30s,retries=6,jitter=none,cost=5", "--on-transient", "initial=50ms,retries=2,jitter=none"}
 
 var workedExample = []string{"calc", "--initial", "500ms", "--multiplier", "2", "--max", "30s", "--retries", "8"}
 
@@ -186,6 +193,9 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--target", "max"}, "again calc: --target requires --solve: it says what the solver keeps within --deadline"},
 		{[]string{"--seed", "x"}, `again calc: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"--format", "yaml"}, `again calc: --format must be one of text, json, csv or markdown, got "yaml"`},
+		{[]string{"--on-overload", "initial=1s,initial=2s"}, "again calc: --on-overload gives initial twice"},
+		{[]string{"--on-transient", "retries=-1"}, "again calc: --on-transient: retries must be a whole number from 0 to 100000, got -1"},
+		{[]string{"--preset", "aws", "--on-overload", "max=30"}, "again calc: --on-overload max needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
 		{[]string{"--retries"}, "again calc: flag needs an argument: --retries (see 'again calc --help')"},
 		{[]string{"--retries", "3", "--retry", "4"}, "again calc: unknown flag: --retry (see 'again calc --help')"},
 	}
@@ -348,6 +358,9 @@ func TestCalcGolden(t *testing.T) {
 		{"worked-none-deadline.txt", withArgs(workedExample, "--jitter", "none", "--deadline", "1m")},
 		{"worked-none.md", withArgs(workedExample, "--jitter", "none", "--deadline", "2m", "--format", "markdown")},
 		{"worked-full.csv", withArgs(workedExample, "--format", "csv")},
+		{"classes.txt", withArgs(classExample, "--deadline", "10s")},
+		{"classes.md", withArgs(classExample, "--format", "markdown")},
+		{"classes.csv", withArgs(classExample, "--format", "csv")},
 		{"huge.csv", []string{"calc", "--initial", "1h", "--multiplier", "10", "--retries", "12", "--max", "0", "--jitter", "equal", "--format", "csv"}},
 	}
 	for _, tt := range tests {
@@ -381,8 +394,11 @@ func TestCalcPreset(t *testing.T) {
 		name          string
 		preset, flags []string
 	}{
-		{"alone", []string{"--preset", "aws"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "2", "--jitter", "full"}},
-		{"overridden", []string{"--preset", "aws", "--retries", "4", "--jitter=equal"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "4", "--jitter", "equal"}},
+		{"alone", []string{"--preset", "aws-throttle"}, []string{"--initial", "1s", "--multiplier", "2", "--max", "20s", "--retries", "2", "--jitter", "full"}},
+		{"overridden", []string{"--preset", "aws-throttle", "--retries", "4", "--jitter=equal"}, []string{"--initial", "1s", "--multiplier", "2", "--max", "20s", "--retries", "4", "--jitter", "equal"}},
+		// The class flags replace the aws preset's classes, as the policy
+		// flags replace its fields.
+		{"classes replaced", []string{"--preset", "aws", "--on-overload", "initial=2s"}, []string{"--initial", "50ms", "--multiplier", "2", "--max", "20s", "--retries", "2", "--jitter", "full", "--on-overload", "initial=2s"}},
 		{"override first", []string{"--max", "5s", "--preset", "polly"}, []string{"--initial", "2s", "--multiplier", "1", "--max", "5s", "--retries", "3", "--jitter", "none"}},
 		{"with a deadline", []string{"--preset", "example", "--deadline", "1m", "--format", "json"}, withArgs(workedExample[1:], "--jitter", "full", "--deadline", "1m", "--format", "json")},
 	}
@@ -430,5 +446,80 @@ func TestFormatTableAlias(t *testing.T) {
 	const warn = "again calc: --format table is now --format text; it still works, but write text\n"
 	if r.Code != 0 || r.Stdout != text.Stdout || r.Stderr != warn {
 		t.Errorf("calc --format table: exit %d, stderr %q; want 0, the text output and %q", r.Code, r.Stderr, warn)
+	}
+}
+
+// TestCalcClassesJSON checks the JSON contract of the classes: each
+// class's name, own policy and cost, whether the call's --retries stops
+// it first, its rows and its totals; and that the aws preset's classes
+// are retry.AWSClasses'.
+func TestCalcClassesJSON(t *testing.T) {
+	type class struct {
+		Name   string `json:"name"`
+		Policy struct {
+			Initial json.Number `json:"initial_ms"`
+			Max     json.Number `json:"max_ms"`
+			Retries int         `json:"retries"`
+			Jitter  string      `json:"jitter"`
+		} `json:"policy"`
+		Cost       float64 `json:"cost"`
+		CallCapped bool    `json:"call_capped"`
+		Retries    []struct {
+			Delay json.Number `json:"delay_ms"`
+		} `json:"retries"`
+		Total struct {
+			Min      json.Number `json:"min_ms"`
+			Mean     json.Number `json:"mean_ms"`
+			Max      json.Number `json:"max_ms"`
+			MaxHuman string      `json:"max_human"`
+		} `json:"total"`
+	}
+	decode := func(args ...string) []class {
+		t.Helper()
+		r := run(t, withArgs(args, "--format", "json")...)
+		var got struct {
+			Classes []class `json:"classes"`
+		}
+		if r.Code != 0 || r.Stderr != "" {
+			t.Fatalf("again %s: exit %d, stderr %q", strings.Join(args, " "), r.Code, r.Stderr)
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &got); err != nil {
+			t.Fatalf("again %s: %v", strings.Join(args, " "), err)
+		}
+		return got.Classes
+	}
+	got := decode(classExample...)
+	if len(got) != 2 {
+		t.Fatalf("%d classes, want 2 (overload, transient)", len(got))
+	}
+	o, tr := got[0], got[1]
+	if o.Name != "overload" || o.Policy.Initial != "1000" || o.Policy.Max != "30000" || o.Policy.Retries != 6 || o.Cost != 5 || !o.CallCapped {
+		t.Errorf("overload = %+v; want initial_ms 1000, max_ms 30000, retries 6, cost 5, call_capped", o)
+	}
+	// The call's --retries 4 stops the overloads' 6: four waits, 1+2+4+8 s.
+	if len(o.Retries) != 4 || o.Total.Max != "15000" || o.Total.Min != "15000" || o.Total.MaxHuman != "15 s" {
+		t.Errorf("overload: %d retries, total max %s (%q); want 4, 15000 (15 s)", len(o.Retries), o.Total.Max, o.Total.MaxHuman)
+	}
+	if tr.Name != "transient" || tr.Policy.Retries != 2 || tr.CallCapped || len(tr.Retries) != 2 || tr.Total.Max != "150" {
+		t.Errorf("transient = %+v; want retries 2 within the call's 4, total max 150 ms", tr)
+	}
+	if plain := run(t, withArgs(workedExample, "--format", "json")...); strings.Contains(plain.Stdout, `"classes"`) {
+		t.Errorf("again calc without classes writes a classes field:\n%s", plain.Stdout)
+	}
+	aws := decode("calc", "--preset", "aws")
+	want := retry.AWSClasses()
+	if len(aws) != len(want) {
+		t.Fatalf("--preset aws: %d classes, want %d", len(aws), len(want))
+	}
+	for i, c := range aws {
+		w := want[i]
+		if c.Name != w.Name || c.Cost != w.Cost || c.Policy.Initial.String() != calcmodel.Millis(w.Policy.Initial).String() || c.Policy.Max.String() != calcmodel.Millis(w.Policy.Max).String() {
+			t.Errorf("--preset aws class %d = %s, cost %v, initial %s ms, max %s ms; want retry.AWSClasses' %s, %v, %v, %v",
+				i, c.Name, c.Cost, c.Policy.Initial, c.Policy.Max, w.Name, w.Cost, w.Policy.Initial, w.Policy.Max)
+		}
+		// AWS allows 3 attempts in all: 2 retries, whatever the class.
+		if len(c.Retries) != retry.AWSMaxAttempts-1 {
+			t.Errorf("--preset aws class %s: %d retries, want %d", c.Name, len(c.Retries), retry.AWSMaxAttempts-1)
+		}
 	}
 }

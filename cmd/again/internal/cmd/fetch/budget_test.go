@@ -6,6 +6,7 @@ import (
 
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/cmdutil/cmdtest"
+	"github.com/again-go/again/retry"
 )
 
 func TestFetchBudget(t *testing.T) {
@@ -24,6 +25,25 @@ func TestFetchBudget(t *testing.T) {
 	}
 	if b.Failures != 5 || b.Closed != 1 {
 		t.Errorf("the budget saw %d failures and was closed %d times; want 5 and 1", b.Failures, b.Closed)
+	}
+}
+
+// TestFetchClassCost: a retry of a class with a cost (--on-overload
+// cost=5) takes that many tokens from the --budget: a 20-token budget
+// allows one retry of 503s, where it allows nine at a cost of one.
+func TestFetchClassCost(t *testing.T) {
+	srv := newFetchServer(t, map[string][]answer{"/down": {{status: 503, body: "busy"}}})
+	b := &cmdtest.FakeBudget{TokenBucket: retry.TokenBucket{MaxTokens: 20}}
+	args := append(append([]string{}, fast...), "--retries", "9", "--on-overload", "initial=0s,cost=5", "--budget", cmdtest.BudgetURL, srv.URL+"/down")
+	r := withBudget(t, b, nil, args...)
+	if r.Code != 1 || !strings.Contains(r.Stderr, cmdutil.BudgetSpent) {
+		t.Errorf("again %q: exit %d, stderr %q; want 1 and the budget spent", args, r.Code, r.Stderr)
+	}
+	if n := len(srv.requests("/down")); n != 2 {
+		t.Errorf("a 20-token budget let fetch send %d requests at a cost of 5, want 2 (1 retry: 15 tokens left, then 10)", n)
+	}
+	if b.Failures != 2 || b.Spent != 10 {
+		t.Errorf("the budget saw %d failures costing %v tokens; want 2 costing 10", b.Failures, b.Spent)
 	}
 }
 

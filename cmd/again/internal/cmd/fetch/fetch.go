@@ -97,7 +97,7 @@ Guide: docs/cli.md (fetch).`,
 	fs.BoolVarP(&f.include, "include", "i", false, "write the status line and headers before the body")
 	fs.BoolVarP(&f.location, "location", "L", false, "follow redirects (up to 10), sending credentials only to the same scheme, host and port")
 	pf := cmdutil.AddPolicyFlags(fs)
-	f.classes = cmdutil.AddClassFlags(fs)
+	f.classes = cmdutil.AddClassFlags(fs, "429, 503, throttle and breaker rejections", "network errors, other statuses")
 	fs.Var(cmdutil.Text(&f.timeout, "duration"), "attempt-timeout", "limit on each attempt, its response body included (default none)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print no line per retry")
 	f.retryOn = "429,502,503,504"
@@ -228,7 +228,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
 	if f.classes != nil {
-		if tr.Classes, err = f.classes.Parse(); err != nil {
+		if tr.Classes, err = f.classes.ParseTimed(in.Policy); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -181,7 +181,9 @@ func TestFetch(t *testing.T) {
 				"again fetch: attempt 2/4 failed (503 Service Unavailable); retrying in 5ms\n" +
 				"again fetch: attempt 3/4 failed (502 Bad Gateway); retrying in 4ms\n"},
 		{"--on-overload with an unknown key", []string{"--on-overload", "speed=1", "/ok"}, 2, "",
-			"again fetch: --on-overload takes KEY=VALUE pairs with keys initial, multiplier, max, retries, jitter, got \"speed=1\"\n"},
+			"again fetch: --on-overload takes KEY=VALUE pairs with keys initial, multiplier, max, retries, jitter, cost, got \"speed=1\"\n"},
+		{"--on-overload with a cost of 0", []string{"--on-overload", "initial=1s,cost=0", "/ok"}, 2, "",
+			"again fetch: --on-overload: cost must be a number from 0.001 up (the budget counts thousandths of a token), got \"0\"\n"},
 		{"--on-transient with a bad value", []string{"--on-transient", "multiplier=0.5", "/ok"}, 2, "",
 			"again fetch: --on-transient: multiplier must be a finite number >= 1, got 0.5\n"},
 		{"--retry-on none", []string{"--retry-on", "none", "/down"}, 1, "still busy",

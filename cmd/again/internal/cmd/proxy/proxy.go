@@ -13,7 +13,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -153,23 +152,18 @@ func (opts *Options) config() (proxymodel.Config, error) {
 // shedConfig returns the shed.Config of --shed v, nil for none ("" or 0),
 // or a usage error.
 func shedConfig(v string) (*shed.Config, error) {
-	v = strings.TrimSpace(v)
-	if v == cmdutil.Adaptive {
+	n, adaptive, err := cmdutil.ParseShed(v)
+	switch {
+	case err != nil:
+		return nil, err
+	case adaptive:
 		// MaxWait zero: the Shedder queues, the limit only admits.
 		l, err := limiter.New(limiter.Config{Algorithm: cmdutil.AdaptiveLimit()})
 		if err != nil {
 			return nil, err
 		}
 		return &shed.Config{Adaptive: l}, nil
-	}
-	if v == "" {
-		return nil, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return nil, cmdutil.Usagef("--shed must be a whole number (0 for no shedding) or %s, got %q", cmdutil.Adaptive, v)
-	}
-	if n == 0 {
+	case n == 0:
 		return nil, nil
 	}
 	return &shed.Config{Limit: n}, nil

@@ -140,14 +140,15 @@ type exitInfo struct {
 // judgeExit is the verdict on an attempt whose command ended as e: nil for
 // a success, an *attemptError otherwise, wrapped with retry.Permanent when
 // its status is not to be retried. timedOut says that --attempt-timeout (timeout)
-// or the --deadline (atDeadline) stopped it while it ran; retryOn is
-// --retry-on-exit's set, nil for every status but those notRetried names.
+// or the --deadline (atDeadline) stopped it while it ran; x says which
+// statuses are retried (--retry-on-exit) and which of those are overloads
+// (--overload-exit, the attemptError's Overload).
 //
 // Whatever its status, a command stopped by --attempt-timeout or --deadline
 // failed, with status 124 as GNU timeout has it; and it is retried even
 // with --retry-on-exit, as documented (--deadline leaves no time for a
 // retry anyway). A command killed by signal N has status 128+N.
-func judgeExit(e exitInfo, timedOut, atDeadline bool, timeout time.Duration, retryOn map[int]bool) error {
+func judgeExit(e exitInfo, timedOut, atDeadline bool, timeout time.Duration, x exitRules) error {
 	ae := &attemptError{status: e.status, why: "exit status " + strconv.Itoa(e.status)}
 	if e.signal != 0 {
 		ae.status = cmdutil.SignalStatus(e.signal)
@@ -164,11 +165,10 @@ func judgeExit(e exitInfo, timedOut, atDeadline bool, timeout time.Duration, ret
 		return ae
 	case ae.status == 0:
 		return nil
-	case retryOn != nil && !retryOn[ae.status]:
-		return retry.Permanent(ae)
-	case retryOn == nil && notRetried(ae.status) != "":
+	case !x.retried(ae.status):
 		return retry.Permanent(ae)
 	}
+	ae.overload = x.overload[ae.status]
 	return ae
 }
 

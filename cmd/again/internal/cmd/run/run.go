@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,8 +61,8 @@ docs/cli.md (run).`,
   # Retry a flaky download, each attempt limited to 20 s.
   again run --attempt-timeout 20s -- curl -fsS -o data.json https://example.com/data.json
 
-  # Retry only exit status 75 (EX_TEMPFAIL), without the progress lines.
-  again run --retry-on-exit 75 --quiet -- ./sync.sh
+  # Retry only exit statuses 1 and 75, 75 (EX_TEMPFAIL: busy) on a slower schedule, quietly.
+  again run --retry-on-exit 1,75 --on-overload initial=5s,max=1m --quiet -- ./sync.sh
 
   # Every container's entrypoint shares one retry budget.
   again run --deadline 1m --budget 'redis://redis:6379/0?key=db-wait' -- pg_isready -h db`,
@@ -79,12 +81,15 @@ docs/cli.md (run).`,
 	fs.Var(cmdutil.Text(&timeout, "duration"), "attempt-timeout", "limit on each attempt, after which the command is stopped (default none)")
 	retryOn := ""
 	fs.Var(cmdutil.Text(&retryOn, "list"), "retry-on-exit", "comma-separated exit statuses to retry (default any non-zero but 130, 131 and 141)")
+	overloadExit := ""
+	fs.Var(cmdutil.Text(&overloadExit, "list"), "overload-exit", "comma-separated exit statuses that mean the command was refused for load, retried on --on-overload's schedule (default 75, EX_TEMPFAIL)")
+	classes := cmdutil.AddClassFlags(fs, "the exit statuses of --overload-exit", "other exit statuses, timeouts")
 	quiet := fs.BoolP("quiet", "q", false, "print no line per retry")
 	budgetURL := cmdutil.AddBudgetFlag(fs)
 	cmdutil.Alias(cmd, "timeout", "attempt-timeout")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runRun(cmd.Context(), &Options{Env: env, Policy: pf, Timeout: timeout, RetryOnExit: retryOn,
-			Quiet: *quiet, BudgetURL: *budgetURL, Command: args})
+			OverloadExit: overloadExit, Classes: classes, Quiet: *quiet, BudgetURL: *budgetURL, Command: args})
 	}
 	return cmd
 }
@@ -92,13 +97,15 @@ docs/cli.md (run).`,
 // Options is what one `again run` was asked: its flags as given, and the
 // command to run.
 type Options struct {
-	Env         *cmdutil.Env
-	Policy      *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
-	Timeout     string               // --attempt-timeout, "" for none
-	RetryOnExit string               // --retry-on-exit, "" for the default
-	Quiet       bool                 // --quiet
-	BudgetURL   string               // --budget, "" for none
-	Command     []string             // CMD and its ARGS; not empty
+	Env          *cmdutil.Env
+	Policy       *cmdutil.PolicyFlags // the policy flags, --deadline a time limit
+	Timeout      string               // --attempt-timeout, "" for none
+	RetryOnExit  string               // --retry-on-exit, "" for the default
+	OverloadExit string               // --overload-exit, "" for the default (75)
+	Classes      *cmdutil.ClassFlags  // --on-overload, --on-transient; nil for neither
+	Quiet        bool                 // --quiet
+	BudgetURL    string               // --budget, "" for none
+	Command      []string             // CMD and its ARGS; not empty
 }
 
 // runRun validates opts and runs the command, retrying it, within ctx (its
@@ -120,9 +127,17 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if r.timeout, err = cmdutil.DurationFlag("attempt-timeout", opts.Timeout, true); err != nil {
 		return err
 	}
-	if r.retryOn, err = parseExitList(opts.RetryOnExit); err != nil {
+	if r.exits.retryOn, err = parseExitList("retry-on-exit", opts.RetryOnExit); err != nil {
 		return err
 	}
+	classes, err := opts.Classes.ParseTimed(in.Policy)
+	if err != nil {
+		return err
+	}
+	if r.exits.overload, err = r.exits.overloads(opts.OverloadExit, classes, opts.Classes.OnOverload()); err != nil {
+		return err
+	}
+	r.classes = retry.WithClasses(classes...)
 	if r.path, err = lookPath(args[0]); err != nil {
 		return err
 	}
@@ -135,9 +150,10 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	return r.run(ctx, in.Policy)
 }
 
-// parseExitList parses --retry-on-exit: "" (nil) means any non-zero status
-// but those notRetried names.
-func parseExitList(s string) (map[int]bool, error) {
+// parseExitList parses a list of exit statuses, the value of the flag
+// name (--retry-on-exit, --overload-exit): "" (nil) means the flag's
+// default.
+func parseExitList(name, s string) (map[int]bool, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -145,11 +161,70 @@ func parseExitList(s string) (map[int]bool, error) {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 255 {
-			return nil, cmdutil.Usagef("--retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got %q", s)
+			return nil, cmdutil.Usagef("--%s must be a comma-separated list of exit statuses from 1 to 255, got %q", name, s)
 		}
 		set[n] = true
 	}
 	return set, nil
+}
+
+// exTempFail is the exit status of --overload-exit's default: sysexits.h's
+// EX_TEMPFAIL, "a temporary failure; try again later", which mail
+// transfer agents and job runners return when a server defers them.
+const exTempFail = 75
+
+// exitRules is how run judges an attempt's exit status: whether it is
+// retried (--retry-on-exit) and whether it is an overload (--overload-exit).
+type exitRules struct {
+	retryOn  map[int]bool // nil: every non-zero status but those notRetried names
+	overload map[int]bool // the statuses retried on --on-overload's schedule
+}
+
+// retried reports whether a failed attempt's status is retried.
+func (x exitRules) retried(status int) bool {
+	if x.retryOn != nil {
+		return x.retryOn[status]
+	}
+	return notRetried(status) == ""
+}
+
+// overloads parses --overload-exit (given, "" for the default, 75) for the
+// classes of --on-overload and --on-transient (onOverload: the first was
+// given). It refuses what would make the flags say nothing: statuses named
+// with neither class flag, a status named that is not retried (its
+// schedule would never be used), and --on-overload when none of the
+// overload statuses is retried.
+func (x exitRules) overloads(given string, classes []retry.Class, onOverload bool) (map[int]bool, error) {
+	set, err := parseExitList("overload-exit", given)
+	if err != nil {
+		return nil, err
+	}
+	if given != "" && len(classes) == 0 {
+		return nil, cmdutil.Usagef("--overload-exit says which exit statuses are retried on --on-overload's schedule and which on --on-transient's: give one of them with it")
+	}
+	if set == nil {
+		set = map[int]bool{exTempFail: true}
+	}
+	statuses := slices.Sorted(maps.Keys(set))
+	if given != "" {
+		for _, s := range statuses {
+			if !x.retried(s) {
+				return nil, cmdutil.Usagef("--overload-exit %d is not retried (%s): list it in --retry-on-exit too, or leave it out of --overload-exit", s, x.whyNot(s))
+			}
+		}
+	}
+	if onOverload && !slices.ContainsFunc(statuses, x.retried) {
+		return nil, cmdutil.Usagef("--on-overload would never apply: the overload exit status 75 (EX_TEMPFAIL, --overload-exit's default) is not retried (%s); list it in --retry-on-exit, or name the overload statuses with --overload-exit", x.whyNot(exTempFail))
+	}
+	return set, nil
+}
+
+// whyNot says why status is not retried.
+func (x exitRules) whyNot(status int) string {
+	if x.retryOn != nil {
+		return "not in --retry-on-exit"
+	}
+	return notRetried(status)
 }
 
 // lookPath finds the command as a shell would, and reports a command that
@@ -199,7 +274,8 @@ type runner struct {
 	timeout  time.Duration // per attempt; 0 means none
 	deadline time.Duration // for the whole run; 0 means none
 	grace    time.Duration // between SIGTERM (or a forwarded signal) and SIGKILL
-	retryOn  map[int]bool  // nil: every non-zero status but those notRetried names
+	exits    exitRules     // which statuses are retried, which are overloads
+	classes  retry.Option  // --on-overload's and --on-transient's, or none
 	quiet    bool
 	tty      *os.File     // the terminal handed to each attempt, if any
 	budget   retry.Budget // --budget's, or nil
@@ -218,9 +294,14 @@ type attemptError struct {
 	status     int
 	why        string
 	atDeadline bool // the --deadline stopped it
+	overload   bool // its status is in --overload-exit
 }
 
 func (e *attemptError) Error() string { return e.why }
+
+// Overload reports whether the command exited with an --overload-exit
+// status: retry.IsOverload, which --on-overload's class matches, asks it.
+func (e *attemptError) Overload() bool { return e.overload }
 
 // notRetried says why status is not retried unless --retry-on-exit names
 // it, or "" if it is retried: a command killed by SIGINT or SIGQUIT (or
@@ -266,7 +347,7 @@ func (r *runner) run(ctx context.Context, p backoff.Policy) error {
 	_, err := retry.Do(ctx, p, func(context.Context) (struct{}, error) {
 		attempts++
 		return struct{}{}, traced(ctx, func() error { return r.attempt(procCtx) })
-	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe, retry.WithDeadlineReserve(r.timeout))
+	}, retry.WithOnRetry(r.report), retry.WithBudget(budget), observe, retry.WithDeadlineReserve(r.timeout), r.classes)
 	if sig, forwarded := r.received(ctx); sig != nil {
 		return r.stoppedBy(sig, forwarded, err, attempts, p.MaxAttempts())
 	}
@@ -350,7 +431,7 @@ func (r *runner) stopReason(re *retry.Error) string {
 		return "giving up"
 	case errors.Is(re, retry.ErrBudget):
 		return cmdutil.BudgetSpent
-	case errors.Is(re, retry.ErrPermanent) && r.retryOn != nil:
+	case errors.Is(re, retry.ErrPermanent) && r.exits.retryOn != nil:
 		return "not retrying: status not in --retry-on-exit"
 	case errors.Is(re, retry.ErrPermanent):
 		return fmt.Sprintf("not retrying: %s (list %d in --retry-on-exit to retry it)", notRetried(last.status), last.status)
@@ -506,7 +587,7 @@ func (r *runner) attempt(procCtx context.Context) error {
 		}
 	}
 	signalled := r.setProc(nil)
-	verdict := judgeExit(exit, cancelled.Load(), atDeadline, r.timeout, r.retryOn)
+	verdict := judgeExit(exit, cancelled.Load(), atDeadline, r.timeout, r.exits)
 	switch {
 	case cancelled.Load() || signalled || werr != nil:
 		c.kill()

@@ -263,7 +263,7 @@ func TestRunTimeoutExitZero(t *testing.T) {
 func TestRunTimeoutNotInRetryList(t *testing.T) {
 	var stderr bytes.Buffer
 	r := newTestRunner(t, &cmdutil.Env{Stdout: io.Discard, Stderr: &stderr}, 50*time.Millisecond, "block", "0")
-	r.retryOn = map[int]bool{75: true}
+	r.exits.retryOn = map[int]bool{75: true}
 	err := r.run(t.Context(), backoff.Policy{Initial: -1, Retries: 1})
 	if code, _ := cmdutil.ExitCode(err); code != ExitTimedOut || strings.Count(stderr.String(), "timed out") != 2 {
 		t.Errorf("status %d, stderr %q; want 124 and both attempts timed out (timeouts are always retried)", code, stderr.String())
@@ -388,7 +388,7 @@ func FuzzParseExitList(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		set, err := parseExitList(s)
+		set, err := parseExitList("retry-on-exit", s)
 		if err != nil {
 			if code, _ := cmdutil.ExitCode(err); code != cmdutil.ExitUsage {
 				t.Errorf("parseExitList(%q) error has status %d, want %d", s, code, cmdutil.ExitUsage)

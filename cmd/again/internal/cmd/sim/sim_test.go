@@ -48,6 +48,9 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
+		{[]string{"sim", "throttle", "--shed", "some"}, `again sim throttle: --shed must be a whole number (0 for no shedding) or adaptive, got "some"`},
+		{[]string{"sim", "outage", "--shed", "-3"}, `again sim outage: --shed must be a whole number (0 for no shedding) or adaptive, got "-3"`},
+		{[]string{"sim", "outage", "--shed", "100001"}, `again sim outage: --shed must be at most 100000, got "100001"`},
 		{[]string{"sim", "outage", "--outage", "20s"}, `again sim outage: --outage must be DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax), got "20s"`},
 		{[]string{"sim", "outage", "--outage", "0s@20s"}, `again sim outage: --outage must be a duration from 1ms to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "0s"`},
 		{[]string{"sim", "outage", "--outage", "20s@20"}, `again sim outage: --outage needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 20`},
@@ -147,10 +150,14 @@ func TestSimJSONFields(t *testing.T) {
 	}{
 		{[]string{"sim", "occ", "--clients", "5,10", "--runs", "3"}, 10, []string{"algorithm", "calls", "clients", "time_ms"}},
 		{[]string{"sim", "outage", "--strategy", "none,immediate"}, 2, []string{"amplification", "recovered", "recovery_s", "strategy", "success_ratio"}},
+		{[]string{"sim", "outage", "--strategy", "none,immediate", "--shed", "100"}, 2, []string{"amplification", "queue_delay_ms", "recovered", "recovery_s", "shed", "strategy", "success_ratio"}},
+		{[]string{"sim", "outage", "--strategy", "backoff", "--shed", "adaptive", "--per-second", "--duration", "30s", "--spike", "5s"}, 30, []string{"attempts", "new_requests", "queue_delay_ms", "second", "shed", "strategy", "successes"}},
+		{[]string{"sim", "outage", "--strategy", "backoff", "--shed", "0", "--per-second", "--duration", "30s", "--spike", "5s"}, 30, []string{"attempts", "new_requests", "second", "strategy", "successes"}},
 		{[]string{"sim", "fleet", "--clients", "10", "--failure", "0.5,1"}, 12, []string{"amplification", "clients", "failure", "strategy", "success_ratio"}},
 		{[]string{"sim", "storm", "--retries", "2", "--initial", "1s", "--max", "1s", "--jitter", "none"}, 3, []string{"attempts", "no_jitter", "start_ms"}},
 		{[]string{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.95"}, 6, []string{"budget", "extra_load", "hedge_quantile", "overloaded", "p50_ms", "p999_ms", "p99_ms"}},
 		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "throttler"}},
+		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget", "--shed", "1"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "queue_delay_ms", "shed_ratio", "throttler"}},
 	}
 	for _, tt := range tests {
 		rows := simJSON(t, tt.args...)
@@ -479,6 +486,34 @@ func TestSimOutageHardChart(t *testing.T) {
 	for _, want := range []string{">outage</text>", "A 10 s hard outage"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("again sim outage --outage 10s@20s --svg: the chart lacks %q", want)
+		}
+	}
+}
+
+// The charts of a shedding server draw what it shed, and the outage note says
+// how it sheds; without --shed it draws no such line.
+func TestSimShedCharts(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "throttle.svg")
+	if r := run(t, "sim", "throttle", "--shed", "1", "--demand", "2", "--capacity", "20", "--strategy", "budget", "--svg", file); r.Code != 0 {
+		t.Fatalf("again sim throttle --shed 1 --svg: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), ">Shed by the backend</text>") {
+		t.Errorf("again sim throttle --shed 1 --svg: the chart lacks the panel of what the backend shed")
+	}
+	for _, tt := range []struct {
+		shed string
+		want bool
+	}{{"100", true}, {"adaptive", true}, {"0", false}} {
+		file := filepath.Join(t.TempDir(), "outage.svg")
+		r := run(t, "sim", "outage", "--shed", tt.shed, "--strategy", "backoff", "--svg", file)
+		b, err := os.ReadFile(file)
+		if r.Code != 0 || err != nil {
+			t.Fatalf("again sim outage --shed %s --svg: exit %d, stderr %q, %v", tt.shed, r.Code, r.Stderr, err)
+		}
+		for _, want := range []string{">shed by the server</text>", "sheds with package shed (--shed " + tt.shed + ")"} {
+			if got := strings.Contains(string(b), want); got != tt.want {
+				t.Errorf("again sim outage --shed %s --svg: the chart has %q = %v, want %v", tt.shed, want, got, tt.want)
+			}
 		}
 	}
 }

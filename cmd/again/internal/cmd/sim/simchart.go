@@ -3,11 +3,13 @@ package sim
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/again-go/again/cmd/again/internal/sim/chart"
 	"github.com/again-go/again/cmd/again/internal/sim/fleet"
 	"github.com/again-go/again/cmd/again/internal/sim/occ"
 	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
 )
 
@@ -41,7 +43,7 @@ func occChart(rows []occ.OCCRow) *chart.Figure {
 
 // outageChart draws, for each strategy, the new requests, the attempts
 // sent and the successes per second, on one time axis, the spike shaded.
-func outageChart(res []outage.OutageResult, shade outageShade) *chart.Figure {
+func outageChart(res []outage.OutageResult, shade outageShade, sh simshed.Config) *chart.Figure {
 	spike := shade.spike
 	title := fmt.Sprintf("A %g s spike", spike.Seconds())
 	switch {
@@ -56,6 +58,9 @@ func outageChart(res []outage.OutageResult, shade outageShade) *chart.Figure {
 		Title:   title + ": attempts and goodput per second (again sim outage)",
 		Note:    "Poisson demand, server latency 1 s + 10 ms × requests in progress, 3 s timeout, up to 3 attempts.",
 		Columns: 1,
+	}
+	if sh.On() {
+		f.Note = strings.TrimSuffix(f.Note, ".") + "; the server sheds with package shed (" + shedNote(sh) + ")."
 	}
 	if len(res) > 2 {
 		f.Columns = 2
@@ -76,13 +81,18 @@ func outageChart(res []outage.OutageResult, shade outageShade) *chart.Figure {
 		demand := chart.Series{Name: "new requests"}
 		attempts := chart.Series{Name: "attempts"}
 		good := chart.Series{Name: "successes (goodput)"}
+		shed := chart.Series{Name: "shed by the server"}
 		for _, s := range r.Seconds {
 			x := float64(s.Second) + 0.5
 			demand.X, demand.Y = append(demand.X, x), append(demand.Y, float64(s.NewRequests))
 			attempts.X, attempts.Y = append(attempts.X, x), append(attempts.Y, float64(s.Attempts))
 			good.X, good.Y = append(good.X, x), append(good.Y, float64(s.Successes))
+			shed.X, shed.Y = append(shed.X, x), append(shed.Y, float64(s.Shed))
 		}
 		p.Series = []chart.Series{attempts, good, demand}
+		if sh.On() {
+			p.Series = append(p.Series, shed)
+		}
 		f.Panels = append(f.Panels, p)
 	}
 	// One y scale for all: the storms must look as large as they are.
@@ -157,4 +167,12 @@ func stormChart(rows []storm.StormRow, jitter string, c storm.StormConfig) *char
 		Note:   "Every attempt fails; each client retries until its retries run out.",
 		Panels: []chart.Panel{p},
 	}
+}
+
+// shedNote says how sh sheds, for a chart's note.
+func shedNote(sh simshed.Config) string {
+	if sh.Adaptive != nil {
+		return "--shed adaptive"
+	}
+	return fmt.Sprintf("--shed %d", sh.Limit)
 }

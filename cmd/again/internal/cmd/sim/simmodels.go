@@ -9,13 +9,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/fleet"
 	"github.com/again-go/again/cmd/again/internal/sim/outage"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/storm"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // parseStrategies parses a --strategy list against the model's strategies.
@@ -57,7 +60,10 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
   again sim outage --spike 40s --strategy backoff,budget --per-second --format csv
 
   # A 20 s hard outage from t = 20 s, as again proxy --outage 20s@20s makes.
-  again sim outage --outage 20s@20s`,
+  again sim outage --outage 20s@20s
+
+  # The server sheds what it cannot serve, as again proxy --shed 100 does.
+  again sim outage --shed 100 --per-second`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -65,7 +71,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
 	strategies := strategyList(simmodel.OutageStrategies())
 	perSecond := false
-	hard := ""
+	hard, shedding := "", ""
 	requests := fmt.Sprintf("; %s at most %d requests", outageRequests, simmodel.MaxRequests)
 	fs.Var(cmdutil.Text(&rate, "float"), "rate", "new requests per second"+requests)
 	fs.Var(cmdutil.Text(&spikeRate, "float"), "spike-rate", "new requests per second during the spike"+requests)
@@ -74,6 +80,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
 	fs.Var(cmdutil.Text(&hard, "d@start"), "outage", "a hard outage, every attempt failing at once: "+outageSyntax)
 	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
+	addShedFlag(fs, &shedding)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {
@@ -81,6 +88,9 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		}
 		c := outage.OutageConfig{Policy: in.Policy, Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "outage")}
 		if c.Strategies, err = parseStrategies(strategies, simmodel.OutageStrategies()); err != nil {
+			return err
+		}
+		if c.Shed, err = parseShed(shedding); err != nil {
 			return err
 		}
 		if c.Rate, err = parseRate("rate", rate); err != nil {
@@ -155,11 +165,16 @@ func outageRun(ctx context.Context, opts *Options, c outage.OutageConfig, shade 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	svg := func(w io.Writer) error { return outageChart(res, shade).Render(w) }
+	svg := func(w io.Writer) error { return outageChart(res, shade, c.Shed).Render(w) }
 	if perSecond {
 		var rows []outage.OutageSecond
 		for _, r := range res {
 			rows = append(rows, r.Seconds...)
+		}
+		if !c.Shed.On() {
+			return opts.output(clientSide(rows, func(s outage.OutageSecond) clientSecond {
+				return clientSecond{s.Strategy, s.Second, s.NewRequests, s.Attempts, s.Successes}
+			}), svg)
 		}
 		return opts.output(rows, svg)
 	}
@@ -167,7 +182,64 @@ func outageRun(ctx context.Context, opts *Options, c outage.OutageConfig, shade 
 	for i, r := range res {
 		rows[i] = r.Summary
 	}
+	if !c.Shed.On() {
+		return opts.output(clientSide(rows, func(s outage.OutageSummary) clientSummary {
+			return clientSummary{s.Strategy, s.Amplification, s.Recovered, s.RecoveryS, s.SuccessRatio}
+		}), svg)
+	}
 	return opts.output(rows, svg)
+}
+
+// clientSecond and clientSummary are outage's rows without the server's
+// side (shed, queue_delay_ms), for a server that does not shed.
+type (
+	clientSecond struct {
+		Strategy    simmodel.Strategy `json:"strategy"`
+		Second      int               `json:"second"`
+		NewRequests int               `json:"new_requests"`
+		Attempts    int               `json:"attempts"`
+		Successes   int               `json:"successes"`
+	}
+	clientSummary struct {
+		Strategy      simmodel.Strategy `json:"strategy"`
+		Amplification float64           `json:"amplification"`
+		Recovered     bool              `json:"recovered"`
+		RecoveryS     *float64          `json:"recovery_s"`
+		SuccessRatio  float64           `json:"success_ratio"`
+	}
+)
+
+// clientSide maps rows to their client's side.
+func clientSide[R, C any](rows []R, f func(R) C) []C {
+	out := make([]C, len(rows))
+	for i, r := range rows {
+		out[i] = f(r)
+	}
+	return out
+}
+
+// shedSyntax is the syntax of --shed, again proxy's.
+const shedSyntax = "N|adaptive"
+
+// addShedFlag registers --shed, with again proxy's grammar, into v.
+func addShedFlag(fs *pflag.FlagSet, v *string) {
+	fs.Var(cmdutil.Text(v, shedSyntax), "shed", "the server serves at most N requests at once, or as many as an adaptive limit allows (adaptive), and queues or sheds the rest (503 with a Retry-After) with package shed, as again proxy --shed; 0 for none")
+}
+
+// parseShed parses --shed as again proxy does: N, adaptive (Gradient2, as
+// again proxy --shed adaptive), or 0 for none.
+func parseShed(v string) (simshed.Config, error) {
+	n, adaptive, err := cmdutil.ParseShed(v)
+	if err != nil {
+		return simshed.Config{}, err
+	}
+	if adaptive {
+		return simshed.Config{Adaptive: cmdutil.AdaptiveLimit()}, nil
+	}
+	if n > simshed.MaxLimit {
+		return simshed.Config{}, cmdutil.Usagef("--shed must be at most %d, got %q", simshed.MaxLimit, v)
+	}
+	return simshed.Config{Limit: n}, nil
 }
 
 // parseRate parses a rate per second above 0 and up to simmodel.MaxRate.
@@ -257,7 +329,10 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
   again sim storm
 
   # Without jitter every client retries in the same 100 ms.
-  again sim storm --initial 1s --max 30s --retries 6 --bucket 100ms --svg storm.svg`,
+  again sim storm --initial 1s --max 30s --retries 6 --bucket 100ms --svg storm.svg
+
+  # Every client gets a 429, retried on the overloads' own schedule.
+  again sim storm --retries 6 --on-overload initial=2s,max=1m --fail-as overload`,
 		Args: cmdutil.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -267,21 +342,54 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 	clients, bucket := "100", "1s"
 	fs.Var(cmdutil.Text(&clients, "n"), "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", simmodel.MaxClients, attempts))
 	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", storm.MaxStormBuckets))
+	classes := cmdutil.AddClassFlags(fs, calc.ClassWhat("overload"), calc.ClassWhat("transient"))
+	failAs := ""
+	fs.Var(cmdutil.Text(&failAs, "class"), "fail-as", "with --on-overload or --on-transient: every failure is an overload or a transient failure, retried on that class's schedule within --retries")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
 		if err != nil {
 			return err
 		}
-		c := storm.StormConfig{Policy: in.Policy, Seed: in.Seed, Deadline: in.Deadline}
+		p, err := stormPolicy(classes, failAs, in.Policy)
+		if err != nil {
+			return err
+		}
+		c := storm.StormConfig{Policy: p, Seed: in.Seed, Deadline: in.Deadline}
 		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
 			return err
 		}
 		if c.Bucket, err = parseSimDuration("bucket", bucket, time.Microsecond); err != nil {
 			return err
 		}
-		return stormRun(sf, c, in.Policy.JitterText())
+		return stormRun(sf, c, p.JitterText())
 	}
 	return cmd
+}
+
+// stormPolicy returns the schedule the storm's clients follow: the call's
+// policy, or with --fail-as the class's that the flags give, within the
+// call's retries, as retry.WithClasses retries that failure. A failure of
+// a class without a flag (--fail-as transient with only --on-overload)
+// has no class and follows the call's policy, as in a real call.
+func stormPolicy(flags *cmdutil.ClassFlags, failAs string, call backoff.Policy) (backoff.Policy, error) {
+	cs, err := flags.Parse()
+	if err != nil {
+		return call, err
+	}
+	switch {
+	case failAs == "" && len(cs) == 0:
+		return call, nil
+	case failAs == "":
+		return call, cmdutil.Usagef("--on-overload and --on-transient need --fail-as overload or --fail-as transient: the kind of failure every client gets")
+	case failAs != "overload" && failAs != "transient":
+		return call, cmdutil.Usagef("--fail-as must be overload or transient, got %q", failAs)
+	}
+	for _, c := range cs {
+		if c.Name == failAs {
+			return calc.ClassPolicy(c, call), nil
+		}
+	}
+	return call, nil
 }
 
 // stormRun runs the storm model as c says, and writes its rows as opts

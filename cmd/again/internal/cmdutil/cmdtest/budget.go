@@ -24,13 +24,23 @@ type FakeBudget struct {
 	URL      string    // the URL it was opened with
 	Log      io.Writer // where its lines were to go
 	Failures int       // the failures it was told of
+	Spent    float64   // the tokens they cost: 1 each, or their class's cost
 	Closed   int       // how many times it was closed
 }
 
 // Failure counts the failure, then spends a token as the bucket does.
 func (b *FakeBudget) Failure() bool {
 	b.Failures++
+	b.Spent++
 	return b.TokenBucket.Failure()
+}
+
+// FailureCost counts a failure of a class's cost (retry.Class.Cost), then
+// spends that many tokens as the bucket does.
+func (b *FakeBudget) FailureCost(cost float64) bool {
+	b.Failures++
+	b.Spent += cost
+	return b.TokenBucket.FailureCost(cost)
 }
 
 // Close counts the close and fails, as a budget that cannot send its last

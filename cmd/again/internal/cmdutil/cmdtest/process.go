@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,8 @@ const (
 //
 //	exit N          exit with status N
 //	count FILE N    add one to the count in FILE; exit 1 until it reaches N, then 0
+//	statuses FILE L add one to the count in FILE, n, and exit with the nth
+//	                status of the comma-separated list L (its last, past its end)
 //	block           print "ready PGID" (its process group), then wait to be
 //	                killed (SIGTERM kills it)
 //	trap-int N      print "ready PGID", exit N on SIGINT
@@ -49,16 +52,22 @@ func runHelper(args []string) int {
 		n, _ := strconv.Atoi(args[1])
 		return n
 	case "count":
-		b, _ := os.ReadFile(args[1])
-		n, _ := strconv.Atoi(string(b))
-		n++
-		if err := os.WriteFile(args[1], []byte(strconv.Itoa(n)), 0o600); err != nil {
+		n, ok := bump(args[1])
+		if !ok {
 			return 100
 		}
 		if want, _ := strconv.Atoi(args[2]); n < want {
 			return 1
 		}
 		return 0
+	case "statuses":
+		n, ok := bump(args[1])
+		if !ok {
+			return 100
+		}
+		list := strings.Split(args[2], ",")
+		status, _ := strconv.Atoi(list[min(n, len(list))-1])
+		return status
 	case "block", "trap-int", "trap-term":
 		ch := make(chan os.Signal, 1)
 		switch args[0] {
@@ -122,6 +131,15 @@ func runHelper(args []string) int {
 		}
 	}
 	return 100
+}
+
+// bump adds one to the count in file and returns it, or false if it could
+// not write it.
+func bump(file string) (int, bool) {
+	b, _ := os.ReadFile(file)
+	n, _ := strconv.Atoi(string(b))
+	n++
+	return n, os.WriteFile(file, []byte(strconv.Itoa(n)), 0o600) == nil
 }
 
 // Helper returns the command line that runs the helper in mode args.

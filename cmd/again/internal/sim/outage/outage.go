@@ -9,7 +9,9 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/breaker"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/retry"
+	"github.com/again-go/again/shed"
 )
 
 // OutageConfig configures Outage. Zero fields mean the values in brackets.
@@ -46,6 +48,15 @@ type OutageConfig struct {
 	// (its Retries is ignored: Attempts decides). Give it explicitly, such
 	// as backoff.Default().
 	Policy backoff.Policy
+	// Shed, if it sheds, puts package shed's Core in front of the server,
+	// as again proxy --shed does: at most its limit of attempts in
+	// progress, the rest queued under CoDel or answered at once with a 503
+	// and a Retry-After, which the backoff, budget and breaker strategies
+	// obey as package retry does (never waiting less than the policy's
+	// first delay); immediate retries ignore it. A client that gives up
+	// leaves the queue, as a request whose context ends does. The zero
+	// Shed sheds nothing [none].
+	Shed simshed.Config
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the strategies; nil runs them one by one.
@@ -64,6 +75,11 @@ type OutageSecond struct {
 	// Successes are the requests whose response reached the client in this
 	// second, in time (the goodput).
 	Successes int `json:"successes"`
+	// Shed is the attempts the server shed in this second (with Shed),
+	// and QueueDelayMS the mean time the attempts it started serving in
+	// this second had waited in its queue, in milliseconds.
+	Shed         int     `json:"shed"`
+	QueueDelayMS float64 `json:"queue_delay_ms"`
 }
 
 // OutageSummary sums up one strategy's run. Its JSON form is a row of
@@ -90,6 +106,11 @@ type OutageSummary struct {
 	RecoveryS *float64 `json:"recovery_s"`
 	// SuccessRatio is the share of all new requests that succeeded.
 	SuccessRatio float64 `json:"success_ratio"`
+	// Shed is the attempts the server shed in the whole run (with Shed),
+	// and QueueDelayMS the mean time the attempts it served waited in its
+	// queue, in milliseconds.
+	Shed         int     `json:"shed"`
+	QueueDelayMS float64 `json:"queue_delay_ms"`
 }
 
 // OutageResult is one strategy's run: its summary and its seconds.
@@ -155,6 +176,9 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	}
 	if err := d.Policy.Validate(); err != nil {
 		return d, &sim.FieldError{Field: "Policy", Value: err.Error(), Accepted: "a valid backoff.Policy"}
+	}
+	if err := d.Shed.Check(); err != nil {
+		return d, err
 	}
 	// Each rate and the duration are within their limits, but together they
 	// could ask for 36 M requests: gigabytes and minutes in a model that
@@ -246,12 +270,36 @@ const (
 	outSuccess               // a response reaches its client in time
 	outTimeout               // a client gives up waiting for an attempt
 	outFailure               // a failure (a hard outage's 503) reaches its client
+	outShed                  // with Shed: a shed attempt's 503 reaches its client
+	outMaxWait               // with Shed: an attempt waited MaxWait in the queue
 )
 
 type outEvent struct {
 	kind   uint8
 	orphan bool // outAtServer: the client has already timed out
 	req    int32
+	att    int32 // with Shed: the attempt, in atts
+}
+
+// outAttempt is one attempt, with Shed: the server may queue it, and its
+// answer may come after its client gave up.
+type outAttempt struct {
+	req     int32         // its request, in reqs
+	n       int           // its number, 1 for the first
+	arrived time.Duration // at the server
+	start   time.Duration // its service started
+	w       *shed.Waiter  // its place in the queue, nil if never queued
+	hint    time.Duration // a shed answer's Retry-After
+	over    bool          // its client is done with it: answered or timed out
+
+	// What the server did with it, for the tests that replay it through
+	// the middleware: reached (it arrived, outside a hard outage), then
+	// fate at decided, and if admitted the service time; gone is when its
+	// client gives up (its context ends).
+	reached          bool
+	fate             shed.Reason
+	decided, service time.Duration
+	gone             time.Duration
 }
 
 type outRequest struct {
@@ -262,6 +310,12 @@ type outRequest struct {
 }
 
 func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
+	res, _ := outageAttempts(c, s)
+	return res
+}
+
+// outageAttempts is outageRun, and with Shed its attempts.
+func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt) {
 	arrivals := sim.Stream(c.Seed, sim.StringID("outage arrivals"))
 	r := sim.Stream(c.Seed, sim.StringID("outage"), sim.StringID(string(s)))
 	secs := int(c.Duration / time.Second)
@@ -289,10 +343,70 @@ func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
 	if s == sim.Breaker {
 		br = sim.NewBreaker(&clock, r)
 	}
+	// With Shed: the attempts, the server's shedder, and its counts.
+	var (
+		atts             []outAttempt
+		core             *shed.Core
+		shedAll, started int
+		waited           time.Duration
+		waits            []float64 // per second: the queue delays' sum, in ms
+		begun            []int     // per second: the attempts started
+	)
+	serve := func(a int32, now time.Duration) {
+		t := &atts[a]
+		t.start, t.fate, t.decided = now, shed.Admitted, now
+		t.service = c.Latency + time.Duration(inProgress)*c.PerRequest
+		inProgress++
+		q.Push(now+t.service, outEvent{kind: outDepart, att: a})
+		started++
+		waited += now - t.arrived
+		if i := int(now / time.Second); i < secs {
+			waits[i] += float64(now-t.arrived) / float64(time.Millisecond)
+			begun[i]++
+		}
+	}
+	// shedAnswer answers a shed attempt: a 503 and a Retry-After, unless
+	// its client went away (the middleware counts it all the same).
+	shedAnswer := func(a int32, now time.Duration, why shed.Reason) {
+		shedAll++
+		atts[a].fate, atts[a].decided = why, now
+		if sec := at(now); sec != nil {
+			sec.Shed++
+		}
+		if why != shed.Canceled {
+			atts[a].hint = simshed.Hint(core, &clock)
+			q.Push(now+net(), outEvent{kind: outShed, att: a})
+		}
+	}
+	if c.Shed.On() {
+		waits, begun = make([]float64, secs), make([]int, secs)
+		jitter, probes := shedStreams(c, s)
+		core = simshed.New(c.Shed, &clock, jitter, probes,
+			func(w *shed.Waiter, why shed.Reason) {
+				if why == shed.Admitted {
+					serve(int32(w.Tag), clock.At)
+				} else {
+					shedAnswer(int32(w.Tag), clock.At, why)
+				}
+			})
+	}
 	q.Push(nextArrival(0, c, arrivals), outEvent{kind: outArrival})
 	for q.Len() > 0 {
 		now, e := q.Pop()
 		clock.At = now
+		if core != nil && e.kind >= outSuccess && e.kind != outMaxWait {
+			// An attempt's answer, or its client's timeout: the first of
+			// the two counts.
+			t := &atts[e.att]
+			if t.over {
+				continue
+			}
+			t.over = true
+			if e.kind == outTimeout && t.w != nil {
+				core.Leave(t.w, shed.Canceled) // the client went away
+			}
+			e.req = t.req
+		}
 		switch e.kind {
 		case outArrival:
 			if now >= c.Duration {
@@ -324,12 +438,24 @@ func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
 				sec.Attempts++
 			}
 			d := net()
+			if core != nil {
+				// The client waits Timeout for whatever answer comes.
+				atts = append(atts, outAttempt{req: e.req, n: rq.attempts, gone: now + c.Timeout})
+				a := int32(len(atts) - 1)
+				q.Push(now+c.Timeout, outEvent{kind: outTimeout, req: e.req, att: a})
+				q.Push(now+d, outEvent{kind: outAtServer, req: e.req, att: a})
+				continue
+			}
 			orphan := d >= c.Timeout
 			if orphan {
 				q.Push(now+c.Timeout, outEvent{kind: outTimeout, req: e.req})
 			}
 			q.Push(now+d, outEvent{kind: outAtServer, req: e.req, orphan: orphan})
 		case outAtServer:
+			if core != nil {
+				outShedArrive(c, core, &q, &atts[e.att], e.att, now, clock.Now(), net, serve, shedAnswer)
+				continue
+			}
 			// A hard outage fails the attempt at once, no work for the
 			// server; otherwise the server works on it.
 			done, answer := now, outFailure
@@ -348,6 +474,19 @@ func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
 			}
 		case outDepart:
 			inProgress--
+			if core != nil {
+				// As the middleware does, a request whose client went away
+				// gives its permit back without a latency sample.
+				t := &atts[e.att]
+				took := now - t.start
+				if t.over {
+					took = -1
+				}
+				core.Done(clock.Now(), took)
+				q.Push(now+net(), outEvent{kind: outSuccess, att: e.att})
+			}
+		case outMaxWait:
+			core.Leave(atts[e.att].w, shed.Timeout)
 		case outSuccess:
 			succeeded++
 			if sec := at(now); sec != nil {
@@ -359,7 +498,7 @@ func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
 			case sim.Breaker:
 				reqs[e.req].ticket.Record(breaker.Success)
 			}
-		case outTimeout, outFailure:
+		case outTimeout, outFailure, outShed:
 			rq := &reqs[e.req]
 			if s == sim.Breaker {
 				rq.ticket.Record(breaker.Failure)
@@ -377,13 +516,69 @@ func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
 				}
 				fallthrough
 			case sim.Backoff, sim.Breaker:
+				if e.kind == outShed {
+					// The server's Retry-After, as package retry waits it:
+					// it replaces one wait, not the schedule.
+					wait = simshed.HintFloor(atts[e.att].hint, c.Policy)
+					break
+				}
 				rq.prev = c.Policy.Sample(rq.attempts, rq.prev, r)
 				wait = rq.prev
 			}
 			q.Push(now+wait, outEvent{kind: outSend, req: e.req})
 		}
 	}
-	return OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
+	res := OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
+	if core != nil {
+		res.Summary.Shed = shedAll
+		if started > 0 {
+			res.Summary.QueueDelayMS = float64(waited) / float64(started) / float64(time.Millisecond)
+		}
+		for i := range seconds {
+			if begun[i] > 0 {
+				seconds[i].QueueDelayMS = waits[i] / float64(begun[i])
+			}
+		}
+	}
+	return res, atts
+}
+
+// shedStreams returns the random streams of strategy s's shedding server:
+// Retry-After's jitter, and an adaptive limit's probes.
+func shedStreams(c *OutageConfig, s sim.Strategy) (jitter, probes *rand.Rand) {
+	return sim.Stream(c.Seed, sim.StringID("outage shed"), sim.StringID(string(s))),
+		sim.Stream(c.Seed, sim.StringID("outage shed probes"), sim.StringID(string(s)))
+}
+
+// outShedArrive is an attempt's arrival at a server behind core: a hard
+// outage fails it at once; otherwise core admits it (serve), queues it
+// until MaxWait, or sheds it (shedAnswer).
+func outShedArrive(c *OutageConfig, core *shed.Core, q *sim.Queue[outEvent], t *outAttempt, a int32, now time.Duration, nowT time.Time,
+	net func() time.Duration, serve func(int32, time.Duration), shedAnswer func(int32, time.Duration, shed.Reason)) {
+	if c.inHard(now) {
+		q.Push(now+net(), outEvent{kind: outFailure, att: a})
+		return
+	}
+	t.arrived, t.reached = now, true
+	w := &shed.Waiter{Tag: int(a)}
+	// The client sends its timeout (Again-Timeout-Ms), which the server
+	// counts from the attempt's arrival.
+	queued, why := core.Arrive(nowT, shed.Request{Attempt: t.n, Timeout: c.Timeout}, w)
+	switch {
+	case queued:
+		t.w = w
+		if t.over {
+			// Its client gave up before it arrived: a request whose
+			// context has ended leaves the queue at once.
+			core.Leave(w, shed.Canceled)
+			return
+		}
+		q.Push(now+core.MaxWait(), outEvent{kind: outMaxWait, att: a})
+	case why == shed.Admitted:
+		serve(a, now)
+	default:
+		shedAnswer(a, now, why)
+	}
 }
 
 // OutageArrivals returns the times at which the new requests of c arrive,

@@ -2,12 +2,16 @@ package throttle
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/retry"
+	"github.com/again-go/again/shed"
 	"github.com/again-go/again/throttle"
 )
 
@@ -51,6 +55,16 @@ type ThrottleConfig struct {
 	// Attempts [3] is the most attempts per request, the first included;
 	// a local rejection counts as one, as in retry.Do.
 	Attempts int
+	// Shed, if it sheds, replaces the backend's token bucket by a server
+	// that protects itself with package shed's Core, as again proxy
+	// --shed does: max(1, round(Capacity × Latency)) workers, each
+	// serving a request in workers ÷ Capacity (Capacity per second in
+	// all), behind the shedder's limit, queue (by attempt: first attempts
+	// before retries) and CoDel; a shed attempt is answered at once with a
+	// 503 and a Retry-After, which every client waits as package retry
+	// does (never less than its policy's first delay). The zero Shed
+	// sheds nothing [none].
+	Shed simshed.Config
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
 	// Runner runs the cells; nil runs them one by one.
@@ -75,6 +89,11 @@ type ThrottleRow struct {
 	// included, in milliseconds.
 	LatencyP50MS float64 `json:"latency_p50_ms"`
 	LatencyP99MS float64 `json:"latency_p99_ms"`
+	// ShedRatio is the attempts the server shed per second ÷ its
+	// capacity (with Shed), and QueueDelayMS the mean time the attempts
+	// it admitted waited in its queue, in milliseconds.
+	ShedRatio    float64 `json:"shed_ratio"`
+	QueueDelayMS float64 `json:"queue_delay_ms"`
 }
 
 // DefaultThrottleDemands returns the demand ratios of the default sweep.
@@ -129,6 +148,9 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 	if err := sim.CheckInt("Attempts", d.Attempts, 1, 100); err != nil {
 		return d, err
 	}
+	if err := d.Shed.Check(); err != nil {
+		return d, err
+	}
 	top := slices.Max(d.Demands)
 	if n := top * d.Capacity * d.Duration.Seconds(); n > sim.MaxRequests {
 		return d, &sim.FieldError{Field: FieldThrottleRequests, Value: fmt.Sprintf("%g × %g/s × %gs = %.0f", top, d.Capacity, d.Duration.Seconds(), n),
@@ -160,8 +182,12 @@ func Throttle(c ThrottleConfig) ([]ThrottleRow, error) {
 		return nil, err
 	}
 	rows := make([]ThrottleRow, len(c.Demands)*len(c.Throttlings))
+	run := throttleRun
+	if c.Shed.On() {
+		run = throttleShedRun
+	}
 	c.Runner.Run(len(rows), func(i int) {
-		rows[i] = throttleRun(&c, c.Demands[i/len(c.Throttlings)], c.Throttlings[i%len(c.Throttlings)])
+		rows[i] = run(&c, c.Demands[i/len(c.Throttlings)], c.Throttlings[i%len(c.Throttlings)])
 	})
 	return rows, nil
 }
@@ -274,17 +300,56 @@ type thrRequest struct {
 	prev     time.Duration
 }
 
-func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
-	arrivals := sim.Stream(c.Seed, sim.StringID("throttle arrivals"), sim.FloatID(demand))
-	r := sim.Stream(c.Seed, sim.StringID("throttle"), sim.FloatID(demand), sim.StringID(string(t)))
-	var clock sim.VirtualClock
-	g := newGate(t, r, clock.Now())
-	policy := backoff.Default()
-	var budget *retry.TokenBucket
-	if t != ThrottleNone {
-		budget = &retry.TokenBucket{}
+// client is what the two runs of the throttle model share: the random
+// streams, the clock, the throttling, the schedule and the retry budget
+// of the client offering demand × Capacity.
+type client struct {
+	arrivals, r *rand.Rand
+	clock       sim.VirtualClock
+	g           gate
+	policy      backoff.Policy
+	budget      *retry.TokenBucket // nil for ThrottleNone
+	rate        float64
+}
+
+func newClient(c *ThrottleConfig, demand float64, t Throttling) *client {
+	cl := &client{
+		arrivals: sim.Stream(c.Seed, sim.StringID("throttle arrivals"), sim.FloatID(demand)),
+		r:        sim.Stream(c.Seed, sim.StringID("throttle"), sim.FloatID(demand), sim.StringID(string(t))),
+		policy:   backoff.Default(),
+		rate:     demand * c.Capacity,
 	}
-	rate := demand * c.Capacity
+	cl.g = newGate(t, cl.r, cl.clock.Now())
+	if t != ThrottleNone {
+		cl.budget = &retry.TokenBucket{}
+	}
+	return cl
+}
+
+// ask asks the throttling for attempt number attempts of a request: ok,
+// or rejected locally, then whether the request asks again and after what
+// wait: the rejection's hint, or the policy's delay (drawn from prev, which
+// it updates). A rejection spends no budget.
+func (cl *client) ask(c *ThrottleConfig, attempts int, prev *time.Duration) (wait time.Duration, again, ok bool) {
+	wait, ok = cl.g.admit(cl.clock.Now())
+	if ok || attempts >= c.Attempts {
+		return 0, false, ok
+	}
+	if wait == 0 {
+		wait = cl.policy.Sample(attempts, *prev, cl.r)
+		*prev = wait
+	}
+	return wait, true, false
+}
+
+// next returns the arrival of the new request after now.
+func (cl *client) next(now time.Duration) time.Duration {
+	return now + sim.FromFloat(cl.arrivals.ExpFloat64()/cl.rate*float64(time.Second))
+}
+
+func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
+	cl := newClient(c, demand, t)
+	r, g, policy, budget, clock := cl.r, cl.g, cl.policy, cl.budget, &cl.clock
 	var (
 		q                            sim.Queue[thrEvent]
 		reqs                         []thrRequest
@@ -304,9 +369,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		}
 		return false
 	}
-	next := func(now time.Duration) time.Duration {
-		return now + sim.FromFloat(arrivals.ExpFloat64()/rate*float64(time.Second))
-	}
+	next := cl.next
 	const arrival = -1
 	q.Push(next(0), thrEvent{req: arrival})
 	for q.Len() > 0 {
@@ -326,18 +389,11 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		if counted {
 			asked++
 		}
-		wait, ok := g.admit(clock.Now())
-		if !ok {
+		if wait, again, ok := cl.ask(c, rq.attempts, &rq.prev); !ok {
 			if counted {
 				rejected++
 			}
-			// A rejection spends no budget; it is retried after its hint,
-			// or the policy's delay.
-			if rq.attempts < c.Attempts {
-				if wait == 0 {
-					wait = policy.Sample(rq.attempts, rq.prev, r)
-					rq.prev = wait
-				}
+			if again {
 				q.Push(now+wait, e)
 			}
 			continue
@@ -372,4 +428,178 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 	slices.Sort(latencies)
 	row.LatencyP50MS, row.LatencyP99MS = sim.Percentile(latencies, 0.5), sim.Percentile(latencies, 0.99)
 	return row
+}
+
+// shedEvent is an event of the throttle model with a shedding server.
+type shedEvent struct {
+	kind uint8
+	req  int32
+	n    int32 // shedMaxWait: the attempt number, stale once another starts
+}
+
+const (
+	shedAttempt uint8 = iota // a request asks for an attempt (-1: a new request)
+	shedServed               // the server finished serving req's attempt
+	shedMaxWait              // req's attempt waited MaxWait in the queue
+)
+
+type shedRequest struct {
+	arrived  time.Duration
+	attempts int
+	prev     time.Duration
+	queued   time.Duration // when its attempt reached the server
+	start    time.Duration // when the shedder admitted it
+	w        shed.Waiter
+}
+
+// throttleShedRun is throttleRun against a server that sheds with
+// c.Shed: the answer to an attempt comes when the server serves it or
+// sheds it, not at once.
+func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
+	cl := newClient(c, demand, t)
+	r, g, policy, budget, clock := cl.r, cl.g, cl.policy, cl.budget, &cl.clock
+	workers := max(1, int(math.Round(c.Capacity*c.Latency.Seconds())))
+	service := sim.FromFloat(float64(workers) / c.Capacity * float64(time.Second))
+	var (
+		q                                   sim.Queue[shedEvent]
+		reqs                                []*shedRequest
+		asked, rejected, sent, goods, shedN int
+		admitted                            int
+		waited                              time.Duration
+		latencies                           []float64
+		busy                                int
+		fifo                                []int32 // admitted, waiting for a worker
+	)
+	counted := func(now time.Duration) bool { return now >= c.Warmup && now < c.Duration }
+	// retryAfter schedules req's next attempt after wait, if it has one left.
+	retryAfter := func(now time.Duration, i int32, wait time.Duration) {
+		if rq := reqs[i]; rq.attempts < c.Attempts && (budget == nil || budget.Failure()) {
+			q.Push(now+wait, shedEvent{kind: shedAttempt, req: i})
+		}
+	}
+	var core *shedCore
+	work := func(now time.Duration, i int32) {
+		busy++
+		q.Push(now+service, shedEvent{kind: shedServed, req: i})
+	}
+	probes := sim.Stream(c.Seed, sim.StringID("throttle shed probes"), sim.FloatID(demand), sim.StringID(string(t)))
+	core = newShedCore(c, clock, r, probes, func(i int32, why shed.Reason) {
+		now := clock.At
+		rq := reqs[i]
+		if why != shed.Admitted {
+			if counted(now) {
+				shedN++
+			}
+			hint := simshed.Hint(core.Core, clock)
+			g.done(clock.Now(), true)
+			retryAfter(now, i, simshed.HintFloor(hint, policy))
+			return
+		}
+		rq.start = now
+		if counted(now) {
+			admitted++
+			waited += now - rq.queued
+		}
+		if busy < workers {
+			work(now, i)
+		} else {
+			fifo = append(fifo, i)
+		}
+	})
+	next := cl.next
+	q.Push(next(0), shedEvent{kind: shedAttempt, req: -1})
+	for q.Len() > 0 {
+		now, e := q.Pop()
+		clock.At = now
+		switch e.kind {
+		case shedServed:
+			busy--
+			if len(fifo) > 0 {
+				work(now, fifo[0])
+				fifo = fifo[1:]
+			}
+			rq := reqs[e.req]
+			core.Done(clock.Now(), now-rq.start)
+			g.done(clock.Now(), false)
+			if budget != nil {
+				budget.Success()
+			}
+			if counted(now) {
+				goods++
+				latencies = append(latencies, float64(now-rq.arrived)/float64(time.Millisecond))
+			}
+			continue
+		case shedMaxWait:
+			if rq := reqs[e.req]; rq.attempts == int(e.n) {
+				core.Leave(&rq.w, shed.Timeout)
+			}
+			continue
+		}
+		if e.req < 0 {
+			if now >= c.Duration {
+				continue
+			}
+			reqs = append(reqs, &shedRequest{arrived: now})
+			e.req = int32(len(reqs) - 1)
+			q.Push(next(now), shedEvent{kind: shedAttempt, req: -1})
+		}
+		rq := reqs[e.req]
+		rq.attempts++
+		if counted(now) {
+			asked++
+		}
+		if wait, again, ok := cl.ask(c, rq.attempts, &rq.prev); !ok {
+			if counted(now) {
+				rejected++
+			}
+			if again {
+				q.Push(now+wait, e)
+			}
+			continue
+		}
+		if counted(now) {
+			sent++
+		}
+		rq.queued = now
+		rq.w = shed.Waiter{Tag: int(e.req)}
+		if core.arrive(now, rq.attempts, &rq.w) {
+			q.Push(now+core.MaxWait(), shedEvent{shedMaxWait, e.req, int32(rq.attempts)})
+		}
+	}
+	span := (c.Duration - c.Warmup).Seconds() * c.Capacity
+	row := ThrottleRow{DemandRatio: demand, Throttler: t,
+		BackendLoadRatio: float64(sent) / span, GoodputRatio: float64(goods) / span, ShedRatio: float64(shedN) / span}
+	if asked > 0 {
+		row.PReject = float64(rejected) / float64(asked)
+	}
+	if admitted > 0 {
+		row.QueueDelayMS = float64(waited) / float64(admitted) / float64(time.Millisecond)
+	}
+	slices.Sort(latencies)
+	row.LatencyP50MS, row.LatencyP99MS = sim.Percentile(latencies, 0.5), sim.Percentile(latencies, 0.99)
+	return row
+}
+
+// shedCore is the shedder of throttleShedRun, telling decide the fate of
+// every attempt that reaches it, queued or not.
+type shedCore struct {
+	*shed.Core
+	clock  *sim.VirtualClock
+	decide func(int32, shed.Reason)
+}
+
+func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, shed.Reason)) *shedCore {
+	sc := &shedCore{clock: clock, decide: decide}
+	sc.Core = simshed.New(c.Shed, clock, r, probes, func(w *shed.Waiter, why shed.Reason) { decide(int32(w.Tag), why) })
+	return sc
+}
+
+// arrive hands the attempt number n, w's, to the shedder at now, and
+// reports whether it waits in the queue (its fate then comes later).
+func (sc *shedCore) arrive(now time.Duration, n int, w *shed.Waiter) bool {
+	queued, why := sc.Arrive(sc.clock.Now(), shed.Request{Attempt: n}, w)
+	if !queued {
+		sc.decide(int32(w.Tag), why)
+	}
+	return queued
 }

@@ -15,7 +15,7 @@ import { lastResult, update } from './compute.js';
 import { $, reducedMotion } from './dom.js';
 import { wireDownloads } from './downloads.js';
 import { lang, pickLanguage, setLang, t } from './i18n.js';
-import { FACTORED, FIELDS, POLICY, fieldDefault, jitterHint, nameOptions, placeholders, readInputs, readURL, setDefaults, setField, setFields, writeURL } from './inputs.js';
+import { CLASS_FIELDS, FACTORED, FIELDS, POLICY, fieldDefault, jitterHint, nameOptions, placeholders, readInputs, readURL, setDefaults, setField, setFields, writeURL } from './inputs.js';
 import { fillPresets, preset, presetNote } from './presets.js';
 import { redrawStorm, scheduleStorm } from './storm.js';
 
@@ -65,6 +65,9 @@ function wire() {
     presetNote();
     if (!p) return;
     setFields(POLICY, p.v);
+    // A preset is a whole policy: its classes of failure, or none.
+    for (const f of CLASS_FIELDS) $(f).value = p.c?.[f] ?? '';
+    if (p.c) $('classes').open = true;
     update();
   });
   $('target').addEventListener('change', update);

@@ -7,7 +7,7 @@ import { drawCharts } from './charts.js';
 import { $, setCommand } from './dom.js';
 import { scheduleDownloads } from './downloads.js';
 import { lang, t } from './i18n.js';
-import { FIELDS, readInputs, writeURL } from './inputs.js';
+import { CLASS_FIELDS, FIELDS, readInputs, writeURL } from './inputs.js';
 import { syncPreset } from './presets.js';
 import { cancelStorm, scheduleStorm } from './storm.js';
 
@@ -92,7 +92,7 @@ function announce(text) {
 function showErrors(errs) {
   const byField = {};
   for (const e of errs) byField[e.field] = e.text;
-  for (const f of FIELDS) {
+  for (const f of [...FIELDS, ...CLASS_FIELDS]) {
     const msg = byField[f] || '';
     $(f + '-err').textContent = msg;
     const inputs = f === 'jitter' ? [$('jitter'), $('factor')] : [$(f)];
@@ -101,7 +101,7 @@ function showErrors(errs) {
       else el.removeAttribute('aria-invalid');
     }
   }
-  const other = errs.filter((e) => !FIELDS.includes(e.field)).map((e) => e.text);
+  const other = errs.filter((e) => !FIELDS.includes(e.field) && !CLASS_FIELDS.includes(e.field)).map((e) => e.text);
   $('other-err').textContent = other.join(' ');
   const any = errs.length > 0;
   // Every result that no longer matches the inputs goes grey: the
@@ -154,6 +154,7 @@ function render(r, req) {
   }
   $('rows').replaceChildren(body);
   $('more-rows').textContent = r.moreRows || '';
+  renderClasses(r.classes || []);
   // Charts, code and downloads.
   drawCharts(r);
   setCommand($('command'), r.command);
@@ -161,4 +162,44 @@ function render(r, req) {
   $('snippet').textContent = r.snippet;
   scheduleDownloads(req.text);
   scheduleStorm();
+}
+
+// renderClasses shows the schedule of each class of failure the per-class
+// inputs give: its totals in a sentence and a small table.
+function renderClasses(classes) {
+  $('classes-out').hidden = classes.length === 0;
+  $('class-list').replaceChildren(...classes.map((c) => {
+    const box = document.createElement('div');
+    box.className = 'class-box';
+    const h = document.createElement('h4');
+    h.textContent = c.title;
+    const p = document.createElement('p');
+    p.className = 'class-totals';
+    p.textContent = c.totals + (c.note ? ' ' + c.note : '');
+    box.append(h, p);
+    if (c.rows.length > 0) {
+      const table = document.createElement('table');
+      const head = table.createTHead().insertRow();
+      for (const k of ['js.axisRetry', 'js.axisDelay', 'js.axisStart']) {
+        const th = document.createElement('th');
+        th.scope = 'col';
+        th.textContent = t(k);
+        head.append(th);
+      }
+      const body = table.createTBody();
+      for (const row of c.rows) {
+        const tr = body.insertRow();
+        const th = document.createElement('th');
+        th.scope = 'row';
+        th.textContent = String(row.retry);
+        tr.append(th);
+        for (const text of [row.delay, row.totalMax]) tr.insertCell().textContent = text;
+      }
+      const wrap = document.createElement('div');
+      wrap.className = 'table-wrap';
+      wrap.append(table);
+      box.append(wrap);
+    }
+    return box;
+  }));
 }

@@ -7,6 +7,9 @@ export const FIELDS = ['initial', 'multiplier', 'max', 'retries', 'jitter', 'dea
 // The policy's own fields: a preset sets these and keeps the caller's
 // deadline and timeout, which belong to the caller, not to the policy.
 export const POLICY = ['initial', 'multiplier', 'max', 'retries', 'jitter'];
+// The per-class inputs, keyed as again calc's --on-overload and
+// --on-transient take them: "on-overload.initial" (page.ClassFields).
+export const CLASS_FIELDS = ['on-overload', 'on-transient'].flatMap((c) => POLICY.map((f) => c + '.' + f));
 const JITTERS = ['none', 'full', 'equal', 'proportional', 'decorrelated', 'grpc'];
 // The kinds that take a factor ("proportional:0.25").
 export const FACTORED = ['proportional', 'grpc'];
@@ -35,6 +38,7 @@ export function readInputs() {
   const v = {};
   for (const f of FIELDS) v[f] = f === 'jitter' ? jitterText() : $(f).value.trim();
   for (const f of FIELDS) if (v[f] === '') delete v[f];
+  for (const f of CLASS_FIELDS) if ($(f).value.trim() !== '') v[f] = $(f).value.trim();
   if ($('target').value !== 'max') v.target = $('target').value;
   if ($('clients').value.trim() !== '') v.clients = $('clients').value.trim();
   Object.assign(v, extra);
@@ -74,6 +78,7 @@ export function setFields(fields, v) {
 export function writeURL(v) {
   const q = new URLSearchParams();
   for (const f of FIELDS) if (v[f] !== undefined && v[f] !== '') q.set(f, v[f]);
+  for (const f of CLASS_FIELDS) if (v[f]) q.set(f, v[f]);
   if (v.target) q.set('target', v.target);
   if (v.clients) q.set('clients', v.clients);
   for (const k of Object.keys(extra)) q.set(k, extra[k]);
@@ -88,6 +93,9 @@ export function readURL() {
   const params = new URLSearchParams(location.search);
   const v = {};
   for (const f of FIELDS) if (params.has(f)) v[f] = params.get(f);
+  for (const f of CLASS_FIELDS) if (params.has(f)) $(f).value = params.get(f);
+  // A link with per-class inputs opens their section.
+  if (CLASS_FIELDS.some((f) => params.has(f))) $('classes').open = true;
   if (params.has('seed')) extra.seed = params.get('seed');
   if (params.has('clients')) $('clients').value = params.get('clients');
   if (params.get('target')) $('target').value = params.get('target') === 'p99' ? 'p99' : 'max';
@@ -97,6 +105,9 @@ export function readURL() {
 // placeholders show what an empty field means: the default, or none.
 export function placeholders() {
   for (const f of FIELDS) if (f !== 'jitter') $(f).placeholder = defaults[f] || t('js.none');
+  // A class's empty field takes the policy field's default, as a key a
+  // spec leaves out does.
+  for (const f of CLASS_FIELDS) $(f).placeholder = defaults[f.split('.')[1]] ?? '';
 }
 
 // jitterHint says what the chosen jitter draws.

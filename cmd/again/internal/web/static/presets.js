@@ -4,7 +4,7 @@
 // the long notes fold away.
 import { $ } from './dom.js';
 import { t } from './i18n.js';
-import { POLICY } from './inputs.js';
+import { CLASS_FIELDS, POLICY } from './inputs.js';
 import { PRESETS } from './text.js';
 
 // preset returns the preset with the id, or undefined.
@@ -46,10 +46,11 @@ export function presetNote() {
   box.append(line, more);
 }
 
-// syncPreset shows the preset whose policy the inputs hold, whatever the
-// deadline and the timeout.
+// syncPreset shows the preset whose policy the inputs hold, its classes of
+// failure included, whatever the deadline and the timeout.
 export function syncPreset(v) {
-  const p = PRESETS.find((x) => POLICY.every((f) => (x.v[f] || '') === (v[f] || '')));
+  const p = PRESETS.find((x) => POLICY.every((f) => (x.v[f] || '') === (v[f] || '')) &&
+    CLASS_FIELDS.every((f) => (x.c?.[f] || '') === (v[f] || '')));
   if ($('preset').value !== (p ? p.id : '')) {
     $('preset').value = p ? p.id : '';
     presetNote();

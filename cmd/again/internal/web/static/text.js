@@ -49,7 +49,7 @@ export const TEXT = {
     "preset.aws-throttle.more": "The same standard mode for throttling errors (ThrottlingException, 429): a 1 s base, full jitter, capped at 20 s, 3 attempts. The retry quota charges only 5 tokens for these retries.",
     "preset.aws-throttle.name": "AWS SDKs, standard mode, throttling errors",
     "preset.aws-throttle.short": "Standard mode for throttling errors: 1 s base.",
-    "preset.aws.more": "Standard retry mode as updated in 2026 (AWS_NEW_RETRIES_2026=true, the default from November 2026): 3 attempts (2 retries), full jitter over base × 2^(n−1) capped at 20 s, base 50 ms for transient errors such as timeouts. Not expressible here: throttling errors use a 1 s base (see the next preset), DynamoDB uses 25 ms and 4 attempts, a retry quota (a token bucket charging 14 tokens per retry, 5 for throttling) stops retrying during an outage, and x-amz-retry-after is honoured. Before 2026 the base varied by SDK (1 s in Go and .NET, 100 ms in JavaScript, 25 ms in C++) and the cap applied after the jitter.",
+    "preset.aws.more": "Standard retry mode as updated in 2026 (AWS_NEW_RETRIES_2026=true, the default from November 2026): 3 attempts (2 retries), full jitter over base × 2^(n−1) capped at 20 s, base 50 ms for transient errors such as timeouts, and a 1 s base for throttling errors, which the per-class section shows. Not expressible here: DynamoDB uses 25 ms and 4 attempts, a retry quota (a token bucket charging 14 tokens per retry, 5 for throttling) stops retrying during an outage, and x-amz-retry-after is honoured. Before 2026 the base varied by SDK (1 s in Go and .NET, 100 ms in JavaScript, 25 ms in C++) and the cap applied after the jitter.",
     "preset.aws.name": "AWS SDKs, standard mode (2026), transient errors",
     "preset.aws.short": "Standard mode, 2026 edition: 3 attempts, 50 ms base, cap 20 s.",
     "preset.cenkalti.more": "Defaults: InitialInterval 500 ms, Multiplier 1.5, MaxInterval 60 s, RandomizationFactor 0.5, MaxElapsedTime 15 min. It has no retry count (25 shown, about what 15 minutes allows), it randomises after the cap so delays reach 90 s while this page stops at the maximum, and its elapsed time includes the time the operation itself takes.",
@@ -124,7 +124,7 @@ export const TEXT = {
     "preset.aws-throttle.more": "Тот же стандартный режим для ошибок ограничения частоты (ThrottlingException, 429): база 1 с, полный джиттер, максимум 20 с, 3 попытки. Квота повторов списывает за такие повторы только 5 токенов.",
     "preset.aws-throttle.name": "AWS SDK, стандартный режим, ограничение частоты",
     "preset.aws-throttle.short": "Стандартный режим для ограничения частоты: база 1 с.",
-    "preset.aws.more": "Стандартный режим в редакции 2026 года (AWS_NEW_RETRIES_2026=true, по умолчанию с ноября 2026): 3 попытки (2 повтора), полный джиттер от 0 до базы × 2^(n−1), не больше 20 с, база 50 мс для временных ошибок вроде тайм-аутов. Здесь не выразить: для ошибок ограничения частоты база 1 с (следующий пункт), у DynamoDB 25 мс и 4 попытки, квота повторов (корзина токенов: 14 за повтор, 5 за ограничение частоты) прекращает повторы во время сбоя, заголовок x-amz-retry-after соблюдается. До 2026 года база зависела от SDK (1 с в Go и .NET, 100 мс в JavaScript, 25 мс в C++), а ограничение применялось после джиттера.",
+    "preset.aws.more": "Стандартный режим в редакции 2026 года (AWS_NEW_RETRIES_2026=true, по умолчанию с ноября 2026): 3 попытки (2 повтора), полный джиттер от 0 до базы × 2^(n−1), не больше 20 с, база 50 мс для временных ошибок вроде тайм-аутов и 1 с для ошибок ограничения частоты, что показывает блок «По видам сбоев». Здесь не выразить: у DynamoDB 25 мс и 4 попытки, квота повторов (корзина токенов: 14 за повтор, 5 за ограничение частоты) прекращает повторы во время сбоя, заголовок x-amz-retry-after соблюдается. До 2026 года база зависела от SDK (1 с в Go и .NET, 100 мс в JavaScript, 25 мс в C++), а ограничение применялось после джиттера.",
     "preset.aws.name": "AWS SDK, стандартный режим (2026), временные ошибки",
     "preset.aws.short": "Стандартный режим, редакция 2026: 3 попытки, база 50 мс, максимум 20 с.",
     "preset.cenkalti.more": "Значения по умолчанию: InitialInterval 500 мс, Multiplier 1,5, MaxInterval 60 с, RandomizationFactor 0,5, MaxElapsedTime 15 мин. Числа повторов нет (показано 25 — примерно столько вмещают 15 минут), разброс добавляется после ограничения, так что задержки доходят до 90 с, а здесь не превышают максимум; в прошедшее время входит и время самой операции.",
@@ -186,6 +186,18 @@ export const PRESETS = [
       "max": "20s",
       "multiplier": "2",
       "retries": "2"
+    },
+    "c": {
+      "on-overload.initial": "1s",
+      "on-overload.jitter": "full",
+      "on-overload.max": "20s",
+      "on-overload.multiplier": "2",
+      "on-overload.retries": "3",
+      "on-transient.initial": "50ms",
+      "on-transient.jitter": "full",
+      "on-transient.max": "20s",
+      "on-transient.multiplier": "2",
+      "on-transient.retries": "3"
     },
     "src": "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html",
     "asOf": "2026-11"

@@ -9,6 +9,7 @@ var english = map[string]string{
     <li>Pick the kind of jitter and read the totals, the chart and the table. Add a deadline to see whether the schedule fits it, and let the page solve for a parameter that does.</li>
     <li>If each attempt can itself take a while, give its timeout: the totals and the verdict then include the attempts’ own time.</li>
     <li>The storm view shows what the schedule does to a server when many clients fail at once, with and without jitter.</li>
+    <li>Under “Per class of failure”, give overloads (429, 503, throttling) and network errors schedules of their own, as AWS’s SDKs do since 2026: each class’s schedule and totals then appear below the table.</li>
   </ol>
   <p>The address bar always holds your inputs, so a link reproduces the schedule.</p>
 
@@ -41,6 +42,11 @@ var english = map[string]string{
 	"html.calculator":      "Calculator",
 	"html.chartCaption":    "The schedule: when each retry starts, and the delay before it",
 	"html.cliHeading":      "The same on the command line",
+	"html.classOverload":   "Overloads: 429, 503, throttling",
+	"html.classTransient":  "Network errors and other failures",
+	"html.classes":         "Per class of failure",
+	"html.classesHeading":  "Schedules per class of failure",
+	"html.classesHint":     "Give overloads and network errors schedules of their own, as <code>again calc --on-overload</code> and <code>--on-transient</code> do. Each class counts its own retries; the retries above still cap them all. An empty field takes its default.",
 	"html.clients":         "Clients",
 	"html.colDelay":        "Delay",
 	"html.colLatest":       "Latest start",
@@ -148,7 +154,7 @@ var english = map[string]string{
 	"preset.aws-throttle.more":  "The same standard mode for throttling errors (ThrottlingException, 429): a 1 s base, full jitter, capped at 20 s, 3 attempts. The retry quota charges only 5 tokens for these retries.",
 	"preset.aws-throttle.name":  "AWS SDKs, standard mode, throttling errors",
 	"preset.aws-throttle.short": "Standard mode for throttling errors: 1 s base.",
-	"preset.aws.more":           "Standard retry mode as updated in 2026 (AWS_NEW_RETRIES_2026=true, the default from November 2026): 3 attempts (2 retries), full jitter over base × 2^(n−1) capped at 20 s, base 50 ms for transient errors such as timeouts. Not expressible here: throttling errors use a 1 s base (see the next preset), DynamoDB uses 25 ms and 4 attempts, a retry quota (a token bucket charging 14 tokens per retry, 5 for throttling) stops retrying during an outage, and x-amz-retry-after is honoured. Before 2026 the base varied by SDK (1 s in Go and .NET, 100 ms in JavaScript, 25 ms in C++) and the cap applied after the jitter.",
+	"preset.aws.more":           "Standard retry mode as updated in 2026 (AWS_NEW_RETRIES_2026=true, the default from November 2026): 3 attempts (2 retries), full jitter over base × 2^(n−1) capped at 20 s, base 50 ms for transient errors such as timeouts, and a 1 s base for throttling errors, which the per-class section shows. Not expressible here: DynamoDB uses 25 ms and 4 attempts, a retry quota (a token bucket charging 14 tokens per retry, 5 for throttling) stops retrying during an outage, and x-amz-retry-after is honoured. Before 2026 the base varied by SDK (1 s in Go and .NET, 100 ms in JavaScript, 25 ms in C++) and the cap applied after the jitter.",
 	"preset.aws.name":           "AWS SDKs, standard mode (2026), transient errors",
 	"preset.aws.short":          "Standard mode, 2026 edition: 3 attempts, 50 ms base, cap 20 s.",
 	"preset.cenkalti.more":      "Defaults: InitialInterval 500 ms, Multiplier 1.5, MaxInterval 60 s, RandomizationFactor 0.5, MaxElapsedTime 15 min. It has no retry count (25 shown, about what 15 minutes allows), it randomises after the cap so delays reach 90 s while this page stops at the maximum, and its elapsed time includes the time the operation itself takes.",
@@ -176,6 +182,11 @@ var english = map[string]string{
 	"preset.urllib3.name":       "urllib3 (Python) Retry(total=3, backoff_factor=0.5)",
 	"preset.urllib3.short":      "Retry(total=3, backoff_factor=0.5); its first retry is immediate.",
 
+	"go.class.callCapped":        "The call’s %d retries stop this class before its own %d.",
+	"go.class.overload":          "Overloads: 429, 503, throttling",
+	"go.class.retries.plural":    "retry|retries",
+	"go.class.totals":            "%s if every attempt fails this way: shortest %s, mean %s, worst case %s.",
+	"go.class.transient":         "Network errors and other failures",
 	"go.announce":                "Worst case %s, mean %s.",
 	"go.attemptsOwn":             "Including the attempts’ own time: %d × %s.",
 	"go.bytes.plural":            "byte|bytes",

@@ -45,8 +45,11 @@ type Result struct {
 	Retries  int       `json:"retries"`        // how many retries the schedule has
 	MoreRows string    `json:"moreRows,omitempty"`
 	Chart    *Chart    `json:"chart,omitempty"`
-	Command  string    `json:"command,omitempty"` // the equivalent `again calc` command
-	Snippet  string    `json:"snippet,omitempty"` // Go code configuring package retry
+	// Classes are the schedules of the classes of failure the per-class
+	// inputs give (see ClassFields), overloads first; none without them.
+	Classes []ClassResult `json:"classes,omitempty"`
+	Command string        `json:"command,omitempty"` // the equivalent `again calc` command
+	Snippet string        `json:"snippet,omitempty"` // Go code configuring package retry
 	// Announce is the one sentence a screen reader hears after an edit:
 	// the headline and the verdict, or the first error.
 	Announce string `json:"announce"`
@@ -200,6 +203,8 @@ func parse(v map[string]string, l Lang) (input, []Message) {
 		}
 		timeout = d
 	}
+	classes, cerrs := parseClasses(v, l)
+	errs = append(errs, cerrs...)
 	if len(errs) > 0 {
 		return input{}, errs
 	}
@@ -207,6 +212,7 @@ func parse(v map[string]string, l Lang) (input, []Message) {
 	if err != nil {
 		return input{}, []Message{message(err, v, l)}
 	}
+	in.Classes = classes
 	return input{Input: in, timeout: timeout}, nil
 }
 
@@ -228,21 +234,27 @@ func Compute(v map[string]string, l Lang) Result {
 		Rows:    make([]Row, min(len(rep.Retries), MaxRows)),
 		Retries: len(rep.Retries),
 		Chart:   chart(in, rep, a, s.Verdict, l),
-		Command: command(v),
+		Classes: classResults(rep, a, l),
+		Command: command(v) + classCommand(v),
 		Snippet: snippet(in),
 	}
 	for i, x := range rep.Retries[:len(r.Rows)] {
-		r.Rows[i] = Row{
-			Retry: x.Retry, Delay: l.Duration(time.Duration(x.Delay)), Capped: x.Capped,
-			Min: l.Duration(time.Duration(x.Min)), Mean: l.Duration(time.Duration(x.Mean)), Max: l.Duration(time.Duration(x.Max)),
-			TotalMax: l.Duration(addSat(time.Duration(x.TotalMax), a.before(x.Retry))),
-		}
+		r.Rows[i] = row(x, a, l)
 	}
 	if r.Retries > len(r.Rows) {
 		r.MoreRows = l.f("go.moreRows", len(r.Rows), l.retriesOf(r.Retries))
 	}
 	r.Announce = s.announce(l)
 	return r
+}
+
+// row returns the table's row of the retry x; a is the attempts' own time.
+func row(x calc.RetryReport, a attempts, l Lang) Row {
+	return Row{
+		Retry: x.Retry, Delay: l.Duration(time.Duration(x.Delay)), Capped: x.Capped,
+		Min: l.Duration(time.Duration(x.Min)), Mean: l.Duration(time.Duration(x.Mean)), Max: l.Duration(time.Duration(x.Max)),
+		TotalMax: l.Duration(addSat(time.Duration(x.TotalMax), a.before(x.Retry))),
+	}
 }
 
 // summary returns the headline, the details and the verdict.
@@ -375,6 +387,11 @@ func Export(v map[string]string, format string) Download {
 		}
 		return Download{Error: err.Error()}
 	}
+	classes, errs := parseClasses(v, English)
+	if len(errs) > 0 {
+		return Download{Error: "--" + strings.Replace(errs[0].Field, ".", " ", 1) + ": " + errs[0].Text}
+	}
+	in.Classes = classes
 	rep, err := calc.Compute(in)
 	if err != nil {
 		return Download{Error: err.Error()}
@@ -531,7 +548,7 @@ func withUnit(f, s string) string {
 func shellQuote(s string) string {
 	safe := s != ""
 	for _, c := range s {
-		if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:_-+", c) {
+		if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:_-+=,", c) {
 			safe = false
 			break
 		}
@@ -586,36 +603,50 @@ func snippet(in input) string {
 	var b strings.Builder
 	b.WriteString("// import \"github.com/again-go/again/backoff\"\n// import \"github.com/again-go/again/retry\"\n")
 	b.WriteString("policy := backoff.Policy{\n")
-	// The calculator's 0 means none; in Go a zero field means its default,
-	// so none is written as a negative value (see backoff.Policy).
-	if p.Initial < 0 {
-		b.WriteString("\tInitial:    -1, // negative: no wait\n")
-	} else {
-		fmt.Fprintf(&b, "\tInitial:    %s,\n", goDuration(p.Initial))
-	}
-	fmt.Fprintf(&b, "\tMultiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
-	if p.Max < 0 {
-		b.WriteString("\tMax:        backoff.NoCap,\n")
-	} else {
-		fmt.Fprintf(&b, "\tMax:        %s,\n", goDuration(p.Max))
-	}
-	if p.Retries < 0 {
-		b.WriteString("\tRetries:    backoff.NoRetries,\n")
-	} else {
-		fmt.Fprintf(&b, "\tRetries:    %d,\n", p.Retries)
-	}
-	fmt.Fprintf(&b, "\tJitter:     %s,\n", jitterConst(p.Jitter))
-	if p.Jitter == backoff.ProportionalJitter || p.Jitter == backoff.GRPCJitter {
-		fmt.Fprintf(&b, "\tJitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
-	}
+	writePolicyFields(&b, p, "\t")
 	b.WriteString("}\n")
 	if in.Deadline > 0 {
 		fmt.Fprintf(&b, "ctx, cancel := context.WithTimeout(ctx, %s)\ndefer cancel()\n", goDuration(in.Deadline))
+	}
+	if len(in.Classes) > 0 {
+		writeClasses(&b, in.Classes)
 	}
 	b.WriteString("err := retry.Run(ctx, policy, func(ctx context.Context) error {\n")
 	if in.timeout > 0 {
 		fmt.Fprintf(&b, "\tctx, cancel := context.WithTimeout(ctx, %s) // each attempt's own limit\n\tdefer cancel()\n", goDuration(in.timeout))
 	}
-	b.WriteString("\treturn callTheService(ctx) // your operation\n})\n")
+	b.WriteString("\treturn callTheService(ctx) // your operation\n")
+	if len(in.Classes) > 0 {
+		b.WriteString("}, classes)\n")
+	} else {
+		b.WriteString("})\n")
+	}
 	return b.String()
+}
+
+// writePolicyFields writes p's fields as the lines of a backoff.Policy
+// literal, each line starting with indent.
+func writePolicyFields(b *strings.Builder, p backoff.Policy, indent string) {
+	// The calculator's 0 means none; in Go a zero field means its default,
+	// so none is written as a negative value (see backoff.Policy).
+	if p.Initial < 0 {
+		b.WriteString(indent + "Initial:    -1, // negative: no wait\n")
+	} else {
+		fmt.Fprintf(b, indent+"Initial:    %s,\n", goDuration(p.Initial))
+	}
+	fmt.Fprintf(b, indent+"Multiplier: %s,\n", strconv.FormatFloat(p.EffectiveMultiplier(), 'g', -1, 64))
+	if p.Max < 0 {
+		b.WriteString(indent + "Max:        backoff.NoCap,\n")
+	} else {
+		fmt.Fprintf(b, indent+"Max:        %s,\n", goDuration(p.Max))
+	}
+	if p.Retries < 0 {
+		b.WriteString(indent + "Retries:    backoff.NoRetries,\n")
+	} else {
+		fmt.Fprintf(b, indent+"Retries:    %d,\n", p.Retries)
+	}
+	fmt.Fprintf(b, indent+"Jitter:     %s,\n", jitterConst(p.Jitter))
+	if p.Jitter == backoff.ProportionalJitter || p.Jitter == backoff.GRPCJitter {
+		fmt.Fprintf(b, indent+"JitterFactor: %s,\n", strconv.FormatFloat(p.EffectiveJitterFactor(), 'g', -1, 64))
+	}
 }

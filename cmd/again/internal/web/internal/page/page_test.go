@@ -355,6 +355,8 @@ func TestSnippetCompiles(t *testing.T) {
 		{"jitter": "none"},
 		{"jitter": "equal"},
 		{"jitter": "proportional", "initial": "1.0005", "max": "2562047h47m16.854775807s", "multiplier": "1e300"},
+		classInputs,
+		{"on-transient.initial": "0", "on-transient.max": "0", "on-transient.retries": "0", "on-transient.jitter": "proportional:0.1"},
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	durations := []string{"0", "1", "7.25", "1.5ms", "90s", "1h2m3s", "999us", "3ns", "2562047h"}
@@ -417,9 +419,16 @@ func snippetPolicy(t *testing.T, f *ast.File, info *types.Info) (p backoff.Polic
 		x, _ := constant.Float64Val(constant.ToFloat(num(e)))
 		return x
 	}
+	seen := false
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.CompositeLit:
+			// The call's policy is the first backoff.Policy; the classes'
+			// follow it, and TestSnippetClasses reads them.
+			if seen || types.ExprString(n.Type) != "backoff.Policy" {
+				return true
+			}
+			seen = true
 			for _, el := range n.Elts {
 				kv := el.(*ast.KeyValueExpr)
 				switch v := kv.Value; kv.Key.(*ast.Ident).Name {

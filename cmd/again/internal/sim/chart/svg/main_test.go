@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/again-go/again/cmd/again/internal/sim/chart"
+)
+
+var fig = chart.Figure{Title: "Goodput", Note: "a note", Columns: 2, Panels: []chart.Panel{
+	{Title: "by load", XLabel: "load", YLabel: "goodput", YMax: 1.2,
+		Series: []chart.Series{{Name: "a", X: []float64{0.5, 1, 2, 4}, Y: []float64{0.5, 1, 1, 0.9}}}},
+	{Title: "over time", XLabel: "s", YLabel: "goodput", Shade: [][2]float64{{6, 8}}, ShadeLabel: "4 × C",
+		Series: []chart.Series{{Name: "a", X: []float64{0, 1}, Y: []float64{0.5, 1}}, {Name: "b", X: []float64{0, 1}, Y: []float64{0.2, 0.3}}}},
+}}
+
+// The JSON of a Figure draws what the Figure draws, from standard input
+// or from a file, to standard output or to -o.
+func TestDrawsTheFigureOfItsJSON(t *testing.T) {
+	var want bytes.Buffer
+	if err := fig.Render(&want); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(fig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(nil, bytes.NewReader(js), &stdout, &stderr); code != 0 || stdout.String() != want.String() {
+		t.Errorf("run(stdin) = %d, stderr %q, SVG equal to Render's: %v; want 0 and equal", code, stderr.String(), stdout.String() == want.String())
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "f.json"), filepath.Join(dir, "f.svg")
+	if err := os.WriteFile(in, js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run([]string{"-o", out, in}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("run(-o %s %s) = %d, stderr %q; want 0", out, in, code, stderr.String())
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != want.String() {
+		t.Errorf("the -o file: err %v, equal to Render's: %v; want equal", err, string(got) == want.String())
+	}
+}
+
+func TestRefusesWhatIsNotAFigure(t *testing.T) {
+	tests := []struct {
+		args  []string
+		stdin string
+		code  int
+		say   string
+	}{
+		{nil, `{"Title": "x", "Panel": []}`, 1, `unknown field "Panel"`},
+		{nil, `not json`, 1, "is not a chart.Figure"},
+		{[]string{"a.json", "b.json"}, "", 2, "2 arguments"},
+		{[]string{"-x"}, "", 2, "-x"},
+		{[]string{filepath.Join(t.TempDir(), "missing.json")}, "", 2, "missing.json"},
+	}
+	for _, tt := range tests {
+		var stdout, stderr bytes.Buffer
+		code := run(tt.args, strings.NewReader(tt.stdin), &stdout, &stderr)
+		if code != tt.code || !strings.Contains(stderr.String(), tt.say) || stdout.Len() != 0 {
+			t.Errorf("run(%q, %q) = %d, stderr %q, stdout %d bytes; want %d, a message with %q, no output", tt.args, tt.stdin, code, stderr.String(), stdout.Len(), tt.code, tt.say)
+		}
+	}
+}

@@ -1,0 +1,178 @@
+package outage
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/cmd/again/internal/sim"
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
+	"github.com/again-go/again/cmd/again/internal/sim/simtest"
+	"github.com/again-go/again/limiter"
+	"github.com/again-go/again/shed"
+)
+
+// The simulated server sheds as the middleware does: every attempt that
+// reached the server in a run of the model is replayed through
+// shed.Shedder.Wrap on synctest's clock, arriving when it arrived, with
+// the headers retryhttp.Transport sends (Again-Attempt, Again-Timeout-Ms),
+// its context ending when its client gave up, its handler taking the
+// service time the model gave it; and the middleware admits each attempt
+// when the model did, or sheds it when the model did and for the same
+// reason.
+func TestShedIsTheMiddlewares(t *testing.T) {
+	for _, sh := range []simshed.Config{{Limit: 30}, {Limit: 100}, {Adaptive: limiter.Gradient2{Min: 1}}} {
+		for _, s := range []sim.Strategy{sim.NoRetries, sim.Immediate, sim.Backoff} {
+			c := OutageConfig{Seed: 3, Policy: backoff.Default(), Shed: sh, Duration: 45 * time.Second, Strategies: []sim.Strategy{s}}
+			c, err := c.withDefaults()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, atts := outageAttempts(&c, s)
+			name := fmt.Sprintf("--shed %s, %s", shedName(sh), s)
+			got := replay(t, &c, s, atts)
+			var reached, bad, shedCount int
+			for i, a := range atts {
+				if !a.reached {
+					continue
+				}
+				reached++
+				if a.fate != shed.Admitted {
+					shedCount++
+				}
+				if want := fmt.Sprintf("%v@%v", a.fate, a.decided); got[i] != want {
+					if bad++; bad <= 5 {
+						t.Errorf("%s: attempt %d (number %d, arrived %v): the middleware %s, the model %s", name, i, a.n, a.arrived, got[i], want)
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%s: %d of %d attempts decided otherwise", name, bad, reached)
+			}
+			if shedCount == 0 {
+				t.Errorf("%s: nothing shed in %d attempts: the test compares nothing", name, reached)
+			}
+		}
+	}
+}
+
+func shedName(sh simshed.Config) string {
+	if sh.Adaptive != nil {
+		return "adaptive"
+	}
+	return strconv.Itoa(sh.Limit)
+}
+
+// replay sends the attempts that reached the server through the
+// middleware, and returns how it decided each: "admitted@T" with T the
+// time its handler started, or "REASON@T" when it was shed.
+func replay(t *testing.T, c *OutageConfig, s sim.Strategy, atts []outAttempt) []string {
+	got := make([]string, len(atts))
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		cfg := shed.Config{Limit: c.Shed.Limit}
+		if c.Shed.Adaptive != nil {
+			// The model's limiter's probes, drawn from the same stream.
+			_, probes := shedStreams(c, s)
+			l, err := limiter.New(limiter.Config{Algorithm: c.Shed.Adaptive, Rand: probes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Adaptive = l
+		}
+		sh, err := shed.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		h := sh.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			i, _ := strconv.Atoi(r.Header.Get("X-Attempt"))
+			mu.Lock()
+			got[i] = fmt.Sprintf("admitted@%v", time.Since(start))
+			mu.Unlock()
+			time.Sleep(atts[i].service)
+		}))
+		var wg sync.WaitGroup
+		for i, a := range atts {
+			if !a.reached {
+				continue
+			}
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), a.gone)
+				defer cancel()
+				time.Sleep(a.arrived)
+				r := httptest.NewRequestWithContext(ctx, "GET", "/", nil)
+				r.Header.Set(shed.HeaderAttempt, strconv.Itoa(a.n))
+				r.Header.Set(shed.HeaderTimeout, strconv.FormatInt(c.Timeout.Milliseconds(), 10))
+				r.Header.Set("X-Attempt", strconv.Itoa(i))
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					mu.Lock()
+					got[i] = fmt.Sprintf("%s@%v", strings.TrimSpace(strings.TrimPrefix(w.Body.String(), "shed: ")), time.Since(start))
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+	})
+	return got
+}
+
+// With a shedding server, a spike leaves no collapse: every strategy
+// recovers, the server sheds, its queue delay stays near CoDel's target,
+// and backoff, which obeys the Retry-After, succeeds more often than
+// without it.
+func TestSimOutageShedConclusions(t *testing.T) {
+	plain, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Strategies: []sim.Strategy{sim.Backoff}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: simshed.Config{Limit: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		s := r.Summary
+		if !s.Recovered || s.Shed == 0 || s.QueueDelayMS > 20 {
+			t.Errorf("--shed 100, %s: recovered %v, shed %d, queue delay %.1f ms; want recovered, some shed, at most 20 ms", s.Strategy, s.Recovered, s.Shed, s.QueueDelayMS)
+		}
+		if s.Strategy == sim.Backoff && s.SuccessRatio < plain[0].Summary.SuccessRatio+0.5 {
+			t.Errorf("backoff's success ratio %.3f with --shed 100, %.3f without; want at least 0.5 more", s.SuccessRatio, plain[0].Summary.SuccessRatio)
+		}
+	}
+	if _, err := Outage(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Limit: -1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
+		t.Errorf("Outage with Shed.Limit -1 = %v, want an error naming Shed.Limit", err)
+	}
+}
+
+func TestSimOutageShedGolden(t *testing.T) {
+	var b strings.Builder
+	for _, sh := range []simshed.Config{{Limit: 100}, {Adaptive: limiter.Gradient2{Min: 1}}} {
+		c := OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: sh}
+		serial, err := Outage(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Runner = simtest.Parallel
+		par, _ := Outage(c)
+		for i, r := range serial {
+			s := r.Summary
+			fmt.Fprintf(&b, "--shed %s %s amplification=%.4f recovered=%v recovery_s=%s success_ratio=%.4f shed=%d queue_delay_ms=%.3f\n",
+				shedName(sh), s.Strategy, s.Amplification, s.Recovered, fmtPtr(s.RecoveryS), s.SuccessRatio, s.Shed, s.QueueDelayMS)
+			if !reflect.DeepEqual(par[i], r) {
+				t.Errorf("--shed %s, %s: the parallel run differs from the serial one", shedName(sh), s.Strategy)
+			}
+		}
+	}
+	simtest.Golden(t, "outage-shed-seed-1.txt", b.String())
+}

@@ -35,6 +35,17 @@ type core struct {
 	q        queue
 	codel    codel
 	lastFree time.Time // when freed last ran with requests left waiting; zero: the queue drained since
+
+	// Whether each level's own demand exceeds the capacity (see own):
+	// the requests queued at each level and the permits freed to the
+	// queue in the current CoDel interval, and their moving averages
+	// (1/8) over the intervals before, the demand counting every level
+	// at or above (the higher are served first).
+	lvQueued [levels]int
+	frees    int
+	lvDemand [levels]float64
+	freesAvg float64
+	lvOver   [levels]bool
 }
 
 // init configures c from a valid cfg; origin is the time the deadline
@@ -113,6 +124,7 @@ func (c *core) enqueue(now time.Time, w *Waiter) bool {
 		c.decide(c.q.removeAt(lo, 0), Overload)
 	}
 	c.q.push(w)
+	c.lvQueued[w.level]++
 	// Publish the queue's length before trying the limit: a request that
 	// ends now either sees it and serves the queue, or freed its permit
 	// before dispatch tries the limit.
@@ -125,21 +137,49 @@ func (c *core) enqueue(now time.Time, w *Waiter) bool {
 // permit, or Admitted to keep it: CoDel would slough it, or its deadline
 // passed (within the cap; a drop is counted).
 //
-// CoDel sloughs w only when no request of a lower level waits: lower
-// classes, and retries below first attempts, are shed first. A queue
-// served by priority hands the higher levels the next free permits, but
-// a permit frees only every service time ÷ limit (about 9 ms for 4
-// permits and 35 ms of work), which is near CoDel's sloughing age of
-// twice Target: sloughing by age alone dropped the critical requests
-// that were next in line with the sheddable ones (the bench's critical
-// class was 0.31–0.74 available at 4× its capacity). While lower
-// requests wait, a higher one leaves the queue by being served, by its
-// deadline, or by eviction when the queue is full.
+// CoDel sloughs w only when w's level is what overloads the queue (own):
+// lower classes, and retries below first attempts, are shed first.
 func (c *core) stale(now time.Time, w *Waiter) Reason {
-	if c.codel.sloughs(now, now.Sub(w.since)) && !c.q.below(w.level) {
+	if c.codel.sloughs(now, now.Sub(w.since)) && c.own(w.level) {
 		return Overload
 	}
 	return c.expired(now, w)
+}
+
+// own reports whether the requests of level l are themselves what
+// overloads the queue, so that CoDel may slough them and serve them
+// newest first: no lower level waits, or the requests of level l and
+// above alone outnumber the permits that free (judgeLevels), as when
+// first attempts alone exceed the capacity.
+//
+// A queue served by priority hands the higher levels the next free
+// permits, so a level that lower ones wait below is served as fast as
+// the permits free, and waits only behind its own requests: sloughing
+// it by age dropped the critical requests that were next in line with
+// the sheddable ones (the bench's critical class was 0.31–0.74
+// available at 4× its capacity), and serving it newest first left its
+// oldest waiting for hundreds of milliseconds. But when a level's own
+// work exceeds the capacity, sparing it while any lower request waits
+// served its requests oldest first behind a standing queue (in again
+// sim throttle --shed 1, first attempts at 10× the capacity, with
+// retries below them, waited 69 ms on average; 2 ms when sloughed).
+func (c *core) own(l int) bool {
+	return c.lvOver[l] || !c.q.below(l)
+}
+
+// judgeLevels ends the counts of an interval, when codel has just judged
+// it: level l's own demand exceeds the capacity if the requests queued
+// at l and above outnumbered the permits freed, on average.
+func (c *core) judgeLevels() {
+	c.freesAvg += (float64(c.frees) - c.freesAvg) / 8
+	c.frees = 0
+	demand := 0
+	for l := levels - 1; l >= 0; l-- {
+		demand += c.lvQueued[l]
+		c.lvQueued[l] = 0
+		c.lvDemand[l] += (float64(demand) - c.lvDemand[l]) / 8
+		c.lvOver[l] = c.codel.overloaded && c.lvDemand[l] > c.freesAvg
+	}
 }
 
 // expired reports Deadline if w's deadline passed at now and the cap
@@ -168,7 +208,10 @@ func (c *core) dispatch(now time.Time) {
 		served := false
 		for c.q.n > 0 {
 			first := c.codel.observe(now, now.Sub(c.q.oldest()))
-			w := c.q.pop(c.codel.isOverloaded(now))
+			if first {
+				c.judgeLevels()
+			}
+			w := c.q.pop(c.codel.isOverloaded(now) && c.own(c.q.top()))
 			why := c.stale(now, w)
 			if why == Overload && first {
 				// The interval's first request is never sloughed.
@@ -206,6 +249,7 @@ func (c *core) freed(now time.Time) {
 		c.codel.turn += (gap - c.codel.turn) / 8
 	}
 	c.lastFree = now
+	c.frees++
 	c.dispatch(now)
 	if c.q.n == 0 {
 		c.lastFree = time.Time{}

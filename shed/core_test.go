@@ -120,8 +120,8 @@ func TestCoreCoDel(t *testing.T) {
 		crit := Request{Criticality: Critical, Attempt: 1}
 		low := Request{Criticality: Sheddable, Attempt: 1}
 		r.arrive(0, "a", crit)
-		r.arrive(0, "w1", crit)
-		r.arrive(0, "w2", crit)
+		r.arrive(0, "w1", low)
+		r.arrive(0, "w2", low)
 		r.done(8 * ms)  // w1 after 8ms: the interval's minimum, until 108ms
 		r.done(50 * ms) // w2 after 50ms
 		r.arrive(60*ms, "crit1", crit)
@@ -183,6 +183,27 @@ func TestCoreCoDel(t *testing.T) {
 		if s := r.c.Snapshot(r.t0.Add(124 * ms)); !s.Overloaded {
 			t.Errorf("Snapshot(124ms) = %+v, want overloaded (the premise)", s)
 		}
+	})
+	t.Run("first attempts that alone outnumber the permits freed are sloughed though retries wait below", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		r.burst(6) // w0 to w5, first attempts
+		r.done(8 * ms)
+		for i := range 6 {
+			r.arrive(50*ms, fmt.Sprint("f", i), Request{})
+		}
+		r.done(50 * ms)
+		r.arrive(109*ms, "retry", Request{Attempt: 2})
+		// [8ms, 108ms) stood, and 6 first attempts were queued in it for 2
+		// permits freed: the first attempts' own work overloads the
+		// queue. The newest, f5, is served.
+		r.done(110 * ms)
+		r.arrive(111*ms, "x", Request{}) // w2 to w5 and f0 to f4 sloughed, not the retry
+		r.done(112 * ms)                 // x, the newest first attempt
+		want := map[string]string{"f5": "admitted@110ms", "x": "admitted@112ms", "retry": ""}
+		for i := range 5 {
+			want[fmt.Sprint("f", i)] = "overload@111ms"
+		}
+		r.expect(want)
 	})
 	t.Run("a burst whose minimum stays under 5ms stays FIFO and sheds nothing", func(t *testing.T) {
 		r := newCoreRun(t, Config{Limit: 1})

@@ -34,19 +34,14 @@ func (q *queue) push(w *Waiter) {
 }
 
 // pop removes and returns the next request to serve (nil if none): the
-// highest level's newest if lifo and no lower level waits, else its
-// oldest. A level served while lower ones wait is not what overloads
-// the queue (it takes the permits first, and CoDel spares it, see
-// core.stale), so it keeps its arrival order: serving it newest first
-// left its oldest requests waiting for hundreds of milliseconds (the
-// critical class at 4× capacity, 20 % of the load).
+// highest level's newest if lifo, else its oldest.
 func (q *queue) pop(lifo bool) *Waiter {
 	for l := levels - 1; l >= 0; l-- {
 		s := q.lv[l]
 		if len(s) == 0 {
 			continue
 		}
-		if lifo && !q.below(l) {
+		if lifo {
 			w := s[len(s)-1]
 			s[len(s)-1] = nil
 			q.lv[l] = s[:len(s)-1]
@@ -67,6 +62,16 @@ func (q *queue) oldest() time.Time {
 		}
 	}
 	return t
+}
+
+// top returns the level of the highest non-empty level, or -1.
+func (q *queue) top() int {
+	for l := levels - 1; l >= 0; l-- {
+		if len(q.lv[l]) > 0 {
+			return l
+		}
+	}
+	return -1
 }
 
 // lowest returns the level of the lowest non-empty level, or -1.

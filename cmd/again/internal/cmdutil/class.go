@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/retry"
 )
@@ -80,6 +81,37 @@ func (f *ClassFlags) Parse() ([]retry.Class, error) {
 		cs = append(cs, c)
 	}
 	return cs, nil
+}
+
+// ParseTimed is Parse for run and fetch, whose call has the policy call
+// from PolicyFlags.ParseTimed: a spec without retries takes the call's
+// when the call retries until its --deadline (backoff.UntilDeadline),
+// since that is then what an absent --retries means. Without it,
+// `--deadline 1m --on-overload initial=5s` would stop after 3 overloads,
+// well before the minute the deadline promises to keep trying for.
+func (f *ClassFlags) ParseTimed(call backoff.Policy) ([]retry.Class, error) {
+	cs, err := f.Parse()
+	if err != nil || call.Retries != backoff.UntilDeadline {
+		return cs, err
+	}
+	specs := map[string]string{"overload": f.overload, "transient": f.transient}
+	for i := range cs {
+		if !specHas(specs[cs[i].Name], calc.FieldRetries) {
+			cs[i].Policy.Retries = backoff.UntilDeadline
+		}
+	}
+	return cs, nil
+}
+
+// specHas reports whether the class spec, one ParseClass accepted, gives
+// key.
+func specHas(spec, key string) bool {
+	for _, pair := range strings.Split(spec, ",") {
+		if k, _, _ := strings.Cut(pair, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // ParseClass parses the spec of the class flag name: comma-separated

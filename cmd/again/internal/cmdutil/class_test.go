@@ -3,10 +3,13 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/retry"
@@ -94,4 +97,44 @@ func FuzzParseClass(f *testing.F) {
 			t.Fatalf("ParseClass(%q) = %+v, which retry.Do refuses: %v", spec, c, err)
 		}
 	})
+}
+
+// TestClassParseTimed: a call that retries until its --deadline retries
+// each class until it too, unless the class's spec gives its retries.
+func TestClassParseTimed(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		callRetries int
+		args        []string
+		want        map[string]int // class name: its Policy.Retries
+	}{
+		{"until the deadline, no retries in the specs", backoff.UntilDeadline,
+			[]string{"--on-overload", "initial=5s", "--on-transient", "max=1s"},
+			map[string]int{"overload": backoff.UntilDeadline, "transient": backoff.UntilDeadline}},
+		{"until the deadline, a spec's own retries kept", backoff.UntilDeadline,
+			[]string{"--on-overload", "initial=5s,retries=2", "--on-transient", "max=1s"},
+			map[string]int{"overload": 2, "transient": backoff.UntilDeadline}},
+		{"a call with --retries: the spec's default, as Parse", 5,
+			[]string{"--on-overload", "initial=5s"},
+			map[string]int{"overload": 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			f := AddClassFlags(fs, "overloads", "others")
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			cs, err := f.ParseTimed(backoff.Policy{Retries: tc.callRetries})
+			if err != nil {
+				t.Fatalf("ParseTimed(%v) = %v", tc.args, err)
+			}
+			got := map[string]int{}
+			for _, c := range cs {
+				got[c.Name] = c.Policy.Retries
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("ParseTimed(%v) retries by class = %v, want %v", tc.args, got, tc.want)
+			}
+		})
+	}
 }

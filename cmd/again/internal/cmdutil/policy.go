@@ -160,8 +160,8 @@ const DeadlineUsage = "deadline for the whole retry loop (default none); the las
 // run and fetch. The reserve it names is backoff.DeadlineReserve (a test
 // checks).
 const UntilDeadlineHelp = `--deadline without --retries retries until the deadline, however many
-attempts that takes; with --retries too, whichever comes first ends the
-retries. A wait that would end later than 100ms (or --attempt-timeout, if set)
+attempts that takes, and so does a class spec without retries; with
+--retries too, whichever comes first ends the retries. A wait that would end later than 100ms (or --attempt-timeout, if set)
 before the deadline is shortened to end then, so that one more attempt
 starts in time; retrying stops when no more than that is left (or at once
 when fetch's server asks, with Retry-After, for a wait past the deadline).`

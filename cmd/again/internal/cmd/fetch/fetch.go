@@ -227,7 +227,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
 	if f.classes != nil {
-		if tr.Classes, err = f.classes.Parse(); err != nil {
+		if tr.Classes, err = f.classes.ParseTimed(in.Policy); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -51,6 +51,12 @@ func TestRunClasses(t *testing.T) {
 		{"--on-transient alone: overloads on the policy flags", []string{"--initial", "3ms", "--jitter", "none", "--on-transient", "initial=1ms,jitter=none"}, "75,1,0", 0, cmdtest.Lines(
 			"again run: attempt 1/4 failed (exit status 75); retrying in 3ms",
 			"again run: attempt 2/4 failed (exit status 1); retrying in 1ms")},
+		{"--deadline without --retries: a class without retries retries until it too", []string{"--deadline", "1m", "--on-overload", "initial=1ms,multiplier=1,jitter=none"}, "75,75,75,75,75,0", 0, cmdtest.Lines(
+			"again run: attempt 1 failed (exit status 75); retrying in 1ms",
+			"again run: attempt 2 failed (exit status 75); retrying in 1ms",
+			"again run: attempt 3 failed (exit status 75); retrying in 1ms",
+			"again run: attempt 4 failed (exit status 75); retrying in 1ms",
+			"again run: attempt 5 failed (exit status 75); retrying in 1ms")},
 		{"a status not retried is not retried, overload or not", append([]string{"--retry-on-exit", "1,75"}, classes...), "75,7", 7, cmdtest.Lines(
 			"again run: attempt 1/4 failed (exit status 75); retrying in 4ms",
 			"again run: attempt 2/4 failed (exit status 7); not retrying: status not in --retry-on-exit")},

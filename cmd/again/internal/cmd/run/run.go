@@ -130,7 +130,7 @@ func runRun(ctx context.Context, opts *Options) (err error) {
 	if r.exits.retryOn, err = parseExitList("retry-on-exit", opts.RetryOnExit); err != nil {
 		return err
 	}
-	classes, err := opts.Classes.Parse()
+	classes, err := opts.Classes.ParseTimed(in.Policy)
 	if err != nil {
 		return err
 	}

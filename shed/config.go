@@ -43,9 +43,10 @@ type Config struct {
 	MaxWait time.Duration
 	// Target and Interval are CoDel's: the queue is overloaded when the
 	// smallest delay over an Interval exceeds Target, and then a request
-	// that waited more than 2 × Target is dropped, and the newest waiting
-	// are served first. Zero means 5 ms and 100 ms (folly's Codel). Target
-	// must be below Interval.
+	// that waited more than 2 × Target plus the time between two permits
+	// freed is dropped (of the lowest level waiting first), and the
+	// newest waiting are served first. Zero means 5 ms and 100 ms
+	// (folly's Codel). Target must be below Interval.
 	Target, Interval time.Duration
 	// Default is the class of a request that names none: zero means
 	// Critical, the SRE book's default. Unknown is not accepted.

@@ -59,6 +59,25 @@ func (r *coreRun) arrive(at time.Duration, name string, req Request) string {
 	return why.String()
 }
 
+// expect reports each request of want whose fate is not the one named.
+func (r *coreRun) expect(want map[string]string) {
+	r.t.Helper()
+	for n, f := range want {
+		if r.fate[n] != f {
+			r.t.Errorf("%s: %q, want %q (all: %v)", n, r.fate[n], f, r.fate)
+		}
+	}
+}
+
+// burst sends at 0 request a, then n more, w0 to w(n-1), first attempts
+// of the default class.
+func (r *coreRun) burst(n int) {
+	r.arrive(0, "a", Request{})
+	for i := range n {
+		r.arrive(0, fmt.Sprint("w", i), Request{})
+	}
+}
+
 // done ends an admitted request at at.
 func (r *coreRun) done(at time.Duration) {
 	r.now = at
@@ -91,11 +110,7 @@ func TestCoreCoDel(t *testing.T) {
 			"w6": "admitted@110ms", "w5": "overload@111ms", "w4": "overload@111ms", "w3": "overload@111ms",
 			"w7": "admitted@112ms",
 		}
-		for n, f := range want {
-			if r.fate[n] != f {
-				t.Errorf("%s: %q, want %q (all: %v)", n, r.fate[n], f, r.fate)
-			}
-		}
+		r.expect(want)
 		if s := r.c.Snapshot(r.t0.Add(112 * ms)); !s.Overloaded || s.InFlight != 1 || s.Queued != 0 {
 			t.Errorf("Snapshot(112ms) = %+v, want overloaded, 1 in flight, none queued", s)
 		}
@@ -105,8 +120,8 @@ func TestCoreCoDel(t *testing.T) {
 		crit := Request{Criticality: Critical, Attempt: 1}
 		low := Request{Criticality: Sheddable, Attempt: 1}
 		r.arrive(0, "a", crit)
-		r.arrive(0, "w1", crit)
-		r.arrive(0, "w2", crit)
+		r.arrive(0, "w1", low)
+		r.arrive(0, "w2", low)
 		r.done(8 * ms)  // w1 after 8ms: the interval's minimum, until 108ms
 		r.done(50 * ms) // w2 after 50ms
 		r.arrive(60*ms, "crit1", crit)
@@ -114,31 +129,85 @@ func TestCoreCoDel(t *testing.T) {
 		r.arrive(60*ms, "s0", low)
 		r.arrive(105*ms, "s1", low)
 		r.arrive(109*ms, "s2", low)
-		// Overloaded from 110ms; the interval's first request, the newest
-		// critical, is served.
+		// Overloaded from 110ms; the interval's first request is served:
+		// crit1, the oldest critical, since sheddable requests wait below
+		// the critical ones (their level keeps its arrival order).
 		r.done(110 * ms)
-		// crit1 waited 51ms, over 2 × 5ms, but sheddable requests wait
+		// crit2 waited 51ms, over 2 × 5ms, but sheddable requests wait
 		// below it: it is served, not sloughed.
 		r.done(111 * ms)
 		r.done(112 * ms) // s2, the newest sheddable (LIFO), waited 3ms
 		r.done(113 * ms) // s1 waited 8ms; s0, 53ms and the lowest, is sloughed next
 		r.done(114 * ms)
 		want := map[string]string{
-			"crit2": "admitted@110ms", "crit1": "admitted@111ms",
+			"crit1": "admitted@110ms", "crit2": "admitted@111ms",
 			"s2": "admitted@112ms", "s1": "admitted@113ms", "s0": "overload@114ms",
 		}
-		for n, f := range want {
-			if r.fate[n] != f {
-				t.Errorf("%s: %q, want %q (all: %v)", n, r.fate[n], f, r.fate)
-			}
+		r.expect(want)
+	})
+	t.Run("an interval in which requests were sloughed stays overloaded, whatever its minimum", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		r.arrive(0, "a", Request{})
+		r.arrive(0, "w1", Request{})
+		r.arrive(0, "w2", Request{})
+		r.done(8 * ms)  // w1 waited 8ms: the minimum of [8ms, 108ms)
+		r.done(50 * ms) // w2
+		for _, n := range []string{"w3", "w4", "w5"} {
+			r.arrive(60*ms, n, Request{})
 		}
+		r.done(110 * ms)                  // overloaded; w5 served, the interval's first
+		r.arrive(111*ms, "w6", Request{}) // w3, w4 sloughed
+		r.done(112 * ms)                  // w6 waited 1ms: the minimum of [110ms, 210ms)
+		r.arrive(200*ms, "x", Request{})
+		r.done(215 * ms) // judges [110ms, 210ms)
+		if r.fate["w3"] != "overload@111ms" || r.fate["w6"] != "admitted@112ms" {
+			t.Fatalf("the premise: w3 sloughed at 111ms, w6 admitted at 112ms; got %v", r.fate)
+		}
+		if s := r.c.Snapshot(r.t0.Add(215 * ms)); !s.Overloaded {
+			t.Errorf("Snapshot(215ms) = %+v, want overloaded: requests were sloughed in [110ms, 210ms), a queue stood", s)
+		}
+	})
+	t.Run("a request next in line is not sloughed for waiting one turnover of the permits", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		r.burst(12)
+		// A permit frees every 9ms: the queue's head waits that long
+		// however light the overload.
+		for i := 1; i <= 12; i++ {
+			r.done(time.Duration(9*i) * ms)
+		}
+		r.arrive(110*ms, "y", Request{})
+		r.arrive(111*ms, "x", Request{})
+		r.done(117 * ms) // overloaded ([9ms, 109ms) stood at 9ms and more): x, the newest
+		r.done(124 * ms) // y waited 14ms: over 2 × 5ms, within 2 × 5ms + the turnover
+		r.expect(map[string]string{"x": "admitted@117ms", "y": "admitted@124ms"})
+		if s := r.c.Snapshot(r.t0.Add(124 * ms)); !s.Overloaded {
+			t.Errorf("Snapshot(124ms) = %+v, want overloaded (the premise)", s)
+		}
+	})
+	t.Run("first attempts that alone outnumber the permits freed are sloughed though retries wait below", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		r.burst(6) // w0 to w5, first attempts
+		r.done(8 * ms)
+		for i := range 6 {
+			r.arrive(50*ms, fmt.Sprint("f", i), Request{})
+		}
+		r.done(50 * ms)
+		r.arrive(109*ms, "retry", Request{Attempt: 2})
+		// [8ms, 108ms) stood, and 6 first attempts were queued in it for 2
+		// permits freed: the first attempts' own work overloads the
+		// queue. The newest, f5, is served.
+		r.done(110 * ms)
+		r.arrive(111*ms, "x", Request{}) // w2 to w5 and f0 to f4 sloughed, not the retry
+		r.done(112 * ms)                 // x, the newest first attempt
+		want := map[string]string{"f5": "admitted@110ms", "x": "admitted@112ms", "retry": ""}
+		for i := range 5 {
+			want[fmt.Sprint("f", i)] = "overload@111ms"
+		}
+		r.expect(want)
 	})
 	t.Run("a burst whose minimum stays under 5ms stays FIFO and sheds nothing", func(t *testing.T) {
 		r := newCoreRun(t, Config{Limit: 1})
-		r.arrive(0, "a", Request{})
-		for i := range 5 {
-			r.arrive(0, fmt.Sprint("w", i), Request{})
-		}
+		r.burst(5)
 		r.done(2 * ms) // w0 waited 2ms: the interval's minimum
 		for i := 1; i <= 5; i++ {
 			r.done(time.Duration(i) * 40 * ms)

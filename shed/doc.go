@@ -24,12 +24,17 @@
 //     not know is served only from spare capacity: never queued.
 //   - CoDel, as folly's Codel and Facebook's "Fail at Scale" run it: the
 //     queue is overloaded when the smallest queueing delay over an
-//     Interval (100 ms) exceeds Target (5 ms). Then a request that waited
-//     more than twice Target is dropped, and the queue serves the newest
-//     first (adaptive LIFO): the oldest are those whose clients have
-//     most likely given up. Lower levels go first: a request is dropped
-//     so only while no request of a lower level waits, so that critical
-//     requests next in line are not dropped with the sheddable ones.
+//     Interval (100 ms) exceeds Target (5 ms), and stays so while it
+//     drops requests. Then a request that waited more than twice Target,
+//     plus the time between two permits freed (what the request next in
+//     line waits when every permit is busy: about 10 ms for 4 permits and
+//     40 ms of work), is dropped, and the queue serves the newest first
+//     (adaptive LIFO): the oldest are those whose clients have most
+//     likely given up. Lower levels go first: a request is dropped so,
+//     and its level served newest first, only while no request of a
+//     lower level waits or when its level and those above alone
+//     outnumber the permits freed, so that critical requests next in
+//     line are not dropped with the sheddable ones.
 //   - Deadlines: a client sends the time it will still wait in
 //     HeaderTimeout (Again-Timeout-Ms, whole milliseconds;
 //     retryhttp.Transport sends it). A request still queued at its

@@ -64,6 +64,16 @@ func (q *queue) oldest() time.Time {
 	return t
 }
 
+// top returns the level of the highest non-empty level, or -1.
+func (q *queue) top() int {
+	for l := levels - 1; l >= 0; l-- {
+		if len(q.lv[l]) > 0 {
+			return l
+		}
+	}
+	return -1
+}
+
 // lowest returns the level of the lowest non-empty level, or -1.
 func (q *queue) lowest() int {
 	for l := range levels {

@@ -181,7 +181,7 @@ func (s *Shedder) release(overloaded bool, took time.Duration) {
 	if s.core.release(overloaded, took) {
 		now := time.Now()
 		s.mu.Lock()
-		s.dispatch(now)
+		s.freed(now)
 		s.mu.Unlock()
 	}
 }

@@ -3,12 +3,17 @@ package bench
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,16 +34,24 @@ import (
 // fixed limit of 8, again's adaptive limits (through
 // retryhttp.Transport.Limits, per host) and failsafe-go v0.9.8's
 // AdaptiveLimiter at its defaults (TryAcquirePermit around each request,
-// Record on an answer, Drop on a timeout). Bounded: limitRamp per
-// limiter. Run it with
+// Record on an answer, Drop on a timeout). Bounded: one ramp per
+// limiter, 30 s by default (CI runs it under -race), Envoy's 160 s with
+// -limit.ramp. Run it with
 //
-//	go test -run TestLimitEnvoySetup -v -count 1 .
+//	go test -run TestLimitEnvoySetup -v -count 1 . [-limit.ramp 160s -timeout 30m] [-limit.out DIR]
 //
-// (skipped under -short).
+// (skipped under -short; a ramp longer than go test's -timeout allows is
+// refused at the start). With -limit.out it also writes DIR/limit.csv,
+// each limiter's limit, goodput and success p99 over time, which
+// cmd/again/internal/benchchart draws (BENCHMARKS.md).
+
+var (
+	limitRamp = flag.Duration("limit.ramp", 30*time.Second, "how long TestLimitEnvoySetup ramps the load, per limiter (Envoy's run: 160s)")
+	limitOut  = flag.String("limit.out", "", "a directory where TestLimitEnvoySetup writes limit.csv, its time series")
+)
 
 const (
 	limitWorkers = 8
-	limitRamp    = 30 * time.Second
 	limitTimeout = time.Second
 )
 
@@ -144,34 +157,59 @@ func (f failsafeClient) do(ctx context.Context, url string) (bool, bool) {
 func (f failsafeClient) limit() float64 { return float64(f.l.Limit()) }
 
 // limitResult is one limiter's run, over its last third (2.2 to 3 ×
-// capacity).
+// capacity), and its time series.
 type limitResult struct {
 	name                 string
 	settled              float64 // the limit's mean
 	goodput              float64 // successes per second ÷ capacity
 	p50, p99             time.Duration
 	refused, timedOut, n int
+	bins                 []limitBin
 }
+
+// limitBin is a window of the ramp: the requests that arrived in it.
+type limitBin struct {
+	limitSum          float64 // the limit seen by each arrival, summed
+	arrived           int
+	refused, timedOut int
+	lat               []time.Duration // the successes' latencies
+}
+
+// limitBins is how many windows a run's time series has.
+const limitBins = 80
 
 func runLimit(t *testing.T, name string, url string, c limitClient) limitResult {
 	capacity := limitCapacity()
+	ramp := *limitRamp
 	r := rand.New(rand.NewPCG(1, 2))
 	start := time.Now()
-	tail := start.Add(limitRamp * 2 / 3)
+	tail := start.Add(ramp * 2 / 3)
 	var mu sync.Mutex
-	res := limitResult{name: name}
+	res := limitResult{name: name, bins: make([]limitBin, limitBins)}
 	var lat []time.Duration
 	var limits []float64
 	var wg sync.WaitGroup
 	var inflight atomic.Int64
-	for now := time.Now(); now.Sub(start) < limitRamp; now = time.Now() {
-		ratio := 0.5 + 2.5*float64(now.Sub(start))/float64(limitRamp)
-		gap := time.Duration(r.ExpFloat64() / (ratio * capacity) * float64(time.Second))
-		time.Sleep(gap)
-		counted := time.Now().After(tail)
+	// The arrivals follow a schedule of their own, each one's gap from
+	// the last one's planned time: a loop that slept each gap from when
+	// it woke would fall behind by each sleep's overshoot (a few
+	// milliseconds on a loaded machine, as long as the gap at the peak),
+	// and offer about 2 × capacity at the end, not 3 ×.
+	for next := start; next.Sub(start) < ramp; {
+		ratio := 0.5 + 2.5*float64(next.Sub(start))/float64(ramp)
+		next = next.Add(time.Duration(r.ExpFloat64() / (ratio * capacity) * float64(time.Second)))
+		time.Sleep(time.Until(next))
+		arrival := time.Now()
+		counted := arrival.After(tail)
+		bin := &res.bins[min(limitBins-1, int(arrival.Sub(start)*limitBins/ramp))]
+		l := c.limit()
 		if counted {
-			limits = append(limits, c.limit())
+			limits = append(limits, l)
 		}
+		mu.Lock()
+		bin.arrived++
+		bin.limitSum += l
+		mu.Unlock()
 		inflight.Add(1)
 		wg.Go(func() {
 			defer inflight.Add(-1)
@@ -180,11 +218,19 @@ func runLimit(t *testing.T, name string, url string, c limitClient) limitResult 
 			began := time.Now()
 			ok, refused := c.do(ctx, url)
 			took := time.Since(began)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case refused:
+				bin.refused++
+			case ok:
+				bin.lat = append(bin.lat, took)
+			default:
+				bin.timedOut++
+			}
 			if !counted {
 				return
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			res.n++
 			switch {
 			case refused:
@@ -197,24 +243,56 @@ func runLimit(t *testing.T, name string, url string, c limitClient) limitResult 
 		})
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	q := func(p float64) time.Duration {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)]
-	}
-	res.p50, res.p99 = q(0.5), q(0.99)
-	res.goodput = float64(len(lat)) / (limitRamp.Seconds() / 3) / capacity
+	res.p50, res.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	res.goodput = float64(len(lat)) / (ramp.Seconds() / 3) / capacity
 	for _, l := range limits {
 		res.settled += l / float64(len(limits))
 	}
 	return res
 }
 
+// quantile is the p quantile of lat (sorted in place), 0 when it is empty.
+func quantile(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[min(len(lat)-1, int(math.Ceil(p*float64(len(lat))))-1)]
+}
+
+// writeLimitSeries writes each run's windows to dir/limit.csv, with the
+// columns of `again sim limit --format csv`: the window's end in seconds,
+// the load offered and the goodput ÷ capacity, the limit's mean (0 without
+// one), the successes' p50 and p99 and the refused and timed-out requests,
+// each over the requests that arrived in the window.
+func writeLimitSeries(dir string, runs []limitResult) error {
+	var b strings.Builder
+	b.WriteString("limiter,time_s,offered_ratio,limit,goodput_ratio,success_p50_ms,success_p99_ms,refused,timed_out\n")
+	width := limitRamp.Seconds() / limitBins
+	capacity := limitCapacity()
+	for _, r := range runs {
+		for i, bin := range r.bins {
+			l := 0.0
+			if bin.arrived > 0 {
+				l = bin.limitSum / float64(bin.arrived)
+			}
+			fmt.Fprintf(&b, "%s,%.3f,%.4f,%.2f,%.4f,%.1f,%.1f,%d,%d\n", r.name, float64(i+1)*width,
+				float64(bin.arrived)/width/capacity, l, float64(len(bin.lat))/width/capacity,
+				ms(quantile(bin.lat, 0.5)), ms(quantile(bin.lat, 0.99)), bin.refused, bin.timedOut)
+		}
+	}
+	return os.WriteFile(filepath.Join(dir, "limit.csv"), []byte(b.String()), 0o644)
+}
+
 func TestLimitEnvoySetup(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a real ramp of 30 s per limiter")
+		t.Skip("a real ramp of 30 s (-limit.ramp) per limiter")
+	}
+	// Each limiter's ramp, then its last requests' timeout, and a margin
+	// for the servers' and clients' setup.
+	need := time.Duration(6) * (*limitRamp + 2*limitTimeout)
+	if d, ok := t.Deadline(); ok && time.Until(d) < need {
+		t.Fatalf("-limit.ramp %v needs about %v for its 6 limiters, more than go test's -timeout leaves (%v): raise -timeout", *limitRamp, need, time.Until(d).Round(time.Second))
 	}
 	newTransport := func() *http.Transport {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -235,13 +313,20 @@ func TestLimitEnvoySetup(t *testing.T) {
 		}},
 	}
 	results := map[string]limitResult{}
+	var runs []limitResult
 	for _, c := range clients {
 		srv := workerServer(t)
 		cl := c.make()
 		res := runLimit(t, c.name, srv.URL, cl)
 		results[c.name] = res
+		runs = append(runs, res)
 		t.Logf("%-28s limit %6.1f  goodput %.2f  p50 %6.1fms  p99 %7.1fms  refused %5d  timed out %5d  of %d",
 			res.name, res.settled, res.goodput, ms(res.p50), ms(res.p99), res.refused, res.timedOut, res.n)
+	}
+	if *limitOut != "" {
+		if err := writeLimitSeries(*limitOut, runs); err != nil {
+			t.Error(err)
+		}
 	}
 	unloadedP99 := limitService.Quantile(0.99)
 	if g2 := results["again Gradient2{Min: 1}"]; g2.settled < 6 || g2.settled > 10 || g2.p99 > unloadedP99*3/2 {

@@ -42,6 +42,7 @@ type Options struct {
 	throttleK  string               // --throttle's K, if given
 	classes    *cmdutil.ClassFlags  // --on-overload, --on-transient
 	limit      string               // --limit, if given
+	limitWait  string               // --limit-wait
 	parallel   string               // --parallel
 
 	method, output                 string
@@ -110,7 +111,7 @@ Guide: docs/cli.md (fetch).`,
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
 	hf := addHedgeFlags(fs)
 	addThrottleFlag(fs, &f.throttleK)
-	addLimitFlags(fs, &f.parallel, &f.limit)
+	addLimitFlags(fs, &f.parallel, &f.limit, &f.limitWait)
 	cmdutil.AddFormat(cmd, &hf.format, cmdutil.FormatText, cmdutil.FormatJSON)
 	fs.Lookup("format").Usage = "with --repeat: the summary's format, text or json (one object on stdout)"
 
@@ -148,7 +149,7 @@ func fetchRun(ctx context.Context, f *Options) (err error) {
 		tr.Throttles, err = throttles(fs, f.throttleK)
 	}
 	if err == nil {
-		tr.Limits, err = limits(fs, f.limit)
+		tr.Limits, err = limits(fs, f.limit, f.limitWait)
 	}
 	if err == nil {
 		hf.workers, err = parallels(fs, f.parallel)

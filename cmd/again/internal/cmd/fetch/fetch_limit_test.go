@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // gatedServer answers "ok" to each request once two are in flight at once
@@ -52,7 +53,7 @@ func TestFetchRepeatParallelLimit(t *testing.T) {
 			if most.Load() < 2 || most.Load() > tt.most {
 				t.Errorf("at most %d requests at once at the server, want 2 to %d", most.Load(), tt.most)
 			}
-			m := regexp.MustCompile(`\nlimit     ` + regexp.QuoteMeta(host) + `: (\d+) attempts refused locally, limit (\d+) at the end\n$`).FindStringSubmatch(r.Stdout)
+			m := regexp.MustCompile(`\nlimit     ` + regexp.QuoteMeta(host) + `: (\d+) attempts refused locally, 0 queued, limit (\d+) at the end\n$`).FindStringSubmatch(r.Stdout)
 			if (m != nil) != tt.summarize {
 				t.Fatalf("summary:\n%s\nwant a limit line for %s: %v", r.Stdout, host, tt.summarize)
 			}
@@ -80,9 +81,74 @@ func TestFetchLimitUsageErrors(t *testing.T) {
 		{[]string{"--repeat", "2", "--limit", "0"}, `again fetch: --limit must be a whole number from 1 to 10000 or adaptive, got "0"`},
 		{[]string{"--repeat", "2", "--limit", "fast"}, `again fetch: --limit must be a whole number from 1 to 10000 or adaptive, got "fast"`},
 		{[]string{"--repeat", "2", "--parallel", "0"}, `again fetch: --parallel must be a whole number from 1 to 10000, got "0"`},
+		{[]string{"--repeat", "2", "--limit-wait", "1s"}, `again fetch: --limit-wait needs --limit: without a limit an attempt never waits for one`},
+		{[]string{"--repeat", "2", "--limit", "2", "--limit-wait", "5"}, `again fetch: --limit-wait needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 5`},
+		{[]string{"--repeat", "2", "--limit", "2", "--limit-wait", "-1s"}, `again fetch: --limit-wait must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)
 		})
 	}
+}
+
+// TestFetchLimitWait: with --limit-wait the attempts beyond the limit wait
+// for a place rather than being refused, and the summary counts them as
+// queued, in text and JSON; a wait that runs out is a refusal.
+func TestFetchLimitWait(t *testing.T) {
+	t.Run("queued", func(t *testing.T) {
+		var in, most atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := in.Add(1)
+			defer in.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			<-time.After(5 * time.Millisecond) // a service time, so that workers overlap
+			w.Write([]byte("ok"))
+		}))
+		t.Cleanup(srv.Close)
+		host := strings.TrimPrefix(srv.URL, "http://")
+		for _, format := range []string{"text", "json"} {
+			r := run(t, "fetch", "--repeat", "40", "--retries", "0", "--parallel", "8", "--limit", "2", "--limit-wait", "10s", "--format", format, srv.URL)
+			if r.Code != 0 || most.Load() > 2 {
+				t.Fatalf("%s: exit %d, %d at once at the server; want 0 and at most 2\nstdout:\n%s\nstderr:\n%s", format, r.Code, most.Load(), r.Stdout, r.Stderr)
+			}
+			var refused, queued int64
+			if format == "json" {
+				s := decodeSummary(t, r.Stdout)
+				if len(s.Limit) != 1 || s.Limit[0].Host != host || s.Limit[0].Limit != 2 || s.Failed != 0 {
+					t.Fatalf("json: limit %+v, %d failed; want one host %s at 2 and none failed", s.Limit, s.Failed, host)
+				}
+				refused, queued = s.Limit[0].Refused, s.Limit[0].Queued
+			} else {
+				m := regexp.MustCompile(`\nlimit     ` + regexp.QuoteMeta(host) + `: (\d+) attempts refused locally, (\d+) queued, limit 2 at the end\n$`).FindStringSubmatch(r.Stdout)
+				if m == nil || !strings.Contains(r.Stdout, "requests  40 (0 failed)") {
+					t.Fatalf("text: summary:\n%s\nwant 40 requests, none failed, and a limit line for %s", r.Stdout, host)
+				}
+				refused, _ = strconv.ParseInt(m[1], 10, 64)
+				queued, _ = strconv.ParseInt(m[2], 10, 64)
+			}
+			// 8 workers under a limit of 2: most of the 40 waited.
+			if refused != 0 || queued < 1 || queued > 40 {
+				t.Errorf("%s: %d refused, %d queued; want 0 refused and 1 to 40 queued", format, refused, queued)
+			}
+		}
+	})
+	t.Run("runs out", func(t *testing.T) {
+		// The first request holds the only place until its attempt times
+		// out; the second waits 50ms for it and is refused.
+		var first atomic.Bool
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if first.CompareAndSwap(false, true) {
+				<-r.Context().Done()
+				return
+			}
+			w.Write([]byte("ok"))
+		}))
+		t.Cleanup(srv.Close)
+		host := strings.TrimPrefix(srv.URL, "http://")
+		r := run(t, "fetch", "--repeat", "2", "--retries", "0", "--parallel", "2", "--limit", "1", "--limit-wait", "50ms", "--attempt-timeout", "2s", srv.URL)
+		if !strings.Contains(r.Stdout, "requests  2 (2 failed)") || !strings.Contains(r.Stdout, "limit     "+host+": 1 attempts refused locally, 0 queued, limit 1 at the end\n") {
+			t.Errorf("summary:\n%s\nwant both failed: one timed out, one refused after its wait", r.Stdout)
+		}
+	})
 }

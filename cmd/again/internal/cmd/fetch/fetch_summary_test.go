@@ -33,6 +33,7 @@ type jsonSummary struct {
 	Limit []struct {
 		Host    string `json:"host"`
 		Refused int64  `json:"refused"`
+		Queued  int64  `json:"queued"`
 		Limit   int    `json:"limit"`
 	} `json:"limit"`
 }
@@ -131,8 +132,8 @@ func TestFetchRepeatJSONPerHost(t *testing.T) {
 	if s.Requests != 4 || s.Failed != 0 || s.Statuses["200"] != 4 {
 		t.Errorf("requests %d, failed %d, statuses %v; want 4, 0, 200: 4", s.Requests, s.Failed, s.Statuses)
 	}
-	if len(s.Limit) != 1 || s.Limit[0].Host != host || s.Limit[0].Limit != 3 || s.Limit[0].Refused != 0 {
-		t.Errorf("limit %+v, want one host %s, limit 3, none refused", s.Limit, host)
+	if len(s.Limit) != 1 || s.Limit[0].Host != host || s.Limit[0].Limit != 3 || s.Limit[0].Refused != 0 || s.Limit[0].Queued != 0 {
+		t.Errorf("limit %+v, want one host %s, limit 3, none refused or queued", s.Limit, host)
 	}
 	if len(s.Throttle) != 1 || s.Throttle[0].Host != host || s.Throttle[0].Rejected != 0 || s.Throttle[0].Attempts != 4 {
 		t.Errorf("throttle %+v, want one host %s, 4 attempts, none rejected", s.Throttle, host)

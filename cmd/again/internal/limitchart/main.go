@@ -29,7 +29,7 @@ import (
 func main() {
 	in := flag.String("csv", "", "the limit.csv that TestLimitEnvoySetup wrote with -limit.out (required)")
 	svg := flag.String("svg", "", "the SVG file to write (required)")
-	note := flag.String("note", "", "a line under the title, such as the date and the machine's load")
+	note := flag.String("note", "", "a line under the title: the service time (p90, p99), the date, the machine's load")
 	flag.Parse()
 	if *in == "" || *svg == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: limitchart -csv FILE -svg FILE [-note TEXT]")
@@ -122,9 +122,8 @@ func draw(r io.Reader, note string) (*chart.Figure, error) {
 		note = "bench module, TestLimitEnvoySetup on loopback"
 	}
 	return &chart.Figure{
-		Title: fmt.Sprintf("Concurrency limits in Envoy's setup, beside failsafe-go: load ramped from 0.5 to 3 × capacity over %.0f s", ramp),
-		Note: "A server of 8 workers and a FIFO queue, lognormal service time (p90 100 ms, p99 300 ms), a 1 s client timeout, no retry; " +
-			note,
+		Title:   fmt.Sprintf("Concurrency limits in Envoy's setup, beside failsafe-go: load ramped from 0.5 to 3 × capacity over %.0f s", ramp),
+		Note:    "A server of 8 workers and a FIFO queue, a lognormal service time, a 1 s client timeout, no retry; " + note,
 		Panels:  []chart.Panel{lim, good, p99},
 		Columns: 3,
 	}, nil

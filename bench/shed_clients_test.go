@@ -159,7 +159,7 @@ func runClients(t *testing.T, retrying bool) clientRun {
 	window := (shedClientRun - shedWarmup).Seconds()
 	out.goodput = float64(inWindow) / window / shedCapacity()
 	out.succeeded = float64(len(lat)) / float64(out.counted)
-	out.p50, out.p99 = shedQuantile(lat, 0.5), shedQuantile(lat, 0.99)
+	out.p50, out.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
 	out.attempts = len(first) + len(retries)
 	out.retries = len(retries)
 	out.firstPeak, out.retryPeak = peakOverMean(first), peakOverMean(retries)
@@ -196,8 +196,8 @@ func TestShedRetryingClients(t *testing.T) {
 		t.Logf("%-42s goodput %.2f  calls succeeded %.3f  p50 %6.1fms  p99 %7.1fms  requests sent %d for %d calls (%.2f a call; retries %d)  held back by the throttle %d",
 			k.name, r.goodput, r.succeeded, ms(r.p50), ms(r.p99), r.attempts, r.calls, float64(r.attempts)/float64(r.calls), r.retries, r.held)
 		t.Logf("%-42s busiest 100ms over the mean: first attempts %.1f, retries %.1f; waits after a Retry-After %v, after the throttle p10 %v p50 %v p90 %v; gave up: %v",
-			k.name, r.firstPeak, r.retryPeak, fmt.Sprint(r.waits), shedQuantile(r.holds, 0.1).Round(time.Millisecond),
-			shedQuantile(r.holds, 0.5).Round(time.Millisecond), shedQuantile(r.holds, 0.9).Round(time.Millisecond), fmt.Sprint(r.gaveUp))
+			k.name, r.firstPeak, r.retryPeak, fmt.Sprint(r.waits), quantile(r.holds, 0.1).Round(time.Millisecond),
+			quantile(r.holds, 0.5).Round(time.Millisecond), quantile(r.holds, 0.9).Round(time.Millisecond), fmt.Sprint(r.gaveUp))
 	}
 	// again's clients: the budget and the throttle bound what the retries
 	// cost, they obey Retry-After (a wait of at least 1s after every 503),
@@ -210,7 +210,7 @@ func TestShedRetryingClients(t *testing.T) {
 			t.Errorf("again's clients waited %v after a Retry-After; want at least 1s", w)
 		}
 	}
-	if p10, p90 := shedQuantile(again.holds, 0.1), shedQuantile(again.holds, 0.9); len(again.holds) > 20 && p90 < 2*p10 {
+	if p10, p90 := quantile(again.holds, 0.1), quantile(again.holds, 0.9); len(again.holds) > 20 && p90 < 2*p10 {
 		t.Errorf("again's clients waited from %v (p10) to %v (p90) after the throttle held them back; want a spread of at least 2 ×, not a step", p10, p90)
 	}
 }

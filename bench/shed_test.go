@@ -239,7 +239,7 @@ func shedFigures(calls []shedCall, starts []time.Duration) shedRun {
 		}
 		res.served = len(lat)
 		res.goodput = float64(len(lat)) / window / capacity
-		res.p50, res.p99 = shedQuantile(lat, 0.5), shedQuantile(lat, 0.99)
+		res.p50, res.p99 = quantile(lat, 0.5), quantile(lat, 0.99)
 		res.shedPerS /= window
 		res.critical, res.sheddable = ratio(critOK, crit), ratio(shdOK, shd)
 		out.steps[i] = res
@@ -281,15 +281,6 @@ func shedFigures(calls []shedCall, starts []time.Duration) shedRun {
 		out.overTime[i] /= capacity * shedBin.Seconds()
 	}
 	return out
-}
-
-// shedQuantile returns the p quantile of d, which it sorts.
-func shedQuantile(d []time.Duration, p float64) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	slices.Sort(d)
-	return d[min(len(d)-1, int(math.Ceil(p*float64(len(d))))-1)]
 }
 
 func ratio(a, b int) float64 {

@@ -60,27 +60,7 @@ func (f *ClassFlags) OnOverload() bool { return f != nil && f.overload != "" }
 // neither flag is given, or f is nil. A spec it rejects is a usage error
 // naming the flag, the key and what it accepts.
 func (f *ClassFlags) Parse() ([]retry.Class, error) {
-	var cs []retry.Class
-	if f == nil {
-		return nil, nil
-	}
-	if f.overload != "" {
-		c, err := ParseClass("on-overload", f.overload)
-		if err != nil {
-			return nil, err
-		}
-		c.Name, c.Match = "overload", retry.IsOverload
-		cs = append(cs, c)
-	}
-	if f.transient != "" {
-		c, err := ParseClass("on-transient", f.transient)
-		if err != nil {
-			return nil, err
-		}
-		c.Name, c.Match = "transient", func(err error) bool { return !retry.IsOverload(err) }
-		cs = append(cs, c)
-	}
-	return cs, nil
+	return f.parse(false)
 }
 
 // ParseTimed is Parse for run and fetch, whose call has the policy call
@@ -90,28 +70,37 @@ func (f *ClassFlags) Parse() ([]retry.Class, error) {
 // `--deadline 1m --on-overload initial=5s` would stop after 3 overloads,
 // well before the minute the deadline promises to keep trying for.
 func (f *ClassFlags) ParseTimed(call backoff.Policy) ([]retry.Class, error) {
-	cs, err := f.Parse()
-	if err != nil || call.Retries != backoff.UntilDeadline {
-		return cs, err
-	}
-	specs := map[string]string{"overload": f.overload, "transient": f.transient}
-	for i := range cs {
-		if !specHas(specs[cs[i].Name], calc.FieldRetries) {
-			cs[i].Policy.Retries = backoff.UntilDeadline
-		}
-	}
-	return cs, nil
+	return f.parse(call.Retries == backoff.UntilDeadline)
 }
 
-// specHas reports whether the class spec, one ParseClass accepted, gives
-// key.
-func specHas(spec, key string) bool {
-	for _, pair := range strings.Split(spec, ",") {
-		if k, _, _ := strings.Cut(pair, "="); strings.TrimSpace(k) == key {
-			return true
-		}
+// parse is Parse; untilDeadline gives a spec without retries
+// backoff.UntilDeadline in place of the --retries default.
+func (f *ClassFlags) parse(untilDeadline bool) ([]retry.Class, error) {
+	var cs []retry.Class
+	if f == nil {
+		return nil, nil
 	}
-	return false
+	for _, c := range []struct{ flag, spec, name string }{
+		{"on-overload", f.overload, "overload"},
+		{"on-transient", f.transient, "transient"},
+	} {
+		if c.spec == "" {
+			continue
+		}
+		class, seen, err := parseClass(c.flag, c.spec)
+		if err != nil {
+			return nil, err
+		}
+		if untilDeadline && !seen[calc.FieldRetries] {
+			class.Policy.Retries = backoff.UntilDeadline
+		}
+		class.Name, class.Match = c.name, retry.IsOverload
+		if c.name == "transient" {
+			class.Match = func(err error) bool { return !retry.IsOverload(err) }
+		}
+		cs = append(cs, class)
+	}
+	return cs, nil
 }
 
 // ParseClass parses the spec of the class flag name: comma-separated
@@ -120,6 +109,12 @@ func specHas(spec, key string) bool {
 // messages, and cost, a number of tokens (see CostAccepted). It returns a
 // class with that Policy and Cost (1 unless given).
 func ParseClass(name, spec string) (retry.Class, error) {
+	c, _, err := parseClass(name, spec)
+	return c, err
+}
+
+// parseClass is ParseClass, also reporting the keys the spec gives.
+func parseClass(name, spec string) (retry.Class, map[string]bool, error) {
 	v := calc.DefaultValues()
 	cost := 1.0
 	seen := map[string]bool{}
@@ -127,17 +122,17 @@ func ParseClass(name, spec string) (retry.Class, error) {
 		key, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		key = strings.TrimSpace(key)
 		if !ok || !slices.Contains(classKeys, key) {
-			return retry.Class{}, Usagef("--%s takes KEY=VALUE pairs with keys %s, got %q", name, strings.Join(classKeys, ", "), pair)
+			return retry.Class{}, nil, Usagef("--%s takes KEY=VALUE pairs with keys %s, got %q", name, strings.Join(classKeys, ", "), pair)
 		}
 		if seen[key] {
-			return retry.Class{}, Usagef("--%s gives %s twice", name, key)
+			return retry.Class{}, nil, Usagef("--%s gives %s twice", name, key)
 		}
 		seen[key] = true
 		value = strings.TrimSpace(value)
 		if key == costKey {
 			c, err := strconv.ParseFloat(value, 64)
 			if err != nil || !(c >= MinCost) || math.IsInf(c, 1) {
-				return retry.Class{}, Usagef("--%s: cost must be %s, got %q", name, CostAccepted, value)
+				return retry.Class{}, nil, Usagef("--%s: cost must be %s, got %q", name, CostAccepted, value)
 			}
 			cost = c
 			continue
@@ -146,7 +141,7 @@ func ParseClass(name, spec string) (retry.Class, error) {
 			// The same rule as the policy flags: a bare number is refused,
 			// since it reads as seconds to some and milliseconds to others.
 			if err := RequireUnit(name+" "+key, value); err != nil {
-				return retry.Class{}, err
+				return retry.Class{}, nil, err
 			}
 		}
 		v[key] = value
@@ -154,13 +149,13 @@ func ParseClass(name, spec string) (retry.Class, error) {
 	in, err := calc.Parse(v)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return retry.Class{}, Usagef("--%s: %s %s", name, ie.Field, strings.Replace(ie.Detail(), bareMillis, "", 1))
+		return retry.Class{}, nil, Usagef("--%s: %s %s", name, ie.Field, strings.Replace(ie.Detail(), bareMillis, "", 1))
 	}
 	if err != nil {
-		return retry.Class{}, err
+		return retry.Class{}, nil, err
 	}
 	if err := contradiction(in.Policy, "--"+name+": ", calc.FieldInitial, calc.FieldMax, seen[calc.FieldInitial], seen[calc.FieldMax]); err != nil {
-		return retry.Class{}, err
+		return retry.Class{}, nil, err
 	}
-	return retry.Class{Policy: in.Policy, Cost: cost}, nil
+	return retry.Class{Policy: in.Policy, Cost: cost}, seen, nil
 }

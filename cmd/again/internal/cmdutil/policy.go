@@ -156,16 +156,6 @@ func (f *PolicyFlags) ParseTimed() (calc.Input, error) {
 // reserve it names is backoff.DeadlineReserve (a test checks).
 const DeadlineUsage = "deadline for the whole retry loop (default none); the last attempt starts up to 100ms before it"
 
-// UntilDeadlineHelp explains --deadline without --retries in the help of
-// run and fetch. The reserve it names is backoff.DeadlineReserve (a test
-// checks).
-const UntilDeadlineHelp = `--deadline without --retries retries until the deadline, however many
-attempts that takes, and so does a class spec without retries; with
---retries too, whichever comes first ends the retries. A wait that would end later than 100ms (or --attempt-timeout, if set)
-before the deadline is shortened to end then, so that one more attempt
-starts in time; retrying stops when no more than that is left (or at once
-when fetch's server asks, with Retry-After, for a wait past the deadline).`
-
 // RequireUnit rejects a bare number other than 0 as the value s of the
 // duration flag name: every duration flag of every command takes a unit.
 // A bare 30 would be 30 ms to the calculator's page and to the seed's

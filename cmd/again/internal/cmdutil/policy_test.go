@@ -11,7 +11,7 @@ import (
 // so that they stay true when it changes.
 func TestDeadlineHelpNamesTheReserve(t *testing.T) {
 	want := backoff.DeadlineReserve.String()
-	for name, text := range map[string]string{"DeadlineUsage": DeadlineUsage, "UntilDeadlineHelp": UntilDeadlineHelp} {
+	for name, text := range map[string]string{"DeadlineUsage": DeadlineUsage} {
 		if !strings.Contains(text, " "+want+" ") {
 			t.Errorf("%s = %q, want it to name backoff.DeadlineReserve, %s", name, text, want)
 		}

@@ -164,7 +164,8 @@ func (c *core) stale(now time.Time, w *Waiter) Reason {
 // sim throttle --shed 1, first attempts at 10× the capacity, with
 // retries below them, waited 69 ms on average; 2 ms when sloughed).
 func (c *core) own(l int) bool {
-	return c.lvOver[l] || !c.q.below(l)
+	lo := c.q.lowest() // -1 when empty
+	return c.lvOver[l] || lo < 0 || lo >= l
 }
 
 // ownMargin is how far the requests queued at a level and above must

@@ -84,16 +84,6 @@ func (q *queue) lowest() int {
 	return -1
 }
 
-// below reports whether a request of a level lower than l waits.
-func (q *queue) below(l int) bool {
-	for i := range l {
-		if len(q.lv[i]) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // removeAt removes the i-th request of level l, keeping the order.
 func (q *queue) removeAt(l, i int) *Waiter {
 	s := q.lv[l]

@@ -103,3 +103,27 @@ func TestDrawsTheLimitCSV(t *testing.T) {
 		t.Errorf("the -o file: err %v, equal to the standard output's: %v; want equal", err, string(got) == svg)
 	}
 }
+
+// The recorded limit charts in docs are what their recorded CSVs draw,
+// with the note BENCHMARKS.md gives: a chart in docs can be redrawn, and
+// a change to the chart code that would redraw it differently shows here.
+func TestRedrawsTheRecordedLimitCharts(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "..", "..", "..")
+	cases := []struct{ csv, note, svg string }{
+		{"docs/data/limit-envoy.csv", "service time p90 100 ms, p99 300 ms; 2 s windows; 2026-12-06 11:08–11:24 UTC, shared 2-core machine, load average 0.9–4", "docs/limit-envoy.svg"},
+		{"docs/data/limit-envoy-exact.csv", "Envoy's service time (p90 50 ms, p99 150 ms); bench module, TestLimitEnvoySetup -limit.envoy -limit.ramp 60s on loopback, 2026-12-06 11:44–11:50 UTC, idle 2-core machine (load 0.2–0.7)", "docs/limit-envoy-exact.svg"},
+	}
+	for _, c := range cases {
+		want, err := os.ReadFile(filepath.Join(root, c.svg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"-limit", "-note", c.note, filepath.Join(root, c.csv)}, nil, &stdout, &stderr); code != 0 {
+			t.Fatalf("svg -limit %s = %d, stderr %q; want 0", c.csv, code, stderr.String())
+		}
+		if stdout.String() != string(want) {
+			t.Errorf("svg -limit %s draws a chart other than %s (%d bytes, want %d): redraw it with BENCHMARKS.md's command, or keep the chart code's output", c.csv, c.svg, stdout.Len(), len(want))
+		}
+	}
+}

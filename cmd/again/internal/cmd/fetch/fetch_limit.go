@@ -35,7 +35,7 @@ func parallels(fs *pflag.FlagSet, p string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(p))
 	if err != nil || n < 1 || n > maxParallel {
-		return 0, cmdutil.Usagef("--parallel must be a whole number from 1 to %d, got %q", maxParallel, p)
+		return 0, cmdutil.BadValue("--parallel", p, "a whole number from 1 to %d", maxParallel)
 	}
 	return n, nil
 }
@@ -66,7 +66,7 @@ func limits(fs *pflag.FlagSet, v, wait string) (*limiter.Group, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxParallel {
-		return nil, cmdutil.Usagef("--limit must be a whole number from 1 to %d or adaptive, got %q", maxParallel, v)
+		return nil, cmdutil.BadValue("--limit", v, "a whole number from 1 to %d, or adaptive", maxParallel)
 	}
 	cfg.Limit = n
 	return &limiter.Group{Config: cfg}, nil

@@ -32,7 +32,7 @@ func throttles(fs *pflag.FlagSet, k string) (*throttle.Group, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(k), 64)
 	if err != nil || !(v >= 1) || math.IsInf(v, 1) {
-		return nil, cmdutil.Usagef("--throttle must be a finite number K >= 1, got %q", k)
+		return nil, cmdutil.BadValue("--throttle", k, "a finite number >= 1")
 	}
 	cfg := throttle.Config{K: v}
 	return &throttle.Group{New: func(string) (retry.Admitter, error) { return throttle.New(cfg) }}, nil

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -111,10 +112,10 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	to, err := url.Parse(opts.To)
 	if err != nil || to.Host == "" || (to.Scheme != "http" && to.Scheme != "https") {
-		return cfg, cmdutil.Usagef("--to %q: want an http or https URL with a host, such as http://127.0.0.1:9000", opts.To)
+		return cfg, cmdutil.BadValue("--to", opts.To, "an http or https URL with a host, such as http://127.0.0.1:9000")
 	}
 	if opts.MaxActive < 0 {
-		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
+		return cfg, cmdutil.BadValue("--max-active", strconv.Itoa(opts.MaxActive), "a whole number of 0 or more (0 for no limit)")
 	}
 	sc, err := shedConfig(opts.Shed)
 	if err != nil {
@@ -143,7 +144,7 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	faults, err := opts.Flags.Faults()
 	if err != nil {
-		return cfg, cmdutil.Usage(specMessage(err))
+		return cfg, specUsage(err)
 	}
 	cfg.Faults = append(cfg.Faults, faults...)
 	return cfg, nil
@@ -179,7 +180,7 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		var fe *fault.FieldError
 		if errors.As(err, &fe) || errors.Is(err, proxymodel.ErrSpec) {
-			return cmdutil.Usage(specMessage(err))
+			return specUsage(err)
 		}
 		return err
 	}
@@ -269,6 +270,16 @@ func specMessage(err error) string {
 	return err.Error()
 }
 
+// specUsage returns err as a usage error, a *proxymodel.SpecError in the
+// style of every bad value (cmdutil.BadValue).
+func specUsage(err error) error {
+	var se *proxymodel.SpecError
+	if errors.As(err, &se) {
+		return cmdutil.BadValue(se.Flag, se.Value, se.Want)
+	}
+	return cmdutil.Usage(err.Error())
+}
+
 // listen listens on --listen's address. An address this machine cannot
 // have (a host that does not resolve, or is not one of its own) is a
 // usage error; one it could have but not now (in use, a privileged port)
@@ -276,7 +287,7 @@ func specMessage(err error) string {
 func listen(flag string) (net.Listener, error) {
 	addr, err := proxymodel.ListenAddr(flag)
 	if err != nil {
-		return nil, cmdutil.Usage(specMessage(err))
+		return nil, specUsage(err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
@@ -288,7 +299,7 @@ func listen(flag string) (net.Listener, error) {
 		if dns != nil {
 			why = dns.Name + ": " + dns.Err // without the resolver's address
 		}
-		return nil, cmdutil.Usagef("--listen %q: cannot listen there (%s): want %s, a host of this machine", flag, why, proxymodel.ListenSyntax)
+		return nil, cmdutil.BadValue("--listen", flag, "%s, a host of this machine; cannot listen there (%s)", proxymodel.ListenSyntax, why)
 	}
 	return nil, fmt.Errorf("--listen %s: cannot listen on %s: %w", flag, addr, cause(err))
 }

@@ -90,8 +90,8 @@ func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
 	// Waiting's defaults, in the flags' help too.
 	p := ready.DefaultPolicy()
 	for field, value := range map[string]string{
-		calcmodel.FieldInitial:  p.Initial.String(),
-		calcmodel.FieldMax:      p.Max.String(),
+		calcmodel.FieldInitial:  calcmodel.Short(p.Initial),
+		calcmodel.FieldMax:      calcmodel.Short(p.Max),
 		calcmodel.FieldDeadline: "1m", // ready.DefaultDeadline
 	} {
 		pf.Set(field, value)
@@ -100,7 +100,7 @@ func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
 	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the last check starts up to " + backoff.DeadlineReserve.String() + " before it, and the wait ends with exit 124"
 	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
 	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
-	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}
+	opts := &Options{Env: env, Policy: pf, AttemptTimeout: calcmodel.Short(ready.DefaultAttemptTimeout), Format: "text", Exec: execCommand}
 	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check")
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
@@ -156,10 +156,10 @@ func waitRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if cfg.AttemptTimeout <= 0 {
-		return cmdutil.Usagef("--attempt-timeout must be above 0, got %q", opts.AttemptTimeout)
+		return cmdutil.BadValue("--attempt-timeout", opts.AttemptTimeout, "a duration above 0 (Go syntax such as 500ms, 1.5s or 2m)")
 	}
 	if opts.Format != "text" && opts.Format != "json" {
-		return cmdutil.Usagef("--format must be one of text or json, got %q", opts.Format)
+		return cmdutil.BadValue("--format", opts.Format, "one of text or json")
 	}
 	checks, err := parseOptions(opts)
 	if err != nil {
@@ -294,23 +294,23 @@ func parseOptions(opts *Options) (*ready.Options, error) {
 	}
 	if opts.Status != "" {
 		if o.Status, err = ready.ParseStatus(opts.Status); err != nil {
-			return nil, cmdutil.Usagef("--status: %s", strings.TrimPrefix(err.Error(), ready.ErrParse.Error()+": "))
+			return nil, cmdutil.BadValue("--status", opts.Status, ready.StatusSyntax)
 		}
 	}
 	if opts.Body != "" {
 		if o.Body, err = regexp.Compile(opts.Body); err != nil {
-			return nil, cmdutil.Usagef("--body must be a regexp (RE2 syntax): %v", err)
+			return nil, cmdutil.BadValue("--body", opts.Body, "a regexp (RE2 syntax): %v", err)
 		}
 	}
 	if opts.Header != "" {
 		name, value, hasValue := strings.Cut(opts.Header, "=")
 		o.Header = strings.TrimSpace(name)
 		if o.Header == "" {
-			return nil, cmdutil.Usagef("--header must be NAME or NAME=REGEXP, got %q", opts.Header)
+			return nil, cmdutil.BadValue("--header", opts.Header, "name or name=regexp")
 		}
 		if hasValue {
 			if o.HeaderValue, err = regexp.Compile(value); err != nil {
-				return nil, cmdutil.Usagef("--header %s=: the value must be a regexp (RE2 syntax): %v", o.Header, err)
+				return nil, cmdutil.BadValue("--header", opts.Header, "name=regexp, the regexp in RE2 syntax: %v", err)
 			}
 		}
 	}

@@ -75,7 +75,7 @@ files. Guide: docs/cli.md (web).`,
 		if err != nil {
 			var se *proxymodel.SpecError
 			errors.As(err, &se)
-			return cmdutil.Usage(se.Message()) // proxy's words for the same flag
+			return cmdutil.BadValue(se.Flag, se.Value, se.Want) // proxy's words for the same flag
 		}
 		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open, Quiet: quiet})
 	}

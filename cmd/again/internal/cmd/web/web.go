@@ -60,7 +60,7 @@ files. Guide: docs/cli.md (web).`,
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {
-				return cmdutil.Usagef("--export must name a directory, got \"\"")
+				return cmdutil.BadValue("--export", "", "a directory")
 			}
 			if cmd.Flags().Changed("listen") || open {
 				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --listen or --open")

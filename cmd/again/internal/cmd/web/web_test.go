@@ -94,7 +94,7 @@ func TestWebUsageErrors(t *testing.T) {
 		{[]string{"web", "--export", "x", "--listen", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --listen or --open`},
 		// The old spelling still works, with its warning first.
 		{[]string{"web", "--export", "x", "--addr", ":0"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --export writes files and serves nothing; it cannot be combined with --listen or --open"},
-		{[]string{"web", "--export", ""}, `again web: --export must name a directory, got ""`},
+		{[]string{"web", "--export", ""}, `again web: --export "": want a directory`},
 		{[]string{"web", "now"}, `again web: unexpected argument "now"; web takes only flags (see 'again web --help')`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -1,0 +1,100 @@
+package root
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/again-go/again/cmd/again/internal/cmd/completion"
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// freeValues are the flags that take any text, so that no value is wrong
+// in itself (names, paths, request parts), and those whose value may hold a
+// password, which a message never repeats (--user, the Redis URLs).
+var freeValues = map[string]bool{
+	"fetch --data": true, "fetch --data-raw": true, "fetch --json": true, "fetch --output": true,
+	"fetch --user": true, "fetch --cacert": true, "fetch --budget": true, "fetch --breaker-store": true,
+	"run --budget": true, "wait --cacert": true, "wait --key": true, "wait --table": true,
+	"proxy --scenario": true, "web --export": true,
+	"sim storm --svg": true, "sim occ --svg": true, "sim outage --svg": true, "sim fleet --svg": true,
+	"sim throttle --svg": true, "sim hedge --svg": true, "sim limit --svg": true,
+}
+
+// badValues are the wrong values of flags for which "bogus" (or "maybe",
+// for a boolean) is right.
+var badValues = map[string]string{
+	"fetch --method":          "GET POST",
+	"fetch --idempotency-key": "a\x01b",
+	"wait --body":             "(",
+	"wait --header":           "=x",
+}
+
+// badValueArgs are what a command needs around a flag for the flag's value
+// to be judged: its arguments, and the flags without which another flag
+// is refused for its own sake (fetch --parallel needs --repeat).
+var badValueArgs = map[string][]string{
+	"run":   {"--", "true"},
+	"fetch": {"--repeat", "2", "--hedge-after", "p50", "--limit", "2", "http://127.0.0.1:1/"},
+	"wait":  {"http://127.0.0.1:1/"},
+	"proxy": {"--to", "http://127.0.0.1:1"},
+}
+
+// TestBadValueStyle gives every flag of every command a value it refuses
+// and checks that the message has the one style of cmdutil.BadValue:
+// exit 2, `again CMD: --FLAG "VALUE": want WHAT` on one line, the value
+// quoted as given. Flags that take any text are in freeValues.
+func TestBadValueStyle(t *testing.T) {
+	root := newRoot(subcommands(&cmdutil.Env{})...)
+	completion.Setup(root)
+	checked := 0
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				walk(sub, append(path[:len(path):len(path)], sub.Name()))
+			}
+		}
+		if !c.Runnable() || c.HasAvailableSubCommands() || len(path) == 0 || path[0] == "completion" {
+			return
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			key := strings.Join(path, " ") + " --" + f.Name
+			if f.Hidden || f.Name == "help" || freeValues[key] {
+				return
+			}
+			bad := "bogus"
+			if f.Value.Type() == "bool" {
+				bad = "maybe"
+			}
+			if v, ok := badValues[key]; ok {
+				bad = v
+			}
+			var extra []string
+			for _, a := range badValueArgs[path[0]] {
+				// Leave out a helper flag that is the flag under test.
+				if len(extra) > 0 && extra[len(extra)-1] == "--"+f.Name {
+					extra = extra[:len(extra)-1]
+					continue
+				}
+				extra = append(extra, a)
+			}
+			args := slices.Concat(path, []string{"--" + f.Name + "=" + bad}, extra)
+			r := run(t, args...)
+			checked++
+			want := regexp.MustCompile(`^again ` + regexp.QuoteMeta(strings.Join(path, " ")) + `: --` + regexp.QuoteMeta(f.Name) + ` ` + regexp.QuoteMeta(strconv.Quote(bad)) + `: want \S[^\n]*\n$`)
+			if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !want.MatchString(r.Stderr) {
+				t.Errorf("again %s: exit %d, stdout %q, stderr %q; want exit 2 and `again %s: --%s %q: want WHAT`",
+					strings.Join(args, " "), r.Code, r.Stdout, r.Stderr, strings.Join(path, " "), f.Name, bad)
+			}
+		})
+	}
+	walk(root, nil)
+	if checked < 100 {
+		t.Errorf("checked only %d flags", checked)
+	}
+}

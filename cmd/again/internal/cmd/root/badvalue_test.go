@@ -87,6 +87,9 @@ func TestBadValueStyle(t *testing.T) {
 			r := run(t, args...)
 			checked++
 			want := regexp.MustCompile(`^again ` + regexp.QuoteMeta(strings.Join(path, " ")) + `: --` + regexp.QuoteMeta(f.Name) + ` ` + regexp.QuoteMeta(strconv.Quote(bad)) + `: want \S[^\n]*\n$`)
+			if goDuration.MatchString(r.Stderr) {
+				t.Errorf("again %s: %q writes a duration as Go's String does, not as the flags take it", strings.Join(args, " "), r.Stderr)
+			}
 			if r.Code != cmdutil.ExitUsage || r.Stdout != "" || !want.MatchString(r.Stderr) {
 				t.Errorf("again %s: exit %d, stdout %q, stderr %q; want exit 2 and `again %s: --%s %q: want WHAT`",
 					strings.Join(args, " "), r.Code, r.Stdout, r.Stderr, strings.Join(path, " "), f.Name, bad)
@@ -96,5 +99,21 @@ func TestBadValueStyle(t *testing.T) {
 	walk(root, nil)
 	if checked < 100 {
 		t.Errorf("checked only %d flags", checked)
+	}
+}
+
+// goDuration matches durations written as time.Duration's String writes
+// them, with zero units ("1h0m0s", "1m0s"), or the largest one in hours
+// ("2562047h"): the command writes "1h", "1m", and says "no limit".
+var goDuration = regexp.MustCompile(`\b\d+h0m|\b\d+m0s\b|2562047h`)
+
+// TestHelpDurations checks that no help writes a duration as Go's String
+// does.
+func TestHelpDurations(t *testing.T) {
+	for _, path := range commandPaths(t) {
+		r := run(t, append(path, "--help")...)
+		if m := goDuration.FindString(r.Stdout); m != "" {
+			t.Errorf("again %s --help writes %q, not as the flags take it", strings.Join(path, " "), m)
+		}
 	}
 }

@@ -32,7 +32,7 @@ const MinCost = 0.001
 const CostAccepted = "a number from 0.001 up (the budget counts thousandths of a token)"
 
 // ClassSyntax describes a class spec in the help of the flags that take one.
-const ClassSyntax = "comma-separated KEY=VALUE with keys initial, multiplier, max, retries and jitter, valued as those flags (unset keys take the flags' defaults), and cost, the tokens each retry of the class takes from a retry budget: " + CostAccepted + ", default 1"
+const ClassSyntax = "comma-separated key=value with keys initial, multiplier, max, retries and jitter, valued as those flags (unset keys take the flags' defaults), and cost, the tokens each retry of the class takes from a retry budget: " + CostAccepted + ", default 1"
 
 // ClassFlags holds the text of --on-overload and --on-transient, the
 // retry policies of two classes of failure (see retry.Class), in the

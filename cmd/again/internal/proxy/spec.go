@@ -37,15 +37,15 @@ func (e *SpecError) Is(target error) bool { return target == ErrSpec }
 
 // Flag syntax, one place for the parsers, the help and the errors.
 const (
-	FailSyntax       = "RATE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
-	LatencySyntax    = "DURATION or DIST, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
-	ResetSyntax      = "STAGE[:RATE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
-	OutageSyntax     = "DURATION@START, such as 20s@10s: 503s for 20 s from 10 s after the start"
-	RateSyntax       = "N/UNIT, such as 100/s, 10/100ms or 600/m: a 429 beyond N requests per UNIT"
-	MatchSyntax      = "method=M, path=PREFIX, host=H or header=NAME[:VALUE]"
-	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date"
-	CutSyntax        = "RATE: a Content-Length longer than the body sent"
-	StallSyntax      = "RATE: no answer until the client gives up"
+	FailSyntax       = "rate[:status], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
+	LatencySyntax    = "duration or dist, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
+	ResetSyntax      = "stage[:rate], stage one of before-headers, after-headers, mid-body, such as mid-body:0.05"
+	OutageSyntax     = "duration@start, such as 20s@10s: 503s for 20 s from 10 s after the start"
+	RateSyntax       = "n/unit, such as 100/s, 10/100ms or 600/m: a 429 beyond n requests per unit"
+	MatchSyntax      = "method=m, path=prefix, host=h or header=name[:value]"
+	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:duration for an HTTP date"
+	CutSyntax        = "rate: a Content-Length longer than the body sent"
+	StallSyntax      = "rate: no answer until the client gives up"
 )
 
 // Flags are the fault flags of `again proxy`, as given.

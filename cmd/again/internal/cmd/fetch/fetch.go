@@ -105,7 +105,7 @@ Guide: docs/cli.md (fetch).`,
 	f.maxRetryWait = "1m"
 	fs.Var(cmdutil.Text(&f.maxRetryWait, "duration"), "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying, and 0 waits for none")
 	f.key = "auto"
-	fs.Var(cmdutil.Text(&f.key, "auto|off|KEY"), "idempotency-key", "Idempotency-Key for POST and PATCH (and, given explicitly, for PUT, DELETE and other unsafe methods, so that --hedge-after hedges them): auto (random), off, or the key to send")
+	fs.Var(cmdutil.Text(&f.key, "auto|off|key"), "idempotency-key", "Idempotency-Key for POST and PATCH (and, given explicitly, for PUT, DELETE and other unsafe methods, so that --hedge-after hedges them): auto (random), off, or the key to send")
 	f.curl.add(fs)
 	budgetURL := cmdutil.AddBudgetFlag(fs)
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)

@@ -19,8 +19,8 @@ const maxParallel = 10_000
 // addLimitFlags registers --parallel, --limit and --limit-wait.
 func addLimitFlags(fs *pflag.FlagSet, parallel, limit, wait *string) {
 	*parallel = "1"
-	fs.Var(cmdutil.Text(parallel, "P"), "parallel", "with --repeat: send the requests from P workers at once")
-	fs.Var(cmdutil.Text(limit, "N|adaptive"), "limit", "with --repeat: bound the attempts in flight per host at N, or adaptively (refusing the others at once, or after --limit-wait)")
+	fs.Var(cmdutil.Text(parallel, "n"), "parallel", "with --repeat: send the requests from n workers at once")
+	fs.Var(cmdutil.Text(limit, "n|adaptive"), "limit", "with --repeat: bound the attempts in flight per host at n, or adaptively (refusing the others at once, or after --limit-wait)")
 	*wait = "0"
 	fs.Var(cmdutil.Text(wait, "duration"), "limit-wait", "with --limit: how long an attempt waits for a free place under the limit before it is refused (0: refused at once)")
 }

@@ -403,7 +403,7 @@ func TestFetchUsageErrors(t *testing.T) {
 func TestFetchHelp(t *testing.T) {
 	r := run(t, "fetch", "--help")
 	r.Stdout += cmdtest.Guide(t) // the help, or the guide it points to
-	for _, want := range []string{"Examples:", "again fetch -d @order.json", "--retry-on list", "--idempotency-key auto|off|KEY", "--max-retry-after duration", "--initial duration", "Exit status: 0"} {
+	for _, want := range []string{"Examples:", "again fetch -d @order.json", "--retry-on list", "--idempotency-key auto|off|key", "--max-retry-after duration", "--initial duration", "Exit status: 0"} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("again fetch --help lacks %q:\n%s", want, r.Stdout)
 		}

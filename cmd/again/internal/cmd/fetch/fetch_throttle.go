@@ -17,7 +17,7 @@ import (
 // addThrottleFlag registers --throttle, whose value is K, 2 when the flag
 // is given bare.
 func addThrottleFlag(fs *pflag.FlagSet, k *string) {
-	fs.Var(cmdutil.Text(k, "K"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through K per accepted one (default 2 when given bare)")
+	fs.Var(cmdutil.Text(k, "k"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through k per accepted one (default 2 when given bare)")
 	cmdutil.OptionalNumber(fs, "throttle", strconv.Itoa(throttle.DefaultK))
 }
 

@@ -84,7 +84,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "rate[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Latency, "delay"), "latency", "delay requests: "+proxymodel.LatencySyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax+fmt.Sprintf("; mid-body after half the body, or after 1 to %d bytes of a chunked one", fault.MaxDrawnBytes))
-	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "d@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "duration@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Rate, "n/unit"), "rate", "rate-limit: "+proxymodel.RateSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "rate"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Stall, "rate"), "stall", "stall requests: "+proxymodel.StallSyntax)
@@ -94,7 +94,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most `n` faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
-	fs.Var(cmdutil.Text(&opts.Shed, "N|adaptive"), "shed", "forward at most N requests at once, or adaptively, queue or shed the rest (503); 0 for none")
+	fs.Var(cmdutil.Text(&opts.Shed, "n|adaptive"), "shed", "forward at most n requests at once, or adaptively, queue or shed the rest (503); 0 for none")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

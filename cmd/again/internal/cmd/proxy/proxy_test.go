@@ -39,17 +39,17 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"proxy"}, "again proxy: --to is required: the URL of the service to forward to"},
 		{[]string{"proxy", "--to", "ftp://x"}, `again proxy: --to "ftp://x": want an http or https URL with a host, such as http://127.0.0.1:9000`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "2"}, `again proxy: --fail "2": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:100"}, `again proxy: --fail "0.2:100": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:101"}, `again proxy: --fail "0.2:101": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:600"}, `again proxy: --fail "0.2:600": want RATE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "2"}, `again proxy: --fail "2": want rate[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:100"}, `again proxy: --fail "0.2:100": want rate[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:101"}, `again proxy: --fail "0.2:101": want rate[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:600"}, `again proxy: --fail "0.2:600": want rate[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
 		{[]string{"proxy", "--to", "http://x", "--scenario", status101}, "again proxy: --scenario " + status101 + `: faults[0].status "101": want a status from 200 to 599`},
-		{[]string{"proxy", "--to", "http://x", "--listen", "127.0.0.1:99999"}, `again proxy: --listen "127.0.0.1:99999": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
-		{[]string{"proxy", "--to", "http://x", "--listen", "host:"}, `again proxy: --listen "host:": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "127.0.0.1:99999"}, `again proxy: --listen "127.0.0.1:99999": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "host:"}, `again proxy: --listen "host:": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
 		// TEST-NET-1 (RFC 5737): an address no machine of the test's has.
-		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080, a host of this machine; cannot listen there (bind: cannot assign requested address)`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080, a host of this machine; cannot listen there (bind: cannot assign requested address)`},
 		// Retry-After carries whole seconds, as the help says.
-		{[]string{"proxy", "--to", "http://x", "--retry-after", "1500ms"}, `again proxy: --retry-after "1500ms": want a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date`},
+		{[]string{"proxy", "--to", "http://x", "--retry-after", "1500ms"}, `again proxy: --retry-after "1500ms": want a duration in whole seconds, such as 2s, or date:duration for an HTTP date`},
 		// A duration needs a unit, as in every command.
 		{[]string{"proxy", "--to", "http://x", "--latency", "50"}, `again proxy: --latency "50": want a duration with a unit, such as 50s or 50ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
 		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after "2": want a duration with a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},

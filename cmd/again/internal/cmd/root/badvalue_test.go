@@ -117,3 +117,29 @@ func TestHelpDurations(t *testing.T) {
 		}
 	}
 }
+
+// placeholder is the one form of a value's name in the help, as pflag
+// writes its own types and gh its flags: lowercase words, "|" between
+// alternatives, "[...]" around an optional part, literal words as typed
+// (n|adaptive, ratio|off, k[=2], rate[:status], duration@start). Capitals
+// name the arguments in a Usage line (URL, TARGET, COMMAND).
+var placeholder = regexp.MustCompile(`^[a-z0-9][a-z0-9|@:=/.\[\]-]*$`)
+
+// TestPlaceholders checks the value names of every flag of every command.
+func TestPlaceholders(t *testing.T) {
+	root := newRoot(subcommands(&cmdutil.Env{})...)
+	completion.Setup(root)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			name, _ := pflag.UnquoteUsage(f)
+			if name != "" && !placeholder.MatchString(name) {
+				t.Errorf("%s --%s: value name %q; want lowercase words, such as n|adaptive", c.CommandPath(), f.Name, name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

@@ -51,7 +51,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "throttle", "--shed", "some"}, `again sim throttle: --shed "some": want a whole number (0 for no shedding) or adaptive`},
 		{[]string{"sim", "outage", "--shed", "-3"}, `again sim outage: --shed "-3": want a whole number (0 for no shedding) or adaptive`},
 		{[]string{"sim", "outage", "--shed", "100001"}, `again sim outage: --shed "100001": want a whole number from 0 to 100000 (0 for no shedding) or adaptive`},
-		{[]string{"sim", "outage", "--outage", "20s"}, `again sim outage: --outage "20s": want DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)`},
+		{[]string{"sim", "outage", "--outage", "20s"}, `again sim outage: --outage "20s": want duration@start, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)`},
 		{[]string{"sim", "outage", "--outage", "0s@20s"}, `again sim outage: --outage "0s": want a duration from 1ms to 1h (Go syntax such as 500ms, 1.5s or 2m)`},
 		{[]string{"sim", "outage", "--outage", "20s@20"}, `again sim outage: --outage "20": want a duration with a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
 		{[]string{"sim", "outage", "--outage", "20s@20s", "--duration", "30s"}, `again sim outage: --duration "30s": want at least 45s (past the outage's end at 40s, plus 5s to measure a recovery)`},

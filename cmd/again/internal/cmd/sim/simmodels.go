@@ -78,7 +78,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 	fs.Var(cmdutil.Text(&spike, "duration"), "spike", "length of the spike, from t = 20s"+requests)
 	fs.Var(cmdutil.Text(&duration, "duration"), "duration", "how long requests arrive"+requests)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
-	fs.Var(cmdutil.Text(&hard, "d@start"), "outage", "a hard outage, every attempt failing at once: "+outageSyntax)
+	fs.Var(cmdutil.Text(&hard, "duration@start"), "outage", "a hard outage, every attempt failing at once: "+outageSyntax)
 	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
 	addShedFlag(fs, &shedding)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -130,9 +130,9 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 }
 
 // outageSyntax is the syntax of --outage, again proxy's.
-const outageSyntax = "DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)"
+const outageSyntax = "duration@start, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)"
 
-// parseOutage parses --outage DURATION@START.
+// parseOutage parses --outage duration@start.
 func parseOutage(s string) (d, start time.Duration, err error) {
 	ds, ss, ok := strings.Cut(s, "@")
 	if !ok {
@@ -219,11 +219,11 @@ func clientSide[R, C any](rows []R, f func(R) C) []C {
 }
 
 // shedSyntax is the syntax of --shed, again proxy's.
-const shedSyntax = "N|adaptive"
+const shedSyntax = "n|adaptive"
 
 // addShedFlag registers --shed, with again proxy's grammar, into v.
 func addShedFlag(fs *pflag.FlagSet, v *string) {
-	fs.Var(cmdutil.Text(v, shedSyntax), "shed", "the server serves at most N requests at once, or as many as an adaptive limit allows (adaptive), and queues or sheds the rest (503 with a Retry-After) with package shed, as again proxy --shed; 0 for none")
+	fs.Var(cmdutil.Text(v, shedSyntax), "shed", "the server serves at most n requests at once, or as many as an adaptive limit allows (adaptive), and queues or sheds the rest (503 with a Retry-After) with package shed, as again proxy --shed; 0 for none")
 }
 
 // parseShed parses --shed as again proxy does: N, adaptive (Gradient2, as

@@ -389,7 +389,7 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "-u", ":secret", "http://a/"}, `again fetch: --user: want user:password with a user name before the ':'`},
 		{[]string{"fetch", "-u", "alice:secret", "-H", "Authorization: Bearer t", "http://a/"}, `again fetch: --user conflicts with the Authorization header; give the credentials once`},
 		{[]string{"fetch", "--cacert", "/nonexistent/ca.pem", "http://a/"}, `again fetch: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
-		{[]string{"fetch", "--cacert", "/dev/null", "http://a/"}, `again fetch: --cacert must name a file of PEM certificates, found none in "/dev/null"`},
+		{[]string{"fetch", "--cacert", "/dev/null", "http://a/"}, `again fetch: --cacert "/dev/null": want a file of PEM certificates (it holds none)`},
 		{[]string{"fetch", "--idempotency-key", "a\nb", "-d", "x", "http://a/"}, `again fetch: --idempotency-key "a\nb": want auto, off or a key without control characters`},
 		{[]string{"fetch", "-H", "Idempotency-Key: a", "--idempotency-key", "b", "-d", "x", "http://a/"}, `again fetch: --idempotency-key "b" conflicts with the Idempotency-Key header; give the key once`},
 	}

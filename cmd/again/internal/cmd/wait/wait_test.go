@@ -65,7 +65,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline \"30\": want a duration with a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)"},
 		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier \"0.5\": want a finite number >= 1"},
 		{[]string{"wait", "--cacert", "/nonexistent/ca.pem", srv.URL}, `again wait: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
-		{[]string{"wait", "--cacert", notPEM, srv.URL}, `again wait: --cacert must name a file of PEM certificates, found none in "` + notPEM + `"`},
+		{[]string{"wait", "--cacert", notPEM, srv.URL}, `again wait: --cacert "` + notPEM + `": want a file of PEM certificates (it holds none)`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := run(t, tc.args...)

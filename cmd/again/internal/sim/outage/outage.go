@@ -476,13 +476,12 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 			inProgress--
 			if core != nil {
 				// As the middleware does, a request whose client went away
-				// gives its permit back without a latency sample.
-				t := &atts[e.att]
-				took := now - t.start
-				if t.over {
-					took = -1
+				// gives its permit back as abandoned: an overload signal.
+				if t := &atts[e.att]; t.over {
+					core.Abandoned(clock.Now())
+				} else {
+					core.Done(clock.Now(), now-t.start)
 				}
-				core.Done(clock.Now(), took)
 				q.Push(now+net(), outEvent{kind: outSuccess, att: e.att})
 			}
 		case outMaxWait:

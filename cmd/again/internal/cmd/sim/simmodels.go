@@ -234,7 +234,7 @@ func parseShed(v string) (simshed.Config, error) {
 		return simshed.Config{}, err
 	}
 	if adaptive {
-		return simshed.Config{Adaptive: cmdutil.AdaptiveLimit()}, nil
+		return simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}, nil
 	}
 	if n > simshed.MaxLimit {
 		return simshed.Config{}, cmdutil.Usagef("--shed must be at most %d, got %q", simshed.MaxLimit, v)

@@ -580,6 +580,45 @@ func outShedArrive(c *OutageConfig, core *admission.Core, q *sim.Queue[outEvent]
 	}
 }
 
+// ShedFit is how a fixed Shed.Limit fits the server of an OutageConfig:
+// the server's latency is Latency + PerRequest × the requests in
+// progress, so a limit of N serves at most N ÷ (Latency + N × PerRequest)
+// requests a second, and its requests take Latency + N × PerRequest.
+type ShedFit struct {
+	// Rate is the most requests a second the limit serves.
+	Rate float64
+	// Least is the smallest limit that serves the demand outside the
+	// spike (Rate requests a second), 0 if none does.
+	Least int
+	// Most is the largest limit whose requests take less than the
+	// clients' Timeout (before any network delay or wait in the queue),
+	// 0 if none does.
+	Most int
+}
+
+// Fits reports whether the limit serves the demand outside the spike,
+// within the clients' timeout; a limit that does not leaves nothing to
+// recover after the spike, whatever the clients do.
+func (f ShedFit) Fits(limit int) bool { return f.Least > 0 && limit >= f.Least && limit <= f.Most }
+
+// ShedCapacity returns how c's fixed Shed.Limit fits its server, and
+// false without a fixed limit or for an invalid c.
+func ShedCapacity(c OutageConfig) (ShedFit, bool) {
+	c, err := c.withDefaults()
+	if err != nil || c.Shed.Adaptive != nil || c.Shed.Limit <= 0 {
+		return ShedFit{}, false
+	}
+	n, lat, per := float64(c.Shed.Limit), c.Latency.Seconds(), c.PerRequest.Seconds()
+	f := ShedFit{Rate: n / (lat + n*per)}
+	if per*c.Rate < 1 {
+		f.Least = int(math.Ceil(c.Rate * lat / (1 - per*c.Rate)))
+	}
+	if c.Timeout > c.Latency && c.PerRequest > 0 {
+		f.Most = int((c.Timeout - c.Latency - 1) / c.PerRequest)
+	}
+	return f, true
+}
+
 // OutageArrivals returns the times at which the new requests of c arrive,
 // in order: the demand every strategy of Outage faces, for a run made
 // elsewhere (real clients) to face the same one. It returns a *FieldError

@@ -3,6 +3,7 @@ package outage
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -217,4 +218,25 @@ func TestSimOutageShedGolden(t *testing.T) {
 		}
 	}
 	simtest.Golden(t, "outage-shed-seed-1.txt", b.String())
+}
+
+// A fixed limit fits the server when it carries the demand outside the
+// spike (N ÷ (1 s + N × 10 ms) ≥ 40 a second: N ≥ 67) and its requests
+// end before the clients' 3 s timeout (1 s + N × 10 ms < 3 s: N ≤ 199).
+func TestShedCapacity(t *testing.T) {
+	f, ok := ShedCapacity(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Limit: 30}})
+	if !ok || math.Abs(f.Rate-30/1.3) > 1e-9 || f.Least != 67 || f.Most != 199 {
+		t.Errorf("ShedCapacity(--shed 30) = %+v, %v; want a rate of 30/1.3 = 23.1, from 67 to 199, true", f, ok)
+	}
+	for n, want := range map[int]bool{30: false, 66: false, 67: true, 199: true, 200: false} {
+		if got := f.Fits(n); got != want {
+			t.Errorf("Fits(%d) = %v, want %v", n, got, want)
+		}
+	}
+	if f, ok := ShedCapacity(OutageConfig{Policy: backoff.Default(), Rate: 120, Shed: simshed.Config{Limit: 30}}); !ok || f.Least != 0 || f.Fits(100) {
+		t.Errorf("ShedCapacity at 120 a second = %+v, %v; want no limit that fits (the server serves at most 100)", f, ok)
+	}
+	if _, ok := ShedCapacity(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}}); ok {
+		t.Error("ShedCapacity(--shed adaptive) ok = true, want false")
+	}
 }

@@ -370,9 +370,10 @@ const gradientWarmup = 10
 // at the next probe, and one slowed by load is not. A probe ends sooner
 // once it measured one call no slower than the minimum (which it was to
 // let rise: every other sample lowers it already), or once it lasted
-// ProbeInterval / 20 (3 s by default), so that it costs at most 5 % of
-// the time at Min: at Min 1, 50 calls of a dependency that takes 1 s
-// held the limit at 1 for 50 s in each minute.
+// ProbeInterval / 20 (3 s by default) and measured a call, so that it
+// holds the limit at Min for about 5 % of the time, not 50 calls: at
+// Min 1, 50 calls of a dependency that takes 1 s held the limit at 1 for
+// 50 s in each minute.
 //
 // The zero Gradient2 is Netflix's: initial 20, min 20, max 200, smoothing
 // 0.2, tolerance 1.5, queue size 4, long window 600, with a MaxDrift of 2,
@@ -398,7 +399,8 @@ type Gradient2 struct {
 	// ProbeInterval is how often the minimum RTT is measured again; zero
 	// means 1 minute, negative never (the smallest RTT ever seen is kept).
 	ProbeInterval time.Duration
-	// ProbeSamples is how many calls a probe measures; zero means 50.
+	// ProbeSamples is how many calls a probe measures at most; zero
+	// means 50.
 	ProbeSamples int
 }
 

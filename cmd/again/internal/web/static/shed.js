@@ -7,8 +7,10 @@ import { $ } from './dom.js';
 import { axes, el, leftMargin, place, rightMargin, textWidths, width } from './svg.js';
 import { lazyView, showResult } from './view.js';
 
-// shedView schedules, cancels and redraws the view (see lazyView).
-export const shedView = lazyView('shed-box', 'Shed', ['clients'], drawShed, 'shed');
+// shedView schedules, cancels and redraws the view (see lazyView). It
+// waits for a longer pause than the storm view: its run takes about 0.1 s
+// of the worker, which an edit made meanwhile waits for.
+export const shedView = lazyView('shed-box', 'Shed', ['clients'], drawShed, 'shed', 800);
 
 // drawShed draws the requests per second over the run: the spike shaded,
 // the new requests dotted, the successes of the server that queues

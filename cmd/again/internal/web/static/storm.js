@@ -8,7 +8,7 @@ import { axes, el, leftMargin, rightMargin, textWidths, width } from './svg.js';
 import { lazyView, showResult } from './view.js';
 
 // stormView schedules, cancels and redraws the view (see lazyView).
-export const stormView = lazyView('storm-box', 'Storm', ['shed'], drawStorm, 'storm');
+export const stormView = lazyView('storm-box', 'Storm', ['shed'], drawStorm, 'storm', 300);
 
 // drawStorm draws the attempts per bucket: the jittered ones as filled
 // bars, the ones without jitter as outlined bars over them.

@@ -10,11 +10,12 @@ import { readInputs } from './inputs.js';
 // lazyView returns the view in the element box: schedule runs the Go
 // function fn (againStorm, againShed) on the inputs but the keys in skip
 // (another view's own input, so that typing there does not run this one)
-// once typing pauses, and draws its result with draw; cancel forgets a
-// scheduled run (the inputs are invalid); redraw draws the result again,
-// at the page's new width. When a result is drawn, document.body's data
-// attribute name holds the inputs and language it is for.
-export function lazyView(box, fn, skip, draw, name) {
+// once typing pauses for pause ms and no edit is being computed, and
+// draws its result with draw; cancel forgets a scheduled run (the inputs
+// are invalid); redraw draws the result again, at the page's new width.
+// When a result is drawn, document.body's data attribute name holds the
+// inputs and language it is for.
+export function lazyView(box, fn, skip, draw, name, pause) {
   let shownFor = null; // the inputs and language the view shows
   let shown = null; // and its result
   let timer = 0;
@@ -26,6 +27,12 @@ export function lazyView(box, fn, skip, draw, name) {
   async function run() {
     // Invalid inputs keep the old view, greyed out with every other result.
     if ($('calculator').classList.contains('invalid')) return;
+    // The worker runs one call at a time: an edit being computed comes
+    // first, and the view waits for another pause.
+    if (document.body.dataset.busy === 'true') {
+      timer = setTimeout(run, pause);
+      return;
+    }
     const text = inputs();
     const key = text + lang();
     if (shownFor === key) {
@@ -44,7 +51,7 @@ export function lazyView(box, fn, skip, draw, name) {
     schedule() {
       clearTimeout(timer);
       $(box).classList.add('stale');
-      timer = setTimeout(run, 300);
+      timer = setTimeout(run, pause);
     },
     cancel: () => clearTimeout(timer),
     redraw() {

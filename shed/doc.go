@@ -68,7 +68,9 @@
 //	srv := &http.Server{Addr: "localhost:8080", Handler: s.Wrap(mux)}
 //
 // With a limit that learns the handler's latency (package limiter's
-// Gradient2; the Limiter's MaxWait stays zero, the Shedder queues):
+// Gradient2; the Limiter's MaxWait stays zero, the Shedder queues), and
+// from the requests whose client went away while they were served, each
+// a drop (work nobody waited for):
 //
 //	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Min: 1}})
 //	...

@@ -418,6 +418,24 @@ func (c *Core) Done(now time.Time, took time.Duration) {
 // reads no clock and takes no lock.
 func (c *Core) Release(took time.Duration) (waiting bool) { return c.c.release(false, took) }
 
+// Abandoned gives back at now the permit of a request whose client went
+// away while it was served (its context ended, as when the client timed
+// out), and serves the queue: work nobody waited for, which an adaptive
+// limit learns as a drop, an overload signal. Without it, a server whose
+// latency climbed to its clients' timeout learned nothing from the
+// requests they gave up on, and its limit stayed where every request
+// timed out (again sim outage --shed adaptive).
+func (c *Core) Abandoned(now time.Time) {
+	if c.ReleaseAbandoned() {
+		c.c.freed(now)
+	}
+}
+
+// ReleaseAbandoned is Abandoned's first step, as Release is Done's: safe
+// for concurrent use, it gives the permit back as a drop and reports
+// whether requests wait; then the caller calls Freed.
+func (c *Core) ReleaseAbandoned() (waiting bool) { return c.c.release(true, -1) }
+
 // Freed is Done's second step: it serves the queue at now, after Release
 // reported requests waiting.
 func (c *Core) Freed(now time.Time) { c.c.freed(now) }

@@ -2,23 +2,10 @@ package shed
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/again-go/again/backoff"
-)
-
-// Defaults of Config's zero fields. The CoDel values are folly's and
-// "Fail at Scale"'s; the deadline cap is Finagle's DeadlineFilter's.
-const (
-	DefaultLimit        = 100
-	DefaultMaxQueue     = 128
-	DefaultMaxWait      = time.Second
-	DefaultTarget       = 5 * time.Millisecond
-	DefaultInterval     = 100 * time.Millisecond
-	DefaultDropFraction = 0.2
-	DefaultDropWindow   = 10 * time.Second
-	DefaultRetryAfter   = time.Second
+	"github.com/again-go/again/shed/admission"
 )
 
 // Config configures a Shedder. Every zero field has a documented default,
@@ -92,37 +79,13 @@ type Config struct {
 
 // Validate reports the first field outside its accepted range, as a
 // *FieldError matching ErrInvalid.
-func (c Config) Validate() error {
-	bad := func(field, value, accepted string) error {
-		return &FieldError{Field: "Config." + field, Value: value, Accepted: accepted}
-	}
-	switch {
-	case c.Limit < 0:
-		return bad("Limit", strconv.Itoa(c.Limit), "at least 0 (0 means 100)")
-	case c.MaxWait < 0:
-		return bad("MaxWait", c.MaxWait.String(), "at least 0 (0 means 1s)")
-	case c.Target < 0:
-		return bad("Target", c.Target.String(), "at least 0 (0 means 5ms)")
-	case c.Interval < 0:
-		return bad("Interval", c.Interval.String(), "at least 0 (0 means 100ms)")
-	case orDefault(c.Target, DefaultTarget) >= orDefault(c.Interval, DefaultInterval):
-		return bad("Target", orDefault(c.Target, DefaultTarget).String(),
-			"below Interval ("+orDefault(c.Interval, DefaultInterval).String()+")")
-	case c.Default == Unknown || c.Default < Unspecified || c.Default > CriticalPlus:
-		return bad("Default", c.Default.String(), "SHEDDABLE, SHEDDABLE_PLUS, CRITICAL or CRITICAL_PLUS (zero means CRITICAL)")
-	case !(c.DropFraction >= 0 && c.DropFraction <= 1):
-		return bad("DropFraction", strconv.FormatFloat(c.DropFraction, 'g', -1, 64), "from 0 to 1 (0 means 0.2)")
-	case c.DropWindow < 0 || (c.DropWindow > 0 && c.DropWindow < capBuckets):
-		return bad("DropWindow", c.DropWindow.String(), "0 (meaning 10s) or at least 10ns")
-	case c.RetryAfter < 0:
-		return bad("RetryAfter", c.RetryAfter.String(), "at least 0 (0 means 1s)")
-	}
-	return nil
-}
+func (c Config) Validate() error { return c.core().Validate() }
 
-func orDefault[T int | float64 | time.Duration | Criticality](v, d T) T {
-	if v == 0 {
-		return d
+// core returns the fields of c that a Core reads.
+func (c Config) core() admission.Config {
+	return admission.Config{
+		Limit: c.Limit, Adaptive: c.Adaptive, MaxQueue: c.MaxQueue, MaxWait: c.MaxWait,
+		Target: c.Target, Interval: c.Interval, Default: c.Default, IgnoreTimeout: c.IgnoreTimeout,
+		DropFraction: c.DropFraction, DropWindow: c.DropWindow, RetryAfter: c.RetryAfter, Rand: c.Rand,
 	}
-	return v
 }

@@ -35,7 +35,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req := s.request(r)
 	if s.cfg.Quota != nil {
 		if wait, ok := s.cfg.Quota(r); !ok {
-			s.refuse(w, http.StatusTooManyRequests, req.Criticality, Quota, orDefault(wait, s.retryAfter))
+			if wait == 0 {
+				wait = s.cfg.RetryAfter
+			}
+			if wait == 0 {
+				wait = DefaultRetryAfter
+			}
+			s.refuse(w, http.StatusTooManyRequests, req.Criticality, Quota, wait)
 			return
 		}
 	}
@@ -66,11 +72,11 @@ func (s *Shedder) request(r *http.Request) Request {
 	if req.Criticality == Unspecified {
 		req.Criticality = ParseCriticality(first(r.Header, HeaderCriticality))
 	}
-	req.Criticality = s.class(req.Criticality)
+	req.Criticality = s.core.Class(req.Criticality)
 	if v := first(r.Header, HeaderAttempt); v != "" {
 		req.Attempt = ParseAttempt(v)
 	}
-	if s.trustTimeout {
+	if !s.cfg.IgnoreTimeout {
 		if d, ok := ParseTimeout(first(r.Header, HeaderTimeout)); ok {
 			req.Timeout = max(d, 1) // "0": no time left
 		}
@@ -100,12 +106,4 @@ func (s *Shedder) refuse(w http.ResponseWriter, status int, c Criticality, why R
 	if s.cfg.OnShed != nil {
 		s.cfg.OnShed(c, why)
 	}
-}
-
-// RetryAfterSeconds returns the whole seconds of the Retry-After header
-// that tells a client to wait wait: wait rounded to the nearest second, at
-// least 1 (rounding up would turn the jitter of a wait between 1s and 2s
-// into 2s for everyone). A simulated server tells its clients the same.
-func RetryAfterSeconds(wait time.Duration) int64 {
-	return max(1, int64(wait.Round(time.Second)/time.Second))
 }

@@ -22,7 +22,7 @@ func (r fixedRand) Float64() float64 { return float64(r) }
 func newTest(t *testing.T, cfg Config) (*Shedder, *Fixed) {
 	t.Helper()
 	if cfg.Adaptive == nil {
-		cfg.Adaptive = NewFixed(orDefault(cfg.Limit, 1))
+		cfg.Adaptive = NewFixed(cfg.Limit) // 0 is 1
 	}
 	s, err := New(cfg)
 	if err != nil {

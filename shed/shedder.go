@@ -2,27 +2,11 @@ package shed
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 	"time"
-)
 
-// Request is what a Shedder knows of a request before it admits it. The
-// zero Request is a first attempt of class Config.Default without a
-// deadline.
-type Request struct {
-	Criticality Criticality
-	// Attempt is the attempt number, 1 for the first; 0 reads as 1.
-	Attempt int
-	// Deadline is when the client stops waiting; zero: unknown. A request
-	// still queued at its deadline is dropped (within Config.DropFraction).
-	Deadline time.Time
-	// Timeout is the time the client will still wait, from Admit: a
-	// deadline relative to the request's arrival (the earlier of the two
-	// counts). Zero means none; HeaderTimeout's 0 is read as 1ns, a
-	// deadline already passed.
-	Timeout time.Duration
-}
+	"github.com/again-go/again/shed/admission"
+)
 
 // Shedder admits requests under a concurrency limit, queues the rest by
 // priority under CoDel, and sheds what cannot be served in time (see the
@@ -32,7 +16,7 @@ type Request struct {
 // Its decisions are a Core's, under real time: the path of a request that
 // is not overloaded takes no lock, every other takes mu.
 type Shedder struct {
-	core
+	core    *admission.Core
 	measure bool   // the limit learns from latency: not a *Fixed
 	cfg     Config // for the HTTP fields: Classify, Quota, OnShed, OnQueued
 
@@ -44,19 +28,16 @@ func New(cfg Config) (*Shedder, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Shedder{cfg: cfg}
-	s.init(cfg, time.Now(), decide)
-	_, fixed := s.limit.(*Fixed)
-	s.measure = !fixed
-	return s, nil
+	c, err := admission.NewCore(cfg.core(), time.Now(), decide)
+	if err != nil {
+		return nil, err
+	}
+	_, fixed := cfg.Adaptive.(*Fixed)
+	return &Shedder{core: c, cfg: cfg, measure: cfg.Adaptive != nil && !fixed}, nil
 }
 
 // decide hands a queued request its fate, through its channel.
-func decide(w *Waiter, r Reason) { w.ch <- r }
-
-type globalRand struct{}
-
-func (globalRand) Float64() float64 { return rand.Float64() }
+func decide(w *Waiter, r Reason) { w.Notify <- r }
 
 // Permit is an admitted request's place under the limit. Give it back
 // exactly once when the request ends: Done after serving it, Release if it
@@ -78,7 +59,7 @@ func (p *Permit) Done() {
 		if s.measure {
 			took = time.Since(p.start)
 		}
-		s.release(false, took)
+		s.release(took)
 	}
 }
 
@@ -87,7 +68,7 @@ func (p *Permit) Release() {
 	if p.s != nil {
 		s := p.s
 		p.s = nil
-		s.release(false, -1)
+		s.release(-1)
 	}
 }
 
@@ -99,7 +80,7 @@ func (p *Permit) Release() {
 func (s *Shedder) Admit(ctx context.Context, req Request) (Permit, error) {
 	p, r := s.admit(ctx, req)
 	if r != Admitted {
-		c := s.class(req.Criticality)
+		c := s.core.Class(req.Criticality)
 		if s.cfg.OnShed != nil {
 			s.cfg.OnShed(c, r)
 		}
@@ -111,22 +92,22 @@ func (s *Shedder) Admit(ctx context.Context, req Request) (Permit, error) {
 // admit is Admit without the error: the fast path allocates nothing, and
 // reads the clock only for a limit that learns from latency.
 func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
-	if s.admitNow(ctx) {
+	if s.core.AdmitNow(ctx) {
 		p := Permit{s: s}
 		if s.measure {
 			p.start = time.Now()
 		}
 		return p, Admitted
 	}
-	c := s.class(req.Criticality)
-	if !s.queues(c) {
+	c := s.core.Class(req.Criticality)
+	if !s.core.Queues(c) {
 		return Permit{}, QueueFull // Unknown: spare capacity only
 	}
 	now := time.Now()
-	w := &Waiter{ch: make(chan Reason, 1)}
-	s.prepare(now, c, req, w)
+	w := &Waiter{Notify: make(chan Reason, 1)}
+	req.Criticality = c
 	s.mu.Lock()
-	queued := s.enqueue(now, w)
+	queued := s.core.Enqueue(now, req, w)
 	s.mu.Unlock()
 	if !queued {
 		return Permit{}, QueueFull
@@ -141,11 +122,11 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 // wait waits for queued w's decision, or leaves the queue when ctx ends
 // or MaxWait passes.
 func (s *Shedder) wait(ctx context.Context, w *Waiter) (Permit, Reason) {
-	timer := time.NewTimer(s.maxWait)
+	timer := time.NewTimer(s.core.MaxWait())
 	defer timer.Stop()
 	var why Reason
 	select {
-	case r := <-w.ch:
+	case r := <-w.Notify:
 		return s.decided(r, Admitted)
 	case <-ctx.Done():
 		why = Canceled
@@ -153,13 +134,13 @@ func (s *Shedder) wait(ctx context.Context, w *Waiter) (Permit, Reason) {
 		why = Timeout
 	}
 	s.mu.Lock()
-	left := s.leave(w, why)
+	left := s.core.Leave(w, why)
 	s.mu.Unlock()
 	if left {
 		return Permit{}, why
 	}
 	// Decided meanwhile: the decision is in the channel.
-	return s.decided(<-w.ch, why)
+	return s.decided(<-w.Notify, why)
 }
 
 // decided turns a queued request's decision into its result: a permit if
@@ -170,18 +151,18 @@ func (s *Shedder) decided(r, why Reason) (Permit, Reason) {
 		return Permit{}, r
 	}
 	if why == Canceled {
-		s.release(false, -1)
+		s.release(-1)
 		return Permit{}, Canceled
 	}
 	return Permit{s: s, start: time.Now()}, Admitted
 }
 
 // release gives a permit back and serves the queue.
-func (s *Shedder) release(overloaded bool, took time.Duration) {
-	if s.core.release(overloaded, took) {
+func (s *Shedder) release(took time.Duration) {
+	if s.core.Release(took) {
 		now := time.Now()
 		s.mu.Lock()
-		s.freed(now)
+		s.core.Freed(now)
 		s.mu.Unlock()
 	}
 }
@@ -191,22 +172,8 @@ func (s *Shedder) release(overloaded bool, took time.Duration) {
 func (s *Shedder) RetryAfter() time.Duration {
 	now := time.Now()
 	s.mu.Lock()
-	load := s.codel.load(now)
-	s.mu.Unlock()
-	return s.retryAfterAt(load)
-}
-
-// Stats is a Shedder's state, as Snapshot returns it: a plain value.
-type Stats struct {
-	// InFlight is how many requests hold a permit; Queued how many wait
-	// for one.
-	InFlight, Queued int
-	// Overloaded reports CoDel's judgment: the queue serves newest first
-	// and sloughs requests that waited over twice Target.
-	Overloaded bool
-	// Load is CoDel's load: the smallest delay of the current interval
-	// over twice Target, from 0 to 1.
-	Load float64
+	defer s.mu.Unlock()
+	return s.core.RetryAfter(now)
 }
 
 // Snapshot returns the Shedder's state now.
@@ -214,5 +181,5 @@ func (s *Shedder) Snapshot() Stats {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snapshot(now)
+	return s.core.Snapshot(now)
 }

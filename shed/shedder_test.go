@@ -234,25 +234,6 @@ func TestDeadlineDropsAreCapped(t *testing.T) {
 	}
 }
 
-func TestDeadlineCapWindowSlides(t *testing.T) {
-	c := dropCap{slice: time.Second, fraction: 0.5}
-	c.advance(0)
-	for range 4 {
-		c.arrive()
-	}
-	if !c.allow(0) || !c.allow(999*time.Millisecond) || c.allow(999*time.Millisecond) {
-		t.Errorf("allow after 4 arrivals at 50%%: want two drops, then none")
-	}
-	if c.allow(10 * time.Second) {
-		t.Errorf("allow 10s later with no arrival in the window = true, want false")
-	}
-	c.arrive() // counted in the slice allow made current
-	c.arrive()
-	if !c.allow(10*time.Second) || c.allow(10*time.Second) {
-		t.Errorf("allow after 2 new arrivals, the old ones out of the window: want one drop, then none")
-	}
-}
-
 func TestWaitEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
@@ -339,13 +320,27 @@ func TestRetryAfterGrowsWithLoad(t *testing.T) {
 			{0, time.Second, 5 * time.Second},          // load capped at 1
 			{0.5, time.Second, 7500 * time.Millisecond},
 		} {
-			s, _ := newTest(t, Config{Rand: fixedRand(tt.draw)})
+			s, _ := newTest(t, Config{Limit: 1, MaxWait: 2 * time.Second, Rand: fixedRand(tt.draw)})
+			p, _ := s.Admit(t.Context(), Request{})
+			var queued Permit
+			done := make(chan struct{})
 			if tt.minDelay > 0 {
-				s.codel.observe(time.Now(), tt.minDelay)
+				// A request waits minDelay: CoDel's first observation of
+				// the interval, its minimum delay.
+				go func() {
+					defer close(done)
+					queued, _ = s.Admit(t.Context(), Request{})
+				}()
+				time.Sleep(tt.minDelay)
+			} else {
+				close(done)
 			}
+			p.Done()
+			<-done
 			if got := s.RetryAfter(); got != tt.want {
 				t.Errorf("RetryAfter() with draw %v and minimum delay %v = %v, want %v", tt.draw, tt.minDelay, got, tt.want)
 			}
+			queued.Done()
 		}
 	})
 }

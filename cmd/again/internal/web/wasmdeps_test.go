@@ -12,8 +12,8 @@ import (
 // costs the page 1.85 MB (4.8 MB to 6.7 MB, measured with Go 1.26): its
 // package initialisation keeps most of it alive even when nothing calls it.
 // Package shed names *http.Request in its Config, so the simulator's
-// shedding (sim/simshed, sim/outage) cannot run in the page until shed's
-// decisions live in a package that does not import net/http.
+// shedding (sim/simshed, sim/outage) runs shed's decisions from package
+// shed/admission, which does not import net/http.
 func TestWasmLinksNoNetHTTP(t *testing.T) {
 	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./wasm")
 	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")

@@ -11,7 +11,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/retry"
-	"github.com/again-go/again/shed"
+	"github.com/again-go/again/shed/admission"
 )
 
 // OutageConfig configures Outage. Zero fields mean the values in brackets.
@@ -284,20 +284,20 @@ type outEvent struct {
 // outAttempt is one attempt, with Shed: the server may queue it, and its
 // answer may come after its client gave up.
 type outAttempt struct {
-	req     int32         // its request, in reqs
-	n       int           // its number, 1 for the first
-	arrived time.Duration // at the server
-	start   time.Duration // its service started
-	w       *shed.Waiter  // its place in the queue, nil if never queued
-	hint    time.Duration // a shed answer's Retry-After
-	over    bool          // its client is done with it: answered or timed out
+	req     int32             // its request, in reqs
+	n       int               // its number, 1 for the first
+	arrived time.Duration     // at the server
+	start   time.Duration     // its service started
+	w       *admission.Waiter // its place in the queue, nil if never queued
+	hint    time.Duration     // a shed answer's Retry-After
+	over    bool              // its client is done with it: answered or timed out
 
 	// What the server did with it, for the tests that replay it through
 	// the middleware: reached (it arrived, outside a hard outage), then
 	// fate at decided, and if admitted the service time; gone is when its
 	// client gives up (its context ends).
 	reached          bool
-	fate             shed.Reason
+	fate             admission.Reason
 	decided, service time.Duration
 	gone             time.Duration
 }
@@ -346,7 +346,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 	// With Shed: the attempts, the server's shedder, and its counts.
 	var (
 		atts             []outAttempt
-		core             *shed.Core
+		core             *admission.Core
 		shedAll, started int
 		waited           time.Duration
 		waits            []float64 // per second: the queue delays' sum, in ms
@@ -354,7 +354,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 	)
 	serve := func(a int32, now time.Duration) {
 		t := &atts[a]
-		t.start, t.fate, t.decided = now, shed.Admitted, now
+		t.start, t.fate, t.decided = now, admission.Admitted, now
 		t.service = c.Latency + time.Duration(inProgress)*c.PerRequest
 		inProgress++
 		q.Push(now+t.service, outEvent{kind: outDepart, att: a})
@@ -367,13 +367,13 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 	}
 	// shedAnswer answers a shed attempt: a 503 and a Retry-After, unless
 	// its client went away (the middleware counts it all the same).
-	shedAnswer := func(a int32, now time.Duration, why shed.Reason) {
+	shedAnswer := func(a int32, now time.Duration, why admission.Reason) {
 		shedAll++
 		atts[a].fate, atts[a].decided = why, now
 		if sec := at(now); sec != nil {
 			sec.Shed++
 		}
-		if why != shed.Canceled {
+		if why != admission.Canceled {
 			atts[a].hint = simshed.Hint(core, &clock)
 			q.Push(now+net(), outEvent{kind: outShed, att: a})
 		}
@@ -382,8 +382,8 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 		waits, begun = make([]float64, secs), make([]int, secs)
 		jitter, probes := shedStreams(c, s)
 		core = simshed.New(c.Shed, &clock, jitter, probes,
-			func(w *shed.Waiter, why shed.Reason) {
-				if why == shed.Admitted {
+			func(w *admission.Waiter, why admission.Reason) {
+				if why == admission.Admitted {
 					serve(int32(w.Tag), clock.At)
 				} else {
 					shedAnswer(int32(w.Tag), clock.At, why)
@@ -403,7 +403,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 			}
 			t.over = true
 			if e.kind == outTimeout && t.w != nil {
-				core.Leave(t.w, shed.Canceled) // the client went away
+				core.Leave(t.w, admission.Canceled) // the client went away
 			}
 			e.req = t.req
 		}
@@ -486,7 +486,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 				q.Push(now+net(), outEvent{kind: outSuccess, att: e.att})
 			}
 		case outMaxWait:
-			core.Leave(atts[e.att].w, shed.Timeout)
+			core.Leave(atts[e.att].w, admission.Timeout)
 		case outSuccess:
 			succeeded++
 			if sec := at(now); sec != nil {
@@ -553,28 +553,28 @@ func shedStreams(c *OutageConfig, s sim.Strategy) (jitter, probes *rand.Rand) {
 // outShedArrive is an attempt's arrival at a server behind core: a hard
 // outage fails it at once; otherwise core admits it (serve), queues it
 // until MaxWait, or sheds it (shedAnswer).
-func outShedArrive(c *OutageConfig, core *shed.Core, q *sim.Queue[outEvent], t *outAttempt, a int32, now time.Duration, nowT time.Time,
-	net func() time.Duration, serve func(int32, time.Duration), shedAnswer func(int32, time.Duration, shed.Reason)) {
+func outShedArrive(c *OutageConfig, core *admission.Core, q *sim.Queue[outEvent], t *outAttempt, a int32, now time.Duration, nowT time.Time,
+	net func() time.Duration, serve func(int32, time.Duration), shedAnswer func(int32, time.Duration, admission.Reason)) {
 	if c.inHard(now) {
 		q.Push(now+net(), outEvent{kind: outFailure, att: a})
 		return
 	}
 	t.arrived, t.reached = now, true
-	w := &shed.Waiter{Tag: int(a)}
+	w := &admission.Waiter{Tag: int(a)}
 	// The client sends its timeout (Again-Timeout-Ms), which the server
 	// counts from the attempt's arrival.
-	queued, why := core.Arrive(nowT, shed.Request{Attempt: t.n, Timeout: c.Timeout}, w)
+	queued, why := core.Arrive(nowT, admission.Request{Attempt: t.n, Timeout: c.Timeout}, w)
 	switch {
 	case queued:
 		t.w = w
 		if t.over {
 			// Its client gave up before it arrived: a request whose
 			// context has ended leaves the queue at once.
-			core.Leave(w, shed.Canceled)
+			core.Leave(w, admission.Canceled)
 			return
 		}
 		q.Push(now+core.MaxWait(), outEvent{kind: outMaxWait, att: a})
-	case why == shed.Admitted:
+	case why == admission.Admitted:
 		serve(a, now)
 	default:
 		shedAnswer(a, now, why)

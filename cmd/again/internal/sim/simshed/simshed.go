@@ -1,6 +1,6 @@
 // Package simshed is a simulated server's load shedding, by package shed's code.
 //
-// It runs shed.Core, the middleware's own decisions, on a model's virtual
+// It runs admission.Core, the middleware's own decisions, on a model's virtual
 // clock, for the outage and throttle models. A package of its own, so that
 // the models that do not shed (and the page's WebAssembly) do not link
 // package shed and net/http.
@@ -13,7 +13,7 @@ import (
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/limiter"
-	"github.com/again-go/again/shed"
+	"github.com/again-go/again/shed/admission"
 )
 
 // Config is how a simulated server sheds load: with package shed's Core, the
@@ -51,11 +51,11 @@ func (s Config) Check() error {
 
 // New returns the Core of s on clock, drawing Retry-After's jitter
 // from jitter and an adaptive limit's probes from probes, and telling
-// decide each queued request's fate (shed.NewCore). Two streams, so that
+// decide each queued request's fate (admission.NewCore). Two streams, so that
 // the limit's draws depend only on the requests it admits and releases, as
 // a middleware's do. s must shed (On).
-func New(s Config, clock *sim.VirtualClock, jitter, probes backoff.Rand, decide func(*shed.Waiter, shed.Reason)) *shed.Core {
-	cfg := shed.Config{Limit: s.Limit, Rand: jitter}
+func New(s Config, clock *sim.VirtualClock, jitter, probes backoff.Rand, decide func(*admission.Waiter, admission.Reason)) *admission.Core {
+	cfg := admission.Config{Limit: s.Limit, Rand: jitter}
 	if s.Adaptive != nil {
 		l, err := limiter.New(limiter.Config{Algorithm: s.Adaptive, Clock: clock, Rand: probes})
 		if err != nil {
@@ -63,7 +63,7 @@ func New(s Config, clock *sim.VirtualClock, jitter, probes backoff.Rand, decide 
 		}
 		cfg.Adaptive = l
 	}
-	c, err := shed.NewCore(cfg, clock.Now(), decide)
+	c, err := admission.NewCore(cfg, clock.Now(), decide)
 	if err != nil {
 		panic("sim: " + err.Error())
 	}
@@ -79,6 +79,6 @@ func HintFloor(hint time.Duration, p backoff.Policy) time.Duration {
 
 // Hint returns the Retry-After that core tells a client shed at the
 // clock's time, in the header's whole seconds.
-func Hint(core *shed.Core, clock *sim.VirtualClock) time.Duration {
-	return time.Duration(shed.RetryAfterSeconds(core.RetryAfter(clock.Now()))) * time.Second
+func Hint(core *admission.Core, clock *sim.VirtualClock) time.Duration {
+	return time.Duration(admission.RetryAfterSeconds(core.RetryAfter(clock.Now()))) * time.Second
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/retry"
-	"github.com/again-go/again/shed"
+	"github.com/again-go/again/shed/admission"
 	"github.com/again-go/again/throttle"
 )
 
@@ -449,7 +449,7 @@ type shedRequest struct {
 	prev     time.Duration
 	queued   time.Duration // when its attempt reached the server
 	start    time.Duration // when the shedder admitted it
-	w        shed.Waiter
+	w        admission.Waiter
 }
 
 // throttleShedRun is throttleRun against a server that sheds with
@@ -483,10 +483,10 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 		q.Push(now+service, shedEvent{kind: shedServed, req: i})
 	}
 	probes := sim.Stream(c.Seed, sim.StringID("throttle shed probes"), sim.FloatID(demand), sim.StringID(string(t)))
-	core = newShedCore(c, clock, r, probes, func(i int32, why shed.Reason) {
+	core = newShedCore(c, clock, r, probes, func(i int32, why admission.Reason) {
 		now := clock.At
 		rq := reqs[i]
-		if why != shed.Admitted {
+		if why != admission.Admitted {
 			if counted(now) {
 				shedN++
 			}
@@ -531,7 +531,7 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 			continue
 		case shedMaxWait:
 			if rq := reqs[e.req]; rq.attempts == int(e.n) {
-				core.Leave(&rq.w, shed.Timeout)
+				core.Leave(&rq.w, admission.Timeout)
 			}
 			continue
 		}
@@ -561,7 +561,7 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 			sent++
 		}
 		rq.queued = now
-		rq.w = shed.Waiter{Tag: int(e.req)}
+		rq.w = admission.Waiter{Tag: int(e.req)}
 		if core.arrive(now, rq.attempts, &rq.w) {
 			q.Push(now+core.MaxWait(), shedEvent{shedMaxWait, e.req, int32(rq.attempts)})
 		}
@@ -583,21 +583,21 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 // shedCore is the shedder of throttleShedRun, telling decide the fate of
 // every attempt that reaches it, queued or not.
 type shedCore struct {
-	*shed.Core
+	*admission.Core
 	clock  *sim.VirtualClock
-	decide func(int32, shed.Reason)
+	decide func(int32, admission.Reason)
 }
 
-func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, shed.Reason)) *shedCore {
+func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, admission.Reason)) *shedCore {
 	sc := &shedCore{clock: clock, decide: decide}
-	sc.Core = simshed.New(c.Shed, clock, r, probes, func(w *shed.Waiter, why shed.Reason) { decide(int32(w.Tag), why) })
+	sc.Core = simshed.New(c.Shed, clock, r, probes, func(w *admission.Waiter, why admission.Reason) { decide(int32(w.Tag), why) })
 	return sc
 }
 
 // arrive hands the attempt number n, w's, to the shedder at now, and
 // reports whether it waits in the queue (its fate then comes later).
-func (sc *shedCore) arrive(now time.Duration, n int, w *shed.Waiter) bool {
-	queued, why := sc.Arrive(sc.clock.Now(), shed.Request{Attempt: n}, w)
+func (sc *shedCore) arrive(now time.Duration, n int, w *admission.Waiter) bool {
+	queued, why := sc.Arrive(sc.clock.Now(), admission.Request{Attempt: n}, w)
 	if !queued {
 		sc.decide(int32(w.Tag), why)
 	}

@@ -1,7 +1,8 @@
-package shed
+package admission
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -9,9 +10,9 @@ import (
 )
 
 // core is a Shedder's decisions as functions of the times passed in: it
-// reads no clock, starts no goroutine and never blocks. The Shedder runs
-// it under real time, with its lock; Core runs it on any clock, such as
-// a simulator's.
+// reads no clock, starts no goroutine and never blocks. Core exports it;
+// package shed's Shedder runs it under real time, with its lock, and a
+// simulator on its virtual clock.
 //
 // admitNow and release touch only atomics and the Limit (safe for
 // concurrent use), so that the path of a request that is not overloaded
@@ -71,6 +72,10 @@ func (c *core) init(cfg Config, origin time.Time, decide func(*Waiter, Reason)) 
 		c.rand = globalRand{}
 	}
 }
+
+type globalRand struct{}
+
+func (globalRand) Float64() float64 { return rand.Float64() }
 
 // admitNow counts an arrival and takes a permit for it if nobody waits
 // and the limit allows one. It needs no lock.
@@ -308,8 +313,12 @@ type Waiter struct {
 	since    time.Time // when it was queued
 	deadline time.Time // zero: none
 	level    int
-	queued   bool        // still in the queue
-	ch       chan Reason // a Shedder's: buffered, the decision
+	queued   bool // still in the queue
+
+	// Notify is the caller's own too, never read by the Core: a Shedder,
+	// whose queued requests wait on goroutines, gives each a buffered
+	// channel that its decide function sends the fate on.
+	Notify chan Reason
 }
 
 // Core is a Shedder's decisions without a clock, goroutines or blocking:
@@ -320,14 +329,16 @@ type Waiter struct {
 // when an admitted one ends, and Leave when a queued one's client gives
 // up (or after MaxWait: a Shedder's timer).
 //
-// A Core is not safe for concurrent use; its Limit may be shared. Make
-// one with NewCore; the zero Core is not usable.
+// A Core is not safe for concurrent use, but for the methods that say
+// so: AdmitNow, Release, Class and Queues, the path of a request that is
+// not overloaded, which a Shedder runs without its lock while every other
+// method runs under it. Its Limit may be shared. Make one with NewCore;
+// the zero Core is not usable.
 type Core struct {
 	c core
 }
 
-// NewCore returns a Core configured by cfg (its HTTP fields, Classify,
-// Quota, OnShed and OnQueued, are not read), whose deadline cap counts
+// NewCore returns a Core configured by cfg, whose deadline cap counts
 // from origin, and which tells decide each queued request's fate: Admitted
 // (a permit taken for it: give it back with Done) or the Reason it was
 // shed. decide runs inside the Core's methods, once per queued request,
@@ -355,24 +366,61 @@ func (c *Core) Arrive(now time.Time, req Request, w *Waiter) (queued bool, r Rea
 	if c.c.admitNow(context.Background()) {
 		return false, Admitted
 	}
-	k := c.c.class(req.Criticality)
-	if !c.c.queues(k) {
-		return false, QueueFull
-	}
-	c.c.prepare(now, k, req, w)
-	if !c.c.enqueue(now, w) {
+	if !c.Enqueue(now, req, w) {
 		return false, QueueFull
 	}
 	return true, Admitted
 }
 
+// AdmitNow is Arrive's first step, safe for concurrent use: it counts an
+// arriving request and reports whether it took a permit for it, which it
+// does if nobody waits and the limit allows one (ctx goes to the Limit's
+// Admit). It reads no clock and takes no lock. A request it refuses may
+// be queued with Enqueue.
+func (c *Core) AdmitNow(ctx context.Context) bool { return c.c.admitNow(ctx) }
+
+// Class returns k, or Config.Default for Unspecified. It is safe for
+// concurrent use.
+func (c *Core) Class(k Criticality) Criticality { return c.c.class(k) }
+
+// Queues reports whether a request of class k (as Class returns it) may
+// wait in the queue: a known class, and a queue at all (Config.MaxQueue
+// not negative). It is safe for concurrent use.
+func (c *Core) Queues(k Criticality) bool { return c.c.queues(k) }
+
+// Enqueue is Arrive's second step, for a request AdmitNow refused: it
+// queues req at now in w, making room by evicting a request of a lower
+// level, and reports false, queuing nothing, if req may not wait (Queues)
+// or the queue is full of requests at its level or above (QueueFull). A
+// queued request's fate comes through decide, perhaps before Enqueue
+// returns.
+func (c *Core) Enqueue(now time.Time, req Request, w *Waiter) bool {
+	k := c.c.class(req.Criticality)
+	if !c.c.queues(k) {
+		return false
+	}
+	c.c.prepare(now, k, req, w)
+	return c.c.enqueue(now, w)
+}
+
 // Done gives back at now the permit of a request served for took
-// (negative: not measured, as after a failure), and serves the queue.
+// (negative: not measured, as after a failure), and serves the queue:
+// Release, then Freed if requests wait.
 func (c *Core) Done(now time.Time, took time.Duration) {
 	if c.c.release(false, took) {
 		c.c.freed(now)
 	}
 }
+
+// Release is Done's first step, safe for concurrent use: it gives a
+// permit back to the limit, which learns took (negative: not measured),
+// and reports whether requests wait; then the caller calls Freed. It
+// reads no clock and takes no lock.
+func (c *Core) Release(took time.Duration) (waiting bool) { return c.c.release(false, took) }
+
+// Freed is Done's second step: it serves the queue at now, after Release
+// reported requests waiting.
+func (c *Core) Freed(now time.Time) { c.c.freed(now) }
 
 // Leave sheds queued w for why: Timeout when MaxWait passed, Canceled
 // when its client left. It reports false, deciding nothing, if w was
@@ -392,3 +440,11 @@ func (c *Core) RetryAfter(now time.Time) time.Duration {
 
 // Snapshot returns the Core's state at now.
 func (c *Core) Snapshot(now time.Time) Stats { return c.c.snapshot(now) }
+
+// RetryAfterSeconds returns the whole seconds of the Retry-After header
+// that tells a client to wait wait: wait rounded to the nearest second, at
+// least 1 (rounding up would turn the jitter of a wait between 1s and 2s
+// into 2s for everyone). A simulated server tells its clients the same.
+func RetryAfterSeconds(wait time.Duration) int64 {
+	return max(1, int64(wait.Round(time.Second)/time.Second))
+}

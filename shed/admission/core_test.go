@@ -1,4 +1,4 @@
-package shed
+package admission
 
 import (
 	"fmt"
@@ -9,6 +9,11 @@ import (
 
 // coreRun drives a Core on explicit times and records each request's
 // fate, by name.
+// fixedRand draws always the same number.
+type fixedRand float64
+
+func (r fixedRand) Float64() float64 { return float64(r) }
+
 type coreRun struct {
 	t     *testing.T
 	c     *Core

@@ -1,4 +1,4 @@
-package shed
+package admission
 
 import (
 	"errors"
@@ -35,8 +35,8 @@ func TestValidate(t *testing.T) {
 		case tt.field != "" && (!errors.Is(err, ErrInvalid) || !errors.As(err, &fe) || fe.Field != tt.field):
 			t.Errorf("Validate(%+v) = %v, want a *FieldError for %s matching ErrInvalid", tt.cfg, err, tt.field)
 		}
-		if _, nerr := New(tt.cfg); (nerr == nil) != (err == nil) {
-			t.Errorf("New(%+v) = %v, Validate = %v: want the same verdict", tt.cfg, nerr, err)
+		if _, nerr := NewCore(tt.cfg, time.Time{}, nil); (nerr == nil) != (err == nil) {
+			t.Errorf("NewCore(%+v) = %v, Validate = %v: want the same verdict", tt.cfg, nerr, err)
 		}
 	}
 	err := Config{Limit: -3}.Validate()

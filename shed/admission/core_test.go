@@ -150,6 +150,25 @@ func TestCoreCoDel(t *testing.T) {
 		}
 		r.expect(want)
 	})
+	t.Run("a sweep that sloughs the sheddable requests does not then slough a critical one as the overload's own", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		crit := Request{Criticality: Critical, Attempt: 1}
+		low := Request{Criticality: Sheddable, Attempt: 1}
+		r.arrive(0, "a", crit)
+		r.arrive(0, "w1", low)
+		r.arrive(0, "w2", low)
+		r.done(8 * ms)  // w1 after 8ms: the interval's minimum, until 108ms
+		r.done(50 * ms) // w2
+		r.arrive(60*ms, "crit1", crit)
+		r.arrive(60*ms, "crit2", crit)
+		r.arrive(60*ms, "s0", low)
+		r.done(110 * ms) // overloaded; crit1 served, the interval's first
+		// The arrival sweeps the queue, lowest level first: s0, 51ms old,
+		// is sloughed; crit2, as old, waited above it and is kept.
+		r.arrive(111*ms, "x", low)
+		r.done(112 * ms)
+		r.expect(map[string]string{"crit1": "admitted@110ms", "s0": "overload@111ms", "crit2": "admitted@112ms"})
+	})
 	t.Run("an interval in which requests were sloughed stays overloaded, whatever its minimum", func(t *testing.T) {
 		r := newCoreRun(t, Config{Limit: 1})
 		r.arrive(0, "a", Request{})

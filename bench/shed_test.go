@@ -41,10 +41,10 @@ import (
 // of the workers: nothing (bare net/http), again's shed (a limit of W
 // only; W with the CoDel queue that turns LIFO, also with two classes of
 // requests sent by again's client, CRITICAL and SHEDDABLE, in two mixes
-// (shedFifth, shedSteady); Gradient2), go-zero's adaptive shedder, Kratos aegis's BBR
-// (each at its defaults, which shed only above a CPU threshold, and with
-// the threshold at 0, so that they judge by throughput and latency
-// alone), and failsafe-go's handler with its AdaptiveLimiter. Bounded:
+// (shedFifth, shedSteady); Gradient2), go-zero's adaptive shedder,
+// Kratos aegis's BBR (each at its defaults, which shed only above a CPU
+// threshold, and with the threshold at 0, so that they judge by
+// throughput and latency alone), and failsafe-go's handler with its AdaptiveLimiter. Bounded:
 // 5 × shedStep per server, and the requests' 1 s timeout. Run it with
 //
 //	cd bench && go test -run TestShedOverload -v -count 1 .

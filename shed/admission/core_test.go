@@ -168,6 +168,18 @@ func TestCoreCoDel(t *testing.T) {
 		r.done(112 * ms)
 		r.expect(map[string]string{"crit1": "admitted@110ms", "s0": "overload@111ms", "crit2": "admitted@112ms"})
 	})
+	t.Run("a critical request is not sloughed while a lower class queued requests lately, though none waits", func(t *testing.T) {
+		r, _ := twoClasses(t)
+		r.done(110 * ms) // overloaded; crit1 served, the interval's first
+		r.now = 111 * ms
+		if !r.c.Leave(r.ws[slices.Index(r.names, "s0")], Canceled) { // the last sheddable request leaves
+			t.Fatal("Leave(s0) = false while it waits, want true (the premise)")
+		}
+		// crit2 waited 52ms with nothing below it, but SHEDDABLE requests
+		// were queued in the interval before: the overload is theirs.
+		r.done(112 * ms)
+		r.expect(map[string]string{"crit1": "admitted@110ms", "crit2": "admitted@112ms"})
+	})
 	t.Run("an interval in which requests were sloughed stays overloaded, whatever its minimum", func(t *testing.T) {
 		r := newCoreRun(t, Config{Limit: 1})
 		r.arrive(0, "a", Request{})

@@ -43,7 +43,7 @@ import (
 // (skipped under -short; a ramp longer than go test's -timeout allows is
 // refused at the start). With -limit.out it also writes DIR/limit.csv,
 // each limiter's limit, goodput and success p99 over time, which
-// cmd/again/internal/limitchart draws (BENCHMARKS.md).
+// `go run ./cmd/again/internal/sim/chart/svg -limit` draws (BENCHMARKS.md).
 
 var (
 	limitRamp = flag.Duration("limit.ramp", 30*time.Second, "how long TestLimitEnvoySetup ramps the load, per limiter (Envoy's run: 160s)")

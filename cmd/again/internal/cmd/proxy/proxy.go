@@ -91,7 +91,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Var(cmdutil.Repeated(&opts.Flags.Match, "key=value"), "match", "apply the faults only to matching requests: "+proxymodel.MatchSyntax)
 	fs.Var(cmdutil.Text(&opts.Scenario, "file"), "scenario", "read faults from a JSON file")
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
-	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most faults in progress at once; 0 for no cap")
+	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most `n` faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
 	fs.Var(cmdutil.Text(&opts.Shed, "N|adaptive"), "shed", "forward at most N requests at once, or adaptively, queue or shed the rest (503); 0 for none")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")

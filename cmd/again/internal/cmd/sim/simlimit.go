@@ -72,37 +72,8 @@ fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 	return cmd
 }
 
-// limitChart draws, against time, each limiter's limit, its goodput and
-// its success p99.
+// limitChart draws the run with limit.Chart, under the command's title.
 func limitChart(rows []limit.LimitRow) *chart.Figure {
-	lim := chart.Panel{Title: "Limit", XLabel: "time (s)", YLabel: "calls in flight allowed (log scale)", LogY: true}
-	good := chart.Panel{Title: "Goodput", XLabel: "time (s)", YLabel: "successes ÷ capacity"}
-	p99 := chart.Panel{Title: "Success p99", XLabel: "time (s)", YLabel: "ms (log scale)", LogY: true}
-	index := map[limit.Limiting]int{}
-	for _, r := range rows {
-		i, ok := index[r.Limiter]
-		if !ok {
-			i = len(good.Series)
-			index[r.Limiter] = i
-			for _, p := range []*chart.Panel{&lim, &good, &p99} {
-				p.Series = append(p.Series, chart.Series{Name: string(r.Limiter)})
-			}
-		}
-		if r.Limit > 0 {
-			s := &lim.Series[i]
-			s.X, s.Y = append(s.X, r.TimeS), append(s.Y, r.Limit)
-		}
-		g := &good.Series[i]
-		g.X, g.Y = append(g.X, r.TimeS), append(g.Y, r.GoodputRatio)
-		if r.SuccessP99MS > 0 {
-			s := &p99.Series[i]
-			s.X, s.Y = append(s.X, r.TimeS), append(s.Y, r.SuccessP99MS)
-		}
-	}
-	return &chart.Figure{
-		Title:   "Concurrency limits under a load ramped past capacity (again sim limit)",
-		Note:    "A server of workers and a FIFO queue, a Poisson load ramped past its capacity over 160 s, a client timeout (by default Envoy's setup: 8 workers, p90 50 ms, p99 150 ms, 1 s).",
-		Panels:  []chart.Panel{lim, good, p99},
-		Columns: 3,
-	}
+	return limit.Chart(rows, "Concurrency limits under a load ramped past capacity (again sim limit)",
+		"A server of workers and a FIFO queue, a Poisson load ramped past its capacity over 160 s, a client timeout (by default Envoy's setup: 8 workers, p90 50 ms, p99 150 ms, 1 s).")
 }

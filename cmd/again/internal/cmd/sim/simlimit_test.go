@@ -1,6 +1,12 @@
 package sim
 
-import "testing"
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/again-go/again/cmd/again/internal/sim/limit"
+)
 
 // TestSimLimit: the command's own rows show, at the end of the ramp, the
 // unlimited client collapsed and Gradient2 settled near the 8 workers.
@@ -36,5 +42,22 @@ func TestSimLimitUsageErrors(t *testing.T) {
 		if r.Code != 2 || (tt.want != "" && r.Stderr != tt.want+"\n") {
 			t.Errorf("sim limit %v: exit %d, stderr %q; want 2 and %q", tt.args, r.Code, r.Stderr, tt.want)
 		}
+	}
+}
+
+// chart/svg -limit reads the command's CSV back with limit.ReadCSV: what the
+// command writes, the reader takes, to the same rows.
+func TestSimLimitCSVReadsBack(t *testing.T) {
+	rows := []limit.LimitRow{
+		{Limiter: limit.LimitNone, TimeS: 10, OfferedRatio: 0.5839, GoodputRatio: 0.583, SuccessP50MS: 13.7, SuccessP99MS: 150.52},
+		{Limiter: limit.LimitGradient2, TimeS: 160, OfferedRatio: 2.889, Limit: 8.0335, GoodputRatio: 0.939, SuccessP50MS: 13.3, SuccessP99MS: 149.8, Refused: 6923, TimedOut: 2},
+	}
+	var b bytes.Buffer
+	if err := writeRows(&b, "csv", rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := limit.ReadCSV(&b)
+	if err != nil || !reflect.DeepEqual(got, rows) {
+		t.Errorf("limit.ReadCSV(the CSV of %+v) = %+v, %v; want the same rows", rows, got, err)
 	}
 }

@@ -54,7 +54,7 @@ files. Guide: docs/cli.md (web).`,
 	flags := cmd.Flags()
 	flags.Var(cmdutil.Text(&addr, "addr"), "listen", "address to listen on; a bare port is loopback")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
-	flags.StringVar(&export, "export", "", "write the page's files into this new or empty directory and exit instead of serving")
+	flags.StringVar(&export, "export", "", "write the page's files into `dir`, new or empty, and exit instead of serving")
 	flags.BoolVarP(&quiet, "quiet", "q", false, "print not the URL, only warnings and errors")
 	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files (renamed over, never written through)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

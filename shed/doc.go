@@ -90,5 +90,8 @@
 // shed), a permit comes back, a queued request leaves, and the queued
 // requests' fates come back through a function. A Shedder runs the same
 // code under real time; `again sim outage --shed` and `again sim throttle
-// --shed` run it on their virtual clock.
+// --shed` run it on their virtual clock, and so does the calculator page,
+// in WebAssembly. Core and the types of its decisions live in package
+// shed/admission, which does not import net/http; shed re-exports them
+// under the same names (type aliases).
 package shed

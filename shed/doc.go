@@ -32,9 +32,10 @@
 //     (adaptive LIFO): the oldest are those whose clients have most
 //     likely given up. Lower levels go first: a request is dropped so,
 //     and its level served newest first, only while no request of a
-//     lower level waits or when its level and those above alone
-//     outnumber the permits freed, so that critical requests next in
-//     line are not dropped with the sheddable ones.
+//     lower level waits, nor of a lower class queued in this Interval or
+//     the one before, or when its level and those above alone outnumber
+//     the permits freed, so that critical requests are not dropped while
+//     sheddable ones are still served.
 //   - Deadlines: a client sends the time it will still wait in
 //     HeaderTimeout (Again-Timeout-Ms, whole milliseconds;
 //     retryhttp.Transport sends it). A request still queued at its

@@ -25,13 +25,14 @@ var freeValues = map[string]bool{
 	"sim throttle --svg": true, "sim hedge --svg": true, "sim limit --svg": true,
 }
 
-// badValues are the wrong values of flags for which "bogus" (or "maybe",
-// for a boolean) is right.
+// badValues are the wrong values of the flags, by the name of their value
+// (what the help shows), for which "bogus" (or "maybe", for a boolean) is
+// right: by type rather than by flag name, so that a renamed flag keeps its.
 var badValues = map[string]string{
-	"fetch --method":          "GET POST",
-	"fetch --idempotency-key": "a\x01b",
-	"wait --body":             "(",
-	"wait --header":           "=x",
+	"method":        "GET POST",
+	"auto|off|key":  "a\x01b",
+	"regexp":        "(",
+	"name[=regexp]": "=x",
 }
 
 // badValueArgs are what a command needs around a flag for the flag's value
@@ -71,7 +72,7 @@ func TestBadValueStyle(t *testing.T) {
 			if f.Value.Type() == "bool" {
 				bad = "maybe"
 			}
-			if v, ok := badValues[key]; ok {
+			if v, ok := badValues[f.Value.Type()]; ok {
 				bad = v
 			}
 			var extra []string

@@ -283,6 +283,8 @@ func TestOldSpellings(t *testing.T) {
 		{[]string{"fetch", "--timeout", "5", "http://127.0.0.1:1/"}, "again fetch: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain fetch: --attempt-timeout needs a unit"},
 		{[]string{"wait", "--timeout", "5", "db:1"}, "again wait: --timeout is now --deadline; it still works, but write --deadline\nagain wait: --deadline needs a unit"},
 		{[]string{"web", "--addr", "x:y"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --listen \"x:y\""},
+		// sim occ's list of algorithms is --strategy, as in every model.
+		{[]string{"sim", "occ", "--algorithms", "full,fast"}, "again sim occ: --algorithms is now --strategy; it still works, but write --strategy\nagain sim occ: --strategy must be"},
 	} {
 		r := run(t, tt.args...)
 		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, tt.want) {

@@ -50,7 +50,7 @@ func FuzzSimCommandLine(f *testing.F) {
 			if n, err := parseCount("clients", a, 100); err == nil && n > 10 {
 				return
 			}
-			args = []string{"sim", "occ", "--clients=" + a, "--algorithms=" + b, "--runs=2"}
+			args = []string{"sim", "occ", "--clients=" + a, "--strategy=" + b, "--runs=2"}
 		}
 		r := run(t, args...)
 		switch r.Code {

@@ -33,7 +33,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
-		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
+		{[]string{"sim", "occ", "--strategy", "full,fast"}, `again sim occ: --strategy must be a comma-separated list of none, exponential, full, equal, decorrelated, got "full,fast"`},
 		{[]string{"sim", "occ", "--runs", "0"}, `again sim occ: --runs must be a whole number from 1 to 100000, got "0"`},
 		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got 100000² × 1 = 10000000000`},
 		{[]string{"sim", "occ", "--clients", "1000,2000", "--runs", "100"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000`},

@@ -57,6 +57,10 @@ func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
 	fs.Var(Text(s, typ), field, usage)
 }
 
+// Value returns the text of field, one added by AddPolicyFlags or Add, as
+// given or defaulted.
+func (f *PolicyFlags) Value(field string) string { return *f.values[field] }
+
 // Set replaces the text of field, one added by AddPolicyFlags or Add, as
 // if the flag had been given, without marking it changed: calc's --preset
 // fills in the fields that no flag gives.
@@ -67,6 +71,9 @@ func (f *PolicyFlags) Set(field, value string) { *f.values[field] = value }
 // "--multiplier must be a finite number >= 1, got 0.5". A duration needs
 // a unit (see RequireUnit), and a policy that contradicts itself, an
 // --initial above a --max other than 0, is refused (see Contradiction).
+// A --deadline of 0 is none, as 0 is for every limit of every command
+// (the calculator, which the page shares, has no 0 for it: its field is
+// left empty).
 func (f *PolicyFlags) Parse() (calc.Input, error) {
 	for _, field := range []string{calc.FieldInitial, calc.FieldMax, calc.FieldDeadline} {
 		if s, ok := f.values[field]; ok && f.fs.Changed(field) {
@@ -75,7 +82,15 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 			}
 		}
 	}
-	in, err := f.parse()
+	noDeadline := false
+	if s, ok := f.values[calc.FieldDeadline]; ok && f.fs.Changed(calc.FieldDeadline) {
+		d, err := DurationFlag(calc.FieldDeadline, *s, false)
+		if err != nil {
+			return calc.Input{}, err
+		}
+		noDeadline = d == 0
+	}
+	in, err := f.parse(noDeadline)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
 		// calc's message, shared with the page, offers bare milliseconds,
@@ -127,10 +142,15 @@ func contradiction(p backoff.Policy, prefix, initial, max string, initialGiven, 
 	return Usagef("%s%s %s is above %s %s: every delay would be %v; lower %s, or raise %s (0 for no cap)", prefix, initial, iv, max, mv, p.Max, initial, max)
 }
 
-func (f *PolicyFlags) parse() (calc.Input, error) {
+// parse is calc.Parse of the flags' values, without the deadline when
+// noDeadline.
+func (f *PolicyFlags) parse(noDeadline bool) (calc.Input, error) {
 	v := calc.Values{}
 	for k, s := range f.values {
 		v[k] = *s
+	}
+	if noDeadline {
+		v[calc.FieldDeadline] = ""
 	}
 	return calc.Parse(v)
 }

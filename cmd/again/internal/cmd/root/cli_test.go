@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -71,15 +73,30 @@ func TestFrameworkUsageErrors(t *testing.T) {
 	}
 }
 
-// --attempt-timeout takes 0 without a unit: it is 0 in every unit.
+// A limit of 0 is none, in every command where none can be, and takes no
+// unit: 0 is 0 in every unit. wait's --attempt-timeout 0 leaves each check
+// to the --deadline; a --deadline 0 is no deadline (wait's excepted: a
+// wait is never unbounded).
 func TestBareZeroLimits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
 	for _, args := range [][]string{
 		{"run", "--attempt-timeout", "0", "--", "true"},
-		{"fetch", "--attempt-timeout", "0", "--retries", "0", "http://127.0.0.1:1/"},
+		{"fetch", "--attempt-timeout", "0", "--retries", "0", srv.URL},
+		{"wait", "--attempt-timeout", "0", srv.URL},
+		{"run", "--deadline", "0", "--", "true"},
+		{"run", "--deadline", "0s", "--attempt-timeout", "0ms", "--", "true"},
+		{"fetch", "--deadline", "0", srv.URL},
+		{"calc", "--deadline", "0"},
+		{"sim", "storm", "--deadline", "0", "--clients", "2"},
 	} {
-		if r := run(t, args...); r.Code == cmdutil.ExitUsage {
-			t.Errorf("again %q: usage error %q, want 0 accepted", args, r.Stderr)
+		if r := run(t, args...); r.Code != 0 {
+			t.Errorf("again %q: exit %d, stderr %q; want 0 accepted as none", args, r.Code, r.Stderr)
 		}
+	}
+	// A deadline of 0 is none: calc's report is the one without a deadline.
+	if with, without := run(t, "calc", "--deadline", "0").Stdout, run(t, "calc").Stdout; with != without {
+		t.Errorf("again calc --deadline 0 printed\n%s\nwant what again calc prints without a deadline:\n%s", with, without)
 	}
 }
 

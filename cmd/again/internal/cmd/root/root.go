@@ -79,7 +79,8 @@ computes what a retry schedule costs before you ship it.
 
 Durations are Go syntax (500ms, 1.5s, 2m), with a unit in every flag of
 every command: a bare 30 would be 30 s to timeout and curl but 30 ms to the
-calculator page, so it is refused with both readings; 0 needs none.
+calculator page, so it is refused with both readings; 0 needs none, and
+means none: no timeout, no deadline, no cap.
 Exit status: 0 success, 1 failure, 2 usage error, 124 the --deadline,
 128+N signal N; docs/cli.md (Exit statuses) has the table.
 

@@ -106,7 +106,7 @@ func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
 	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
 	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
 	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}
-	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check")
+	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check; 0 for none, each bounded by the --deadline alone")
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no line per ready target")
@@ -156,12 +156,16 @@ func waitRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if in.Deadline == 0 {
+		// 0 is none in every other command; a wait is never unbounded
+		// (the library has no retry loop without a limit).
+		return cmdutil.Usagef("--deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got %q", opts.Policy.Value(calcmodel.FieldDeadline))
+	}
 	cfg := ready.Config{Policy: in.Policy, Deadline: in.Deadline, Invert: opts.Invert}
+	// 0 is none: each check is bounded only by what is left of the
+	// deadline.
 	if cfg.AttemptTimeout, err = cmdutil.DurationFlag("attempt-timeout", opts.AttemptTimeout, false); err != nil {
 		return err
-	}
-	if cfg.AttemptTimeout <= 0 {
-		return cmdutil.Usagef("--attempt-timeout must be above 0, got %q", opts.AttemptTimeout)
 	}
 	if opts.Format != "text" && opts.Format != "json" {
 		return cmdutil.Usagef("--format must be one of text or json, got %q", opts.Format)

@@ -62,7 +62,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "--expect-header", "X-Ready", "db:1"}, "again wait: --expect-header applies to http or https targets, and no TARGET is one"},
 		{[]string{"wait", "--expect-status", "200-", srv.URL}, `again wait: --expect-status: HTTP status "200-": want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399`},
 		{[]string{"wait", "--expect-body", "(", srv.URL}, "again wait: --expect-body must be a regexp (RE2 syntax): error parsing regexp: missing closing ): `(`"},
-		{[]string{"wait", "--attempt-timeout", "0", "db:1"}, `again wait: --attempt-timeout must be above 0, got "0"`},
+		// 0 is none everywhere, but a wait is never unbounded.
+		{[]string{"wait", "--deadline", "0", "db:1"}, `again wait: --deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got "0"`},
+		{[]string{"wait", "--deadline", "0s", "db:1"}, `again wait: --deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got "0s"`},
 		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
 		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier must be a finite number >= 1, got 0.5"},
 		{[]string{"wait", "--cacert", "/nonexistent/ca.pem", srv.URL}, `again wait: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},

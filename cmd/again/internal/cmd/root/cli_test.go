@@ -147,6 +147,21 @@ func TestVersionAndHelp(t *testing.T) {
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "again ") || r.Stderr != "" {
 		t.Errorf("again --version: exit %d, stdout %q, stderr %q; want exit 0 and \"again <version>\"", r.Code, r.Stdout, r.Stderr)
 	}
+	// -v has one meaning, --verbose (fetch's, as curl's): not the version.
+	wantUsageError(t, run(t, "-v"), "again: unknown shorthand flag: 'v' in -v; the version is --version, and -v is --verbose, in fetch (see 'again --help')")
+	wantUsageError(t, run(t, "calc", "-v"), "again calc: unknown shorthand flag: 'v' in -v (see 'again calc --help')")
+	root := newRoot(subcommands(&cmdutil.Env{})...)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.InitDefaultVersionFlag() // as cobra does before parsing
+		if f := c.Flags().ShorthandLookup("v"); f != nil && f.Name != "verbose" {
+			t.Errorf("%s: -v is --%s, want --verbose or nothing", c.CommandPath(), f.Name)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 	for _, args := range [][]string{nil, {"--help"}, {"help"}} {
 		r := run(t, args...)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "calc") || !strings.Contains(r.Stdout, "Exit status") || !strings.Contains(r.Stdout, "Examples:") {

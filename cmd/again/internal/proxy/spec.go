@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/rate"
 	"github.com/again-go/again/fault"
 )
 
@@ -41,7 +43,7 @@ const (
 	LatencySyntax    = "DURATION or DIST, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
 	ResetSyntax      = "STAGE[:RATE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
 	OutageSyntax     = "DURATION@START, such as 20s@10s: 503s for 20 s from 10 s after the start"
-	RateSyntax       = "N/UNIT, such as 100/s, 10/100ms or 600/m: a 429 beyond N requests per UNIT"
+	RateSyntax       = rate.Syntax + ", N whole: a 429 beyond N requests per UNIT"
 	MatchSyntax      = "method=M, path=PREFIX, host=H or header=NAME[:VALUE]"
 	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date"
 	CutSyntax        = "RATE: a Content-Length longer than the body sent"
@@ -97,19 +99,13 @@ func (fl *Flags) Faults() ([]fault.Fault, error) {
 		add(fault.Fault{Kind: fault.Outage, Start: sv, Duration: dv})
 	}
 	for _, s := range fl.Rate {
-		n, unit, ok := strings.Cut(s, "/")
-		limit, err := strconv.Atoi(n)
-		if unit != "" && (unit[0] < '0' || unit[0] > '9') {
-			unit = "1" + unit
-		}
-		w, err2 := time.ParseDuration(unit)
-		if unit == "1m" {
-			w = time.Minute
-		}
-		if !ok || err != nil || err2 != nil || limit <= 0 || w < time.Millisecond {
+		// The grammar of every rate flag; a limit counts whole requests
+		// in a window of at least a millisecond.
+		r, err := rate.Parse(s)
+		if err != nil || r.N < 1 || r.N != math.Trunc(r.N) || r.N > math.MaxInt32 || r.Per < time.Millisecond {
 			return nil, &SpecError{"--rate", s, RateSyntax}
 		}
-		add(fault.Fault{Kind: fault.RateLimit, Limit: limit, Window: w})
+		add(fault.Fault{Kind: fault.RateLimit, Limit: int(r.N), Window: r.Per})
 	}
 	for _, s := range fl.Fail {
 		r, st, hasStatus := strings.Cut(s, ":")

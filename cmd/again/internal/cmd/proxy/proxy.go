@@ -232,9 +232,10 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// requireUnits refuses a bare number in a duration of the fault flags, as
-// every duration flag of every command does (cmdutil.RequireUnit), rather
-// than the syntax alone.
+// requireUnits refuses a bare number in a duration or a rate of the fault
+// flags, as every duration and rate flag of every command does
+// (cmdutil.RequireUnit, cmdutil.RequireRateUnit), rather than the syntax
+// alone.
 func requireUnits(fl proxymodel.Flags) error {
 	check := func(flag string, values ...string) error {
 		for _, v := range values {
@@ -246,6 +247,11 @@ func requireUnits(fl proxymodel.Flags) error {
 	}
 	if err := check("latency", fl.Latency...); err != nil {
 		return err
+	}
+	for _, v := range fl.Rate {
+		if err := cmdutil.RequireRateUnit("rate", v); err != nil {
+			return err
+		}
 	}
 	if err := check("retry-after", strings.TrimPrefix(fl.RetryAfter, "date:")); err != nil {
 		return err

@@ -54,6 +54,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--to", "http://x", "--latency", "50"}, `again proxy: --latency needs a unit, such as 50s or 50ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 50`},
 		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after needs a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 2`},
 		{[]string{"proxy", "--to", "http://x", "--outage", "20s@10"}, `again proxy: --outage needs a unit, such as 10s or 10ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 10`},
+		// A rate is N/UNIT, as in every command; a bare number needs a unit.
+		{[]string{"proxy", "--to", "http://x", "--rate", "100"}, `again proxy: --rate needs a unit, such as 100/s or 100/m (a rate is N/UNIT, such as 40/s, 10/100ms or 600/m), got 100`},
+		{[]string{"proxy", "--to", "http://x", "--rate", "100/sec"}, `again proxy: --rate "100/sec": want N/UNIT, such as 40/s, 10/100ms or 600/m, N whole: a 429 beyond N requests per UNIT`},
+		{[]string{"proxy", "--to", "http://x", "--rate", "0.5/s"}, `again proxy: --rate "0.5/s": want N/UNIT, such as 40/s, 10/100ms or 600/m, N whole: a 429 beyond N requests per UNIT`},
 		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be one of text or json, got "xml"`},
 		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, `again proxy: --shed must be a whole number (0 for no shedding) or adaptive, got "-1"`},
 		{[]string{"proxy", "--to", "http://x", "--shed", "gradient2"}, `again proxy: --shed must be a whole number (0 for no shedding) or adaptive, got "gradient2"`},

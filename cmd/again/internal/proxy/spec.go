@@ -37,17 +37,19 @@ func (e *SpecError) Message() string {
 // Is reports whether target is ErrSpec.
 func (e *SpecError) Is(target error) bool { return target == ErrSpec }
 
-// Flag syntax, one place for the parsers, the help and the errors.
+// Flag syntax, one place for the parsers, the help and the errors. A
+// SHARE is a fraction of the requests, above 0 and up to 1 (the fault's
+// Rate); a rate is N/UNIT (RateSyntax), as in every command.
 const (
-	FailSyntax       = "RATE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
+	FailSyntax       = "SHARE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
 	LatencySyntax    = "DURATION or DIST, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
-	ResetSyntax      = "STAGE[:RATE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
+	ResetSyntax      = "STAGE[:SHARE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
 	OutageSyntax     = "DURATION@START, such as 20s@10s: 503s for 20 s from 10 s after the start"
 	RateSyntax       = rate.Syntax + ", N whole: a 429 beyond N requests per UNIT"
 	MatchSyntax      = "method=M, path=PREFIX, host=H or header=NAME[:VALUE]"
 	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date"
-	CutSyntax        = "RATE: a Content-Length longer than the body sent"
-	StallSyntax      = "RATE: no answer until the client gives up"
+	CutSyntax        = "SHARE: a Content-Length longer than the body sent"
+	StallSyntax      = "SHARE: no answer until the client gives up"
 )
 
 // Flags are the fault flags of `again proxy`, as given.

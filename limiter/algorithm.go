@@ -342,9 +342,20 @@ const gradientWarmup = 10
 //
 // within [Min, Max], unchanged while InFlight < limit / 2 (the client
 // limits it). When the long RTT is more than twice the call's, it is cut
-// by 5 % each call (Netflix's recovery after an incident). Netflix's rule
-// ignores drops; here a dropped call moves the limit as an RTT far above
-// the baseline would, with the gradient at its floor, 0.5.
+// by 5 % each call (Netflix's recovery after an incident).
+//
+// Drops: Netflix's rule ignores them; here a dropped call halves the
+// limit, at most once per baseline RTT (the long average), as TCP cuts
+// its window once per round trip of losses. Once, because the calls that
+// end within that time were mostly admitted under the limit before the
+// cut, so their drops say nothing of the new one: when a server's latency
+// crosses its clients' timeout, every call in flight is dropped within a
+// moment, and cutting for each (by the smoothed gradient's floor of 0.5,
+// about 10 % each) took a limit of 200 down to 8 (in again sim
+// outage --shed adaptive). Halving, because a latency within Tolerance ×
+// the baseline never moves the gradient, however close to the timeout:
+// the drops are then the only signal, and a smoothed cut of 10 % is
+// undone by the next dozen successes.
 //
 // The drift guard: in a long incident the long average drifts up to the
 // incident's RTT, the gradient returns to 1 and the limit grows back while
@@ -356,7 +367,13 @@ const gradientWarmup = 10
 // have ended, and the smallest of their RTTs, measured without the
 // client's own queueing, is the new minimum; the limit then returns to
 // where it was. A dependency that really became slower is so followed
-// at the next probe, and one slowed by load is not.
+// at the next probe, and one slowed by load is not. A probe ends sooner
+// once it measured one call no slower than the minimum (which it was to
+// let rise: every other sample lowers it already), or once it lasted
+// ProbeInterval / 20 (3 s by default) and measured a call, so that it
+// holds the limit at Min for about 5 % of the time, not 50 calls: at
+// Min 1, 50 calls of a dependency that takes 1 s held the limit at 1 for
+// 50 s in each minute.
 //
 // The zero Gradient2 is Netflix's: initial 20, min 20, max 200, smoothing
 // 0.2, tolerance 1.5, queue size 4, long window 600, with a MaxDrift of 2,
@@ -382,7 +399,8 @@ type Gradient2 struct {
 	// ProbeInterval is how often the minimum RTT is measured again; zero
 	// means 1 minute, negative never (the smallest RTT ever seen is kept).
 	ProbeInterval time.Duration
-	// ProbeSamples is how many calls a probe measures; zero means 50.
+	// ProbeSamples is how many calls a probe measures at most; zero
+	// means 50.
 	ProbeSamples int
 }
 
@@ -443,6 +461,9 @@ type gradient2 struct {
 	saved      float64
 	probed     int
 	probeMin   time.Duration
+
+	cut  time.Duration // when a drop last cut the limit; cuts tells it was set
+	cuts bool
 }
 
 func (r *gradient2) bounds() (float64, float64, float64) { return r.init, r.lo, r.hi }
@@ -456,7 +477,7 @@ func (r *gradient2) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	}
 	if s.RTT <= 0 {
 		if s.Dropped {
-			return r.next(limit, 0.5)
+			return r.drop(limit, s.Now)
 		}
 		return limit
 	}
@@ -485,7 +506,7 @@ func (r *gradient2) update(limit float64, s Sample, rnd backoff.Rand) float64 {
 	}
 	r.long = min(r.long, r.drift*float64(r.minRTT))
 	if s.Dropped {
-		return r.next(limit, 0.5)
+		return r.drop(limit, s.Now)
 	}
 	if float64(s.InFlight) < limit/2 {
 		return limit
@@ -502,7 +523,11 @@ func (r *gradient2) probe(s Sample, rnd backoff.Rand) float64 {
 			r.probeMin = s.RTT
 		}
 	}
-	if r.probed < r.samples {
+	// Enough samples; or one no slower than the minimum, which the rest
+	// could only lower; or, with one at least, the probe's time is up.
+	done := r.probed >= r.samples ||
+		r.probed > 0 && (r.probeMin <= r.minRTT || s.Now-r.probeStart >= r.interval/probeShare)
+	if !done {
 		return r.lo
 	}
 	r.probing = false
@@ -514,6 +539,19 @@ func (r *gradient2) probe(s Sample, rnd backoff.Rand) float64 {
 // jittered is the probe interval, ±ProbeJitter, u a uniform draw in [0, 1).
 func (r *gradient2) jittered(u float64) time.Duration {
 	return time.Duration(float64(r.interval) * (1 + ProbeJitter*(2*u-1)))
+}
+
+// probeShare bounds a probe's length to ProbeInterval / probeShare.
+const probeShare = 20
+
+// drop returns the limit after a drop at now: halved, unless a drop cut
+// it less than one baseline RTT ago.
+func (r *gradient2) drop(limit float64, now time.Duration) float64 {
+	if r.cuts && now-r.cut < time.Duration(r.long) {
+		return limit
+	}
+	r.cut, r.cuts = now, true
+	return clamp(limit/2, r.lo, r.hi)
 }
 
 func (r *gradient2) next(limit, gradient float64) float64 {

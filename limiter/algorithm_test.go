@@ -119,7 +119,13 @@ func TestGradient2Rule(t *testing.T) {
 		// gradient 1.5 × 20/60 = 0.5, new 14.8
 		{Sample{RTT: 60 * ms, InFlight: 21}, 20.24},
 		{Sample{RTT: 10 * ms, InFlight: 10}, 20.24}, // 10 < 20.24/2: app-limited
-		{Sample{RTT: 10 * ms, InFlight: 20, Dropped: true}, 20.24*0.8 + (20.24*0.5+4)*0.2},
+		// A drop halves the limit, once per baseline RTT (at most 20ms
+		// here): a burst of drops cuts it once.
+		{Sample{Now: time.Second, RTT: 10 * ms, InFlight: 20, Dropped: true}, 10.12},
+		{Sample{Now: time.Second + 5*ms, InFlight: 20, Dropped: true}, 10.12},
+		{Sample{Now: time.Second + 10*ms, RTT: 10 * ms, InFlight: 20, Dropped: true}, 10.12},
+		{Sample{Now: 2 * time.Second, InFlight: 20, Dropped: true}, 5.06},
+		{Sample{Now: 3 * time.Second, InFlight: 20, Dropped: true}, 2.53},
 	})
 	// Without the drift guard the third step's gradient is 1.5 × 33.3/60.
 	g.MaxDrift = 1e6
@@ -178,6 +184,42 @@ func TestGradient2Probe(t *testing.T) {
 	// ±15 % jitter: a draw of 0 probes after 51 s, one near 1 after 69 s.
 	if lo, hi := r.jittered(0), r.jittered(1); lo != 51*time.Second || hi != 69*time.Second {
 		t.Errorf("jittered(0), jittered(1) = %v, %v, want 51s, 69s", lo, hi)
+	}
+}
+
+func TestGradient2ProbeEndsEarly(t *testing.T) {
+	// A probe of 50 calls ends at its first call no slower than the
+	// minimum (the minimum cannot have risen), or, with one call measured,
+	// after ProbeInterval / 20 (3 s): at Min 1, 50 calls of a service that
+	// takes 1 s held the limit at 1 for 50 s of each minute.
+	for _, c := range []struct {
+		name  string
+		rtts  []time.Duration // one a second from 62 s, the probe from 61 s
+		calls int             // the call the probe ends with
+		min   time.Duration   // the minimum then
+	}{
+		{"as fast as the minimum", []time.Duration{time.Second}, 1, time.Second},
+		// The first call started before the probe: not counted.
+		{"slower, until 3 s", []time.Duration{1500 * ms, 1200 * ms, 1300 * ms, 1100 * ms}, 3, 1200 * ms},
+	} {
+		r := Gradient2{Min: 1, ProbeInterval: time.Minute}.newRule().(*gradient2)
+		limit := r.update(100, Sample{Now: 0, RTT: time.Second, InFlight: 100}, half{})
+		if got := r.update(limit, Sample{Now: 61 * time.Second, RTT: time.Second, InFlight: 100}, half{}); got != 1 {
+			t.Fatalf("%s: update at 61s = %v, want 1 (the probe starts)", c.name, got)
+		}
+		for i, rtt := range c.rtts {
+			now := 62*time.Second + time.Duration(i)*time.Second
+			got := r.update(1, Sample{Now: now, RTT: rtt, InFlight: 1}, half{})
+			if want := map[bool]float64{true: limit, false: 1}[i+1 == c.calls]; got != want {
+				t.Fatalf("%s: call %d (RTT %v at %v) = %v, want %v", c.name, i+1, rtt, now, got, want)
+			}
+			if i+1 == c.calls {
+				break
+			}
+		}
+		if r.probing || r.minRTT != c.min {
+			t.Errorf("%s: after the probe: probing %v, minimum %v; want false, %v", c.name, r.probing, r.minRTT, c.min)
+		}
 	}
 }
 

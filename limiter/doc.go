@@ -18,7 +18,8 @@
 //   - Gradient2: the ratio of a long-term RTT to each call's (20/200/20,
 //     tolerance 1.5, smoothing 0.2), with a guard against the baseline's
 //     drift in long incidents and a minimum RTT measured again every
-//     minute (±15 % jitter), as Envoy's adaptive concurrency filter does.
+//     minute (±15 % jitter), as Envoy's adaptive concurrency filter does;
+//     a drop halves it, at most once per baseline RTT.
 //
 // The update rules are pure (samples in, a new limit out) and read time
 // only from the samples, so that a virtual clock (Config.Clock) drives

@@ -92,14 +92,18 @@ func (s *ShedServer) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	return err
 }
 
-// serve runs call holding p: Done after it returned, Release if it
-// panicked or the client went away (no latency sample).
+// serve runs call holding p: Done after it returned, Abandon if the
+// client went away (an overload signal), Release if it panicked (no
+// latency sample).
 func serve(ctx context.Context, p *shed.Permit, call func() (any, error)) (any, error) {
 	served := false
 	defer func() {
-		if served && ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil:
+			p.Abandon()
+		case served:
 			p.Done()
-		} else {
+		default:
 			p.Release()
 		}
 	}()

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/again-go/again/hedge"
+	"github.com/again-go/again/limiter"
 	"github.com/again-go/again/retrygrpc"
 	"github.com/again-go/again/retrygrpc/grpctest"
 	"github.com/again-go/again/shed"
@@ -229,5 +230,40 @@ func TestShedMetadataSentByHedges(t *testing.T) {
 	want := []string{"CRITICAL_PLUS 1", "CRITICAL_PLUS 1"}
 	if seen := rec.get(); !slices.Equal(seen, want) {
 		t.Errorf("metadata of the copies %q, want %q (the stalled copy and the hedge)", seen, want)
+	}
+}
+
+// A call whose client went away while it was served is a drop for an
+// adaptive limit (Gradient2 halves); one served to the end, or that
+// panicked, is not.
+func TestShedServerAbandoned(t *testing.T) {
+	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := shed.New(shed.Config{Adaptive: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &retrygrpc.ShedServer{Shedder: s}
+	info := &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Call"}
+	served := func(context.Context, any) (any, error) { return "ok", nil }
+	if _, err := srv.Unary(context.Background(), nil, info, served); err != nil || l.Limit() != 8 {
+		t.Fatalf("a call served: %v, limit %d; want nil, 8", err, l.Limit())
+	}
+	func() {
+		defer func() { _ = recover() }()
+		_, _ = srv.Unary(context.Background(), nil, info, func(context.Context, any) (any, error) { panic("handler bug") })
+	}()
+	if got := l.Limit(); got != 8 {
+		t.Errorf("limit after a panic = %d, want 8 (no sample)", got)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, _ = srv.Unary(ctx, nil, info, func(context.Context, any) (any, error) { cancel(); return nil, ctx.Err() })
+	if got := l.Limit(); got != 4 {
+		t.Errorf("limit after a client gone = %d, want 4 (halved)", got)
+	}
+	if st := s.Snapshot(); st.InFlight != 0 {
+		t.Errorf("%d in flight at the end, want 0", st.InFlight)
 	}
 }

@@ -71,8 +71,8 @@ func p99(d []time.Duration) time.Duration {
 // waits there 25 service times. Behind a Gradient2 limiter, starting at
 // the same 100, the limit learns that latency and falls to a few times W,
 // so that requests are served in a fraction of that time; goodput holds
-// either way. Panics and clients that leave teach it nothing and leak no
-// permit.
+// either way. Panics teach it nothing, a client that left while served
+// is a drop, and neither leaks a permit.
 func TestGradient2LearnsTheHandlersLatency(t *testing.T) {
 	if testing.Short() {
 		t.Skip("thousands of requests on the virtual clock: a few seconds under -race")
@@ -112,19 +112,24 @@ func TestGradient2LearnsTheHandlersLatency(t *testing.T) {
 			t.Errorf("Gradient2 at 4x capacity: goodput %.3f of capacity, want at least 0.9", ga)
 		}
 
-		// Panics and clients that leave: no sample, no permit kept.
+		// Panics: no sample, no permit kept.
 		before := l.Limit()
 		for range 3 * before {
 			func() {
 				defer func() { _ = recover() }()
 				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/panic", nil))
 			}()
-			ctx, cancel := context.WithCancel(context.Background())
-			go func() { time.Sleep(time.Second); cancel() }()
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "GET", "/gone", nil))
 		}
 		if got := l.Limit(); got != before {
-			t.Errorf("limit after panics and clients gone = %d, want %d unchanged (nothing measured)", got, before)
+			t.Errorf("limit after panics = %d, want %d unchanged (nothing measured)", got, before)
+		}
+		// A client that left while its request was served: work nobody
+		// waited for, a drop that halves the limit.
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { time.Sleep(time.Second); cancel() }()
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "GET", "/gone", nil))
+		if got, want := l.Limit(), max(before/2, 1); got != want {
+			t.Errorf("limit after a client gone = %d, want %d: halved from %d", got, want, before)
 		}
 		if ls, ss := l.Snapshot(), s.Snapshot(); ls.InFlight != 0 || ss.InFlight != 0 || ss.Queued != 0 {
 			t.Errorf("at the end: limiter %d in flight, Shedder %d in flight and %d queued; want 0, 0, 0", ls.InFlight, ss.InFlight, ss.Queued)

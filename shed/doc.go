@@ -32,9 +32,10 @@
 //     (adaptive LIFO): the oldest are those whose clients have most
 //     likely given up. Lower levels go first: a request is dropped so,
 //     and its level served newest first, only while no request of a
-//     lower level waits or when its level and those above alone
-//     outnumber the permits freed, so that critical requests next in
-//     line are not dropped with the sheddable ones.
+//     lower level waits, nor of a lower class queued in this Interval or
+//     the one before, or when its level and those above alone outnumber
+//     the permits freed, so that critical requests are not dropped while
+//     sheddable ones are still served.
 //   - Deadlines: a client sends the time it will still wait in
 //     HeaderTimeout (Again-Timeout-Ms, whole milliseconds;
 //     retryhttp.Transport sends it). A request still queued at its
@@ -68,7 +69,9 @@
 //	srv := &http.Server{Addr: "localhost:8080", Handler: s.Wrap(mux)}
 //
 // With a limit that learns the handler's latency (package limiter's
-// Gradient2; the Limiter's MaxWait stays zero, the Shedder queues):
+// Gradient2; the Limiter's MaxWait stays zero, the Shedder queues), and
+// from the requests whose client went away while they were served, each
+// a drop (work nobody waited for):
 //
 //	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Min: 1}})
 //	...
@@ -89,5 +92,8 @@
 // shed), a permit comes back, a queued request leaves, and the queued
 // requests' fates come back through a function. A Shedder runs the same
 // code under real time; `again sim outage --shed` and `again sim throttle
-// --shed` run it on their virtual clock.
+// --shed` run it on their virtual clock, and so does the calculator page,
+// in WebAssembly. Core and the types of its decisions live in package
+// shed/admission, which does not import net/http; shed re-exports them
+// under the same names (type aliases).
 package shed

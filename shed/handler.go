@@ -52,10 +52,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	served := false
 	defer func() {
-		if served && r.Context().Err() == nil {
+		switch {
+		case r.Context().Err() != nil:
+			p.Abandon() // the client went away: an overload signal
+		case served:
 			p.Done()
-		} else {
-			p.Release() // a panic, or the client went away: no sample
+		default:
+			p.Release() // a panic: no sample
 		}
 	}()
 	h.next.ServeHTTP(w, r)

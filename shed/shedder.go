@@ -40,8 +40,9 @@ func New(cfg Config) (*Shedder, error) {
 func decide(w *Waiter, r Reason) { w.Notify <- r }
 
 // Permit is an admitted request's place under the limit. Give it back
-// exactly once when the request ends: Done after serving it, Release if it
-// was not served to the end (a panic). Only the first call counts. A
+// exactly once when the request ends: Done after serving it, Abandon if
+// its client went away first, Release if it was not served to the end
+// for another reason (a panic). Only the first call counts. A
 // Permit is a value its request holds; it is not safe for concurrent use.
 // The zero Permit holds nothing.
 type Permit struct {
@@ -59,16 +60,28 @@ func (p *Permit) Done() {
 		if s.measure {
 			took = time.Since(p.start)
 		}
-		s.release(took)
+		s.release(s.core.Release(took))
 	}
 }
 
-// Release gives the permit back without a latency sample.
+// Abandon gives the permit back after a request whose client went away
+// before it was served to the end (its context ended): work nobody waited
+// for, which an adaptive limit learns as a drop, the overload signal a
+// client's timeout is to a client's limit (admission.Core.Abandoned).
+func (p *Permit) Abandon() {
+	if p.s != nil {
+		s := p.s
+		p.s = nil
+		s.release(s.core.ReleaseAbandoned())
+	}
+}
+
+// Release gives the permit back without a latency sample (after a panic).
 func (p *Permit) Release() {
 	if p.s != nil {
 		s := p.s
 		p.s = nil
-		s.release(-1)
+		s.release(s.core.Release(-1))
 	}
 }
 
@@ -151,15 +164,16 @@ func (s *Shedder) decided(r, why Reason) (Permit, Reason) {
 		return Permit{}, r
 	}
 	if why == Canceled {
-		s.release(-1)
+		s.release(s.core.Release(-1))
 		return Permit{}, Canceled
 	}
 	return Permit{s: s, start: time.Now()}, Admitted
 }
 
-// release gives a permit back and serves the queue.
-func (s *Shedder) release(took time.Duration) {
-	if s.core.Release(took) {
+// release serves the queue after a permit was given back (Core.Release
+// or ReleaseAbandoned), if requests were waiting.
+func (s *Shedder) release(waiting bool) {
+	if waiting {
 		now := time.Now()
 		s.mu.Lock()
 		s.core.Freed(now)

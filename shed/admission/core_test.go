@@ -89,6 +89,25 @@ func (r *coreRun) done(at time.Duration) {
 	r.c.Done(r.t0.Add(at), -1)
 }
 
+// twoClasses returns a Core of one permit whose queue is judged
+// overloaded from 110ms ([8ms, 108ms) stood at 8ms), with crit1, crit2
+// (CRITICAL) and s0 (SHEDDABLE) queued at 60ms, and a SHEDDABLE request.
+func twoClasses(t *testing.T) (*coreRun, Request) {
+	const ms = time.Millisecond
+	r := newCoreRun(t, Config{Limit: 1})
+	crit := Request{Criticality: Critical, Attempt: 1}
+	low := Request{Criticality: Sheddable, Attempt: 1}
+	r.arrive(0, "a", crit)
+	r.arrive(0, "w1", low)
+	r.arrive(0, "w2", low)
+	r.done(8 * ms)  // w1 after 8ms: the interval's minimum, until 108ms
+	r.done(50 * ms) // w2 after 50ms
+	r.arrive(60*ms, "crit1", crit)
+	r.arrive(60*ms, "crit2", crit)
+	r.arrive(60*ms, "s0", low)
+	return r, low
+}
+
 func TestCoreCoDel(t *testing.T) {
 	const ms = time.Millisecond
 	t.Run("a standing queue over 5ms for 100ms turns LIFO and sheds what waited over 10ms", func(t *testing.T) {
@@ -121,17 +140,7 @@ func TestCoreCoDel(t *testing.T) {
 		}
 	})
 	t.Run("while lower classes wait, a critical request is not sloughed: the sheddable ones are", func(t *testing.T) {
-		r := newCoreRun(t, Config{Limit: 1})
-		crit := Request{Criticality: Critical, Attempt: 1}
-		low := Request{Criticality: Sheddable, Attempt: 1}
-		r.arrive(0, "a", crit)
-		r.arrive(0, "w1", low)
-		r.arrive(0, "w2", low)
-		r.done(8 * ms)  // w1 after 8ms: the interval's minimum, until 108ms
-		r.done(50 * ms) // w2 after 50ms
-		r.arrive(60*ms, "crit1", crit)
-		r.arrive(60*ms, "crit2", crit)
-		r.arrive(60*ms, "s0", low)
+		r, low := twoClasses(t)
 		r.arrive(105*ms, "s1", low)
 		r.arrive(109*ms, "s2", low)
 		// Overloaded from 110ms; the interval's first request is served:
@@ -149,6 +158,27 @@ func TestCoreCoDel(t *testing.T) {
 			"s2": "admitted@112ms", "s1": "admitted@113ms", "s0": "overload@114ms",
 		}
 		r.expect(want)
+	})
+	t.Run("a sweep that sloughs the sheddable requests does not then slough a critical one as the overload's own", func(t *testing.T) {
+		r, low := twoClasses(t)
+		r.done(110 * ms) // overloaded; crit1 served, the interval's first
+		// The arrival sweeps the queue, lowest level first: s0, 51ms old,
+		// is sloughed; crit2, as old, waited above it and is kept.
+		r.arrive(111*ms, "x", low)
+		r.done(112 * ms)
+		r.expect(map[string]string{"crit1": "admitted@110ms", "s0": "overload@111ms", "crit2": "admitted@112ms"})
+	})
+	t.Run("a critical request is not sloughed while a lower class queued requests lately, though none waits", func(t *testing.T) {
+		r, _ := twoClasses(t)
+		r.done(110 * ms) // overloaded; crit1 served, the interval's first
+		r.now = 111 * ms
+		if !r.c.Leave(r.ws[slices.Index(r.names, "s0")], Canceled) { // the last sheddable request leaves
+			t.Fatal("Leave(s0) = false while it waits, want true (the premise)")
+		}
+		// crit2 waited 52ms with nothing below it, but SHEDDABLE requests
+		// were queued in the interval before: the overload is theirs.
+		r.done(112 * ms)
+		r.expect(map[string]string{"crit1": "admitted@110ms", "crit2": "admitted@112ms"})
 	})
 	t.Run("an interval in which requests were sloughed stays overloaded, whatever its minimum", func(t *testing.T) {
 		r := newCoreRun(t, Config{Limit: 1})

@@ -16,6 +16,16 @@ const Adaptive = "adaptive"
 // fewer than Netflix's 20 at once).
 func AdaptiveLimit() limiter.Algorithm { return limiter.Gradient2{Min: 1} }
 
+// ShedAdaptiveLimit is the algorithm of --shed adaptive (again proxy, sim
+// outage and sim throttle): AdaptiveLimit's Gradient2, but from 100,
+// package shed's default fixed limit, not a client's 20. A server's limit
+// starts under the load it takes, not before it: from 20, a service of
+// 1 s at 40 requests a second shed half of its first second's requests
+// while the limit learned, and clients behind a circuit breaker took that
+// for an outage (again sim outage --shed adaptive, breaker: 0.74 of the
+// requests served, 0.84 from 100).
+func ShedAdaptiveLimit() limiter.Algorithm { return limiter.Gradient2{Min: 1, Initial: 100} }
+
 // ParseShed reads a --shed value (again proxy, again sim outage and
 // throttle): a whole number N, a fixed concurrency limit; Adaptive; or ""
 // or 0 for none (n 0, adaptive false). Anything else is a usage error.

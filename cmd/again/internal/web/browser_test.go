@@ -857,9 +857,9 @@ func TestBrowser(t *testing.T) {
 				for _, lang := range []string{"en", "ru"} {
 					query := q + "&lang=" + lang
 					tb.open(query)
-					tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`))
+					tb.do(chromedp.WaitVisible(`#storm-box:not(.stale)`), chromedp.WaitVisible(`#shed-box:not(.stale)`))
 					// An SVG's x labels are its tick labels on the lowest row.
-					problems := eval[[]string](tb, `['chart', 'timeline', 'storm'].flatMap(id => {
+					problems := eval[[]string](tb, `['chart', 'timeline', 'storm', 'shed-chart'].flatMap(id => {
 						const svg = document.getElementById(id), box = svg.getBoundingClientRect(), out = [];
 						const ticks = [...svg.querySelectorAll('text.tick')];
 						const row = Math.max(...ticks.map(t => +t.getAttribute('y')));
@@ -981,7 +981,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the live region said %q, want once %q", got, want)
 		}
 		tb.click("#lang-ru")
-		if got := eval[[]string](tb, `[...document.querySelectorAll('pre')].map(p => p.lang)`); !slices.Equal(got, []string{"en", "en", "en"}) {
+		if got := eval[[]string](tb, `[...document.querySelectorAll('pre')].map(p => p.lang)`); !slices.Equal(got, []string{"en", "en", "en", "en"}) {
 			t.Errorf("the code blocks on the Russian page have lang %q, want en", got)
 		}
 		reduceMotion(t, tb)
@@ -1383,5 +1383,116 @@ func TestStormView(t *testing.T) {
 	in["clients"] = "50"
 	if got, want := tb.text("#storm-text"), page.Storm(in, page.Russian).Text; got != want {
 		t.Errorf("the Russian storm view says %q, want %q", got, want)
+	}
+}
+
+// The shedding view draws internal/sim/outage's numbers, the code of
+// `again sim outage --shed` (TestShedIsSim in package page compares the
+// two): the goodput of a server that queues everything and of one that
+// sheds, for the page's own policy, with the limit an input kept in the
+// URL. Typing the limit runs the shedding view only, not the storm view.
+func TestShedView(t *testing.T) {
+	bctx, origin := startBrowser(t)
+	tb := newTab(t, bctx, origin)
+	waitShed := func() {
+		t.Helper()
+		tb.do(chromedp.WaitVisible(`#shed-box:not(.stale)`), chromedp.WaitVisible(`#storm-box:not(.stale)`))
+	}
+	tb.open(exampleQuery)
+	waitShed()
+	in := map[string]string{"initial": "500ms", "multiplier": "2", "max": "30s", "retries": "8", "jitter": "full"}
+	want := page.Shed(in, page.English)
+	type timed struct {
+		R  page.ShedResult `json:"r"`
+		Ms float64         `json:"ms"`
+	}
+	got := eval[timed](tb, `(async () => {
+		const t0 = performance.now();
+		const r = JSON.parse(await againCall('Shed', JSON.stringify({initial: '500ms', multiplier: '2', max: '30s', retries: '8', jitter: 'full'}), 'en'));
+		return {r, ms: performance.now() - t0};
+	})()`, chromedp.EvalAwaitPromise)
+	t.Logf("the shedding view's run took %.0f ms in WebAssembly", got.Ms)
+	if !slices.Equal(got.R.Demand, want.Demand) || !slices.Equal(got.R.Bare, want.Bare) || !slices.Equal(got.R.Shed, want.Shed) ||
+		!slices.Equal(got.R.Shedded, want.Shedded) || got.R.Text != want.Text || got.R.Command != want.Command {
+		t.Errorf("the page's shedding view (again.wasm) is %+v, the Go code's %+v", got.R, want)
+	}
+	if got := tb.text("#shed-text"); got != want.Text {
+		t.Errorf("the shedding view says %q, want %q", got, want.Text)
+	}
+	if got := tb.text("#shed-command"); got != want.Command {
+		t.Errorf("shedding command = %q, want %q", got, want.Command)
+	}
+	// One line per series, a point per second; the text describes the chart.
+	points := eval[[]int](tb, `['shed-demand', 'shed-bare', 'shed-on'].map(c => {
+		const l = document.querySelectorAll('#shed-chart polyline.' + c);
+		return l.length === 1 ? l[0].getAttribute('points').trim().split(/\s+/).length : -l.length;
+	})`)
+	if n := len(want.Demand); !slices.Equal(points, []int{n, n, n}) {
+		t.Errorf("the shedding view draws %v points (new requests, no shedding, shedding), want %d each", points, n)
+	}
+	if got := eval[string](tb, `document.getElementById('shed-chart').getAttribute('aria-describedby')`); got != "shed-text" {
+		t.Errorf("the shedding chart is described by %q, want shed-text", got)
+	}
+	legend := eval[[]string](tb, `['demand', 'bare', 'on', 'spike'].map(k => document.getElementById('shed-key-' + k).textContent)`)
+	if !slices.Equal(legend, want.Legend[:]) {
+		t.Errorf("the legend says %q, want %q", legend, want.Legend)
+	}
+	// The limit is an input, kept in the URL; it runs the shedding view only.
+	storm := eval[string](tb, `document.body.dataset.storm`)
+	tb.typeInto("shed", "150")
+	waitShed()
+	in["shed"] = "150"
+	if got, want := tb.text("#shed-text"), page.Shed(in, page.English).Text; got != want || tb.query().Get("shed") != "150" {
+		t.Errorf("with a limit of 150 the shedding view says %q, want %q (URL %v)", got, want, tb.query())
+	}
+	if got := eval[string](tb, `document.body.dataset.storm`); got != storm {
+		t.Errorf("typing the limit ran the storm view again: its inputs %q, were %q", got, storm)
+	}
+	tb.typeInto("shed", "0")
+	waitShed()
+	if got := tb.text("#shed-err"); !strings.HasPrefix(got, "Must be a whole number from 1 to") {
+		t.Errorf("a limit of 0: error %q", got)
+	}
+	if got := eval[bool](tb, `document.getElementById('shed-chart').hasAttribute('hidden') && document.getElementById('shed').getAttribute('aria-invalid') === 'true'`); !got {
+		t.Errorf("a limit of 0: the chart is still shown, or the field not marked invalid")
+	}
+	tb.open(exampleQuery + "&lang=ru&shed=60")
+	waitShed()
+	in["shed"] = "60"
+	if got, want := tb.text("#shed-text"), page.Shed(in, page.Russian).Text; got != want {
+		t.Errorf("the Russian shedding view says %q, want %q", got, want)
+	}
+	// The view at a phone's width and a desktop's: its x labels apart and
+	// inside the SVG, the legend and the text within the screen.
+	for _, width := range []int64{390, 1280} {
+		tb.do(chromedp.EmulateViewport(width, 900))
+		tb.open(exampleQuery)
+		waitShed()
+		problems := eval[[]string](tb, `(() => {
+			const svg = document.getElementById('shed-chart'), box = svg.getBoundingClientRect(), out = [];
+			const ticks = [...svg.querySelectorAll('text.tick')];
+			const row = Math.max(...ticks.map(t => +t.getAttribute('y')));
+			const xs = ticks.filter(t => +t.getAttribute('y') === row).map(t => [t.textContent, t.getBoundingClientRect()]).sort((a, b) => a[1].left - b[1].left);
+			if (xs.length < 2) out.push(xs.length + ' x labels');
+			for (const [s, r] of xs) if (r.left < box.left - 0.5 || r.right > box.right + 0.5) out.push('the label ' + s + ' lies outside the SVG');
+			for (let i = 1; i < xs.length; i++) if (xs[i][1].left < xs[i - 1][1].right) out.push('the labels ' + xs[i - 1][0] + ' and ' + xs[i][0] + ' overlap');
+			for (const id of ['shed-box', 'shed-legend', 'shed-text']) {
+				const r = document.getElementById(id).getBoundingClientRect();
+				if (r.right > innerWidth + 0.5) out.push(id + ' ends at ' + r.right + ' px, past the screen');
+			}
+			return out;
+		})()`)
+		for _, p := range problems {
+			t.Errorf("%d px: %s", width, p)
+		}
+		if dir := os.Getenv("AGAIN_SCREENSHOTS"); dir != "" {
+			buf, err := chromedp.Run(tb.ctx, chromedp.Screenshot(`#shed-box`))
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("TestShedView-%d.png", width)), buf, 0o644)
+			}
+			if err != nil {
+				t.Logf("no screenshot: %v", err)
+			}
+		}
 	}
 }

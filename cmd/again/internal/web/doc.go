@@ -16,9 +16,10 @@
 // types anywhere, and its Content-Security-Policy forbids it to.
 //
 // The maths is web/internal/page (and through it internal/calc and
-// backoff, the code of `again calc`, and internal/sim/storm, the code of
-// `again sim storm`) compiled to WebAssembly by web/wasm, so the page and the
-// command line cannot disagree. The page runs it in a Web Worker
+// backoff, the code of `again calc`, internal/sim/storm, the code of
+// `again sim storm`, and internal/sim/outage with package shed/admission,
+// the code of `again sim outage --shed`) compiled to WebAssembly by
+// web/wasm, so the page and the command line cannot disagree. The page runs it in a Web Worker
 // (static/worker.js), so that typing never waits for a long schedule; every
 // number, message and gridline label it shows comes from that Go code, in
 // English or Russian.
@@ -26,7 +27,8 @@
 // Every string of the page, in the HTML, the scripts and the Go code, is
 // in one catalogue per language (internal/catalog). The page's
 // scripts are ES modules without a build step: app.js starts the page and
-// imports the rest (compute.js, charts.js, storm.js, svg.js with the
+// imports the rest (compute.js, charts.js, storm.js and shed.js with
+// view.js, which runs them when typing pauses, svg.js with the
 // charts' one axes helper, inputs.js, presets.js, i18n.js, calls.js).
 // static/index.html (from index.tmpl) and static/text.js (the scripts'
 // strings and the presets of internal/calc, which `again calc --preset`

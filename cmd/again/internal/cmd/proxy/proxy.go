@@ -158,7 +158,7 @@ func shedConfig(v string) (*shed.Config, error) {
 		return nil, err
 	case adaptive:
 		// MaxWait zero: the Shedder queues, the limit only admits.
-		l, err := limiter.New(limiter.Config{Algorithm: cmdutil.AdaptiveLimit()})
+		l, err := limiter.New(limiter.Config{Algorithm: cmdutil.ShedAdaptiveLimit()})
 		if err != nil {
 			return nil, err
 		}

@@ -208,10 +208,10 @@ func TestShed(t *testing.T) {
 }
 
 // TestShedAdaptive: --shed adaptive admits as many requests as the
-// adaptive limit's initial 20 at once; one more of a class the proxy does
+// adaptive limit's initial 100 at once; one more of a class the proxy does
 // not know, which is never queued, is shed; all are counted.
 func TestShedAdaptive(t *testing.T) {
-	const initial = 20
+	const initial = 100 // cmdutil.ShedAdaptiveLimit
 	arrived, release := make(chan struct{}, initial), make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {

@@ -539,3 +539,20 @@ func TestSimStoppedBySignal(t *testing.T) {
 		t.Errorf("again sim occ stopped by SIGTERM: exit %d, stdout %q, stderr %q; want 143, nothing, the signal", code, out.String(), errOut.String())
 	}
 }
+
+// A fixed --shed that cannot fit the outage model's server is said on
+// stderr, with the limits that fit, and the run goes on; one that fits, or
+// an adaptive one, says nothing.
+func TestSimOutageShedMisfit(t *testing.T) {
+	for _, tt := range []struct{ shed, want string }{
+		{"30", "again sim outage: --shed 30 serves at most 23.1 requests a second (each takes 1s + 10ms per request in progress), fewer than the 40 that arrive outside the spike: nothing can recover; a limit from 67 to 199 fits\n"},
+		{"250", "again sim outage: --shed 250 lets a request take 3.5s or more (1s + 10ms per request in progress), the clients' 3s timeout: it sheds only once requests time out; a limit from 67 to 199 fits\n"},
+		{"100", ""},
+		{"adaptive", ""},
+	} {
+		r := run(t, "sim", "outage", "--shed", tt.shed, "--strategy", "none")
+		if r.Code != 0 || r.Stderr != tt.want {
+			t.Errorf("again sim outage --shed %s: exit %d, stderr %q; want 0, %q", tt.shed, r.Code, r.Stderr, tt.want)
+		}
+	}
+}

@@ -120,6 +120,12 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		if end := c.HardStart + c.Hard; c.Hard > 0 && c.Duration < end+5*time.Second {
 			return cmdutil.Usagef("--duration must be at least %v (past the outage's end at %v, plus 5s to measure a recovery), got %q", end+5*time.Second, end, duration)
 		}
+		if f, ok := outage.ShedCapacity(c); ok && !f.Fits(c.Shed.Limit) {
+			// A limit that does not fit the server: nothing recovers,
+			// whatever the clients do. Say so, rather than let the table
+			// blame them.
+			fmt.Fprintf(env.Stderr, "again sim outage: %s\n", shedMisfit(c.Shed.Limit, c.Rate, f))
+		}
 		shade := outageShade{spike: c.Spike, hardStart: c.HardStart, hard: c.Hard}
 		if c.Spike == 0 {
 			c.Spike = outage.NoSpike
@@ -127,6 +133,20 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		return outageRun(cmd.Context(), sf, c, shade, perSecond)
 	}
 	return cmd
+}
+
+// shedMisfit says why --shed n does not fit the outage model's server
+// (1 s + 10 ms per request in progress, clients waiting 3 s) at rate new
+// requests a second, and which limits do.
+func shedMisfit(n int, rate float64, f outage.ShedFit) string {
+	fits := "no limit fits"
+	if f.Least > 0 && f.Least <= f.Most {
+		fits = fmt.Sprintf("a limit from %d to %d fits", f.Least, f.Most)
+	}
+	if n > f.Most {
+		return fmt.Sprintf("--shed %d lets a request take %v or more (1s + 10ms per request in progress), the clients' 3s timeout: it sheds only once requests time out; %s", n, time.Second+time.Duration(n)*10*time.Millisecond, fits)
+	}
+	return fmt.Sprintf("--shed %d serves at most %.1f requests a second (each takes 1s + 10ms per request in progress), fewer than the %g that arrive outside the spike: nothing can recover; %s", n, f.Rate, rate, fits)
 }
 
 // outageSyntax is the syntax of --outage, again proxy's.
@@ -234,7 +254,7 @@ func parseShed(v string) (simshed.Config, error) {
 		return simshed.Config{}, err
 	}
 	if adaptive {
-		return simshed.Config{Adaptive: cmdutil.AdaptiveLimit()}, nil
+		return simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}, nil
 	}
 	if n > simshed.MaxLimit {
 		return simshed.Config{}, cmdutil.Usagef("--shed must be at most %d, got %q", simshed.MaxLimit, v)

@@ -476,13 +476,12 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 			inProgress--
 			if core != nil {
 				// As the middleware does, a request whose client went away
-				// gives its permit back without a latency sample.
-				t := &atts[e.att]
-				took := now - t.start
-				if t.over {
-					took = -1
+				// gives its permit back as abandoned: an overload signal.
+				if t := &atts[e.att]; t.over {
+					core.Abandoned(clock.Now())
+				} else {
+					core.Done(clock.Now(), now-t.start)
 				}
-				core.Done(clock.Now(), took)
 				q.Push(now+net(), outEvent{kind: outSuccess, att: e.att})
 			}
 		case outMaxWait:
@@ -579,6 +578,45 @@ func outShedArrive(c *OutageConfig, core *admission.Core, q *sim.Queue[outEvent]
 	default:
 		shedAnswer(a, now, why)
 	}
+}
+
+// ShedFit is how a fixed Shed.Limit fits the server of an OutageConfig:
+// the server's latency is Latency + PerRequest × the requests in
+// progress, so a limit of N serves at most N ÷ (Latency + N × PerRequest)
+// requests a second, and its requests take Latency + N × PerRequest.
+type ShedFit struct {
+	// Rate is the most requests a second the limit serves.
+	Rate float64
+	// Least is the smallest limit that serves the demand outside the
+	// spike (Rate requests a second), 0 if none does.
+	Least int
+	// Most is the largest limit whose requests take less than the
+	// clients' Timeout (before any network delay or wait in the queue),
+	// 0 if none does.
+	Most int
+}
+
+// Fits reports whether the limit serves the demand outside the spike,
+// within the clients' timeout; a limit that does not leaves nothing to
+// recover after the spike, whatever the clients do.
+func (f ShedFit) Fits(limit int) bool { return f.Least > 0 && limit >= f.Least && limit <= f.Most }
+
+// ShedCapacity returns how c's fixed Shed.Limit fits its server, and
+// false without a fixed limit or for an invalid c.
+func ShedCapacity(c OutageConfig) (ShedFit, bool) {
+	c, err := c.withDefaults()
+	if err != nil || c.Shed.Adaptive != nil || c.Shed.Limit <= 0 {
+		return ShedFit{}, false
+	}
+	n, lat, per := float64(c.Shed.Limit), c.Latency.Seconds(), c.PerRequest.Seconds()
+	f := ShedFit{Rate: n / (lat + n*per)}
+	if per*c.Rate < 1 {
+		f.Least = int(math.Ceil(c.Rate * lat / (1 - per*c.Rate)))
+	}
+	if c.Timeout > c.Latency && c.PerRequest > 0 {
+		f.Most = int((c.Timeout - c.Latency - 1) / c.PerRequest)
+	}
+	return f, true
 }
 
 // OutageArrivals returns the times at which the new requests of c arrive,

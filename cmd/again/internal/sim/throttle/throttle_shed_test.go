@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/cmd/again/internal/sim/simtest"
-	"github.com/again-go/again/limiter"
 )
 
 // A server that sheds keeps serving its capacity at ten times it, its
@@ -47,7 +47,7 @@ func TestSimThrottleShed(t *testing.T) {
 
 func TestSimThrottleShedGolden(t *testing.T) {
 	var b strings.Builder
-	for _, sh := range []simshed.Config{{Limit: 2}, {Adaptive: limiter.Gradient2{Min: 1}}} {
+	for _, sh := range []simshed.Config{{Limit: 2}, {Adaptive: cmdutil.ShedAdaptiveLimit()}} {
 		c := ThrottleConfig{Demands: []float64{1, 10}, Seed: 1, Capacity: 50, Duration: 100 * time.Second, Warmup: 50 * time.Second, Shed: sh}
 		serial, err := Throttle(c)
 		if err != nil {

@@ -7,8 +7,9 @@
 // gives them. The page makes no network request after loading.
 //
 // This module starts the page and wires its controls; compute.js puts the
-// results on it; charts.js, storm.js and svg.js draw; inputs.js and
-// presets.js hold the form; i18n.js the language.
+// results on it; charts.js, storm.js, shed.js (both through view.js) and
+// svg.js draw; inputs.js and presets.js hold the form; i18n.js the
+// language.
 import { call } from './calls.js';
 import { drawCharts } from './charts.js';
 import { lastResult, update } from './compute.js';
@@ -17,7 +18,8 @@ import { wireDownloads } from './downloads.js';
 import { lang, pickLanguage, setLang, t } from './i18n.js';
 import { CLASS_FIELDS, FACTORED, FIELDS, POLICY, fieldDefault, jitterHint, nameOptions, placeholders, readInputs, readURL, setDefaults, setField, setFields, writeURL } from './inputs.js';
 import { fillPresets, preset, presetNote } from './presets.js';
-import { redrawStorm, scheduleStorm } from './storm.js';
+import { shedView } from './shed.js';
+import { stormView } from './storm.js';
 
 let ready = false; // the Go code has started
 let solved = null; // the last solve: its parameter and the inputs before it
@@ -71,7 +73,8 @@ function wire() {
     update();
   });
   $('target').addEventListener('change', update);
-  $('clients').addEventListener('input', () => { writeURL(readInputs()); scheduleStorm(); });
+  $('clients').addEventListener('input', () => { writeURL(readInputs()); stormView.schedule(); });
+  $('shed').addEventListener('input', () => { writeURL(readInputs()); shedView.schedule(); });
   for (const b of document.querySelectorAll('[data-solve]')) b.addEventListener('click', () => solve(b.dataset.solve));
   for (const l of ['en', 'ru']) $('lang-' + l).addEventListener('click', () => { setLanguage(l, true); writeURL(readInputs()); });
   for (const a of document.querySelectorAll('a.example')) {
@@ -88,7 +91,8 @@ function wire() {
     cancelAnimationFrame(resizing);
     resizing = requestAnimationFrame(() => {
       if (lastResult()) drawCharts(lastResult());
-      redrawStorm();
+      stormView.redraw();
+      shedView.redraw();
     });
   });
   wireDownloads();

@@ -9,7 +9,8 @@ import { scheduleDownloads } from './downloads.js';
 import { lang, t } from './i18n.js';
 import { CLASS_FIELDS, FIELDS, readInputs, writeURL } from './inputs.js';
 import { syncPreset } from './presets.js';
-import { cancelStorm, scheduleStorm } from './storm.js';
+import { shedView } from './shed.js';
+import { stormView } from './storm.js';
 
 let last = null; // the last valid result
 let running = null; // the request in the worker
@@ -107,7 +108,10 @@ function showErrors(errs) {
   // Every result that no longer matches the inputs goes grey: the
   // headline and verdict, the details, the charts, the table and the code.
   $('calculator').classList.toggle('invalid', any);
-  if (any) cancelStorm();
+  if (any) {
+    stormView.cancel();
+    shedView.cancel();
+  }
   $('status').classList.remove('loading');
   $('status').textContent = !any ? '' : last ? t('js.invalid') : t('js.invalidNone');
 }
@@ -161,7 +165,8 @@ function render(r, req) {
   $('command-note').textContent = req.timeout ? t('js.commandNote') : '';
   $('snippet').textContent = r.snippet;
   scheduleDownloads(req.text);
-  scheduleStorm();
+  stormView.schedule();
+  shedView.schedule();
 }
 
 // renderClasses shows the schedule of each class of failure the per-class

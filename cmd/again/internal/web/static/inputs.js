@@ -41,6 +41,7 @@ export function readInputs() {
   for (const f of CLASS_FIELDS) if ($(f).value.trim() !== '') v[f] = $(f).value.trim();
   if ($('target').value !== 'max') v.target = $('target').value;
   if ($('clients').value.trim() !== '') v.clients = $('clients').value.trim();
+  if ($('shed').value.trim() !== '') v.shed = $('shed').value.trim();
   Object.assign(v, extra);
   return v;
 }
@@ -81,6 +82,7 @@ export function writeURL(v) {
   for (const f of CLASS_FIELDS) if (v[f]) q.set(f, v[f]);
   if (v.target) q.set('target', v.target);
   if (v.clients) q.set('clients', v.clients);
+  if (v.shed) q.set('shed', v.shed);
   for (const k of Object.keys(extra)) q.set(k, extra[k]);
   if (langChosen()) q.set('lang', lang());
   const s = '?' + q.toString();
@@ -98,6 +100,7 @@ export function readURL() {
   if (CLASS_FIELDS.some((f) => params.has(f))) $('classes').open = true;
   if (params.has('seed')) extra.seed = params.get('seed');
   if (params.has('clients')) $('clients').value = params.get('clients');
+  if (params.has('shed')) $('shed').value = params.get('shed');
   if (params.get('target')) $('target').value = params.get('target') === 'p99' ? 'p99' : 'max';
   return { v, params };
 }

@@ -2,62 +2,19 @@
 // schedule, simulated by the Go code of `again sim storm`. Simulating
 // costs more than the rest of an update, and the view is further down the
 // page: it runs when typing pauses.
-import { call } from './calls.js';
-import { $, setCommand } from './dom.js';
-import { lang, t } from './i18n.js';
-import { readInputs } from './inputs.js';
+import { $ } from './dom.js';
+import { t } from './i18n.js';
 import { axes, el, leftMargin, rightMargin, textWidths, width } from './svg.js';
+import { lazyView, showResult } from './view.js';
 
-let shownFor = null; // the inputs and language the view shows
-let shown = null; // and its result
-let timer = 0;
-
-export function scheduleStorm() {
-  clearTimeout(timer);
-  $('storm-box').classList.add('stale');
-  timer = setTimeout(runStorm, 300);
-}
-
-// cancelStorm forgets a scheduled run: the inputs are invalid.
-export const cancelStorm = () => clearTimeout(timer);
-
-// redrawStorm draws the view again, at the page's new width.
-export function redrawStorm() {
-  if (shown) drawStorm(shown);
-}
-
-async function runStorm() {
-  // Only for inputs the calculator accepts: invalid ones keep the old
-  // storm, greyed out with every other result.
-  if ($('calculator').classList.contains('invalid')) return;
-  const inputs = JSON.stringify(readInputs());
-  const key = inputs + lang();
-  if (shownFor === key) {
-    $('storm-box').classList.remove('stale');
-    return;
-  }
-  const r = JSON.parse(await call('Storm', inputs, lang()));
-  if (JSON.stringify(readInputs()) + lang() !== key) return; // an edit came in meanwhile
-  shownFor = key;
-  shown = r;
-  drawStorm(r);
-  $('storm-box').classList.remove('stale');
-  document.body.dataset.storm = key;
-}
+// stormView schedules, cancels and redraws the view (see lazyView).
+export const stormView = lazyView('storm-box', 'Storm', ['shed'], drawStorm, 'storm', 300);
 
 // drawStorm draws the attempts per bucket: the jittered ones as filled
 // bars, the ones without jitter as outlined bars over them.
 function drawStorm(r) {
   const svg = $('storm');
-  const bad = !!r.error;
-  $('clients-err').textContent = bad ? r.error : '';
-  if (bad) $('clients').setAttribute('aria-invalid', 'true');
-  else $('clients').removeAttribute('aria-invalid');
-  svg.toggleAttribute('hidden', bad);
-  $('storm-legend').hidden = bad;
-  $('storm-text').textContent = bad ? '' : r.text;
-  setCommand($('storm-command'), bad ? '' : r.command);
-  if (bad) return;
+  if (!showResult(r, 'clients', svg, 'storm')) return;
   $('storm-key-flat').textContent = r.legend[0];
   $('storm-key-jit').textContent = r.legend[1];
   $('storm-key-jit-item').hidden = !r.jittered;

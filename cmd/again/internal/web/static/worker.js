@@ -23,7 +23,7 @@ const ready = (async () => {
   await started;
 })();
 
-const FUNCS = ['Compute', 'Solve', 'Export', 'Storm', 'Defaults'];
+const FUNCS = ['Compute', 'Solve', 'Export', 'Storm', 'Shed', 'Defaults'];
 
 self.onmessage = async (e) => {
   const { id, fn, args } = e.data;

@@ -8,7 +8,8 @@
 // globalThis.againCompute(inputs, lang), globalThis.againSolve(inputs,
 // param, lang), globalThis.againExport(inputs, format),
 // globalThis.againStorm(inputs, lang) (the storm view, computed by
-// internal/sim, the code of `again sim storm`) and
+// internal/sim, the code of `again sim storm`), globalThis.againShed(inputs,
+// lang) (the shedding view, the code of `again sim outage --shed`) and
 // globalThis.againDefaults(), which take and return JSON strings (inputs is
 // a JSON object keyed by flag name), then calls globalThis.againReady and
 // waits forever.
@@ -63,6 +64,12 @@ func main() {
 			return reply(page.StormResult{Error: "page: againStorm takes two arguments"})
 		}
 		return reply(page.Storm(inputs(args[0]), page.Lang(args[1].String())))
+	}))
+	js.Global().Set("againShed", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		if len(args) != 2 {
+			return reply(page.ShedResult{Error: "page: againShed takes two arguments"})
+		}
+		return reply(page.Shed(inputs(args[0]), page.Lang(args[1].String())))
 	}))
 	js.Global().Set("againDefaults", js.FuncOf(func(js.Value, []js.Value) any {
 		return reply(page.Defaults())

@@ -72,8 +72,7 @@ func (f *PolicyFlags) Set(field, value string) { *f.values[field] = value }
 // a unit (see RequireUnit), and a policy that contradicts itself, an
 // --initial above a --max other than 0, is refused (see Contradiction).
 // A --deadline of 0 is none, as 0 is for every limit of every command
-// (the calculator, which the page shares, has no 0 for it: its field is
-// left empty).
+// (calc.Parse's rule, the page's too).
 func (f *PolicyFlags) Parse() (calc.Input, error) {
 	for _, field := range []string{calc.FieldInitial, calc.FieldMax, calc.FieldDeadline} {
 		if s, ok := f.values[field]; ok && f.fs.Changed(field) {
@@ -82,15 +81,7 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 			}
 		}
 	}
-	noDeadline := false
-	if s, ok := f.values[calc.FieldDeadline]; ok && f.fs.Changed(calc.FieldDeadline) {
-		d, err := DurationFlag(calc.FieldDeadline, *s, false)
-		if err != nil {
-			return calc.Input{}, err
-		}
-		noDeadline = d == 0
-	}
-	in, err := f.parse(noDeadline)
+	in, err := f.parse()
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
 		// calc's message, shared with the page, offers bare milliseconds,
@@ -142,15 +133,10 @@ func contradiction(p backoff.Policy, prefix, initial, max string, initialGiven, 
 	return Usagef("%s%s %s is above %s %s: every delay would be %v; lower %s, or raise %s (0 for no cap)", prefix, initial, iv, max, mv, p.Max, initial, max)
 }
 
-// parse is calc.Parse of the flags' values, without the deadline when
-// noDeadline.
-func (f *PolicyFlags) parse(noDeadline bool) (calc.Input, error) {
+func (f *PolicyFlags) parse() (calc.Input, error) {
 	v := calc.Values{}
 	for k, s := range f.values {
 		v[k] = *s
-	}
-	if noDeadline {
-		v[calc.FieldDeadline] = ""
 	}
 	return calc.Parse(v)
 }

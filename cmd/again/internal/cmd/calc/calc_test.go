@@ -179,7 +179,7 @@ func TestCalcUsageErrors(t *testing.T) {
 		{[]string{"--initial", "fast"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "fast"`},
 		{[]string{"--initial=-1s"}, `again calc: --initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
 		{[]string{"--max", "Inf"}, `again calc: --max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m), got "Inf"`},
-		{[]string{"--deadline", "soon"}, `again calc: --deadline must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
+		{[]string{"--deadline", "soon"}, `again calc: --deadline must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
 		{[]string{"--retries", "-1"}, "again calc: --retries must be a whole number from 0 to 100000, got -1"},
 		{[]string{"--retries", "1000000000"}, "again calc: --retries must be a whole number from 0 to 100000, got 1000000000"},
 		{[]string{"--retries", "three"}, `again calc: --retries must be a whole number from 0 to 100000, got "three"`},

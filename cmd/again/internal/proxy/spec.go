@@ -48,8 +48,8 @@ const (
 	RateSyntax       = rate.Syntax + ", N whole: a 429 beyond N requests per UNIT"
 	MatchSyntax      = "method=M, path=PREFIX, host=H or header=NAME[:VALUE]"
 	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date"
-	CutSyntax        = "SHARE: a Content-Length longer than the body sent"
-	StallSyntax      = "SHARE: no answer until the client gives up"
+	CutSyntax        = "SHARE of the requests, above 0 and up to 1: a Content-Length longer than the body sent"
+	StallSyntax      = "SHARE of the requests, above 0 and up to 1: no answer until the client gives up"
 )
 
 // Flags are the fault flags of `again proxy`, as given.

@@ -65,7 +65,6 @@ type Key string
 const (
 	KeyDuration         Key = "duration"          // a duration of 0 or more (up to the largest time.Duration)
 	KeyDurationNoCap    Key = "duration_no_cap"   // as KeyDuration, 0 meaning no cap
-	KeyPositiveDuration Key = "positive_duration" // a duration above 0
 	KeyNumberAtLeast    Key = "number_at_least"   // a finite number >= Args["min"]
 	KeyWholeNumber      Key = "whole_number"      // a whole number from Args["min"] to Args["max"]
 	KeyJitter           Key = "jitter"            // one of the jitter forms (JitterSyntax)
@@ -78,13 +77,12 @@ const (
 // accepted says in English what a field accepts, for the keys that say
 // that; {name} stands for Args["name"]. It is never modified.
 var accepted = map[Key]string{
-	KeyDuration:         "a duration of 0 or more, with no limit short of 292 years (" + durationSyntax + ")",
-	KeyDurationNoCap:    "a duration of 0 or more, 0 meaning no cap (" + durationSyntax + ")",
-	KeyPositiveDuration: "a duration above 0 (" + durationSyntax + ")",
-	KeyNumberAtLeast:    "a finite number >= {min}",
-	KeyWholeNumber:      "a whole number from {min} to {max}",
-	KeyJitter:           JitterSyntax,
-	KeyOneOf:            "one of {choices}",
+	KeyDuration:      "a duration of 0 or more, with no limit short of 292 years (" + durationSyntax + ")",
+	KeyDurationNoCap: "a duration of 0 or more, 0 meaning no cap (" + durationSyntax + ")",
+	KeyNumberAtLeast: "a finite number >= {min}",
+	KeyWholeNumber:   "a whole number from {min} to {max}",
+	KeyJitter:        JitterSyntax,
+	KeyOneOf:         "one of {choices}",
 }
 
 // english renders the other keys in English, after the field's name;
@@ -403,9 +401,11 @@ func Parse(v Values) (Input, error) {
 		p.Jitter, p.JitterFactor = j, f
 	}
 	if s, ok := get(FieldDeadline); ok {
+		// 0 is no deadline, as 0 is none for every limit of the command:
+		// the same as an empty field.
 		d, ok := parseDuration(strings.TrimSpace(s))
-		if !ok || d == 0 {
-			return Input{}, bad(FieldDeadline, KeyPositiveDuration)
+		if !ok {
+			return Input{}, bad(FieldDeadline, KeyDuration)
 		}
 		in.Deadline = d
 	}

@@ -141,6 +141,12 @@ func TestParseZeroMeansNone(t *testing.T) {
 	if rep, _ = Compute(in); rep.Total.Max != Millis(56*time.Second) {
 		t.Errorf("Total.Max = %v with --max 0, want 56000 (8+16+32 s, no cap)", rep.Total.Max)
 	}
+	// A deadline of 0 is none, as an empty one.
+	for _, zero := range []string{"0", "0s", "0ms"} {
+		if in, err := Parse(Values{FieldDeadline: zero}); err != nil || in.Deadline != 0 {
+			t.Errorf("Parse(deadline=%s) = deadline %v, %v; want none", zero, in.Deadline, err)
+		}
+	}
 }
 
 func TestParse(t *testing.T) {
@@ -182,7 +188,7 @@ func TestParseRejects(t *testing.T) {
 		{FieldInitial, "NaN", `--initial "NaN": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds)`},
 		{FieldMax, "-1", `--max "-1": want a duration of 0 or more, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds)`},
 		{FieldMax, "Inf", `--max "Inf": want a duration of 0 or more, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds)`},
-		{FieldDeadline, "0", `--deadline "0": want a duration above 0 (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds)`},
+		{FieldDeadline, "soon", `--deadline "soon": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds)`},
 		{FieldMultiplier, "0.5", `--multiplier "0.5": want a finite number >= 1`},
 		{FieldMultiplier, "0", `--multiplier "0": want a finite number >= 1`},
 		{FieldMultiplier, "-2", `--multiplier "-2": want a finite number >= 1`},
@@ -276,7 +282,7 @@ func TestInputErrorStructured(t *testing.T) {
 	}{
 		{FieldInitial, "abc", KeyDuration, nil},
 		{FieldMax, "-1", KeyDurationNoCap, nil},
-		{FieldDeadline, "0", KeyPositiveDuration, nil},
+		{FieldDeadline, "-1s", KeyDuration, nil},
 		{FieldMultiplier, "0.5", KeyNumberAtLeast, map[string]string{"min": "1"}},
 		{FieldRetries, "100001", KeyWholeNumber, map[string]string{"min": "0", "max": "100000"}},
 		{FieldJitter, "gaussian", KeyJitter, nil},
@@ -293,7 +299,7 @@ func TestInputErrorStructured(t *testing.T) {
 			t.Errorf("Parse(%s=%q) error = %+v, want key %q, args %v", tt.field, tt.value, ie, tt.key, tt.args)
 		}
 	}
-	for _, k := range []Key{KeyDuration, KeyDurationNoCap, KeyPositiveDuration, KeyNumberAtLeast, KeyWholeNumber,
+	for _, k := range []Key{KeyDuration, KeyDurationNoCap, KeyNumberAtLeast, KeyWholeNumber,
 		KeyJitter, KeyOneOf, KeyUnknownField, KeyRequiresDeadline, KeyInvalidPolicy} {
 		if english[k] == "" && accepted[k] == "" {
 			t.Errorf("key %q has no English message", k)

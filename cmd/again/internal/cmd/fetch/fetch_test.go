@@ -372,7 +372,7 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL "http://a b/": want an absolute http or https URL`},
 		{[]string{"fetch", "http://user:secret@a b/?token=secret"}, `again fetch: URL "http://…@a b/?…": want an absolute http or https URL`},
 		{[]string{"fetch", "http://user:se/cret@host:port/"}, `again fetch: URL "http://…@host:port/": want an absolute http or https URL`},
-		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline "abc": want a duration above 0 (Go syntax such as 500ms, 1.5s or 2m)`},
+		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline "abc": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on "5xx": want none or a comma-separated list of HTTP statuses from 100 to 599`},
 		{[]string{"fetch", "--retry-on", "503,600", "http://a/"}, `again fetch: --retry-on "503,600": want none or a comma-separated list of HTTP statuses from 100 to 599`},
 		{[]string{"fetch", "--attempt-timeout", "-1s", "http://a/"}, `again fetch: --attempt-timeout "-1s": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},

@@ -36,7 +36,7 @@ func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
 	fs.Var(cmdutil.Text(&h.after, "duration|percentile"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
 	fs.Var(cmdutil.Text(&h.max, "n"), "max-hedges", "most copies sent per attempt with --hedge-after, 1 to 10")
 	fs.Var(cmdutil.Text(&h.warmup, "n"), "hedge-warmup", "with --hedge-after pNN: the successful requests observed before hedging")
-	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times (in sequence, unless --parallel) and print a latency summary instead of the bodies")
+	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request n times (in sequence, unless --parallel) and print a latency summary instead of the bodies")
 	fs.Var(cmdutil.Text(&h.budget, "ratio|off"), "hedge-budget", "with --hedge-after: hedges at most about this share of the requests (a token bucket with a burst of 4), or off for no budget")
 	return h
 }

@@ -65,7 +65,6 @@ type Key string
 const (
 	KeyDuration         Key = "duration"          // a duration from Args["min"] to Args["max"]
 	KeyDurationNoCap    Key = "duration_no_cap"   // as KeyDuration, 0 meaning no cap
-	KeyPositiveDuration Key = "positive_duration" // a duration above 0 and up to Args["max"]
 	KeyNumberAtLeast    Key = "number_at_least"   // a finite number >= Args["min"]
 	KeyWholeNumber      Key = "whole_number"      // a whole number from Args["min"] to Args["max"]
 	KeyJitter           Key = "jitter"            // one of the jitter forms (JitterSyntax)
@@ -80,7 +79,6 @@ const (
 var english = map[Key]string{
 	KeyDuration:         "must be a duration from {min} to {max} (" + durationSyntax + "), got {value}",
 	KeyDurationNoCap:    "must be a duration from {min} to {max}, 0 meaning no cap (" + durationSyntax + "), got {value}",
-	KeyPositiveDuration: "must be a duration above 0 and up to {max} (" + durationSyntax + "), got {value}",
 	KeyNumberAtLeast:    "must be a finite number >= {min}, got {value}",
 	KeyWholeNumber:      "must be a whole number from {min} to {max}, got {value}",
 	KeyJitter:           "must be " + JitterSyntax + ", got {value}",
@@ -155,10 +153,8 @@ func showValue(s string) string {
 func fieldArgs(field string) map[string]string {
 	const longest = "2562047h" // the largest time.Duration, in hours
 	switch field {
-	case FieldInitial, FieldMax, "":
+	case FieldInitial, FieldMax, FieldDeadline, "":
 		return map[string]string{"min": "0", "max": longest}
-	case FieldDeadline:
-		return map[string]string{"max": longest}
 	case FieldMultiplier:
 		return map[string]string{"min": "1"}
 	case FieldRetries:
@@ -375,9 +371,11 @@ func Parse(v Values) (Input, error) {
 		p.Jitter, p.JitterFactor = j, f
 	}
 	if s, ok := get(FieldDeadline); ok {
+		// 0 is no deadline, as 0 is none for every limit of the command:
+		// the same as an empty field.
 		d, ok := parseDuration(strings.TrimSpace(s))
-		if !ok || d == 0 {
-			return Input{}, bad(FieldDeadline, KeyPositiveDuration)
+		if !ok {
+			return Input{}, bad(FieldDeadline, KeyDuration)
 		}
 		in.Deadline = d
 	}

@@ -141,6 +141,12 @@ func TestParseZeroMeansNone(t *testing.T) {
 	if rep, _ = Compute(in); rep.Total.Max != Millis(56*time.Second) {
 		t.Errorf("Total.Max = %v with --max 0, want 56000 (8+16+32 s, no cap)", rep.Total.Max)
 	}
+	// A deadline of 0 is none, as an empty one.
+	for _, zero := range []string{"0", "0s", "0ms"} {
+		if in, err := Parse(Values{FieldDeadline: zero}); err != nil || in.Deadline != 0 {
+			t.Errorf("Parse(deadline=%s) = deadline %v, %v; want none", zero, in.Deadline, err)
+		}
+	}
 }
 
 func TestParse(t *testing.T) {
@@ -182,7 +188,7 @@ func TestParseRejects(t *testing.T) {
 		{FieldInitial, "NaN", `--initial must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "NaN"`},
 		{FieldMax, "-1", `--max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got -1`},
 		{FieldMax, "Inf", `--max must be a duration from 0 to 2562047h, 0 meaning no cap (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "Inf"`},
-		{FieldDeadline, "0", `--deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got 0`},
+		{FieldDeadline, "soon", `--deadline must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m, or a bare number of milliseconds), got "soon"`},
 		{FieldMultiplier, "0.5", `--multiplier must be a finite number >= 1, got 0.5`},
 		{FieldMultiplier, "0", `--multiplier must be a finite number >= 1, got 0`},
 		{FieldMultiplier, "-2", `--multiplier must be a finite number >= 1, got -2`},
@@ -276,7 +282,7 @@ func TestInputErrorStructured(t *testing.T) {
 	}{
 		{FieldInitial, "abc", KeyDuration, map[string]string{"min": "0", "max": "2562047h"}},
 		{FieldMax, "-1", KeyDurationNoCap, map[string]string{"min": "0", "max": "2562047h"}},
-		{FieldDeadline, "0", KeyPositiveDuration, map[string]string{"max": "2562047h"}},
+		{FieldDeadline, "-1s", KeyDuration, map[string]string{"min": "0", "max": "2562047h"}},
 		{FieldMultiplier, "0.5", KeyNumberAtLeast, map[string]string{"min": "1"}},
 		{FieldRetries, "100001", KeyWholeNumber, map[string]string{"min": "0", "max": "100000"}},
 		{FieldJitter, "gaussian", KeyJitter, nil},
@@ -293,7 +299,7 @@ func TestInputErrorStructured(t *testing.T) {
 			t.Errorf("Parse(%s=%q) error = %+v, want key %q, args %v", tt.field, tt.value, ie, tt.key, tt.args)
 		}
 	}
-	for _, k := range []Key{KeyDuration, KeyDurationNoCap, KeyPositiveDuration, KeyNumberAtLeast, KeyWholeNumber,
+	for _, k := range []Key{KeyDuration, KeyDurationNoCap, KeyNumberAtLeast, KeyWholeNumber,
 		KeyJitter, KeyOneOf, KeyUnknownField, KeyRequiresDeadline, KeyInvalidPolicy} {
 		if english[k] == "" {
 			t.Errorf("key %q has no English message", k)

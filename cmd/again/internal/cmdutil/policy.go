@@ -57,6 +57,10 @@ func (f *PolicyFlags) Add(fs *pflag.FlagSet, field, typ, usage string) {
 	fs.Var(Text(s, typ), field, usage)
 }
 
+// Value returns the text of field, one added by AddPolicyFlags or Add, as
+// given or defaulted.
+func (f *PolicyFlags) Value(field string) string { return *f.values[field] }
+
 // Set replaces the text of field, one added by AddPolicyFlags or Add, as
 // if the flag had been given, without marking it changed: calc's --preset
 // fills in the fields that no flag gives.
@@ -67,6 +71,8 @@ func (f *PolicyFlags) Set(field, value string) { *f.values[field] = value }
 // "--multiplier must be a finite number >= 1, got 0.5". A duration needs
 // a unit (see RequireUnit), and a policy that contradicts itself, an
 // --initial above a --max other than 0, is refused (see Contradiction).
+// A --deadline of 0 is none, as 0 is for every limit of every command
+// (calc.Parse's rule, the page's too).
 func (f *PolicyFlags) Parse() (calc.Input, error) {
 	for _, field := range []string{calc.FieldInitial, calc.FieldMax, calc.FieldDeadline} {
 		if s, ok := f.values[field]; ok && f.fs.Changed(field) {

@@ -101,6 +101,8 @@ func TestFlags(t *testing.T) {
 		{"rate", Flags{Rate: []string{"100/s"}}, []fault.Fault{{Kind: fault.RateLimit, Limit: 100, Window: time.Second}}},
 		{"rate per minute", Flags{Rate: []string{"600/m"}}, []fault.Fault{{Kind: fault.RateLimit, Limit: 600, Window: time.Minute}}},
 		{"rate per 100ms", Flags{Rate: []string{"10/100ms"}}, []fault.Fault{{Kind: fault.RateLimit, Limit: 10, Window: 100 * time.Millisecond}}},
+		{"rate per 1m30s", Flags{Rate: []string{"3/1m30s"}}, []fault.Fault{{Kind: fault.RateLimit, Limit: 3, Window: 90 * time.Second}}},
+		{"rate 1e3 per hour", Flags{Rate: []string{"1e3/h"}}, []fault.Fault{{Kind: fault.RateLimit, Limit: 1000, Window: time.Hour}}},
 		{"match applies to all, outage first", Flags{Fail: []string{"1"}, Outage: []string{"1s@0s"}, Match: []string{"path=/api/", "method=get", "header=x-fault:on"}},
 			[]fault.Fault{
 				{Kind: fault.Outage, Duration: time.Second, Match: fault.Match{Path: "/api/", Method: "GET", Header: "X-Fault", Value: "on"}},
@@ -120,7 +122,7 @@ func TestFlags(t *testing.T) {
 	for _, fl := range []Flags{
 		{Fail: []string{"2:503"}}, {Fail: []string{"0.2:50"}}, {Fail: []string{"x"}},
 		{Latency: []string{"uniform:5ms"}}, {Reset: []string{"middle"}}, {Reset: []string{"mid-body:0"}},
-		{Outage: []string{"20s"}}, {Outage: []string{"x@1s"}}, {Rate: []string{"100"}}, {Rate: []string{"0/s"}},
+		{Outage: []string{"20s"}}, {Outage: []string{"x@1s"}}, {Rate: []string{"100"}}, {Rate: []string{"0/s"}}, {Rate: []string{"0.5/s"}}, {Rate: []string{"1/100us"}}, {Rate: []string{"+5/s"}}, {Rate: []string{"1e10/s"}},
 		{Match: []string{"query=x"}}, {RetryAfter: "soon"}, {Cut: []string{"1.5"}},
 		// Statuses HTTP does not allow as an answer: an interim 1xx
 		// (a client reads on after a 100, hangs after a 101), 600 on.

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/again-go/again/cmd/again/internal/rate"
 	"github.com/again-go/again/fault"
 )
 
@@ -35,17 +37,19 @@ func (e *SpecError) Message() string {
 // Is reports whether target is ErrSpec.
 func (e *SpecError) Is(target error) bool { return target == ErrSpec }
 
-// Flag syntax, one place for the parsers, the help and the errors.
+// Flag syntax, one place for the parsers, the help and the errors. A
+// SHARE is a fraction of the requests, above 0 and up to 1 (the fault's
+// Rate); a rate is N/UNIT (RateSyntax), as in every command.
 const (
-	FailSyntax       = "RATE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
+	FailSyntax       = "SHARE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
 	LatencySyntax    = "DURATION or DIST, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
-	ResetSyntax      = "STAGE[:RATE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
+	ResetSyntax      = "STAGE[:SHARE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
 	OutageSyntax     = "DURATION@START, such as 20s@10s: 503s for 20 s from 10 s after the start"
-	RateSyntax       = "N/UNIT, such as 100/s, 10/100ms or 600/m: a 429 beyond N requests per UNIT"
+	RateSyntax       = rate.Syntax + ", N whole: a 429 beyond N requests per UNIT"
 	MatchSyntax      = "method=M, path=PREFIX, host=H or header=NAME[:VALUE]"
 	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date"
-	CutSyntax        = "RATE: a Content-Length longer than the body sent"
-	StallSyntax      = "RATE: no answer until the client gives up"
+	CutSyntax        = "SHARE of the requests, above 0 and up to 1: a Content-Length longer than the body sent"
+	StallSyntax      = "SHARE of the requests, above 0 and up to 1: no answer until the client gives up"
 )
 
 // Flags are the fault flags of `again proxy`, as given.
@@ -97,19 +101,13 @@ func (fl *Flags) Faults() ([]fault.Fault, error) {
 		add(fault.Fault{Kind: fault.Outage, Start: sv, Duration: dv})
 	}
 	for _, s := range fl.Rate {
-		n, unit, ok := strings.Cut(s, "/")
-		limit, err := strconv.Atoi(n)
-		if unit != "" && (unit[0] < '0' || unit[0] > '9') {
-			unit = "1" + unit
-		}
-		w, err2 := time.ParseDuration(unit)
-		if unit == "1m" {
-			w = time.Minute
-		}
-		if !ok || err != nil || err2 != nil || limit <= 0 || w < time.Millisecond {
+		// The grammar of every rate flag; a limit counts whole requests
+		// in a window of at least a millisecond.
+		r, err := rate.Parse(s)
+		if err != nil || r.N < 1 || r.N != math.Trunc(r.N) || r.N > math.MaxInt32 || r.Per < time.Millisecond {
 			return nil, &SpecError{"--rate", s, RateSyntax}
 		}
-		add(fault.Fault{Kind: fault.RateLimit, Limit: limit, Window: w})
+		add(fault.Fault{Kind: fault.RateLimit, Limit: int(r.N), Window: r.Per})
 	}
 	for _, s := range fl.Fail {
 		r, st, hasStatus := strings.Cut(s, ":")

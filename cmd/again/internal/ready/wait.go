@@ -31,7 +31,8 @@ type Config struct {
 	// Deadline bounds the whole wait; it must be above zero: a wait is
 	// never unbounded.
 	Deadline time.Duration
-	// AttemptTimeout bounds each check; it must be above zero.
+	// AttemptTimeout bounds each check; 0 for none, each check then
+	// bounded by what is left of the Deadline alone.
 	AttemptTimeout time.Duration
 	// Invert waits until each target is not reachable: a check that fails
 	// with a transient error counts as ready, one that succeeds as not
@@ -85,8 +86,8 @@ func (c Config) Validate() error {
 	if c.Deadline <= 0 {
 		return fmt.Errorf("%w: the deadline must be above zero, got %v", ErrConfig, c.Deadline)
 	}
-	if c.AttemptTimeout <= 0 {
-		return fmt.Errorf("%w: the attempt timeout must be above zero, got %v", ErrConfig, c.AttemptTimeout)
+	if c.AttemptTimeout < 0 {
+		return fmt.Errorf("%w: the attempt timeout must be 0 (none) or above, got %v", ErrConfig, c.AttemptTimeout)
 	}
 	if err := c.Policy.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
@@ -192,7 +193,10 @@ func waitOne(ctx context.Context, i int, c Checker, cfg Config, begin time.Time)
 	var last error // the last error of an attempt that the deadline did not cut
 	err := retry.Run(ctx, cfg.Policy, func(ctx context.Context) error {
 		r.Attempts++
-		actx, cancel := context.WithTimeout(ctx, cfg.AttemptTimeout)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if cfg.AttemptTimeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, cfg.AttemptTimeout)
+		}
 		err := c.Check(actx)
 		cancel()
 		if cfg.Invert {

@@ -162,6 +162,24 @@ func TestWaitAttemptTimeout(t *testing.T) {
 	})
 }
 
+// An AttemptTimeout of 0 is none: a check that hangs runs until the
+// deadline, in one attempt.
+func TestWaitNoAttemptTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Deadline = 12 * time.Second
+		cfg.AttemptTimeout = 0
+		start := time.Now()
+		results, err := Wait(context.Background(), []Checker{hang{}}, cfg)
+		if err != nil {
+			t.Fatalf("Wait with AttemptTimeout 0 = %v, want no error", err)
+		}
+		if r := results[0]; r.Ready || r.Attempts != 1 || r.Deadline != cfg.Deadline || time.Since(start) != cfg.Deadline {
+			t.Errorf("a check that hangs, no attempt timeout: %+v after %v; want 1 attempt ended by the deadline at 12s", r, time.Since(start))
+		}
+	})
+}
+
 func TestWaitCallerCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -177,8 +195,8 @@ func TestWaitCallerCancels(t *testing.T) {
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{
 		{Policy: DefaultPolicy(), AttemptTimeout: time.Second},
-		{Policy: DefaultPolicy(), Deadline: time.Second},
 		{Policy: DefaultPolicy(), Deadline: -1, AttemptTimeout: time.Second},
+		{Policy: DefaultPolicy(), Deadline: time.Second, AttemptTimeout: -1},
 	} {
 		if _, err := Wait(context.Background(), nil, c); !errors.Is(err, ErrConfig) {
 			t.Errorf("Wait(%+v) = %v, want ErrConfig", c, err)

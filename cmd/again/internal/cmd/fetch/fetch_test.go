@@ -372,7 +372,7 @@ func TestFetchUsageErrors(t *testing.T) {
 		{[]string{"fetch", "http://a b/"}, `again fetch: URL must be an absolute http or https URL, got "http://a b/"`},
 		{[]string{"fetch", "http://user:secret@a b/?token=secret"}, `again fetch: URL must be an absolute http or https URL, got "http://…@a b/?…"`},
 		{[]string{"fetch", "http://user:se/cret@host:port/"}, `again fetch: URL must be an absolute http or https URL, got "http://…@host:port/"`},
-		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration above 0 and up to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
+		{[]string{"fetch", "--deadline", "abc", "http://a/"}, `again fetch: --deadline must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
 		{[]string{"fetch", "--retry-on", "5xx", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "5xx"`},
 		{[]string{"fetch", "--retry-on", "503,600", "http://a/"}, `again fetch: --retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got "503,600"`},
 		{[]string{"fetch", "--attempt-timeout", "-1s", "http://a/"}, `again fetch: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},

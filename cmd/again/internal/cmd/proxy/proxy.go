@@ -80,13 +80,13 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs := cmd.Flags()
 	fs.Var(cmdutil.Text(&opts.Listen, "addr"), "listen", "address to listen on; a bare port is loopback")
 	fs.Var(cmdutil.Text(&opts.To, "url"), "to", "the upstream's URL: every request goes there (required)")
-	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "rate[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "share[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Latency, "delay"), "latency", "delay requests: "+proxymodel.LatencySyntax)
-	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:rate]"), "reset", "reset connections: "+proxymodel.ResetSyntax+fmt.Sprintf("; mid-body after half the body, or after 1 to %d bytes of a chunked one", fault.MaxDrawnBytes))
+	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:share]"), "reset", "reset connections: "+proxymodel.ResetSyntax+fmt.Sprintf("; mid-body after half the body, or after 1 to %d bytes of a chunked one", fault.MaxDrawnBytes))
 	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "d@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Rate, "n/unit"), "rate", "rate-limit: "+proxymodel.RateSyntax)
-	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "rate"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
-	fs.Var(cmdutil.Repeated(&opts.Flags.Stall, "rate"), "stall", "stall requests: "+proxymodel.StallSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "share"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Stall, "share"), "stall", "stall requests: "+proxymodel.StallSyntax)
 	fs.Var(cmdutil.Text(&opts.Flags.RetryAfter, "duration"), "retry-after", "Retry-After of outages, rates and failures: "+proxymodel.RetryAfterSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Match, "key=value"), "match", "apply the faults only to matching requests: "+proxymodel.MatchSyntax)
 	fs.Var(cmdutil.Text(&opts.Scenario, "file"), "scenario", "read faults from a JSON file")
@@ -232,9 +232,10 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// requireUnits refuses a bare number in a duration of the fault flags, as
-// every duration flag of every command does (cmdutil.RequireUnit), rather
-// than the syntax alone.
+// requireUnits refuses a bare number in a duration or a rate of the fault
+// flags, as every duration and rate flag of every command does
+// (cmdutil.RequireUnit, cmdutil.RequireRateUnit), rather than the syntax
+// alone.
 func requireUnits(fl proxymodel.Flags) error {
 	check := func(flag string, values ...string) error {
 		for _, v := range values {
@@ -246,6 +247,11 @@ func requireUnits(fl proxymodel.Flags) error {
 	}
 	if err := check("latency", fl.Latency...); err != nil {
 		return err
+	}
+	for _, v := range fl.Rate {
+		if err := cmdutil.RequireRateUnit("rate", v); err != nil {
+			return err
+		}
 	}
 	if err := check("retry-after", strings.TrimPrefix(fl.RetryAfter, "date:")); err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -71,15 +73,30 @@ func TestFrameworkUsageErrors(t *testing.T) {
 	}
 }
 
-// --attempt-timeout takes 0 without a unit: it is 0 in every unit.
+// A limit of 0 is none, in every command where none can be, and takes no
+// unit: 0 is 0 in every unit. wait's --attempt-timeout 0 leaves each check
+// to the --deadline; a --deadline 0 is no deadline (wait's excepted: a
+// wait is never unbounded).
 func TestBareZeroLimits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
 	for _, args := range [][]string{
 		{"run", "--attempt-timeout", "0", "--", "true"},
-		{"fetch", "--attempt-timeout", "0", "--retries", "0", "http://127.0.0.1:1/"},
+		{"fetch", "--attempt-timeout", "0", "--retries", "0", srv.URL},
+		{"wait", "--attempt-timeout", "0", srv.URL},
+		{"run", "--deadline", "0", "--", "true"},
+		{"run", "--deadline", "0s", "--attempt-timeout", "0ms", "--", "true"},
+		{"fetch", "--deadline", "0", srv.URL},
+		{"calc", "--deadline", "0"},
+		{"sim", "storm", "--deadline", "0", "--clients", "2"},
 	} {
-		if r := run(t, args...); r.Code == cmdutil.ExitUsage {
-			t.Errorf("again %q: usage error %q, want 0 accepted", args, r.Stderr)
+		if r := run(t, args...); r.Code != 0 {
+			t.Errorf("again %q: exit %d, stderr %q; want 0 accepted as none", args, r.Code, r.Stderr)
 		}
+	}
+	// A deadline of 0 is none: calc's report is the one without a deadline.
+	if with, without := run(t, "calc", "--deadline", "0").Stdout, run(t, "calc").Stdout; with != without {
+		t.Errorf("again calc --deadline 0 printed\n%s\nwant what again calc prints without a deadline:\n%s", with, without)
 	}
 }
 
@@ -130,6 +147,21 @@ func TestVersionAndHelp(t *testing.T) {
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "again ") || r.Stderr != "" {
 		t.Errorf("again --version: exit %d, stdout %q, stderr %q; want exit 0 and \"again <version>\"", r.Code, r.Stdout, r.Stderr)
 	}
+	// -v has one meaning, --verbose (fetch's, as curl's): not the version.
+	wantUsageError(t, run(t, "-v"), "again: unknown shorthand flag: 'v' in -v; the version is --version, and -v is --verbose, in fetch (see 'again --help')")
+	wantUsageError(t, run(t, "calc", "-v"), "again calc: unknown shorthand flag: 'v' in -v (see 'again calc --help')")
+	root := newRoot(subcommands(&cmdutil.Env{})...)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.InitDefaultVersionFlag() // as cobra does before parsing
+		if f := c.Flags().ShorthandLookup("v"); f != nil && f.Name != "verbose" {
+			t.Errorf("%s: -v is --%s, want --verbose or nothing", c.CommandPath(), f.Name)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 	for _, args := range [][]string{nil, {"--help"}, {"help"}} {
 		r := run(t, args...)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "calc") || !strings.Contains(r.Stdout, "Exit status") || !strings.Contains(r.Stdout, "Examples:") {
@@ -283,6 +315,8 @@ func TestOldSpellings(t *testing.T) {
 		{[]string{"fetch", "--timeout", "5", "http://127.0.0.1:1/"}, "again fetch: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain fetch: --attempt-timeout needs a unit"},
 		{[]string{"wait", "--timeout", "5", "db:1"}, "again wait: --timeout is now --deadline; it still works, but write --deadline\nagain wait: --deadline needs a unit"},
 		{[]string{"web", "--addr", "x:y"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --listen \"x:y\""},
+		// sim occ's list of algorithms is --strategy, as in every model.
+		{[]string{"sim", "occ", "--algorithms", "full,fast"}, "again sim occ: --algorithms is now --strategy; it still works, but write --strategy\nagain sim occ: --strategy must be"},
 	} {
 		r := run(t, tt.args...)
 		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, tt.want) {

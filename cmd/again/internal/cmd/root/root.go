@@ -14,6 +14,7 @@ package root
 
 import (
 	"context"
+	"errors"
 	"io"
 	"runtime/debug"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/again-go/again/cmd/again/internal/cmd/web"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // subcommands returns every `again` subcommand. To add one, write its
@@ -79,7 +81,8 @@ computes what a retry schedule costs before you ship it.
 
 Durations are Go syntax (500ms, 1.5s, 2m), with a unit in every flag of
 every command: a bare 30 would be 30 s to timeout and curl but 30 ms to the
-calculator page, so it is refused with both readings; 0 needs none.
+calculator page, so it is refused with both readings; 0 needs none, and
+means none: no timeout, no deadline, no cap.
 Exit status: 0 success, 1 failure, 2 usage error, 124 the --deadline,
 128+N signal N; docs/cli.md (Exit statuses) has the table.
 
@@ -111,9 +114,22 @@ Install with: go install github.com/again-go/again/cmd/again@latest`,
 	}
 	root.SetHelpCommand(newHelpCmd())
 	root.SetVersionTemplate("again {{.Version}}\n")
-	root.SetFlagErrorFunc(cmdutil.FlagError)
+	// --version without cobra's -v: -v is --verbose (fetch's, as curl's;
+	// kubectl's -v is verbosity too), one meaning in every command.
+	root.Flags().Bool("version", false, "version for again")
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(subs...)
 	return root
+}
+
+// flagError is cmdutil.FlagError, but for again -v, which once printed the
+// version: it says where the version and -v are now.
+func flagError(cmd *cobra.Command, err error) error {
+	var ne *pflag.NotExistError
+	if cmd == cmd.Root() && errors.As(err, &ne) && ne.GetSpecifiedName() == "v" && ne.GetSpecifiedShortnames() != "" {
+		return cmdutil.Usagef("unknown shorthand flag: 'v' in -%s; the version is --version, and -v is --verbose, in fetch (see 'again --help')", ne.GetSpecifiedShortnames())
+	}
+	return cmdutil.FlagError(cmd, err)
 }
 
 // newHelpCmd returns `again help [command]`: cobra's own prints "Unknown

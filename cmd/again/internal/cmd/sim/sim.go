@@ -207,7 +207,7 @@ func simUsage(err error) error {
 		return err
 	}
 	flags := map[string]string{
-		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure",
+		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure", "Algorithms": "--strategy",
 		storm.FieldStormAttempts:       stormAttempts,
 		occ.FieldOCCWork:               occWork,
 		outage.FieldOutageRequests:     outageRequests,
@@ -248,7 +248,7 @@ docs/cli.md (sim occ).`,
   again sim occ
 
   # Two client counts, two algorithms, as CSV.
-  again sim occ --clients 50,100 --algorithms full,decorrelated --format csv
+  again sim occ --clients 50,100 --strategy full,decorrelated --format csv
 
   # The charts of calls and time against clients.
   again sim occ --svg occ.svg`,
@@ -256,10 +256,13 @@ docs/cli.md (sim occ).`,
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd)
-	clients, algs, runs := "10-190/10", "none,exponential,full,equal,decorrelated", "100"
+	clients, runs := "10-190/10", "100"
+	strategies := strategyList(occ.Algorithms())
 	work := fmt.Sprintf("%s at most %d", occWork, occ.MaxOCCWork)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)
-	fs.Var(cmdutil.Text(&algs, "list"), "algorithms", "algorithms to compare: none, exponential, full, equal, decorrelated")
+	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "backoff algorithms to compare: "+strings.ReplaceAll(strategies, ",", ", "))
+	// --strategy, as in every other model; --algorithms was occ's own name.
+	cmdutil.Alias(cmd, "algorithms", "strategy")
 	fs.Var(cmdutil.Text(&runs, "n"), "runs", fmt.Sprintf("runs averaged per cell, 1 to %d; %s", occ.MaxRuns, work))
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		in, err := sf.parse()
@@ -270,12 +273,8 @@ docs/cli.md (sim occ).`,
 		if c.Clients, err = parseClients(clients); err != nil {
 			return err
 		}
-		for a := range strings.SplitSeq(algs, ",") {
-			alg, ok := occ.ParseAlgorithm(strings.TrimSpace(a))
-			if !ok {
-				return cmdutil.Usagef("--algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got %q", algs)
-			}
-			c.Algorithms = append(c.Algorithms, alg)
+		if c.Algorithms, err = parseStrategies(strategies, occ.Algorithms()); err != nil {
+			return err
 		}
 		if c.Runs, err = parseCount("runs", runs, occ.MaxRuns); err != nil {
 			return err

@@ -15,10 +15,10 @@ import (
 // clients) are left out, so that each run takes milliseconds; their limits
 // are the models' own tests'.
 func FuzzSimCommandLine(f *testing.F) {
-	f.Add(uint8(0), "40", "80", "2", "30s", "full", "500ms")
-	f.Add(uint8(0), "1e-20", "80", "2", "0", "full", "500ms")
-	f.Add(uint8(0), "40", "1e-300", "2", "0", "equal", "1ms")
-	f.Add(uint8(0), "40", "80", "1e308", "0", "decorrelated", "500ms")
+	f.Add(uint8(0), "40/s", "80/s", "2", "30s", "full", "500ms")
+	f.Add(uint8(0), "1e-20/s", "4800/m", "2", "0", "full", "500ms")
+	f.Add(uint8(0), "40/s", "1e-300/h", "2", "0", "equal", "1ms")
+	f.Add(uint8(0), "40", "80/1m0s", "1e308", "0", "decorrelated", "500ms")
 	f.Add(uint8(1), "100", "1s", "1e308", "0", "decorrelated", "1ns")
 	f.Add(uint8(1), "10", "1us", "2", "1h", "none", "1h")
 	f.Add(uint8(2), "10,20", "0-1/0.5", "backoff,budget", "", "", "")
@@ -50,7 +50,7 @@ func FuzzSimCommandLine(f *testing.F) {
 			if n, err := parseCount("clients", a, 100); err == nil && n > 10 {
 				return
 			}
-			args = []string{"sim", "occ", "--clients=" + a, "--algorithms=" + b, "--runs=2"}
+			args = []string{"sim", "occ", "--clients=" + a, "--strategy=" + b, "--runs=2"}
 		}
 		r := run(t, args...)
 		switch r.Code {
@@ -65,7 +65,8 @@ func FuzzSimCommandLine(f *testing.F) {
 	})
 }
 
-// cheapRate reports whether s is not a rate above 100 per second, which
+// cheapRate reports whether s is not a rate above 100 per second (N/UNIT,
+// such as 100/s or 6000/m), which
 // keeps an outage run of 120 s within some 10,000 requests.
 func cheapRate(s string) bool {
 	r, err := parseRate("rate", s)

@@ -33,7 +33,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "--seed", "1"}, `again sim: unknown flag: --seed (see 'again sim --help')`},
 		{[]string{"sim", "occ", "--clients", "0"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "0"`},
 		{[]string{"sim", "occ", "--clients", "50-10/10"}, `again sim occ: --clients must be a comma-separated list of whole numbers from 1 to 100000, or ranges such as 10-190/10, got "50-10/10"`},
-		{[]string{"sim", "occ", "--algorithms", "full,fast"}, `again sim occ: --algorithms must be a comma-separated list of none, exponential, full, equal or decorrelated, got "full,fast"`},
+		{[]string{"sim", "occ", "--strategy", "full,fast"}, `again sim occ: --strategy must be a comma-separated list of none, exponential, full, equal, decorrelated, got "full,fast"`},
 		{[]string{"sim", "occ", "--runs", "0"}, `again sim occ: --runs must be a whole number from 1 to 100000, got "0"`},
 		{[]string{"sim", "occ", "--clients", "100000", "--runs", "1"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got 100000² × 1 = 10000000000`},
 		{[]string{"sim", "occ", "--clients", "1000,2000", "--runs", "100"}, `again sim occ: the sum of --clients² × --runs must be at most 100000000, got (1000² + 2000²) × 100 = 5000000 × 100 = 500000000`},
@@ -41,11 +41,19 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "occ", "--format", "xml"}, `again sim occ: --format must be one of text, csv, json or svg, got "xml"`},
 		{[]string{"sim", "occ", "--seed", "x"}, `again sim occ: --seed must be a whole number from 0 to 18446744073709551615, got "x"`},
 		{[]string{"sim", "outage", "--strategy", "shared"}, `again sim outage: --strategy must be a comma-separated list of none, immediate, backoff, budget, breaker, got "shared"`},
-		{[]string{"sim", "outage", "--rate", "-1"}, `again sim outage: --rate must be a number of requests per second above 0 and up to 10000, got "-1"`},
+		{[]string{"sim", "outage", "--rate", "-1/s"}, `again sim outage: --rate must be a rate N/UNIT, such as 40/s, 10/100ms or 600/m, got "-1/s"`},
+		// A rate is N/UNIT in every command, as proxy --rate's: a bare number
+		// is refused as a duration without a unit is.
+		{[]string{"sim", "outage", "--rate", "40"}, `again sim outage: --rate needs a unit, such as 40/s or 40/m (a rate is N/UNIT, such as 40/s, 10/100ms or 600/m), got 40`},
+		{[]string{"sim", "outage", "--spike-rate", "80"}, `again sim outage: --spike-rate needs a unit, such as 80/s or 80/m (a rate is N/UNIT, such as 40/s, 10/100ms or 600/m), got 80`},
+		{[]string{"sim", "outage", "--rate", "40/sec"}, `again sim outage: --rate must be a rate N/UNIT, such as 40/s, 10/100ms or 600/m, got "40/sec"`},
+		{[]string{"sim", "outage", "--rate", "0/s"}, `again sim outage: --rate must be a rate above 0 and up to 10000/s (N/UNIT, such as 40/s, 10/100ms or 600/m), got "0/s"`},
+		{[]string{"sim", "outage", "--rate", "10001/s"}, `again sim outage: --rate must be a rate above 0 and up to 10000/s (N/UNIT, such as 40/s, 10/100ms or 600/m), got "10001/s"`},
+		{[]string{"sim", "outage", "--rate", "11/ms"}, `again sim outage: --rate must be a rate above 0 and up to 10000/s (N/UNIT, such as 40/s, 10/100ms or 600/m), got "11/ms"`},
 		{[]string{"sim", "outage", "--spike", "2h"}, `again sim outage: --spike must be a duration from 0s to 1h0m0s (Go syntax such as 500ms, 1.5s or 2m), got "2h"`},
 		{[]string{"sim", "outage", "--spike", "30s", "--duration", "50s"}, `again sim outage: --duration must be at least 55s (past the spike's end at 50s, plus 5s to measure a recovery), got "50s"`},
-		{[]string{"sim", "outage", "--rate", "10000", "--duration", "1h"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 3580s + 80/s × 20s = 35801600`},
-		{[]string{"sim", "outage", "--rate", "10000", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
+		{[]string{"sim", "outage", "--rate", "10000/s", "--duration", "1h"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 3580s + 80/s × 20s = 35801600`},
+		{[]string{"sim", "outage", "--rate", "600000/m", "--spike", "0"}, `again sim outage: --rate × (--duration − --spike) + --spike-rate × --spike must be at most 1000000 requests, got 10000/s × 120s + 80/s × 0s = 1200000`},
 		{[]string{"sim", "outage", "--spike", "30"}, `again sim outage: --spike needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
 		{[]string{"sim", "outage", "--multiplier", "0.5"}, `again sim outage: --multiplier must be a finite number >= 1, got 0.5`},
 		{[]string{"sim", "throttle", "--shed", "some"}, `again sim throttle: --shed must be a whole number (0 for no shedding) or adaptive, got "some"`},
@@ -81,8 +89,9 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "hedge", "--requests", "10"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "10"`},
 		{[]string{"sim", "throttle", "--demand", "0"}, `again sim throttle: --demand must be a comma-separated list of ratios above 0 and up to 100, or ranges such as 1-30/1, got "0"`},
 		{[]string{"sim", "throttle", "--strategy", "breaker"}, `again sim throttle: --strategy must be a comma-separated list of none, budget, sent-only, sre-k2, sre-k1.1, cubic, got "breaker"`},
-		{[]string{"sim", "throttle", "--capacity", "0"}, `again sim throttle: --capacity must be a number of requests per second above 0 and up to 10000, got "0"`},
-		{[]string{"sim", "throttle", "--demand", "100", "--capacity", "10000"}, `again sim throttle: max(--demand) × --capacity × 300s must be at most 1000000 requests, got 100 × 10000/s × 300s = 300000000`},
+		{[]string{"sim", "throttle", "--capacity", "0"}, `again sim throttle: --capacity must be a rate above 0 and up to 10000/s (N/UNIT, such as 40/s, 10/100ms or 600/m), got "0"`},
+		{[]string{"sim", "throttle", "--capacity", "100"}, `again sim throttle: --capacity needs a unit, such as 100/s or 100/m (a rate is N/UNIT, such as 40/s, 10/100ms or 600/m), got 100`},
+		{[]string{"sim", "throttle", "--demand", "100", "--capacity", "10000/s"}, `again sim throttle: max(--demand) × --capacity × 300s must be at most 1000000 requests, got 100 × 10000/s × 300s = 300000000`},
 		// Said "from 1" and refused 1 "from 1000".
 		{[]string{"sim", "hedge", "--requests", "0"}, `again sim hedge: --requests must be a whole number from 1000 to 1000000, got "0"`},
 		// Each flag within its range, together beyond the bound.
@@ -156,8 +165,8 @@ func TestSimJSONFields(t *testing.T) {
 		{[]string{"sim", "fleet", "--clients", "10", "--failure", "0.5,1"}, 12, []string{"amplification", "clients", "failure", "strategy", "success_ratio"}},
 		{[]string{"sim", "storm", "--retries", "2", "--initial", "1s", "--max", "1s", "--jitter", "none"}, 3, []string{"attempts", "no_jitter", "start_ms"}},
 		{[]string{"sim", "hedge", "--requests", "1000", "--quantiles", "0,0.95"}, 6, []string{"budget", "extra_load", "hedge_quantile", "overloaded", "p50_ms", "p999_ms", "p99_ms"}},
-		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "throttler"}},
-		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20", "--strategy", "sre-k2,budget", "--shed", "1"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "queue_delay_ms", "shed_ratio", "throttler"}},
+		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20/s", "--strategy", "sre-k2,budget"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "throttler"}},
+		{[]string{"sim", "throttle", "--demand", "2", "--capacity", "20/s", "--strategy", "sre-k2,budget", "--shed", "1"}, 2, []string{"backend_load_ratio", "demand_ratio", "goodput_ratio", "latency_p50_ms", "latency_p99_ms", "p_reject", "queue_delay_ms", "shed_ratio", "throttler"}},
 	}
 	for _, tt := range tests {
 		rows := simJSON(t, tt.args...)
@@ -494,7 +503,7 @@ func TestSimOutageHardChart(t *testing.T) {
 // how it sheds; without --shed it draws no such line.
 func TestSimShedCharts(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "throttle.svg")
-	if r := run(t, "sim", "throttle", "--shed", "1", "--demand", "2", "--capacity", "20", "--strategy", "budget", "--svg", file); r.Code != 0 {
+	if r := run(t, "sim", "throttle", "--shed", "1", "--demand", "2", "--capacity", "20/s", "--strategy", "budget", "--svg", file); r.Code != 0 {
 		t.Fatalf("again sim throttle --shed 1 --svg: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	if b, _ := os.ReadFile(file); !strings.Contains(string(b), ">Shed by the backend</text>") {

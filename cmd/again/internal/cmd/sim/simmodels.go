@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/again-go/again/backoff"
 	"github.com/again-go/again/cmd/again/internal/calc"
 	"github.com/again-go/again/cmd/again/internal/cmdutil"
+	"github.com/again-go/again/cmd/again/internal/rate"
 	simmodel "github.com/again-go/again/cmd/again/internal/sim"
 	"github.com/again-go/again/cmd/again/internal/sim/fleet"
 	"github.com/again-go/again/cmd/again/internal/sim/outage"
@@ -68,13 +68,13 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter)
-	rate, spikeRate, spike, duration := "40", "80", "20s", "120s"
+	arrival, spikeArrival, spike, duration := "40/s", "80/s", "20s", "120s"
 	strategies := strategyList(simmodel.OutageStrategies())
 	perSecond := false
 	hard, shedding := "", ""
 	requests := fmt.Sprintf("; %s at most %d requests", outageRequests, simmodel.MaxRequests)
-	fs.Var(cmdutil.Text(&rate, "float"), "rate", "new requests per second"+requests)
-	fs.Var(cmdutil.Text(&spikeRate, "float"), "spike-rate", "new requests per second during the spike"+requests)
+	fs.Var(cmdutil.Text(&arrival, "n/unit"), "rate", "new requests per UNIT, such as 40/s or 600/m"+requests)
+	fs.Var(cmdutil.Text(&spikeArrival, "n/unit"), "spike-rate", "new requests per UNIT during the spike"+requests)
 	fs.Var(cmdutil.Text(&spike, "duration"), "spike", "length of the spike, from t = 20s"+requests)
 	fs.Var(cmdutil.Text(&duration, "duration"), "duration", "how long requests arrive"+requests)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
@@ -93,10 +93,10 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		if c.Shed, err = parseShed(shedding); err != nil {
 			return err
 		}
-		if c.Rate, err = parseRate("rate", rate); err != nil {
+		if c.Rate, err = parseRate("rate", arrival); err != nil {
 			return err
 		}
-		if c.SpikeRate, err = parseRate("spike-rate", spikeRate); err != nil {
+		if c.SpikeRate, err = parseRate("spike-rate", spikeArrival); err != nil {
 			return err
 		}
 		if c.Spike, err = parseSimDuration("spike", spike, 0); err != nil {
@@ -262,13 +262,18 @@ func parseShed(v string) (simshed.Config, error) {
 	return simshed.Config{Limit: n}, nil
 }
 
-// parseRate parses a rate per second above 0 and up to simmodel.MaxRate.
+// parseRate parses a rate flag, N/UNIT as every rate flag of every
+// command (cmdutil.RateFlag), above 0 and up to simmodel.MaxRate per
+// second, and returns it per second, as the models take it.
 func parseRate(flag, s string) (float64, error) {
-	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || !(f > 0 && f <= simmodel.MaxRate) {
-		return 0, cmdutil.Usagef("--%s must be a number of requests per second above 0 and up to %d, got %q", flag, simmodel.MaxRate, s)
+	r, err := cmdutil.RateFlag(flag, s)
+	if err != nil {
+		return 0, err
 	}
-	return f, nil
+	if f := r.PerSecond(); f > 0 && f <= simmodel.MaxRate {
+		return f, nil
+	}
+	return 0, cmdutil.Usagef("--%s must be a rate above 0 and up to %d/s (%s), got %q", flag, simmodel.MaxRate, rate.Syntax, s)
 }
 
 // parseSimDuration parses a duration from least to simmodel.MaxDuration, in the

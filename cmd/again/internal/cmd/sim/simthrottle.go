@@ -32,11 +32,11 @@ docs/cli.md (sim throttle).`,
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd)
-	demands, capacity, shedding := "1,2,3,5,10,20,30", "100", ""
+	demands, capacity, shedding := "1,2,3,5,10,20,30", "100/s", ""
 	strategies := strategyList(throttle.Throttlings())
 	limit := fmt.Sprintf("; %s at most %d requests", throttleRequests, simmodel.MaxRequests)
 	fs.Var(cmdutil.Text(&demands, "list"), "demand", fmt.Sprintf("demand ÷ capacity: a list such as 3,10,30 or a range such as 1-30/1, each above 0 and up to %d", simmodel.MaxDemandRatio)+limit)
-	fs.Var(cmdutil.Text(&capacity, "rate"), "capacity", "requests per second the backend accepts"+limit)
+	fs.Var(cmdutil.Text(&capacity, "n/unit"), "capacity", "requests per UNIT the backend accepts, such as 100/s"+limit)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "throttlers to compare: "+strings.ReplaceAll(strategies, ",", ", "))
 	addShedFlag(fs, &shedding)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -9,7 +9,7 @@ import (
 // the backend at 2 × its capacity at 10 × the demand, where failsafe-go's
 // counting lets more through.
 func TestSimThrottleSRE(t *testing.T) {
-	rows := simJSON(t, "sim", "throttle", "--demand", "10", "--capacity", "20", "--strategy", "sre-k2,sent-only", "--seed", "1")
+	rows := simJSON(t, "sim", "throttle", "--demand", "10", "--capacity", "20/s", "--strategy", "sre-k2,sent-only", "--seed", "1")
 	if len(rows) != 2 {
 		t.Fatalf("%d rows, want 2", len(rows))
 	}

@@ -50,7 +50,7 @@ docs/startup.md.`,
   again wait --deadline 5m --table schema_migrations postgres://app:pw@db/app
 
   # A health endpoint that answers 200 or 204 with "ok" in the body.
-  again wait --status 200,204 --body '"status": *"ok"' http://api:8080/healthz
+  again wait --expect-status 200,204 --expect-body '"status": *"ok"' http://api:8080/healthz
 
   # Until the old server has freed its port.
   again wait --invert localhost:8080
@@ -71,6 +71,11 @@ docs/startup.md.`,
 	// wait4x calls the overall limit --timeout; here it is --deadline, as
 	// in every command, and --attempt-timeout is the limit on each check.
 	cmdutil.Alias(cmd, "timeout", "deadline")
+	// A response's checks say expect, as wait4x's do: a bare --header
+	// would read as fetch's -H/--header, a header to send.
+	cmdutil.Alias(cmd, "status", "expect-status")
+	cmdutil.Alias(cmd, "body", "expect-body")
+	cmdutil.Alias(cmd, "header", "expect-header")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		o := *opts
 		o.Targets, o.Command = args, nil
@@ -101,14 +106,14 @@ func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
 	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
 	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
 	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}
-	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check")
+	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check; 0 for none, each bounded by the --deadline alone")
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no line per ready target")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
-	fs.Var(cmdutil.Text(&opts.Status, "list"), "status", "http(s): the statuses that count as ready, such as 200,204 or 200-399 (default 200-299)")
-	fs.Var(cmdutil.Text(&opts.Body, "regexp"), "body", "http(s): a regexp (RE2) that the body must match")
-	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "header", "http(s): a response header that must be present, and match the regexp if given")
+	fs.Var(cmdutil.Text(&opts.Status, "list"), "expect-status", "http(s): the response statuses that count as ready, such as 200,204 or 200-399 (default 200-299)")
+	fs.Var(cmdutil.Text(&opts.Body, "regexp"), "expect-body", "http(s): a regexp (RE2) that the response body must match")
+	fs.Var(cmdutil.Text(&opts.Header, "name[=regexp]"), "expect-header", "http(s): a response header that must be present, and match the regexp if given")
 	fs.Var(cmdutil.Text(&opts.Table, "name"), "table", "postgres, mysql: a table that must exist")
 	fs.Var(cmdutil.Text(&opts.Key, "key"), "key", "redis: a key that must exist")
 	fs.Var(cmdutil.Text(&opts.CACert, "file"), "cacert", cmdutil.CACertHelp+", for every target that verifies a certificate")
@@ -124,9 +129,9 @@ type Options struct {
 	Invert         bool                 // --invert
 	Quiet          bool                 // -q, --quiet
 	Format         string               // --format: text or json
-	Status         string               // --status, "" for 2xx
-	Body           string               // --body, "" for none
-	Header         string               // --header NAME[=REGEXP], "" for none
+	Status         string               // --expect-status, "" for 2xx
+	Body           string               // --expect-body, "" for none
+	Header         string               // --expect-header NAME[=REGEXP], "" for none
 	Table          string               // --table, "" for none
 	Key            string               // --key, "" for none
 	CACert         string               // --cacert, "" for the system's roots
@@ -151,12 +156,16 @@ func waitRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if in.Deadline == 0 {
+		// 0 is none in every other command; a wait is never unbounded
+		// (the library has no retry loop without a limit).
+		return cmdutil.Usagef("--deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got %q", opts.Policy.Value(calcmodel.FieldDeadline))
+	}
 	cfg := ready.Config{Policy: in.Policy, Deadline: in.Deadline, Invert: opts.Invert}
+	// 0 is none: each check is bounded only by what is left of the
+	// deadline.
 	if cfg.AttemptTimeout, err = cmdutil.DurationFlag("attempt-timeout", opts.AttemptTimeout, false); err != nil {
 		return err
-	}
-	if cfg.AttemptTimeout <= 0 {
-		return cmdutil.Usagef("--attempt-timeout must be above 0, got %q", opts.AttemptTimeout)
 	}
 	if opts.Format != "text" && opts.Format != "json" {
 		return cmdutil.Usagef("--format must be one of text or json, got %q", opts.Format)
@@ -294,23 +303,23 @@ func parseOptions(opts *Options) (*ready.Options, error) {
 	}
 	if opts.Status != "" {
 		if o.Status, err = ready.ParseStatus(opts.Status); err != nil {
-			return nil, cmdutil.Usagef("--status: %s", strings.TrimPrefix(err.Error(), ready.ErrParse.Error()+": "))
+			return nil, cmdutil.Usagef("--expect-status: %s", strings.TrimPrefix(err.Error(), ready.ErrParse.Error()+": "))
 		}
 	}
 	if opts.Body != "" {
 		if o.Body, err = regexp.Compile(opts.Body); err != nil {
-			return nil, cmdutil.Usagef("--body must be a regexp (RE2 syntax): %v", err)
+			return nil, cmdutil.Usagef("--expect-body must be a regexp (RE2 syntax): %v", err)
 		}
 	}
 	if opts.Header != "" {
 		name, value, hasValue := strings.Cut(opts.Header, "=")
 		o.Header = strings.TrimSpace(name)
 		if o.Header == "" {
-			return nil, cmdutil.Usagef("--header must be NAME or NAME=REGEXP, got %q", opts.Header)
+			return nil, cmdutil.Usagef("--expect-header must be NAME or NAME=REGEXP, got %q", opts.Header)
 		}
 		if hasValue {
 			if o.HeaderValue, err = regexp.Compile(value); err != nil {
-				return nil, cmdutil.Usagef("--header %s=: the value must be a regexp (RE2 syntax): %v", o.Header, err)
+				return nil, cmdutil.Usagef("--expect-header %s=: the value must be a regexp (RE2 syntax): %v", o.Header, err)
 			}
 		}
 	}
@@ -324,9 +333,9 @@ func checkFlagSchemes(opts *Options, schemes map[string]bool) error {
 		name, value string
 		schemes     []string
 	}{
-		{"status", opts.Status, []string{"http", "https"}},
-		{"body", opts.Body, []string{"http", "https"}},
-		{"header", opts.Header, []string{"http", "https"}},
+		{"expect-status", opts.Status, []string{"http", "https"}},
+		{"expect-body", opts.Body, []string{"http", "https"}},
+		{"expect-header", opts.Header, []string{"http", "https"}},
 		{"table", opts.Table, []string{"postgres", "mysql"}},
 		{"key", opts.Key, []string{"redis", "rediss"}},
 	} {

@@ -59,9 +59,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "--format", "yaml", "db:1"}, `again wait: --format must be one of text or json, got "yaml"`},
 		{[]string{"wait", "--table", "t", srv.URL}, "again wait: --table applies to postgres or mysql targets, and no TARGET is one"},
 		{[]string{"wait", "--key", "k", srv.URL}, "again wait: --key applies to redis or rediss targets, and no TARGET is one"},
-		{[]string{"wait", "--status", "200-", srv.URL}, `again wait: --status: HTTP status "200-": want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399`},
-		{[]string{"wait", "--body", "(", srv.URL}, "again wait: --body must be a regexp (RE2 syntax): error parsing regexp: missing closing ): `(`"},
-		{[]string{"wait", "--attempt-timeout", "0", "db:1"}, `again wait: --attempt-timeout must be above 0, got "0"`},
+		{[]string{"wait", "--expect-header", "X-Ready", "db:1"}, "again wait: --expect-header applies to http or https targets, and no TARGET is one"},
+		{[]string{"wait", "--expect-status", "200-", srv.URL}, `again wait: --expect-status: HTTP status "200-": want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399`},
+		{[]string{"wait", "--expect-body", "(", srv.URL}, "again wait: --expect-body must be a regexp (RE2 syntax): error parsing regexp: missing closing ): `(`"},
+		// 0 is none everywhere, but a wait is never unbounded.
+		{[]string{"wait", "--deadline", "0", "db:1"}, `again wait: --deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got "0"`},
+		{[]string{"wait", "--deadline", "0s", "db:1"}, `again wait: --deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got "0s"`},
 		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
 		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier must be a finite number >= 1, got 0.5"},
 		{[]string{"wait", "--cacert", "/nonexistent/ca.pem", srv.URL}, `again wait: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
@@ -94,6 +97,48 @@ func TestReady(t *testing.T) {
 	}
 	if r := run(t, "wait", "-q", srv.URL); r.Code != 0 || r.Stderr != "" {
 		t.Errorf("-q: exit %d, stderr %q; want 0 and nothing", r.Code, r.Stderr)
+	}
+}
+
+// A response's checks are --expect-status, --expect-body and
+// --expect-header, which cannot be read as a request's (fetch's
+// -H/--header sends one). The old names still check, each with one
+// warning naming the new one.
+func TestExpectChecks(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Ready", "yes")
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, `{"status": "ok"}`)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		warnings []string
+	}{
+		{[]string{"--expect-status", "202", "--expect-body", `"ok"`, "--expect-header", "X-Ready=^yes$"}, 0, nil},
+		{[]string{"--status", "202", "--body", `"ok"`, "--header", "X-Ready=^yes$"}, 0, []string{
+			"again wait: --status is now --expect-status; it still works, but write --expect-status",
+			"again wait: --body is now --expect-body; it still works, but write --expect-body",
+			"again wait: --header is now --expect-header; it still works, but write --expect-header",
+		}},
+		// Each check is made: one that fails leaves the target not ready.
+		{[]string{"--expect-status", "200"}, ExitDeadline, nil},
+		{[]string{"--expect-body", "down"}, ExitDeadline, nil},
+		{[]string{"--expect-header", "X-Ready=no"}, ExitDeadline, nil},
+		{[]string{"--header", "X-Missing"}, ExitDeadline, []string{"again wait: --header is now --expect-header; it still works, but write --expect-header"}},
+	} {
+		args := append([]string{"wait", "-q", "--deadline", "500ms"}, tc.args...)
+		r := run(t, append(args, srv.URL)...)
+		var warnings []string
+		for line := range strings.Lines(r.Stderr) {
+			if strings.Contains(line, " is now --") {
+				warnings = append(warnings, strings.TrimSuffix(line, "\n"))
+			}
+		}
+		if r.Code != tc.code || !slices.Equal(warnings, tc.warnings) {
+			t.Errorf("again %q: exit %d, stderr %q; want %d and the warnings %q", args, r.Code, r.Stderr, tc.code, tc.warnings)
+		}
 	}
 }
 

@@ -298,7 +298,6 @@ var russian = map[string]string{
 	"calc.jitter":            "Нужно одно из: none, full, equal, decorrelated или proportional:F, где 0 < F ≤ 1; введено {value}.",
 	"calc.number_at_least":   "Нужно конечное число не меньше {min}; введено {value}.",
 	"calc.one_of":            "Нужно одно из: {choices}; введено {value}.",
-	"calc.positive_duration": "Нужна длительность больше 0 и не больше {max} (в синтаксисе Go: 500ms, 1.5s, 2m — или число миллисекунд); введено {value}.",
 	"calc.requires_deadline": "Нужен дедлайн: подбор ищет наибольшее значение {param}, при котором общее ожидание укладывается в дедлайн.",
 	"calc.unknown_field":     "Это не поле калькулятора; допустимые: {fields}.",
 	"calc.whole_number":      "Нужно целое число от {min} до {max}; введено {value}.",

@@ -547,7 +547,7 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 		{"max", "-1s"},
 		{"retries", "many"},
 		{"jitter", "proportional:2"},
-		{"deadline", "0"},
+		{"deadline", "soon"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := root.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)

@@ -155,7 +155,7 @@ func TestOwnOutputTypedBack(t *testing.T) {
 func TestRussianMessages(t *testing.T) {
 	for _, tc := range []struct{ field, value string }{
 		{"initial", "fast"}, {"multiplier", "0.5"}, {"max", "-1s"}, {"retries", "many"},
-		{"jitter", "proportional:2"}, {"deadline", "0"}, {"timeout", "x"},
+		{"jitter", "proportional:2"}, {"deadline", "soon"}, {"timeout", "x"},
 	} {
 		r := Compute(map[string]string{tc.field: tc.value}, Russian)
 		if len(r.Errors) != 1 {
@@ -497,13 +497,13 @@ func TestQuotingIsOneRule(t *testing.T) {
 // TestEveryKeyIsRussian: every message internal/calc can give about an
 // input has a Russian form, with the same placeholders as its arguments.
 func TestEveryKeyIsRussian(t *testing.T) {
-	for _, k := range []calc.Key{calc.KeyDuration, calc.KeyDurationNoCap, calc.KeyPositiveDuration, calc.KeyNumberAtLeast,
+	for _, k := range []calc.Key{calc.KeyDuration, calc.KeyDurationNoCap, calc.KeyNumberAtLeast,
 		calc.KeyWholeNumber, calc.KeyJitter, calc.KeyOneOf, calc.KeyUnknownField, calc.KeyRequiresDeadline, calc.KeyInvalidPolicy} {
 		if _, ok := catalog.Lookup("ru", "calc."+string(k)); !ok {
 			t.Errorf("calc key %q has no Russian message", k)
 		}
 	}
-	for _, in := range []map[string]string{{"target": "p100"}, {"seed": "-1"}, {"max": "x"}, {"deadline": "0"}, {"solve": "retries"}} {
+	for _, in := range []map[string]string{{"target": "p100"}, {"seed": "-1"}, {"max": "x"}, {"deadline": "-1s"}, {"solve": "retries"}} {
 		for _, e := range Compute(in, Russian).Errors {
 			if strings.ContainsAny(e.Text, "{}") || strings.Contains(e.Text, "must") {
 				t.Errorf("%v: %q, want a Russian message with its arguments filled in", in, e.Text)

@@ -1,0 +1,36 @@
+package cmdutil
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/again-go/again/cmd/again/internal/rate"
+)
+
+// RateFlag parses the value s of the rate flag name with rate.Parse: N/UNIT
+// in every command (proxy --rate, sim outage --rate and --spike-rate, sim
+// throttle --capacity). A bare number other than 0 is refused as
+// RequireRateUnit says; anything else that is not N/UNIT with the form.
+// Both are usage errors.
+func RateFlag(name, s string) (rate.Rate, error) {
+	if err := RequireRateUnit(name, s); err != nil {
+		return rate.Rate{}, err
+	}
+	r, err := rate.Parse(s)
+	if err != nil {
+		return r, Usagef("--%s must be a rate %s, got %q", name, rate.Syntax, s)
+	}
+	return r, nil
+}
+
+// RequireRateUnit rejects a bare number other than 0 as the value s of the
+// rate flag name, as RequireUnit does a duration's: 40 is 40/s to some
+// readers and 40/m to others, so the message shows both and the form.
+// Anything else is left to the flag's parser.
+func RequireRateUnit(name, s string) error {
+	if _, err := rate.Parse(s); errors.Is(err, rate.ErrNoUnit) {
+		t := strings.TrimSpace(s)
+		return Usagef("--%s needs a unit, such as %s/s or %s/m (a rate is %s), got %s", name, t, t, rate.Syntax, t)
+	}
+	return nil
+}

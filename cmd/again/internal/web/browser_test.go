@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -1415,6 +1416,19 @@ func TestShedView(t *testing.T) {
 	if !slices.Equal(got.R.Demand, want.Demand) || !slices.Equal(got.R.Bare, want.Bare) || !slices.Equal(got.R.Shed, want.Shed) ||
 		!slices.Equal(got.R.Shedded, want.Shedded) || got.R.Text != want.Text || got.R.Command != want.Command {
 		t.Errorf("the page's shedding view (again.wasm) is %+v, the Go code's %+v", got.R, want)
+	}
+	// The same with an adaptive limit, whose limiter runs on every request.
+	adaptive := maps.Clone(in)
+	adaptive["shed"] = "adaptive"
+	wantAd := page.Shed(adaptive, page.English)
+	gotAd := eval[timed](tb, `(async () => {
+		const t0 = performance.now();
+		const r = JSON.parse(await againCall('Shed', JSON.stringify({initial: '500ms', multiplier: '2', max: '30s', retries: '8', jitter: 'full', shed: 'adaptive'}), 'en'));
+		return {r, ms: performance.now() - t0};
+	})()`, chromedp.EvalAwaitPromise)
+	t.Logf("with an adaptive limit it took %.0f ms", gotAd.Ms)
+	if !slices.Equal(gotAd.R.Shed, wantAd.Shed) || !slices.Equal(gotAd.R.Shedded, wantAd.Shedded) || gotAd.R.Text != wantAd.Text || gotAd.R.Command != wantAd.Command || !gotAd.R.Adaptive {
+		t.Errorf("the page's shedding view (again.wasm) with an adaptive limit is %+v, the Go code's %+v", gotAd.R, wantAd)
 	}
 	if got := tb.text("#shed-text"); got != want.Text {
 		t.Errorf("the shedding view says %q, want %q", got, want.Text)

@@ -24,8 +24,10 @@
 //     not know is served only from spare capacity: never queued.
 //   - CoDel, as folly's Codel and Facebook's "Fail at Scale" run it: the
 //     queue is overloaded when the smallest queueing delay over an
-//     Interval (100 ms) exceeds Target (5 ms), and stays so while it
-//     drops requests. Then a request that waited more than twice Target,
+//     Interval (100 ms) exceeds Target (5 ms), a request admitted without
+//     waiting counting as a delay of 0, and stays so while it drops more
+//     requests than it admits without waiting: once the queue drains
+//     more than it stands, the overload ends. Then a request that waited more than twice Target,
 //     plus the time between two permits freed (what the request next in
 //     line waits when every permit is busy: about 10 ms for 4 permits and
 //     40 ms of work), is dropped, and the queue serves the newest first

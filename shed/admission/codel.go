@@ -16,15 +16,33 @@ import "time"
 // one request must arrive in an interval before dropping starts.
 //
 // Unlike folly, an Interval without any request leaving the queue ends
-// the overload: nothing queued then, so no queue stood. And an interval
-// in which a request was sloughed stays overloaded: sloughing keeps the
-// oldest request's age below twice Target, so the oldest left after a
-// slough may be younger than Target when arrivals leave a gap, and the
-// minimum of the interval fell below Target at 4× capacity most
-// intervals; the queue then turned FIFO for a whole interval, serving
-// requests that had waited up to 100 ms (at 4× capacity on a virtual
-// clock, the p99 of the wait before service was 90 ms; 15 ms now). folly observes the delay of each request
-// leaving, sloughed ones too; a slough is such an observation.
+// the overload: nothing queued then, so no queue stood. A request
+// admitted without waiting (atOnce) is, as in folly, where every request
+// passes the queue, a delay of zero: an interval with one is no standing
+// queue by its minimum. Only requests that wait leave our queue, and
+// judged by them alone, at half the capacity an interval whose few
+// waiting requests waited over Target, while most were admitted at once,
+// was judged overloaded, and a request that then waited 20 ms sloughed.
+//
+// And an interval in which more requests were sloughed than admitted at
+// once stays overloaded: sloughing keeps the oldest request's age below
+// twice Target, so the oldest left after a slough may be younger than
+// Target when arrivals leave a gap, and the minimum of the interval fell
+// below Target at 4× capacity most intervals; the queue then turned FIFO
+// for a whole interval, serving requests that had waited up to 100 ms
+// (at 4× capacity on a virtual clock, the p99 of the wait before service
+// was 90 ms; 15 ms now). folly observes the delay of each request
+// leaving, sloughed ones too; a slough is such an observation. Sloughing
+// also drains the queue now and then (at 4× capacity, 1 or 2 requests
+// admitted at once in 1 interval of 14, against some 30 sloughed), so
+// a single request admitted at once does not end that overload; but
+// once the requests admitted at once outnumber those sloughed, the
+// queue drains more than it stands, as CoDel proper (RFC 8289) leaves
+// its dropping state when the queue holds less than a packet. When it
+// stayed overloaded after any slough, a load stepping from 4× back to
+// half the capacity kept sloughing: each request that waited 20 ms there
+// kept the next interval overloaded (bench: the critical class 0.73 to
+// 0.97 available in the 2 s after the step).
 //
 // The sloughing age is twice Target plus the permits' turnover (turn):
 // the time between two permits freed, which a request next in line waits
@@ -37,7 +55,8 @@ type codel struct {
 	end        time.Time     // the current interval's end; zero before the first observation
 	minDelay   time.Duration // the smallest delay seen in the current interval
 	overloaded bool
-	sloughed   bool          // a request was sloughed in the current interval
+	sloughed   int           // the requests sloughed in the current interval (core.drop)
+	atOnce     int           // the requests admitted without waiting in it (core.admitNow)
 	turn       time.Duration // the permits' turnover, added to target (core.freed)
 }
 
@@ -58,8 +77,8 @@ func (c *codel) observe(now time.Time, standing time.Duration) (first bool) {
 	if c.end.IsZero() || !now.Before(c.end) {
 		// A new interval: judge the one that ended, unless no request left
 		// the queue for a whole interval.
-		c.overloaded = !c.end.IsZero() && now.Before(c.end.Add(c.interval)) && (c.minDelay > c.target || c.sloughed)
-		c.sloughed = false
+		c.overloaded = !c.end.IsZero() && now.Before(c.end.Add(c.interval)) && (c.minDelay > c.target && c.atOnce == 0 || c.sloughed > c.atOnce)
+		c.sloughed, c.atOnce = 0, 0
 		c.end = now.Add(c.interval)
 		c.minDelay = standing
 		return true

@@ -32,6 +32,7 @@ type core struct {
 
 	waiting  atomic.Int64 // q.n, read without the lock by admitNow
 	inflight atomic.Int64 // requests holding a permit
+	atOnce   atomic.Int64 // requests admitNow admitted since dispatch last counted them (codel.atOnce)
 
 	q        queue
 	codel    codel
@@ -86,6 +87,7 @@ func (c *core) admitNow(ctx context.Context) bool {
 	}
 	if c.waiting.Load() == 0 && c.limit.Admit(ctx) == nil {
 		c.inflight.Add(1)
+		c.atOnce.Add(1)
 		return true
 	}
 	return false
@@ -249,7 +251,7 @@ func (c *core) expired(now time.Time, w *Waiter) Reason {
 // Overload) tells CoDel that a queue stood (see codel.observe).
 func (c *core) drop(w *Waiter, why Reason) {
 	if why == Overload {
-		c.codel.sloughed = true
+		c.codel.sloughed++
 	}
 	c.decide(w, why)
 }
@@ -261,6 +263,7 @@ func (c *core) dispatch(now time.Time) {
 	for c.q.n > 0 && c.limit.Admit(context.Background()) == nil {
 		served := false
 		for c.q.n > 0 {
+			c.codel.atOnce += int(c.atOnce.Swap(0))
 			first := c.codel.observe(now, now.Sub(c.q.oldest()))
 			if first {
 				c.judgeLevels()

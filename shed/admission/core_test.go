@@ -108,6 +108,27 @@ func twoClasses(t *testing.T) (*coreRun, Request) {
 	return r, low
 }
 
+// sloughedAt111 returns a Core of one permit judged overloaded from
+// 110ms ([8ms, 108ms) stood at 8ms), whose w3 and w4 were sloughed at
+// 111ms, and w6, which waited 1ms (the minimum of [110ms, 210ms)),
+// admitted at 112ms and still served.
+func sloughedAt111(t *testing.T) *coreRun {
+	const ms = time.Millisecond
+	r := newCoreRun(t, Config{Limit: 1})
+	r.arrive(0, "a", Request{})
+	r.arrive(0, "w1", Request{})
+	r.arrive(0, "w2", Request{})
+	r.done(8 * ms)  // w1 waited 8ms: the minimum of [8ms, 108ms)
+	r.done(50 * ms) // w2
+	for _, n := range []string{"w3", "w4", "w5"} {
+		r.arrive(60*ms, n, Request{})
+	}
+	r.done(110 * ms)                  // overloaded; w5 served, the interval's first
+	r.arrive(111*ms, "w6", Request{}) // w3, w4 sloughed
+	r.done(112 * ms)                  // w6
+	return r
+}
+
 func TestCoreCoDel(t *testing.T) {
 	const ms = time.Millisecond
 	t.Run("a standing queue over 5ms for 100ms turns LIFO and sheds what waited over 10ms", func(t *testing.T) {
@@ -181,18 +202,7 @@ func TestCoreCoDel(t *testing.T) {
 		r.expect(map[string]string{"crit1": "admitted@110ms", "crit2": "admitted@112ms"})
 	})
 	t.Run("an interval in which requests were sloughed stays overloaded, whatever its minimum", func(t *testing.T) {
-		r := newCoreRun(t, Config{Limit: 1})
-		r.arrive(0, "a", Request{})
-		r.arrive(0, "w1", Request{})
-		r.arrive(0, "w2", Request{})
-		r.done(8 * ms)  // w1 waited 8ms: the minimum of [8ms, 108ms)
-		r.done(50 * ms) // w2
-		for _, n := range []string{"w3", "w4", "w5"} {
-			r.arrive(60*ms, n, Request{})
-		}
-		r.done(110 * ms)                  // overloaded; w5 served, the interval's first
-		r.arrive(111*ms, "w6", Request{}) // w3, w4 sloughed
-		r.done(112 * ms)                  // w6 waited 1ms: the minimum of [110ms, 210ms)
+		r := sloughedAt111(t)
 		r.arrive(200*ms, "x", Request{})
 		r.done(215 * ms) // judges [110ms, 210ms)
 		if r.fate["w3"] != "overload@111ms" || r.fate["w6"] != "admitted@112ms" {
@@ -200,6 +210,38 @@ func TestCoreCoDel(t *testing.T) {
 		}
 		if s := r.c.Snapshot(r.t0.Add(215 * ms)); !s.Overloaded {
 			t.Errorf("Snapshot(215ms) = %+v, want overloaded: requests were sloughed in [110ms, 210ms), a queue stood", s)
+		}
+	})
+	t.Run("an interval that admitted more requests at once than it sloughed ends the overload", func(t *testing.T) {
+		r := sloughedAt111(t)
+		r.done(120 * ms) // the queue drained: 3 requests are admitted at once
+		for i, n := range []string{"x1", "x2", "x3"} {
+			at := time.Duration(130+20*i) * ms
+			r.arrive(at, n, Request{})
+			r.done(at + 10*ms)
+		}
+		r.arrive(200*ms, "y", Request{})
+		r.arrive(205*ms, "z", Request{})
+		r.done(215 * ms) // judges [110ms, 210ms)
+		r.expect(map[string]string{"w3": "overload@111ms", "x1": "admitted@130ms", "x3": "admitted@170ms", "z": "admitted@215ms"})
+		if s := r.c.Snapshot(r.t0.Add(215 * ms)); s.Overloaded {
+			t.Errorf("Snapshot(215ms) = %+v, want not overloaded: 4 requests admitted at once in [110ms, 210ms), 2 sloughed", s)
+		}
+	})
+	t.Run("an interval in which a request was admitted at once is no standing queue, whatever the others waited", func(t *testing.T) {
+		r := newCoreRun(t, Config{Limit: 1})
+		r.arrive(0, "a", Request{})
+		r.arrive(0, "w1", Request{})
+		r.arrive(0, "w2", Request{})
+		r.done(8 * ms)  // w1 waited 8ms: the minimum of the waiting in [8ms, 108ms)
+		r.done(50 * ms) // w2
+		r.done(60 * ms) // the queue drained
+		r.arrive(70*ms, "b", Request{})
+		r.arrive(75*ms, "c", Request{})
+		r.done(110 * ms) // judges [8ms, 108ms): c is served
+		r.expect(map[string]string{"b": "admitted@70ms", "c": "admitted@110ms"})
+		if s := r.c.Snapshot(r.t0.Add(110 * ms)); s.Overloaded {
+			t.Errorf("Snapshot(110ms) = %+v, want not overloaded: b was admitted at once in [8ms, 108ms), a delay of 0", s)
 		}
 	})
 	t.Run("a request next in line is not sloughed for waiting one turnover of the permits", func(t *testing.T) {

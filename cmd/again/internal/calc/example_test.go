@@ -28,5 +28,5 @@ func ExamplePresetByName() {
 	// Output:
 	// --initial 50ms --multiplier 2 --max 20s --retries 4 --jitter full
 	// 50ms 4
-	// calc: --preset must be one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl, got "azure"
+	// calc: --preset "azure": want one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl
 }

@@ -125,3 +125,18 @@ func round(d, unit time.Duration) int64 {
 	}
 	return q
 }
+
+// Short writes d as the command line writes durations in its flags, help
+// and messages: Go syntax, which every duration flag reads back, without
+// the zero units that time.Duration's String adds: "1h" (not "1h0m0s"),
+// "1h30m", "2m30s", "500ms", "1.5s", "0s".
+func Short(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}

@@ -194,3 +194,41 @@ func unitOf(d time.Duration) time.Duration {
 	}
 	return 100 * time.Millisecond
 }
+
+func TestShort(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{500 * time.Millisecond, "500ms"},
+		{1500 * time.Millisecond, "1.5s"},
+		{time.Minute, "1m"},
+		{90 * time.Second, "1m30s"},
+		{time.Hour, "1h"},
+		{time.Hour + time.Second, "1h0m1s"},
+		{90 * time.Minute, "1h30m"},
+		{-time.Hour, "-1h"},
+		{time.Microsecond, "1µs"},
+		{math.MaxInt64, "2562047h47m16.854775807s"},
+	}
+	for _, tt := range tests {
+		if got := Short(tt.d); got != tt.want {
+			t.Errorf("Short(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// FuzzShort checks that every duration Short writes reads back as itself.
+func FuzzShort(f *testing.F) {
+	for _, d := range []int64{0, 1, int64(time.Hour), int64(time.Minute), math.MaxInt64, math.MinInt64} {
+		f.Add(d)
+	}
+	f.Fuzz(func(t *testing.T, n int64) {
+		d := time.Duration(n)
+		back, err := time.ParseDuration(Short(d))
+		if err != nil || back != d {
+			t.Errorf("time.ParseDuration(Short(%d)) = %v, %v; want %v", n, back, err, d)
+		}
+	})
+}

@@ -63,7 +63,7 @@ type Key string
 
 // The messages of InputError. The Args each one uses are listed after it.
 const (
-	KeyDuration         Key = "duration"          // a duration from Args["min"] to Args["max"]
+	KeyDuration         Key = "duration"          // a duration of 0 or more (up to the largest time.Duration)
 	KeyDurationNoCap    Key = "duration_no_cap"   // as KeyDuration, 0 meaning no cap
 	KeyNumberAtLeast    Key = "number_at_least"   // a finite number >= Args["min"]
 	KeyWholeNumber      Key = "whole_number"      // a whole number from Args["min"] to Args["max"]
@@ -74,15 +74,20 @@ const (
 	KeyInvalidPolicy    Key = "invalid_policy"    // backoff.Policy.Validate's Args["error"]
 )
 
-// english renders each key in English; {name} stands for Args["name"]
-// and {value} for the rejected value. It is never modified.
+// accepted says in English what a field accepts, for the keys that say
+// that; {name} stands for Args["name"]. It is never modified.
+var accepted = map[Key]string{
+	KeyDuration:      "a duration of 0 or more, with no limit short of 292 years (" + durationSyntax + ")",
+	KeyDurationNoCap: "a duration of 0 or more, 0 meaning no cap (" + durationSyntax + ")",
+	KeyNumberAtLeast: "a finite number >= {min}",
+	KeyWholeNumber:   "a whole number from {min} to {max}",
+	KeyJitter:        JitterSyntax,
+	KeyOneOf:         "one of {choices}",
+}
+
+// english renders the other keys in English, after the field's name;
+// {value} stands for the rejected value. It is never modified.
 var english = map[Key]string{
-	KeyDuration:         "must be a duration from {min} to {max} (" + durationSyntax + "), got {value}",
-	KeyDurationNoCap:    "must be a duration from {min} to {max}, 0 meaning no cap (" + durationSyntax + "), got {value}",
-	KeyNumberAtLeast:    "must be a finite number >= {min}, got {value}",
-	KeyWholeNumber:      "must be a whole number from {min} to {max}, got {value}",
-	KeyJitter:           "must be " + JitterSyntax + ", got {value}",
-	KeyOneOf:            "must be one of {choices}, got {value}",
 	KeyUnknownField:     "is not a calculator field; want one of {fields}",
 	KeyRequiresDeadline: "requires --deadline: the solver finds the largest {param} whose total wait fits a deadline",
 	KeyInvalidPolicy:    "{error}",
@@ -99,34 +104,56 @@ type InputError struct {
 	Args  map[string]string // the key's parameters, such as {"min": "1"}
 }
 
-// Detail returns the message without the field name:
-// "must be a finite number >= 1, got 0.5". Message adds the flag name.
+// Detail returns the message without the field name, as the page shows it
+// under the field: "must be a finite number >= 1, got 0.5".
 func (e *InputError) Detail() string { return e.DetailWith(showValue) }
 
 // DetailWith returns Detail's message with the rejected value written by
 // show, for a page that quotes in its own style: `got “fast”`. Detail
 // shows a number as it is (IsNumber) and anything else in Go's quotes.
 func (e *InputError) DetailWith(show func(value string) string) string {
-	pairs := []string{"{value}", show(e.Value)}
+	if want := e.Accepted(); want != "" {
+		return "must be " + want + ", got " + show(e.Value)
+	}
+	return e.args(english[e.Key], "{value}", show(e.Value))
+}
+
+// Accepted returns what the field accepts, in English, such as "a finite
+// number >= 1"; "" for a Key that does not say (KeyUnknownField,
+// KeyRequiresDeadline, KeyInvalidPolicy).
+func (e *InputError) Accepted() string {
+	want, ok := accepted[e.Key]
+	if !ok {
+		return ""
+	}
+	return e.args(want)
+}
+
+// args returns s with e.Args, and the pairs, in place of their names.
+func (e *InputError) args(s string, pairs ...string) string {
 	for k, v := range e.Args {
 		pairs = append(pairs, "{"+k+"}", v)
 	}
-	return strings.NewReplacer(pairs...).Replace(english[e.Key])
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// Message returns the message as the command line and the page show it,
-// naming the flag: "--multiplier must be a finite number >= 1, got 0.5"
-// ("value must be ..." when Field is empty).
+// Message returns the message as the command line shows it, in the style
+// of its every usage error, naming the flag and quoting the value as given:
+// `--multiplier "0.5": want a finite number >= 1` (`value "x": ...` when
+// Field is empty).
 func (e *InputError) Message() string {
 	name := "value"
 	if e.Field != "" {
 		name = "--" + e.Field
 	}
+	if want := e.Accepted(); want != "" {
+		return name + " " + quoteValue(e.Value) + ": want " + want
+	}
 	return name + " " + e.Detail()
 }
 
-// Error returns "calc: " and Message: "calc: --multiplier must be a finite
-// number >= 1, got 0.5".
+// Error returns "calc: " and Message: `calc: --multiplier "0.5": want a
+// finite number >= 1`.
 func (e *InputError) Error() string { return "calc: " + e.Message() }
 
 // Is reports whether target is ErrInvalid.
@@ -136,25 +163,28 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalid }
 const maxShown = 64
 
 // showValue returns numbers as they are and quotes anything else, so that
-// an empty or odd value is still visible in a message. A value longer than
-// maxShown is cut, saying how long it was.
+// an empty or odd value is still visible in a message (the page's style).
+// A value longer than maxShown is cut, saying how long it was.
 func showValue(s string) string {
+	if isNumber(s) && len(s) <= maxShown {
+		return s
+	}
+	return quoteValue(s)
+}
+
+// quoteValue quotes s as the command line's messages show every value
+// the user gave, cut if longer than maxShown, saying how long it was.
+func quoteValue(s string) string {
 	if len(s) > maxShown {
 		cut := strings.ToValidUTF8(s[:maxShown-16], "")
 		return strconv.Quote(cut) + "… (" + strconv.Itoa(len(s)) + " bytes)"
-	}
-	if isNumber(s) {
-		return s
 	}
 	return strconv.Quote(s)
 }
 
 // fieldArgs returns the Args of each field's error, a new map each time.
 func fieldArgs(field string) map[string]string {
-	const longest = "2562047h" // the largest time.Duration, in hours
 	switch field {
-	case FieldInitial, FieldMax, FieldDeadline, "":
-		return map[string]string{"min": "0", "max": longest}
 	case FieldMultiplier:
 		return map[string]string{"min": "1"}
 	case FieldRetries:

@@ -97,7 +97,7 @@ const FieldPreset = "preset"
 
 // PresetByName returns the preset called name. For any other name it
 // returns an *InputError for FieldPreset (matching ErrInvalid) that lists
-// the names: "--preset must be one of example, again, ... or curl, got "x"".
+// the names: `--preset "x": want one of example, again, ... or curl`.
 func PresetByName(name string) (Preset, error) {
 	ps := Presets()
 	if i := slices.IndexFunc(ps, func(p Preset) bool { return p.Name == name }); i >= 0 {

@@ -52,7 +52,7 @@ func TestPresetByName(t *testing.T) {
 	if !errors.As(err, &ie) || !errors.Is(err, ErrInvalid) || ie.Field != FieldPreset {
 		t.Fatalf("PresetByName(azure) error = %v, want an *InputError for preset matching ErrInvalid", err)
 	}
-	want := `--preset must be one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl, got "azure"`
+	want := `--preset "azure": want one of example, again, aws, aws-throttle, grpc-retry, grpc-conn, gcloud, polly, cenkalti, urllib3 or curl`
 	if ie.Message() != want {
 		t.Errorf("message = %q, want %q", ie.Message(), want)
 	}

@@ -32,7 +32,7 @@ const MinCost = 0.001
 const CostAccepted = "a number from 0.001 up (the budget counts thousandths of a token)"
 
 // ClassSyntax describes a class spec in the help of the flags that take one.
-const ClassSyntax = "comma-separated KEY=VALUE with keys initial, multiplier, max, retries and jitter, valued as those flags (unset keys take the flags' defaults), and cost, the tokens each retry of the class takes from a retry budget: " + CostAccepted + ", default 1"
+const ClassSyntax = "comma-separated key=value with keys initial, multiplier, max, retries and jitter, valued as those flags (unset keys take the flags' defaults), and cost, the tokens each retry of the class takes from a retry budget: " + CostAccepted + ", default 1"
 
 // ClassFlags holds the text of --on-overload and --on-transient, the
 // retry policies of two classes of failure (see retry.Class), in the
@@ -122,7 +122,7 @@ func parseClass(name, spec string) (retry.Class, map[string]bool, error) {
 		key, value, ok := strings.Cut(strings.TrimSpace(pair), "=")
 		key = strings.TrimSpace(key)
 		if !ok || !slices.Contains(classKeys, key) {
-			return retry.Class{}, nil, Usagef("--%s takes KEY=VALUE pairs with keys %s, got %q", name, strings.Join(classKeys, ", "), pair)
+			return retry.Class{}, nil, BadValue("--"+name, pair, "key=value pairs with keys %s", strings.Join(classKeys, ", "))
 		}
 		if seen[key] {
 			return retry.Class{}, nil, Usagef("--%s gives %s twice", name, key)
@@ -132,7 +132,7 @@ func parseClass(name, spec string) (retry.Class, map[string]bool, error) {
 		if key == costKey {
 			c, err := strconv.ParseFloat(value, 64)
 			if err != nil || !(c >= MinCost) || math.IsInf(c, 1) {
-				return retry.Class{}, nil, Usagef("--%s: cost must be %s, got %q", name, CostAccepted, value)
+				return retry.Class{}, nil, BadValue("--"+name+" "+costKey, value, CostAccepted)
 			}
 			cost = c
 			continue
@@ -149,7 +149,10 @@ func parseClass(name, spec string) (retry.Class, map[string]bool, error) {
 	in, err := calc.Parse(v)
 	var ie *calc.InputError
 	if errors.As(err, &ie) {
-		return retry.Class{}, nil, Usagef("--%s: %s %s", name, ie.Field, strings.Replace(ie.Detail(), bareMillis, "", 1))
+		if want := ie.Accepted(); want != "" {
+			return retry.Class{}, nil, BadValue("--"+name+" "+ie.Field, ie.Value, strings.Replace(want, bareMillis, "", 1))
+		}
+		return retry.Class{}, nil, Usagef("--%s: %s %s", name, ie.Field, ie.Detail())
 	}
 	if err != nil {
 		return retry.Class{}, nil, err

@@ -103,14 +103,28 @@ func FlagError(cmd *cobra.Command, err error) error {
 		case errors.As(err, new(*ValueError)):
 			var ve *ValueError
 			errors.As(err, &ve)
-			return Usagef("--%s must be %s, got %q", name, ve.Want, ive.GetValue())
+			return BadValue("--"+name, ive.GetValue(), ve.Want)
 		case errors.Is(err, errEmpty):
-			return Usagef("--%s must not be empty; leave it out for its default (see '%s --help')", name, cmd.CommandPath())
-		case ive.GetFlag().Value.Type() == "bool":
-			return Usagef("--%s must be true or false, got %q (see '%s --help')", name, ive.GetValue(), cmd.CommandPath())
+			return BadValue("--"+name, ive.GetValue(), "a value; leave the flag out for its default (see '%s --help')", cmd.CommandPath())
+		}
+		if want, ok := typeAccepts[ive.GetFlag().Value.Type()]; ok {
+			return BadValue("--"+name, ive.GetValue(), want)
 		}
 	}
 	return Usagef("%v (see '%s --help')", err, cmd.CommandPath())
+}
+
+// typeAccepts says what a flag of each of pflag's own types accepts, in
+// place of pflag's message, which quotes Go's parser ("strconv.ParseInt:
+// parsing ...: invalid syntax"). It is never modified.
+var typeAccepts = map[string]string{
+	"bool":     "true or false",
+	"int":      "a whole number",
+	"int64":    "a whole number",
+	"uint":     "a whole number of 0 or more",
+	"uint64":   "a whole number of 0 or more",
+	"float64":  "a number",
+	"duration": "a duration with a unit (Go syntax such as 500ms, 1.5s or 2m)",
 }
 
 // MarkErrors wraps every RunE in the tree so that a plain error it returns

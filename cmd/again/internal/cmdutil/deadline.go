@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"github.com/again-go/again/cmd/again/internal/calc"
 	"time"
 )
 
@@ -36,7 +37,7 @@ type DeadlineError struct {
 
 // Error is the line, without the "again <sub>: " that Execute adds.
 func (e *DeadlineError) Error() string {
-	s := fmt.Sprintf("stopped by the --deadline %v after %d attempt", e.Deadline, e.Attempts)
+	s := fmt.Sprintf("stopped by the --deadline %s after %d attempt", calc.Short(e.Deadline), e.Attempts)
 	if e.Attempts != 1 {
 		s += "s"
 	}

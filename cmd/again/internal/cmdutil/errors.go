@@ -42,8 +42,9 @@ func (e *ExitError) Unwrap() error { return e.Err }
 func Exit(code int, err error) error { return &ExitError{Code: code, Err: err} }
 
 // Usagef returns a usage error (exit status 2) with a formatted message. The
-// message names the flag or argument at fault and what it accepts, such as
-// "--retries must be a whole number from 0 to 100000, got -1". String
+// message names the flag or argument at fault and what is wrong, such as
+// "--parallel needs --repeat"; a value the command refuses has BadValue's
+// message. String
 // arguments, the values the user gave, are shortened when very long (see
 // longValue) so that a huge value cannot bury the message.
 func Usagef(format string, args ...any) error {
@@ -53,6 +54,29 @@ func Usagef(format string, args ...any) error {
 		}
 	}
 	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
+}
+
+// BadValue returns the usage error (exit status 2) for a value the command
+// refuses, in the one style of every command:
+//
+//	--retries "1e9": want a whole number from 0 to 100000
+//
+// what names where the value was given: a flag with its dashes
+// ("--retries") or an argument ("URL"). value is quoted as the user wrote
+// it, shortened when very long (see longValue); want, formatted with args
+// as by fmt.Sprintf, says what is accepted: a noun phrase ("a whole number
+// from 0 to 100000", "one of text or json"), with, after a semicolon, what
+// else helps ("; write https://example.com"). A value that must not be
+// repeated, such as a password, is left out of the message: use Usagef.
+func BadValue(what, value, want string, args ...any) error {
+	if len(args) > 0 {
+		want = fmt.Sprintf(want, args...)
+	}
+	var shown any = value
+	if len(value) > maxEcho {
+		shown = longValue(value)
+	}
+	return &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s %q: want %s", what, shown, want)}
 }
 
 // Usage returns a usage error with a message already formed, such as

@@ -14,8 +14,8 @@ import (
 // as it is: validation happens later (the policy flags' in internal/calc,
 // shared with the web page, once all flags are known). It refuses an empty
 // or blank value, which would read as "use the default": FlagError turns
-// that into the usage error "--NAME must not be empty; leave it out for its
-// default". typ names the value in the help ("duration", "url").
+// that into the usage error `--NAME "": want a value; leave the flag out
+// for its default`. typ names the value in the help ("duration", "url").
 func Text(p *string, typ string) pflag.Value { return textFlag{s: p, typ: typ} }
 
 // Repeated returns a pflag.Value for a flag given any number of times, such

@@ -68,10 +68,10 @@ func (f *formatValue) Set(s string) error {
 }
 
 // ValueError is what a flag's pflag.Value returns for a value it refuses:
-// FlagError words it as every usage error, "--NAME must be WANT, got
-// "VALUE"".
+// FlagError words it as every usage error (see BadValue): `--NAME "VALUE":
+// want WANT`.
 type ValueError struct {
 	Want string // what the flag accepts: "one of text or json"
 }
 
-func (e *ValueError) Error() string { return "must be " + e.Want }
+func (e *ValueError) Error() string { return "want " + e.Want }

@@ -36,7 +36,7 @@ func ParseShed(v string) (n int, adaptive bool, err error) {
 	}
 	n, err = strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return 0, false, Usagef("--shed must be a whole number (0 for no shedding) or %s, got %q", Adaptive, v)
+		return 0, false, BadValue("--shed", v, "a whole number (0 for no shedding) or %s", Adaptive)
 	}
 	return n, false, nil
 }

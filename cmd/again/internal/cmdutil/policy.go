@@ -68,7 +68,7 @@ func (f *PolicyFlags) Set(field, value string) { *f.values[field] = value }
 
 // Parse validates the flags with calc.Parse. A value it rejects becomes a
 // usage error (exit status 2) naming the flag and what it accepts, such as
-// "--multiplier must be a finite number >= 1, got 0.5". A duration needs
+// `--multiplier "0.5": want a finite number >= 1`. A duration needs
 // a unit (see RequireUnit), and a policy that contradicts itself, an
 // --initial above a --max other than 0, is refused (see Contradiction).
 // A --deadline of 0 is none, as 0 is for every limit of every command
@@ -97,6 +97,10 @@ func (f *PolicyFlags) Parse() (calc.Input, error) {
 	return in, nil
 }
 
+// DurationAccepted is what a duration flag of run, fetch and wait
+// accepts, for messages: calc's durations, less the bare milliseconds.
+const DurationAccepted = "a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)"
+
 // bareMillis is the part of calc's duration syntax that the command's
 // flags do not take.
 const bareMillis = ", or a bare number of milliseconds"
@@ -123,14 +127,14 @@ func contradiction(p backoff.Policy, prefix, initial, max string, initialGiven, 
 		// the cap lowers every delay, which is what it says.
 		return nil
 	}
-	iv, mv := p.Initial.String(), p.Max.String()
+	iv, mv := calc.Short(p.Initial), calc.Short(p.Max)
 	if !initialGiven {
 		iv += " (its default)"
 	}
 	if !maxGiven {
 		mv += " (its default)"
 	}
-	return Usagef("%s%s %s is above %s %s: every delay would be %v; lower %s, or raise %s (0 for no cap)", prefix, initial, iv, max, mv, p.Max, initial, max)
+	return Usagef("%s%s %s is above %s %s: every delay would be %s; lower %s, or raise %s (0 for no cap)", prefix, initial, iv, max, mv, calc.Short(p.Max), initial, max)
 }
 
 func (f *PolicyFlags) parse() (calc.Input, error) {
@@ -175,7 +179,7 @@ func RequireUnit(name, s string) error {
 	if f, err := strconv.ParseFloat(t, 64); err == nil && f == 0 {
 		return nil // 0 is 0 in every unit
 	}
-	return Usagef("--%s needs a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got %s", name, t, t, t)
+	return BadValue("--"+name, s, "a duration with a unit, such as %ss or %sms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)", t, t)
 }
 
 // DurationFlag parses the duration flag name, which needs a unit unless it
@@ -192,7 +196,7 @@ func DurationFlag(name, s string, optional bool) (time.Duration, error) {
 	if errors.As(err, &ie) {
 		// Not ie.Detail(): it offers calc's bare milliseconds, which
 		// RequireUnit has just refused for these flags.
-		return 0, Usagef("--%s must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got %q", name, s)
+		return 0, BadValue("--"+name, s, DurationAccepted)
 	}
 	return d, err
 }

@@ -18,7 +18,7 @@ func RateFlag(name, s string) (rate.Rate, error) {
 	}
 	r, err := rate.Parse(s)
 	if err != nil {
-		return r, Usagef("--%s must be a rate %s, got %q", name, rate.Syntax, s)
+		return r, BadValue("--"+name, s, "a rate %s", rate.Syntax)
 	}
 	return r, nil
 }
@@ -30,7 +30,7 @@ func RateFlag(name, s string) (rate.Rate, error) {
 func RequireRateUnit(name, s string) error {
 	if _, err := rate.Parse(s); errors.Is(err, rate.ErrNoUnit) {
 		t := strings.TrimSpace(s)
-		return Usagef("--%s needs a unit, such as %s/s or %s/m (a rate is %s), got %s", name, t, t, rate.Syntax, t)
+		return BadValue("--"+name, s, "a rate with a unit, such as %s/s or %s/m (a rate is %s)", t, t, rate.Syntax)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"github.com/again-go/again/cmd/again/internal/calc"
 	"io"
 	"strconv"
 	"strings"
@@ -54,12 +55,12 @@ var packagePrefixes = func() *strings.Replacer {
 // TimedOutAfter is why an attempt failed that its limit d (--attempt-timeout)
 // stopped, in run's lines and fetch's alike: "timed out after 500ms".
 func TimedOutAfter(d time.Duration) string {
-	return "timed out after " + d.String()
+	return "timed out after " + calc.Short(d)
 }
 
 // RetryingIn is AttemptFailed's next for a retry after delay.
 func RetryingIn(delay time.Duration) string {
-	return "retrying in " + RoundDelay(delay).String()
+	return "retrying in " + calc.Short(RoundDelay(delay))
 }
 
 // RoundDelay shortens a jittered delay for people: 1.234567891s is 1.23s.

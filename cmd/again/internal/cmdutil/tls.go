@@ -26,7 +26,7 @@ func CACerts(file string) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, Usagef("--cacert must name a file of PEM certificates, found none in %q", file)
+		return nil, BadValue("--cacert", file, "a file of PEM certificates (it holds none)")
 	}
 	return pool, nil
 }

@@ -352,7 +352,7 @@ func (s Stats) Table() string {
 }
 
 // ListenSyntax is what --listen accepts.
-const ListenSyntax = "HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080"
+const ListenSyntax = "host:port or port, port from 0 to 65535, such as 127.0.0.1:8080"
 
 // ListenAddr returns the address to listen on for addr: a host-less
 // address (":8080", "8080") is loopback, 127.0.0.1; any other host is as

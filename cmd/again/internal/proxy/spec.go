@@ -41,15 +41,15 @@ func (e *SpecError) Is(target error) bool { return target == ErrSpec }
 // SHARE is a fraction of the requests, above 0 and up to 1 (the fault's
 // Rate); a rate is N/UNIT (RateSyntax), as in every command.
 const (
-	FailSyntax       = "SHARE[:STATUS], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
-	LatencySyntax    = "DURATION or DIST, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
-	ResetSyntax      = "STAGE[:SHARE], STAGE one of before-headers, after-headers, mid-body, such as mid-body:0.05"
-	OutageSyntax     = "DURATION@START, such as 20s@10s: 503s for 20 s from 10 s after the start"
-	RateSyntax       = rate.Syntax + ", N whole: a 429 beyond N requests per UNIT"
-	MatchSyntax      = "method=M, path=PREFIX, host=H or header=NAME[:VALUE]"
-	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date"
-	CutSyntax        = "SHARE of the requests, above 0 and up to 1: a Content-Length longer than the body sent"
-	StallSyntax      = "SHARE of the requests, above 0 and up to 1: no answer until the client gives up"
+	FailSyntax       = "share[:status], such as 0.2:503, with " + fault.StatusAccepted + " (503 by default)"
+	LatencySyntax    = "duration or dist, such as 50ms, lognormal:5ms,1.2 or pareto:5ms,1.5"
+	ResetSyntax      = "stage[:share], stage one of before-headers, after-headers, mid-body, such as mid-body:0.05"
+	OutageSyntax     = "duration@start, such as 20s@10s: 503s for 20 s from 10 s after the start"
+	RateSyntax       = rate.Syntax + ", n whole: a 429 beyond n requests per unit"
+	MatchSyntax      = "method=m, path=prefix, host=h or header=name[:value]"
+	RetryAfterSyntax = "a duration in whole seconds, such as 2s, or date:duration for an HTTP date"
+	CutSyntax        = "share of the requests, above 0 and up to 1: a Content-Length longer than the body sent"
+	StallSyntax      = "share of the requests, above 0 and up to 1: no answer until the client gives up"
 )
 
 // Flags are the fault flags of `again proxy`, as given.

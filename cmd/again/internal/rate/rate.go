@@ -21,7 +21,7 @@ import (
 )
 
 // Syntax is what Parse accepts, for help texts and messages.
-const Syntax = "N/UNIT, such as 40/s, 10/100ms or 600/m"
+const Syntax = "n/unit, such as 40/s, 10/100ms or 600/m"
 
 // Rate is N events per Per. The zero Rate is 0 per 0, which Parse never
 // returns: its Per is always above 0. A Rate is a value, safe to copy and

@@ -3,6 +3,7 @@ package ready
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/again-go/again/cmd/again/internal/calc"
 	"io"
 	"strings"
 	"sync"
@@ -34,7 +35,7 @@ func Line(r Result) string {
 	case r.Stopped:
 		return fmt.Sprintf("%s%s not %s, stopped after %s: %v", prefix, r.Target, state, took, r.Err)
 	case r.Deadline > 0:
-		return fmt.Sprintf("%s%s not %s: stopped by the --deadline %v after %s: %v", prefix, r.Target, state, r.Deadline, attempts(r.Attempts), r.Err)
+		return fmt.Sprintf("%s%s not %s: stopped by the --deadline %s after %s: %v", prefix, r.Target, state, calc.Short(r.Deadline), attempts(r.Attempts), r.Err)
 	}
 	return fmt.Sprintf("%s%s not %s after %s: %v", prefix, r.Target, state, took, r.Err)
 }

@@ -95,6 +95,9 @@ type Options struct {
 // for one.
 type StatusRange struct{ Min, Max int }
 
+// StatusSyntax says what ParseStatus accepts, for messages.
+const StatusSyntax = "a status or a range of statuses from 100 to 599, such as 200,204 or 200-399"
+
 // ParseStatus parses a list of HTTP statuses and ranges such as
 // "200,204,300-399".
 func ParseStatus(s string) ([]StatusRange, error) {
@@ -109,7 +112,7 @@ func ParseStatus(s string) ([]StatusRange, error) {
 			b, err2 = strconv.Atoi(hi)
 		}
 		if err1 != nil || err2 != nil || a < 100 || b > 599 || a > b {
-			return nil, fmt.Errorf("%w: HTTP status %q: want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399", ErrParse, part)
+			return nil, fmt.Errorf("%w: HTTP status %q: want %s", ErrParse, part, StatusSyntax)
 		}
 		out = append(out, StatusRange{a, b})
 	}

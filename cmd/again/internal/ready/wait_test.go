@@ -224,7 +224,7 @@ func TestLine(t *testing.T) {
 		{Result{Target: "pg", Attempts: 31, Elapsed: time.Minute, Err: &Error{msg: "connection refused"}},
 			"again wait: pg not ready after 31 attempts, 1m0s: connection refused"},
 		{Result{Target: "pg", Attempts: 31, Elapsed: time.Minute, Deadline: time.Minute, Err: &Error{msg: "connection refused"}},
-			"again wait: pg not ready: stopped by the --deadline 1m0s after 31 attempts: connection refused"},
+			"again wait: pg not ready: stopped by the --deadline 1m after 31 attempts: connection refused"},
 		{Result{Target: "pg", Stopped: true, Attempts: 2, Elapsed: time.Second, Err: &Error{msg: "connection refused"}},
 			"again wait: pg not ready, stopped after 2 attempts, 1s: connection refused"},
 	} {

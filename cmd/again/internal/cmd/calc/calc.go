@@ -113,7 +113,7 @@ func calcRun(opts *Options) error {
 	case "markdown":
 		write = func(r *calcmodel.Report, w *bufio.Writer) error { return r.WriteMarkdown(w) }
 	default:
-		return cmdutil.Usagef("--format must be one of text, json, csv or markdown, got %q", opts.Format)
+		return cmdutil.BadValue("--format", opts.Format, "one of text, json, csv or markdown")
 	}
 	rep, err := calcmodel.Compute(opts.Input)
 	var se *calcmodel.SolveError

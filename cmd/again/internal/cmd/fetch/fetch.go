@@ -105,7 +105,7 @@ Guide: docs/cli.md (fetch).`,
 	f.maxRetryWait = "1m"
 	fs.Var(cmdutil.Text(&f.maxRetryWait, "duration"), "max-retry-after", "longest Retry-After to wait for; a longer one ends retrying, and 0 waits for none")
 	f.key = "auto"
-	fs.Var(cmdutil.Text(&f.key, "auto|off|KEY"), "idempotency-key", "Idempotency-Key for POST and PATCH (and, given explicitly, for PUT, DELETE and other unsafe methods, so that --hedge-after hedges them): auto (random), off, or the key to send")
+	fs.Var(cmdutil.Text(&f.key, "auto|off|key"), "idempotency-key", "Idempotency-Key for POST and PATCH (and, given explicitly, for PUT, DELETE and other unsafe methods, so that --hedge-after hedges them): auto (random), off, or the key to send")
 	f.curl.add(fs)
 	budgetURL := cmdutil.AddBudgetFlag(fs)
 	breakerURL := cmdutil.AddBreakerStoreFlag(fs)
@@ -201,10 +201,10 @@ func badURL(arg string) error {
 	if !strings.Contains(arg, "://") {
 		if u, err := url.Parse("http://" + arg); err == nil && u.Host != "" {
 			shown := strings.TrimPrefix(retryhttp.RedactURL(u.String()), "http://")
-			return cmdutil.Usagef("URL must be an absolute http or https URL, got %q without a scheme; write http://%s or https://%s", shown, shown, shown)
+			return cmdutil.BadValue("URL", shown, "an absolute http or https URL; write http://%s or https://%s", shown, shown)
 		}
 	}
-	return cmdutil.Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(arg))
+	return cmdutil.BadValue("URL", retryhttp.RedactURL(arg), "an absolute http or https URL")
 }
 
 // build validates the command line and returns the request and the
@@ -223,7 +223,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, nil, cmdutil.Usagef("URL port must be from 1 to 65535, got %s", p)
+			return nil, nil, cmdutil.BadValue("URL", retryhttp.RedactURL(args[0]), "an http or https URL with a port from 1 to 65535")
 		}
 	}
 	tr := &retryhttp.Transport{Policy: in.Policy}
@@ -257,17 +257,17 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 			method = http.MethodPost
 		}
 	} else if !isToken(method) {
-		return nil, nil, cmdutil.Usagef("--method must be an HTTP method such as GET or POST, got %q", method)
+		return nil, nil, cmdutil.BadValue("--method", method, "an HTTP method such as GET or POST")
 	}
 	req, err := http.NewRequest(method, args[0], nil)
 	if err != nil {
-		return nil, nil, cmdutil.Usagef("URL must be an absolute http or https URL, got %q", retryhttp.RedactURL(args[0]))
+		return nil, nil, cmdutil.BadValue("URL", retryhttp.RedactURL(args[0]), "an absolute http or https URL")
 	}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		value = strings.TrimSpace(value)
 		if !ok || !isToken(name) || !validHeaderValue(value) {
-			return nil, nil, cmdutil.Usagef("--header must be 'Name: value' with a valid header name and no control characters, got %q", h)
+			return nil, nil, cmdutil.BadValue("--header", h, "'Name: value' with a valid header name and no control characters")
 		}
 		switch http.CanonicalHeaderKey(name) {
 		case "Host":
@@ -314,7 +314,7 @@ func (f *Options) build(fs *pflag.FlagSet, args []string, env *cmdutil.Env, in c
 	case "off":
 	default:
 		if !validHeaderValue(f.key) {
-			return nil, nil, cmdutil.Usagef("--idempotency-key must be auto, off or a key without control characters, got %q", f.key)
+			return nil, nil, cmdutil.BadValue("--idempotency-key", f.key, "auto, off or a key without control characters")
 		}
 		if req.Header.Get("Idempotency-Key") != "" {
 			return nil, nil, cmdutil.Usagef("--idempotency-key %q conflicts with the Idempotency-Key header; give the key once", f.key)
@@ -409,7 +409,7 @@ func openPart(part string, env *cmdutil.Env) (requestBody, error) {
 	st, err := file.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		file.Close()
-		return requestBody{}, cmdutil.Usagef("--data @FILE must name a regular file, got %q", path)
+		return requestBody{}, cmdutil.BadValue("--data", "@"+path, "@file naming a regular file")
 	}
 	return fileBody(file, path, st), nil
 }
@@ -937,7 +937,7 @@ func parseStatuses(s string) ([]int, error) {
 	for _, part := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(part))
 		if err != nil || n < 100 || n > 599 {
-			return nil, cmdutil.Usagef("--retry-on must be none or a comma-separated list of HTTP statuses from 100 to 599, got %q", s)
+			return nil, cmdutil.BadValue("--retry-on", s, "none or a comma-separated list of HTTP statuses from 100 to 599")
 		}
 		codes = append(codes, n)
 	}

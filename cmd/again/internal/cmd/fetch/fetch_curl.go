@@ -47,10 +47,10 @@ func (c *curlFlags) apply(req *http.Request) error {
 	if !ok {
 		// curl would prompt for the password; a retrying tool in a script
 		// must not wait for a person.
-		return cmdutil.Usagef("--user must be user:password; fetch never prompts for a password")
+		return cmdutil.Usagef("--user: want user:password; fetch never prompts for a password")
 	}
 	if user == "" {
-		return cmdutil.Usagef("--user must be user:password with a user name before the ':'")
+		return cmdutil.Usagef("--user: want user:password with a user name before the ':'")
 	}
 	req.SetBasicAuth(user, password)
 	return nil

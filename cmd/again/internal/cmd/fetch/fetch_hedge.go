@@ -3,6 +3,7 @@ package fetch
 import (
 	"errors"
 	"fmt"
+	"github.com/again-go/again/cmd/again/internal/calc"
 	"io"
 	"net/http"
 	"strconv"
@@ -32,11 +33,11 @@ const defaultHedgeBudget = "0.1"
 
 func addHedgeFlags(fs *pflag.FlagSet) *hedgeFlags {
 	h := &hedgeFlags{max: "1", warmup: "20", repeat: "1", budget: defaultHedgeBudget}
-	fs.Var(cmdutil.Text(&h.after, "duration|pNN"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
+	fs.Var(cmdutil.Text(&h.after, "duration|percentile"), "hedge-after", "send a copy of a request that has not answered after this long, or after the observed NNth percentile (p95)")
 	fs.Var(cmdutil.Text(&h.max, "n"), "max-hedges", "most copies sent per attempt with --hedge-after, 1 to 10")
 	fs.Var(cmdutil.Text(&h.warmup, "n"), "hedge-warmup", "with --hedge-after pNN: the successful requests observed before hedging")
-	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request N times (in sequence, unless --parallel) and print a latency summary instead of the bodies")
-	fs.Var(cmdutil.Text(&h.budget, "RATIO|off"), "hedge-budget", "with --hedge-after: hedges at most about this share of the requests (a token bucket with a burst of 4), or off for no budget")
+	fs.Var(cmdutil.Text(&h.repeat, "n"), "repeat", "send the request n times (in sequence, unless --parallel) and print a latency summary instead of the bodies")
+	fs.Var(cmdutil.Text(&h.budget, "ratio|off"), "hedge-budget", "with --hedge-after: hedges at most about this share of the requests (a token bucket with a burst of 4), or off for no budget")
 	return h
 }
 
@@ -55,12 +56,12 @@ func (h *hedgeFlags) hedger(fs *pflag.FlagSet) (*hedge.Hedger, error) {
 	if q, ok := strings.CutPrefix(h.after, "p"); ok {
 		f, err := strconv.ParseFloat(q, 64)
 		if err != nil || !(f > 0 && f < 100) || strings.ContainsAny(q, "eE+-") {
-			return nil, cmdutil.Usagef("--hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got %q", h.after)
+			return nil, cmdutil.BadValue("--hedge-after", h.after, "a duration such as 50ms or a percentile from p1 to p99.9")
 		}
 		hg.Quantile = f / 100
 		n, err := strconv.Atoi(strings.TrimSpace(h.warmup))
 		if err != nil || n < 1 || n > hg.Window {
-			return nil, cmdutil.Usagef("--hedge-warmup must be a whole number from 1 to %d, got %q", hg.Window, h.warmup)
+			return nil, cmdutil.BadValue("--hedge-warmup", h.warmup, "a whole number from 1 to %d", hg.Window)
 		}
 		hg.Warmup = n
 	} else {
@@ -73,19 +74,19 @@ func (h *hedgeFlags) hedger(fs *pflag.FlagSet) (*hedge.Hedger, error) {
 		d, err := cmdutil.DurationFlag("hedge-after", h.after, false)
 		if err != nil || d <= 0 {
 			// One message for every refusal: what is accepted.
-			return nil, cmdutil.Usagef("--hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got %q", h.after)
+			return nil, cmdutil.BadValue("--hedge-after", h.after, "a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9")
 		}
 		hg.After = d
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(h.max))
 	if err != nil || n < 1 || n > 10 {
-		return nil, cmdutil.Usagef("--max-hedges must be a whole number from 1 to 10, got %q", h.max)
+		return nil, cmdutil.BadValue("--max-hedges", h.max, "a whole number from 1 to 10")
 	}
 	hg.MaxHedges = n
 	if h.budget != "off" {
 		ratio, err := strconv.ParseFloat(strings.TrimSpace(h.budget), 64)
 		if err != nil || !(ratio >= 0.001 && ratio <= 1) {
-			return nil, cmdutil.Usagef("--hedge-budget must be a ratio from 0.001 to 1 or off, got %q", h.budget)
+			return nil, cmdutil.BadValue("--hedge-budget", h.budget, "a ratio from 0.001 to 1, or off")
 		}
 		hg.Budget = &countedBudget{TokenBucket: retry.TokenBucket{TokenRatio: ratio}}
 	}
@@ -124,7 +125,7 @@ func deniedBy(h *hedge.Hedger) (int64, bool) {
 func (h *hedgeFlags) repeats() (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(h.repeat))
 	if err != nil || n < 1 || n > 1_000_000 {
-		return 0, cmdutil.Usagef("--repeat must be a whole number from 1 to 1000000, got %q", h.repeat)
+		return 0, cmdutil.BadValue("--repeat", h.repeat, "a whole number from 1 to 1000000")
 	}
 	return n, nil
 }
@@ -172,7 +173,7 @@ func (r *hedgeReport) watch(h *hedge.Hedger) {
 		}
 		r.launched++
 		if r.verbose != nil {
-			why := "no answer after " + cmdutil.RoundDelay(e.Delay).String()
+			why := "no answer after " + calc.Short(cmdutil.RoundDelay(e.Delay))
 			if e.Err != nil {
 				why = "an earlier copy failed"
 			}

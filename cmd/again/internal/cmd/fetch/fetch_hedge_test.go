@@ -221,20 +221,20 @@ func TestFetchHedgeUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--hedge-after", "p100"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "p100"`},
-		{[]string{"--hedge-after", "pfast"}, `again fetch: --hedge-after must be a duration such as 50ms or a percentile from p1 to p99.9, got "pfast"`},
+		{[]string{"--hedge-after", "p100"}, `again fetch: --hedge-after "p100": want a duration such as 50ms or a percentile from p1 to p99.9`},
+		{[]string{"--hedge-after", "pfast"}, `again fetch: --hedge-after "pfast": want a duration such as 50ms or a percentile from p1 to p99.9`},
 		// Each refusal says what is accepted: 0 is not ("from 0" was said).
-		{[]string{"--hedge-after", "0s"}, `again fetch: --hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got "0s"`},
-		{[]string{"--hedge-after", "-1s"}, `again fetch: --hedge-after must be a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9, got "-1s"`},
-		{[]string{"--hedge-after", "10ms", "--hedge-budget", "0"}, `again fetch: --hedge-budget must be a ratio from 0.001 to 1 or off, got "0"`},
+		{[]string{"--hedge-after", "0s"}, `again fetch: --hedge-after "0s": want a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9`},
+		{[]string{"--hedge-after", "-1s"}, `again fetch: --hedge-after "-1s": want a duration above 0 with a unit (such as 50ms or 1.5s) or a percentile from p1 to p99.9`},
+		{[]string{"--hedge-after", "10ms", "--hedge-budget", "0"}, `again fetch: --hedge-budget "0": want a ratio from 0.001 to 1, or off`},
 		{[]string{"--hedge-budget", "0.2"}, `again fetch: --hedge-budget needs --hedge-after`},
-		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after needs a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 20`},
-		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges must be a whole number from 1 to 10, got "0"`},
+		{[]string{"--hedge-after", "20"}, `again fetch: --hedge-after "20": want a duration with a unit, such as 20s or 20ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"--hedge-after", "10ms", "--max-hedges", "0"}, `again fetch: --max-hedges "0": want a whole number from 1 to 10`},
 		{[]string{"--max-hedges", "2"}, `again fetch: --max-hedges needs --hedge-after`},
 		{[]string{"--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after`},
 		{[]string{"--hedge-after", "10ms", "--hedge-warmup", "5"}, `again fetch: --hedge-warmup needs --hedge-after pNN; a fixed delay has no warm-up`},
-		{[]string{"--hedge-after", "p95", "--hedge-warmup", "0"}, `again fetch: --hedge-warmup must be a whole number from 1 to 200, got "0"`},
-		{[]string{"--repeat", "0"}, `again fetch: --repeat must be a whole number from 1 to 1000000, got "0"`},
+		{[]string{"--hedge-after", "p95", "--hedge-warmup", "0"}, `again fetch: --hedge-warmup "0": want a whole number from 1 to 200`},
+		{[]string{"--repeat", "0"}, `again fetch: --repeat "0": want a whole number from 1 to 1000000`},
 		{[]string{"--repeat", "2", "-o", "out"}, `again fetch: --repeat prints a summary instead of the bodies: it cannot be combined with --output`},
 		{[]string{"--repeat", "2", "-i"}, `again fetch: --repeat prints a summary instead of the bodies: it cannot be combined with --include`},
 	}

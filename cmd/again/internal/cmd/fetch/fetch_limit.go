@@ -19,8 +19,8 @@ const maxParallel = 10_000
 // addLimitFlags registers --parallel, --limit and --limit-wait.
 func addLimitFlags(fs *pflag.FlagSet, parallel, limit, wait *string) {
 	*parallel = "1"
-	fs.Var(cmdutil.Text(parallel, "P"), "parallel", "with --repeat: send the requests from P workers at once")
-	fs.Var(cmdutil.Text(limit, "N|adaptive"), "limit", "with --repeat: bound the attempts in flight per host at N, or adaptively (refusing the others at once, or after --limit-wait)")
+	fs.Var(cmdutil.Text(parallel, "n"), "parallel", "with --repeat: send the requests from n workers at once")
+	fs.Var(cmdutil.Text(limit, "n|adaptive"), "limit", "with --repeat: bound the attempts in flight per host at n, or adaptively (refusing the others at once, or after --limit-wait)")
 	*wait = "0"
 	fs.Var(cmdutil.Text(wait, "duration"), "limit-wait", "with --limit: how long an attempt waits for a free place under the limit before it is refused (0: refused at once)")
 }
@@ -35,7 +35,7 @@ func parallels(fs *pflag.FlagSet, p string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(p))
 	if err != nil || n < 1 || n > maxParallel {
-		return 0, cmdutil.Usagef("--parallel must be a whole number from 1 to %d, got %q", maxParallel, p)
+		return 0, cmdutil.BadValue("--parallel", p, "a whole number from 1 to %d", maxParallel)
 	}
 	return n, nil
 }
@@ -66,7 +66,7 @@ func limits(fs *pflag.FlagSet, v, wait string) (*limiter.Group, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < 1 || n > maxParallel {
-		return nil, cmdutil.Usagef("--limit must be a whole number from 1 to %d or adaptive, got %q", maxParallel, v)
+		return nil, cmdutil.BadValue("--limit", v, "a whole number from 1 to %d, or adaptive", maxParallel)
 	}
 	cfg.Limit = n
 	return &limiter.Group{Config: cfg}, nil

@@ -78,12 +78,12 @@ func TestFetchLimitUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--limit", "3"}, `again fetch: --limit needs --repeat: a single request is never limited`},
 		{[]string{"--parallel", "3"}, `again fetch: --parallel needs --repeat: a single request is sent once`},
-		{[]string{"--repeat", "2", "--limit", "0"}, `again fetch: --limit must be a whole number from 1 to 10000 or adaptive, got "0"`},
-		{[]string{"--repeat", "2", "--limit", "fast"}, `again fetch: --limit must be a whole number from 1 to 10000 or adaptive, got "fast"`},
-		{[]string{"--repeat", "2", "--parallel", "0"}, `again fetch: --parallel must be a whole number from 1 to 10000, got "0"`},
+		{[]string{"--repeat", "2", "--limit", "0"}, `again fetch: --limit "0": want a whole number from 1 to 10000, or adaptive`},
+		{[]string{"--repeat", "2", "--limit", "fast"}, `again fetch: --limit "fast": want a whole number from 1 to 10000, or adaptive`},
+		{[]string{"--repeat", "2", "--parallel", "0"}, `again fetch: --parallel "0": want a whole number from 1 to 10000`},
 		{[]string{"--repeat", "2", "--limit-wait", "1s"}, `again fetch: --limit-wait needs --limit: without a limit an attempt never waits for one`},
-		{[]string{"--repeat", "2", "--limit", "2", "--limit-wait", "5"}, `again fetch: --limit-wait needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 5`},
-		{[]string{"--repeat", "2", "--limit", "2", "--limit-wait", "-1s"}, `again fetch: --limit-wait must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
+		{[]string{"--repeat", "2", "--limit", "2", "--limit-wait", "5"}, `again fetch: --limit-wait "5": want a duration with a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"--repeat", "2", "--limit", "2", "--limit-wait", "-1s"}, `again fetch: --limit-wait "-1s": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)

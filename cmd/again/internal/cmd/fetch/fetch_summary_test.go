@@ -150,8 +150,8 @@ func TestFetchFormatUsageErrors(t *testing.T) {
 	}{
 		{[]string{"--format", "json"}, `again fetch: --format needs --repeat: it is the summary's format, and a single fetch writes the response body as it came`},
 		{[]string{"--format", "text"}, `again fetch: --format needs --repeat: it is the summary's format, and a single fetch writes the response body as it came`},
-		{[]string{"--repeat", "2", "--format", "csv"}, `again fetch: --format must be one of text or json, got "csv"`},
-		{[]string{"--repeat", "2", "--format", "svg"}, `again fetch: --format must be one of text or json, got "svg"`},
+		{[]string{"--repeat", "2", "--format", "csv"}, `again fetch: --format "csv": want one of text or json`},
+		{[]string{"--repeat", "2", "--format", "svg"}, `again fetch: --format "svg": want one of text or json`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // addThrottleFlag registers --throttle, whose value is K, 2 when the flag
 // is given bare.
 func addThrottleFlag(fs *pflag.FlagSet, k *string) {
-	fs.Var(cmdutil.Text(k, "K"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through K per accepted one (default 2 when given bare)")
+	fs.Var(cmdutil.Text(k, "k"), "throttle", "with --repeat: reject attempts locally when the host refuses load (429, 503), letting through k per accepted one (default 2 when given bare)")
 	cmdutil.OptionalNumber(fs, "throttle", strconv.Itoa(throttle.DefaultK))
 }
 
@@ -32,7 +32,7 @@ func throttles(fs *pflag.FlagSet, k string) (*throttle.Group, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(k), 64)
 	if err != nil || !(v >= 1) || math.IsInf(v, 1) {
-		return nil, cmdutil.Usagef("--throttle must be a finite number K >= 1, got %q", k)
+		return nil, cmdutil.BadValue("--throttle", k, "a finite number >= 1")
 	}
 	cfg := throttle.Config{K: v}
 	return &throttle.Group{New: func(string) (retry.Admitter, error) { return throttle.New(cfg) }}, nil

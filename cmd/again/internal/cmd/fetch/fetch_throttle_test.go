@@ -56,9 +56,9 @@ func TestFetchThrottleUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--throttle"}, `again fetch: --throttle needs --repeat: a single request is never throttled`},
-		{[]string{"--repeat", "2", "--throttle=0.5"}, `again fetch: --throttle must be a finite number K >= 1, got "0.5"`},
-		{[]string{"--repeat", "2", "--throttle=x"}, `again fetch: --throttle must be a finite number K >= 1, got "x"`},
-		{[]string{"--repeat", "2", "--throttle", "0.5"}, `again fetch: --throttle must be a finite number K >= 1, got "0.5"`},
+		{[]string{"--repeat", "2", "--throttle=0.5"}, `again fetch: --throttle "0.5": want a finite number >= 1`},
+		{[]string{"--repeat", "2", "--throttle=x"}, `again fetch: --throttle "x": want a finite number >= 1`},
+		{[]string{"--repeat", "2", "--throttle", "0.5"}, `again fetch: --throttle "0.5": want a finite number >= 1`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			wantUsageError(t, run(t, append(append([]string{"fetch"}, tt.args...), "http://a/")...), tt.want)

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -83,7 +84,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Var(cmdutil.Repeated(&opts.Flags.Fail, "share[:status]"), "fail", "answer a status to a share of the requests: "+proxymodel.FailSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Latency, "delay"), "latency", "delay requests: "+proxymodel.LatencySyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Reset, "stage[:share]"), "reset", "reset connections: "+proxymodel.ResetSyntax+fmt.Sprintf("; mid-body after half the body, or after 1 to %d bytes of a chunked one", fault.MaxDrawnBytes))
-	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "d@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
+	fs.Var(cmdutil.Repeated(&opts.Flags.Outage, "duration@start"), "outage", "503s on a timeline: "+proxymodel.OutageSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Rate, "n/unit"), "rate", "rate-limit: "+proxymodel.RateSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Cut, "share"), "cut", "cut bodies short: "+proxymodel.CutSyntax)
 	fs.Var(cmdutil.Repeated(&opts.Flags.Stall, "share"), "stall", "stall requests: "+proxymodel.StallSyntax)
@@ -93,7 +94,7 @@ limits) until Ctrl-C; then it prints what it did. Guide: docs/cli.md (proxy).`,
 	fs.Uint64Var(&opts.Seed, "seed", 0, "seed of the faults' choices and delays")
 	fs.IntVar(&opts.MaxActive, "max-active", DefaultMaxActive, "most `n` faults in progress at once; 0 for no cap")
 	fs.BoolVar(&opts.HeaderControl, "header-control", false, "let requests ask for faults with Envoy's fault headers")
-	fs.Var(cmdutil.Text(&opts.Shed, "N|adaptive"), "shed", "forward at most N requests at once, or adaptively, queue or shed the rest (503); 0 for none")
+	fs.Var(cmdutil.Text(&opts.Shed, "n|adaptive"), "shed", "forward at most n requests at once, or adaptively, queue or shed the rest (503); 0 for none")
 	fs.BoolVarP(&opts.Quiet, "quiet", "q", false, "print no start line and no live line on stderr, only the report, warnings and errors")
 	cmdutil.AddFormat(cmd, &opts.Format, cmdutil.FormatText, cmdutil.FormatJSON)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -111,10 +112,10 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	to, err := url.Parse(opts.To)
 	if err != nil || to.Host == "" || (to.Scheme != "http" && to.Scheme != "https") {
-		return cfg, cmdutil.Usagef("--to %q: want an http or https URL with a host, such as http://127.0.0.1:9000", opts.To)
+		return cfg, cmdutil.BadValue("--to", opts.To, "an http or https URL with a host, such as http://127.0.0.1:9000")
 	}
 	if opts.MaxActive < 0 {
-		return cfg, cmdutil.Usagef("--max-active must be at least 0, got %d", opts.MaxActive)
+		return cfg, cmdutil.BadValue("--max-active", strconv.Itoa(opts.MaxActive), "a whole number of 0 or more (0 for no limit)")
 	}
 	sc, err := shedConfig(opts.Shed)
 	if err != nil {
@@ -143,7 +144,7 @@ func (opts *Options) config() (proxymodel.Config, error) {
 	}
 	faults, err := opts.Flags.Faults()
 	if err != nil {
-		return cfg, cmdutil.Usage(specMessage(err))
+		return cfg, specUsage(err)
 	}
 	cfg.Faults = append(cfg.Faults, faults...)
 	return cfg, nil
@@ -179,7 +180,7 @@ func proxyRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		var fe *fault.FieldError
 		if errors.As(err, &fe) || errors.Is(err, proxymodel.ErrSpec) {
-			return cmdutil.Usage(specMessage(err))
+			return specUsage(err)
 		}
 		return err
 	}
@@ -275,6 +276,16 @@ func specMessage(err error) string {
 	return err.Error()
 }
 
+// specUsage returns err as a usage error, a *proxymodel.SpecError in the
+// style of every bad value (cmdutil.BadValue).
+func specUsage(err error) error {
+	var se *proxymodel.SpecError
+	if errors.As(err, &se) {
+		return cmdutil.BadValue(se.Flag, se.Value, se.Want)
+	}
+	return cmdutil.Usage(err.Error())
+}
+
 // listen listens on --listen's address. An address this machine cannot
 // have (a host that does not resolve, or is not one of its own) is a
 // usage error; one it could have but not now (in use, a privileged port)
@@ -282,7 +293,7 @@ func specMessage(err error) string {
 func listen(flag string) (net.Listener, error) {
 	addr, err := proxymodel.ListenAddr(flag)
 	if err != nil {
-		return nil, cmdutil.Usage(specMessage(err))
+		return nil, specUsage(err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err == nil {
@@ -294,7 +305,7 @@ func listen(flag string) (net.Listener, error) {
 		if dns != nil {
 			why = dns.Name + ": " + dns.Err // without the resolver's address
 		}
-		return nil, cmdutil.Usagef("--listen %q: cannot listen there (%s): want %s, a host of this machine", flag, why, proxymodel.ListenSyntax)
+		return nil, cmdutil.BadValue("--listen", flag, "%s, a host of this machine; cannot listen there (%s)", proxymodel.ListenSyntax, why)
 	}
 	return nil, fmt.Errorf("--listen %s: cannot listen on %s: %w", flag, addr, cause(err))
 }

@@ -39,28 +39,28 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"proxy"}, "again proxy: --to is required: the URL of the service to forward to"},
 		{[]string{"proxy", "--to", "ftp://x"}, `again proxy: --to "ftp://x": want an http or https URL with a host, such as http://127.0.0.1:9000`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "2"}, `again proxy: --fail "2": want SHARE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:100"}, `again proxy: --fail "0.2:100": want SHARE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:101"}, `again proxy: --fail "0.2:101": want SHARE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
-		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:600"}, `again proxy: --fail "0.2:600": want SHARE[:STATUS], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "2"}, `again proxy: --fail "2": want share[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:100"}, `again proxy: --fail "0.2:100": want share[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:101"}, `again proxy: --fail "0.2:101": want share[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
+		{[]string{"proxy", "--to", "http://x", "--fail", "0.2:600"}, `again proxy: --fail "0.2:600": want share[:status], such as 0.2:503, with a status from 200 to 599 (503 by default)`},
 		{[]string{"proxy", "--to", "http://x", "--scenario", status101}, "again proxy: --scenario " + status101 + `: faults[0].status "101": want a status from 200 to 599`},
-		{[]string{"proxy", "--to", "http://x", "--listen", "127.0.0.1:99999"}, `again proxy: --listen "127.0.0.1:99999": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
-		{[]string{"proxy", "--to", "http://x", "--listen", "host:"}, `again proxy: --listen "host:": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "127.0.0.1:99999"}, `again proxy: --listen "127.0.0.1:99999": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "host:"}, `again proxy: --listen "host:": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
 		// TEST-NET-1 (RFC 5737): an address no machine of the test's has.
-		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": cannot listen there (bind: cannot assign requested address): want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080, a host of this machine`},
+		{[]string{"proxy", "--to", "http://x", "--listen", "192.0.2.1:8080"}, `again proxy: --listen "192.0.2.1:8080": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080, a host of this machine; cannot listen there (bind: cannot assign requested address)`},
 		// Retry-After carries whole seconds, as the help says.
-		{[]string{"proxy", "--to", "http://x", "--retry-after", "1500ms"}, `again proxy: --retry-after "1500ms": want a duration in whole seconds, such as 2s, or date:DURATION for an HTTP date`},
+		{[]string{"proxy", "--to", "http://x", "--retry-after", "1500ms"}, `again proxy: --retry-after "1500ms": want a duration in whole seconds, such as 2s, or date:duration for an HTTP date`},
 		// A duration needs a unit, as in every command.
-		{[]string{"proxy", "--to", "http://x", "--latency", "50"}, `again proxy: --latency needs a unit, such as 50s or 50ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 50`},
-		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after needs a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 2`},
-		{[]string{"proxy", "--to", "http://x", "--outage", "20s@10"}, `again proxy: --outage needs a unit, such as 10s or 10ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 10`},
-		// A rate is N/UNIT, as in every command; a bare number needs a unit.
-		{[]string{"proxy", "--to", "http://x", "--rate", "100"}, `again proxy: --rate needs a unit, such as 100/s or 100/m (a rate is N/UNIT, such as 40/s, 10/100ms or 600/m), got 100`},
-		{[]string{"proxy", "--to", "http://x", "--rate", "100/sec"}, `again proxy: --rate "100/sec": want N/UNIT, such as 40/s, 10/100ms or 600/m, N whole: a 429 beyond N requests per UNIT`},
-		{[]string{"proxy", "--to", "http://x", "--rate", "0.5/s"}, `again proxy: --rate "0.5/s": want N/UNIT, such as 40/s, 10/100ms or 600/m, N whole: a 429 beyond N requests per UNIT`},
-		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format must be one of text or json, got "xml"`},
-		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, `again proxy: --shed must be a whole number (0 for no shedding) or adaptive, got "-1"`},
-		{[]string{"proxy", "--to", "http://x", "--shed", "gradient2"}, `again proxy: --shed must be a whole number (0 for no shedding) or adaptive, got "gradient2"`},
+		{[]string{"proxy", "--to", "http://x", "--latency", "50"}, `again proxy: --latency "50": want a duration with a unit, such as 50s or 50ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after "2": want a duration with a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"proxy", "--to", "http://x", "--outage", "20s@10"}, `again proxy: --outage "10": want a duration with a unit, such as 10s or 10ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		// A rate is n/unit, as in every command; a bare number needs a unit.
+		{[]string{"proxy", "--to", "http://x", "--rate", "100"}, `again proxy: --rate "100": want a rate with a unit, such as 100/s or 100/m (a rate is n/unit, such as 40/s, 10/100ms or 600/m)`},
+		{[]string{"proxy", "--to", "http://x", "--rate", "100/sec"}, `again proxy: --rate "100/sec": want n/unit, such as 40/s, 10/100ms or 600/m, n whole: a 429 beyond n requests per unit`},
+		{[]string{"proxy", "--to", "http://x", "--rate", "0.5/s"}, `again proxy: --rate "0.5/s": want n/unit, such as 40/s, 10/100ms or 600/m, n whole: a 429 beyond n requests per unit`},
+		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format "xml": want one of text or json`},
+		{[]string{"proxy", "--to", "http://x", "--shed", "-1"}, `again proxy: --shed "-1": want a whole number (0 for no shedding) or adaptive`},
+		{[]string{"proxy", "--to", "http://x", "--shed", "gradient2"}, `again proxy: --shed "gradient2": want a whole number (0 for no shedding) or adaptive`},
 		{[]string{"proxy", "--to", "http://x", "--scenario", "/nonexistent.json"}, "again proxy: --scenario: open /nonexistent.json: no such file or directory"},
 	} {
 		cmdtest.WantUsageError(t, run(t, tc.args...), tc.want)

@@ -23,7 +23,7 @@ func TestBudgetUsageErrors(t *testing.T) {
 		}
 	}
 	wantUsageError(t, run(t, "run", "--budget", "", "--", "true"),
-		"again run: --budget must not be empty; leave it out for its default (see 'again run --help')")
+		"again run: --budget \"\": want a value; leave the flag out for its default (see 'again run --help')")
 
 	// A URL the opener rejects is a usage error naming the flag, with the
 	// opener's words and never the URL, whose password would be in it.

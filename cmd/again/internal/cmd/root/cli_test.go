@@ -35,25 +35,25 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"calc", "--frobnicate"}, `again calc: unknown flag: --frobnicate (see 'again calc --help')`},
 		{[]string{"calc", "-x"}, `again calc: unknown shorthand flag: 'x' in -x (see 'again calc --help')`},
 		{[]string{"calc", "--initial"}, `again calc: flag needs an argument: --initial (see 'again calc --help')`},
-		{[]string{"calc", "--initial="}, `again calc: --initial must not be empty; leave it out for its default (see 'again calc --help')`},
-		{[]string{"run", "--retry-on-exit=", "--", "true"}, `again run: --retry-on-exit must not be empty; leave it out for its default (see 'again run --help')`},
-		{[]string{"run", "--quiet=maybe", "--", "true"}, `again run: --quiet must be true or false, got "maybe" (see 'again run --help')`},
-		{[]string{"fetch", "-i=x", "http://127.0.0.1:1/"}, `again fetch: --include must be true or false, got "x" (see 'again fetch --help')`},
+		{[]string{"calc", "--initial="}, `again calc: --initial "": want a value; leave the flag out for its default (see 'again calc --help')`},
+		{[]string{"run", "--retry-on-exit=", "--", "true"}, `again run: --retry-on-exit "": want a value; leave the flag out for its default (see 'again run --help')`},
+		{[]string{"run", "--quiet=maybe", "--", "true"}, `again run: --quiet "maybe": want true or false`},
+		{[]string{"fetch", "-i=x", "http://127.0.0.1:1/"}, `again fetch: --include "x": want true or false`},
 		{[]string{"calc", "extra"}, `again calc: unexpected argument "extra"; calc takes only flags (see 'again calc --help')`},
 		{[]string{"help", "bogus"}, `again help: unknown help topic "bogus"; want one of calc, completion, fetch, proxy, run, sim, wait, web (see 'again --help')`},
 		{[]string{"help", "run", "extra"}, `again help: unknown help topic "run extra"; want one of calc, completion, fetch, proxy, run, sim, wait, web (see 'again --help')`},
-		{[]string{"fetch", "-X", "", "http://127.0.0.1:1/"}, `again fetch: --method must not be empty; leave it out for its default (see 'again fetch --help')`},
-		{[]string{"fetch", "-o", "", "http://127.0.0.1:1/"}, `again fetch: --output must not be empty; leave it out for its default (see 'again fetch --help')`},
+		{[]string{"fetch", "-X", "", "http://127.0.0.1:1/"}, `again fetch: --method "": want a value; leave the flag out for its default (see 'again fetch --help')`},
+		{[]string{"fetch", "-o", "", "http://127.0.0.1:1/"}, `again fetch: --output "": want a value; leave the flag out for its default (see 'again fetch --help')`},
 		// A duration needs a unit in every flag of every command: a bare number is
 		// seconds to timeout and curl, milliseconds to the calculator page.
-		{[]string{"run", "--attempt-timeout", "30", "--", "true"}, `again run: --attempt-timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
-		{[]string{"run", "--deadline", "1.5", "--", "true"}, `again run: --deadline needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1.5`},
-		{[]string{"fetch", "--attempt-timeout", "30", "http://127.0.0.1:1/"}, `again fetch: --attempt-timeout needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
-		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
-		{[]string{"run", "--initial", "1.5", "--", "true"}, `again run: --initial needs a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 1.5`},
-		{[]string{"run", "--max", "30", "--", "true"}, `again run: --max needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30`},
-		{[]string{"wait", "--deadline", "5", "db:1"}, `again wait: --deadline needs a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 5`},
-		{[]string{"calc", "--deadline", "60"}, `again calc: --deadline needs a unit, such as 60s or 60ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 60`},
+		{[]string{"run", "--attempt-timeout", "30", "--", "true"}, `again run: --attempt-timeout "30": want a duration with a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"run", "--deadline", "1.5", "--", "true"}, `again run: --deadline "1.5": want a duration with a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"fetch", "--attempt-timeout", "30", "http://127.0.0.1:1/"}, `again fetch: --attempt-timeout "30": want a duration with a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"fetch", "--deadline", "30", "http://127.0.0.1:1/"}, `again fetch: --deadline "30": want a duration with a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"run", "--initial", "1.5", "--", "true"}, `again run: --initial "1.5": want a duration with a unit, such as 1.5s or 1.5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"run", "--max", "30", "--", "true"}, `again run: --max "30": want a duration with a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"wait", "--deadline", "5", "db:1"}, `again wait: --deadline "5": want a duration with a unit, such as 5s or 5ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
+		{[]string{"calc", "--deadline", "60"}, `again calc: --deadline "60": want a duration with a unit, such as 60s or 60ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
 		// A policy that contradicts itself is refused alike everywhere.
 		{[]string{"calc", "--initial", "5s", "--max", "1s"}, `again calc: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
 		{[]string{"run", "--initial", "5s", "--max", "1s", "--", "true"}, `again run: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
@@ -61,9 +61,9 @@ func TestFrameworkUsageErrors(t *testing.T) {
 		{[]string{"wait", "--initial", "5s", "db:1"}, `again wait: --initial 5s is above --max 2s (its default): every delay would be 2s; lower --initial, or raise --max (0 for no cap)`},
 		{[]string{"sim", "storm", "--initial", "5s", "--max", "1s"}, `again sim storm: --initial 5s is above --max 1s: every delay would be 1s; lower --initial, or raise --max (0 for no cap)`},
 		// A very long value is echoed shortened.
-		{[]string{"run", "--retry-on-exit", strings.Repeat("9", 100000), "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "` + strings.Repeat("9", 184) + `"… (100000 bytes)`},
-		{[]string{"run", "--attempt-timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "` + strings.Repeat("x", 184) + `"… (1000 bytes)`},
-		{[]string{"calc", "--multiplier", strings.Repeat("y", 1000)}, `again calc: --multiplier must be a finite number >= 1, got "` + strings.Repeat("y", 48) + `"… (1000 bytes)`},
+		{[]string{"run", "--retry-on-exit", strings.Repeat("9", 100000), "--", "true"}, `again run: --retry-on-exit "` + strings.Repeat("9", 184) + `"… (100000 bytes): want a comma-separated list of exit statuses from 1 to 255`},
+		{[]string{"run", "--attempt-timeout", strings.Repeat("x", 1000), "--", "true"}, `again run: --attempt-timeout "` + strings.Repeat("x", 184) + `"… (1000 bytes): want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},
+		{[]string{"calc", "--multiplier", strings.Repeat("y", 1000)}, `again calc: --multiplier "` + strings.Repeat("y", 48) + `"… (1000 bytes): want a finite number >= 1`},
 		{[]string{strings.Repeat("z", 300)}, `again: unknown command "` + strings.Repeat("z", 184) + `"… (300 bytes); want one of calc, completion, fetch, proxy, run, sim, wait, web (see 'again --help')`},
 	}
 	for _, tt := range tests {
@@ -190,7 +190,7 @@ func TestExitErrors(t *testing.T) {
 		{"wrapped plain error", fmt.Errorf("fetch: %w", errors.New("boom")), cmdutil.ExitFailure, "again test: fetch: boom\n"},
 		{"child status, silent", cmdutil.Exit(42, nil), 42, ""},
 		{"status with message", cmdutil.Exit(3, errors.New("child killed by signal")), 3, "again test: child killed by signal\n"},
-		{"usage", cmdutil.Usagef("--url must be an http or https URL, got %q", "ftp://x"), cmdutil.ExitUsage, "again test: --url must be an http or https URL, got \"ftp://x\"\n"},
+		{"usage", cmdutil.BadValue("--url", "ftp://x", "an http or https URL"), cmdutil.ExitUsage, "again test: --url \"ftp://x\": want an http or https URL\n"},
 		{"wrapped usage", fmt.Errorf("context: %w", cmdutil.Usagef("bad")), cmdutil.ExitUsage, "again test: context: bad\n"},
 		{"multi-line message", errors.New("first\nsecond"), cmdutil.ExitFailure, "again test: first; second\n"},
 	}
@@ -311,12 +311,12 @@ func TestOldSpellings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--timeout", "5", "--", "true"}, "again run: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain run: --attempt-timeout needs a unit"},
-		{[]string{"fetch", "--timeout", "5", "http://127.0.0.1:1/"}, "again fetch: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain fetch: --attempt-timeout needs a unit"},
-		{[]string{"wait", "--timeout", "5", "db:1"}, "again wait: --timeout is now --deadline; it still works, but write --deadline\nagain wait: --deadline needs a unit"},
+		{[]string{"run", "--timeout", "5", "--", "true"}, "again run: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain run: --attempt-timeout \"5\": want a duration with a unit"},
+		{[]string{"fetch", "--timeout", "5", "http://127.0.0.1:1/"}, "again fetch: --timeout is now --attempt-timeout; it still works, but write --attempt-timeout\nagain fetch: --attempt-timeout \"5\": want a duration with a unit"},
+		{[]string{"wait", "--timeout", "5", "db:1"}, "again wait: --timeout is now --deadline; it still works, but write --deadline\nagain wait: --deadline \"5\": want a duration with a unit"},
 		{[]string{"web", "--addr", "x:y"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --listen \"x:y\""},
 		// sim occ's list of algorithms is --strategy, as in every model.
-		{[]string{"sim", "occ", "--algorithms", "full,fast"}, "again sim occ: --algorithms is now --strategy; it still works, but write --strategy\nagain sim occ: --strategy must be"},
+		{[]string{"sim", "occ", "--algorithms", "full,fast"}, "again sim occ: --algorithms is now --strategy; it still works, but write --strategy\nagain sim occ: --strategy \"full,fast\": want"},
 	} {
 		r := run(t, tt.args...)
 		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, tt.want) {

@@ -1,7 +1,6 @@
 package root
 
 import (
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,23 +94,7 @@ func helpFlags(cmd *cobra.Command) []string {
 // of file's section heading (the whole file if heading is "").
 func tableFlags(t *testing.T, file, heading string) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(b)
-	if heading != "" {
-		i := strings.Index(text, "\n"+heading+"\n")
-		if i < 0 {
-			t.Fatalf("%s has no section %q", file, heading)
-		}
-		text = text[i+len(heading)+2:]
-		for _, next := range []string{"\n## ", "\n### "} {
-			if j := strings.Index(text, next); j >= 0 {
-				text = text[:j]
-			}
-		}
-	}
+	text := guideTable(t, file, heading)
 	flags := map[string]bool{}
 	for line := range strings.SplitSeq(text, "\n") {
 		cells := strings.Split(line, "|")

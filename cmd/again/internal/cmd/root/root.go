@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -151,34 +152,59 @@ func newHelpCmd() *cobra.Command {
 	}
 }
 
-// version returns the module version from the build information: a tag
-// such as "v1.2.0" for `go install ...@v1.2.0`, otherwise "devel" with the
-// VCS revision when the build recorded one.
+// version returns what `again --version` prints after "again", from the
+// build information of the running binary (see versionOf).
 func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
 	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
+	return versionOf(info)
+}
+
+// versionOf returns the version info describes, as `go version -m` shows
+// its pieces: the module version of a binary installed from the module
+// proxy ("v1.2.0" for `go install ...@v1.2.0`); for a build from a clone,
+// the tag it was built at or "devel", then the short VCS revision with
+// "+dirty" when the tree had changes, and the commit's time:
+// "devel 13878521efc8+dirty (2026-12-06T13:11:43Z)". A clone's pseudo-version
+// (v0.0.0-20261206131143-13878521efc8), which Go derives from the same
+// revision and time, is shown as "devel": its pieces follow in a form a
+// person reads. A build that recorded no VCS information (go build
+// -buildvcs=false, or a linked git worktree, which Go does not recognise)
+// is "devel" alone.
+func versionOf(info *debug.BuildInfo) string {
+	v := strings.TrimSuffix(info.Main.Version, "+dirty")
+	if v == "" || v == "(devel)" || pseudoVersion.MatchString(v) {
+		v = "devel"
 	}
-	v := "devel"
-	var rev, dirty string
+	var rev, at, dirty string
 	for _, s := range info.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
+		case "vcs.time":
+			at = s.Value
 		case "vcs.modified":
 			if s.Value == "true" {
 				dirty = "+dirty"
 			}
 		}
 	}
-	if rev != "" {
-		v += " " + rev[:min(len(rev), 12)] + dirty
+	if rev == "" {
+		return v
+	}
+	v += " " + rev[:min(len(rev), 12)] + dirty
+	if at != "" {
+		v += " (" + at + ")"
 	}
 	return v
 }
+
+// pseudoVersion matches the end of a Go pseudo-version, a timestamp and a
+// 12-digit revision ("v0.0.0-20261206131143-13878521efc8", also after a
+// pre-release such as "-0."); it is never modified.
+var pseudoVersion = regexp.MustCompile(`[-.]\d{14}-[0-9a-f]{12}$`)
 
 // Main is the again program: it runs the command line of the process with
 // its standard streams, signals taken over by cmdutil.NotifyContext, and returns

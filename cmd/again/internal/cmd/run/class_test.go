@@ -81,12 +81,12 @@ func TestRunClassUsage(t *testing.T) {
 		want  string
 	}{
 		{[]string{"--overload-exit", "75"}, "again run: --overload-exit says which exit statuses are retried on --on-overload's schedule and which on --on-transient's: give one of them with it\n"},
-		{[]string{"--overload-exit", "0", "--on-overload", "initial=1s"}, "again run: --overload-exit must be a comma-separated list of exit statuses from 1 to 255, got \"0\"\n"},
+		{[]string{"--overload-exit", "0", "--on-overload", "initial=1s"}, "again run: --overload-exit \"0\": want a comma-separated list of exit statuses from 1 to 255\n"},
 		{[]string{"--overload-exit", "75,3", "--retry-on-exit", "75", "--on-overload", "initial=1s"}, "again run: --overload-exit 3 is not retried (not in --retry-on-exit): list it in --retry-on-exit too, or leave it out of --overload-exit\n"},
 		{[]string{"--overload-exit", "141", "--on-transient", "initial=1s"}, "again run: --overload-exit 141 is not retried (nothing reads its output any more): list it in --retry-on-exit too, or leave it out of --overload-exit\n"},
 		{[]string{"--retry-on-exit", "1", "--on-overload", "initial=1s"}, "again run: --on-overload would never apply: the overload exit status 75 (EX_TEMPFAIL, --overload-exit's default) is not retried (not in --retry-on-exit); list it in --retry-on-exit, or name the overload statuses with --overload-exit\n"},
-		{[]string{"--on-overload", "initial=1s,cost=0"}, "again run: --on-overload: cost must be a number from 0.001 up (the budget counts thousandths of a token), got \"0\"\n"},
-		{[]string{"--on-transient", "speed=1"}, "again run: --on-transient takes KEY=VALUE pairs with keys initial, multiplier, max, retries, jitter, cost, got \"speed=1\"\n"},
+		{[]string{"--on-overload", "initial=1s,cost=0"}, "again run: --on-overload cost \"0\": want a number from 0.001 up (the budget counts thousandths of a token)\n"},
+		{[]string{"--on-transient", "speed=1"}, "again run: --on-transient \"speed=1\": want key=value pairs with keys initial, multiplier, max, retries, jitter, cost\n"},
 	}
 	for _, tt := range tests {
 		args := append(append([]string{"run"}, tt.flags...), "--", "true")

@@ -161,7 +161,7 @@ func parseExitList(name, s string) (map[int]bool, error) {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 || n > 255 {
-			return nil, cmdutil.Usagef("--%s must be a comma-separated list of exit statuses from 1 to 255, got %q", name, s)
+			return nil, cmdutil.BadValue("--"+name, s, "a comma-separated list of exit statuses from 1 to 255")
 		}
 		set[n] = true
 	}

@@ -61,7 +61,7 @@ func TestRunStatusAndLines(t *testing.T) {
 		// --attempt-timeout is the time kept for an attempt before the deadline: a
 		// 1 h deadline leaves less than that after the first attempt.
 		{"no wait past the deadline", []string{"run", "--initial", "2h", "--max", "0", "--jitter", "none", "--deadline", "1h", "--attempt-timeout", "1h"}, []string{"exit", "1"}, 124, cmdtest.Lines(
-			"again run: stopped by the --deadline 1h0m0s after 1 attempt: exit status 1"), ""},
+			"again run: stopped by the --deadline 1h after 1 attempt: exit status 1"), ""},
 		{"--deadline without --retries retries until the deadline", []string{"run", "--initial", "0", "--deadline", "1m"}, []string{"count", filepath.Join(dir, "sixth"), "6"}, 0, cmdtest.Lines(
 			"again run: attempt 1 failed (exit status 1); retrying in 0s",
 			"again run: attempt 2 failed (exit status 1); retrying in 0s",
@@ -177,14 +177,14 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{"no command", []string{"run"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
 		{"only dash", []string{"run", "--"}, "again run: missing the command to run; usage: again run [flags] -- CMD [ARGS...] (see 'again run --help')"},
-		{"bad timeout", []string{"run", "--attempt-timeout", "soon", "--", "true"}, `again run: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "soon"`},
-		{"negative timeout", []string{"run", "--attempt-timeout", "-1s", "--", "true"}, `again run: --attempt-timeout must be a duration from 0 to 2562047h with a unit (Go syntax such as 500ms, 1.5s or 2m), got "-1s"`},
-		{"zero exit code", []string{"run", "--retry-on-exit", "0", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "0"`},
-		{"exit code too big", []string{"run", "--retry-on-exit", "1,256", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,256"`},
-		{"not a number", []string{"run", "--retry-on-exit", "1,,2", "--", "true"}, `again run: --retry-on-exit must be a comma-separated list of exit statuses from 1 to 255, got "1,,2"`},
-		{"bad policy", []string{"run", "--retries", "-1", "--", "true"}, "again run: --retries must be a whole number from 0 to 100000, got -1"},
+		{"bad timeout", []string{"run", "--attempt-timeout", "soon", "--", "true"}, `again run: --attempt-timeout "soon": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},
+		{"negative timeout", []string{"run", "--attempt-timeout", "-1s", "--", "true"}, `again run: --attempt-timeout "-1s": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},
+		{"zero exit code", []string{"run", "--retry-on-exit", "0", "--", "true"}, `again run: --retry-on-exit "0": want a comma-separated list of exit statuses from 1 to 255`},
+		{"exit code too big", []string{"run", "--retry-on-exit", "1,256", "--", "true"}, `again run: --retry-on-exit "1,256": want a comma-separated list of exit statuses from 1 to 255`},
+		{"not a number", []string{"run", "--retry-on-exit", "1,,2", "--", "true"}, `again run: --retry-on-exit "1,,2": want a comma-separated list of exit statuses from 1 to 255`},
+		{"bad policy", []string{"run", "--retries", "-1", "--", "true"}, "again run: --retries \"-1\": want a whole number from 0 to 100000"},
 		{"unknown flag", []string{"run", "--retry", "3", "--", "true"}, "again run: unknown flag: --retry (see 'again run --help')"},
-		{"bad deadline", []string{"run", "--deadline", "abc", "--", "true"}, `again run: --deadline must be a duration from 0 to 2562047h (Go syntax such as 500ms, 1.5s or 2m), got "abc"`},
+		{"bad deadline", []string{"run", "--deadline", "abc", "--", "true"}, `again run: --deadline "abc": want a duration of 0 or more, with no limit short of 292 years (Go syntax such as 500ms, 1.5s or 2m)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,7 +324,7 @@ func TestRunSignalDuringWait(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	code, stderr := signalled(t, []string{"--initial", "1h", "--max", "0", "--jitter", "none"}, "retrying", syscall.SIGTERM, "exit", "3")
 	want := cmdtest.Lines(
-		"again run: attempt 1/4 failed (exit status 3); retrying in 1h0m0s",
+		"again run: attempt 1/4 failed (exit status 3); retrying in 1h",
 		"again run: stopped: received SIGTERM")
 	if code != 128+15 || stderr != want {
 		t.Errorf("SIGTERM during a wait: status %d, stderr %q; want 143, %q", code, stderr, want)

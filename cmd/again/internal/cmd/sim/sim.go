@@ -220,7 +220,9 @@ func simUsage(err error) error {
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
 	}
-	return cmdutil.Usagef("%s must be %s, got %s", flags, fe.Accepted, fe.Value)
+	// Not cmdutil.BadValue: fe.Value is what the flags come to together,
+	// not a value the user wrote.
+	return cmdutil.Usagef("%s: want %s, not %s", flags, fe.Accepted, fe.Value)
 }
 
 // The limits on several flags together, in the terms of the flags: each
@@ -327,7 +329,7 @@ func parseCount(flag, s string, most int) (int, error) {
 func parseCountFrom(flag, s string, least, most int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || n < least || n > most {
-		return 0, cmdutil.Usagef("--%s must be a whole number from %d to %d, got %q", flag, least, most, s)
+		return 0, cmdutil.BadValue("--"+flag, s, "a whole number from %d to %d", least, most)
 	}
 	return n, nil
 }

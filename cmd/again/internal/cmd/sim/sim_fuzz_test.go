@@ -65,7 +65,7 @@ func FuzzSimCommandLine(f *testing.F) {
 	})
 }
 
-// cheapRate reports whether s is not a rate above 100 per second (N/UNIT,
+// cheapRate reports whether s is not a rate above 100 per second (n/unit,
 // such as 100/s or 6000/m), which
 // keeps an outage run of 120 s within some 10,000 requests.
 func cheapRate(s string) bool {

@@ -53,7 +53,7 @@ budget. Guide: docs/cli.md (sim hedge).`,
 		}
 		c := hedge.HedgeConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "hedge")}
 		if dist != hedge.Pareto && dist != hedge.Lognormal {
-			return cmdutil.Usagef("--dist must be pareto or lognormal, got %q", dist)
+			return cmdutil.BadValue("--dist", dist, "pareto or lognormal")
 		}
 		c.Dist.Name = dist
 		if c.Dist.Scale, err = parseHedgeDuration("scale", scale); err != nil {
@@ -104,7 +104,7 @@ func parseQuantiles(s string) ([]float64, error) {
 	q, err := parseList("quantiles", s, "0 or numbers in (0, 1)", "0.5-0.95/0.05", parseFloat,
 		func(f float64) bool { return f == 0 || f > 0 && f < 1 })
 	if err == nil && len(q) > 20 {
-		return nil, cmdutil.Usagef("--quantiles must list at most 20 quantiles, got %d", len(q))
+		return nil, cmdutil.BadValue("--quantiles", s, "at most 20 quantiles (it lists %d)", len(q))
 	}
 	return q, err
 }
@@ -117,7 +117,7 @@ func parseHedgeDuration(flag, s string) (time.Duration, error) {
 	}
 	d, err := calc.ParseDuration(s)
 	if err != nil || d < time.Microsecond || d > time.Second {
-		return 0, cmdutil.Usagef("--%s must be a duration from 1µs to 1s (Go syntax such as 5ms), got %q", flag, s)
+		return 0, cmdutil.BadValue("--"+flag, s, "a duration from 1µs to 1s (Go syntax such as 5ms)")
 	}
 	return d, nil
 }
@@ -126,7 +126,7 @@ func parseHedgeDuration(flag, s string) (time.Duration, error) {
 func parseFloatIn(flag, s, accepted string, ok func(float64) bool) (float64, error) {
 	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || !ok(f) {
-		return 0, cmdutil.Usagef("--%s must be %s, got %q", flag, accepted, s)
+		return 0, cmdutil.BadValue("--"+flag, s, accepted)
 	}
 	return f, nil
 }

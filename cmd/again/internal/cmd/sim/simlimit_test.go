@@ -32,8 +32,8 @@ func TestSimLimitUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--workers", "0"}, `again sim limit: --workers must be a whole number from 1 to 1000, got "0"`},
-		{[]string{"--to", "200"}, `again sim limit: --to must be a ratio above 0 and up to 100, got "200"`},
+		{[]string{"--workers", "0"}, `again sim limit: --workers "0": want a whole number from 1 to 1000`},
+		{[]string{"--to", "200"}, `again sim limit: --to "200": want a ratio above 0 and up to 100`},
 		{[]string{"--strategy", "x"}, ""},
 		{[]string{"--attempt-timeout", "1"}, ""},
 		{[]string{"--timeout", "1"}, ""}, // the old spelling, warned of

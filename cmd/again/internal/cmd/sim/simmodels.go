@@ -31,7 +31,7 @@ func parseStrategies[S ~string](s string, valid []S) ([]S, error) {
 	for item := range strings.SplitSeq(s, ",") {
 		st := S(strings.TrimSpace(item))
 		if !slices.Contains(valid, st) {
-			return nil, cmdutil.Usagef("--strategy must be a comma-separated list of %s, got %q", strings.Join(names, ", "), s)
+			return nil, cmdutil.BadValue("--strategy", s, "a comma-separated list of %s", strings.Join(names, ", "))
 		}
 		out = append(out, st)
 	}
@@ -78,7 +78,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 	fs.Var(cmdutil.Text(&spike, "duration"), "spike", "length of the spike, from t = 20s"+requests)
 	fs.Var(cmdutil.Text(&duration, "duration"), "duration", "how long requests arrive"+requests)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", "))
-	fs.Var(cmdutil.Text(&hard, "d@start"), "outage", "a hard outage, every attempt failing at once: "+outageSyntax)
+	fs.Var(cmdutil.Text(&hard, "duration@start"), "outage", "a hard outage, every attempt failing at once: "+outageSyntax)
 	fs.BoolVar(&perSecond, "per-second", false, "print each second's new requests, attempts and successes instead of the summary")
 	addShedFlag(fs, &shedding)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -115,10 +115,10 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		}
 		// The summary is about what follows the trigger: leave room to see it.
 		if least := 20*time.Second + c.Spike + 5*time.Second; (c.Hard == 0 || c.Spike > 0) && c.Duration < least {
-			return cmdutil.Usagef("--duration must be at least %v (past the spike's end at %v, plus 5s to measure a recovery), got %q", least, 20*time.Second+c.Spike, duration)
+			return cmdutil.BadValue("--duration", duration, "at least %s (past the spike's end at %s, plus 5s to measure a recovery)", calc.Short(least), calc.Short(20*time.Second+c.Spike))
 		}
 		if end := c.HardStart + c.Hard; c.Hard > 0 && c.Duration < end+5*time.Second {
-			return cmdutil.Usagef("--duration must be at least %v (past the outage's end at %v, plus 5s to measure a recovery), got %q", end+5*time.Second, end, duration)
+			return cmdutil.BadValue("--duration", duration, "at least %s (past the outage's end at %s, plus 5s to measure a recovery)", calc.Short(end+5*time.Second), calc.Short(end))
 		}
 		if f, ok := outage.ShedCapacity(c); ok && !f.Fits(c.Shed.Limit) {
 			// A limit that does not fit the server: nothing recovers,
@@ -150,13 +150,13 @@ func shedMisfit(n int, rate float64, f outage.ShedFit) string {
 }
 
 // outageSyntax is the syntax of --outage, again proxy's.
-const outageSyntax = "DURATION@START, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)"
+const outageSyntax = "duration@start, such as 20s@20s: for 20 s from t = 20 s (again proxy --outage's syntax)"
 
-// parseOutage parses --outage DURATION@START.
+// parseOutage parses --outage duration@start.
 func parseOutage(s string) (d, start time.Duration, err error) {
 	ds, ss, ok := strings.Cut(s, "@")
 	if !ok {
-		return 0, 0, cmdutil.Usagef("--outage must be %s, got %q", outageSyntax, s)
+		return 0, 0, cmdutil.BadValue("--outage", s, outageSyntax)
 	}
 	if d, err = parseSimDuration("outage", ds, time.Millisecond); err != nil {
 		return 0, 0, err
@@ -239,11 +239,11 @@ func clientSide[R, C any](rows []R, f func(R) C) []C {
 }
 
 // shedSyntax is the syntax of --shed, again proxy's.
-const shedSyntax = "N|adaptive"
+const shedSyntax = "n|adaptive"
 
 // addShedFlag registers --shed, with again proxy's grammar, into v.
 func addShedFlag(fs *pflag.FlagSet, v *string) {
-	fs.Var(cmdutil.Text(v, shedSyntax), "shed", "the server serves at most N requests at once, or as many as an adaptive limit allows (adaptive), and queues or sheds the rest (503 with a Retry-After) with package shed, as again proxy --shed; 0 for none")
+	fs.Var(cmdutil.Text(v, shedSyntax), "shed", "the server serves at most n requests at once, or as many as an adaptive limit allows (adaptive), and queues or sheds the rest (503 with a Retry-After) with package shed, as again proxy --shed; 0 for none")
 }
 
 // parseShed parses --shed as again proxy does: N, adaptive (Gradient2, as
@@ -257,7 +257,7 @@ func parseShed(v string) (simshed.Config, error) {
 		return simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}, nil
 	}
 	if n > simshed.MaxLimit {
-		return simshed.Config{}, cmdutil.Usagef("--shed must be at most %d, got %q", simshed.MaxLimit, v)
+		return simshed.Config{}, cmdutil.BadValue("--shed", v, "a whole number from 0 to %d (0 for no shedding) or %s", simshed.MaxLimit, cmdutil.Adaptive)
 	}
 	return simshed.Config{Limit: n}, nil
 }
@@ -273,7 +273,7 @@ func parseRate(flag, s string) (float64, error) {
 	if f := r.PerSecond(); f > 0 && f <= simmodel.MaxRate {
 		return f, nil
 	}
-	return 0, cmdutil.Usagef("--%s must be a rate above 0 and up to %d/s (%s), got %q", flag, simmodel.MaxRate, rate.Syntax, s)
+	return 0, cmdutil.BadValue("--"+flag, s, "a rate above 0 and up to %d/s (%s)", simmodel.MaxRate, rate.Syntax)
 }
 
 // parseSimDuration parses a duration from least to simmodel.MaxDuration, in the
@@ -285,7 +285,7 @@ func parseSimDuration(flag, s string, least time.Duration) (time.Duration, error
 	}
 	d, err := calc.ParseDuration(s)
 	if err != nil || d < least || d > simmodel.MaxDuration {
-		return 0, cmdutil.Usagef("--%s must be a duration from %v to %v (Go syntax such as 500ms, 1.5s or 2m), got %q", flag, least, simmodel.MaxDuration, s)
+		return 0, cmdutil.BadValue("--"+flag, s, "a duration from %s to %s (Go syntax such as 500ms, 1.5s or 2m)", calc.Short(least), calc.Short(simmodel.MaxDuration))
 	}
 	return d, nil
 }
@@ -407,7 +407,7 @@ func stormPolicy(flags *cmdutil.ClassFlags, failAs string, call backoff.Policy) 
 	case failAs == "":
 		return call, cmdutil.Usagef("--on-overload and --on-transient need --fail-as overload or --fail-as transient: the kind of failure every client gets")
 	case failAs != "overload" && failAs != "transient":
-		return call, cmdutil.Usagef("--fail-as must be overload or transient, got %q", failAs)
+		return call, cmdutil.BadValue("--fail-as", failAs, "overload or transient")
 	}
 	for _, c := range cs {
 		if c.Name == failAs {

@@ -145,7 +145,7 @@ func cellText(v reflect.Value, table, whole bool) string {
 // flag accepts, for the message that rejects s.
 func parseList[T int | float64](flag, s, accepted, example string, parse func(string) (T, error), ok func(T) bool) ([]T, error) {
 	bad := func() error {
-		return cmdutil.Usagef("--%s must be a comma-separated list of %s, or ranges such as %s, got %q", flag, accepted, example, s)
+		return cmdutil.BadValue("--"+flag, s, "a comma-separated list of %s, or ranges such as %s", accepted, example)
 	}
 	var out []T
 	for item := range strings.SplitSeq(s, ",") {
@@ -174,7 +174,7 @@ func parseList[T int | float64](flag, s, accepted, example string, parse func(st
 		// 0-1/0.1 gives 0.3 and not 0.30000000000000004.
 		count := float64(b-a)/float64(d) + 1e-9
 		if !(count < 10_000) || len(out)+int(count) >= 10_000 {
-			return nil, cmdutil.Usagef("--%s lists more than 10000 values, got %q", flag, s)
+			return nil, cmdutil.BadValue("--"+flag, s, "a list of at most 10000 values")
 		}
 		n := int(count)
 		for i := 0; i <= n; i++ {

@@ -40,7 +40,7 @@ func TestSimStormFailAs(t *testing.T) {
 		want string
 	}{
 		{[]string{"--on-overload", "initial=2s"}, "again sim storm: --on-overload and --on-transient need --fail-as overload or --fail-as transient: the kind of failure every client gets"},
-		{[]string{"--on-transient", "initial=2s", "--fail-as", "network"}, `again sim storm: --fail-as must be overload or transient, got "network"`},
+		{[]string{"--on-transient", "initial=2s", "--fail-as", "network"}, `again sim storm: --fail-as "network": want overload or transient`},
 		{[]string{"--on-overload", "initial=2s,initial=3s", "--fail-as", "overload"}, "again sim storm: --on-overload gives initial twice"},
 	} {
 		wantUsageError(t, run(t, append([]string{"sim", "storm"}, tt.args...)...), tt.want)

@@ -95,8 +95,8 @@ func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
 	// Waiting's defaults, in the flags' help too.
 	p := ready.DefaultPolicy()
 	for field, value := range map[string]string{
-		calcmodel.FieldInitial:  p.Initial.String(),
-		calcmodel.FieldMax:      p.Max.String(),
+		calcmodel.FieldInitial:  calcmodel.Short(p.Initial),
+		calcmodel.FieldMax:      calcmodel.Short(p.Max),
 		calcmodel.FieldDeadline: "1m", // ready.DefaultDeadline
 	} {
 		pf.Set(field, value)
@@ -105,7 +105,7 @@ func newOptions(env *cmdutil.Env, cmd *cobra.Command) *Options {
 	fs.Lookup(calcmodel.FieldDeadline).Usage = "deadline for the whole wait; the last check starts up to " + backoff.DeadlineReserve.String() + " before it, and the wait ends with exit 124"
 	fs.Lookup(calcmodel.FieldRetries).Usage = "retries after the first attempt, 0 to 100000 (default: until the --deadline)"
 	fs.Lookup(calcmodel.FieldRetries).DefValue = ""
-	opts := &Options{Env: env, Policy: pf, AttemptTimeout: ready.DefaultAttemptTimeout.String(), Format: "text", Exec: execCommand}
+	opts := &Options{Env: env, Policy: pf, AttemptTimeout: calcmodel.Short(ready.DefaultAttemptTimeout), Format: "text", Exec: execCommand}
 	fs.Var(cmdutil.Text(&opts.AttemptTimeout, "duration"), "attempt-timeout", "limit on each check; 0 for none, each bounded by the --deadline alone")
 	fs.Lookup("attempt-timeout").DefValue = opts.AttemptTimeout
 	fs.BoolVar(&opts.Invert, "invert", false, "wait until each target is not reachable (a port freed, a service stopped)")
@@ -159,7 +159,7 @@ func waitRun(ctx context.Context, opts *Options) error {
 	if in.Deadline == 0 {
 		// 0 is none in every other command; a wait is never unbounded
 		// (the library has no retry loop without a limit).
-		return cmdutil.Usagef("--deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got %q", opts.Policy.Value(calcmodel.FieldDeadline))
+		return cmdutil.BadValue("--deadline", opts.Policy.Value(calcmodel.FieldDeadline), "a duration above 0: a wait is never unbounded; give a long one, such as 24h")
 	}
 	cfg := ready.Config{Policy: in.Policy, Deadline: in.Deadline, Invert: opts.Invert}
 	// 0 is none: each check is bounded only by what is left of the
@@ -168,7 +168,7 @@ func waitRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if opts.Format != "text" && opts.Format != "json" {
-		return cmdutil.Usagef("--format must be one of text or json, got %q", opts.Format)
+		return cmdutil.BadValue("--format", opts.Format, "one of text or json")
 	}
 	checks, err := parseOptions(opts)
 	if err != nil {
@@ -303,23 +303,23 @@ func parseOptions(opts *Options) (*ready.Options, error) {
 	}
 	if opts.Status != "" {
 		if o.Status, err = ready.ParseStatus(opts.Status); err != nil {
-			return nil, cmdutil.Usagef("--expect-status: %s", strings.TrimPrefix(err.Error(), ready.ErrParse.Error()+": "))
+			return nil, cmdutil.BadValue("--expect-status", opts.Status, ready.StatusSyntax)
 		}
 	}
 	if opts.Body != "" {
 		if o.Body, err = regexp.Compile(opts.Body); err != nil {
-			return nil, cmdutil.Usagef("--expect-body must be a regexp (RE2 syntax): %v", err)
+			return nil, cmdutil.BadValue("--expect-body", opts.Body, "a regexp (RE2 syntax): %v", err)
 		}
 	}
 	if opts.Header != "" {
 		name, value, hasValue := strings.Cut(opts.Header, "=")
 		o.Header = strings.TrimSpace(name)
 		if o.Header == "" {
-			return nil, cmdutil.Usagef("--expect-header must be NAME or NAME=REGEXP, got %q", opts.Header)
+			return nil, cmdutil.BadValue("--expect-header", opts.Header, "name or name=regexp")
 		}
 		if hasValue {
 			if o.HeaderValue, err = regexp.Compile(value); err != nil {
-				return nil, cmdutil.Usagef("--expect-header %s=: the value must be a regexp (RE2 syntax): %v", o.Header, err)
+				return nil, cmdutil.BadValue("--expect-header", opts.Header, "name=regexp, the regexp in RE2 syntax: %v", err)
 			}
 		}
 	}

@@ -56,19 +56,19 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"wait", "db"}, `again wait: invalid target: "db": address db: missing port in address (a TARGET is a URL such as tcp://db:5432 or unix:/run/app.sock, or HOST:PORT)`},
 		{[]string{"wait", "unix:run/app.sock"}, `again wait: invalid target: "unix:run/app.sock": not a unix TARGET (want unix:///ABSOLUTE/PATH or unix:/ABSOLUTE/PATH)`},
 		{[]string{"wait", "mysql://app:hunter2@tcp(db)x/app"}, `again wait: invalid target: mysql://app:xxxxx@tcp(db)x/app: "tcp(db)x" is not a host (want mysql://USER:PASS@HOST[:PORT]/DB[?tls=true] or mysql://USER:PASS@tcp(HOST:PORT)/DB)`},
-		{[]string{"wait", "--format", "yaml", "db:1"}, `again wait: --format must be one of text or json, got "yaml"`},
+		{[]string{"wait", "--format", "yaml", "db:1"}, `again wait: --format "yaml": want one of text or json`},
 		{[]string{"wait", "--table", "t", srv.URL}, "again wait: --table applies to postgres or mysql targets, and no TARGET is one"},
 		{[]string{"wait", "--key", "k", srv.URL}, "again wait: --key applies to redis or rediss targets, and no TARGET is one"},
 		{[]string{"wait", "--expect-header", "X-Ready", "db:1"}, "again wait: --expect-header applies to http or https targets, and no TARGET is one"},
-		{[]string{"wait", "--expect-status", "200-", srv.URL}, `again wait: --expect-status: HTTP status "200-": want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399`},
-		{[]string{"wait", "--expect-body", "(", srv.URL}, "again wait: --expect-body must be a regexp (RE2 syntax): error parsing regexp: missing closing ): `(`"},
+		{[]string{"wait", "--expect-status", "200-", srv.URL}, `again wait: --expect-status "200-": want a status or a range of statuses from 100 to 599, such as 200,204 or 200-399`},
+		{[]string{"wait", "--expect-body", "(", srv.URL}, "again wait: --expect-body \"(\": want a regexp (RE2 syntax): error parsing regexp: missing closing ): `(`"},
 		// 0 is none everywhere, but a wait is never unbounded.
-		{[]string{"wait", "--deadline", "0", "db:1"}, `again wait: --deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got "0"`},
-		{[]string{"wait", "--deadline", "0s", "db:1"}, `again wait: --deadline must be above 0: a wait is never unbounded; give a long one, such as 24h, got "0s"`},
-		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline needs a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page), got 30"},
-		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier must be a finite number >= 1, got 0.5"},
+		{[]string{"wait", "--deadline", "0", "db:1"}, `again wait: --deadline "0": want a duration above 0: a wait is never unbounded; give a long one, such as 24h`},
+		{[]string{"wait", "--deadline", "0s", "db:1"}, `again wait: --deadline "0s": want a duration above 0: a wait is never unbounded; give a long one, such as 24h`},
+		{[]string{"wait", "--deadline", "30", "db:1"}, "again wait: --deadline \"30\": want a duration with a unit, such as 30s or 30ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)"},
+		{[]string{"wait", "--multiplier", "0.5", "db:1"}, "again wait: --multiplier \"0.5\": want a finite number >= 1"},
 		{[]string{"wait", "--cacert", "/nonexistent/ca.pem", srv.URL}, `again wait: --cacert: cannot read "/nonexistent/ca.pem": no such file or directory`},
-		{[]string{"wait", "--cacert", notPEM, srv.URL}, `again wait: --cacert must name a file of PEM certificates, found none in "` + notPEM + `"`},
+		{[]string{"wait", "--cacert", notPEM, srv.URL}, `again wait: --cacert "` + notPEM + `": want a file of PEM certificates (it holds none)`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := run(t, tc.args...)

@@ -55,12 +55,12 @@ files. Guide: docs/cli.md (web).`,
 	flags.Var(cmdutil.Text(&addr, "addr"), "listen", "address to listen on; a bare port is loopback")
 	flags.BoolVar(&open, "open", false, "open the page in the default browser")
 	flags.StringVar(&export, "export", "", "write the page's files into `dir`, new or empty, and exit instead of serving")
-	flags.BoolVarP(&quiet, "quiet", "q", false, "print not the URL, only warnings and errors")
+	flags.BoolVarP(&quiet, "quiet", "q", false, "print no URL, only warnings and errors")
 	flags.BoolVar(&force, "force", false, "with --export, write into a directory that is not empty, replacing the page's files (renamed over, never written through)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cmd.Flags().Changed("export") {
 			if export == "" {
-				return cmdutil.Usagef("--export must name a directory, got \"\"")
+				return cmdutil.BadValue("--export", "", "a directory")
 			}
 			if cmd.Flags().Changed("listen") || open {
 				return cmdutil.Usagef("--export writes files and serves nothing; it cannot be combined with --listen or --open")
@@ -75,7 +75,7 @@ files. Guide: docs/cli.md (web).`,
 		if err != nil {
 			var se *proxymodel.SpecError
 			errors.As(err, &se)
-			return cmdutil.Usage(se.Message()) // proxy's words for the same flag
+			return cmdutil.BadValue(se.Flag, se.Value, se.Want) // proxy's words for the same flag
 		}
 		return webRun(cmd.Context(), &Options{Env: env, Addr: listen, Open: open, Quiet: quiet})
 	}

@@ -87,14 +87,14 @@ func TestWebUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"web", "--listen", "localhost"}, `again web: --listen "localhost": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
-		{[]string{"web", "--listen", "127.0.0.1:99999"}, `again web: --listen "127.0.0.1:99999": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
-		{[]string{"web", "--listen", "127.0.0.1:-1"}, `again web: --listen "127.0.0.1:-1": want HOST:PORT or PORT, PORT from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"web", "--listen", "localhost"}, `again web: --listen "localhost": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"web", "--listen", "127.0.0.1:99999"}, `again web: --listen "127.0.0.1:99999": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
+		{[]string{"web", "--listen", "127.0.0.1:-1"}, `again web: --listen "127.0.0.1:-1": want host:port or port, port from 0 to 65535, such as 127.0.0.1:8080`},
 		{[]string{"web", "--export", "x", "--open"}, `again web: --export writes files and serves nothing; it cannot be combined with --listen or --open`},
 		{[]string{"web", "--export", "x", "--listen", ":0"}, `again web: --export writes files and serves nothing; it cannot be combined with --listen or --open`},
 		// The old spelling still works, with its warning first.
 		{[]string{"web", "--export", "x", "--addr", ":0"}, "again web: --addr is now --listen; it still works, but write --listen\nagain web: --export writes files and serves nothing; it cannot be combined with --listen or --open"},
-		{[]string{"web", "--export", ""}, `again web: --export must name a directory, got ""`},
+		{[]string{"web", "--export", ""}, `again web: --export "": want a directory`},
 		{[]string{"web", "now"}, `again web: unexpected argument "now"; web takes only flags (see 'again web --help')`},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -2,6 +2,7 @@ package storm
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -88,7 +89,12 @@ func (c StormConfig) buckets() (buckets []int, last time.Duration, ok bool) {
 // tooLong returns the error for a storm whose last attempt starts at last,
 // past MaxStormBuckets buckets of c.Bucket.
 func (c StormConfig) tooLong(last time.Duration) error {
-	return &sim.FieldError{Field: "Bucket", Value: fmt.Sprintf("%v, and the last attempt starts at %v, in bucket %d", c.Bucket, last.Round(time.Microsecond), last/c.Bucket+1),
+	at := fmt.Sprintf("the last attempt starts at %v, in bucket %d", last.Round(time.Microsecond), last/c.Bucket+1)
+	if last == math.MaxInt64 {
+		// The sum saturated: not a time anyone reads as a number.
+		at = "the delays add up to more than 292 years"
+	}
+	return &sim.FieldError{Field: "Bucket", Value: fmt.Sprintf("%v, and %s", c.Bucket, at),
 		Accepted: fmt.Sprintf("wide enough to hold the storm in at most %d buckets (or cap the delays)", MaxStormBuckets)}
 }
 

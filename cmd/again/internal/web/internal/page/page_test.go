@@ -552,10 +552,15 @@ func TestMessagesAreTheCLIs(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := root.Run(t.Context(), []string{"calc", "--" + tc.field, tc.value}, strings.NewReader(""), &stdout, &stderr)
 		e := Compute(map[string]string{tc.field: tc.value}, English).Errors[0]
-		page := "--" + e.Field + " " + strings.ToLower(e.Text[:1]) + strings.TrimSuffix(e.Text[1:], ".")
-		page = strings.Replace(page, "“"+tc.value+"”", strconv.Quote(tc.value), 1)
+		// The page says under the field "Must be WANT, got VALUE." where the
+		// command says `--FIELD "VALUE": want WANT`.
+		want, value, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(e.Text, "Must be "), "."), ", got ")
+		if value != tc.value && value != "“"+tc.value+"”" {
+			t.Errorf("--%s %q: the page says %q, not the value as typed", tc.field, tc.value, e.Text)
+		}
 		// The page takes bare milliseconds; the command's flags want a unit.
-		page = strings.Replace(page, ", or a bare number of milliseconds", "", 1)
+		want = strings.Replace(want, ", or a bare number of milliseconds", "", 1)
+		page := "--" + e.Field + " " + strconv.Quote(tc.value) + ": want " + want
 		if code != cmdutil.ExitUsage || stderr.String() != "again calc: "+page+"\n" {
 			t.Errorf("--%s %q: again calc exits %d with %q, the page says %q", tc.field, tc.value, code, stderr.String(), page)
 		}
@@ -611,7 +616,7 @@ func TestExportIsTheCLIs(t *testing.T) {
 			}
 		}
 	}
-	if got := Export(map[string]string{"retries": "-1"}, "csv"); got.Error != "--retries must be a whole number from 0 to 100000, got -1" || got.Text != "" {
+	if got := Export(map[string]string{"retries": "-1"}, "csv"); got.Error != `--retries "-1": want a whole number from 0 to 100000` || got.Text != "" {
 		t.Errorf("Export with retries -1 = %+v, want the CLI's message and no file", got)
 	}
 	if got := Export(example, "yaml"); got.Error == "" || got.Text != "" {

@@ -4,12 +4,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/again-go/again/cmd/again/internal/sim/simshed"
 	"github.com/again-go/again/limiter"
 )
 
 // Adaptive is the word that asks a limit flag (fetch --limit, proxy
-// --shed) for an adaptive limit in place of a number.
-const Adaptive = "adaptive"
+// --shed) for an adaptive limit in place of a number: simshed's, which
+// the page's limit accepts too.
+const Adaptive = simshed.Adaptive
 
 // AdaptiveLimit is the algorithm of a limit flag's Adaptive: Netflix's
 // Gradient2 from 20, between 1 and 200 (Min 1, since a service may take
@@ -17,14 +19,9 @@ const Adaptive = "adaptive"
 func AdaptiveLimit() limiter.Algorithm { return limiter.Gradient2{Min: 1} }
 
 // ShedAdaptiveLimit is the algorithm of --shed adaptive (again proxy, sim
-// outage and sim throttle): AdaptiveLimit's Gradient2, but from 100,
-// package shed's default fixed limit, not a client's 20. A server's limit
-// starts under the load it takes, not before it: from 20, a service of
-// 1 s at 40 requests a second shed half of its first second's requests
-// while the limit learned, and clients behind a circuit breaker took that
-// for an outage (again sim outage --shed adaptive, breaker: 0.74 of the
-// requests served, 0.84 from 100).
-func ShedAdaptiveLimit() limiter.Algorithm { return limiter.Gradient2{Min: 1, Initial: 100} }
+// outage and sim throttle): simshed.AdaptiveLimit, which the page's
+// WebAssembly shares without linking this package (and net/http).
+func ShedAdaptiveLimit() limiter.Algorithm { return simshed.AdaptiveLimit() }
 
 // ParseShed reads a --shed value (again proxy, again sim outage and
 // throttle): a whole number N, a fixed concurrency limit; Adaptive; or ""

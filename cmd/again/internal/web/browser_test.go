@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -1416,6 +1417,19 @@ func TestShedView(t *testing.T) {
 		!slices.Equal(got.R.Shedded, want.Shedded) || got.R.Text != want.Text || got.R.Command != want.Command {
 		t.Errorf("the page's shedding view (again.wasm) is %+v, the Go code's %+v", got.R, want)
 	}
+	// The same with an adaptive limit, whose limiter runs on every request.
+	adaptive := maps.Clone(in)
+	adaptive["shed"] = "adaptive"
+	wantAd := page.Shed(adaptive, page.English)
+	gotAd := eval[timed](tb, `(async () => {
+		const t0 = performance.now();
+		const r = JSON.parse(await againCall('Shed', JSON.stringify({initial: '500ms', multiplier: '2', max: '30s', retries: '8', jitter: 'full', shed: 'adaptive'}), 'en'));
+		return {r, ms: performance.now() - t0};
+	})()`, chromedp.EvalAwaitPromise)
+	t.Logf("with an adaptive limit it took %.0f ms", gotAd.Ms)
+	if !slices.Equal(gotAd.R.Shed, wantAd.Shed) || !slices.Equal(gotAd.R.Shedded, wantAd.Shedded) || gotAd.R.Text != wantAd.Text || gotAd.R.Command != wantAd.Command || !gotAd.R.Adaptive {
+		t.Errorf("the page's shedding view (again.wasm) with an adaptive limit is %+v, the Go code's %+v", gotAd.R, wantAd)
+	}
 	if got := tb.text("#shed-text"); got != want.Text {
 		t.Errorf("the shedding view says %q, want %q", got, want.Text)
 	}
@@ -1448,6 +1462,41 @@ func TestShedView(t *testing.T) {
 	if got := eval[string](tb, `document.body.dataset.storm`); got != storm {
 		t.Errorf("typing the limit ran the storm view again: its inputs %q, were %q", got, storm)
 	}
+	// An adaptive limit, the word --shed takes: the same run and command
+	// as the Go code's, with no note (the command warns only for a fixed
+	// limit).
+	tb.typeInto("shed", "adaptive")
+	waitShed()
+	in["shed"] = "adaptive"
+	ad := page.Shed(in, page.English)
+	if got := tb.text("#shed-text"); got != ad.Text || tb.query().Get("shed") != "adaptive" {
+		t.Errorf("with an adaptive limit the shedding view says %q, want %q (URL %v)", got, ad.Text, tb.query())
+	}
+	if got := tb.text("#shed-command"); got != ad.Command || !strings.HasSuffix(got, "--shed adaptive") {
+		t.Errorf("with an adaptive limit the command is %q, want %q", got, ad.Command)
+	}
+	if got := tb.text("#shed-key-on"); got != ad.Legend[2] {
+		t.Errorf("with an adaptive limit the legend says %q, want %q", got, ad.Legend[2])
+	}
+	if eval[bool](tb, `!document.getElementById('shed-fit').hidden`) {
+		t.Errorf("with an adaptive limit the view notes %q, want no note", tb.text("#shed-fit"))
+	}
+	// A limit that does not fit the server: the note under the view says
+	// what again sim outage warns (TestShedMisfitIsSim), with the range
+	// that fits; a limit that fits takes it away.
+	for _, limit := range []string{"250", "100"} {
+		tb.typeInto("shed", limit)
+		waitShed()
+		in["shed"] = limit
+		want := page.Shed(in, page.English).Note
+		shown := eval[bool](tb, `!document.getElementById('shed-fit').hidden`)
+		if got := tb.text("#shed-fit"); shown != (want != "") || (shown && got != want) {
+			t.Errorf("with a limit of %s the view notes %q (shown %v), want %q", limit, got, shown, want)
+		}
+	}
+	if in["shed"] = "250"; page.Shed(in, page.English).Note == "" {
+		t.Error("a limit of 250 fits the server, want a misfit to test the note with")
+	}
 	tb.typeInto("shed", "0")
 	waitShed()
 	if got := tb.text("#shed-err"); !strings.HasPrefix(got, "Must be a whole number from 1 to") {
@@ -1459,15 +1508,37 @@ func TestShedView(t *testing.T) {
 	tb.open(exampleQuery + "&lang=ru&shed=60")
 	waitShed()
 	in["shed"] = "60"
-	if got, want := tb.text("#shed-text"), page.Shed(in, page.Russian).Text; got != want {
-		t.Errorf("the Russian shedding view says %q, want %q", got, want)
+	ru := page.Shed(in, page.Russian)
+	if got := tb.text("#shed-text"); got != ru.Text {
+		t.Errorf("the Russian shedding view says %q, want %q", got, ru.Text)
 	}
-	// The view at a phone's width and a desktop's: its x labels apart and
-	// inside the SVG, the legend and the text within the screen.
+	if got := tb.text("#shed-fit"); ru.Note == "" || got != ru.Note {
+		t.Errorf("the Russian shedding view notes %q for a limit of 60, want %q", got, ru.Note)
+	}
+	tb.open(exampleQuery + "&lang=ru&shed=adaptive")
+	waitShed()
+	in["shed"] = "adaptive"
+	if got, want := tb.text("#shed-command"), page.Shed(in, page.Russian).Command; got != want {
+		t.Errorf("the Russian page's command for shed=adaptive is %q, want %q", got, want)
+	}
+	if got := tb.text("#shed-err"); got != "" {
+		t.Errorf("the Russian page refuses shed=adaptive: %q", got)
+	}
+	// The view at a phone's width and a desktop's, with the note of a
+	// limit that does not fit: its x labels apart and inside the SVG, the
+	// legend, the text and the note within the screen.
 	for _, width := range []int64{390, 1280} {
 		tb.do(chromedp.EmulateViewport(width, 900))
-		tb.open(exampleQuery)
+		tb.open(exampleQuery + "&shed=250")
 		waitShed()
+		if tb.text("#shed-fit") == "" {
+			t.Errorf("%d px: no note for a limit of 250", width)
+		}
+		// The limit's hint, which a phone shows while the input has the focus.
+		tb.do(chromedp.Focus(`#shed`))
+		if eval[bool](tb, `document.getElementById('shed-hint').getBoundingClientRect().height === 0`) {
+			t.Errorf("%d px: the limit's hint is not shown while the limit has the focus", width)
+		}
 		problems := eval[[]string](tb, `(() => {
 			const svg = document.getElementById('shed-chart'), box = svg.getBoundingClientRect(), out = [];
 			const ticks = [...svg.querySelectorAll('text.tick')];
@@ -1476,7 +1547,7 @@ func TestShedView(t *testing.T) {
 			if (xs.length < 2) out.push(xs.length + ' x labels');
 			for (const [s, r] of xs) if (r.left < box.left - 0.5 || r.right > box.right + 0.5) out.push('the label ' + s + ' lies outside the SVG');
 			for (let i = 1; i < xs.length; i++) if (xs[i][1].left < xs[i - 1][1].right) out.push('the labels ' + xs[i - 1][0] + ' and ' + xs[i][0] + ' overlap');
-			for (const id of ['shed-box', 'shed-legend', 'shed-text']) {
+			for (const id of ['shed-box', 'shed-legend', 'shed-text', 'shed-fit', 'shed-hint']) {
 				const r = document.getElementById(id).getBoundingClientRect();
 				if (r.right > innerWidth + 0.5) out.push(id + ' ends at ' + r.right + ' px, past the screen');
 			}

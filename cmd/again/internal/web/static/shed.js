@@ -17,6 +17,10 @@ export const shedView = lazyView('shed-box', 'Shed', ['clients'], drawShed, 'she
 // everything dashed and of the one that sheds solid.
 function drawShed(r) {
   const svg = $('shed-chart');
+  // The note that the fixed limit does not fit the server (Go's
+  // outage.ShedCapacity, as again sim outage warns), hidden otherwise.
+  $('shed-fit').textContent = r.note || '';
+  $('shed-fit').hidden = !r.note;
   if (!showResult(r, 'shed', svg, 'shed')) return;
   ['demand', 'bare', 'on', 'spike'].forEach((k, i) => { $('shed-key-' + k).textContent = r.legend[i]; });
   const W = width(svg);

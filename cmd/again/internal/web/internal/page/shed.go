@@ -13,7 +13,8 @@ import (
 )
 
 // FieldShed is the shedding view's input: the most requests the shedding
-// server serves at once. It is a key of the inputs and of the page's URL,
+// server serves at once, or simshed.Adaptive for an adaptive limit
+// (simshed.AdaptiveLimit), as --shed takes them. It is a key of the inputs and of the page's URL,
 // as `again sim outage` names its flag.
 const FieldShed = "shed"
 
@@ -45,12 +46,15 @@ const (
 // goodput), Shedded the attempts the shedding server shed. The numbers are
 // internal/sim/outage's, the code of `again sim outage`.
 type ShedResult struct {
-	Error   string `json:"error,omitempty"` // in the page's language; nothing else is set
-	Limit   int    `json:"limit"`
-	Demand  []int  `json:"demand"`
-	Bare    []int  `json:"bare"`
-	Shed    []int  `json:"shed"`
-	Shedded []int  `json:"shedded"`
+	Error string `json:"error,omitempty"` // in the page's language; nothing else is set
+	// Limit is the fixed limit, 0 if Adaptive: the limit learns from the
+	// server's latency, as --shed adaptive's does.
+	Limit    int   `json:"limit"`
+	Adaptive bool  `json:"adaptive,omitempty"`
+	Demand   []int `json:"demand"`
+	Bare     []int `json:"bare"`
+	Shed     []int `json:"shed"`
+	Shedded  []int `json:"shedded"`
 	// SpikeMs is the spike's start and end, in milliseconds of the run.
 	SpikeMs [2]float64 `json:"spikeMs"`
 	// Time is the time axis; Counts lists the labelled requests per
@@ -68,6 +72,10 @@ type ShedResult struct {
 	// numbers (without --shed, the other server's).
 	Text    string `json:"text"`
 	Command string `json:"command"`
+	// Note, if not empty, says that the fixed Limit does not fit the
+	// server, and which limits do (outage.ShedCapacity): what `again sim
+	// outage` warns on its standard error for the command.
+	Note string `json:"note,omitempty"`
 }
 
 // Shed simulates the shedding view for the inputs v (the calculator's
@@ -77,11 +85,15 @@ func Shed(v map[string]string, l Lang) ShedResult {
 	if len(errs) > 0 {
 		return ShedResult{Error: errs[0].Text}
 	}
-	limit := DefaultShed
-	if s := strings.TrimSpace(v[FieldShed]); s != "" {
+	limit, adaptive := DefaultShed, false
+	switch s := strings.TrimSpace(v[FieldShed]); s {
+	case "":
+	case simshed.Adaptive:
+		limit, adaptive = 0, true
+	default:
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > simshed.MaxLimit {
-			return ShedResult{Error: l.f("go.shed.limitRange", simshed.MaxLimit, l.quote(s))}
+			return ShedResult{Error: l.f("go.shed.limitRange", simshed.MaxLimit, simshed.Adaptive, l.quote(s))}
 		}
 		limit = n
 	}
@@ -95,6 +107,9 @@ func Shed(v map[string]string, l Lang) ShedResult {
 		return ShedResult{Error: err.Error()}
 	}
 	c.Shed = simshed.Config{Limit: limit}
+	if adaptive {
+		c.Shed = simshed.Config{Adaptive: simshed.AdaptiveLimit()}
+	}
 	shed, err := outage.Outage(c)
 	if err != nil {
 		return ShedResult{Error: err.Error()}
@@ -102,7 +117,7 @@ func Shed(v map[string]string, l Lang) ShedResult {
 	b, s := bare[0], shed[0]
 	n := max(len(b.Seconds), len(s.Seconds))
 	r := ShedResult{
-		Limit:  limit,
+		Limit: limit, Adaptive: adaptive,
 		Demand: make([]int, n), Bare: make([]int, n), Shed: make([]int, n), Shedded: make([]int, n),
 		SpikeMs: [2]float64{ms(shedSpikeStart), ms(shedSpikeStart + shedSpike)},
 	}
@@ -119,13 +134,39 @@ func Shed(v map[string]string, l Lang) ShedResult {
 	r.Counts = countTicks(peak)
 	r.YTitle = l.t("go.shed.yTitle")
 	r.XTitle = l.t("go.shed.xTitle")
-	r.Legend = [4]string{l.t("go.shed.legendDemand"), l.t("go.shed.legendBare"), l.f("go.shed.legendShed", limit), l.t("go.shed.legendSpike")}
+	legend, text := l.f("go.shed.legendShed", limit), l.f("go.shed.shed", limit)
+	if adaptive {
+		legend, text = l.t("go.shed.legendAdaptive"), l.t("go.shed.shedAdaptive")
+	}
+	r.Legend = [4]string{l.t("go.shed.legendDemand"), l.t("go.shed.legendBare"), legend, l.t("go.shed.legendSpike")}
 	r.Text = l.f("go.shed.run", shedRate, shedSpikeRate, l.Duration(shedSpikeStart), l.Duration(shedSpikeStart+shedSpike), l.Duration(shedTimeout), shedAttempts) +
 		" " + l.f("go.shed.bare", percent(b.Summary.SuccessRatio, l), recovery(b.Summary, l)) +
-		" " + l.f("go.shed.shed", limit, percent(s.Summary.SuccessRatio, l), recovery(s.Summary, l),
+		" " + text + " " + l.f("go.shed.answers", percent(s.Summary.SuccessRatio, l), recovery(s.Summary, l),
 		s.Summary.Shed, l.plural("go.shed.attempts.plural", int64(s.Summary.Shed)))
-	r.Command = shedCommand(v, limit)
+	if f, ok := outage.ShedCapacity(c); ok && !f.Fits(limit) {
+		r.Note = shedMisfit(limit, f, l)
+	}
+	r.Command = shedCommand(v, c.Shed)
 	return r
+}
+
+// shedMisfit says why the fixed limit does not fit the server, as `again
+// sim outage` warns for it (its shedMisfit), and which limits do: below
+// f.Least the limit serves fewer requests than arrive outside the spike,
+// above f.Most a request takes the clients' timeout.
+func shedMisfit(limit int, f outage.ShedFit, l Lang) string {
+	var why string
+	if limit > f.Most {
+		// A request takes Latency + limit × PerRequest = limit ÷ Rate.
+		took := time.Duration(float64(limit) / f.Rate * float64(time.Second)).Round(time.Millisecond)
+		why = l.f("go.shed.misfitSlow", limit, l.Duration(took), l.Duration(shedTimeout))
+	} else {
+		why = l.f("go.shed.misfitFew", limit, l.decimal(strconv.FormatFloat(f.Rate, 'f', 1, 64)), shedRate)
+	}
+	if f.Least > 0 && f.Least <= f.Most {
+		return why + " " + l.f("go.shed.fits", f.Least, f.Most)
+	}
+	return why + " " + l.t("go.shed.noFit")
 }
 
 // percent writes a share from 0 to 1 as a whole percentage: "93 %".
@@ -148,7 +189,7 @@ func recovery(s outage.OutageSummary, l Lang) string {
 
 // shedCommand returns the `again sim outage` command that prints the
 // shedding view's numbers for the server that sheds.
-func shedCommand(v map[string]string, limit int) string {
+func shedCommand(v map[string]string, sh simshed.Config) string {
 	var b strings.Builder
 	b.WriteString("again sim outage")
 	for _, f := range []string{calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldJitter, calc.FieldSeed} {
@@ -156,6 +197,11 @@ func shedCommand(v map[string]string, limit int) string {
 			b.WriteString(" --" + f + " " + shellQuote(normalize(f, s)))
 		}
 	}
-	fmt.Fprintf(&b, " --strategy %s --shed %d", sim.Backoff, limit)
+	fmt.Fprintf(&b, " --strategy %s --shed ", sim.Backoff)
+	if sh.Adaptive != nil {
+		b.WriteString(simshed.Adaptive)
+	} else {
+		b.WriteString(strconv.Itoa(sh.Limit))
+	}
 	return b.String()
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,8 +16,9 @@ import (
 )
 
 // simOutage runs command (an `again sim outage` command line) in-process
-// with extra arguments and decodes its JSON rows into rows.
-func simOutage(t *testing.T, command string, rows any, extra ...string) {
+// with extra arguments and decodes its JSON rows into rows; it returns
+// what the command wrote on its standard error.
+func simOutage(t *testing.T, command string, rows any, extra ...string) string {
 	t.Helper()
 	words := append(strings.Fields(command)[1:], extra...)
 	words = append(words, "--format", "json")
@@ -25,6 +29,15 @@ func simOutage(t *testing.T, command string, rows any, extra ...string) {
 	if err := json.Unmarshal(stdout.Bytes(), rows); err != nil {
 		t.Fatalf("%v: %v\n%.200s", words, err, stdout.String())
 	}
+	return stderr.String()
+}
+
+// limitWord is the --shed value of the view r.
+func limitWord(r ShedResult) string {
+	if r.Adaptive {
+		return "adaptive"
+	}
+	return strconv.Itoa(r.Limit)
 }
 
 // TestShedIsSim: the shedding view draws, second by second, what `again
@@ -37,13 +50,19 @@ func TestShedIsSim(t *testing.T) {
 		{"initial": "1s", "max": "30s", "retries": "6", "jitter": "none", "shed": "150"},
 		{"initial": "100ms", "multiplier": "1.5", "max": "1m", "jitter": "decorrelated", "seed": "7", "shed": "60"},
 		{"initial": "250ms", "retries": "5", "jitter": "proportional:0.2", "timeout": "1s", "deadline": "1m", "clients": "10"},
+		{"initial": "500ms", "max": "30s", "jitter": "full", "shed": "adaptive"},
+		{"initial": "1s", "multiplier": "3", "jitter": "equal", "seed": "3", "shed": " adaptive "},
+		{"initial": "500ms", "jitter": "full", "shed": "30"}, // too few for the demand: a misfit
 	} {
 		r := Shed(in, English)
 		if r.Error != "" {
 			t.Fatalf("Shed(%v): %s", in, r.Error)
 		}
-		if !strings.HasSuffix(r.Command, fmt.Sprintf(" --strategy backoff --shed %d", r.Limit)) {
-			t.Errorf("Shed(%v).Command = %q, want it to end in --strategy backoff --shed %d", in, r.Command, r.Limit)
+		if want := " --strategy backoff --shed " + limitWord(r); !strings.HasSuffix(r.Command, want) {
+			t.Errorf("Shed(%v).Command = %q, want it to end in %q", in, r.Command, want)
+		}
+		if r.Adaptive != (strings.TrimSpace(in["shed"]) == "adaptive") {
+			t.Errorf("Shed(%v): Adaptive %v", in, r.Adaptive)
 		}
 		for _, run := range []struct {
 			extra []string
@@ -106,6 +125,87 @@ func TestShedSaysWhatTheChartShows(t *testing.T) {
 	if en.Command != "again sim outage --initial 500ms --multiplier 2 --max 30s --jitter full --strategy backoff --shed 100" || ru.Command != en.Command {
 		t.Errorf("commands %q and %q", en.Command, ru.Command)
 	}
+	// An adaptive limit: the same token in both languages, named as
+	// adaptive in the sentence and the legend, with no number.
+	in := maps.Clone(example)
+	in["shed"] = "adaptive"
+	en, ru = Shed(in, English), Shed(in, Russian)
+	for _, tc := range []struct {
+		r    ShedResult
+		want []string
+	}{
+		{en, []string{"One that learns its limit from its latency (Gradient2)", "answers "}},
+		{ru, []string{"Сервер, который подбирает лимит по своей задержке (Gradient2)", "отвечает на "}},
+	} {
+		if tc.r.Error != "" || !tc.r.Adaptive || tc.r.Limit != 0 {
+			t.Fatalf("shed adaptive: %+v", tc.r)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(tc.r.Text, w) {
+				t.Errorf("with an adaptive limit the view says %q, want %q in it", tc.r.Text, w)
+			}
+		}
+		if strings.Contains(tc.r.Text, "100") || !strings.Contains(tc.r.Legend[2], "adaptive") && !strings.Contains(tc.r.Legend[2], "адаптивного") {
+			t.Errorf("with an adaptive limit: legend %q, text %q; want the limit named adaptive, with no number", tc.r.Legend, tc.r.Text)
+		}
+		if tc.r.Note != "" {
+			t.Errorf("with an adaptive limit: note %q, want none (the command warns only for a fixed limit)", tc.r.Note)
+		}
+	}
+	if want := "again sim outage --initial 500ms --multiplier 2 --max 30s --jitter full --strategy backoff --shed adaptive"; en.Command != want || ru.Command != want {
+		t.Errorf("commands %q and %q, want %q", en.Command, ru.Command, want)
+	}
+}
+
+// TestShedMisfitIsSim: the view notes that a fixed limit does not fit the
+// server exactly when `again sim outage` warns so for its command, and
+// names the same reason, the same rate and the same range of limits that
+// fit, in both languages.
+func TestShedMisfitIsSim(t *testing.T) {
+	for _, tc := range []struct {
+		shed   string
+		misfit string // the reason both give, "" if the limit fits
+	}{
+		{"100", ""}, {"67", ""}, {"199", ""}, {"adaptive", ""},
+		{"30", "fewer than"}, {"66", "fewer than"}, {"1", "fewer than"},
+		{"200", "timeout"}, {"250", "timeout"}, {"100000", "timeout"},
+	} {
+		in := maps.Clone(example)
+		in["shed"] = tc.shed
+		en, ru := Shed(in, English), Shed(in, Russian)
+		if en.Error != "" {
+			t.Fatalf("shed %s: %s", tc.shed, en.Error)
+		}
+		var sum []outage.OutageSummary
+		stderr := simOutage(t, en.Command, &sum)
+		if tc.misfit == "" {
+			if en.Note != "" || ru.Note != "" || stderr != "" {
+				t.Errorf("shed %s fits: the page notes %q (%q), the command warns %q; want neither", tc.shed, en.Note, ru.Note, stderr)
+			}
+			continue
+		}
+		if !strings.Contains(stderr, tc.misfit) || !strings.Contains(en.Note, tc.misfit) {
+			t.Errorf("shed %s: the command warns %q, the page notes %q; want both to say %q", tc.shed, stderr, en.Note, tc.misfit)
+		}
+		// The range that fits, and the rate the limit serves.
+		fits := regexp.MustCompile(`a limit from (\d+) to (\d+) fits`).FindStringSubmatch(stderr)
+		if fits == nil {
+			t.Fatalf("shed %s: the command warns %q, with no range of limits that fit", tc.shed, stderr)
+		}
+		if want := fmt.Sprintf("Limits from %s to %s fit", fits[1], fits[2]); !strings.Contains(en.Note, want) {
+			t.Errorf("shed %s: the page notes %q, want %q in it", tc.shed, en.Note, want)
+		}
+		if want := fmt.Sprintf("от %s до %s", fits[1], fits[2]); !strings.Contains(ru.Note, want) {
+			t.Errorf("shed %s: the Russian page notes %q, want %q in it", tc.shed, ru.Note, want)
+		}
+		if rate := regexp.MustCompile(`serves at most (\d+\.\d) requests a second`).FindStringSubmatch(stderr); rate != nil {
+			if !strings.Contains(en.Note, "at most "+rate[1]+" requests a second") || !strings.Contains(ru.Note, strings.Replace(rate[1], ".", ",", 1)) {
+				t.Errorf("shed %s: the command warns %q, the page notes %q and %q; want the rate %s in both", tc.shed, stderr, en.Note, ru.Note, rate[1])
+			}
+		} else if tc.misfit == "fewer than" {
+			t.Errorf("shed %s: the command warns %q, with no rate", tc.shed, stderr)
+		}
+	}
 }
 
 // TestShedLimitErrors: a limit that is not a whole number from 1 to the
@@ -117,11 +217,12 @@ func TestShedLimitErrors(t *testing.T) {
 		l    Lang
 		want string
 	}{
-		{"0", English, "Must be a whole number from 1 to 100000, got 0."},
-		{"1.5", English, "Must be a whole number from 1 to 100000, got 1.5."},
-		{"many", English, "Must be a whole number from 1 to 100000, got “many”."},
-		{"100001", Russian, "Нужно целое число от 1 до 100000; введено 100001."},
-		{"адаптивно", Russian, "Нужно целое число от 1 до 100000; введено «адаптивно»."},
+		{"0", English, "Must be a whole number from 1 to 100000 or adaptive, got 0."},
+		{"1.5", English, "Must be a whole number from 1 to 100000 or adaptive, got 1.5."},
+		{"many", English, "Must be a whole number from 1 to 100000 or adaptive, got “many”."},
+		{"Adaptive", English, "Must be a whole number from 1 to 100000 or adaptive, got “Adaptive”."}, // as --shed
+		{"100001", Russian, "Нужно целое число от 1 до 100000 или adaptive; введено 100001."},
+		{"адаптивно", Russian, "Нужно целое число от 1 до 100000 или adaptive; введено «адаптивно»."},
 	} {
 		r := Shed(map[string]string{"shed": tc.v}, tc.l)
 		if r.Error != tc.want || r.Text != "" || r.Command != "" || r.Demand != nil {
@@ -135,9 +236,16 @@ func TestShedLimitErrors(t *testing.T) {
 }
 
 // BenchmarkShed measures the shedding view's run, which the page makes in
-// WebAssembly when typing pauses (about 10 times this).
+// WebAssembly when typing pauses (about 10 times this), with the default
+// fixed limit and an adaptive one (whose limiter runs on every request).
 func BenchmarkShed(b *testing.B) {
-	for b.Loop() {
-		Shed(example, English)
+	for _, shed := range []string{"100", "adaptive"} {
+		in := maps.Clone(example)
+		in["shed"] = shed
+		b.Run("shed="+shed, func(b *testing.B) {
+			for b.Loop() {
+				Shed(in, English)
+			}
+		})
 	}
 }

@@ -93,7 +93,8 @@ func (s *ShedServer) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 }
 
 // serve runs call holding p: Done after it returned, Abandon if the
-// client went away (an overload signal), Release if it panicked (no
+// client went away (a drop for the limit if the call's deadline passed,
+// none if the client canceled before it), Release if it panicked (no
 // latency sample).
 func serve(ctx context.Context, p *shed.Permit, call func() (any, error)) (any, error) {
 	served := false

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/grpc"
@@ -266,4 +267,41 @@ func TestShedServerAbandoned(t *testing.T) {
 	if st := s.Snapshot(); st.InFlight != 0 {
 		t.Errorf("%d in flight at the end, want 0", st.InFlight)
 	}
+}
+
+// A call canceled by its client well before its deadline (grpc-timeout,
+// the incoming context's deadline), as a hedge's losing copy is, is no
+// drop: the limit stays. One whose deadline passed while it was served
+// is a drop as before: the limit halves.
+func TestShedServerCanceledBeforeItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := shed.New(shed.Config{Adaptive: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &retrygrpc.ShedServer{Shedder: s}
+		info := &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Call"}
+		untilGone := func(ctx context.Context, _ any) (any, error) { <-ctx.Done(); return nil, ctx.Err() }
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		time.AfterFunc(10*time.Millisecond, cancel) // the other copy answered
+		_, _ = srv.Unary(ctx, nil, info, untilGone)
+		if got := l.Limit(); got != 8 {
+			t.Errorf("limit after a call canceled at 10ms of its 1s = %d, want 8 (no drop)", got)
+		}
+
+		ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, _ = srv.Unary(ctx, nil, info, untilGone)
+		if got := l.Limit(); got != 4 {
+			t.Errorf("limit after a call whose 100ms deadline passed = %d, want 4 (halved)", got)
+		}
+		if st := s.Snapshot(); st.InFlight != 0 {
+			t.Errorf("%d in flight at the end, want 0", st.InFlight)
+		}
+	})
 }

@@ -238,15 +238,7 @@ func TestShedMetadataSentByHedges(t *testing.T) {
 // adaptive limit (Gradient2 halves); one served to the end, or that
 // panicked, is not.
 func TestShedServerAbandoned(t *testing.T) {
-	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := shed.New(shed.Config{Adaptive: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &retrygrpc.ShedServer{Shedder: s}
+	l, s, srv := adaptiveShedServer(t)
 	info := &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Call"}
 	served := func(context.Context, any) (any, error) { return "ok", nil }
 	if _, err := srv.Unary(context.Background(), nil, info, served); err != nil || l.Limit() != 8 {
@@ -275,15 +267,7 @@ func TestShedServerAbandoned(t *testing.T) {
 // is a drop as before: the limit halves.
 func TestShedServerCanceledBeforeItsDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := shed.New(shed.Config{Adaptive: l})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &retrygrpc.ShedServer{Shedder: s}
+		l, s, srv := adaptiveShedServer(t)
 		info := &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Call"}
 		untilGone := func(ctx context.Context, _ any) (any, error) { <-ctx.Done(); return nil, ctx.Err() }
 
@@ -304,4 +288,19 @@ func TestShedServerCanceledBeforeItsDeadline(t *testing.T) {
 			t.Errorf("%d in flight at the end, want 0", st.InFlight)
 		}
 	})
+}
+
+// adaptiveShedServer returns a ShedServer whose Shedder's limit is a
+// Gradient2 starting at 8.
+func adaptiveShedServer(t *testing.T) (*limiter.Limiter, *shed.Shedder, *retrygrpc.ShedServer) {
+	t.Helper()
+	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := shed.New(shed.Config{Adaptive: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s, &retrygrpc.ShedServer{Shedder: s}
 }

@@ -21,14 +21,7 @@ import (
 func hedged(t *testing.T, withTimeout bool) int {
 	var limit int
 	synctest.Test(t, func(t *testing.T) {
-		l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 20, Min: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(Config{Adaptive: l})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l, s := adaptive(t, 20)
 		h := s.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			select {
 			case <-time.After(10 * time.Millisecond):
@@ -84,14 +77,7 @@ func TestAbandonedByChoiceIsNoDrop(t *testing.T) {
 func TestAbandonedAtTheDeadlineIsADrop(t *testing.T) {
 	for _, header := range []string{"100", ""} {
 		synctest.Test(t, func(t *testing.T) {
-			l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := New(Config{Adaptive: l})
-			if err != nil {
-				t.Fatal(err)
-			}
+			l, s := adaptive(t, 8)
 			h := s.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
@@ -105,4 +91,19 @@ func TestAbandonedAtTheDeadlineIsADrop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// adaptive returns a Shedder whose limit is a Gradient2 starting at
+// initial.
+func adaptive(t *testing.T, initial int) (*limiter.Limiter, *Shedder) {
+	t.Helper()
+	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: initial, Min: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Adaptive: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s
 }

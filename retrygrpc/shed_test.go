@@ -304,3 +304,40 @@ func adaptiveShedServer(t *testing.T) (*limiter.Limiter, *shed.Shedder, *retrygr
 	}
 	return l, s, &retrygrpc.ShedServer{Shedder: s}
 }
+
+// TestShedDeadlineSentByHedges: each copy of a hedged call carries the
+// caller's deadline (grpc-timeout), so that a ShedServer tells the losing
+// copy's cancel from a timeout.
+func TestShedDeadlineSentByHedges(t *testing.T) {
+	var mu sync.Mutex
+	var left []time.Duration
+	srv := grpctest.Start(t, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		var d time.Duration // none: 0
+		if dl, ok := ctx.Deadline(); ok {
+			d = time.Until(dl)
+		}
+		mu.Lock()
+		left = append(left, d)
+		mu.Unlock()
+		return h(ctx, req)
+	}))
+	srv.Script(grpctest.Unary, grpctest.Step{Stall: true}, grpctest.Step{})
+	ic := &retrygrpc.Interceptor{Policy: fast, Hedger: &hedge.Hedger{After: 10 * time.Millisecond},
+		Idempotent: retrygrpc.Methods(grpctest.Unary)}
+	cc := srv.Dial(t, ic.DialOptions()...)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := grpctest.CallUnary(ctx, cc, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(left) != 2 {
+		t.Fatalf("copies = %d, want 2 (the stalled copy and the hedge)", len(left))
+	}
+	for i, d := range left {
+		if d <= 0 || d > time.Minute {
+			t.Errorf("copy %d: time left before its deadline at the server = %v, want up to a minute", i+1, d)
+		}
+	}
+}

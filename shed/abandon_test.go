@@ -107,3 +107,49 @@ func adaptive(t *testing.T, initial int) (*limiter.Limiter, *Shedder) {
 	}
 	return l, s
 }
+
+// A request that waited in the queue counts its deadline from its
+// arrival, not from its admission: with 1s, its client leaving at 50ms,
+// after 40ms in the queue, canceled by choice (no drop); with 65ms, of
+// which a quarter is the margin, at its deadline (a drop: the limit
+// halves), though only 10ms after its admission.
+func TestAbandonedAfterTheQueue(t *testing.T) {
+	for _, tt := range []struct {
+		timeout string
+		halved  bool
+	}{{"1000", false}, {"65", true}} {
+		synctest.Test(t, func(t *testing.T) {
+			l, s := adaptive(t, 2)
+			hold := make(chan struct{})
+			var before int
+			h := s.Wrap(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/hold" {
+					<-hold
+					return
+				}
+				<-r.Context().Done()
+				before = l.Limit()
+			}))
+			// Two requests hold the limit of 2 for 40ms.
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/hold", nil)) })
+			}
+			synctest.Wait()
+			time.AfterFunc(40*time.Millisecond, func() { close(hold) })
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			r := httptest.NewRequestWithContext(ctx, "GET", "/", nil)
+			r.Header.Set(HeaderTimeout, tt.timeout)
+			h.ServeHTTP(httptest.NewRecorder(), r)
+			wg.Wait()
+			want := before
+			if tt.halved {
+				want = before / 2
+			}
+			if got := l.Limit(); before == 0 || got != want {
+				t.Errorf("%s %s, queued 40ms, its client gone at 50ms: limit %d, then %d; want %d", HeaderTimeout, tt.timeout, before, got, want)
+			}
+		})
+	}
+}

@@ -28,7 +28,7 @@ import (
 // during a 4 s spike from 4 s, a server taking 200 ms + 8 ms per request
 // in progress, clients waiting 600 ms an attempt, 3 attempts, no network
 // delay (loopback).
-var outageScenario = outage.OutageConfig{
+var outageScenario = outage.Config{
 	Rate: 50, SpikeRate: 100, SpikeStart: 4 * time.Second, Spike: 4 * time.Second, Duration: 24 * time.Second,
 	Latency: 200 * time.Millisecond, PerRequest: 8 * time.Millisecond, Timeout: 600 * time.Millisecond,
 	Attempts: 3, NetMean: 1, // 1 ns: none, as on loopback
@@ -41,7 +41,7 @@ var outageScenario = outage.OutageConfig{
 // does, and reports each strategy's amplification and recovery beside
 // the simulator's. Run it once: -bench OutageAgainstSim -benchtime 1x.
 func BenchmarkOutageAgainstSim(b *testing.B) {
-	sims, err := outage.Outage(outageScenario)
+	sims, err := outage.Run(outageScenario)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func BenchmarkOutageAgainstSim(b *testing.B) {
 			for seed := uint64(2); seed <= 20; seed++ {
 				c := outageScenario
 				c.Seed, c.Strategies = seed, []simmodel.Strategy{s.Summary.Strategy}
-				r, err := outage.Outage(c)
+				r, err := outage.Run(c)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -79,7 +79,7 @@ func recovery(s *float64) string {
 
 // realOutage runs c for strategy s with real clients, proxy and server,
 // and sums it up as the simulator does.
-func realOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) outage.OutageSummary {
+func realOutage(b *testing.B, c outage.Config, s simmodel.Strategy) outage.Summary {
 	secs := int(c.Duration / time.Second)
 	var newReqs, attempts, successes = make([]atomic.Int64, secs), make([]atomic.Int64, secs), make([]atomic.Int64, secs)
 	start := time.Now()
@@ -197,7 +197,7 @@ func realOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) outage
 
 	// The simulator's summary: amplification from the spike's end, and
 	// the first 5 s window after it whose successes reach 90 % of demand.
-	sum := outage.OutageSummary{Strategy: s}
+	sum := outage.Summary{Strategy: s}
 	from := int((spikeEnd + time.Second - 1) / time.Second)
 	var att, news int64
 	for i := from; i < secs; i++ {
@@ -224,7 +224,7 @@ func realOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) outage
 // behind `again proxy --outage 3s@2s`, 100 new requests per second for 14 s,
 // clients waiting 600 ms an attempt, 3 attempts, no network delay
 // (loopback). It is `again sim outage --outage 3s@2s` with these rates.
-var hardOutageScenario = outage.OutageConfig{
+var hardOutageScenario = outage.Config{
 	Rate: 100, SpikeRate: 100, SpikeStart: 2 * time.Second, Spike: outage.NoSpike,
 	HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 14 * time.Second,
 	Latency: time.Millisecond, PerRequest: 1, // 1 ns: a server that load does not slow
@@ -243,11 +243,11 @@ var hardOutageScenario = outage.OutageConfig{
 // -benchtime 1x.
 func BenchmarkHardOutageAgainstSim(b *testing.B) {
 	c := hardOutageScenario
-	sims, err := outage.Outage(c)
+	sims, err := outage.Run(c)
 	if err != nil {
 		b.Fatal(err)
 	}
-	reals := make([]outage.OutageSummary, len(sims))
+	reals := make([]outage.Summary, len(sims))
 	var wg sync.WaitGroup
 	for i, s := range sims {
 		wg.Go(func() { reals[i] = realHardOutage(b, c, s.Summary.Strategy) })
@@ -266,12 +266,12 @@ func BenchmarkHardOutageAgainstSim(b *testing.B) {
 
 // simSpread returns the least, the largest and the mean amplification of
 // strategy s in c over seeds 1 to 20.
-func simSpread(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) (lo, hi, mean float64) {
+func simSpread(b *testing.B, c outage.Config, s simmodel.Strategy) (lo, hi, mean float64) {
 	c.Strategies = []simmodel.Strategy{s}
 	var sum float64
 	for seed := uint64(1); seed <= 20; seed++ {
 		c.Seed = seed
-		r, err := outage.Outage(c)
+		r, err := outage.Run(c)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func simSpread(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) (lo, hi
 // at once (immediate) or after c.Policy's delays, with one
 // retry.TokenBucket (budget) or one breaker per host with its defaults,
 // waiting for it as long as an attempt would (breaker).
-func strategyTransport(c outage.OutageConfig, s simmodel.Strategy, base http.RoundTripper) *retryhttp.Transport {
+func strategyTransport(c outage.Config, s simmodel.Strategy, base http.RoundTripper) *retryhttp.Transport {
 	t := &retryhttp.Transport{Base: base, AttemptTimeout: c.Timeout, Policy: c.Policy}
 	t.Policy.Retries = c.Attempts - 1
 	switch s {
@@ -306,8 +306,8 @@ func strategyTransport(c outage.OutageConfig, s simmodel.Strategy, base http.Rou
 }
 
 // realHardOutage runs c for strategy s with real clients, proxy and
-// server, and sums it up with the simulator's SummarizeOutage.
-func realHardOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) outage.OutageSummary {
+// server, and sums it up with the simulator's outage.Summarize.
+func realHardOutage(b *testing.B, c outage.Config, s simmodel.Strategy) outage.Summary {
 	secs := int(c.Duration / time.Second)
 	var newReqs, attempts, successes = make([]atomic.Int64, secs), make([]atomic.Int64, secs), make([]atomic.Int64, secs)
 	var start time.Time
@@ -360,7 +360,7 @@ func realHardOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) ou
 		}
 	}
 	// The simulator's own arrivals: the same demand, request for request.
-	arrivals, err := outage.OutageArrivals(c)
+	arrivals, err := outage.Arrivals(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -372,12 +372,12 @@ func realHardOutage(b *testing.B, c outage.OutageConfig, s simmodel.Strategy) ou
 		wg.Go(request)
 	}
 	wg.Wait()
-	seconds := make([]outage.OutageSecond, secs)
+	seconds := make([]outage.Second, secs)
 	for i := range seconds {
-		seconds[i] = outage.OutageSecond{Strategy: s, Second: i,
+		seconds[i] = outage.Second{Strategy: s, Second: i,
 			NewRequests: int(newReqs[i].Load()), Attempts: int(attempts[i].Load()), Successes: int(successes[i].Load())}
 	}
-	sum, err := outage.SummarizeOutage(c, s, seconds, int(succeeded.Load()), int(requests.Load()))
+	sum, err := outage.Summarize(c, s, seconds, int(succeeded.Load()), int(requests.Load()))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/again-go/again/cmd/again/internal/calc"
 )
 
 // Syntax is what Parse accepts, for help texts and messages.
@@ -34,9 +36,10 @@ type Rate struct {
 // PerSecond returns r as events per second.
 func (r Rate) PerSecond() float64 { return r.N / r.Per.Seconds() }
 
-// String returns r as Parse reads it: "40/s", "10/100ms", "600/m".
+// String returns r as Parse reads it: "40/s", "10/100ms", "600/m",
+// "3/2m", its unit written as calc.Short writes a duration.
 func (r Rate) String() string {
-	per := r.Per.String()
+	var per string
 	switch r.Per {
 	case time.Hour:
 		per = "h"
@@ -47,8 +50,9 @@ func (r Rate) String() string {
 	case time.Millisecond:
 		per = "ms"
 	default:
-		// time.Duration's String writes "1m0s" for a minute; Parse reads
-		// it back to the same Duration.
+		// Written as the command writes every duration, "2m" rather than
+		// time.Duration's "2m0s"; Parse reads it back to the same Duration.
+		per = calc.Short(r.Per)
 	}
 	return strconv.FormatFloat(r.N, 'g', -1, 64) + "/" + per
 }

@@ -67,6 +67,9 @@ func TestPerSecondAndString(t *testing.T) {
 		{Rate{3600, time.Hour}, 1, "3600/h"},
 		{Rate{0.5, time.Second}, 0.5, "0.5/s"},
 		{Rate{3, 90 * time.Second}, 3.0 / 90, "3/1m30s"},
+		{Rate{3, 2 * time.Minute}, 3.0 / 120, "3/2m"},
+		{Rate{7200, 2 * time.Hour}, 1, "7200/2h"},
+		{Rate{1, 90 * time.Minute}, 1.0 / 5400, "1/1h30m"},
 	} {
 		if got := tt.r.PerSecond(); math.Abs(got-tt.perSecond) > 1e-12 {
 			t.Errorf("%v.PerSecond() = %v, want %v", tt.r, got, tt.perSecond)
@@ -81,7 +84,7 @@ func TestPerSecondAndString(t *testing.T) {
 // more per a duration above 0, which its String writes back as the same
 // Rate; what it refuses is an *Error with the input.
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"40/s", "0.5/s", "600/m", "10/100ms", "0", "40", "1e308/ns", "1/1m30s", "", "/", "4e-324/h", "9223372036854775807/ns"} {
+	for _, s := range []string{"40/s", "0.5/s", "600/m", "10/100ms", "0", "40", "1e308/ns", "1/1m30s", "1/2m0s", "1/2h0m0s", "", "/", "4e-324/h", "9223372036854775807/ns"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

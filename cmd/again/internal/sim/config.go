@@ -16,7 +16,7 @@ var ErrInvalid = errors.New("sim: invalid configuration")
 // FieldError reports a configuration field outside its accepted range, or
 // fields each within its own range whose combination exceeds a limit:
 // Field is then the expression limited, one of the models' Field constants,
-// such as storm.FieldStormAttempts. It matches ErrInvalid with errors.Is.
+// such as storm.FieldAttempts. It matches ErrInvalid with errors.Is.
 type FieldError struct {
 	Field    string // the configuration field, such as "Clients", or a Field constant
 	Value    string // the rejected value, formatted; for a Field constant, its terms and result

@@ -41,7 +41,7 @@
 //
 // Quick start:
 //
-//	rows, err := occ.OCC(occ.OCCConfig{Clients: []int{50}, Seed: 1})
+//	rows, err := occ.Run(occ.Config{Clients: []int{50}, Seed: 1})
 //	if err != nil {
 //		return err // a *sim.FieldError naming the field
 //	}

@@ -5,8 +5,8 @@ import "slices"
 // Strategy is how the clients of the outage and fleet models retry.
 type Strategy string
 
-// The strategies. Outage takes none, immediate, backoff, budget and breaker;
-// Fleet takes none, retries, bucket, budget, shared and breaker.
+// The strategies. outage.Run takes none, immediate, backoff, budget and breaker;
+// fleet.Run takes none, retries, bucket, budget, shared and breaker.
 const (
 	NoRetries Strategy = "none"      // every request makes one attempt
 	Immediate Strategy = "immediate" // retry at once
@@ -18,12 +18,12 @@ const (
 	Breaker   Strategy = "breaker"   // a circuit breaker (per client in the fleet)
 )
 
-// OutageStrategies returns the strategies of Outage, in order.
+// OutageStrategies returns the strategies of outage.Run, in order.
 func OutageStrategies() []Strategy {
 	return []Strategy{NoRetries, Immediate, Backoff, Budget, Breaker}
 }
 
-// FleetStrategies returns the strategies of Fleet, in order.
+// FleetStrategies returns the strategies of fleet.Run, in order.
 func FleetStrategies() []Strategy {
 	return []Strategy{NoRetries, Retries, Bucket, Budget, Shared, Breaker}
 }

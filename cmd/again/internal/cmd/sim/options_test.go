@@ -19,7 +19,7 @@ func TestStormRun(t *testing.T) {
 	opts := addSimFlags(&cmdutil.Env{Stdout: &out}, &cobra.Command{Use: "storm"})
 	opts.format = "json"
 	p := backoff.Policy{Initial: 0, Retries: 2, Multiplier: 2, Jitter: backoff.NoJitter}
-	c := storm.StormConfig{Policy: p, Clients: 10, Bucket: 1e9}
+	c := storm.Config{Policy: p, Clients: 10, Bucket: 1e9}
 	if err := stormRun(opts, c, "none"); err != nil {
 		t.Fatal(err)
 	}

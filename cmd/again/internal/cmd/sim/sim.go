@@ -199,7 +199,7 @@ func isTerminal(w io.Writer) bool {
 
 // simUsage turns a model's configuration error into a usage error naming
 // the flags. The command line checks each flag before running a model; what
-// is left are limits on combinations, such as Storm's number of buckets or
+// is left are limits on combinations, such as storm.Run's number of buckets or
 // its clients × attempts, stated in flags.
 func simUsage(err error) error {
 	var fe *simmodel.FieldError
@@ -208,14 +208,14 @@ func simUsage(err error) error {
 	}
 	flags := map[string]string{
 		"Bucket": "--bucket", "Clients": "--clients", "Runs": "--runs", "Strategies": "--strategy", "Failures": "--failure", "Algorithms": "--strategy",
-		storm.FieldStormAttempts:       stormAttempts,
-		occ.FieldOCCWork:               occWork,
-		outage.FieldOutageRequests:     outageRequests,
-		fleet.FieldFleetCells:          fleetCells,
-		throttle.FieldThrottleRequests: throttleRequests,
-		"Demands":                      "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
-		hedge.FieldHedgeAttempts: hedgeAttempts,
-		limit.FieldLimitRequests: limitRequests, "Limitings": "--strategy",
+		storm.FieldAttempts:    stormAttempts,
+		occ.FieldWork:          occWork,
+		outage.FieldRequests:   outageRequests,
+		fleet.FieldCells:       fleetCells,
+		throttle.FieldRequests: throttleRequests,
+		"Demands":              "--demand", "Capacity": "--capacity", "Throttlings": "--strategy",
+		hedge.FieldAttempts: hedgeAttempts,
+		limit.FieldRequests: limitRequests, "Limitings": "--strategy",
 	}[fe.Field]
 	if flags == "" {
 		return cmdutil.Usagef("%s", strings.TrimPrefix(err.Error(), "sim: "))
@@ -260,7 +260,7 @@ docs/cli.md (sim occ).`,
 	sf := addSimFlags(env, cmd)
 	clients, runs := "10-190/10", "100"
 	strategies := strategyList(occ.Algorithms())
-	work := fmt.Sprintf("%s at most %d", occWork, occ.MaxOCCWork)
+	work := fmt.Sprintf("%s at most %d", occWork, occ.MaxWork)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "numbers of clients: a list such as 10,50 or a range FROM-TO/STEP; "+work)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "backoff algorithms to compare: "+strings.ReplaceAll(strategies, ",", ", "))
 	// --strategy, as in every other model; --algorithms was occ's own name.
@@ -271,7 +271,7 @@ docs/cli.md (sim occ).`,
 		if err != nil {
 			return err
 		}
-		c := occ.OCCConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "occ")}
+		c := occ.Config{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "occ")}
 		if c.Clients, err = parseClients(clients); err != nil {
 			return err
 		}
@@ -287,8 +287,8 @@ docs/cli.md (sim occ).`,
 }
 
 // occRun runs the occ model as c says, and writes its rows as opts says.
-func occRun(ctx context.Context, opts *Options, c occ.OCCConfig) error {
-	return runModel(ctx, opts, func() ([]occ.OCCRow, error) { return occ.OCC(c) }, occChart)
+func occRun(ctx context.Context, opts *Options, c occ.Config) error {
+	return runModel(ctx, opts, func() ([]occ.Row, error) { return occ.Run(c) }, occChart)
 }
 
 // runModel runs a model (model calls it on its config) and writes its rows

@@ -270,13 +270,13 @@ func TestSimSVG(t *testing.T) {
 	}
 }
 
-// TestSimStormIsStormTable checks that the command prints storm.StormTable's
+// TestSimStormIsStormTable checks that the command prints storm.Table's
 // numbers for the policy its flags describe: the page's storm view calls
 // the same function, so the two agree.
 func TestSimStormIsStormTable(t *testing.T) {
 	rows := simJSON(t, "sim", "storm", "--initial", "200ms", "--multiplier", "3", "--max", "5s", "--retries", "5",
 		"--jitter", "equal", "--clients", "40", "--bucket", "250ms", "--seed", "9")
-	want, err := storm.StormTable(storm.StormConfig{
+	want, err := storm.Table(storm.Config{
 		Policy:  backoff.Policy{Initial: 200 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 5, Jitter: backoff.EqualJitter},
 		Clients: 40, Bucket: 250 * time.Millisecond, Seed: 9,
 	})
@@ -284,7 +284,7 @@ func TestSimStormIsStormTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rows) != len(want) {
-		t.Fatalf("again sim storm printed %d rows, StormTable gives %d", len(rows), len(want))
+		t.Fatalf("again sim storm printed %d rows, storm.Table gives %d", len(rows), len(want))
 	}
 	for i, w := range want {
 		r := rows[i]

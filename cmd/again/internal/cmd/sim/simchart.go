@@ -17,7 +17,7 @@ import (
 // against the number of clients, one line per algorithm. Time is on a log
 // axis: exponential backoff without jitter takes ten times longer than the
 // others, which a linear axis would flatten to nothing.
-func occChart(rows []occ.OCCRow) *chart.Figure {
+func occChart(rows []occ.Row) *chart.Figure {
 	calls := chart.Panel{Title: "Work: writes per run", XLabel: "clients", YLabel: "calls (mean writes per run)"}
 	times := chart.Panel{Title: "Completion time", XLabel: "clients", YLabel: "time until the last write (ms, log scale)", LogY: true}
 	index := map[occ.Algorithm]int{}
@@ -43,7 +43,7 @@ func occChart(rows []occ.OCCRow) *chart.Figure {
 
 // outageChart draws, for each strategy, the new requests, the attempts
 // sent and the successes per second, on one time axis, the spike shaded.
-func outageChart(res []outage.OutageResult, shade outageShade, sh simshed.Config) *chart.Figure {
+func outageChart(res []outage.Result, shade outageShade, sh simshed.Config) *chart.Figure {
 	spike := shade.spike
 	title := fmt.Sprintf("A %g s spike", spike.Seconds())
 	switch {
@@ -65,7 +65,7 @@ func outageChart(res []outage.OutageResult, shade outageShade, sh simshed.Config
 	if len(res) > 2 {
 		f.Columns = 2
 	}
-	const start = 20 // OutageConfig's default SpikeStart, which the CLI keeps
+	const start = 20 // outage.Config's default SpikeStart, which the CLI keeps
 	for _, r := range res {
 		p := chart.Panel{Title: string(r.Summary.Strategy), XLabel: "time (s)", YLabel: "per second"}
 		if spike > 0 {
@@ -112,7 +112,7 @@ func outageChart(res []outage.OutageResult, shade outageShade, sh simshed.Config
 
 // fleetChart draws the amplification against the failure probability, one
 // panel per fleet size and one line per strategy.
-func fleetChart(rows []fleet.FleetRow) *chart.Figure {
+func fleetChart(rows []fleet.Row) *chart.Figure {
 	f := &chart.Figure{
 		Title:   "Retry amplification across a fleet (again sim fleet)",
 		Note:    "1000 calls/s shared by the fleet for 10 s, each attempt failing with the given probability, up to 3 retries.",
@@ -147,7 +147,7 @@ func fleetChart(rows []fleet.FleetRow) *chart.Figure {
 }
 
 // stormChart draws the attempts per bucket with and without jitter.
-func stormChart(rows []storm.StormRow, jitter string, c storm.StormConfig) *chart.Figure {
+func stormChart(rows []storm.Row, jitter string, c storm.Config) *chart.Figure {
 	p := chart.Panel{
 		Title:  strconv.Itoa(c.Clients) + " clients failing at t = 0, attempts per " + c.Bucket.String(),
 		XLabel: "time since the failure (s)", YLabel: "attempts starting",

@@ -51,7 +51,7 @@ budget. Guide: docs/cli.md (sim hedge).`,
 		if err != nil {
 			return err
 		}
-		c := hedge.HedgeConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "hedge")}
+		c := hedge.Config{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "hedge")}
 		if dist != hedge.Pareto && dist != hedge.Lognormal {
 			return cmdutil.BadValue("--dist", dist, "pareto or lognormal")
 		}
@@ -84,7 +84,7 @@ budget. Guide: docs/cli.md (sim hedge).`,
 		if c.BudgetRatio, err = parseFloatIn("budget-ratio", ratio, "a number from 0.001 to 1", func(f float64) bool { return f >= 0.001 && f <= 1 }); err != nil {
 			return err
 		}
-		if c.Requests, err = parseCountFrom("requests", requests, 1000, hedge.MaxHedgeRequests); err != nil {
+		if c.Requests, err = parseCountFrom("requests", requests, 1000, hedge.MaxRequests); err != nil {
 			return err
 		}
 		return hedgeRun(cmd.Context(), sf, c)
@@ -93,9 +93,9 @@ budget. Guide: docs/cli.md (sim hedge).`,
 }
 
 // hedgeRun runs the hedge model as c says, and writes its rows as opts says.
-func hedgeRun(ctx context.Context, opts *Options, c hedge.HedgeConfig) error {
-	return runModel(ctx, opts, func() ([]hedge.HedgeRow, error) { return hedge.Hedge(c) },
-		func(rows []hedge.HedgeRow) *chart.Figure { return hedgeChart(rows, c) })
+func hedgeRun(ctx context.Context, opts *Options, c hedge.Config) error {
+	return runModel(ctx, opts, func() ([]hedge.Row, error) { return hedge.Run(c) },
+		func(rows []hedge.Row) *chart.Figure { return hedgeChart(rows, c) })
 }
 
 // parseQuantiles parses hedge's --quantiles: at most 20 quantiles, each 0
@@ -134,7 +134,7 @@ func parseFloatIn(flag, s, accepted string, ok func(float64) bool) (float64, err
 // hedgeChart draws p99.9 and the extra load against the hedge quantile,
 // at normal load and overloaded, with and without the budget. The latency
 // axis is logarithmic: the storm's latency is a thousand times the rest.
-func hedgeChart(rows []hedge.HedgeRow, c hedge.HedgeConfig) *chart.Figure {
+func hedgeChart(rows []hedge.Row, c hedge.Config) *chart.Figure {
 	f := &chart.Figure{
 		Title:   "Hedged requests: the tail cut, and the storm without a budget (again sim hedge)",
 		Note:    fmt.Sprintf("%s latency; utilisation %g normal, %g overloaded (fixed delay); budget TokenRatio %g.", c.Dist.Name, c.Load, c.Overload, c.BudgetRatio),

@@ -43,8 +43,8 @@ fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 		if err != nil {
 			return err
 		}
-		c := limit.LimitConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "limit")}
-		if c.Workers, err = parseCount("workers", workers, limit.MaxLimitWorkers); err != nil {
+		c := limit.Config{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "limit")}
+		if c.Workers, err = parseCount("workers", workers, limit.MaxWorkers); err != nil {
 			return err
 		}
 		c.Service.Name = latency.Lognormal
@@ -67,13 +67,13 @@ fixed, AIMD, Vegas, Gradient2). Guide: docs/cli.md (sim limit).`,
 		if c.Limitings, err = parseStrategies(strategies, limit.Limitings()); err != nil {
 			return err
 		}
-		return runModel(cmd.Context(), sf, func() ([]limit.LimitRow, error) { return limit.Limit(c) }, limitChart)
+		return runModel(cmd.Context(), sf, func() ([]limit.Row, error) { return limit.Run(c) }, limitChart)
 	}
 	return cmd
 }
 
 // limitChart draws the run with limit.Chart, under the command's title.
-func limitChart(rows []limit.LimitRow) *chart.Figure {
+func limitChart(rows []limit.Row) *chart.Figure {
 	return limit.Chart(rows, "Concurrency limits under a load ramped past capacity (again sim limit)",
 		"A server of workers and a FIFO queue, a Poisson load ramped past its capacity over 160 s, a client timeout (by default Envoy's setup: 8 workers, p90 50 ms, p99 150 ms, 1 s).")
 }

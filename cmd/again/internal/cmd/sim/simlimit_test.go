@@ -48,9 +48,9 @@ func TestSimLimitUsageErrors(t *testing.T) {
 // chart/svg -limit reads the command's CSV back with limit.ReadCSV: what the
 // command writes, the reader takes, to the same rows.
 func TestSimLimitCSVReadsBack(t *testing.T) {
-	rows := []limit.LimitRow{
-		{Limiter: limit.LimitNone, TimeS: 10, OfferedRatio: 0.5839, GoodputRatio: 0.583, SuccessP50MS: 13.7, SuccessP99MS: 150.52},
-		{Limiter: limit.LimitGradient2, TimeS: 160, OfferedRatio: 2.889, Limit: 8.0335, GoodputRatio: 0.939, SuccessP50MS: 13.3, SuccessP99MS: 149.8, Refused: 6923, TimedOut: 2},
+	rows := []limit.Row{
+		{Limiter: limit.None, TimeS: 10, OfferedRatio: 0.5839, GoodputRatio: 0.583, SuccessP50MS: 13.7, SuccessP99MS: 150.52},
+		{Limiter: limit.Gradient2, TimeS: 160, OfferedRatio: 2.889, Limit: 8.0335, GoodputRatio: 0.939, SuccessP50MS: 13.3, SuccessP99MS: 149.8, Refused: 6923, TimedOut: 2},
 	}
 	var b bytes.Buffer
 	if err := writeRows(&b, "csv", rows); err != nil {

@@ -86,7 +86,7 @@ server that slows down with its work, per client strategy. Guide: docs/cli.md
 		if err != nil {
 			return err
 		}
-		c := outage.OutageConfig{Policy: in.Policy, Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "outage")}
+		c := outage.Config{Policy: in.Policy, Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "outage")}
 		if c.Strategies, err = parseStrategies(strategies, simmodel.OutageStrategies()); err != nil {
 			return err
 		}
@@ -177,8 +177,8 @@ type outageShade struct {
 // outageRun runs the outage model as c says, and writes its rows as opts
 // says: a summary per strategy, or with perSecond every second of each.
 // shade is the trigger, for the chart.
-func outageRun(ctx context.Context, opts *Options, c outage.OutageConfig, shade outageShade, perSecond bool) error {
-	res, err := outage.Outage(c)
+func outageRun(ctx context.Context, opts *Options, c outage.Config, shade outageShade, perSecond bool) error {
+	res, err := outage.Run(c)
 	if err != nil {
 		return simUsage(err)
 	}
@@ -187,23 +187,23 @@ func outageRun(ctx context.Context, opts *Options, c outage.OutageConfig, shade 
 	}
 	svg := func(w io.Writer) error { return outageChart(res, shade, c.Shed).Render(w) }
 	if perSecond {
-		var rows []outage.OutageSecond
+		var rows []outage.Second
 		for _, r := range res {
 			rows = append(rows, r.Seconds...)
 		}
 		if !c.Shed.On() {
-			return opts.output(clientSide(rows, func(s outage.OutageSecond) clientSecond {
+			return opts.output(clientSide(rows, func(s outage.Second) clientSecond {
 				return clientSecond{s.Strategy, s.Second, s.NewRequests, s.Attempts, s.Successes}
 			}), svg)
 		}
 		return opts.output(rows, svg)
 	}
-	rows := make([]outage.OutageSummary, len(res))
+	rows := make([]outage.Summary, len(res))
 	for i, r := range res {
 		rows[i] = r.Summary
 	}
 	if !c.Shed.On() {
-		return opts.output(clientSide(rows, func(s outage.OutageSummary) clientSummary {
+		return opts.output(clientSide(rows, func(s outage.Summary) clientSummary {
 			return clientSummary{s.Strategy, s.Amplification, s.Recovered, s.RecoveryS, s.SuccessRatio}
 		}), svg)
 	}
@@ -308,7 +308,7 @@ docs/cli.md (sim fleet).`,
 	sf := addSimFlags(env, cmd)
 	clients, failures := "10,100,1000", "0-1/0.1"
 	strategies := strategyList(simmodel.FleetStrategies())
-	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, fleet.MaxFleetCells)
+	cells := fmt.Sprintf("; %s at most %d cells", fleetCells, fleet.MaxCells)
 	fs.Var(cmdutil.Text(&clients, "list"), "clients", "fleet sizes: a list such as 10,100 or a range FROM-TO/STEP"+cells)
 	fs.Var(cmdutil.Text(&failures, "list"), "failure", "probabilities that an attempt fails: a list such as 0.1,0.5 or a range such as 0-1/0.1"+cells)
 	fs.Var(cmdutil.Text(&strategies, "list"), "strategy", "strategies to compare: "+strings.ReplaceAll(strategies, ",", ", ")+cells)
@@ -317,7 +317,7 @@ docs/cli.md (sim fleet).`,
 		if err != nil {
 			return err
 		}
-		c := fleet.FleetConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "fleet")}
+		c := fleet.Config{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "fleet")}
 		if c.Clients, err = parseClients(clients); err != nil {
 			return err
 		}
@@ -333,8 +333,8 @@ docs/cli.md (sim fleet).`,
 }
 
 // fleetRun runs the fleet model as c says, and writes its rows as opts says.
-func fleetRun(ctx context.Context, opts *Options, c fleet.FleetConfig) error {
-	return runModel(ctx, opts, func() ([]fleet.FleetRow, error) { return fleet.Fleet(c) }, fleetChart)
+func fleetRun(ctx context.Context, opts *Options, c fleet.Config) error {
+	return runModel(ctx, opts, func() ([]fleet.Row, error) { return fleet.Run(c) }, fleetChart)
 }
 
 // parseFailures parses fleet's --failure: probabilities from 0 to 1.
@@ -362,11 +362,11 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 	}
 	fs := cmd.Flags()
 	sf := addSimFlags(env, cmd, calc.FieldInitial, calc.FieldMultiplier, calc.FieldMax, calc.FieldRetries, calc.FieldJitter, calc.FieldDeadline)
-	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, storm.MaxStormAttempts)
+	attempts := fmt.Sprintf("%s at most %d attempts", stormAttempts, storm.MaxAttempts)
 	fs.Lookup(calc.FieldRetries).Usage += "; " + attempts
 	clients, bucket := "100", "1s"
 	fs.Var(cmdutil.Text(&clients, "n"), "clients", fmt.Sprintf("clients that fail together, 1 to %d; %s", simmodel.MaxClients, attempts))
-	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", storm.MaxStormBuckets))
+	fs.Var(cmdutil.Text(&bucket, "duration"), "bucket", fmt.Sprintf("width of a time bucket; the storm must end within %d buckets", storm.MaxBuckets))
 	classes := cmdutil.AddClassFlags(fs, calc.ClassWhat("overload"), calc.ClassWhat("transient"))
 	failAs := ""
 	fs.Var(cmdutil.Text(&failAs, "class"), "fail-as", "with --on-overload or --on-transient: every failure is an overload or a transient failure, retried on that class's schedule within --retries")
@@ -379,7 +379,7 @@ at once?": attempts per --bucket, with and without jitter. Guide: docs/cli.md
 		if err != nil {
 			return err
 		}
-		c := storm.StormConfig{Policy: p, Seed: in.Seed, Deadline: in.Deadline}
+		c := storm.Config{Policy: p, Seed: in.Seed, Deadline: in.Deadline}
 		if c.Clients, err = parseCount("clients", clients, simmodel.MaxClients); err != nil {
 			return err
 		}
@@ -419,8 +419,8 @@ func stormPolicy(flags *cmdutil.ClassFlags, failAs string, call backoff.Policy) 
 
 // stormRun runs the storm model as c says, and writes its rows as opts
 // says; jitter names the schedule's jitter in the chart.
-func stormRun(opts *Options, c storm.StormConfig, jitter string) error {
-	rows, err := storm.StormTable(c)
+func stormRun(opts *Options, c storm.Config, jitter string) error {
+	rows, err := storm.Table(c)
 	if err != nil {
 		return simUsage(err)
 	}

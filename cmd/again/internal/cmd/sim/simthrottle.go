@@ -44,7 +44,7 @@ docs/cli.md (sim throttle).`,
 		if err != nil {
 			return err
 		}
-		c := throttle.ThrottleConfig{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "throttle")}
+		c := throttle.Config{Seed: in.Seed, Runner: simRunner(cmd.Context(), env, "throttle")}
 		if c.Demands, err = parseDemands(demands); err != nil {
 			return err
 		}
@@ -70,15 +70,15 @@ func parseDemands(s string) ([]float64, error) {
 
 // throttleRun runs the throttle model as c says, and writes its rows as
 // opts says.
-func throttleRun(ctx context.Context, opts *Options, c throttle.ThrottleConfig) error {
-	draw := func(rows []throttle.ThrottleRow) *chart.Figure { return throttleChart(rows, c.Shed) }
+func throttleRun(ctx context.Context, opts *Options, c throttle.Config) error {
+	draw := func(rows []throttle.Row) *chart.Figure { return throttleChart(rows, c.Shed) }
 	if c.Shed.On() {
-		return runModel(ctx, opts, func() ([]throttle.ThrottleRow, error) { return throttle.Throttle(c) }, draw)
+		return runModel(ctx, opts, func() ([]throttle.Row, error) { return throttle.Run(c) }, draw)
 	}
-	var full []throttle.ThrottleRow
+	var full []throttle.Row
 	return runModel(ctx, opts, func() (rows []throttleClientRow, err error) {
-		full, err = throttle.Throttle(c)
-		return clientSide(full, func(r throttle.ThrottleRow) throttleClientRow {
+		full, err = throttle.Run(c)
+		return clientSide(full, func(r throttle.Row) throttleClientRow {
 			return throttleClientRow{r.DemandRatio, r.Throttler, r.PReject, r.BackendLoadRatio, r.GoodputRatio, r.LatencyP50MS, r.LatencyP99MS}
 		}), err
 	}, func([]throttleClientRow) *chart.Figure { return draw(full) })
@@ -99,7 +99,7 @@ type throttleClientRow struct {
 // throttleChart draws, against the demand, the backend's load and the
 // goodput per capacity, one line per throttler: the SRE counting's flat
 // K × capacity against the others' growth.
-func throttleChart(rows []throttle.ThrottleRow, sh simshed.Config) *chart.Figure {
+func throttleChart(rows []throttle.Row, sh simshed.Config) *chart.Figure {
 	load := chart.Panel{Title: "Load on the backend", XLabel: "demand ÷ capacity", YLabel: "attempts received ÷ capacity (log scale)", LogY: true}
 	good := chart.Panel{Title: "Goodput", XLabel: "demand ÷ capacity", YLabel: "successes ÷ capacity"}
 	shed := chart.Panel{Title: "Shed by the backend", XLabel: "demand ÷ capacity", YLabel: "attempts shed ÷ capacity"}

@@ -10,7 +10,7 @@ import (
 // BenchmarkFleet is `again sim fleet` with its defaults: 3 × 11 × 6 cells.
 func BenchmarkFleet(b *testing.B) {
 	for b.Loop() {
-		if _, err := fleet.Fleet(fleet.FleetConfig{Seed: 1, Runner: simtest.Parallel}); err != nil {
+		if _, err := fleet.Run(fleet.Config{Seed: 1, Runner: simtest.Parallel}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -10,11 +10,11 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-// FleetConfig configures Fleet. Zero fields mean the values in brackets.
+// Config configures Run. Zero fields mean the values in brackets.
 // The table has a cell per client count, failure probability and
-// strategy: at most MaxFleetCells, making at most MaxFleetCalls calls in
+// strategy: at most MaxCells, making at most MaxCalls calls in
 // all.
-type FleetConfig struct {
+type Config struct {
 	// Clients lists the fleet sizes [10, 100, 1000], from 1 to MaxClients.
 	Clients []int
 	// Failures lists the probabilities that an attempt fails, each in
@@ -34,9 +34,9 @@ type FleetConfig struct {
 	Runner sim.Runner
 }
 
-// FleetRow is one cell of the fleet table. Its JSON form is a row of
+// Row is one cell of the fleet table. Its JSON form is a row of
 // `again sim fleet --format json`.
-type FleetRow struct {
+type Row struct {
 	Clients  int          `json:"clients"`
 	Failure  float64      `json:"failure"`
 	Strategy sim.Strategy `json:"strategy"`
@@ -53,7 +53,7 @@ const (
 	bucketPerCall  = 0.1 // tokens added by every call
 )
 
-func (c *FleetConfig) withDefaults() (FleetConfig, error) {
+func (c *Config) withDefaults() (Config, error) {
 	d := *c
 	if len(d.Clients) == 0 {
 		d.Clients = []int{10, 100, 1000}
@@ -104,36 +104,36 @@ func (c *FleetConfig) withDefaults() (FleetConfig, error) {
 	// 10000 × 10000 × 6 cells: a table of gigabytes and days. Bound the
 	// cells, and the calls they make in all.
 	nc, nf, ns := len(d.Clients), len(d.Failures), len(d.Strategies)
-	if nc*nf > MaxFleetCells/ns {
-		return d, &sim.FieldError{Field: FieldFleetCells, Value: sim.Product(nc, nf, ns), Accepted: fmt.Sprintf("at most %d cells", MaxFleetCells)}
+	if nc*nf > MaxCells/ns {
+		return d, &sim.FieldError{Field: FieldCells, Value: sim.Product(nc, nf, ns), Accepted: fmt.Sprintf("at most %d cells", MaxCells)}
 	}
-	if calls := d.calls(); calls > 0 && nc*nf*ns > MaxFleetCalls/calls {
-		return d, &sim.FieldError{Field: FieldFleetCalls, Value: sim.Product(nc, nf, ns, calls), Accepted: fmt.Sprintf("at most %d calls", MaxFleetCalls)}
+	if calls := d.calls(); calls > 0 && nc*nf*ns > MaxCalls/calls {
+		return d, &sim.FieldError{Field: FieldCalls, Value: sim.Product(nc, nf, ns, calls), Accepted: fmt.Sprintf("at most %d calls", MaxCalls)}
 	}
 	return d, nil
 }
 
 // calls returns the calls of one cell: Rate × Duration.
-func (c *FleetConfig) calls() int { return int(math.Round(c.Rate * c.Duration.Seconds())) }
+func (c *Config) calls() int { return int(math.Round(c.Rate * c.Duration.Seconds())) }
 
-// FieldFleetCells is the Field of the *sim.FieldError for cells above MaxFleetCells.
-const FieldFleetCells = "len(Clients) × len(Failures) × len(Strategies)"
+// FieldCells is the Field of the *sim.FieldError for cells above MaxCells.
+const FieldCells = "len(Clients) × len(Failures) × len(Strategies)"
 
-// FieldFleetCalls is the Field of the *sim.FieldError for calls above MaxFleetCalls.
-const FieldFleetCalls = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration"
+// FieldCalls is the Field of the *sim.FieldError for calls above MaxCalls.
+const FieldCalls = "len(Clients) × len(Failures) × len(Strategies) × Rate × Duration"
 
 // Limits of the fleet model.
 const (
-	// MaxFleetCells bounds a table's cells: client counts × failure
+	// MaxCells bounds a table's cells: client counts × failure
 	// probabilities × strategies. The default table has 198.
-	MaxFleetCells = 100_000
-	// MaxFleetCalls bounds a table's calls, its cells × Rate × Duration:
+	MaxCells = 100_000
+	// MaxCalls bounds a table's calls, its cells × Rate × Duration:
 	// about 50 s of CPU. The default table makes 1,980,000, and
-	// MaxFleetCells cells of the default 10,000 calls make it exactly.
-	MaxFleetCalls = 1_000_000_000
+	// MaxCells cells of the default 10,000 calls make it exactly.
+	MaxCalls = 1_000_000_000
 )
 
-// Fleet runs the model of Marc Brooker's "Fixing retries with token buckets
+// Run simulates the model of Marc Brooker's "Fixing retries with token buckets
 // and circuit breakers" (2022): a fleet of clients shares Rate calls per
 // second for Duration, spread evenly and in turn over the clients; each
 // attempt fails independently with a fixed probability; a failed attempt is
@@ -151,15 +151,15 @@ const (
 // before it has earned any, so the fleet's amplification grows with its size
 // while a shared budget's does not.
 //
-// Fleet returns one row per client count, failure probability and strategy,
+// Run returns one row per client count, failure probability and strategy,
 // in that order, or a *FieldError.
-func Fleet(c FleetConfig) ([]FleetRow, error) {
+func Run(c Config) ([]Row, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	nf, ns := len(c.Failures), len(c.Strategies)
-	rows := make([]FleetRow, len(c.Clients)*nf*ns)
+	rows := make([]Row, len(c.Clients)*nf*ns)
 	c.Runner.Run(len(rows), func(i int) {
 		n, p, s := c.Clients[i/(nf*ns)], c.Failures[i/ns%nf], c.Strategies[i%ns]
 		rows[i] = fleetRun(&c, n, p, s)
@@ -169,7 +169,7 @@ func Fleet(c FleetConfig) ([]FleetRow, error) {
 
 // fleetRun runs one cell. The failures come from a stream shared by every
 // strategy of the cell, so that the strategies face the same luck.
-func fleetRun(c *FleetConfig, n int, p float64, s sim.Strategy) FleetRow {
+func fleetRun(c *Config, n int, p float64, s sim.Strategy) Row {
 	r := sim.Stream(c.Seed, sim.StringID("fleet"), uint64(n), sim.FloatID(p))
 	calls := c.calls()
 	var (
@@ -246,7 +246,7 @@ func fleetRun(c *FleetConfig, n int, p float64, s sim.Strategy) FleetRow {
 			}
 		}
 	}
-	return FleetRow{
+	return Row{
 		Clients:       n,
 		Failure:       p,
 		Strategy:      s,

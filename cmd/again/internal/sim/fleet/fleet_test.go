@@ -21,18 +21,18 @@ func TestSimFleetConclusions(t *testing.T) {
 }
 
 func fleetConclusions(t *testing.T, seed uint64) {
-	rows, err := Fleet(FleetConfig{Seed: seed, Runner: simtest.Parallel})
+	rows, err := Run(Config{Seed: seed, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := func(n int, p float64, s sim.Strategy) FleetRow {
+	get := func(n int, p float64, s sim.Strategy) Row {
 		for _, r := range rows {
 			if r.Clients == n && r.Failure == p && r.Strategy == s {
 				return r
 			}
 		}
 		t.Fatalf("no row for %d clients, failure %v, %s", n, p, s)
-		return FleetRow{}
+		return Row{}
 	}
 	for _, n := range []int{10, 100, 1000} {
 		if a := get(n, 1, sim.Retries).Amplification; a != 4 {
@@ -76,13 +76,13 @@ func fleetConclusions(t *testing.T, seed uint64) {
 }
 
 func TestSimFleetGolden(t *testing.T) {
-	c := FleetConfig{Seed: 1, Failures: []float64{0.2, 0.6, 1}}
-	serial, err := Fleet(c)
+	c := Config{Seed: 1, Failures: []float64{0.2, 0.6, 1}}
+	serial, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Runner = simtest.Parallel
-	par, _ := Fleet(c)
+	par, _ := Run(c)
 	var b strings.Builder
 	for i, r := range serial {
 		fmt.Fprintf(&b, "%d,%v,%s,%.4f,%.4f\n", r.Clients, r.Failure, r.Strategy, r.Amplification, r.SuccessRatio)
@@ -94,15 +94,15 @@ func TestSimFleetGolden(t *testing.T) {
 }
 
 func TestSimFleetRejects(t *testing.T) {
-	for _, c := range []FleetConfig{
+	for _, c := range []Config{
 		{Clients: []int{0}},
 		{Failures: []float64{1.5}},
 		{Strategies: []sim.Strategy{sim.Immediate}},
 		{Rate: -1},
 		{Retries: 101},
 	} {
-		if _, err := Fleet(c); err == nil {
-			t.Errorf("Fleet(%+v) returned no error", c)
+		if _, err := Run(c); err == nil {
+			t.Errorf("Run(%+v) returned no error", c)
 		}
 	}
 }

@@ -16,9 +16,9 @@ const (
 	Lognormal = latency.Lognormal // Median·e^(Sigma·Z)
 )
 
-// MaxHedgeLatency caps every latency the hedge model draws:
+// MaxLatency caps every latency the hedge model draws:
 // latency.Max.
-const MaxHedgeLatency = latency.Max
+const MaxLatency = latency.Max
 
 // Distribution is the latency of a request on an idle server:
 // latency.Distribution (fault.Distribution), whose zero fields take its

@@ -8,8 +8,8 @@ import (
 
 // The Tail at Scale's shape: hedging after the p95 costs about 5 % more
 // requests and cuts the p99.9 several times.
-func ExampleHedge() {
-	rows, err := hedge.Hedge(hedge.HedgeConfig{Seed: 1, Requests: 20_000, Quantiles: []float64{0, 0.95}})
+func ExampleRun() {
+	rows, err := hedge.Run(hedge.Config{Seed: 1, Requests: 20_000, Quantiles: []float64{0, 0.95}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -12,8 +12,8 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-// HedgeConfig configures Hedge. Zero fields mean the values in brackets.
-type HedgeConfig struct {
+// Config configures Run. Zero fields mean the values in brackets.
+type Config struct {
 	// Dist is the latency of a request on an idle server.
 	Dist Distribution
 	// Quantiles lists the hedge quantiles to compare, each 0 (no hedging)
@@ -29,7 +29,7 @@ type HedgeConfig struct {
 	// retry.TokenBucket: hedges at most about that share of the successes.
 	BudgetRatio float64
 	// Requests [100,000] is the number of requests per row, 1,000 to
-	// MaxHedgeRequests.
+	// MaxRequests.
 	Requests int
 	// Seed seeds the random streams; every value, 0 included, is a seed.
 	Seed uint64
@@ -37,25 +37,25 @@ type HedgeConfig struct {
 	Runner sim.Runner
 }
 
-// MaxHedgeRequests bounds HedgeConfig.Requests.
-const MaxHedgeRequests = 1_000_000
+// MaxRequests bounds Config.Requests.
+const MaxRequests = 1_000_000
 
-// FieldHedgeAttempts is the Field of the *sim.FieldError for attempts above MaxHedgeAttempts.
-const FieldHedgeAttempts = "len(Quantiles) × Requests × (1 + MaxHedges)"
+// FieldAttempts is the Field of the *sim.FieldError for attempts above MaxAttempts.
+const FieldAttempts = "len(Quantiles) × Requests × (1 + MaxHedges)"
 
-// MaxHedgeAttempts bounds len(Quantiles) × Requests × (1 + MaxHedges)
-// (FieldHedgeAttempts): the most attempts the table can start, which is
+// MaxAttempts bounds len(Quantiles) × Requests × (1 + MaxHedges)
+// (FieldAttempts): the most attempts the table can start, which is
 // its work (four rows per quantile), and, per row, its memory (24 bytes an
 // attempt, for two rows at once). At the limit, a server near saturation
 // (--load and --overload 0.99) and the worst hedge quantile (0.5), the
 // table takes about 6 s of CPU and 170 MB (BENCHMARKS.md); each size at
 // its own limit (10⁶ requests, 20 quantiles, 3 hedges) took 100 s and
 // 327 MB. The defaults are 1,000,000.
-const MaxHedgeAttempts = 2_500_000
+const MaxAttempts = 2_500_000
 
-// HedgeRow is one row of Hedge. Its JSON form is a row of
+// Row is one row of Run. Its JSON form is a row of
 // `again sim hedge --format json`.
-type HedgeRow struct {
+type Row struct {
 	// HedgeQuantile is the quantile after which a request is hedged; 0
 	// means never.
 	HedgeQuantile float64 `json:"hedge_quantile"`
@@ -72,7 +72,7 @@ type HedgeRow struct {
 	Overloaded bool `json:"overloaded"`
 }
 
-func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
+func (c *Config) withDefaults() (Config, error) {
 	d := *c
 	if err := distDefaults(&d.Dist); err != nil {
 		return d, err
@@ -115,18 +115,18 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 	if d.Requests == 0 {
 		d.Requests = 100_000
 	}
-	if err := sim.CheckInt("Requests", d.Requests, 1000, MaxHedgeRequests); err != nil {
+	if err := sim.CheckInt("Requests", d.Requests, 1000, MaxRequests); err != nil {
 		return d, err
 	}
 	// Each size is within its limit, but together they could ask for 80
 	// rows of 4 M attempts each.
-	if nq, per := len(d.Quantiles), d.Requests*(1+d.MaxHedges); nq > MaxHedgeAttempts/per {
-		return d, &sim.FieldError{Field: FieldHedgeAttempts, Value: sim.Product(nq, d.Requests, 1+d.MaxHedges), Accepted: fmt.Sprintf("at most %d attempts", MaxHedgeAttempts)}
+	if nq, per := len(d.Quantiles), d.Requests*(1+d.MaxHedges); nq > MaxAttempts/per {
+		return d, &sim.FieldError{Field: FieldAttempts, Value: sim.Product(nq, d.Requests, 1+d.MaxHedges), Accepted: fmt.Sprintf("at most %d attempts", MaxAttempts)}
 	}
 	return d, nil
 }
 
-// Hedge runs the hedging model: requests arrive as a Poisson process at a
+// Run simulates the hedging model: requests arrive as a Poisson process at a
 // server that shares itself equally among the attempts in progress
 // (processor sharing), so that an attempt whose latency on an idle server
 // would be S takes S × the attempts in progress over its lifetime: the
@@ -148,19 +148,19 @@ func (c *HedgeConfig) withDefaults() (HedgeConfig, error) {
 // Rows come in the order: normal then overloaded; for each, the quantiles
 // in order, each without then with the budget (the no-hedging quantile 0
 // only without). It returns a *FieldError for an invalid c.
-func Hedge(c HedgeConfig) ([]HedgeRow, error) {
+func Run(c Config) ([]Row, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	var rows []HedgeRow
+	var rows []Row
 	for _, over := range []bool{false, true} {
 		for _, q := range c.Quantiles {
 			for _, budget := range []bool{false, true} {
 				if budget && q == 0 {
 					continue
 				}
-				rows = append(rows, HedgeRow{HedgeQuantile: q, Budget: budget, Overloaded: over})
+				rows = append(rows, Row{HedgeQuantile: q, Budget: budget, Overloaded: over})
 			}
 		}
 	}
@@ -189,10 +189,10 @@ func Hedge(c HedgeConfig) ([]HedgeRow, error) {
 // arrays of the narrowest types that keep the run exact: 9 bytes per
 // request and 24 per attempt, its end mark included. An overloaded row
 // without a budget keeps nearly all of its attempts in progress to the end
-// (4 M of them at MaxHedgeRequests and 3 hedges), so that the width of
+// (4 M of them at MaxRequests and 3 hedges), so that the width of
 // these arrays is the model's memory. reset sizes them for the most
 // attempts a run can start, so that no run copies them to grow them (the
-// old and the new array, both live for a moment); Hedge reuses one per
+// old and the new array, both live for a moment); Run reuses one per
 // goroutine from row to row.
 type hedgeSpace struct {
 	// Per request, in the order they arrive.
@@ -249,7 +249,7 @@ type hedgeEvent struct {
 	req  int32 // the request; the attempt for hedgeStalled
 }
 
-func hedgeRun(c *HedgeConfig, row HedgeRow, s *hedgeSpace) HedgeRow {
+func hedgeRun(c *Config, row Row, s *hedgeSpace) Row {
 	budgetID := uint64(0)
 	if row.Budget {
 		budgetID = 1

@@ -11,7 +11,7 @@ import (
 )
 
 // hedgeRow returns the row of rows for q, budget and over.
-func hedgeRow(t *testing.T, rows []HedgeRow, q float64, budget, over bool) HedgeRow {
+func hedgeRow(t *testing.T, rows []Row, q float64, budget, over bool) Row {
 	t.Helper()
 	for _, r := range rows {
 		if r.HedgeQuantile == q && r.Budget == budget && r.Overloaded == over {
@@ -19,7 +19,7 @@ func hedgeRow(t *testing.T, rows []HedgeRow, q float64, budget, over bool) Hedge
 		}
 	}
 	t.Fatalf("no row for quantile %v, budget %v, overloaded %v", q, budget, over)
-	return HedgeRow{}
+	return Row{}
 }
 
 // checkHedgeShape asserts The Tail at Scale's shape and the storm: at
@@ -27,9 +27,9 @@ func hedgeRow(t *testing.T, rows []HedgeRow, q float64, budget, over bool) Hedge
 // p99.9 at least 5×; overloaded, hedging after a fixed delay without a
 // budget collapses (the median latency a hundred times the unhedged one),
 // and with the budget it does not (within 2× of it, at most ~10 % extra).
-func checkHedgeShape(t *testing.T, c HedgeConfig) {
+func checkHedgeShape(t *testing.T, c Config) {
 	t.Helper()
-	rows, err := Hedge(c)
+	rows, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func checkHedgeShape(t *testing.T, c HedgeConfig) {
 }
 
 func TestSimHedgeShape(t *testing.T) {
-	checkHedgeShape(t, HedgeConfig{Seed: 1, Requests: 30_000, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
+	checkHedgeShape(t, Config{Seed: 1, Requests: 30_000, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
 }
 
 // The same shape over seeds, at the default size: long Monte Carlo.
@@ -65,12 +65,12 @@ func TestSimHedgeShapeSeeds(t *testing.T) {
 		t.Skip("long Monte Carlo; runs without -short")
 	}
 	for seed := range uint64(3) {
-		checkHedgeShape(t, HedgeConfig{Seed: seed + 2, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
+		checkHedgeShape(t, Config{Seed: seed + 2, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
 	}
 }
 
 func TestSimHedgeLognormal(t *testing.T) {
-	rows, err := Hedge(HedgeConfig{Seed: 1, Requests: 20_000, Dist: Distribution{Name: Lognormal, Sigma: 1.5}, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
+	rows, err := Run(Config{Seed: 1, Requests: 20_000, Dist: Distribution{Name: Lognormal, Sigma: 1.5}, Quantiles: []float64{0, 0.95}, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestSimHedgeLognormal(t *testing.T) {
 }
 
 func TestSimHedgeRows(t *testing.T) {
-	rows, err := Hedge(HedgeConfig{Seed: 1, Requests: 1000, Quantiles: []float64{0, 0.9}})
+	rows, err := Run(Config{Seed: 1, Requests: 1000, Quantiles: []float64{0, 0.9}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,13 +104,13 @@ func TestSimHedgeRows(t *testing.T) {
 
 // The rows are the same whether they run one by one or on every core.
 func TestSimHedgeDeterministic(t *testing.T) {
-	c := HedgeConfig{Seed: 7, Requests: 2000}
-	serial, err := Hedge(c)
+	c := Config{Seed: 7, Requests: 2000}
+	serial, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Runner = simtest.Parallel
-	par, err := Hedge(c)
+	par, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,41 +122,41 @@ func TestSimHedgeDeterministic(t *testing.T) {
 func TestSimHedgeRejects(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		c     HedgeConfig
+		c     Config
 		field string
 	}{
-		{"unknown distribution", HedgeConfig{Dist: Distribution{Name: "uniform"}}, "Dist"},
-		{"alpha 1: no mean", HedgeConfig{Dist: Distribution{Alpha: 1}}, "Alpha"},
-		{"negative sigma", HedgeConfig{Dist: Distribution{Sigma: -1}}, "Sigma"},
-		{"scale too long", HedgeConfig{Dist: Distribution{Scale: 2e9}}, "Scale"},
-		{"quantile 1", HedgeConfig{Quantiles: []float64{1}}, "Quantiles"},
-		{"no quantiles", HedgeConfig{Quantiles: []float64{}}, "Quantiles"},
-		{"load 1", HedgeConfig{Load: 1}, "Load"},
-		{"overload above 1", HedgeConfig{Overload: 1.5}, "Overload"},
-		{"four hedges", HedgeConfig{MaxHedges: 4}, "MaxHedges"},
-		{"budget ratio", HedgeConfig{BudgetRatio: 2}, "BudgetRatio"},
-		{"too few requests", HedgeConfig{Requests: 10}, "Requests"},
+		{"unknown distribution", Config{Dist: Distribution{Name: "uniform"}}, "Dist"},
+		{"alpha 1: no mean", Config{Dist: Distribution{Alpha: 1}}, "Alpha"},
+		{"negative sigma", Config{Dist: Distribution{Sigma: -1}}, "Sigma"},
+		{"scale too long", Config{Dist: Distribution{Scale: 2e9}}, "Scale"},
+		{"quantile 1", Config{Quantiles: []float64{1}}, "Quantiles"},
+		{"no quantiles", Config{Quantiles: []float64{}}, "Quantiles"},
+		{"load 1", Config{Load: 1}, "Load"},
+		{"overload above 1", Config{Overload: 1.5}, "Overload"},
+		{"four hedges", Config{MaxHedges: 4}, "MaxHedges"},
+		{"budget ratio", Config{BudgetRatio: 2}, "BudgetRatio"},
+		{"too few requests", Config{Requests: 10}, "Requests"},
 		// Each size within its own limit, together too many: 100 s and
 		// 327 MB at the three limits.
-		{"every size at its limit", HedgeConfig{Requests: MaxHedgeRequests, MaxHedges: 3, Quantiles: make([]float64, 20)}, FieldHedgeAttempts},
-		{"the default quantiles with a million requests", HedgeConfig{Requests: MaxHedgeRequests}, FieldHedgeAttempts},
-		{"one attempt too many", HedgeConfig{Requests: MaxHedgeAttempts/4 + 1, MaxHedges: 3, Quantiles: []float64{0.5}}, FieldHedgeAttempts},
+		{"every size at its limit", Config{Requests: MaxRequests, MaxHedges: 3, Quantiles: make([]float64, 20)}, FieldAttempts},
+		{"the default quantiles with a million requests", Config{Requests: MaxRequests}, FieldAttempts},
+		{"one attempt too many", Config{Requests: MaxAttempts/4 + 1, MaxHedges: 3, Quantiles: []float64{0.5}}, FieldAttempts},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Hedge(tt.c)
+			_, err := Run(tt.c)
 			var fe *sim.FieldError
 			if !errors.As(err, &fe) || fe.Field != tt.field || !errors.Is(err, sim.ErrInvalid) {
-				t.Errorf("Hedge = %v; want a *FieldError for %s", err, tt.field)
+				t.Errorf("Run = %v; want a *FieldError for %s", err, tt.field)
 			}
 		})
 	}
 	// The combined limit states its terms and its result.
-	_, err := Hedge(HedgeConfig{Requests: MaxHedgeRequests, MaxHedges: 3, Quantiles: make([]float64, 20)})
+	_, err := Run(Config{Requests: MaxRequests, MaxHedges: 3, Quantiles: make([]float64, 20)})
 	if want := "sim: len(Quantiles) × Requests × (1 + MaxHedges) must be at most 2500000 attempts, got 20 × 1000000 × 4 = 80000000"; err == nil || err.Error() != want {
-		t.Errorf("Hedge at every limit: %v; want %q", err, want)
+		t.Errorf("Run at every limit: %v; want %q", err, want)
 	}
 	// At the limit itself the configuration is accepted.
-	if _, err := (&HedgeConfig{Requests: MaxHedgeAttempts / 4, MaxHedges: 3, Quantiles: []float64{0.5}}).withDefaults(); err != nil {
+	if _, err := (&Config{Requests: MaxAttempts / 4, MaxHedges: 3, Quantiles: []float64{0.5}}).withDefaults(); err != nil {
 		t.Errorf("at the limit: %v; want it accepted", err)
 	}
 }
@@ -171,13 +171,13 @@ func TestSimHedgeRejects(t *testing.T) {
 // --requests 1000000 --max-hedges 3`. A second row on the same hedgeSpace
 // allocates next to nothing.
 func TestSimHedgeMemoryPerRequest(t *testing.T) {
-	c, err := (&HedgeConfig{Seed: 1, Requests: 100_000, MaxHedges: 3}).withDefaults()
+	c, err := (&Config{Seed: 1, Requests: 100_000, MaxHedges: 3}).withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := HedgeRow{HedgeQuantile: 0.5, Overloaded: true}
+	row := Row{HedgeQuantile: 0.5, Overloaded: true}
 	s := new(hedgeSpace)
-	perRequest := func() (HedgeRow, float64) {
+	perRequest := func() (Row, float64) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)

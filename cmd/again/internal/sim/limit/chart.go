@@ -20,7 +20,7 @@ import (
 // success p99. It is the chart of `again sim limit --svg` and of the
 // bench module's TestLimitEnvoySetup (cmd/again/internal/sim/chart/svg
 // -limit), so that the two read alike.
-func Chart(rows []LimitRow, title, note string) *chart.Figure {
+func Chart(rows []Row, title, note string) *chart.Figure {
 	lim := chart.Panel{Title: "Limit", XLabel: "time (s)", YLabel: "calls in flight allowed (log scale)", LogY: true}
 	good := chart.Panel{Title: "Goodput", XLabel: "time (s)", YLabel: "successes per second ÷ capacity"}
 	p99 := chart.Panel{Title: "Success p99", XLabel: "time (s)", YLabel: "ms (log scale)", LogY: true}
@@ -62,11 +62,11 @@ func Chart(rows []LimitRow, title, note string) *chart.Figure {
 }
 
 // ReadCSV reads rows in the CSV of `again sim limit --format csv`: a
-// header of LimitRow's JSON names, in order, then at least one row whose
+// header of Row's JSON names, in order, then at least one row whose
 // numbers are 0 or more, up to 2^53 (Refused and TimedOut whole). The bench module's
 // TestLimitEnvoySetup writes the same columns with -limit.out, naming its
 // limiters in its own words, which ReadCSV takes as they are.
-func ReadCSV(r io.Reader) ([]LimitRow, error) {
+func ReadCSV(r io.Reader) ([]Row, error) {
 	recs, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func ReadCSV(r io.Reader) ([]LimitRow, error) {
 	if len(recs) < 2 || !slices.Equal(recs[0], cols) {
 		return nil, errors.New("want a header of " + strings.Join(cols, ",") + " and at least one row")
 	}
-	rows := make([]LimitRow, 0, len(recs)-1)
+	rows := make([]Row, 0, len(recs)-1)
 	for n, rec := range recs[1:] {
 		v := make([]float64, len(rec))
 		for i := 1; i < len(rec); i++ {
@@ -90,16 +90,16 @@ func ReadCSV(r io.Reader) ([]LimitRow, error) {
 			}
 			v[i] = f
 		}
-		rows = append(rows, LimitRow{Limiter: Limiting(rec[0]), TimeS: v[1], OfferedRatio: v[2], Limit: v[3],
+		rows = append(rows, Row{Limiter: Limiting(rec[0]), TimeS: v[1], OfferedRatio: v[2], Limit: v[3],
 			GoodputRatio: v[4], SuccessP50MS: v[5], SuccessP99MS: v[6], Refused: int(v[7]), TimedOut: int(v[8])})
 	}
 	return rows, nil
 }
 
-// csvColumns returns LimitRow's JSON names, the CSV's header: read from
+// csvColumns returns Row's JSON names, the CSV's header: read from
 // the struct, so that the reader cannot drift from the rows it reads.
 func csvColumns() []string {
-	t := reflect.TypeFor[LimitRow]()
+	t := reflect.TypeFor[Row]()
 	cols := make([]string, t.NumField())
 	for i := range cols {
 		cols[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")

@@ -9,7 +9,7 @@ import (
 const csvHeader = "limiter,time_s,offered_ratio,limit,goodput_ratio,success_p50_ms,success_p99_ms,refused,timed_out\n"
 
 // The bench writes this header by hand (bench/limit_test.go cannot import
-// this package): it must stay LimitRow's JSON names.
+// this package): it must stay Row's JSON names.
 func TestCSVColumnsAreTheBenchsHeader(t *testing.T) {
 	if got := strings.Join(csvColumns(), ",") + "\n"; got != csvHeader {
 		t.Errorf("csvColumns() = %q, want the bench's header %q", got, csvHeader)
@@ -23,7 +23,7 @@ func TestReadCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []LimitRow{
+	want := []Row{
 		{Limiter: "again, fixed 8", TimeS: 2, OfferedRatio: 1.5, Limit: 8, GoodputRatio: 0.88, SuccessP50MS: 13.7, SuccessP99MS: 166, Refused: 11},
 		{Limiter: "none", TimeS: 4, OfferedRatio: 0.5, TimedOut: 3398},
 	}
@@ -52,7 +52,7 @@ func TestReadCSVRefuses(t *testing.T) {
 }
 
 func TestChart(t *testing.T) {
-	f := Chart([]LimitRow{
+	f := Chart([]Row{
 		{Limiter: "none", TimeS: 1, OfferedRatio: 0.5, GoodputRatio: 0.5, SuccessP50MS: 20, SuccessP99MS: 100},
 		{Limiter: "none", TimeS: 2, OfferedRatio: 1.5, TimedOut: 90},
 		{Limiter: "fixed", TimeS: 1, OfferedRatio: 0.7, Limit: 8, GoodputRatio: 0.5, SuccessP50MS: 20, SuccessP99MS: 100},

@@ -1,7 +1,7 @@
 // Package limit models a client bounding its calls in flight before an
 // overloaded server.
 //
-// [Limit] compares no limit, a fixed one and package limiter's adaptive
+// [Run] compares no limit, a fixed one and package limiter's adaptive
 // limits (AIMD, Vegas, Gradient2) on a load ramped past the server's
 // capacity, after Envoy's adaptive concurrency filter.
 //

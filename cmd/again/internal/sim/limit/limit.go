@@ -15,26 +15,26 @@ import (
 // flight.
 type Limiting string
 
-// The limitings that Limit compares, with package limiter's own code.
+// The limitings that Run compares, with package limiter's own code.
 const (
-	LimitNone      Limiting = "none"      // no bound
-	LimitFixed     Limiting = "fixed"     // a fixed limit of Workers
-	LimitAIMD      Limiting = "aimd"      // limiter.AIMD{Min: 1}
-	LimitVegas     Limiting = "vegas"     // limiter.Vegas{}
-	LimitGradient2 Limiting = "gradient2" // limiter.Gradient2{Min: 1}
+	None      Limiting = "none"      // no bound
+	Fixed     Limiting = "fixed"     // a fixed limit of Workers
+	AIMD      Limiting = "aimd"      // limiter.AIMD{Min: 1}
+	Vegas     Limiting = "vegas"     // limiter.Vegas{}
+	Gradient2 Limiting = "gradient2" // limiter.Gradient2{Min: 1}
 )
 
-// Limitings returns the limitings of Limit, in order.
+// Limitings returns the limitings of Run, in order.
 func Limitings() []Limiting {
-	return []Limiting{LimitNone, LimitFixed, LimitAIMD, LimitVegas, LimitGradient2}
+	return []Limiting{None, Fixed, AIMD, Vegas, Gradient2}
 }
 
-// LimitConfig configures Limit. Zero fields mean the values in brackets:
+// Config configures Run. Zero fields mean the values in brackets:
 // Envoy's first published run of its adaptive concurrency filter (issue
 // 7789), a server of 8 workers, a service time with p90 50 ms and p99
 // 150 ms, clients with a 1 s timeout, the load ramped past the tipping
 // point.
-type LimitConfig struct {
+type Config struct {
 	// Limitings lists what to compare [Limitings()].
 	Limitings []Limiting
 	// Workers [8] is how many requests the server serves at once; the
@@ -59,9 +59,9 @@ type LimitConfig struct {
 	Runner sim.Runner
 }
 
-// LimitRow is one limiting over one window of the run. Its JSON form is a
+// Row is one limiting over one window of the run. Its JSON form is a
 // row of `again sim limit --format json`.
-type LimitRow struct {
+type Row struct {
 	Limiter Limiting `json:"limiter"`
 	// TimeS is the end of the window, in seconds from the start.
 	TimeS float64 `json:"time_s"`
@@ -83,14 +83,14 @@ type LimitRow struct {
 	TimedOut int `json:"timed_out"`
 }
 
-// MaxLimitWorkers bounds LimitConfig.Workers.
-const MaxLimitWorkers = 1000
+// MaxWorkers bounds Config.Workers.
+const MaxWorkers = 1000
 
-// FieldLimitRequests is the Field of the *sim.FieldError for too many requests
-// in one cell of Limit.
-const FieldLimitRequests = "max(From, To) × capacity × Duration"
+// FieldRequests is the Field of the *sim.FieldError for too many requests
+// in one cell of Run.
+const FieldRequests = "max(From, To) × capacity × Duration"
 
-func (c *LimitConfig) withDefaults() (LimitConfig, error) {
+func (c *Config) withDefaults() (Config, error) {
 	d := *c
 	if len(d.Limitings) == 0 {
 		d.Limitings = Limitings()
@@ -103,7 +103,7 @@ func (c *LimitConfig) withDefaults() (LimitConfig, error) {
 	if d.Workers == 0 {
 		d.Workers = 8
 	}
-	if err := sim.CheckInt("Workers", d.Workers, 1, MaxLimitWorkers); err != nil {
+	if err := sim.CheckInt("Workers", d.Workers, 1, MaxWorkers); err != nil {
 		return d, err
 	}
 	if d.Service == (latency.Distribution{}) {
@@ -143,7 +143,7 @@ func (c *LimitConfig) withDefaults() (LimitConfig, error) {
 		}
 	}
 	if n := max(d.From, d.To) * d.capacity() * d.Duration.Seconds(); n > sim.MaxRequests {
-		return d, &sim.FieldError{Field: FieldLimitRequests, Value: fmt.Sprintf("%.0f", n), Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
+		return d, &sim.FieldError{Field: FieldRequests, Value: fmt.Sprintf("%.0f", n), Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
 	}
 	return d, nil
 }
@@ -151,7 +151,7 @@ func (c *LimitConfig) withDefaults() (LimitConfig, error) {
 // capacity is the requests per second the server serves: Workers ÷ the
 // mean service time (a lognormal's mean is its median × e^(σ²/2); a
 // Pareto's Scale × α/(α−1)).
-func (c *LimitConfig) capacity() float64 {
+func (c *Config) capacity() float64 {
 	s := c.Service
 	mean := float64(s.Scale) * s.Alpha / (s.Alpha - 1)
 	if s.Name == latency.Lognormal {
@@ -160,22 +160,22 @@ func (c *LimitConfig) capacity() float64 {
 	return float64(c.Workers) / (mean / float64(time.Second))
 }
 
-// Limit runs the concurrency-limit model: one client offers Poisson
+// Run simulates the concurrency-limit model: one client offers Poisson
 // requests, ramped from From to To times the server's capacity, to a
 // server of Workers workers and a FIFO queue; a request unanswered after
 // Timeout fails (the server still serves it). Before each request the
 // client takes a permit of its limiter (package limiter, on the model's
 // clock, without waiting): none, a fixed limit of Workers, or an adaptive
-// one, which learns each success's RTT and each timeout as a loss. Limit
+// one, which learns each success's RTT and each timeout as a loss. Run
 // returns one row per limiting and window, limiting-major, or a
 // *FieldError.
-func Limit(c LimitConfig) ([]LimitRow, error) {
+func Run(c Config) ([]Row, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	windows := int(math.Ceil(float64(c.Duration) / float64(c.Window)))
-	rows := make([]LimitRow, len(c.Limitings)*windows)
+	rows := make([]Row, len(c.Limitings)*windows)
 	c.Runner.Run(len(c.Limitings), func(i int) {
 		copy(rows[i*windows:], limitRun(&c, c.Limitings[i], windows))
 	})
@@ -183,18 +183,18 @@ func Limit(c LimitConfig) ([]LimitRow, error) {
 }
 
 // newLimiter makes the limiting l's Limiter on the model's clock, or nil.
-func newLimiter(c *LimitConfig, l Limiting, clock limiter.Clock, r limiterRand) *limiter.Limiter {
+func newLimiter(c *Config, l Limiting, clock limiter.Clock, r limiterRand) *limiter.Limiter {
 	cfg := limiter.Config{Clock: clock, Rand: r}
 	switch l {
-	case LimitNone:
+	case None:
 		return nil
-	case LimitFixed:
+	case Fixed:
 		cfg.Limit = c.Workers
-	case LimitAIMD:
+	case AIMD:
 		cfg.Algorithm = limiter.AIMD{Min: 1}
-	case LimitVegas:
+	case Vegas:
 		cfg.Algorithm = limiter.Vegas{}
-	case LimitGradient2:
+	case Gradient2:
 		cfg.Algorithm = limiter.Gradient2{Min: 1}
 	}
 	lim, err := limiter.New(cfg)
@@ -225,19 +225,19 @@ type limRequest struct {
 	ended   bool // answered or timed out: the client is done with it
 }
 
-func limitRun(c *LimitConfig, l Limiting, windows int) []LimitRow {
+func limitRun(c *Config, l Limiting, windows int) []Row {
 	arrivals := sim.Stream(c.Seed, sim.StringID("limit arrivals"))
 	service := sim.Stream(c.Seed, sim.StringID("limit service"))
 	r := sim.Stream(c.Seed, sim.StringID("limit"), sim.StringID(string(l)))
 	var clock sim.VirtualClock
 	lim := newLimiter(c, l, &clock, r)
 	capacity := c.capacity()
-	rows := make([]LimitRow, windows)
+	rows := make([]Row, windows)
 	limits := make([]float64, windows)
 	counts := make([]int, windows)
 	lat := make([][]float64, windows)
 	for i := range rows {
-		rows[i] = LimitRow{Limiter: l, TimeS: (time.Duration(i+1) * c.Window).Seconds()}
+		rows[i] = Row{Limiter: l, TimeS: (time.Duration(i+1) * c.Window).Seconds()}
 	}
 	win := func(at time.Duration) int { return min(int(at/c.Window), windows-1) }
 	// The offered rate at t: linear from From to To × capacity.

@@ -14,11 +14,11 @@ import (
 // and the adaptive limits keep it near the unloaded p99, and the adaptive
 // ones settle near 8.
 func TestLimitEnvoySetup(t *testing.T) {
-	rows, err := Limit(LimitConfig{Seed: 1})
+	rows, err := Run(Config{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := map[Limiting]LimitRow{}
+	last := map[Limiting]Row{}
 	for _, r := range rows {
 		last[r.Limiter] = r // the last window: 2.8 to 3 × capacity
 		t.Logf("%-9s t=%3.0f offered %.2f limit %6.1f goodput %.2f p50 %6.1f p99 %7.1f refused %5d timed out %5d",
@@ -28,16 +28,16 @@ func TestLimitEnvoySetup(t *testing.T) {
 	// timeout, then nothing succeeds: the queue never drains.
 	worst := 0.0
 	for _, r := range rows {
-		if r.Limiter == LimitNone {
+		if r.Limiter == None {
 			worst = max(worst, r.SuccessP99MS)
 		}
 	}
-	if worst < 900 || last[LimitNone].GoodputRatio > 0.1 {
-		t.Errorf("no limit: worst success p99 %.0f ms, goodput at 3 × capacity %.2f; want ≥ 900 ms and a collapse", worst, last[LimitNone].GoodputRatio)
+	if worst < 900 || last[None].GoodputRatio > 0.1 {
+		t.Errorf("no limit: worst success p99 %.0f ms, goodput at 3 × capacity %.2f; want ≥ 900 ms and a collapse", worst, last[None].GoodputRatio)
 	}
 	// Bounded, the p99 stays within 1.5 × the unloaded p99 (150 ms), and
 	// the adaptive limits settle within 25 % of the 8 workers.
-	for _, l := range []Limiting{LimitFixed, LimitVegas, LimitGradient2} {
+	for _, l := range []Limiting{Fixed, Vegas, Gradient2} {
 		r := last[l]
 		if r.SuccessP99MS > 1.5*150 || r.GoodputRatio < 0.7 || r.Limit < 6 || r.Limit > 10 {
 			t.Errorf("%s at 3 × capacity: p99 %.0f ms, goodput %.2f, limit %.1f; want ≤ 225 ms, ≥ 0.7, within 25 %% of 8", l, r.SuccessP99MS, r.GoodputRatio, r.Limit)
@@ -45,16 +45,16 @@ func TestLimitEnvoySetup(t *testing.T) {
 	}
 	// AIMD learns from losses alone: the queue's latency stays under the
 	// timeout, so it climbs to its maximum.
-	if r := last[LimitAIMD]; r.Limit < 150 {
+	if r := last[AIMD]; r.Limit < 150 {
 		t.Errorf("aimd at 3 × capacity: limit %.1f, want near its maximum 200 (no loss below the timeout)", r.Limit)
 	}
 }
 
 func TestLimitConfigErrors(t *testing.T) {
-	for _, c := range []LimitConfig{{Workers: -1}, {Limitings: []Limiting{"x"}}, {From: -1}, {Window: 200e9}, {Timeout: -1}} {
+	for _, c := range []Config{{Workers: -1}, {Limitings: []Limiting{"x"}}, {From: -1}, {Window: 200e9}, {Timeout: -1}} {
 		var fe *sim.FieldError
-		if _, err := Limit(c); !errors.As(err, &fe) {
-			t.Errorf("Limit(%+v) = %v, want a *FieldError", c, err)
+		if _, err := Run(c); !errors.As(err, &fe) {
+			t.Errorf("Run(%+v) = %v, want a *FieldError", c, err)
 		}
 	}
 }

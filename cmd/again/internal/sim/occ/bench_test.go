@@ -11,7 +11,7 @@ import (
 // counts × 5 algorithms × 100 runs, on every core as the command runs it.
 func BenchmarkOCCDefaultTable(b *testing.B) {
 	for b.Loop() {
-		if _, err := occ.OCC(occ.OCCConfig{Seed: 1, Runner: simtest.Parallel}); err != nil {
+		if _, err := occ.Run(occ.Config{Seed: 1, Runner: simtest.Parallel}); err != nil {
 			b.Fatal(err)
 		}
 	}

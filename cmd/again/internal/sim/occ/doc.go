@@ -1,7 +1,7 @@
 // Package occ models clients contending for one row, as in AWS's "Exponential
 // Backoff And Jitter".
 //
-// [OCC] is the model of the AWS Architecture Blog's post (2015), its backoff
+// [Run] runs the model of the AWS Architecture Blog's post (2015), its backoff
 // algorithms compared; its results are within a few percent of the post's
 // simulator's (testdata/aws-original.csv).
 //

@@ -8,8 +8,8 @@ import (
 
 // Ten clients contending for one row: without jitter they take several
 // times longer to all write than with full jitter.
-func ExampleOCC() {
-	rows, err := occ.OCC(occ.OCCConfig{
+func ExampleRun() {
+	rows, err := occ.Run(occ.Config{
 		Clients:    []int{10},
 		Algorithms: []occ.Algorithm{occ.Exponential, occ.FullJitter},
 		Runs:       50,

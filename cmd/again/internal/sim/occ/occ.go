@@ -72,15 +72,15 @@ func (a Algorithm) Policy(base, cap time.Duration) backoff.Policy {
 	return expo
 }
 
-// OCCConfig configures OCC. Zero fields mean the post's values.
-type OCCConfig struct {
+// Config configures Run. Zero fields mean the post's values.
+type Config struct {
 	// Clients lists the numbers of contending clients, one table row group
 	// each, from 1 to MaxClients. Empty means 10, 20, …, 190.
 	Clients []int
 	// Algorithms lists the algorithms to compare; empty means Algorithms().
 	Algorithms []Algorithm
 	// Runs is the number of runs averaged per cell, 1 to MaxRuns; 0 means
-	// 100. The sum of Clients² × Runs must be at most MaxOCCWork.
+	// 100. The sum of Clients² × Runs must be at most MaxWork.
 	Runs int
 	// Seed seeds every run's random stream; every value, 0 included, is a
 	// seed.
@@ -94,9 +94,9 @@ type OCCConfig struct {
 	Runner sim.Runner
 }
 
-// OCCRow is one cell of the OCC table: the means over the runs. Its JSON
+// Row is one cell of the OCC table: the means over the runs. Its JSON
 // form is the one `again sim occ --format json` prints.
-type OCCRow struct {
+type Row struct {
 	Clients   int       `json:"clients"`
 	Algorithm Algorithm `json:"algorithm"`
 	// Calls is the mean number of writes per run, failed ones included: the
@@ -107,7 +107,7 @@ type OCCRow struct {
 	TimeMS float64 `json:"time_ms"`
 }
 
-func (c *OCCConfig) withDefaults() (OCCConfig, error) {
+func (c *Config) withDefaults() (Config, error) {
 	d := *c
 	if len(d.Clients) == 0 {
 		for n := 10; n <= 190; n += 10 {
@@ -141,8 +141,8 @@ func (c *OCCConfig) withDefaults() (OCCConfig, error) {
 	for _, n := range d.Clients {
 		work += float64(n) * float64(n) * float64(d.Runs)
 	}
-	if work > MaxOCCWork {
-		return d, &sim.FieldError{Field: FieldOCCWork, Value: occWork(d.Clients, d.Runs), Accepted: fmt.Sprintf("at most %d", MaxOCCWork)}
+	if work > MaxWork {
+		return d, &sim.FieldError{Field: FieldWork, Value: occWork(d.Clients, d.Runs), Accepted: fmt.Sprintf("at most %d", MaxWork)}
 	}
 	for _, f := range []struct {
 		name string
@@ -183,17 +183,17 @@ func occWork(clients []int, runs int) string {
 // Limits of the OCC table.
 const (
 	MaxRuns = 100_000 // runs per cell
-	// MaxOCCWork bounds the OCC table's Σ clients² × runs, its work when
+	// MaxWork bounds the OCC table's Σ clients² × runs, its work when
 	// clients do not back off: about 6 s on 2 cores. The default table's is
 	// 24,700,000.
-	MaxOCCWork = 100_000_000
+	MaxWork = 100_000_000
 )
 
-// FieldOCCWork is the Field of the *sim.FieldError for a table whose work
-// exceeds MaxOCCWork.
-const FieldOCCWork = "the sum of Clients² × Runs"
+// FieldWork is the Field of the *sim.FieldError for a table whose work
+// exceeds MaxWork.
+const FieldWork = "the sum of Clients² × Runs"
 
-// OCC runs the optimistic-concurrency model of the AWS Architecture Blog
+// Run simulates the optimistic-concurrency model of the AWS Architecture Blog
 // post "Exponential Backoff And Jitter" (2015) and of its simulator
 // (aws-samples/aws-arch-backoff-simulator): a database holds one row with a
 // version number; each client reads the version, then writes conditionally
@@ -204,7 +204,7 @@ const FieldOCCWork = "the sum of Clients² × Runs"
 //
 // It returns one row per client count and algorithm, in the order of
 // c.Clients and c.Algorithms, or a *FieldError for an invalid c.
-func OCC(c OCCConfig) ([]OCCRow, error) {
+func Run(c Config) ([]Row, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
@@ -229,14 +229,14 @@ func OCC(c OCCConfig) ([]OCCRow, error) {
 		occWorkers.Put(wk)
 		res[i] = result{w, end}
 	})
-	rows := make([]OCCRow, cells)
+	rows := make([]Row, cells)
 	for cell := range rows {
 		var writes, end float64
 		for _, r := range res[cell*c.Runs : (cell+1)*c.Runs] {
 			writes += float64(r.writes)
 			end += float64(r.end)
 		}
-		rows[cell] = OCCRow{
+		rows[cell] = Row{
 			Clients:   c.Clients[cell/len(c.Algorithms)],
 			Algorithm: c.Algorithms[cell%len(c.Algorithms)],
 			Calls:     writes / float64(c.Runs),
@@ -263,7 +263,7 @@ func (n occNet) sum(x, y float64) time.Duration {
 }
 
 // occDuration converts a message's delay to a Duration. It needs no
-// bound: OCCConfig bounds the mean and the deviation to an hour, and no
+// bound: Config bounds the mean and the deviation to an hour, and no
 // normal number the model draws exceeds 14 in size (zigR plus a tail draw
 // of at most 53·ln 2 / zigR, from a uniform of 53 bits), so a delay is at
 // most 15 hours, far from where a conversion would wrap round.
@@ -480,7 +480,7 @@ func occRun(n int, sl *occSleeps, net occNet, r *occRand, w *occWorker) (writes 
 
 // occWorker is the memory of one run at a time, kept between runs so that
 // the default table's 9,500 runs do not each allocate (and the collector
-// clear) a calendar and the clients' state: OCC takes one from occWorkers
+// clear) a calendar and the clients' state: Run takes one from occWorkers
 // for each run and puts it back after, so each goroutine of the Runner
 // reuses one.
 type occWorker struct {

@@ -151,7 +151,7 @@ func TestSimOCCMatchesReference(t *testing.T) {
 	}
 	const runs = 200
 	clients := []int{10, 40, 100}
-	rows, err := OCC(OCCConfig{Clients: clients, Runs: runs, Seed: 7, Runner: simtest.Parallel})
+	rows, err := Run(Config{Clients: clients, Runs: runs, Seed: 7, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +173,12 @@ func TestSimOCCMatchesOriginal(t *testing.T) {
 		t.Skip("the full default table; runs without -short")
 	}
 	want := readOriginal(t)
-	rows, err := OCC(OCCConfig{Seed: 1, Runner: simtest.Parallel})
+	rows, err := Run(Config{Seed: 1, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != len(want) {
-		t.Fatalf("OCC returned %d rows, the original %d", len(rows), len(want))
+		t.Fatalf("Run returned %d rows, the original %d", len(rows), len(want))
 	}
 	for _, row := range rows {
 		w, ok := want[occKey{row.Clients, row.Algorithm}]
@@ -197,14 +197,14 @@ type occKey struct {
 	alg     Algorithm
 }
 
-func readOriginal(t *testing.T) map[occKey]OCCRow {
+func readOriginal(t *testing.T) map[occKey]Row {
 	t.Helper()
 	f, err := os.Open("testdata/aws-original.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m := map[occKey]OCCRow{}
+	m := map[occKey]Row{}
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		line := s.Text()
@@ -218,7 +218,7 @@ func readOriginal(t *testing.T) map[occKey]OCCRow {
 		if len(p) != 4 || err1 != nil || err2 != nil || err3 != nil {
 			t.Fatalf("bad line %q", line)
 		}
-		m[occKey{n, Algorithm(p[1])}] = OCCRow{Clients: n, Algorithm: Algorithm(p[1]), Calls: calls, TimeMS: ms}
+		m[occKey{n, Algorithm(p[1])}] = Row{Clients: n, Algorithm: Algorithm(p[1]), Calls: calls, TimeMS: ms}
 	}
 	return m
 }
@@ -231,14 +231,14 @@ func TestSimOCCConclusions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo; runs without -short")
 	}
-	rows, err := OCC(OCCConfig{Clients: []int{20, 50, 100}, Seed: 1, Runner: simtest.Parallel})
+	rows, err := Run(Config{Clients: []int{20, 50, 100}, Seed: 1, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	byN := map[int]map[Algorithm]OCCRow{}
+	byN := map[int]map[Algorithm]Row{}
 	for _, r := range rows {
 		if byN[r.Clients] == nil {
-			byN[r.Clients] = map[Algorithm]OCCRow{}
+			byN[r.Clients] = map[Algorithm]Row{}
 		}
 		byN[r.Clients][r.Algorithm] = r
 	}
@@ -275,15 +275,15 @@ func TestSimOCCREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the full default table; runs without -short")
 	}
-	rows, err := OCC(OCCConfig{Seed: 1, Runner: simtest.Parallel})
+	rows, err := Run(Config{Seed: 1, Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
 	original := readOriginal(t)
-	byN := map[int]map[Algorithm]OCCRow{}
+	byN := map[int]map[Algorithm]Row{}
 	for _, r := range rows {
 		if byN[r.Clients] == nil {
-			byN[r.Clients] = map[Algorithm]OCCRow{}
+			byN[r.Clients] = map[Algorithm]Row{}
 		}
 		byN[r.Clients][r.Algorithm] = r
 		o := original[occKey{r.Clients, r.Algorithm}]
@@ -292,7 +292,7 @@ func TestSimOCCREADME(t *testing.T) {
 		}
 	}
 	backingOff := []Algorithm{Exponential, FullJitter, EqualJitter, DecorrelatedJitter}
-	soonest := func(m map[Algorithm]OCCRow, algs []Algorithm) Algorithm {
+	soonest := func(m map[Algorithm]Row, algs []Algorithm) Algorithm {
 		best := algs[0]
 		for _, a := range algs[1:] {
 			if m[a].TimeMS < m[best].TimeMS {
@@ -339,7 +339,7 @@ func TestSimOCCREADME(t *testing.T) {
 	}
 	// The original simulator: decorrelated soonest up to 130, full from 140.
 	for n := 130; n <= 140; n += 10 {
-		m := map[Algorithm]OCCRow{}
+		m := map[Algorithm]Row{}
 		for _, a := range backingOff {
 			m[a] = original[occKey{n, a}]
 		}
@@ -353,14 +353,14 @@ func TestSimOCCREADME(t *testing.T) {
 // TestOCCDeterministic checks that a seed gives the same table whatever the
 // Runner and whatever other rows are computed alongside.
 func TestSimOCCDeterministic(t *testing.T) {
-	c := OCCConfig{Clients: []int{5, 30}, Runs: 20, Seed: 3}
-	serial, err := OCC(c)
+	c := Config{Clients: []int{5, 30}, Runs: 20, Seed: 3}
+	serial, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Runner = simtest.Parallel
-	par, _ := OCC(c)
-	alone, _ := OCC(OCCConfig{Clients: []int{30}, Algorithms: []Algorithm{FullJitter}, Runs: 20, Seed: 3})
+	par, _ := Run(c)
+	alone, _ := Run(Config{Clients: []int{30}, Algorithms: []Algorithm{FullJitter}, Runs: 20, Seed: 3})
 	for i := range serial {
 		if serial[i] != par[i] {
 			t.Errorf("row %d: serial %+v, parallel %+v", i, serial[i], par[i])
@@ -369,14 +369,14 @@ func TestSimOCCDeterministic(t *testing.T) {
 	if alone[0] != serial[len(serial)/2+2] {
 		t.Errorf("30 clients, full alone: %+v; among others: %+v", alone[0], serial[len(serial)/2+2])
 	}
-	other, _ := OCC(OCCConfig{Clients: []int{30}, Algorithms: []Algorithm{FullJitter}, Runs: 20, Seed: 4})
+	other, _ := Run(Config{Clients: []int{30}, Algorithms: []Algorithm{FullJitter}, Runs: 20, Seed: 4})
 	if other[0] == alone[0] {
 		t.Errorf("seeds 3 and 4 give the same row %+v", other[0])
 	}
 }
 
 func TestSimOCCGolden(t *testing.T) {
-	rows, err := OCC(OCCConfig{Clients: []int{10}, Runs: 10, Seed: 1})
+	rows, err := Run(Config{Clients: []int{10}, Runs: 10, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestSimOCCGolden(t *testing.T) {
 }
 
 func TestSimOCCRejects(t *testing.T) {
-	for _, c := range []OCCConfig{
+	for _, c := range []Config{
 		{Clients: []int{0}},
 		{Clients: []int{sim.MaxClients + 1}},
 		{Runs: -1},
@@ -398,8 +398,8 @@ func TestSimOCCRejects(t *testing.T) {
 		{Clients: []int{sim.MaxClients}, Runs: 1},
 		{Clients: []int{190}, Runs: MaxRuns},
 	} {
-		if _, err := OCC(c); err == nil {
-			t.Errorf("OCC(%+v) returned no error", c)
+		if _, err := Run(c); err == nil {
+			t.Errorf("Run(%+v) returned no error", c)
 		}
 	}
 }
@@ -407,13 +407,13 @@ func TestSimOCCRejects(t *testing.T) {
 // TestSimOCCWorkLimit checks that the default table is well within the
 // bound on the OCC table's work, and that the bound is exact.
 func TestSimOCCWorkLimit(t *testing.T) {
-	if _, err := (&OCCConfig{Runs: 4 * 100}).withDefaults(); err != nil {
+	if _, err := (&Config{Runs: 4 * 100}).withDefaults(); err != nil {
 		t.Errorf("the default clients with 400 runs (98.8 M): %v", err)
 	}
-	if _, err := (&OCCConfig{Clients: []int{10_000}, Runs: 1}).withDefaults(); err != nil {
+	if _, err := (&Config{Clients: []int{10_000}, Runs: 1}).withDefaults(); err != nil {
 		t.Errorf("10000 clients, 1 run (exactly the bound): %v", err)
 	}
-	if _, err := (&OCCConfig{Clients: []int{10_000, 1}, Runs: 1}).withDefaults(); !errors.Is(err, sim.ErrInvalid) {
+	if _, err := (&Config{Clients: []int{10_000, 1}, Runs: 1}).withDefaults(); !errors.Is(err, sim.ErrInvalid) {
 		t.Errorf("one clients² over the bound: got %v, want an error matching ErrInvalid", err)
 	}
 }

@@ -28,7 +28,7 @@ type occSleeps struct {
 }
 
 // newOCCSleeps returns the sleeps of a with the post's base and cap, both
-// positive (OCCConfig's defaults and bounds make them so).
+// positive (Config's defaults and bounds make them so).
 func newOCCSleeps(a Algorithm, base, cap time.Duration) occSleeps {
 	p := a.Policy(base, cap)
 	s := occSleeps{jitter: p.Jitter, ceiling: p.Max}

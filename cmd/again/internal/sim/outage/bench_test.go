@@ -11,7 +11,7 @@ import (
 // BenchmarkOutage is `again sim outage` with its defaults: five strategies.
 func BenchmarkOutage(b *testing.B) {
 	for b.Loop() {
-		if _, err := outage.Outage(outage.OutageConfig{Seed: 1, Policy: backoff.Default(), Runner: simtest.Parallel}); err != nil {
+		if _, err := outage.Run(outage.Config{Seed: 1, Policy: backoff.Default(), Runner: simtest.Parallel}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,8 +2,8 @@
 // server collapsed.
 //
 // Unless a retry budget or a circuit breaker limits the retries, the server
-// stays collapsed after the spike ends; [Outage] compares the strategies on
-// the same arrivals. With OutageConfig.Shed the server protects itself
+// stays collapsed after the spike ends; [Run] compares the strategies on
+// the same arrivals. With Config.Shed the server protects itself
 // with package shed's decisions (admission.Core, the middleware's own
 // code) on the model's clock, and the clients wait the Retry-After it sends.
 //

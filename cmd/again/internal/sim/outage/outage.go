@@ -14,8 +14,8 @@ import (
 	"github.com/again-go/again/shed/admission"
 )
 
-// OutageConfig configures Outage. Zero fields mean the values in brackets.
-type OutageConfig struct {
+// Config configures Outage. Zero fields mean the values in brackets.
+type Config struct {
 	// Strategies lists the strategies to compare [OutageStrategies()].
 	Strategies []sim.Strategy
 	// Rate is the rate of new requests per second [40]; during the spike
@@ -33,7 +33,7 @@ type OutageConfig struct {
 	// reaches the server in [HardStart, HardStart+Hard) fails at once, a
 	// 503 that costs the server no work, its answer reaching the client
 	// after the network delay back. The summary is then about the outage,
-	// not the spike (see OutageSummary). Zero Hard means none.
+	// not the spike (see Summary). Zero Hard means none.
 	HardStart, Hard time.Duration
 	// Latency [1 s] plus PerRequest [10 ms] for every request in progress is
 	// the server's time for a request that arrives.
@@ -63,9 +63,9 @@ type OutageConfig struct {
 	Runner sim.Runner
 }
 
-// OutageSecond is what happened in one second of an outage run. Its JSON
+// Second is what happened in one second of an outage run. Its JSON
 // form is a row of `again sim outage --per-second --format json`.
-type OutageSecond struct {
+type Second struct {
 	Strategy sim.Strategy `json:"strategy"`
 	Second   int          `json:"second"`
 	// NewRequests arrived in this second (the demand).
@@ -82,9 +82,9 @@ type OutageSecond struct {
 	QueueDelayMS float64 `json:"queue_delay_ms"`
 }
 
-// OutageSummary sums up one strategy's run. Its JSON form is a row of
+// Summary sums up one strategy's run. Its JSON form is a row of
 // `again sim outage --format json`.
-type OutageSummary struct {
+type Summary struct {
 	Strategy sim.Strategy `json:"strategy"`
 	// Amplification is the attempts sent ÷ the new requests, from the end
 	// of the spike to the end of the run: the load retrying multiplies the
@@ -113,16 +113,16 @@ type OutageSummary struct {
 	QueueDelayMS float64 `json:"queue_delay_ms"`
 }
 
-// OutageResult is one strategy's run: its summary and its seconds.
-type OutageResult struct {
-	Summary OutageSummary
-	Seconds []OutageSecond
+// Result is one strategy's run: its summary and its seconds.
+type Result struct {
+	Summary Summary
+	Seconds []Second
 }
 
 // recoveryWindow is the seconds over which goodput is compared with demand.
 const recoveryWindow = 5
 
-func (c *OutageConfig) withDefaults() (OutageConfig, error) {
+func (c *Config) withDefaults() (Config, error) {
 	d := *c
 	if len(d.Strategies) == 0 {
 		d.Strategies = sim.OutageStrategies()
@@ -185,7 +185,7 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 	// cannot be interrupted. Bound the expected number of new requests.
 	if n := d.expectedRequests(); n > sim.MaxRequests {
 		spike := d.spikeWithin()
-		return d, &sim.FieldError{Field: FieldOutageRequests,
+		return d, &sim.FieldError{Field: FieldRequests,
 			Value:    fmt.Sprintf("%g/s × %gs + %g/s × %gs = %.0f", d.Rate, (d.Duration - spike).Seconds(), d.SpikeRate, spike.Seconds(), n),
 			Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
 	}
@@ -193,18 +193,18 @@ func (c *OutageConfig) withDefaults() (OutageConfig, error) {
 }
 
 // expectedRequests returns the mean number of new requests in a run.
-func (c *OutageConfig) expectedRequests() float64 {
+func (c *Config) expectedRequests() float64 {
 	spike := c.spikeWithin()
 	return c.Rate*(c.Duration-spike).Seconds() + c.SpikeRate*spike.Seconds()
 }
 
 // spikeWithin returns how much of the spike falls within Duration.
-func (c *OutageConfig) spikeWithin() time.Duration {
+func (c *Config) spikeWithin() time.Duration {
 	return min(c.SpikeStart+c.Spike, c.Duration) - min(c.SpikeStart, c.Duration)
 }
 
 // hardEnd returns the end of the hard outage, 0 if there is none.
-func (c *OutageConfig) hardEnd() time.Duration {
+func (c *Config) hardEnd() time.Duration {
 	if c.Hard <= 0 {
 		return 0
 	}
@@ -212,18 +212,18 @@ func (c *OutageConfig) hardEnd() time.Duration {
 }
 
 // inHard reports whether t falls within the hard outage.
-func (c *OutageConfig) inHard(t time.Duration) bool {
+func (c *Config) inHard(t time.Duration) bool {
 	return c.Hard > 0 && t >= c.HardStart && t < c.HardStart+c.Hard
 }
 
-// FieldOutageRequests is the Field of the *sim.FieldError for a run that
+// FieldRequests is the Field of the *sim.FieldError for a run that
 // expects more than sim.MaxRequests requests.
-const FieldOutageRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"
+const FieldRequests = "Rate × (Duration − Spike) + SpikeRate × Spike"
 
-// NoSpike is an OutageConfig.Spike that means no spike at all.
+// NoSpike is an Config.Spike that means no spike at all.
 const NoSpike time.Duration = -1
 
-// Outage runs the metastable-failure model of Marc Brooker's posts on
+// Run simulates the metastable-failure model of Marc Brooker's posts on
 // metastability: requests arrive as a Poisson process at Rate, at
 // SpikeRate during the spike; the server works on every request at once
 // and takes Latency + PerRequest × (requests in progress) for each, so
@@ -249,14 +249,14 @@ const NoSpike time.Duration = -1
 // spreads the retries out, a budget stops most of them and a breaker,
 // once open, keeps even first attempts away.
 //
-// Every strategy sees the same arrivals. Outage returns one result per
+// Every strategy sees the same arrivals. Run returns one result per
 // strategy, in the order of c.Strategies, or a *FieldError.
-func Outage(c OutageConfig) ([]OutageResult, error) {
+func Run(c Config) ([]Result, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	res := make([]OutageResult, len(c.Strategies))
+	res := make([]Result, len(c.Strategies))
 	c.Runner.Run(len(res), func(i int) { res[i] = outageRun(&c, c.Strategies[i]) })
 	return res, nil
 }
@@ -312,21 +312,21 @@ type outRequest struct {
 	prev     time.Duration // the last delay, for decorrelated jitter
 }
 
-func outageRun(c *OutageConfig, s sim.Strategy) OutageResult {
+func outageRun(c *Config, s sim.Strategy) Result {
 	res, _ := outageAttempts(c, s)
 	return res
 }
 
 // outageAttempts is outageRun, and with Shed its attempts.
-func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt) {
+func outageAttempts(c *Config, s sim.Strategy) (Result, []outAttempt) {
 	arrivals := sim.Stream(c.Seed, sim.StringID("outage arrivals"))
 	r := sim.Stream(c.Seed, sim.StringID("outage"), sim.StringID(string(s)))
 	secs := int(c.Duration / time.Second)
-	seconds := make([]OutageSecond, secs)
+	seconds := make([]Second, secs)
 	for i := range seconds {
-		seconds[i] = OutageSecond{Strategy: s, Second: i}
+		seconds[i] = Second{Strategy: s, Second: i}
 	}
-	at := func(t time.Duration) *OutageSecond {
+	at := func(t time.Duration) *Second {
 		if i := int(t / time.Second); i < secs {
 			return &seconds[i]
 		}
@@ -531,7 +531,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 			q.Push(now+wait, outEvent{kind: outSend, req: e.req})
 		}
 	}
-	res := OutageResult{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
+	res := Result{Summary: outageSummary(c, s, seconds, succeeded, len(reqs)), Seconds: seconds}
 	if core != nil {
 		res.Summary.Shed = shedAll
 		if started > 0 {
@@ -548,7 +548,7 @@ func outageAttempts(c *OutageConfig, s sim.Strategy) (OutageResult, []outAttempt
 
 // shedStreams returns the random streams of strategy s's shedding server:
 // Retry-After's jitter, and an adaptive limit's probes.
-func shedStreams(c *OutageConfig, s sim.Strategy) (jitter, probes *rand.Rand) {
+func shedStreams(c *Config, s sim.Strategy) (jitter, probes *rand.Rand) {
 	return sim.Stream(c.Seed, sim.StringID("outage shed"), sim.StringID(string(s))),
 		sim.Stream(c.Seed, sim.StringID("outage shed probes"), sim.StringID(string(s)))
 }
@@ -556,7 +556,7 @@ func shedStreams(c *OutageConfig, s sim.Strategy) (jitter, probes *rand.Rand) {
 // outShedArrive is an attempt's arrival at a server behind core: a hard
 // outage fails it at once; otherwise core admits it (serve), queues it
 // until MaxWait, or sheds it (shedAnswer).
-func outShedArrive(c *OutageConfig, core *admission.Core, q *sim.Queue[outEvent], t *outAttempt, a int32, now time.Duration, nowT time.Time,
+func outShedArrive(c *Config, core *admission.Core, q *sim.Queue[outEvent], t *outAttempt, a int32, now time.Duration, nowT time.Time,
 	net func() time.Duration, serve func(int32, time.Duration), shedAnswer func(int32, time.Duration, admission.Reason)) {
 	if c.inHard(now) {
 		q.Push(now+net(), outEvent{kind: outFailure, att: a})
@@ -586,7 +586,7 @@ func outShedArrive(c *OutageConfig, core *admission.Core, q *sim.Queue[outEvent]
 	}
 }
 
-// ShedFit is how a fixed Shed.Limit fits the server of an OutageConfig:
+// ShedFit is how a fixed Shed.Limit fits the server of an Config:
 // the server's latency is Latency + PerRequest × the requests in
 // progress, so a limit of N serves at most N ÷ (Latency + N × PerRequest)
 // requests a second, and its requests take Latency + N × PerRequest.
@@ -609,7 +609,7 @@ func (f ShedFit) Fits(limit int) bool { return f.Least > 0 && limit >= f.Least &
 
 // ShedCapacity returns how c's fixed Shed.Limit fits its server, and
 // false without a fixed limit or for an invalid c.
-func ShedCapacity(c OutageConfig) (ShedFit, bool) {
+func ShedCapacity(c Config) (ShedFit, bool) {
 	c, err := c.withDefaults()
 	if err != nil || c.Shed.Adaptive != nil || c.Shed.Limit <= 0 {
 		return ShedFit{}, false
@@ -625,11 +625,11 @@ func ShedCapacity(c OutageConfig) (ShedFit, bool) {
 	return f, true
 }
 
-// OutageArrivals returns the times at which the new requests of c arrive,
-// in order: the demand every strategy of Outage faces, for a run made
+// Arrivals returns the times at which the new requests of c arrive,
+// in order: the demand every strategy of Run faces, for a run made
 // elsewhere (real clients) to face the same one. It returns a *FieldError
 // for an invalid c.
-func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
+func Arrivals(c Config) ([]time.Duration, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
@@ -645,7 +645,7 @@ func OutageArrivals(c OutageConfig) ([]time.Duration, error) {
 // nextArrival returns the arrival after now of a Poisson process whose rate
 // changes at the spike's edges: a gap that crosses an edge is redrawn from
 // the edge at the new rate, which memorylessness makes exact.
-func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration {
+func nextArrival(now time.Duration, c *Config, r *rand.Rand) time.Duration {
 	spikeEnd := c.SpikeStart + c.Spike
 	for {
 		rate, edge := c.Rate, time.Duration(math.MaxInt64)
@@ -666,21 +666,21 @@ func nextArrival(now time.Duration, c *OutageConfig, r *rand.Rand) time.Duration
 	}
 }
 
-// SummarizeOutage sums up the seconds of one strategy's run of c as
-// Outage does, for runs made elsewhere (real clients against a real
+// Summarize sums up the seconds of one strategy's run of c as
+// Run does, for runs made elsewhere (real clients against a real
 // server, say) to compare with the model's: succeeded and requests are
 // the run's successes and new requests in all, for SuccessRatio. It
 // returns a *FieldError for an invalid c.
-func SummarizeOutage(c OutageConfig, s sim.Strategy, seconds []OutageSecond, succeeded, requests int) (OutageSummary, error) {
+func Summarize(c Config, s sim.Strategy, seconds []Second, succeeded, requests int) (Summary, error) {
 	c, err := c.withDefaults()
 	if err != nil {
-		return OutageSummary{}, err
+		return Summary{}, err
 	}
 	return outageSummary(&c, s, seconds, succeeded, requests), nil
 }
 
-func outageSummary(c *OutageConfig, s sim.Strategy, seconds []OutageSecond, succeeded, requests int) OutageSummary {
-	sum := OutageSummary{Strategy: s}
+func outageSummary(c *Config, s sim.Strategy, seconds []Second, succeeded, requests int) Summary {
+	sum := Summary{Strategy: s}
 	if requests > 0 {
 		sum.SuccessRatio = float64(succeeded) / float64(requests)
 	}

@@ -34,7 +34,7 @@ import (
 func TestShedIsTheMiddlewares(t *testing.T) {
 	for _, sh := range []simshed.Config{{Limit: 30}, {Limit: 100}, {Adaptive: cmdutil.ShedAdaptiveLimit()}} {
 		for _, s := range []sim.Strategy{sim.NoRetries, sim.Immediate, sim.Backoff} {
-			c := OutageConfig{Seed: 3, Policy: backoff.Default(), Shed: sh, Duration: 45 * time.Second, Strategies: []sim.Strategy{s}}
+			c := Config{Seed: 3, Policy: backoff.Default(), Shed: sh, Duration: 45 * time.Second, Strategies: []sim.Strategy{s}}
 			c, err := c.withDefaults()
 			if err != nil {
 				t.Fatal(err)
@@ -77,7 +77,7 @@ func shedName(sh simshed.Config) string {
 // replay sends the attempts that reached the server through the
 // middleware, and returns how it decided each: "admitted@T" with T the
 // time its handler started, or "REASON@T" when it was shed.
-func replay(t *testing.T, c *OutageConfig, s sim.Strategy, atts []outAttempt) []string {
+func replay(t *testing.T, c *Config, s sim.Strategy, atts []outAttempt) []string {
 	got := make([]string, len(atts))
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
@@ -135,11 +135,11 @@ func replay(t *testing.T, c *OutageConfig, s sim.Strategy, atts []outAttempt) []
 // and backoff, which obeys the Retry-After, succeeds more often than
 // without it.
 func TestSimOutageShedConclusions(t *testing.T) {
-	plain, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Strategies: []sim.Strategy{sim.Backoff}})
+	plain, err := Run(Config{Seed: 1, Policy: backoff.Default(), Strategies: []sim.Strategy{sim.Backoff}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: simshed.Config{Limit: 100}})
+	res, err := Run(Config{Seed: 1, Policy: backoff.Default(), Shed: simshed.Config{Limit: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,8 +152,8 @@ func TestSimOutageShedConclusions(t *testing.T) {
 			t.Errorf("backoff's success ratio %.3f with --shed 100, %.3f without; want at least 0.5 more", s.SuccessRatio, plain[0].Summary.SuccessRatio)
 		}
 	}
-	if _, err := Outage(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Limit: -1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
-		t.Errorf("Outage with Shed.Limit -1 = %v, want an error naming Shed.Limit", err)
+	if _, err := Run(Config{Policy: backoff.Default(), Shed: simshed.Config{Limit: -1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
+		t.Errorf("Run with Shed.Limit -1 = %v, want an error naming Shed.Limit", err)
 	}
 }
 
@@ -167,11 +167,11 @@ func TestSimOutageShedConclusions(t *testing.T) {
 // for 50 s (0.22 to 0.39 of the requests served, where the unprotected
 // server serves 0.19 to 0.80).
 func TestSimOutageShedAdaptive(t *testing.T) {
-	plain, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default()})
+	plain, err := Run(Config{Seed: 1, Policy: backoff.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}})
+	res, err := Run(Config{Seed: 1, Policy: backoff.Default(), Shed: simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,13 +201,13 @@ func TestSimOutageShedAdaptive(t *testing.T) {
 func TestSimOutageShedGolden(t *testing.T) {
 	var b strings.Builder
 	for _, sh := range []simshed.Config{{Limit: 100}, {Adaptive: cmdutil.ShedAdaptiveLimit()}} {
-		c := OutageConfig{Seed: 1, Policy: backoff.Default(), Shed: sh}
-		serial, err := Outage(c)
+		c := Config{Seed: 1, Policy: backoff.Default(), Shed: sh}
+		serial, err := Run(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Runner = simtest.Parallel
-		par, _ := Outage(c)
+		par, _ := Run(c)
 		for i, r := range serial {
 			s := r.Summary
 			fmt.Fprintf(&b, "--shed %s %s amplification=%.4f recovered=%v recovery_s=%s success_ratio=%.4f shed=%d queue_delay_ms=%.3f\n",
@@ -224,7 +224,7 @@ func TestSimOutageShedGolden(t *testing.T) {
 // spike (N ÷ (1 s + N × 10 ms) ≥ 40 a second: N ≥ 67) and its requests
 // end before the clients' 3 s timeout (1 s + N × 10 ms < 3 s: N ≤ 199).
 func TestShedCapacity(t *testing.T) {
-	f, ok := ShedCapacity(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Limit: 30}})
+	f, ok := ShedCapacity(Config{Policy: backoff.Default(), Shed: simshed.Config{Limit: 30}})
 	if !ok || math.Abs(f.Rate-30/1.3) > 1e-9 || f.Least != 67 || f.Most != 199 {
 		t.Errorf("ShedCapacity(--shed 30) = %+v, %v; want a rate of 30/1.3 = 23.1, from 67 to 199, true", f, ok)
 	}
@@ -233,10 +233,10 @@ func TestShedCapacity(t *testing.T) {
 			t.Errorf("Fits(%d) = %v, want %v", n, got, want)
 		}
 	}
-	if f, ok := ShedCapacity(OutageConfig{Policy: backoff.Default(), Rate: 120, Shed: simshed.Config{Limit: 30}}); !ok || f.Least != 0 || f.Fits(100) {
+	if f, ok := ShedCapacity(Config{Policy: backoff.Default(), Rate: 120, Shed: simshed.Config{Limit: 30}}); !ok || f.Least != 0 || f.Fits(100) {
 		t.Errorf("ShedCapacity at 120 a second = %+v, %v; want no limit that fits (the server serves at most 100)", f, ok)
 	}
-	if _, ok := ShedCapacity(OutageConfig{Policy: backoff.Default(), Shed: simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}}); ok {
+	if _, ok := ShedCapacity(Config{Policy: backoff.Default(), Shed: simshed.Config{Adaptive: cmdutil.ShedAdaptiveLimit()}}); ok {
 		t.Error("ShedCapacity(--shed adaptive) ok = true, want false")
 	}
 }

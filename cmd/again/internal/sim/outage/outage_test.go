@@ -20,7 +20,7 @@ import (
 // amplification near 1.
 func TestSimOutageConclusions(t *testing.T) {
 	for seed := range uint64(3) {
-		res, err := Outage(OutageConfig{Seed: seed, Policy: backoff.Default(), Runner: simtest.Parallel})
+		res, err := Run(Config{Seed: seed, Policy: backoff.Default(), Runner: simtest.Parallel})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +52,7 @@ func fmtPtr(p *float64) string {
 // TestOutageSameDemand checks that every strategy faces the same arrivals,
 // and that the counts add up.
 func TestSimOutageSameDemand(t *testing.T) {
-	res, err := Outage(OutageConfig{Seed: 1, Policy: backoff.Default()})
+	res, err := Run(Config{Seed: 1, Policy: backoff.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +81,13 @@ func TestSimOutageSameDemand(t *testing.T) {
 }
 
 func TestSimOutageGolden(t *testing.T) {
-	c := OutageConfig{Seed: 1, Policy: backoff.Default()}
-	serial, err := Outage(c)
+	c := Config{Seed: 1, Policy: backoff.Default()}
+	serial, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Runner = simtest.Parallel
-	par, _ := Outage(c)
+	par, _ := Run(c)
 	var b strings.Builder
 	for i, r := range serial {
 		s := r.Summary
@@ -100,7 +100,7 @@ func TestSimOutageGolden(t *testing.T) {
 }
 
 func TestSimOutageRejects(t *testing.T) {
-	for _, c := range []OutageConfig{
+	for _, c := range []Config{
 		{Strategies: []sim.Strategy{sim.Shared}},
 		{Rate: -1},
 		{SpikeRate: sim.MaxRate + 1},
@@ -114,8 +114,8 @@ func TestSimOutageRejects(t *testing.T) {
 		// gigabytes.
 		{Rate: sim.MaxRate, SpikeRate: sim.MaxRate, Duration: sim.MaxDuration, Policy: backoff.Default()},
 	} {
-		if _, err := Outage(c); err == nil {
-			t.Errorf("Outage(%+v) returned no error", c)
+		if _, err := Run(c); err == nil {
+			t.Errorf("Run(%+v) returned no error", c)
 		}
 	}
 }
@@ -123,7 +123,7 @@ func TestSimOutageRejects(t *testing.T) {
 // TestSimOutageNoSpike checks the baseline: without a spike, the server
 // keeps up whatever the strategy.
 func TestSimOutageNoSpike(t *testing.T) {
-	res, err := Outage(OutageConfig{Spike: NoSpike, Duration: 60 * time.Second, Seed: 1, Policy: backoff.Default()})
+	res, err := Run(Config{Spike: NoSpike, Duration: 60 * time.Second, Seed: 1, Policy: backoff.Default()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestSimOutageNoSpike(t *testing.T) {
 // run it admits is admitted, and one more second of demand is not.
 func TestSimOutageRequestLimit(t *testing.T) {
 	// 10 s of spike at 10000/s and 90 s at 10000/s: exactly 1 M requests.
-	at := OutageConfig{Rate: sim.MaxRate, SpikeRate: sim.MaxRate, Spike: 10 * time.Second, Duration: 100 * time.Second}
+	at := Config{Rate: sim.MaxRate, SpikeRate: sim.MaxRate, Spike: 10 * time.Second, Duration: 100 * time.Second}
 	at.Policy = backoff.Default()
 	d, err := at.withDefaults()
 	if err != nil {
@@ -158,22 +158,22 @@ func TestSimOutageRequestLimit(t *testing.T) {
 // negative time).
 func TestOutageExtremes(t *testing.T) {
 	huge := backoff.Policy{Initial: time.Hour, Multiplier: 1e308, Max: -1, Jitter: backoff.DecorrelatedJitter}
-	for _, c := range []OutageConfig{
+	for _, c := range []Config{
 		{Rate: 1e-20, Policy: backoff.Default()},
 		{SpikeRate: 1e-300, Policy: backoff.Default()},
 		{Rate: 1e-20, SpikeRate: 1e-300, Policy: backoff.Default()},
 		{Policy: huge},
 	} {
-		if _, err := Outage(c); err != nil {
-			t.Errorf("Outage(rate %g, spike rate %g, %+v): %v", c.Rate, c.SpikeRate, c.Policy, err)
+		if _, err := Run(c); err != nil {
+			t.Errorf("Run(rate %g, spike rate %g, %+v): %v", c.Rate, c.SpikeRate, c.Policy, err)
 		}
 	}
 }
 
 // hardScenario is a fast server behind a 3 s hard outage from t = 2 s:
 // what `again proxy --outage 3s@2s` makes of a loopback server.
-func hardScenario(seed uint64) OutageConfig {
-	return OutageConfig{
+func hardScenario(seed uint64) Config {
+	return Config{
 		Rate: 100, SpikeRate: 100, Spike: NoSpike, SpikeStart: 2 * time.Second,
 		HardStart: 2 * time.Second, Hard: 3 * time.Second, Duration: 12 * time.Second,
 		Latency: time.Millisecond, PerRequest: 1, Timeout: 600 * time.Millisecond, Attempts: 3, NetMean: 1,
@@ -189,7 +189,7 @@ func hardScenario(seed uint64) OutageConfig {
 // period) serves the demand at once.
 func TestSimHardOutage(t *testing.T) {
 	for seed := range uint64(5) {
-		res, err := Outage(hardScenario(seed))
+		res, err := Run(hardScenario(seed))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func TestSimHardOutage(t *testing.T) {
 // for its jittered period after the outage, aside), where a spike of the
 // same length collapses it.
 func TestSimHardOutageNoWork(t *testing.T) {
-	res, err := Outage(OutageConfig{Strategies: []sim.Strategy{sim.NoRetries, sim.Immediate, sim.Backoff, sim.Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: simtest.Parallel})
+	res, err := Run(Config{Strategies: []sim.Strategy{sim.NoRetries, sim.Immediate, sim.Backoff, sim.Budget}, Spike: NoSpike, HardStart: 20 * time.Second, Hard: 20 * time.Second, Seed: 1, Policy: backoff.Default(), Runner: simtest.Parallel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +244,11 @@ func TestSimHardOutageNoWork(t *testing.T) {
 	}
 }
 
-// SummarizeOutage sums up a run's seconds as Outage does, with a spike or
+// Summarize sums up a run's seconds as Run does, with a spike or
 // a hard outage, so that a real run's summary means the same.
-func TestSummarizeOutage(t *testing.T) {
-	for _, c := range []OutageConfig{{Seed: 1, Policy: backoff.Default()}, hardScenario(1)} {
-		res, err := Outage(c)
+func TestSummarize(t *testing.T) {
+	for _, c := range []Config{{Seed: 1, Policy: backoff.Default()}, hardScenario(1)} {
+		res, err := Run(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -258,29 +258,29 @@ func TestSummarizeOutage(t *testing.T) {
 				news += sec.NewRequests
 			}
 			succeeded := int(r.Summary.SuccessRatio*float64(news) + 0.5)
-			got, err := SummarizeOutage(c, r.Summary.Strategy, r.Seconds, succeeded, news)
+			got, err := Summarize(c, r.Summary.Strategy, r.Seconds, succeeded, news)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, r.Summary) {
-				t.Errorf("hard %v, %s: SummarizeOutage = %+v, want %+v", c.Hard, r.Summary.Strategy, got, r.Summary)
+				t.Errorf("hard %v, %s: Summarize = %+v, want %+v", c.Hard, r.Summary.Strategy, got, r.Summary)
 			}
 		}
 	}
-	if _, err := SummarizeOutage(OutageConfig{Hard: -1, Policy: backoff.Default()}, sim.NoRetries, nil, 0, 0); !errors.Is(err, sim.ErrInvalid) {
-		t.Errorf("SummarizeOutage with Hard -1: %v, want an error matching ErrInvalid", err)
+	if _, err := Summarize(Config{Hard: -1, Policy: backoff.Default()}, sim.NoRetries, nil, 0, 0); !errors.Is(err, sim.ErrInvalid) {
+		t.Errorf("Summarize with Hard -1: %v, want an error matching ErrInvalid", err)
 	}
 }
 
-// OutageArrivals are the arrivals Outage's strategies face: as many per
+// Arrivals are the arrivals Run's strategies face: as many per
 // second as its NewRequests.
-func TestOutageArrivals(t *testing.T) {
-	for _, c := range []OutageConfig{{Seed: 1, Policy: backoff.Default()}, hardScenario(2)} {
-		res, err := Outage(c)
+func TestArrivals(t *testing.T) {
+	for _, c := range []Config{{Seed: 1, Policy: backoff.Default()}, hardScenario(2)} {
+		res, err := Run(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		arr, err := OutageArrivals(c)
+		arr, err := Arrivals(c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +293,7 @@ func TestOutageArrivals(t *testing.T) {
 		}
 		for i, sec := range res[0].Seconds {
 			if per[i] != sec.NewRequests {
-				t.Errorf("hard %v, second %d: %d arrivals, Outage had %d new requests", c.Hard, i, per[i], sec.NewRequests)
+				t.Errorf("hard %v, second %d: %d arrivals, Run had %d new requests", c.Hard, i, per[i], sec.NewRequests)
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 func BenchmarkStorm(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := storm.Storm(storm.StormConfig{Policy: backoff.Default(), Seed: 1}); err != nil {
+		if _, err := storm.Run(storm.Config{Policy: backoff.Default(), Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,8 +2,8 @@
 // fail at once.
 //
 // The clients retry on one [backoff.Policy], with and without jitter:
-// [StormTable] shows the synchronised waves a schedule without jitter makes
-// and [StormPeaks] the busiest moment of each (the calculator page's storm
+// [Table] shows the synchronised waves a schedule without jitter makes
+// and [Peaks] the busiest moment of each (the calculator page's storm
 // view).
 //
 // Like every model of package sim, it is a pure function of its

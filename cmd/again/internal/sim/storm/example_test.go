@@ -11,8 +11,8 @@ import (
 // A hundred clients fail at once and retry on 1 s, ×2, four retries: without
 // jitter they come back in waves of 100 at 1, 3, 7 and 15 s; full jitter
 // spreads the same 400 retries (the first attempts are all at 0).
-func ExampleStormTable() {
-	rows, err := storm.StormTable(storm.StormConfig{
+func ExampleTable() {
+	rows, err := storm.Table(storm.Config{
 		Policy:  backoff.Policy{Initial: time.Second, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: backoff.FullJitter},
 		Clients: 100,
 		Bucket:  time.Second,
@@ -49,8 +49,8 @@ func ExampleStormTable() {
 // The busiest moment of the same storm's retries: without jitter each
 // wave is 100 retries at one instant; full jitter spreads them so that no
 // 100 ms (a tenth of the first delay) holds more than a fraction of that.
-func ExampleStormPeaks() {
-	pk, err := storm.StormPeaks(storm.StormConfig{
+func ExamplePeaks() {
+	pk, err := storm.Peaks(storm.Config{
 		Policy:  backoff.Policy{Initial: time.Second, Multiplier: 2, Max: time.Minute, Retries: 4, Jitter: backoff.FullJitter},
 		Clients: 100,
 		Seed:    1,

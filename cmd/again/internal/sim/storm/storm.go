@@ -10,15 +10,15 @@ import (
 	"github.com/again-go/again/cmd/again/internal/sim"
 )
 
-// StormConfig configures Storm. Zero fields mean the values in brackets.
-type StormConfig struct {
+// Config configures Run. Zero fields mean the values in brackets.
+type Config struct {
 	// Policy is the schedule every client follows, jitter included.
 	Policy backoff.Policy
 	// Clients is the number of clients that fail together [100], from 1 to
 	// MaxClients, and such that Clients × Policy.MaxAttempts() is at most
-	// MaxStormAttempts.
+	// MaxAttempts.
 	Clients int
-	// Bucket is the width of a time bucket [1 s]: Storm counts the attempts
+	// Bucket is the width of a time bucket [1 s]: Run counts the attempts
 	// that start in each.
 	Bucket time.Duration
 	// Deadline, if above 0, is every client's deadline, from the failure
@@ -31,30 +31,30 @@ type StormConfig struct {
 	Seed uint64
 }
 
-// FieldStormAttempts is the Field of the *sim.FieldError for a storm of
-// more than MaxStormAttempts attempts.
-const FieldStormAttempts = "Clients × Policy.MaxAttempts()"
+// FieldAttempts is the Field of the *sim.FieldError for a storm of
+// more than MaxAttempts attempts.
+const FieldAttempts = "Clients × Policy.MaxAttempts()"
 
-// Limits of Storm.
+// Limits of Run.
 const (
-	MaxStormBuckets  = 100_000    // buckets in one result
-	MaxStormAttempts = 10_000_000 // clients × attempts per client
+	MaxBuckets  = 100_000    // buckets in one result
+	MaxAttempts = 10_000_000 // clients × attempts per client
 )
 
-// Storm answers "what does this schedule do to my server when this many
+// Run answers "what does this schedule do to my server when this many
 // clients fail at once?". Clients clients make their first attempt at t = 0
 // and every attempt fails; each retries on c.Policy until its retries run
 // out, waiting before retry n the delay Policy.Sample(n, previous delay)
-// draws, or until its Deadline, if any. Attempts take no time. Storm
+// draws, or until its Deadline, if any. Attempts take no time. Run
 // returns how many attempts start in
 // each bucket [i·Bucket, (i+1)·Bucket), from 0 to the bucket of the last
 // attempt. Compare a policy without jitter, whose clients retry in
 // synchronised waves of Clients attempts, with the same policy jittered.
 //
 // It returns a *FieldError when the policy is invalid, a field is out of
-// range, or the result would exceed MaxStormBuckets buckets or
-// MaxStormAttempts attempts (choose a wider Bucket, fewer retries or a cap).
-func Storm(c StormConfig) ([]int, error) {
+// range, or the result would exceed MaxBuckets buckets or
+// MaxAttempts attempts (choose a wider Bucket, fewer retries or a cap).
+func Run(c Config) ([]int, error) {
 	c, err := c.check()
 	if err != nil {
 		return nil, err
@@ -68,13 +68,13 @@ func Storm(c StormConfig) ([]int, error) {
 
 // buckets returns the attempts that start in each bucket of c's storm, c
 // checked, and the start of its last attempt; ok is false if some attempt
-// starts past MaxStormBuckets buckets.
-func (c StormConfig) buckets() (buckets []int, last time.Duration, ok bool) {
+// starts past MaxBuckets buckets.
+func (c Config) buckets() (buckets []int, last time.Duration, ok bool) {
 	ok = true
 	c.starts(func(_ int, t time.Duration) {
 		last = max(last, t)
 		i := t / c.Bucket
-		if i >= MaxStormBuckets {
+		if i >= MaxBuckets {
 			ok = false // go on to the last attempt, which the error reports
 			return
 		}
@@ -87,20 +87,20 @@ func (c StormConfig) buckets() (buckets []int, last time.Duration, ok bool) {
 }
 
 // tooLong returns the error for a storm whose last attempt starts at last,
-// past MaxStormBuckets buckets of c.Bucket.
-func (c StormConfig) tooLong(last time.Duration) error {
+// past MaxBuckets buckets of c.Bucket.
+func (c Config) tooLong(last time.Duration) error {
 	at := fmt.Sprintf("the last attempt starts at %v, in bucket %d", last.Round(time.Microsecond), last/c.Bucket+1)
 	if last == math.MaxInt64 {
 		// The sum saturated: not a time anyone reads as a number.
 		at = "the delays add up to more than 292 years"
 	}
 	return &sim.FieldError{Field: "Bucket", Value: fmt.Sprintf("%v, and %s", c.Bucket, at),
-		Accepted: fmt.Sprintf("wide enough to hold the storm in at most %d buckets (or cap the delays)", MaxStormBuckets)}
+		Accepted: fmt.Sprintf("wide enough to hold the storm in at most %d buckets (or cap the delays)", MaxBuckets)}
 }
 
 // check returns c with its zero fields set to their defaults, or why c
 // cannot run.
-func (c StormConfig) check() (StormConfig, error) {
+func (c Config) check() (Config, error) {
 	if c.Clients == 0 {
 		c.Clients = 100
 	}
@@ -119,8 +119,8 @@ func (c StormConfig) check() (StormConfig, error) {
 	if c.Deadline < 0 {
 		return c, &sim.FieldError{Field: "Deadline", Value: c.Deadline.String(), Accepted: "a duration of 0 (none) or more"}
 	}
-	if attempts := c.Policy.MaxAttempts(); attempts > MaxStormAttempts/c.Clients {
-		return c, &sim.FieldError{Field: FieldStormAttempts, Value: sim.Product(c.Clients, attempts), Accepted: fmt.Sprintf("at most %d attempts", MaxStormAttempts)}
+	if attempts := c.Policy.MaxAttempts(); attempts > MaxAttempts/c.Clients {
+		return c, &sim.FieldError{Field: FieldAttempts, Value: sim.Product(c.Clients, attempts), Accepted: fmt.Sprintf("at most %d attempts", MaxAttempts)}
 	}
 	return c, nil
 }
@@ -129,7 +129,7 @@ func (c StormConfig) check() (StormConfig, error) {
 // start time of every attempt of every client, client by client, drawing
 // the jitter from c.Seed's stream in that order, so that every function
 // built on it sees the same storm.
-func (c StormConfig) starts(visit func(n int, t time.Duration)) {
+func (c Config) starts(visit func(n int, t time.Duration)) {
 	r := sim.Stream(c.Seed, sim.StringID("storm"))
 	retries := stormRetries(c.Policy)
 	for range c.Clients {
@@ -157,9 +157,9 @@ func (c StormConfig) starts(visit func(n int, t time.Duration)) {
 // stormRetries returns the retries p allows, with the zero rule applied.
 func stormRetries(p backoff.Policy) int { return p.MaxAttempts() - 1 }
 
-// StormRow is one bucket of StormTable. Its JSON form is a row of
+// Row is one bucket of Table. Its JSON form is a row of
 // `again sim storm --format json`.
-type StormRow struct {
+type Row struct {
 	// StartMS is the start of the bucket in milliseconds from the failure.
 	StartMS float64 `json:"start_ms"`
 	// Attempts is the attempts that start in the bucket with c.Policy.
@@ -169,11 +169,11 @@ type StormRow struct {
 	NoJitter int `json:"no_jitter"`
 }
 
-// StormTable runs Storm twice, with c.Policy and with the same policy
+// Table calls Run twice, with c.Policy and with the same policy
 // without jitter, and returns both side by side, one row per bucket up to
 // the later of the two last attempts. It is what the calculator page's
 // storm view and `again sim storm` show.
-func StormTable(c StormConfig) ([]StormRow, error) {
+func Table(c Config) ([]Row, error) {
 	c, err := c.check()
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func StormTable(c StormConfig) ([]StormRow, error) {
 	if !ok || !okFlat {
 		return nil, c.tooLong(max(last, lastFlat))
 	}
-	rows := make([]StormRow, max(len(jittered), len(flat)))
+	rows := make([]Row, max(len(jittered), len(flat)))
 	for i := range rows {
 		rows[i].StartMS = float64(time.Duration(i)*c.Bucket) / float64(time.Millisecond)
 		if i < len(jittered) {
@@ -198,13 +198,13 @@ func StormTable(c StormConfig) ([]StormRow, error) {
 	return rows, nil
 }
 
-// StormPeak is the busiest moment of a storm's retries: the most retries
+// Peak is the busiest moment of a storm's retries: the most retries
 // that start within any window of width Window. The first attempts, all
 // at t = 0 and the same with jitter and without, are left out: counting
 // them would credit the jitter's early retries to it.
 //
-// A StormPeak is a plain value: safe to copy and to share.
-type StormPeak struct {
+// A Peak is a plain value: safe to copy and to share.
+type Peak struct {
 	// Window is the width of the windows compared.
 	Window time.Duration `json:"window_ns"`
 	// Retries is the peak with the policy's jitter; NoJitter the same
@@ -214,14 +214,14 @@ type StormPeak struct {
 	NoJitter int `json:"no_jitter"`
 }
 
-// StormWindow returns the window StormPeaks compares over for p: a tenth
+// Window returns the window Peaks compares over for p: a tenth
 // of the first retry's delay, rounded down to 1, 2 or 5 times a power of
 // ten, and 1µs at least. It is narrow enough that a wave without jitter is
 // one instant against the spread that jitter brings (a wider one, such as
 // a bucket that holds the first retries whole, makes jitter look worse
 // than the synchronised waves), and wide enough to count more than a
 // handful of retries in it.
-func StormWindow(p backoff.Policy) time.Duration {
+func Window(p backoff.Policy) time.Duration {
 	w := p.Delay(1) / 10
 	step := time.Microsecond
 	for step <= w/10 {
@@ -235,30 +235,30 @@ func StormWindow(p backoff.Policy) time.Duration {
 	return step
 }
 
-// StormPeaks returns the peaks of c's storm with the policy's jitter and
-// without it, over windows of width window (StormWindow(c.Policy) when 0):
-// the same clients and draws as Storm and StormTable. It returns a
-// *FieldError when c is out of range, as Storm does, or window is
+// Peaks returns the peaks of c's storm with the policy's jitter and
+// without it, over windows of width window (Window(c.Policy) when 0):
+// the same clients and draws as Run and Table. It returns a
+// *FieldError when c is out of range, as Run does, or window is
 // negative.
-func StormPeaks(c StormConfig, window time.Duration) (StormPeak, error) {
+func Peaks(c Config, window time.Duration) (Peak, error) {
 	if window == 0 {
-		window = StormWindow(c.Policy)
+		window = Window(c.Policy)
 	}
 	if window < 0 {
-		return StormPeak{}, &sim.FieldError{Field: "window", Value: window.String(), Accepted: "a duration above 0"}
+		return Peak{}, &sim.FieldError{Field: "window", Value: window.String(), Accepted: "a duration above 0"}
 	}
 	c, err := c.check()
 	if err != nil {
-		return StormPeak{}, err
+		return Peak{}, err
 	}
 	plain := c
 	plain.Policy.Jitter, plain.Policy.JitterFactor = backoff.NoJitter, 0
-	return StormPeak{Window: window, Retries: peak(c, window), NoJitter: peak(plain, window)}, nil
+	return Peak{Window: window, Retries: peak(c, window), NoJitter: peak(plain, window)}, nil
 }
 
 // peak returns the most retries of c's storm that start within any window
 // [t, t+w), by sliding the window over the sorted start times.
-func peak(c StormConfig, w time.Duration) int {
+func peak(c Config, w time.Duration) int {
 	var times []time.Duration
 	c.starts(func(n int, t time.Duration) {
 		if n > 0 {

@@ -25,7 +25,7 @@ func TestStormDeadlineIsTheLoops(t *testing.T) {
 		for seed := range uint64(20) {
 			dl := deadlines[int(seed)%len(deadlines)]
 			p := backoff.Policy{Initial: 300 * time.Millisecond, Max: 20 * time.Second, Retries: 12, Jitter: j}
-			c := StormConfig{Policy: p, Clients: 1, Bucket: time.Second, Seed: seed, Deadline: dl}
+			c := Config{Policy: p, Clients: 1, Bucket: time.Second, Seed: seed, Deadline: dl}
 			var model []time.Duration
 			c.starts(func(_ int, at time.Duration) { model = append(model, at) })
 

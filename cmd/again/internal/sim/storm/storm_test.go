@@ -10,7 +10,7 @@ import (
 
 func TestSimStorm(t *testing.T) {
 	p := backoff.Policy{Initial: time.Second, Multiplier: 2, Max: 30 * time.Second, Retries: 4, Jitter: backoff.NoJitter}
-	got, err := Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second})
+	got, err := Run(Config{Policy: p, Clients: 100, Bucket: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,17 +20,17 @@ func TestSimStorm(t *testing.T) {
 		want[s] = 100
 	}
 	if len(got) != len(want) {
-		t.Fatalf("Storm without jitter = %v, want %v", got, want)
+		t.Fatalf("Run without jitter = %v, want %v", got, want)
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			t.Fatalf("Storm without jitter = %v, want %v", got, want)
+			t.Fatalf("Run without jitter = %v, want %v", got, want)
 		}
 	}
 	// Full jitter spreads the same 500 attempts: no later second sees
 	// anything like the waves of 100.
 	p.Jitter = backoff.FullJitter
-	got, err = Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second, Seed: 1})
+	got, err = Run(Config{Policy: p, Clients: 100, Bucket: time.Second, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,47 +42,47 @@ func TestSimStorm(t *testing.T) {
 		}
 	}
 	if total != 500 || got[0] < 100 || peak >= 80 {
-		t.Errorf("Storm with full jitter = %v: %d attempts, %d at 0, peak %d after; want 500, >= 100, < 80", got, total, got[0], peak)
+		t.Errorf("Run with full jitter = %v: %d attempts, %d at 0, peak %d after; want 500, >= 100, < 80", got, total, got[0], peak)
 	}
-	again, _ := Storm(StormConfig{Policy: p, Clients: 100, Bucket: time.Second, Seed: 1})
+	again, _ := Run(Config{Policy: p, Clients: 100, Bucket: time.Second, Seed: 1})
 	for i := range got {
 		if again[i] != got[i] {
-			t.Fatalf("Storm is not deterministic: %v, then %v", got, again)
+			t.Fatalf("Run is not deterministic: %v, then %v", got, again)
 		}
 	}
 }
 
 func TestSimStormRejects(t *testing.T) {
 	uncapped := backoff.Policy{Initial: time.Second, Multiplier: 10, Max: backoff.NoCap, Retries: 30}
-	for _, c := range []StormConfig{
+	for _, c := range []Config{
 		{Policy: backoff.Policy{Multiplier: 0.5}},
 		{Clients: -1},
 		{Bucket: -time.Second},
 		{Policy: uncapped}, // too many buckets
 		{Policy: backoff.Policy{Initial: time.Millisecond, Retries: 100_000}, Clients: 1000}, // too many attempts
 	} {
-		if _, err := Storm(c); err == nil {
-			t.Errorf("Storm(%+v) returned no error", c)
+		if _, err := Run(c); err == nil {
+			t.Errorf("Run(%+v) returned no error", c)
 		}
 	}
 }
 
 func TestSimStormTable(t *testing.T) {
 	p := backoff.Default() // 500 ms, ×2, cap 10 s, 3 retries, full jitter
-	c := StormConfig{Policy: p, Clients: 50, Bucket: 500 * time.Millisecond, Seed: 2}
-	rows, err := StormTable(c)
+	c := Config{Policy: p, Clients: 50, Bucket: 500 * time.Millisecond, Seed: 2}
+	rows, err := Table(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jittered, _ := Storm(c)
+	jittered, _ := Run(c)
 	c.Policy.Jitter = backoff.NoJitter
-	flat, _ := Storm(c)
+	flat, _ := Run(c)
 	// Without jitter: attempts at 0, 0.5, 1.5 and 3.5 s, all 50 clients.
 	if len(flat) != 8 || flat[0] != 50 || flat[1] != 50 || flat[3] != 50 || flat[7] != 50 {
-		t.Fatalf("Storm without jitter = %v, want 50 at buckets 0, 1, 3 and 7", flat)
+		t.Fatalf("Run without jitter = %v, want 50 at buckets 0, 1, 3 and 7", flat)
 	}
 	if len(rows) != max(len(jittered), len(flat)) {
-		t.Fatalf("StormTable has %d rows, want %d", len(rows), max(len(jittered), len(flat)))
+		t.Fatalf("Table has %d rows, want %d", len(rows), max(len(jittered), len(flat)))
 	}
 	sumA, sumN := 0, 0
 	for i, r := range rows {
@@ -90,17 +90,17 @@ func TestSimStormTable(t *testing.T) {
 			t.Errorf("row %d starts at %v ms, want %d", i, r.StartMS, 500*i)
 		}
 		if i < len(jittered) && r.Attempts != jittered[i] || i < len(flat) && r.NoJitter != flat[i] {
-			t.Errorf("row %d = %+v; Storm gives %v and %v", i, r, jittered, flat)
+			t.Errorf("row %d = %+v; Run gives %v and %v", i, r, jittered, flat)
 		}
 		sumA += r.Attempts
 		sumN += r.NoJitter
 	}
 	if sumA != 200 || sumN != 200 {
-		t.Errorf("StormTable counts %d and %d attempts, want 200 each (50 clients × 4)", sumA, sumN)
+		t.Errorf("Table counts %d and %d attempts, want 200 each (50 clients × 4)", sumA, sumN)
 	}
 }
 
-// FuzzSimStorm checks Storm's invariants for any policy: no panic; every
+// FuzzSimStorm checks Run's invariants for any policy: no panic; every
 // client's attempts are counted once, all of them at t = 0 first.
 func FuzzSimStorm(f *testing.F) {
 	f.Add(int64(time.Second), 2.0, int64(30*time.Second), 3, 0, 0.0, 10, int64(time.Second), uint64(1))
@@ -108,8 +108,8 @@ func FuzzSimStorm(f *testing.F) {
 	f.Add(int64(0), 0.0, int64(0), 0, 3, 0.5, 1, int64(0), uint64(3))
 	f.Fuzz(func(t *testing.T, initial int64, mult float64, maxd int64, retries, jitter int, factor float64, clients int, bucket int64, seed uint64) {
 		p := backoff.Policy{Initial: time.Duration(initial), Multiplier: mult, Max: time.Duration(maxd), Retries: retries % 1000, Jitter: backoff.Jitter(jitter), JitterFactor: factor}
-		c := StormConfig{Policy: p, Clients: clients % 200, Bucket: time.Duration(bucket), Seed: seed}
-		got, err := Storm(c)
+		c := Config{Policy: p, Clients: clients % 200, Bucket: time.Duration(bucket), Seed: seed}
+		got, err := Run(c)
 		if err != nil {
 			return
 		}
@@ -121,19 +121,19 @@ func FuzzSimStorm(f *testing.F) {
 			total += n
 		}
 		if want := c.Clients * p.MaxAttempts(); total != want || got[0] < c.Clients {
-			t.Fatalf("Storm(%+v): %d attempts, %d in the first bucket; want %d, >= %d", c, total, got[0], want, c.Clients)
+			t.Fatalf("Run(%+v): %d attempts, %d in the first bucket; want %d, >= %d", c, total, got[0], want, c.Clients)
 		}
 		// The peaks count retries only, and without jitter a whole wave
 		// starts at one instant.
-		pk, perr := StormPeaks(c, 0)
+		pk, perr := Peaks(c, 0)
 		all := c.Clients * (p.MaxAttempts() - 1)
 		if perr != nil || pk.Window <= 0 || pk.Retries > all || pk.NoJitter > all || all > 0 && (pk.Retries < 1 || pk.NoJitter < c.Clients) {
-			t.Fatalf("StormPeaks(%+v) = %+v, %v; want positive peaks of at most %d retries, at least a wave without jitter", c, pk, perr, all)
+			t.Fatalf("Peaks(%+v) = %+v, %v; want positive peaks of at most %d retries, at least a wave without jitter", c, pk, perr, all)
 		}
 	})
 }
 
-func TestStormWindow(t *testing.T) {
+func TestWindow(t *testing.T) {
 	tests := []struct {
 		initial time.Duration
 		want    time.Duration
@@ -146,23 +146,23 @@ func TestStormWindow(t *testing.T) {
 		{3 * time.Microsecond, time.Microsecond},
 	}
 	for _, tt := range tests {
-		if got := StormWindow(backoff.Policy{Initial: tt.initial, Multiplier: 2, Max: time.Hour}); got != tt.want {
-			t.Errorf("StormWindow(initial %v) = %v, want %v", tt.initial, got, tt.want)
+		if got := Window(backoff.Policy{Initial: tt.initial, Multiplier: 2, Max: time.Hour}); got != tt.want {
+			t.Errorf("Window(initial %v) = %v, want %v", tt.initial, got, tt.want)
 		}
 	}
 }
 
-// TestStormPeaks checks the comparison the page's storm view states: over
+// TestPeaks checks the comparison the page's storm view states: over
 // a window narrow enough that a wave is one instant, the waves without
 // jitter hold every client, and jitter flattens them.
-func TestStormPeaks(t *testing.T) {
+func TestPeaks(t *testing.T) {
 	p := backoff.Policy{Initial: 500 * time.Millisecond, Multiplier: 2, Max: 10 * time.Second, Retries: 3, Jitter: backoff.FullJitter}
-	got, err := StormPeaks(StormConfig{Policy: p, Clients: 100, Seed: 1}, 0)
+	got, err := Peaks(Config{Policy: p, Clients: 100, Seed: 1}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Window != 50*time.Millisecond || got.NoJitter != 100 || got.Retries >= 50 || got.Retries < 10 {
-		t.Errorf("StormPeaks(backoff.Default()) = %+v; want a 50ms window, waves of 100 without jitter and fewer than 50 with full jitter", got)
+		t.Errorf("Peaks(backoff.Default()) = %+v; want a 50ms window, waves of 100 without jitter and fewer than 50 with full jitter", got)
 	}
 	// Waves that meet within a window add up; no wait at all puts every
 	// retry at t = 0, where jitter has nothing to spread.
@@ -175,36 +175,36 @@ func TestStormPeaks(t *testing.T) {
 		{backoff.Policy{Initial: time.Millisecond, Multiplier: 1, Retries: 3, Jitter: backoff.NoJitter}, time.Millisecond, 100},
 		{backoff.Policy{Initial: -1, Retries: 3, Jitter: backoff.FullJitter}, 0, 300},
 	} {
-		got, err := StormPeaks(StormConfig{Policy: tt.p, Clients: 100}, tt.window)
+		got, err := Peaks(Config{Policy: tt.p, Clients: 100}, tt.window)
 		if err != nil || got.NoJitter != tt.want || got.Retries != tt.want {
-			t.Errorf("StormPeaks(%+v, %v) = %+v, %v; want %d both", tt.p, tt.window, got, err, tt.want)
+			t.Errorf("Peaks(%+v, %v) = %+v, %v; want %d both", tt.p, tt.window, got, err, tt.want)
 		}
 	}
-	if _, err := StormPeaks(StormConfig{Policy: p}, -time.Second); err == nil {
-		t.Error("StormPeaks with a negative window returned no error")
+	if _, err := Peaks(Config{Policy: p}, -time.Second); err == nil {
+		t.Error("Peaks with a negative window returned no error")
 	}
-	if _, err := StormPeaks(StormConfig{Policy: p, Clients: -1}, 0); err == nil {
-		t.Error("StormPeaks with -1 clients returned no error")
+	if _, err := Peaks(Config{Policy: p, Clients: -1}, 0); err == nil {
+		t.Error("Peaks with -1 clients returned no error")
 	}
 }
 
-// TestStormPeaksSameStorm checks that StormPeaks counts Storm's clients
+// TestPeaksSameRun checks that Peaks counts Run's clients
 // and draws: a bucket is one of the windows it slides over, so no bucket
-// of Storm holds more retries than its peak over windows that wide.
-func TestStormPeaksSameStorm(t *testing.T) {
+// of Run holds more retries than its peak over windows that wide.
+func TestPeaksSameRun(t *testing.T) {
 	p := backoff.Policy{Initial: 200 * time.Millisecond, Multiplier: 3, Max: 5 * time.Second, Retries: 5, Jitter: backoff.EqualJitter}
-	c := StormConfig{Policy: p, Clients: 80, Bucket: 100 * time.Millisecond, Seed: 3}
-	buckets, err := Storm(c)
+	c := Config{Policy: p, Clients: 80, Bucket: 100 * time.Millisecond, Seed: 3}
+	buckets, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	buckets[0] -= c.Clients // the first attempts, which StormPeaks leaves out
-	got, err := StormPeaks(c, c.Bucket)
+	buckets[0] -= c.Clients // the first attempts, which Peaks leaves out
+	got, err := Peaks(c, c.Bucket)
 	if err != nil {
 		t.Fatal(err)
 	}
 	busiest := slices.Max(buckets)
 	if got.Retries < busiest || got.Retries > 2*busiest {
-		t.Errorf("StormPeaks over %v = %d retries; Storm's busiest bucket has %d, want between that and twice that", c.Bucket, got.Retries, busiest)
+		t.Errorf("Peaks over %v = %d retries; Run's busiest bucket has %d, want between that and twice that", c.Bucket, got.Retries, busiest)
 	}
 }

@@ -1,8 +1,8 @@
 // Package throttle models client-side throttling over a demand sweep.
 //
-// [Throttle] compares the SRE book's counting (the library's package
+// [Run] compares the SRE book's counting (the library's package
 // throttle) against a budget alone, failsafe-go's sent-only counting and
-// AWS's CUBIC send rate. With ThrottleConfig.Shed the backend is a
+// AWS's CUBIC send rate. With Config.Shed the backend is a
 // server that sheds with package shed's decisions (admission.Core)
 // instead of a token bucket: the clients' half and the server's at once.
 //

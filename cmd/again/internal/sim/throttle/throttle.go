@@ -19,25 +19,25 @@ import (
 // back before they are sent.
 type Throttling string
 
-// The throttlings that Throttle compares. Every one retries on the same
-// policy; all but ThrottleNone with a retry.TokenBucket.
+// The throttlings that Run compares. Every one retries on the same
+// policy; all but None with a retry.TokenBucket.
 const (
-	ThrottleNone     Throttling = "none"      // retries, nothing to limit them
-	ThrottleBudget   Throttling = "budget"    // a retry budget only: first attempts all sent
-	ThrottleSentOnly Throttling = "sent-only" // failsafe-go's formula: counts only the requests sent
-	ThrottleSRE      Throttling = "sre-k2"    // throttle.Throttler, K = 2
-	ThrottleSRE11    Throttling = "sre-k1.1"  // throttle.Throttler, K = 1.1
-	ThrottleCUBIC    Throttling = "cubic"     // throttle.Rate, AWS's adaptive send rate
+	None     Throttling = "none"      // retries, nothing to limit them
+	Budget   Throttling = "budget"    // a retry budget only: first attempts all sent
+	SentOnly Throttling = "sent-only" // failsafe-go's formula: counts only the requests sent
+	SRE      Throttling = "sre-k2"    // throttle.Throttler, K = 2
+	SRE11    Throttling = "sre-k1.1"  // throttle.Throttler, K = 1.1
+	CUBIC    Throttling = "cubic"     // throttle.Rate, AWS's adaptive send rate
 )
 
-// Throttlings returns the throttlings of Throttle, in order.
+// Throttlings returns the throttlings of Run, in order.
 func Throttlings() []Throttling {
-	return []Throttling{ThrottleNone, ThrottleBudget, ThrottleSentOnly, ThrottleSRE, ThrottleSRE11, ThrottleCUBIC}
+	return []Throttling{None, Budget, SentOnly, SRE, SRE11, CUBIC}
 }
 
-// ThrottleConfig configures Throttle. Zero fields mean the values in
+// Config configures Run. Zero fields mean the values in
 // brackets.
-type ThrottleConfig struct {
+type Config struct {
 	// Throttlings lists what to compare [Throttlings()].
 	Throttlings []Throttling
 	// Demands lists the demand ratios D / a, each above 0 and up to 100
@@ -71,9 +71,9 @@ type ThrottleConfig struct {
 	Runner sim.Runner
 }
 
-// ThrottleRow is one throttling at one demand. Its JSON form is a row of
+// Row is one throttling at one demand. Its JSON form is a row of
 // `again sim throttle --format json`.
-type ThrottleRow struct {
+type Row struct {
 	DemandRatio float64    `json:"demand_ratio"`
 	Throttler   Throttling `json:"throttler"`
 	// PReject is the share of the attempts asked for that the client
@@ -96,14 +96,14 @@ type ThrottleRow struct {
 	QueueDelayMS float64 `json:"queue_delay_ms"`
 }
 
-// DefaultThrottleDemands returns the demand ratios of the default sweep.
-func DefaultThrottleDemands() []float64 { return []float64{1, 2, 3, 5, 10, 20, 30} }
+// DefaultDemands returns the demand ratios of the default sweep.
+func DefaultDemands() []float64 { return []float64{1, 2, 3, 5, 10, 20, 30} }
 
-// FieldThrottleRequests is the Field of the FieldError for too many
-// requests in one cell of Throttle.
-const FieldThrottleRequests = "max(Demands) × Capacity × Duration"
+// FieldRequests is the Field of the FieldError for too many
+// requests in one cell of Run.
+const FieldRequests = "max(Demands) × Capacity × Duration"
 
-func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
+func (c *Config) withDefaults() (Config, error) {
 	d := *c
 	if len(d.Throttlings) == 0 {
 		d.Throttlings = Throttlings()
@@ -114,7 +114,7 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 		}
 	}
 	if len(d.Demands) == 0 {
-		d.Demands = DefaultThrottleDemands()
+		d.Demands = DefaultDemands()
 	}
 	for _, x := range d.Demands {
 		if !(x > 0 && x <= sim.MaxDemandRatio) {
@@ -153,18 +153,18 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 	}
 	top := slices.Max(d.Demands)
 	if n := top * d.Capacity * d.Duration.Seconds(); n > sim.MaxRequests {
-		return d, &sim.FieldError{Field: FieldThrottleRequests, Value: fmt.Sprintf("%g × %g/s × %gs = %.0f", top, d.Capacity, d.Duration.Seconds(), n),
+		return d, &sim.FieldError{Field: FieldRequests, Value: fmt.Sprintf("%g × %g/s × %gs = %.0f", top, d.Capacity, d.Duration.Seconds(), n),
 			Accepted: fmt.Sprintf("at most %d requests", sim.MaxRequests)}
 	}
 	return d, nil
 }
 
-// Throttle runs the client-side throttling model: one client offers
+// Run simulates the client-side throttling model: one client offers
 // D × Capacity new requests per second (Poisson) to a backend that accepts
 // Capacity per second (a token bucket holding a tenth of a second's) and
 // answers the rest at once with an overload signal. The client retries an
 // overloaded attempt on backoff.Default()'s schedule, up to Attempts
-// attempts, through a retry.TokenBucket (except ThrottleNone), and holds
+// attempts, through a retry.TokenBucket (except None), and holds
 // attempts back as its throttling says: the library's throttle.Throttler
 // on the model's clock (K 2 or 1.1), its throttle.Rate (a local rejection
 // then waits for the token, as retry.Do waits a rejection's hint), or
@@ -174,14 +174,14 @@ func (c *ThrottleConfig) withDefaults() (ThrottleConfig, error) {
 //
 // With the SRE counting the backend's load stays near K × Capacity
 // whatever the demand; counting only the requests sent, it grows with
-// the square root of the demand. Throttle returns one row per demand and
+// the square root of the demand. Run returns one row per demand and
 // throttling, demand-major, or a *FieldError.
-func Throttle(c ThrottleConfig) ([]ThrottleRow, error) {
+func Run(c Config) ([]Row, error) {
 	c, err := c.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]ThrottleRow, len(c.Demands)*len(c.Throttlings))
+	rows := make([]Row, len(c.Demands)*len(c.Throttlings))
 	run := throttleRun
 	if c.Shed.On() {
 		run = throttleShedRun
@@ -263,9 +263,9 @@ func (g *sentOnly) done(now time.Time, overloaded bool) {
 // newGate makes the throttling t on the model's random stream.
 func newGate(t Throttling, r backoff.Rand, start time.Time) gate {
 	switch t {
-	case ThrottleSRE, ThrottleSRE11:
+	case SRE, SRE11:
 		k := 2.0
-		if t == ThrottleSRE11 {
+		if t == SRE11 {
 			k = 1.1
 		}
 		th, err := throttle.New(throttle.Config{K: k, Rand: r})
@@ -273,13 +273,13 @@ func newGate(t Throttling, r backoff.Rand, start time.Time) gate {
 			panic("sim: " + err.Error())
 		}
 		return sreGate{th}
-	case ThrottleCUBIC:
+	case CUBIC:
 		rt, err := throttle.NewRate(throttle.RateConfig{FailFast: true, Clock: fixedClock(start)})
 		if err != nil {
 			panic("sim: " + err.Error())
 		}
 		return rateGate{rt}
-	case ThrottleSentOnly:
+	case SentOnly:
 		return &sentOnly{threshold: sentOnlyThreshold, r: r, epoch: start.UnixNano() / int64(10*time.Second)}
 	}
 	return noGate{}
@@ -308,11 +308,11 @@ type client struct {
 	clock       sim.VirtualClock
 	g           gate
 	policy      backoff.Policy
-	budget      *retry.TokenBucket // nil for ThrottleNone
+	budget      *retry.TokenBucket // nil for None
 	rate        float64
 }
 
-func newClient(c *ThrottleConfig, demand float64, t Throttling) *client {
+func newClient(c *Config, demand float64, t Throttling) *client {
 	cl := &client{
 		arrivals: sim.Stream(c.Seed, sim.StringID("throttle arrivals"), sim.FloatID(demand)),
 		r:        sim.Stream(c.Seed, sim.StringID("throttle"), sim.FloatID(demand), sim.StringID(string(t))),
@@ -320,7 +320,7 @@ func newClient(c *ThrottleConfig, demand float64, t Throttling) *client {
 		rate:     demand * c.Capacity,
 	}
 	cl.g = newGate(t, cl.r, cl.clock.Now())
-	if t != ThrottleNone {
+	if t != None {
 		cl.budget = &retry.TokenBucket{}
 	}
 	return cl
@@ -330,7 +330,7 @@ func newClient(c *ThrottleConfig, demand float64, t Throttling) *client {
 // or rejected locally, then whether the request asks again and after what
 // wait: the rejection's hint, or the policy's delay (drawn from prev, which
 // it updates). A rejection spends no budget.
-func (cl *client) ask(c *ThrottleConfig, attempts int, prev *time.Duration) (wait time.Duration, again, ok bool) {
+func (cl *client) ask(c *Config, attempts int, prev *time.Duration) (wait time.Duration, again, ok bool) {
 	wait, ok = cl.g.admit(cl.clock.Now())
 	if ok || attempts >= c.Attempts {
 		return 0, false, ok
@@ -347,7 +347,7 @@ func (cl *client) next(now time.Duration) time.Duration {
 	return now + sim.FromFloat(cl.arrivals.ExpFloat64()/cl.rate*float64(time.Second))
 }
 
-func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
+func throttleRun(c *Config, demand float64, t Throttling) Row {
 	cl := newClient(c, demand, t)
 	r, g, policy, budget, clock := cl.r, cl.g, cl.policy, cl.budget, &cl.clock
 	var (
@@ -420,7 +420,7 @@ func throttleRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
 		}
 	}
 	span := (c.Duration - c.Warmup).Seconds() * c.Capacity
-	row := ThrottleRow{DemandRatio: demand, Throttler: t,
+	row := Row{DemandRatio: demand, Throttler: t,
 		BackendLoadRatio: float64(sent) / span, GoodputRatio: float64(goods) / span}
 	if asked > 0 {
 		row.PReject = float64(rejected) / float64(asked)
@@ -455,7 +455,7 @@ type shedRequest struct {
 // throttleShedRun is throttleRun against a server that sheds with
 // c.Shed: the answer to an attempt comes when the server serves it or
 // sheds it, not at once.
-func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRow {
+func throttleShedRun(c *Config, demand float64, t Throttling) Row {
 	cl := newClient(c, demand, t)
 	r, g, policy, budget, clock := cl.r, cl.g, cl.policy, cl.budget, &cl.clock
 	workers := max(1, int(math.Round(c.Capacity*c.Latency.Seconds())))
@@ -567,7 +567,7 @@ func throttleShedRun(c *ThrottleConfig, demand float64, t Throttling) ThrottleRo
 		}
 	}
 	span := (c.Duration - c.Warmup).Seconds() * c.Capacity
-	row := ThrottleRow{DemandRatio: demand, Throttler: t,
+	row := Row{DemandRatio: demand, Throttler: t,
 		BackendLoadRatio: float64(sent) / span, GoodputRatio: float64(goods) / span, ShedRatio: float64(shedN) / span}
 	if asked > 0 {
 		row.PReject = float64(rejected) / float64(asked)
@@ -588,7 +588,7 @@ type shedCore struct {
 	decide func(int32, admission.Reason)
 }
 
-func newShedCore(c *ThrottleConfig, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, admission.Reason)) *shedCore {
+func newShedCore(c *Config, clock *sim.VirtualClock, r, probes backoff.Rand, decide func(int32, admission.Reason)) *shedCore {
 	sc := &shedCore{clock: clock, decide: decide}
 	sc.Core = simshed.New(c.Shed, clock, r, probes, func(w *admission.Waiter, why admission.Reason) { decide(int32(w.Tag), why) })
 	return sc

@@ -16,9 +16,9 @@ import (
 // queue delay near CoDel's target; the load it receives is still what the
 // clients' throttling lets through, and what it sheds is the rest of it.
 func TestSimThrottleShed(t *testing.T) {
-	c := ThrottleConfig{Demands: []float64{10}, Seed: 1, Capacity: 50, Duration: 200 * time.Second, Warmup: 100 * time.Second,
-		Throttlings: []Throttling{ThrottleNone, ThrottleBudget, ThrottleSRE}, Shed: simshed.Config{Limit: 1}}
-	rows, err := Throttle(c)
+	c := Config{Demands: []float64{10}, Seed: 1, Capacity: 50, Duration: 200 * time.Second, Warmup: 100 * time.Second,
+		Throttlings: []Throttling{None, Budget, SRE}, Shed: simshed.Config{Limit: 1}}
+	rows, err := Run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestSimThrottleShed(t *testing.T) {
 		// The SRE throttle's local rejections leave the server idle now
 		// and then: a little less goodput, for far less load.
 		least := 0.95
-		if r.Throttler == ThrottleSRE {
+		if r.Throttler == SRE {
 			least = 0.85
 		}
 		if r.GoodputRatio < least || r.QueueDelayMS > 30 {
@@ -40,21 +40,21 @@ func TestSimThrottleShed(t *testing.T) {
 	if sre, none := rows[2], rows[0]; sre.ShedRatio > none.ShedRatio/5 {
 		t.Errorf("sre-k2 makes the server shed %.3f, none %.3f: want far less", sre.ShedRatio, none.ShedRatio)
 	}
-	if _, err := Throttle(ThrottleConfig{Shed: simshed.Config{Limit: simshed.MaxLimit + 1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
-		t.Errorf("Throttle with Shed.Limit %d = %v, want an error naming Shed.Limit", simshed.MaxLimit+1, err)
+	if _, err := Run(Config{Shed: simshed.Config{Limit: simshed.MaxLimit + 1}}); err == nil || !strings.Contains(err.Error(), "Shed.Limit") {
+		t.Errorf("Run with Shed.Limit %d = %v, want an error naming Shed.Limit", simshed.MaxLimit+1, err)
 	}
 }
 
 func TestSimThrottleShedGolden(t *testing.T) {
 	var b strings.Builder
 	for _, sh := range []simshed.Config{{Limit: 2}, {Adaptive: cmdutil.ShedAdaptiveLimit()}} {
-		c := ThrottleConfig{Demands: []float64{1, 10}, Seed: 1, Capacity: 50, Duration: 100 * time.Second, Warmup: 50 * time.Second, Shed: sh}
-		serial, err := Throttle(c)
+		c := Config{Demands: []float64{1, 10}, Seed: 1, Capacity: 50, Duration: 100 * time.Second, Warmup: 50 * time.Second, Shed: sh}
+		serial, err := Run(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Runner = simtest.Parallel
-		if par, _ := Throttle(c); !reflect.DeepEqual(par, serial) {
+		if par, _ := Run(c); !reflect.DeepEqual(par, serial) {
 			t.Errorf("%+v: the parallel run differs from the serial one", sh)
 		}
 		name := "adaptive"

@@ -108,7 +108,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // limitFigure is limit.Chart under the bench's title, which gives the
 // ramp's length (the last window's end), and a note on its setup.
-func limitFigure(rows []limit.LimitRow, note string) *chart.Figure {
+func limitFigure(rows []limit.Row, note string) *chart.Figure {
 	ramp := 0.0
 	for _, r := range rows {
 		ramp = max(ramp, r.TimeS)

@@ -97,12 +97,12 @@ func Shed(v map[string]string, l Lang) ShedResult {
 		}
 		limit = n
 	}
-	c := outage.OutageConfig{
+	c := outage.Config{
 		Strategies: []sim.Strategy{sim.Backoff}, Policy: in.Policy, Seed: in.Seed,
 		Rate: shedRate, SpikeRate: shedSpikeRate, SpikeStart: shedSpikeStart, Spike: shedSpike, Duration: shedDuration,
 		Timeout: shedTimeout, Attempts: shedAttempts,
 	}
-	bare, err := outage.Outage(c)
+	bare, err := outage.Run(c)
 	if err != nil {
 		return ShedResult{Error: err.Error()}
 	}
@@ -110,7 +110,7 @@ func Shed(v map[string]string, l Lang) ShedResult {
 	if adaptive {
 		c.Shed = simshed.Config{Adaptive: simshed.AdaptiveLimit()}
 	}
-	shed, err := outage.Outage(c)
+	shed, err := outage.Run(c)
 	if err != nil {
 		return ShedResult{Error: err.Error()}
 	}
@@ -176,7 +176,7 @@ func percent(f float64, l Lang) string {
 
 // recovery says how the server of s came out of the spike: at once, after
 // a while (the summary's RecoveryS), or never.
-func recovery(s outage.OutageSummary, l Lang) string {
+func recovery(s outage.Summary, l Lang) string {
 	switch {
 	case s.RecoveryS == nil:
 		return l.t("go.shed.collapsed")

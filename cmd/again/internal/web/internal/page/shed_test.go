@@ -68,7 +68,7 @@ func TestShedIsSim(t *testing.T) {
 			extra []string
 			want  []int
 		}{{nil, r.Shed}, {[]string{"--shed", "0"}, r.Bare}} {
-			var secs []outage.OutageSecond
+			var secs []outage.Second
 			simOutage(t, r.Command, &secs, append(run.extra, "--per-second")...)
 			if len(secs) != len(run.want) {
 				t.Fatalf("%s %v: %d seconds, the page has %d", r.Command, run.extra, len(secs), len(run.want))
@@ -79,7 +79,7 @@ func TestShedIsSim(t *testing.T) {
 						r.Command, run.extra, i, s, run.want[i], r.Demand[i], r.Shedded[i])
 				}
 			}
-			var sum []outage.OutageSummary
+			var sum []outage.Summary
 			simOutage(t, r.Command, &sum, run.extra...)
 			if want := percent(sum[0].SuccessRatio, English); !strings.Contains(r.Text, " answers "+want) {
 				t.Errorf("%s %v: success ratio %v, the page says %q", r.Command, run.extra, sum[0].SuccessRatio, r.Text)
@@ -176,7 +176,7 @@ func TestShedMisfitIsSim(t *testing.T) {
 		if en.Error != "" {
 			t.Fatalf("shed %s: %s", tc.shed, en.Error)
 		}
-		var sum []outage.OutageSummary
+		var sum []outage.Summary
 		stderr := simOutage(t, en.Command, &sum)
 		if tc.misfit == "" {
 			if en.Note != "" || ru.Note != "" || stderr != "" {

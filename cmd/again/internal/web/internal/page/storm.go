@@ -23,7 +23,7 @@ const DefaultClients = 100
 
 // MaxStormAttempts is the most attempts (clients × attempts per client)
 // the page simulates: about a second of WebAssembly. `again sim storm`
-// takes up to storm.MaxStormAttempts.
+// takes up to storm.MaxAttempts.
 const MaxStormAttempts = 200_000
 
 // maxStormBuckets is about the most buckets the storm view draws: one
@@ -34,7 +34,7 @@ const maxStormBuckets = 150
 // StormResult is the storm view: Clients clients fail at once and retry on
 // the schedule; Attempts counts the attempts that start in each Bucket of
 // time with the policy's jitter, NoJitter the same without jitter. The
-// numbers are internal/sim/storm's StormTable, the code of `again sim storm`.
+// numbers are internal/sim/storm's Table, the code of `again sim storm`.
 type StormResult struct {
 	Error    string  `json:"error,omitempty"` // in the page's language; nothing else is set
 	Clients  int     `json:"clients"`
@@ -95,12 +95,12 @@ func Storm(v map[string]string, l Lang) StormResult {
 		flat = addSat(flat, in.Policy.Delay(n))
 	}
 	bucket := stormBucket(min(time.Duration(rep.Total.P99), flat))
-	c := storm.StormConfig{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed}
-	rows, err := storm.StormTable(c)
+	c := storm.Config{Policy: in.Policy, Clients: clients, Bucket: bucket, Seed: in.Seed}
+	rows, err := storm.Table(c)
 	if err != nil {
 		// Too many buckets for the longer storm: size them for it.
 		c.Bucket = stormBucket(max(time.Duration(rep.Total.Max), flat))
-		rows, err = storm.StormTable(c)
+		rows, err = storm.Table(c)
 	}
 	if err != nil {
 		return StormResult{Error: err.Error()}

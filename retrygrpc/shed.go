@@ -48,7 +48,10 @@ func shedMetadata(ctx context.Context, n int) context.Context {
 // again-attempt's, else grpc-previous-rpc-attempts' plus one; its deadline
 // is the call's (grpc-timeout), unless Config.IgnoreTimeout. The permit
 // goes back when the handler returns, a stream's when the stream ends,
-// also on a panic.
+// also on a panic. A call whose client went away (its context ended) at
+// or after its deadline, or without one, is a drop for an adaptive limit;
+// one canceled before its deadline, less a quarter of its time (a hedge's
+// losing copy), gives its permit back without a sample.
 //
 // Set its fields before its first use; it is then safe for concurrent
 // use. The zero ShedServer, without a Shedder, admits every call.
@@ -93,7 +96,8 @@ func (s *ShedServer) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 }
 
 // serve runs call holding p: Done after it returned, Abandon if the
-// client went away (an overload signal), Release if it panicked (no
+// client went away (a drop for the limit if the call's deadline passed,
+// none if the client canceled before it), Release if it panicked (no
 // latency sample).
 func serve(ctx context.Context, p *shed.Permit, call func() (any, error)) (any, error) {
 	served := false

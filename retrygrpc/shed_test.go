@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/grpc"
@@ -237,15 +238,7 @@ func TestShedMetadataSentByHedges(t *testing.T) {
 // adaptive limit (Gradient2 halves); one served to the end, or that
 // panicked, is not.
 func TestShedServerAbandoned(t *testing.T) {
-	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := shed.New(shed.Config{Adaptive: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &retrygrpc.ShedServer{Shedder: s}
+	l, s, srv := adaptiveShedServer(t)
 	info := &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Call"}
 	served := func(context.Context, any) (any, error) { return "ok", nil }
 	if _, err := srv.Unary(context.Background(), nil, info, served); err != nil || l.Limit() != 8 {
@@ -265,5 +258,86 @@ func TestShedServerAbandoned(t *testing.T) {
 	}
 	if st := s.Snapshot(); st.InFlight != 0 {
 		t.Errorf("%d in flight at the end, want 0", st.InFlight)
+	}
+}
+
+// A call canceled by its client well before its deadline (grpc-timeout,
+// the incoming context's deadline), as a hedge's losing copy is, is no
+// drop: the limit stays. One whose deadline passed while it was served
+// is a drop as before: the limit halves.
+func TestShedServerCanceledBeforeItsDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, s, srv := adaptiveShedServer(t)
+		info := &grpc.UnaryServerInfo{FullMethod: "/test.Svc/Call"}
+		untilGone := func(ctx context.Context, _ any) (any, error) { <-ctx.Done(); return nil, ctx.Err() }
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		time.AfterFunc(10*time.Millisecond, cancel) // the other copy answered
+		_, _ = srv.Unary(ctx, nil, info, untilGone)
+		if got := l.Limit(); got != 8 {
+			t.Errorf("limit after a call canceled at 10ms of its 1s = %d, want 8 (no drop)", got)
+		}
+
+		ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, _ = srv.Unary(ctx, nil, info, untilGone)
+		if got := l.Limit(); got != 4 {
+			t.Errorf("limit after a call whose 100ms deadline passed = %d, want 4 (halved)", got)
+		}
+		if st := s.Snapshot(); st.InFlight != 0 {
+			t.Errorf("%d in flight at the end, want 0", st.InFlight)
+		}
+	})
+}
+
+// adaptiveShedServer returns a ShedServer whose Shedder's limit is a
+// Gradient2 starting at 8.
+func adaptiveShedServer(t *testing.T) (*limiter.Limiter, *shed.Shedder, *retrygrpc.ShedServer) {
+	t.Helper()
+	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: 8, Min: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := shed.New(shed.Config{Adaptive: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s, &retrygrpc.ShedServer{Shedder: s}
+}
+
+// TestShedDeadlineSentByHedges: each copy of a hedged call carries the
+// caller's deadline (grpc-timeout), so that a ShedServer tells the losing
+// copy's cancel from a timeout.
+func TestShedDeadlineSentByHedges(t *testing.T) {
+	var mu sync.Mutex
+	var left []time.Duration
+	srv := grpctest.Start(t, grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		var d time.Duration // none: 0
+		if dl, ok := ctx.Deadline(); ok {
+			d = time.Until(dl)
+		}
+		mu.Lock()
+		left = append(left, d)
+		mu.Unlock()
+		return h(ctx, req)
+	}))
+	srv.Script(grpctest.Unary, grpctest.Step{Stall: true}, grpctest.Step{})
+	ic := &retrygrpc.Interceptor{Policy: fast, Hedger: &hedge.Hedger{After: 10 * time.Millisecond},
+		Idempotent: retrygrpc.Methods(grpctest.Unary)}
+	cc := srv.Dial(t, ic.DialOptions()...)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := grpctest.CallUnary(ctx, cc, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(left) != 2 {
+		t.Fatalf("copies = %d, want 2 (the stalled copy and the hedge)", len(left))
+	}
+	for i, d := range left {
+		if d <= 0 || d > time.Minute {
+			t.Errorf("copy %d: time left before its deadline at the server = %v, want up to a minute", i+1, d)
+		}
 	}
 }

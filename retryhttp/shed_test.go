@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/again-go/again/backoff"
+	"github.com/again-go/again/hedge"
 	"github.com/again-go/again/retryhttp"
 	"github.com/again-go/again/shed"
 )
@@ -167,5 +168,43 @@ func TestShedRetryAfterObeyedEndToEnd(t *testing.T) {
 	}
 	if err := <-held; err != nil {
 		t.Errorf("the held request: %v", err)
+	}
+}
+
+// TestShedHeadersSentByHedges: each copy of a hedged request carries the
+// time left before the caller's deadline (shed.HeaderTimeout), so that a
+// server behind shed tells the losing copy's cancel from a timeout.
+func TestShedHeadersSentByHedges(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Get(shed.HeaderTimeout))
+		first := len(seen) == 1
+		mu.Unlock()
+		if first {
+			<-r.Context().Done() // the loser, canceled once the hedge answers
+		}
+	}))
+	defer ts.Close()
+	tr := &retryhttp.Transport{Base: ts.Client().Transport, ShedHeaders: true,
+		Hedge: &hedge.Hedger{After: 10 * time.Millisecond}}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL, nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("RoundTrip: %v", err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 {
+		t.Fatalf("copies = %d, want 2 (the stalled copy and the hedge)", len(seen))
+	}
+	for i, v := range seen {
+		if ms, err := strconv.Atoi(v); err != nil || ms <= 0 || ms > 60000 {
+			t.Errorf("copy %d: %s = %q, want the milliseconds left, at most 60000", i+1, shed.HeaderTimeout, v)
+		}
 	}
 }

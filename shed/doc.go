@@ -72,12 +72,18 @@
 //
 // With a limit that learns the handler's latency (package limiter's
 // Gradient2; the Limiter's MaxWait stays zero, the Shedder queues), and
-// from the requests whose client went away while they were served, each
-// a drop (work nobody waited for):
+// from the requests whose client went away while they were served at or
+// after their deadline (HeaderTimeout), each a drop (work nobody waited
+// for):
 //
 //	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Min: 1}})
 //	...
 //	s, err := shed.New(shed.Config{Adaptive: l})
+//
+// A request whose client went away before its deadline, less a quarter of
+// its time, was canceled by choice, as a hedge's losing copy is: its
+// permit goes back without a sample. Without a deadline, every client
+// that leaves counts as timed out.
 //
 // A client marks what may be shed first:
 //

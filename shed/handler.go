@@ -54,7 +54,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		switch {
 		case r.Context().Err() != nil:
-			p.Abandon() // the client went away: an overload signal
+			p.Abandon() // the client went away: a drop if its deadline passed
 		case served:
 			p.Done()
 		default:

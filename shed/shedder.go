@@ -41,13 +41,17 @@ func decide(w *Waiter, r Reason) { w.Notify <- r }
 
 // Permit is an admitted request's place under the limit. Give it back
 // exactly once when the request ends: Done after serving it, Abandon if
-// its client went away first, Release if it was not served to the end
+// its client went away first (its context ended), Release if it was not served to the end
 // for another reason (a panic). Only the first call counts. A
 // Permit is a value its request holds; it is not safe for concurrent use.
 // The zero Permit holds nothing.
 type Permit struct {
 	s     *Shedder
 	start time.Time
+	// cancelBefore is when its client's leaving stops being a choice
+	// (admission.Core.CancelBefore); zero if its deadline is unknown, or
+	// the limit learns nothing.
+	cancelBefore time.Time
 }
 
 // Done gives the permit back after the request was served: an adaptive
@@ -65,14 +69,23 @@ func (p *Permit) Done() {
 }
 
 // Abandon gives the permit back after a request whose client went away
-// before it was served to the end (its context ended): work nobody waited
-// for, which an adaptive limit learns as a drop, the overload signal a
-// client's timeout is to a client's limit (admission.Core.Abandoned).
+// before it was served to the end (its context ended). If it ends at or
+// after its client's deadline (Request.Deadline or Timeout, less a margin:
+// admission.Core.CancelBefore), or the deadline is unknown, its client
+// most likely timed out: work nobody waited for, which an adaptive limit
+// learns as a drop, the overload signal a client's timeout is to a
+// client's limit. Before it, the client canceled by choice (a hedge's
+// losing copy, a user who left), which says nothing of the server: no
+// sample. Abandon reads the clock only for a request with a deadline.
 func (p *Permit) Abandon() {
 	if p.s != nil {
 		s := p.s
 		p.s = nil
-		s.release(s.core.ReleaseAbandoned())
+		var now time.Time
+		if !p.cancelBefore.IsZero() {
+			now = time.Now()
+		}
+		s.release(s.core.ReleaseAbandoned(now, p.cancelBefore))
 	}
 }
 
@@ -109,6 +122,7 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 		p := Permit{s: s}
 		if s.measure {
 			p.start = time.Now()
+			p.cancelBefore = s.core.CancelBefore(p.start, req)
 		}
 		return p, Admitted
 	}
@@ -126,6 +140,9 @@ func (s *Shedder) admit(ctx context.Context, req Request) (Permit, Reason) {
 		return Permit{}, QueueFull
 	}
 	p, r := s.wait(ctx, w)
+	if r == Admitted && s.measure {
+		p.cancelBefore = s.core.CancelBefore(now, req) // its deadline counts from its arrival
+	}
 	if s.cfg.OnQueued != nil {
 		s.cfg.OnQueued(c, time.Since(now), r)
 	}

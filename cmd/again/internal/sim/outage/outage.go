@@ -291,6 +291,9 @@ type outAttempt struct {
 	w       *admission.Waiter // its place in the queue, nil if never queued
 	hint    time.Duration     // a shed answer's Retry-After
 	over    bool              // its client is done with it: answered or timed out
+	// cancelBefore is when its client's leaving stops being a choice for
+	// the server (Core.CancelBefore): its timeout, less a margin.
+	cancelBefore time.Time
 
 	// What the server did with it, for the tests that replay it through
 	// the middleware: reached (it arrived, outside a hard outage), then
@@ -476,9 +479,10 @@ func outageAttempts(c *Config, s sim.Strategy) (Result, []outAttempt) {
 			inProgress--
 			if core != nil {
 				// As the middleware does, a request whose client went away
-				// gives its permit back as abandoned: an overload signal.
+				// gives its permit back as abandoned: an overload signal
+				// (its clients leave only when they time out).
 				if t := &atts[e.att]; t.over {
-					core.Abandoned(clock.Now())
+					core.Abandoned(clock.Now(), t.cancelBefore)
 				} else {
 					core.Done(clock.Now(), now-t.start)
 				}
@@ -562,7 +566,9 @@ func outShedArrive(c *Config, core *admission.Core, q *sim.Queue[outEvent], t *o
 	w := &admission.Waiter{Tag: int(a)}
 	// The client sends its timeout (Again-Timeout-Ms), which the server
 	// counts from the attempt's arrival.
-	queued, why := core.Arrive(nowT, admission.Request{Attempt: t.n, Timeout: c.Timeout}, w)
+	req := admission.Request{Attempt: t.n, Timeout: c.Timeout}
+	t.cancelBefore = core.CancelBefore(nowT, req)
+	queued, why := core.Arrive(nowT, req, w)
 	switch {
 	case queued:
 		t.w = w

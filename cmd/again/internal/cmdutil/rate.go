@@ -30,7 +30,7 @@ func RateFlag(name, s string) (rate.Rate, error) {
 func RequireRateUnit(name, s string) error {
 	if _, err := rate.Parse(s); errors.Is(err, rate.ErrNoUnit) {
 		t := strings.TrimSpace(s)
-		return BadValue("--"+name, s, "a rate with a unit, such as %s/s or %s/m (a rate is %s)", t, t, rate.Syntax)
+		return BadValue("--"+name, s, "a rate with a unit: %s/s, %s/m or another n/unit such as 10/100ms", t, t)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ func TestRateFlag(t *testing.T) {
 		t.Errorf("RateFlag(rate, 600/m) = %v, %v; want 600/m", r, err)
 	}
 	for _, tt := range []struct{ in, want string }{
-		{"40", "--rate \"40\": want a rate with a unit, such as 40/s or 40/m (a rate is n/unit, such as 40/s, 10/100ms or 600/m)"},
+		{"40", "--rate \"40\": want a rate with a unit: 40/s, 40/m or another n/unit such as 10/100ms"},
 		{"40/sec", `--rate "40/sec": want a rate n/unit, such as 40/s, 10/100ms or 600/m`},
 	} {
 		_, err := RateFlag("rate", tt.in)

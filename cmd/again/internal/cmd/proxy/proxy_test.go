@@ -55,7 +55,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"proxy", "--to", "http://x", "--retry-after", "date:2"}, `again proxy: --retry-after "2": want a duration with a unit, such as 2s or 2ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
 		{[]string{"proxy", "--to", "http://x", "--outage", "20s@10"}, `again proxy: --outage "10": want a duration with a unit, such as 10s or 10ms (a bare number is seconds to timeout and curl, milliseconds to the calculator page)`},
 		// A rate is n/unit, as in every command; a bare number needs a unit.
-		{[]string{"proxy", "--to", "http://x", "--rate", "100"}, `again proxy: --rate "100": want a rate with a unit, such as 100/s or 100/m (a rate is n/unit, such as 40/s, 10/100ms or 600/m)`},
+		{[]string{"proxy", "--to", "http://x", "--rate", "100"}, `again proxy: --rate "100": want a rate with a unit: 100/s, 100/m or another n/unit such as 10/100ms`},
 		{[]string{"proxy", "--to", "http://x", "--rate", "100/sec"}, `again proxy: --rate "100/sec": want n/unit, such as 40/s, 10/100ms or 600/m, n whole: a 429 beyond n requests per unit`},
 		{[]string{"proxy", "--to", "http://x", "--rate", "0.5/s"}, `again proxy: --rate "0.5/s": want n/unit, such as 40/s, 10/100ms or 600/m, n whole: a 429 beyond n requests per unit`},
 		{[]string{"proxy", "--to", "http://x", "--format", "xml"}, `again proxy: --format "xml": want one of text or json`},

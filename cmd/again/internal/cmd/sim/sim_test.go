@@ -44,8 +44,8 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "outage", "--rate", "-1/s"}, `again sim outage: --rate "-1/s": want a rate n/unit, such as 40/s, 10/100ms or 600/m`},
 		// A rate is n/unit in every command, as proxy --rate's: a bare number
 		// is refused as a duration without a unit is.
-		{[]string{"sim", "outage", "--rate", "40"}, `again sim outage: --rate "40": want a rate with a unit, such as 40/s or 40/m (a rate is n/unit, such as 40/s, 10/100ms or 600/m)`},
-		{[]string{"sim", "outage", "--spike-rate", "80"}, `again sim outage: --spike-rate "80": want a rate with a unit, such as 80/s or 80/m (a rate is n/unit, such as 40/s, 10/100ms or 600/m)`},
+		{[]string{"sim", "outage", "--rate", "40"}, `again sim outage: --rate "40": want a rate with a unit: 40/s, 40/m or another n/unit such as 10/100ms`},
+		{[]string{"sim", "outage", "--spike-rate", "80"}, `again sim outage: --spike-rate "80": want a rate with a unit: 80/s, 80/m or another n/unit such as 10/100ms`},
 		{[]string{"sim", "outage", "--rate", "40/sec"}, `again sim outage: --rate "40/sec": want a rate n/unit, such as 40/s, 10/100ms or 600/m`},
 		{[]string{"sim", "outage", "--rate", "0/s"}, `again sim outage: --rate "0/s": want a rate above 0 and up to 10000/s (n/unit, such as 40/s, 10/100ms or 600/m)`},
 		{[]string{"sim", "outage", "--rate", "10001/s"}, `again sim outage: --rate "10001/s": want a rate above 0 and up to 10000/s (n/unit, such as 40/s, 10/100ms or 600/m)`},
@@ -90,7 +90,7 @@ func TestSimUsageErrors(t *testing.T) {
 		{[]string{"sim", "throttle", "--demand", "0"}, `again sim throttle: --demand "0": want a comma-separated list of ratios above 0 and up to 100, or ranges such as 1-30/1`},
 		{[]string{"sim", "throttle", "--strategy", "breaker"}, `again sim throttle: --strategy "breaker": want a comma-separated list of none, budget, sent-only, sre-k2, sre-k1.1, cubic`},
 		{[]string{"sim", "throttle", "--capacity", "0"}, `again sim throttle: --capacity "0": want a rate above 0 and up to 10000/s (n/unit, such as 40/s, 10/100ms or 600/m)`},
-		{[]string{"sim", "throttle", "--capacity", "100"}, `again sim throttle: --capacity "100": want a rate with a unit, such as 100/s or 100/m (a rate is n/unit, such as 40/s, 10/100ms or 600/m)`},
+		{[]string{"sim", "throttle", "--capacity", "100"}, `again sim throttle: --capacity "100": want a rate with a unit: 100/s, 100/m or another n/unit such as 10/100ms`},
 		{[]string{"sim", "throttle", "--demand", "100", "--capacity", "10000/s"}, `again sim throttle: max(--demand) × --capacity × 300s: want at most 1000000 requests, not 100 × 10000/s × 300s = 300000000`},
 		// Said "from 1" and refused 1 "from 1000".
 		{[]string{"sim", "hedge", "--requests", "0"}, `again sim hedge: --requests "0": want a whole number from 1000 to 1000000`},

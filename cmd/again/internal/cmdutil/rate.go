@@ -13,11 +13,11 @@ import (
 // RequireRateUnit says; anything else that is not N/UNIT with the form.
 // Both are usage errors.
 func RateFlag(name, s string) (rate.Rate, error) {
-	if err := RequireRateUnit(name, s); err != nil {
-		return rate.Rate{}, err
-	}
 	r, err := rate.Parse(s)
 	if err != nil {
+		if errors.Is(err, rate.ErrNoUnit) {
+			return r, noRateUnit(name, s)
+		}
 		return r, BadValue("--"+name, s, "a rate %s", rate.Syntax)
 	}
 	return r, nil
@@ -29,8 +29,14 @@ func RateFlag(name, s string) (rate.Rate, error) {
 // Anything else is left to the flag's parser.
 func RequireRateUnit(name, s string) error {
 	if _, err := rate.Parse(s); errors.Is(err, rate.ErrNoUnit) {
-		t := strings.TrimSpace(s)
-		return BadValue("--"+name, s, "a rate with a unit: %s/s, %s/m or another n/unit such as 10/100ms", t, t)
+		return noRateUnit(name, s)
 	}
 	return nil
+}
+
+// noRateUnit is the usage error of a bare number s given to the rate flag
+// name.
+func noRateUnit(name, s string) error {
+	t := strings.TrimSpace(s)
+	return BadValue("--"+name, s, "a rate with a unit: %s/s, %s/m or another n/unit such as 10/100ms", t, t)
 }

@@ -73,7 +73,8 @@ type BudgetConfig struct {
 	// TokenRatio is the number of tokens each success refunds, as in
 	// retry.TokenBucket, such as 0.1 for a tenth of a token: zero means 0.1;
 	// otherwise it must be a finite number > 0. The bucket counts in
-	// thousandths of a token, so a ratio below 0.001 refunds 0.001.
+	// thousandths of a token, rounding to the nearest, so a ratio below
+	// 0.001 refunds 0.001.
 	TokenRatio float64
 	// Timeout bounds each Redis round trip once connected: zero means
 	// DefaultTimeout (50 ms); negative is rejected.
@@ -290,8 +291,9 @@ func milliTokens(field string, v, def float64) (int64, error) {
 	case !(v > 0) || math.IsInf(v, 1):
 		return 0, &configError{fmt.Sprintf("BudgetConfig.%s must be a finite number > 0, or 0 for the default %g, got %g", field, def, v)}
 	}
-	// The same clamp as retry's bucket, far beyond any real budget.
-	return int64(math.Min(v, math.MaxInt64/(4*milli)) * milli), nil
+	// The same rounding and clamp as retry's bucket, far beyond any real
+	// budget.
+	return int64(math.Round(math.Min(v, math.MaxInt64/(4*milli)) * milli)), nil
 }
 
 func duration(field string, d, def time.Duration) (time.Duration, error) {

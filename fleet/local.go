@@ -15,13 +15,14 @@ var (
 )
 
 // costMilli is a failure's cost in milli-tokens, as retry.TokenBucket's
-// FailureCost counts it: a cost that is not a number > 0 takes nothing,
-// and one beyond any real bucket is clamped as the capacity is.
+// FailureCost counts it, rounded to the nearest: a cost that is not a
+// number > 0 takes nothing, and one beyond any real bucket is clamped as
+// the capacity is.
 func costMilli(cost float64) int64 {
 	if !(cost > 0) {
 		return 0
 	}
-	return int64(math.Min(cost, math.MaxInt64/(4*milli)) * milli)
+	return int64(math.Round(math.Min(cost, math.MaxInt64/(4*milli)) * milli))
 }
 
 // localBucket is the bucket a Budget decides with while Redis cannot be

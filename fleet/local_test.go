@@ -10,8 +10,9 @@ import (
 	"github.com/again-go/again/retry"
 )
 
-// FuzzLocalBucket: the fallback bucket follows retry.TokenBucket's rules
-// (Failure, FailureCost and Take) exactly on any sequence of outcomes (from any level both can start at),
+// FuzzLocalBucket: the fallback bucket, configured with the same
+// MaxTokens and TokenRatio as a retry.TokenBucket, follows its rules
+// (Failure, FailureCost and Take) exactly on any sequence of outcomes,
 // and from the fallback level it allows at most one retry before a
 // success.
 func FuzzLocalBucket(f *testing.F) {
@@ -21,6 +22,9 @@ func FuzzLocalBucket(f *testing.F) {
 	f.Add(500.0, 1.0, []byte("\x94\x94\xb8\xb800000\x94\x80\x812"))
 	f.Add(3.0, 1.0, []byte("10101111222022"))
 	f.Add(0.001, 0.001, []byte("112002"))
+	// 8.001 × 1000 is 8000.999… in floating point: both must count 8001.
+	f.Add(8.001, 40.0, []byte("1111"))
+	f.Add(1.005, 1.005, []byte("1111\x84\x840"))
 	f.Fuzz(func(t *testing.T, maxTokens, ratio float64, seq []byte) {
 		capArg, err := milliTokens("MaxTokens", maxTokens, defaultMaxTokens)
 		if err != nil || capArg < 1 || capArg > 1e12 {
@@ -30,7 +34,9 @@ func FuzzLocalBucket(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ref := &retry.TokenBucket{MaxTokens: float64(capArg) / milli, TokenRatio: float64(max(1, refund)) / milli}
+		// The reference is configured with the same numbers the user
+		// gave, so that the two count them alike, rounding included.
+		ref := &retry.TokenBucket{MaxTokens: maxTokens, TokenRatio: ratio}
 		l := newLocalBucket(capArg, max(1, refund))
 		for i, o := range seq {
 			if o >= 0x80 {

@@ -60,7 +60,7 @@ type TokenBucket struct {
 	// TokenRatio is the number of tokens each success refunds, such as 0.1
 	// for a tenth of a token. Zero means 0.1 (DefaultTokenRatio); otherwise
 	// it must be a finite number > 0. The bucket counts in thousandths of a
-	// token, so a ratio below 0.001 refunds 0.001.
+	// token, rounding to the nearest, so a ratio below 0.001 refunds 0.001.
 	TokenRatio float64
 
 	// used is the number of milli-tokens missing from the full bucket, so
@@ -114,14 +114,14 @@ func (b *TokenBucket) capacity() int64 {
 	if !(b.MaxTokens > 0) {
 		return DefaultMaxTokens * milli
 	}
-	return int64(math.Min(b.MaxTokens, math.MaxInt64/(4*milli)) * milli)
+	return toMilli(b.MaxTokens)
 }
 
 func (b *TokenBucket) refund() int64 {
 	if !(b.TokenRatio > 0) {
 		return DefaultTokenRatio * milli
 	}
-	return max(1, int64(math.Min(b.TokenRatio, math.MaxInt64/(4*milli))*milli))
+	return max(1, toMilli(b.TokenRatio))
 }
 
 // Tokens returns the tokens currently in the bucket, between 0 and MaxTokens.
@@ -141,7 +141,15 @@ func (b *TokenBucket) FailureCost(cost float64) bool {
 	if !(cost > 0) {
 		return b.failure(0)
 	}
-	return b.failure(int64(math.Min(cost, math.MaxInt64/(4*milli)) * milli))
+	return b.failure(toMilli(cost))
+}
+
+// toMilli is v > 0 tokens in milli-tokens, rounded to the nearest, so that
+// a value written with three decimals is counted as written (1.005 tokens
+// are 1005, where truncating 1.005 × 1000 = 1004.999… would give 1004), and
+// clamped far beyond any real bucket so that the sums cannot overflow.
+func toMilli(v float64) int64 {
+	return int64(math.Round(math.Min(v, math.MaxInt64/(4*milli)) * milli))
 }
 
 // failure takes m milli-tokens.

@@ -685,6 +685,25 @@ func TestTokenBucketTake(t *testing.T) {
 	}
 }
 
+// TestTokenBucketCountsAsWritten: a bucket counts in thousandths of a
+// token, and a number written with three decimals is counted as written,
+// although 8.001 × 1000 is 8000.999… in floating point.
+func TestTokenBucketCountsAsWritten(t *testing.T) {
+	b := retry.TokenBucket{MaxTokens: 8.001, TokenRatio: 1.005}
+	if got := b.Tokens(); got != 8.001 {
+		t.Fatalf("a full bucket of MaxTokens 8.001 holds %v tokens", got)
+	}
+	b.FailureCost(1.005)
+	if got := b.Tokens(); got != 6.996 {
+		t.Errorf("after a failure costing 1.005: %v tokens, want 6.996", got)
+	}
+	b.Failure()
+	b.Success()
+	if got := b.Tokens(); got != 7.001 {
+		t.Errorf("after a failure and a success refunding 1.005: %v tokens, want 7.001", got)
+	}
+}
+
 // TestRestartAfterHint checks WithRestartAfterHint: after a wait that a
 // server's hint set, the schedule starts over at the policy's first delay,
 // as gRPC's A6 asks after a pushback; without the option it goes on from

@@ -289,6 +289,12 @@ func Parse(s string, opts *Options) (*Target, error) {
 	t.url = u
 	if p, ok := u.User.Password(); ok && p != "" {
 		t.secrets = append(t.secrets, p)
+		// The password as s writes it, too: escapes such as %2f or %5A
+		// are not the ones maskForms would write, and a text that url
+		// cannot escape back (%00) has no other form.
+		if raw := rawPassword(s); raw != "" {
+			t.secrets = append(t.secrets, raw)
+		}
 	}
 	for k, vs := range u.Query() {
 		if secretKey(k) {
@@ -297,6 +303,14 @@ func Parse(s string, opts *Options) (*Target, error) {
 					t.secrets = append(t.secrets, v)
 				}
 			}
+		}
+	}
+	for _, kv := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
+		// Each secret value as the query writes it, for the same reason;
+		// a key written with escapes (pass%77ord) is still a secret's.
+		k, v, _ := strings.Cut(kv, "=")
+		if uk, err := url.QueryUnescape(k); v != "" && (secretKey(k) || err == nil && secretKey(uk)) {
+			t.secrets = append(t.secrets, v)
 		}
 	}
 	t.shown = t.mask(given)
@@ -332,6 +346,25 @@ func mysqlDSN(scheme, rest string) string {
 		info = u.String() + "@"
 	}
 	return scheme + "://" + info + host + tail
+}
+
+// rawPassword is the password of URL s as s writes it, escapes and all:
+// the text after the user's colon, up to the last @ of the authority,
+// which is where url.Parse reads it.
+func rawPassword(s string) string {
+	_, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	i := strings.LastIndex(rest, "@")
+	if i < 0 {
+		return ""
+	}
+	_, pw, _ := strings.Cut(rest[:i], ":")
+	return pw
 }
 
 // redactRaw hides the user information of a URL that url.Parse refused.

@@ -2,6 +2,7 @@ package ready
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -141,6 +142,80 @@ func FuzzParseMasks(f *testing.F) {
 			t.Fatalf("an error quoting %q shows the password: %q", in, e)
 		}
 	})
+}
+
+// FuzzParseMasksEscaped is FuzzParseMasks with the password written with
+// escapes of its own choosing (esc's bits pick which characters are
+// written %XX, and in which case), as a person may type them: neither the
+// password nor the way it was written may show.
+func FuzzParseMasksEscaped(f *testing.F) {
+	f.Add("postgres", uint32(1), "db:5432/app")
+	f.Add("redis", uint32(0x8001), "cache:6379/0")
+	f.Add("postgres", uint32(0), "%000!@")
+	f.Fuzz(func(t *testing.T, scheme string, esc uint32, rest string) {
+		const pw = "Zq9PASSWORDq9Z"
+		written := escapePassword(pw, esc)
+		in := scheme + "://user:" + written + "@" + rest
+		shows := func(s string) bool { return strings.Contains(s, pw) || strings.Contains(s, written) }
+		tg, err := Parse(in, nil)
+		if err != nil {
+			if shows(err.Error()) {
+				t.Fatalf("Parse(%q) error %q shows the password", in, err)
+			}
+			return
+		}
+		if shows(tg.String()) {
+			t.Fatalf("Parse(%q).String() = %q shows the password", in, tg)
+		}
+		if e := tg.fail(false, "", errors.New("dial "+in)); shows(e.Error()) {
+			t.Fatalf("an error quoting %q shows the password: %q", in, e)
+		}
+	})
+}
+
+// escapePassword writes character i of pw as %XX when bit i of esc is
+// set, in lower case when bit 16+i is too.
+func escapePassword(pw string, esc uint32) string {
+	var b strings.Builder
+	for i := range len(pw) {
+		if i >= 16 || esc&(1<<i) == 0 {
+			b.WriteByte(pw[i])
+			continue
+		}
+		x := fmt.Sprintf("%%%02X", pw[i])
+		if esc&(1<<(16+i)) != 0 {
+			x = strings.ToLower(x)
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}
+
+// TestParseMasksTheWrittenSecret: a password or a secret query value is
+// hidden however the target escapes it. Only the forms Go itself writes
+// were hidden before (Z as %5A, a / as %2f and a query's password showed
+// in every line about the target).
+func TestParseMasksTheWrittenSecret(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"postgres://user:%5Aq9PASSWORD@db:5432/app", "postgres://user:xxxxx@db:5432/app"},
+		{"postgres://user:p%2fssword1@db:5432/app", "postgres://user:xxxxx@db:5432/app"},
+		{"redis://:%5Aq9PASSWORD@cache:6379/0", "redis://:xxxxx@cache:6379/0"},
+		{"postgres://db:5432/app?password=%5Aq9PASSWORD&sslmode=disable", "postgres://db:5432/app?password=xxxxx&sslmode=disable"},
+		{"postgres://db:5432/app?pass%77ord=Zq9PASSWORD", "postgres://db:5432/app?pass%77ord=xxxxx"},
+	} {
+		tg, err := Parse(tt.in, nil)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", tt.in, err)
+			continue
+		}
+		if got := tg.String(); got != tt.want {
+			t.Errorf("Parse(%q).String() = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	_, err := Parse("postgres://user:Zq9PASSWORDq9Z@%000!@", nil)
+	if err == nil || strings.Contains(err.Error(), "PASSWORD") {
+		t.Errorf("a password url unescapes to a NUL: error %v; want one that hides it", err)
+	}
 }
 
 // TestErrorOneLine checks that a failure's text is one line, as the

@@ -41,9 +41,10 @@ func decide(w *Waiter, r Reason) { w.Notify <- r }
 
 // Permit is an admitted request's place under the limit. Give it back
 // exactly once when the request ends: Done after serving it, Abandon if
-// its client went away first (its context ended), Release if it was not served to the end
-// for another reason (a panic). Only the first call counts. A
-// Permit is a value its request holds; it is not safe for concurrent use.
+// its client went away first (its context ended), Release if it was not
+// served to the end for another reason (a panic). Only the first call
+// counts. A Permit is a value its request holds; it is not safe for
+// concurrent use.
 // The zero Permit holds nothing.
 type Permit struct {
 	s     *Shedder

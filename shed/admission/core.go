@@ -108,13 +108,21 @@ func (c *core) queues(k Criticality) bool {
 
 // prepare fills in w for req, of class k, arriving at now.
 func (c *core) prepare(now time.Time, k Criticality, req Request, w *Waiter) {
-	w.since, w.level, w.deadline = now, level(k, req.Attempt), time.Time{}
-	if c.trustTimeout {
-		w.deadline = req.Deadline
-		if req.Timeout > 0 && (w.deadline.IsZero() || now.Add(req.Timeout).Before(w.deadline)) {
-			w.deadline = now.Add(req.Timeout)
-		}
+	w.since, w.level, w.deadline = now, level(k, req.Attempt), c.deadline(now, req)
+}
+
+// deadline is the client's deadline of req, arrived at arrived: the
+// earlier of req.Deadline and arrived + req.Timeout; zero if neither is
+// known, or with Config.IgnoreTimeout.
+func (c *core) deadline(arrived time.Time, req Request) time.Time {
+	if !c.trustTimeout {
+		return time.Time{}
 	}
+	d := req.Deadline
+	if req.Timeout > 0 && (d.IsZero() || arrived.Add(req.Timeout).Before(d)) {
+		d = arrived.Add(req.Timeout)
+	}
+	return d
 }
 
 // enqueue queues w at now, making room by evicting a request of a lower
@@ -504,20 +512,11 @@ func (c *Core) ReleaseAbandoned(now, cancelBefore time.Time) (waiting bool) {
 // It returns zero if no deadline is known, or with Config.IgnoreTimeout.
 // It reads no clock and is safe for concurrent use.
 func (c *Core) CancelBefore(arrived time.Time, req Request) time.Time {
-	if !c.c.trustTimeout {
+	d := c.c.deadline(arrived, req)
+	if d.IsZero() {
 		return time.Time{}
 	}
-	var left time.Duration
-	known := !req.Deadline.IsZero()
-	if known {
-		left = max(req.Deadline.Sub(arrived), 0)
-	}
-	if req.Timeout > 0 && (!known || req.Timeout < left) {
-		left, known = req.Timeout, true
-	}
-	if !known {
-		return time.Time{}
-	}
+	left := max(d.Sub(arrived), 0)
 	return arrived.Add(left - max(left/4, CancelMargin))
 }
 

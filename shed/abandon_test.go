@@ -9,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/again-go/again/limiter"
 )
 
 // hedged runs 10 clients of 40 requests each through a Shedder with a
@@ -91,21 +89,6 @@ func TestAbandonedAtTheDeadlineIsADrop(t *testing.T) {
 			}
 		})
 	}
-}
-
-// adaptive returns a Shedder whose limit is a Gradient2 starting at
-// initial.
-func adaptive(t *testing.T, initial int) (*limiter.Limiter, *Shedder) {
-	t.Helper()
-	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: initial, Min: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Adaptive: l})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l, s
 }
 
 // A request that waited in the queue counts its deadline from its

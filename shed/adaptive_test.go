@@ -86,14 +86,7 @@ func TestGradient2LearnsTheHandlersLatency(t *testing.T) {
 		}
 		gf, _, _ := overload(t, 4, 0, through(fixed.Wrap(slowBeyond(&fixedTook))))
 
-		l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: DefaultLimit, Min: 1}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(Config{Adaptive: l})
-		if err != nil {
-			t.Fatal(err)
-		}
+		l, s := adaptive(t, DefaultLimit)
 		h := s.Wrap(slowBeyond(&adaptiveTook))
 		ga, _, _ := overload(t, 4, 0, through(h))
 
@@ -135,4 +128,19 @@ func TestGradient2LearnsTheHandlersLatency(t *testing.T) {
 			t.Errorf("at the end: limiter %d in flight, Shedder %d in flight and %d queued; want 0, 0, 0", ls.InFlight, ss.InFlight, ss.Queued)
 		}
 	})
+}
+
+// adaptive returns a Shedder whose limit is a Gradient2 starting at
+// initial.
+func adaptive(t *testing.T, initial int) (*limiter.Limiter, *Shedder) {
+	t.Helper()
+	l, err := limiter.New(limiter.Config{Algorithm: limiter.Gradient2{Initial: initial, Min: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Adaptive: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, s
 }

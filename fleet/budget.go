@@ -291,9 +291,7 @@ func milliTokens(field string, v, def float64) (int64, error) {
 	case !(v > 0) || math.IsInf(v, 1):
 		return 0, &configError{fmt.Sprintf("BudgetConfig.%s must be a finite number > 0, or 0 for the default %g, got %g", field, def, v)}
 	}
-	// The same rounding and clamp as retry's bucket, far beyond any real
-	// budget.
-	return int64(math.Round(math.Min(v, math.MaxInt64/(4*milli)) * milli)), nil
+	return toMilli(v), nil
 }
 
 func duration(field string, d, def time.Duration) (time.Duration, error) {

@@ -15,14 +15,20 @@ var (
 )
 
 // costMilli is a failure's cost in milli-tokens, as retry.TokenBucket's
-// FailureCost counts it, rounded to the nearest: a cost that is not a
-// number > 0 takes nothing, and one beyond any real bucket is clamped as
-// the capacity is.
+// FailureCost counts it: a cost that is not a number > 0 takes nothing.
 func costMilli(cost float64) int64 {
 	if !(cost > 0) {
 		return 0
 	}
-	return int64(math.Round(math.Min(cost, math.MaxInt64/(4*milli)) * milli))
+	return toMilli(cost)
+}
+
+// toMilli is v > 0 tokens in milli-tokens, as retry.TokenBucket counts
+// them: rounded to the nearest, so that 8.001 (8000.999… × 1000 in
+// floating point) is 8001, and clamped far beyond any real bucket so that
+// the sums cannot overflow.
+func toMilli(v float64) int64 {
+	return int64(math.Round(math.Min(v, math.MaxInt64/(4*milli)) * milli))
 }
 
 // localBucket is the bucket a Budget decides with while Redis cannot be

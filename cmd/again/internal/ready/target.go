@@ -296,21 +296,17 @@ func Parse(s string, opts *Options) (*Target, error) {
 			t.secrets = append(t.secrets, raw)
 		}
 	}
-	for k, vs := range u.Query() {
-		if secretKey(k) {
-			for _, v := range vs {
-				if v != "" {
-					t.secrets = append(t.secrets, v)
-				}
-			}
-		}
-	}
 	for _, kv := range strings.FieldsFunc(u.RawQuery, func(r rune) bool { return r == '&' || r == ';' }) {
-		// Each secret value as the query writes it, for the same reason;
-		// a key written with escapes (pass%77ord) is still a secret's.
+		// Each secret value as the query writes it, for the same reason,
+		// and as it reads; a key written with escapes (pass%77ord) is
+		// still a secret's.
 		k, v, _ := strings.Cut(kv, "=")
-		if uk, err := url.QueryUnescape(k); v != "" && (secretKey(k) || err == nil && secretKey(uk)) {
-			t.secrets = append(t.secrets, v)
+		if uk, err := url.QueryUnescape(k); v == "" || !secretKey(k) && (err != nil || !secretKey(uk)) {
+			continue
+		}
+		t.secrets = append(t.secrets, v)
+		if uv, err := url.QueryUnescape(v); err == nil && uv != "" {
+			t.secrets = append(t.secrets, uv)
 		}
 	}
 	t.shown = t.mask(given)

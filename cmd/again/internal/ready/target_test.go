@@ -3,6 +3,7 @@ package ready
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -127,21 +128,30 @@ func FuzzParseMasks(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, scheme, rest string) {
 		const pw = "Zq9PASSWORDq9Z"
-		in := scheme + "://user:" + pw + "@" + rest
-		tg, err := Parse(in, nil)
-		if err != nil {
-			if strings.Contains(err.Error(), pw) {
-				t.Fatalf("Parse(%q) error %q shows the password", in, err)
-			}
-			return
-		}
-		if strings.Contains(tg.String(), pw) {
-			t.Fatalf("Parse(%q).String() = %q shows the password", in, tg)
-		}
-		if e := tg.fail(false, "", errors.New("dial "+in)); strings.Contains(e.Error(), pw) {
-			t.Fatalf("an error quoting %q shows the password: %q", in, e)
-		}
+		checkMasks(t, scheme+"://user:"+pw+"@"+rest, pw)
 	})
+}
+
+// checkMasks fails t if any string Parse returns for in, target or error,
+// or an error quoting in, shows one of secrets.
+func checkMasks(t *testing.T, in string, secrets ...string) {
+	t.Helper()
+	shows := func(s string) bool {
+		return slices.ContainsFunc(secrets, func(sec string) bool { return strings.Contains(s, sec) })
+	}
+	tg, err := Parse(in, nil)
+	if err != nil {
+		if shows(err.Error()) {
+			t.Fatalf("Parse(%q) error %q shows the password", in, err)
+		}
+		return
+	}
+	if shows(tg.String()) {
+		t.Fatalf("Parse(%q).String() = %q shows the password", in, tg)
+	}
+	if e := tg.fail(false, "", errors.New("dial "+in)); shows(e.Error()) {
+		t.Fatalf("an error quoting %q shows the password: %q", in, e)
+	}
 }
 
 // FuzzParseMasksEscaped is FuzzParseMasks with the password written with
@@ -155,21 +165,7 @@ func FuzzParseMasksEscaped(f *testing.F) {
 	f.Fuzz(func(t *testing.T, scheme string, esc uint32, rest string) {
 		const pw = "Zq9PASSWORDq9Z"
 		written := escapePassword(pw, esc)
-		in := scheme + "://user:" + written + "@" + rest
-		shows := func(s string) bool { return strings.Contains(s, pw) || strings.Contains(s, written) }
-		tg, err := Parse(in, nil)
-		if err != nil {
-			if shows(err.Error()) {
-				t.Fatalf("Parse(%q) error %q shows the password", in, err)
-			}
-			return
-		}
-		if shows(tg.String()) {
-			t.Fatalf("Parse(%q).String() = %q shows the password", in, tg)
-		}
-		if e := tg.fail(false, "", errors.New("dial "+in)); shows(e.Error()) {
-			t.Fatalf("an error quoting %q shows the password: %q", in, e)
-		}
+		checkMasks(t, scheme+"://user:"+written+"@"+rest, pw, written)
 	})
 }
 
